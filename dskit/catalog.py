@@ -1,0 +1,531 @@
+"""The task catalog: which tasks exist, which slots they need, and how values are validated.
+
+The catalog is a JSON string so that it can live in a Dify environment variable (``TASK_CATALOG``).
+It is the contract between the person who designs the assistant and the engine: the LLM may only
+start tasks and fill slots that the catalog names, and every value is coerced to the slot's type
+here, one value at a time, so that one bad value never spoils the rest of a message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+SLOT_TYPES = ("string", "integer", "number", "boolean")
+TASK_KINDS = ("multi_turn", "single_turn")
+# Names may be Chinese (CrossWOZ uses 景点, 酒店设施 ...): unicode word characters and '-'.
+NAME_RE = re.compile(r"^[\w\-]{1,64}$")
+# Dify's number limits for code-node outputs; values beyond them could not travel through a node.
+NUMBER_LIMIT = 2 ** 63
+
+_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
+              "minimum", "maximum", "pattern"}
+_POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
+_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+
+
+class CatalogError(ValueError):
+    """A catalog that cannot be used; ``problems`` lists every problem with its JSON path."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    """One slot of a task; see docs/catalog.md for the meaning of each field."""
+
+    name: str
+    type: str = "string"
+    required: bool = False
+    ask: str = ""
+    label: str = ""
+    description: str = ""
+    enum: tuple = ()
+    aliases: dict = field(default_factory=dict)
+    multiple: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    pattern: str = ""
+
+    @property
+    def display(self) -> str:
+        """The name shown to end users: the label if there is one."""
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: its slots in ask order, whether it needs confirmation, what it depends on."""
+
+    name: str
+    label: str = ""
+    description: str = ""
+    kind: str = "multi_turn"
+    confirm: bool = False
+    depends_on: str | None = None
+    depends_on_slots: tuple = ()
+    slots: dict = field(default_factory=dict)
+    examples: tuple = ()
+
+    @property
+    def display(self) -> str:
+        """The name shown to end users: the label if there is one."""
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Limits for the handoff policy and the task stack."""
+
+    max_attempts: int = 3
+    max_parse_failures: int = 3
+    max_stack: int = 5
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A validated catalog; build it with :func:`load_catalog`."""
+
+    version: int
+    tasks: dict
+    policy: Policy
+    language: str = "zh"
+
+    def task(self, name: str) -> TaskSpec | None:
+        """The task called ``name`` (or whose label is ``name``), else None."""
+        if name in self.tasks:
+            return self.tasks[name]
+        for spec in self.tasks.values():
+            if spec.label and spec.label == name:
+                return spec
+        return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _value_fits_type(value: Any, slot_type: str) -> bool:
+    if slot_type == "string":
+        return isinstance(value, str)
+    if slot_type == "integer":
+        return _is_int(value)
+    if slot_type == "number":
+        return _is_number(value)
+    return isinstance(value, bool)
+
+
+def _check_slot(path: str, name: str, slot: Any) -> list[str]:
+    """Every problem of one slot definition."""
+    problems: list[str] = []
+    if not NAME_RE.match(name):
+        problems.append(f"{path}: slot name must be 1-64 letters, digits, '_' or '-'")
+    if not isinstance(slot, dict):
+        return problems + [f"{path}: must be an object"]
+    for key in slot:
+        if key not in _SLOT_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_SLOT_KEYS))})")
+    slot_type = slot.get("type", "string")
+    if slot_type not in SLOT_TYPES:
+        problems.append(f"{path}.type: must be one of {', '.join(SLOT_TYPES)}")
+        slot_type = "string"
+    for key in ("required", "multiple"):
+        if key in slot and not isinstance(slot[key], bool):
+            problems.append(f"{path}.{key}: must be true or false")
+    for key in ("ask", "label", "description", "pattern"):
+        if key in slot and not isinstance(slot[key], str):
+            problems.append(f"{path}.{key}: must be a string")
+    enum = slot.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not enum:
+            problems.append(f"{path}.enum: must be a non-empty list")
+        else:
+            for i, item in enumerate(enum):
+                if not _value_fits_type(item, slot_type):
+                    problems.append(f"{path}.enum[{i}]: {item!r} is not a {slot_type}")
+    aliases = slot.get("aliases")
+    if aliases is not None:
+        if not isinstance(aliases, dict):
+            problems.append(f"{path}.aliases: must be an object mapping a phrase to a value")
+        else:
+            for alias, target in aliases.items():
+                if not _value_fits_type(target, slot_type):
+                    problems.append(f"{path}.aliases.{alias}: {target!r} is not a {slot_type}")
+                elif isinstance(enum, list) and enum and target not in enum:
+                    problems.append(f"{path}.aliases.{alias}: {target!r} is not in enum")
+    for key in ("minimum", "maximum"):
+        if key in slot:
+            if slot_type not in ("integer", "number"):
+                problems.append(f"{path}.{key}: only integer and number slots have a {key}")
+            elif not _is_number(slot[key]) or abs(slot[key]) >= NUMBER_LIMIT:
+                problems.append(f"{path}.{key}: must be a number within ±2^63")
+    if (_is_number(slot.get("minimum")) and _is_number(slot.get("maximum"))
+            and slot["minimum"] > slot["maximum"]):
+        problems.append(f"{path}.minimum: greater than maximum")
+    if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
+        if slot_type != "string":
+            problems.append(f"{path}.pattern: only string slots have a pattern")
+        else:
+            try:
+                re.compile(slot["pattern"])
+            except re.error as exc:
+                problems.append(f"{path}.pattern: not a valid regular expression ({exc})")
+    return problems
+
+
+def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
+    """Every problem of one task definition (its slots included)."""
+    problems: list[str] = []
+    if not NAME_RE.match(name):
+        problems.append(f"{path}: task name must be 1-64 letters, digits, '_' or '-'")
+    if not isinstance(task, dict):
+        return problems + [f"{path}: must be an object"]
+    for key in task:
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+    for key in ("label", "description"):
+        if key in task and not isinstance(task[key], str):
+            problems.append(f"{path}.{key}: must be a string")
+    if task.get("kind", "multi_turn") not in TASK_KINDS:
+        problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
+    if "confirm" in task and not isinstance(task["confirm"], bool):
+        problems.append(f"{path}.confirm: must be true or false")
+    parent = task.get("depends_on")
+    if parent is not None:
+        if not isinstance(parent, str) or parent not in all_tasks:
+            problems.append(f"{path}.depends_on: {parent!r} is not a task in this catalog")
+        elif parent == name:
+            problems.append(f"{path}.depends_on: a task cannot depend on itself")
+    dep_slots = task.get("depends_on_slots")
+    if dep_slots is not None:
+        parent_slots = {}
+        if isinstance(parent, str) and isinstance(all_tasks.get(parent), dict):
+            parent_slots = all_tasks[parent].get("slots") or {}
+        if not isinstance(dep_slots, list) or not all(isinstance(s, str) for s in dep_slots):
+            problems.append(f"{path}.depends_on_slots: must be a list of slot names")
+        elif parent is None:
+            problems.append(f"{path}.depends_on_slots: needs depends_on")
+        else:
+            for s in dep_slots:
+                if isinstance(parent_slots, dict) and s not in parent_slots:
+                    problems.append(f"{path}.depends_on_slots: {s!r} is not a slot of {parent}")
+    examples = task.get("examples")
+    if examples is not None and (not isinstance(examples, list)
+                                 or not all(isinstance(e, str) for e in examples)):
+        problems.append(f"{path}.examples: must be a list of strings")
+    slots = task.get("slots", {})
+    if not isinstance(slots, dict):
+        problems.append(f"{path}.slots: must be an object")
+    else:
+        for slot_name, slot in slots.items():
+            problems += _check_slot(f"{path}.slots.{slot_name}", slot_name, slot)
+    return problems
+
+
+def _check_cycles(tasks: dict) -> list[str]:
+    """depends_on must not loop (a -> b -> a), or cascades would never end."""
+    problems = []
+    for start in tasks:
+        seen = [start]
+        node = tasks[start].get("depends_on") if isinstance(tasks[start], dict) else None
+        while isinstance(node, str) and node in tasks:
+            if node in seen:
+                if node == start and len(seen) > 1:
+                    problems.append(f"$.tasks.{start}.depends_on: cycle {' -> '.join(seen + [node])}")
+                break
+            seen.append(node)
+            node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
+    return problems
+
+
+def validate_catalog(data: Any) -> list[str]:
+    """Every problem of a catalog (a dict or its JSON text), each with its JSON path; [] when valid."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except (ValueError, TypeError) as exc:
+            return [f"$: not valid JSON ({exc})"]
+    if not isinstance(data, dict):
+        return ["$: must be a JSON object"]
+    problems: list[str] = []
+    for key in data:
+        if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
+    if data.get("version") != 1:
+        problems.append("$.version: must be 1")
+    if "language" in data and data["language"] not in ("zh", "en"):
+        problems.append("$.language: must be \"zh\" or \"en\"")
+    tasks = data.get("tasks")
+    if not isinstance(tasks, dict) or not tasks:
+        problems.append("$.tasks: must be a non-empty object")
+        tasks = {}
+    for name, task in tasks.items():
+        problems += _check_task(f"$.tasks.{name}", name, task, tasks)
+    problems += _check_cycles(tasks)
+    policy = data.get("policy", {})
+    if not isinstance(policy, dict):
+        problems.append("$.policy: must be an object")
+    else:
+        for key, value in policy.items():
+            if key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
+                problems.append(f"$.policy.{key}: unknown field (allowed: {', '.join(_POLICY_DEFAULTS)})")
+            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+                problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
+    return problems
+
+
+def _build_slot(name: str, raw: dict) -> SlotSpec:
+    return SlotSpec(
+        name=name,
+        type=raw.get("type", "string"),
+        required=raw.get("required", False),
+        ask=raw.get("ask", ""),
+        label=raw.get("label", ""),
+        description=raw.get("description", ""),
+        enum=tuple(raw.get("enum") or ()),
+        aliases=dict(raw.get("aliases") or {}),
+        multiple=raw.get("multiple", False),
+        minimum=raw.get("minimum"),
+        maximum=raw.get("maximum"),
+        pattern=raw.get("pattern", ""),
+    )
+
+
+def _build_task(name: str, raw: dict) -> TaskSpec:
+    return TaskSpec(
+        name=name,
+        label=raw.get("label", ""),
+        description=raw.get("description", ""),
+        kind=raw.get("kind", "multi_turn"),
+        confirm=raw.get("confirm", False),
+        depends_on=raw.get("depends_on"),
+        depends_on_slots=tuple(raw.get("depends_on_slots") or ()),
+        slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
+        examples=tuple(raw.get("examples") or ()),
+    )
+
+
+def load_catalog(source: Any) -> Catalog:
+    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
+    if isinstance(source, Catalog):
+        return source
+    if isinstance(source, (str, bytes)):
+        try:
+            source = json.loads(source)
+        except (ValueError, TypeError) as exc:
+            raise CatalogError([f"$: not valid JSON ({exc})"]) from None
+    problems = validate_catalog(source)
+    if problems:
+        raise CatalogError(problems)
+    policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
+                                     if k in _POLICY_DEFAULTS}}
+    return Catalog(
+        version=1,
+        tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
+        policy=Policy(**policy),
+        language=source.get("language", "zh"),
+    )
+
+
+# ---------------------------------------------------------------- value coercion
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+              "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
+_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
+# Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
+_NUMBER_SUFFIX_RE = re.compile(r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
+
+
+def parse_cn_number(text: str) -> int | None:
+    """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
+        return None
+    total, section, digit = 0, 0, None
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+            continue
+        unit = _CN_UNITS[ch]
+        if unit == 10000:
+            total += (section + (digit or 0)) * unit
+            section, digit = 0, None
+        else:
+            section += (1 if digit is None else digit) * unit
+            digit = None
+    return total + section + (digit or 0)
+
+
+def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool):
+        return False, None, f"expected {kind}, got a boolean"
+    if isinstance(value, str):
+        text = _NUMBER_SUFFIX_RE.sub("", value.strip().replace(",", ""))
+        cn = parse_cn_number(text)
+        if cn is not None:
+            value = cn
+        else:
+            try:
+                value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
+            except ValueError:
+                return False, None, f"expected {kind}, got {value!r}"
+    if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+        return False, None, f"expected {kind}, got {type(value).__name__}"
+    if abs(value) >= NUMBER_LIMIT:
+        return False, None, f"{value} is outside ±2^63"
+    if integer:
+        if isinstance(value, float):
+            if not value.is_integer():
+                return False, None, f"expected an integer, got {value}"
+            value = int(value)
+    return True, value, ""
+
+
+def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
+    if isinstance(value, bool):
+        return True, value, ""
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return True, bool(value), ""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True, True, ""
+        if word in _FALSE_WORDS:
+            return True, False, ""
+    return False, None, f"expected true or false, got {value!r}"
+
+
+def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
+    """Map a synonym to its canonical value ("市区" -> "市中心"), exact first, then case-insensitive."""
+    if not spec.aliases or not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text in spec.aliases:
+        return spec.aliases[text]
+    lowered = text.lower()
+    for alias, target in spec.aliases.items():
+        if alias.lower() == lowered:
+            return target
+    return value
+
+
+def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+    if not spec.enum or value in spec.enum:
+        return True, value, ""
+    if isinstance(value, str):
+        for option in spec.enum:
+            if isinstance(option, str) and option.lower() == value.strip().lower():
+                return True, option, ""
+    allowed = "、".join(str(v) for v in spec.enum)
+    return False, None, f"{value!r} is not one of: {allowed}"
+
+
+def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+    """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern."""
+    value = _apply_aliases(spec, value)
+    if spec.type == "string":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return False, None, f"expected text, got {type(value).__name__}"
+        value = str(value).strip()
+        if not value:
+            return False, None, "empty text"
+    elif spec.type in ("integer", "number"):
+        ok, value, reason = _coerce_number(value, spec.type == "integer")
+        if not ok:
+            return ok, value, reason
+        if spec.minimum is not None and value < spec.minimum:
+            return False, None, f"{value} is below the minimum {spec.minimum}"
+        if spec.maximum is not None and value > spec.maximum:
+            return False, None, f"{value} is above the maximum {spec.maximum}"
+    else:
+        ok, value, reason = _coerce_boolean(value)
+        if not ok:
+            return ok, value, reason
+    ok, value, reason = _match_enum(spec, value)
+    if not ok:
+        return ok, value, reason
+    if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
+        return False, None, f"{value!r} does not match the pattern {spec.pattern}"
+    return True, value, ""
+
+
+def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+    """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
+
+    A ``multiple`` slot takes a list (a single value becomes a one-item list); invalid items are
+    dropped and named in the reason, the rest kept; a list with no valid item is refused.
+    """
+    try:
+        if value is None:
+            return False, None, "no value"
+        if not spec.multiple:
+            if isinstance(value, (list, tuple)):
+                if len(value) == 1:
+                    value = value[0]
+                else:
+                    return False, None, "expected one value, got a list"
+            return _coerce_one(spec, value)
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        kept, reasons = [], []
+        for item in items:
+            ok, coerced, reason = _coerce_one(spec, item)
+            if ok and coerced not in kept:
+                kept.append(coerced)
+            elif not ok:
+                reasons.append(reason)
+        if not kept:
+            return False, None, "; ".join(reasons) or "empty list"
+        return True, kept, "; ".join(reasons)
+    except Exception as exc:  # a value no rule foresaw must not stop the turn
+        return False, None, f"unusable value ({type(exc).__name__})"
+
+
+def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
+    """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
+    ok, coerced, reason = coerce_slot_value(spec, value)
+    return ok and coerced == value and not reason
+
+
+def catalog_compact(catalog: Catalog) -> str:
+    """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values."""
+    lines = []
+    for task in catalog.tasks.values():
+        head = f"- {task.name}"
+        if task.label:
+            head += f" ({task.label})"
+        flags = [task.kind]
+        if task.confirm:
+            flags.append("confirm")
+        if task.depends_on:
+            flags.append(f"depends_on={task.depends_on}")
+        head += f" [{', '.join(flags)}]"
+        if task.description:
+            head += f": {task.description}"
+        lines.append(head)
+        for slot in task.slots.values():
+            kind = slot.type + ("[]" if slot.multiple else "")
+            parts = [f"{slot.name}: {kind}"]
+            if slot.required:
+                parts.append("required")
+            if slot.label:
+                parts.append(slot.label)
+            if slot.enum:
+                parts.append("one of " + "|".join(str(v) for v in slot.enum))
+            if slot.minimum is not None or slot.maximum is not None:
+                parts.append(f"range {slot.minimum if slot.minimum is not None else ''}.."
+                             f"{slot.maximum if slot.maximum is not None else ''}")
+            if slot.description:
+                parts.append(slot.description)
+            lines.append("    " + "; ".join(parts))
+    return "\n".join(lines)

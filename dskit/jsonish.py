@@ -1,0 +1,402 @@
+"""Lenient JSON from raw LLM text.
+
+LLM answers arrive wrapped in prose, code fences and apologies, written with Python literals,
+single quotes, trailing commas, comments or Chinese punctuation, and sometimes cut off mid-way when
+the model hits its token limit. A code node that feeds such text to ``json.loads`` fails the whole
+turn, so the engine reads it with :func:`extract_json` instead, which returns what is recoverable
+and a short reason when nothing is.
+
+Design, in the order it matters:
+
+* never raise, on any input, because it runs inside a Dify code node on every turn;
+* stay linear in the input size: candidates are found by scanning for ``{`` / ``[``; a strict
+  ``json`` decode is tried first (C speed), then the lenient recursive-descent parser below; a failed
+  attempt costs a bounded budget, after which scanning resumes at the failure point instead of one
+  character later;
+* valid JSON always means the same as for ``json.loads`` (the lenient grammar is a superset);
+* truncated text keeps only what is complete: open containers are closed, but a string, number or
+  literal cut by the end of the text is dropped together with its key, because a half value
+  (``"北京大"`` for ``"北京大学"``) written into dialogue state is worse than a missing one.
+
+Standard library only (engine module).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["extract_json", "loads_strict_or_none"]
+
+# Deep nesting is never a real LLM answer; the limit also keeps recursion far from Python's limit.
+_JSONISH_MAX_DEPTH = 64
+# Whitespace (including full-width and no-break spaces, BOM) and //, #, /* */ comments.
+_JSONISH_SKIP = re.compile(r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+_JSONISH_SPACE = re.compile(r"[ \t\r\n\u3000\xa0]*")
+_JSONISH_START = re.compile(r"[\[{]")
+_JSONISH_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_JSONISH_NUMBER_TAIL = re.compile(r"[\w.+-]*")
+_JSONISH_WORD = re.compile(r"[^\W\d]\w*")
+_JSONISH_BARE_KEY = re.compile(r"[\w$.+-]+")
+# Opening quote -> (closing quotes, regex for a run of ordinary characters).
+_JSONISH_QUOTES = {
+    '"': ('"', re.compile(r'[^"\\]+')),
+    "'": ("'", re.compile(r"[^'\\]+")),
+    "\u201c": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # “…” (and sloppy “…“)
+    "\u201d": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # ”…”
+    "\u2018": ("\u2019\u2018", re.compile(r"[^\u2019\u2018\\]+")),  # ‘…’
+}
+_JSONISH_ESCAPES = {
+    '"': '"', "\\": "\\", "/": "/", "'": "'",
+    "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+}
+_JSONISH_LITERALS = {
+    "true": True, "false": False, "null": None,
+    "True": True, "False": False, "None": None,
+    "NaN": float("nan"), "Infinity": float("inf"), "undefined": None,
+}
+_JSONISH_COMMAS = ",\uff0c"   # , ，
+_JSONISH_COLONS = ":\uff1a"   # : ：
+_JSONISH_BUDGET_FLOOR = 20_000
+
+
+class _JsonishFail(Exception):
+    """The text at ``pos`` cannot continue the value being parsed."""
+
+    def __init__(self, pos: int) -> None:
+        super().__init__(pos)
+        self.pos = pos
+
+
+class _JsonishCut:
+    """Marker for a scalar cut off by the end of the text (dropped, never returned)."""
+
+
+_JSONISH_CUT = _JsonishCut()
+
+
+class _JsonishParser:
+    """Recursive-descent reader for the lenient grammar; one instance per text.
+
+    Each method takes a position and returns ``(value, next_position)``; it raises
+    :class:`_JsonishFail` on text that cannot be JSON-ish, and returns :data:`_JSONISH_CUT` for a
+    scalar that the end of the text interrupted.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+
+    def skip(self, pos: int) -> int:
+        return _JSONISH_SKIP.match(self.text, pos).end()
+
+    def parse(self, pos: int) -> tuple[object, int]:
+        """Parse the container starting at ``pos`` (a ``{`` or ``[``)."""
+        return self.value(pos, 0, "")
+
+    def value(self, pos: int, depth: int, stack: str) -> tuple[object, int]:
+        text = self.text
+        char = text[pos]
+        if char == "{" or char == "[":
+            if depth >= _JSONISH_MAX_DEPTH:
+                raise _JsonishFail(pos)
+            if char == "{":
+                return self.object(pos + 1, depth + 1, stack + "{")
+            return self.array(pos + 1, depth + 1, stack + "[")
+        if char in _JSONISH_QUOTES:
+            return self.string(pos, False)
+        if char in "+-" and text.startswith("Infinity", pos + 1):
+            return (float("-inf") if char == "-" else float("inf")), pos + 9
+        if char in "+-.0123456789":
+            return self.number(pos)
+        return self.word(pos)
+
+    def object(self, pos: int, depth: int, stack: str) -> tuple[dict, int]:
+        text, n = self.text, self.n
+        result: dict = {}
+        while True:
+            pos = self.skip(pos)
+            if pos >= n:
+                return result, n
+            char = text[pos]
+            if char == "}":
+                return result, pos + 1
+            if char == "]" and "[" in stack:
+                return result, pos  # mismatched closer: close this object, let the array take it
+            if char in _JSONISH_COMMAS:
+                pos += 1  # trailing or doubled comma
+                continue
+            key, pos = self.key(pos)
+            if key is _JSONISH_CUT:
+                return result, n
+            pos = self.skip(pos)
+            if pos >= n:
+                return result, n  # dangling key without value
+            if text[pos] not in _JSONISH_COLONS:
+                raise _JsonishFail(pos)
+            pos = self.skip(pos + 1)
+            if pos >= n:
+                return result, n
+            item, pos = self.value(pos, depth, stack)
+            if item is _JSONISH_CUT:
+                return result, n
+            result[key] = item
+            pos = self.after_item(pos, "}")
+
+    def array(self, pos: int, depth: int, stack: str) -> tuple[list, int]:
+        text, n = self.text, self.n
+        result: list = []
+        while True:
+            pos = self.skip(pos)
+            if pos >= n:
+                return result, n
+            char = text[pos]
+            if char == "]":
+                return result, pos + 1
+            if char == "}" and "{" in stack:
+                return result, pos
+            if char in _JSONISH_COMMAS:
+                pos += 1
+                continue
+            item, pos = self.value(pos, depth, stack)
+            if item is _JSONISH_CUT:
+                return result, n
+            result.append(item)
+            pos = self.after_item(pos, "]")
+
+    def after_item(self, pos: int, closer: str) -> int:
+        """Consume the separator after a member; a missing comma is tolerated, junk is not."""
+        pos = self.skip(pos)
+        if pos >= self.n:
+            return pos
+        char = self.text[pos]
+        if char in _JSONISH_COMMAS:
+            return pos + 1
+        if char in "}]" or char in _JSONISH_QUOTES or char in "{[+-." or char.isalnum() or char == "_":
+            return pos  # closer (checked by the caller) or the next member without a comma
+        raise _JsonishFail(pos)
+
+    def key(self, pos: int) -> tuple[object, int]:
+        char = self.text[pos]
+        if char in _JSONISH_QUOTES:
+            return self.string(pos, True)
+        match = _JSONISH_BARE_KEY.match(self.text, pos)
+        if not match:
+            raise _JsonishFail(pos)
+        if match.end() >= self.n:
+            return _JSONISH_CUT, self.n
+        return match.group(), match.end()
+
+    def string(self, pos: int, is_key: bool) -> tuple[object, int]:
+        text, n = self.text, self.n
+        closers, plain = _JSONISH_QUOTES[text[pos]]
+        ascii_quote = closers in ('"', "'")
+        parts: list[str] = []
+        pos += 1
+        while True:
+            match = plain.match(text, pos)
+            if match:
+                parts.append(match.group())
+                pos = match.end()
+            if pos >= n:
+                return _JSONISH_CUT, n
+            char = text[pos]
+            if char == "\\":
+                piece, pos = self.escape(pos)
+                if piece is None:
+                    return _JSONISH_CUT, n
+                parts.append(piece)
+                continue
+            pos += 1
+            if not ascii_quote or self.quote_closes(pos, is_key):
+                return "".join(parts), pos
+            parts.append(char)  # an unescaped quote inside the text, e.g. 推荐"全聚德"烤鸭
+
+    def quote_closes(self, pos: int, is_key: bool) -> bool:
+        """Whether an ASCII quote just before ``pos`` ends the string (vs. a stray inner quote).
+
+        In valid JSON a closing quote is always followed by ``, } ] :`` or the end; a quote followed by
+        anything else is taken as part of the text. A newline then a quote also closes (missing comma
+        between lines).
+        """
+        text = self.text
+        end = _JSONISH_SPACE.match(text, pos).end()
+        if end >= self.n:
+            return True
+        char = text[end]
+        if char in ",}]:":
+            return True
+        if is_key and char == "\uff1a":
+            return True
+        if char == "/" and text.startswith(("//", "/*"), end):
+            return True
+        return char in "\"'" and text.find("\n", pos, end) >= 0
+
+    def escape(self, pos: int) -> tuple[str | None, int]:
+        """Decode the escape at ``pos`` (a backslash); ``None`` when the text ends inside it."""
+        text = self.text
+        if pos + 1 >= self.n:
+            return None, self.n
+        char = text[pos + 1]
+        if char in _JSONISH_ESCAPES:
+            return _JSONISH_ESCAPES[char], pos + 2
+        if char != "u":
+            return "\\" + char, pos + 2  # unknown escape kept as written, like Python
+        code, end = self.hex4(pos + 2)
+        if code is None:
+            return (None, self.n) if end >= self.n else ("\\u", pos + 2)
+        if 0xD800 <= code <= 0xDBFF and text.startswith("\\u", end):
+            low, low_end = self.hex4(end + 2)
+            if low is not None and 0xDC00 <= low <= 0xDFFF:
+                return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), low_end
+        return chr(code), end
+
+    def hex4(self, pos: int) -> tuple[int | None, int]:
+        digits = self.text[pos:pos + 4]
+        if len(digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+            return int(digits, 16), pos + 4
+        if len(digits) < 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+            return None, self.n  # cut by the end of the text
+        return None, pos
+
+    def number(self, pos: int) -> tuple[object, int]:
+        text, n = self.text, self.n
+        match = _JSONISH_NUMBER.match(text, pos)
+        if not match:
+            if _JSONISH_NUMBER_TAIL.match(text, pos).end() >= n:
+                return _JSONISH_CUT, n  # "-" or "." at the very end
+            raise _JsonishFail(pos)
+        end = match.end()
+        if end >= n:
+            return _JSONISH_CUT, n  # 12 may have been 123
+        if text[end].isalnum() or text[end] in "._+-":
+            if _JSONISH_NUMBER_TAIL.match(text, end).end() >= n:
+                return _JSONISH_CUT, n  # 1e / 1.5E+ at the very end
+            raise _JsonishFail(end)
+        literal = match.group()
+        try:
+            if any(c in literal for c in ".eE"):
+                return float(literal), end
+            return int(literal), end
+        except ValueError:  # e.g. more digits than int() accepts
+            raise _JsonishFail(pos) from None
+
+    def word(self, pos: int) -> tuple[object, int]:
+        match = _JSONISH_WORD.match(self.text, pos)
+        if not match:
+            raise _JsonishFail(pos)
+        word = match.group()
+        if word in _JSONISH_LITERALS:
+            return _JSONISH_LITERALS[word], match.end()
+        if match.end() >= self.n and any(lit.startswith(word) for lit in _JSONISH_LITERALS):
+            return _JSONISH_CUT, self.n
+        raise _JsonishFail(pos)
+
+
+def _jsonish_candidates(text: str):
+    """Yield ``(value, start)`` for each top-level ``{...}`` / ``[...]`` found, left to right.
+
+    Failed attempts spend a budget proportional to the text; while it lasts, scanning resumes one
+    character after a failed start (robust for prose full of brackets), afterwards at the failure
+    point (so that adversarial input stays linear).
+    """
+    decoder = json.JSONDecoder()
+    parser = _JsonishParser(text)
+    budget = 2 * len(text) + _JSONISH_BUDGET_FLOOR
+    pos = 0
+    while True:
+        match = _JSONISH_START.search(text, pos)
+        if not match:
+            return
+        start = match.start()
+        try:
+            value, end = decoder.raw_decode(text, start)
+            yield value, start
+            pos = end
+            continue
+        except (ValueError, RecursionError) as exc:
+            strict_fail = getattr(exc, "pos", start) or start
+        try:
+            value, end = parser.parse(start)
+        except _JsonishFail as fail:
+            failed_at = max(fail.pos, strict_fail)
+            budget -= failed_at - start + 1
+            pos = start + 1 if budget > 0 else max(start + 1, failed_at)
+            continue
+        yield value, start
+        pos = max(end, start + 1)
+
+
+def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
+    """Choose among the candidates: a dict with a preferred key, else the first dict, else a list."""
+    first_dict = None
+    first_list = None
+    found_any = False
+    for value, _start in _jsonish_candidates(text):
+        found_any = True
+        if isinstance(value, dict):
+            if not prefer_keys or any(key in value for key in prefer_keys):
+                return value, ""
+            if first_dict is None:
+                first_dict = value
+        elif isinstance(value, list) and first_list is None:
+            first_list = value
+    if first_dict is not None:
+        return first_dict, ""
+    if first_list is not None:
+        return first_list, ""
+    if found_any or _JSONISH_START.search(text):
+        return None, "no parsable JSON object found"
+    return None, "no JSON object found"
+
+
+def _jsonish_keys(prefer_keys: object) -> tuple[str, ...]:
+    if isinstance(prefer_keys, str):
+        return (prefer_keys,)
+    try:
+        return tuple(key for key in prefer_keys if isinstance(key, str))  # type: ignore[union-attr]
+    except TypeError:
+        return ()
+
+
+def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object | None, str]:
+    """Return ``(value, error)``: the JSON object (or list) found in ``text`` and ``""``, or
+    ``(None, reason)``. Never raises.
+
+    Among several objects the first one containing any of ``prefer_keys`` wins, else the first
+    object, else the first list. Whole-text JSON that is a string holding JSON (double-encoded) is
+    unwrapped once.
+    """
+    try:
+        if text is None:
+            return None, "no text"
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8", errors="replace")
+        if not isinstance(text, str):
+            return None, "input is not text"
+        if not text.strip():
+            return None, "empty text"
+        keys = _jsonish_keys(prefer_keys)
+        whole = loads_strict_or_none(text)
+        if isinstance(whole, (dict, list)):
+            return whole, ""
+        if isinstance(whole, str) and whole.strip():
+            inner, _error = _jsonish_pick(whole, keys)
+            if inner is not None:
+                return inner, ""
+        return _jsonish_pick(text, keys)
+    except Exception as exc:  # last line of defence: the code node must not fail
+        return None, f"could not read JSON ({type(exc).__name__})"
+
+
+def loads_strict_or_none(text: object) -> object | None:
+    """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip().lstrip("\ufeff")
+    if not stripped:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None

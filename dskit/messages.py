@@ -1,0 +1,82 @@
+"""User-facing texts of the engine, Chinese by default, English available.
+
+Every sentence the engine says to an end user comes from here, so that a translation is one table
+and tests can look up the exact text they expect.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "zh": {
+        "ack_values": "好的，已记下{values}。",
+        "ask_default": "请问您的{slot}是？",
+        "confirm": "请确认：{task}，{values}。确认办理吗？",
+        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+        "confirm_none": "请确认是否办理「{task}」？",
+        "deny": "好的，请问需要修改哪一项？（{slots}）",
+        "resume": "我们继续刚才的「{task}」。",
+        "cancelled": "已取消「{task}」。",
+        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+        "evicted": "待办事项太多，已移除最早的「{task}」。",
+        "reset": "好的，已清空当前所有事项。",
+        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+        "handoff": "正在为您转接人工客服，请稍候。",
+        "guard": "还需要先确认一项信息。",
+        "nothing_open": "好的。还有什么可以帮您？",
+        "rolled_back": "已将{slot}改回{value}。",
+        "rolled_back_empty": "已清空{slot}。",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}",
+        "exec_ok": "「{task}」已办理完成。",
+        "value_sep": "，",
+        "kv": "{slot}：{value}",
+        "yes": "是",
+        "no": "否",
+        "list_sep": "、",
+    },
+    "en": {
+        "ack_values": "OK, noted {values}.",
+        "ask_default": "What is your {slot}?",
+        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+        "confirm_none": "Shall I go ahead with {task}?",
+        "deny": "OK, which one would you like to change? ({slots})",
+        "resume": "Let's continue with {task}.",
+        "cancelled": "{task} has been cancelled.",
+        "cascade": "{task} depended on what changed, so it was cancelled too.",
+        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+        "reset": "OK, everything has been cleared.",
+        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+        "handoff": "I am transferring you to a human agent, please wait.",
+        "guard": "One more thing needs confirming first.",
+        "nothing_open": "OK. Anything else I can help with?",
+        "rolled_back": "{slot} is back to {value}.",
+        "rolled_back_empty": "{slot} has been cleared.",
+        "exec_failed": "Sorry, {task} failed: {detail}",
+        "exec_ok": "{task} is done.",
+        "value_sep": ", ",
+        "kv": "{slot}: {value}",
+        "yes": "yes",
+        "no": "no",
+        "list_sep": ", ",
+    },
+}
+
+
+def norm_lang(lang: object) -> str:
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
+def msg(key: str, lang: str = "zh", **values: object) -> str:
+    """The text ``key`` in ``lang`` with ``values`` filled in."""
+    table = MESSAGES[norm_lang(lang)]
+    return table[key].format(**values)
+
+
+def show_value(value: object, lang: str = "zh") -> str:
+    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
+    if isinstance(value, bool):
+        return msg("yes" if value else "no", lang)
+    if isinstance(value, list):
+        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
+    return str(value)

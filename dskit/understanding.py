@@ -1,0 +1,158 @@
+"""The understanding contract: the only thing an LLM produces.
+
+```json
+{"rewritten_query": "…", "commands": [{"type": "start_task", "task": "book_restaurant", "slots": {"people": 3}}]}
+```
+
+An LLM's raw text is parsed leniently (prose, code fences, trailing commas, truncation: see
+:mod:`dskit.jsonish`) and each command is checked on its own. What is wrong is dropped *with its
+reason* and the rest is kept, so a single hallucinated slot never costs the user the whole message.
+Slot values are coerced later, by the state machine, once it knows which open task they go to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .catalog import Catalog
+from .jsonish import extract_json
+
+COMMAND_TYPES = ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny",
+                 "faq", "chitchat", "handoff", "reset", "cannot_handle")
+# Words some models use instead of our command names.
+_COMMAND_ALIASES = {
+    "start": "start_task", "start_flow": "start_task", "new_task": "start_task",
+    "set_slot": "set_slots", "fill_slots": "set_slots", "update_slots": "set_slots", "inform": "set_slots",
+    "rollback": "rollback_slot", "undo": "rollback_slot", "undo_slot": "rollback_slot",
+    "cancel": "cancel_task", "cancel_flow": "cancel_task",
+    "affirm": "confirm", "yes": "confirm", "no": "deny", "reject": "deny",
+    "knowledge": "faq", "knowledge_answer": "faq", "question": "faq",
+    "chat": "chitchat", "smalltalk": "chitchat",
+    "human_handoff": "handoff", "transfer": "handoff", "restart": "reset", "clear": "reset",
+    "unknown": "cannot_handle", "fallback": "cannot_handle",
+}
+MAX_COMMANDS = 20
+MAX_TEXT = 2000
+
+
+def _command_type(raw: dict) -> str:
+    for key in ("type", "command", "action", "intent"):
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            name = value.strip().lower().replace("-", "_").replace(" ", "_")
+            return _COMMAND_ALIASES.get(name, name)
+    return ""
+
+
+def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
+    """A task name from the catalog (its label is accepted too): (name, reason if unknown)."""
+    if value is None or value == "":
+        return None, ""
+    if not isinstance(value, str):
+        return None, f"task must be a name, got {type(value).__name__}"
+    spec = catalog.task(value.strip())
+    if spec is None:
+        return None, f"unknown task {value!r}"
+    return spec.name, ""
+
+
+def _short_text(value: Any) -> str:
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
+    """One command in its normal form, or (None, why it was dropped)."""
+    if not isinstance(raw, dict):
+        return None, "a command must be an object"
+    kind = _command_type(raw)
+    if kind not in COMMAND_TYPES:
+        return None, f"unknown command type {kind!r}" if kind else "command has no type"
+    task, reason = _resolve_task(catalog, raw.get("task"))
+    if reason:
+        return None, reason
+    slots = raw.get("slots")
+    if kind == "start_task":
+        if task is None:
+            return None, "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return None, "slots must be an object"
+        return {"type": kind, "task": task, "slots": dict(slots or {})}, ""
+    if kind == "set_slots":
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return None, "set_slots needs a slots object"
+        if not slots:
+            return None, "set_slots has no slots"
+        return {"type": kind, "task": task, "slots": dict(slots)}, ""
+    if kind == "rollback_slot":
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return None, "rollback_slot needs a slot"
+        return {"type": kind, "task": task, "slot": slot.strip()}, ""
+    if kind == "cancel_task":
+        return {"type": kind, "task": task}, ""
+    if kind == "faq":
+        return {"type": kind, "question": _short_text(raw.get("question"))}, ""
+    if kind == "handoff":
+        return {"type": kind, "reason": _short_text(raw.get("reason"))}, ""
+    return {"type": kind}, ""
+
+
+def _commands_of(data: Any) -> tuple[list | None, str, str]:
+    """Find the command list and the rewritten query in whatever shape the model produced."""
+    if isinstance(data, list):
+        return data, "", ""
+    if not isinstance(data, dict):
+        return None, "", "the output is not a JSON object"
+    query = _short_text(data.get("rewritten_query") or data.get("query") or "")
+    commands = data.get("commands")
+    if commands is None and _command_type(data):
+        commands = [data]
+    if isinstance(commands, dict):
+        commands = [commands]
+    if not isinstance(commands, list):
+        return None, query, "no commands list"
+    return commands, query, ""
+
+
+def parse_understanding(raw: Any, catalog: Catalog) -> dict:
+    """Parse and check an LLM's understanding output. Never raises.
+
+    ``usable`` is False when nothing could be read, or when every command was invalid: the machine
+    then asks the user to rephrase instead of guessing.
+    """
+    result = {"usable": False, "rewritten_query": "", "commands": [], "dropped": [], "error": ""}
+    try:
+        data = raw
+        if isinstance(raw, (str, bytes)):
+            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            data, error = extract_json(text, prefer_keys=("commands",))
+            if error:
+                result["error"] = f"unreadable understanding: {error}"
+                return result
+        commands, query, error = _commands_of(data)
+        result["rewritten_query"] = query
+        if commands is None:
+            result["error"] = f"unreadable understanding: {error}"
+            return result
+        if len(commands) > MAX_COMMANDS:
+            for extra in commands[MAX_COMMANDS:]:
+                result["dropped"].append({"command": extra, "reason": f"more than {MAX_COMMANDS} commands"})
+            commands = commands[:MAX_COMMANDS]
+        for item in commands:
+            command, reason = _normalize(item, catalog)
+            if command is None:
+                result["dropped"].append({"command": item, "reason": reason})
+            else:
+                result["commands"].append(command)
+        if commands and not result["commands"]:
+            result["error"] = "no valid command: " + "; ".join(d["reason"] for d in result["dropped"])
+            return result
+        result["usable"] = True
+        return result
+    except Exception as exc:  # the contract: never raise on model output
+        result.update(usable=False, commands=[], error=f"unreadable understanding ({type(exc).__name__})")
+        return result
