@@ -351,7 +351,7 @@ class _MachineTurn:
         self.state["counters"] = new_counters()
         decision = self._base("handoff")
         decision["handoff"] = {"reason": reason}
-        decision["question"] = " ".join(self.notices + [msg("handoff", self.lang)])
+        decision["question"] = msg("handoff", self.lang)
         return decision
 
     def _execute(self, task: dict) -> dict:
@@ -407,13 +407,16 @@ class _MachineTurn:
         self.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
 
     def decide(self) -> dict:
-        """The decision of this turn, then the stack limit (a task that just ran takes no room)."""
+        """The decision of this turn, then the stack limit (a task that just ran takes no room).
+
+        The turn's notices (cancelled, cascaded, evicted, rolled back ...) lead the question text, so a
+        Dify answer node that shows only ``question`` still tells the user what happened.
+        """
         decision = self._decide()
-        evicted = self._evict()
-        if evicted:
-            decision["notices"] += evicted
-            decision["question"] = "".join(evicted) + decision["question"]
-            decision["ended"] = [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+        self._evict()
+        decision["notices"] = list(self.notices)
+        decision["ended"] = [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+        decision["question"] = "".join(self.notices) + decision["question"]
         return decision
 
     def _decide(self) -> dict:
@@ -439,17 +442,14 @@ class _MachineTurn:
             decision["slot"] = slot
             return self._with_missing(decision, top)
         if top is None:
-            decision = self._base("chitchat")
-            decision["question"] = " ".join(self.notices) if self.notices else ""
-            return decision
+            return self._base("chitchat")
         self._asking(top, slot if action == "ask_slot" else None)
         decision = self._base(action)
         decision["slot"] = slot
-        lead = list(self.notices)
         if resumed:
-            lead.append(msg("resume", self.lang, task=self.spec(top).display))
+            question = msg("resume", self.lang, task=self.spec(top).display) + question
             decision["resumed"] = {"task_id": top["id"], "task": top["name"], "label": self.spec(top).display}
-        decision["question"] = "".join(lead) + question
+        decision["question"] = question
         return self._with_missing(decision, top)
 
     def _with_missing(self, decision: dict, top: dict | None) -> dict:
