@@ -58,6 +58,9 @@ _JSONISH_LITERALS = {
 _JSONISH_COMMAS = ",\uff0c"   # , ，
 _JSONISH_COLONS = ":\uff1a"   # : ：
 _JSONISH_BUDGET_FLOOR = 20_000
+# json's errors count newlines up to the failure (O(position)), so strict decoding is only tried on
+# the first few candidates; that covers the usual "prose + one JSON block" at C speed.
+_JSONISH_STRICT_TRIES = 8
 
 
 class _JsonishFail(Exception):
@@ -304,18 +307,22 @@ def _jsonish_candidates(text: str):
     parser = _JsonishParser(text)
     budget = 2 * len(text) + _JSONISH_BUDGET_FLOOR
     pos = 0
+    strict_tries = _JSONISH_STRICT_TRIES
     while True:
         match = _JSONISH_START.search(text, pos)
         if not match:
             return
         start = match.start()
-        try:
-            value, end = decoder.raw_decode(text, start)
-            yield value, start
-            pos = end
-            continue
-        except (ValueError, RecursionError) as exc:
-            strict_fail = getattr(exc, "pos", start) or start
+        strict_fail = start
+        if strict_tries > 0:
+            strict_tries -= 1
+            try:
+                value, end = decoder.raw_decode(text, start)
+                yield value, start
+                pos = end
+                continue
+            except (ValueError, RecursionError) as exc:
+                strict_fail = getattr(exc, "pos", start) or start
         try:
             value, end = parser.parse(start)
         except _JsonishFail as fail:

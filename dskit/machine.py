@@ -23,6 +23,8 @@ from .understanding import parse_understanding
 
 _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollback_slot": 3,
           "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
+# A timeline entry keeps at most this many applied and dropped commands (the state stays small).
+_TIMELINE_ITEMS = 12
 # Applied-entry verbs that count as progress on a task (chitchat then no longer takes the turn).
 _PROGRESS = {"start", "focus", "set", "delete", "rollback", "cancel", "confirm", "deny", "reset"}
 
@@ -492,8 +494,8 @@ def _timeline(state: dict, parsed: dict, decision: dict) -> None:
     state["timeline"].append({
         "turn": state["turn"],
         "query": parsed["rewritten_query"][:120],
-        "applied": decision["applied"],
-        "dropped": decision["dropped"],
+        "applied": decision["applied"][:_TIMELINE_ITEMS],
+        "dropped": decision["dropped"][:_TIMELINE_ITEMS],
         "action": decision["next_action"],
         "task": decision["task"]["id"] if decision["task"] else None,
     })

@@ -139,8 +139,8 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
             result["error"] = f"unreadable understanding: {error}"
             return result
         if len(commands) > MAX_COMMANDS:
-            for extra in commands[MAX_COMMANDS:]:
-                result["dropped"].append({"command": extra, "reason": f"more than {MAX_COMMANDS} commands"})
+            result["dropped"].append({"command": f"{len(commands) - MAX_COMMANDS} more commands",
+                                      "reason": f"more than {MAX_COMMANDS} commands in one message"})
             commands = commands[:MAX_COMMANDS]
         for item in commands:
             command, reason = _normalize(item, catalog)

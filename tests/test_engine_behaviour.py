@@ -272,3 +272,14 @@ def test_single_turn_task_executes_at_once(travel):
     assert d.decision["next_action"] == "execute"
     assert d.decision["execute"]["task"] == "account_balance"
     assert d.state["task_stack"] == []
+
+
+def test_state_stays_small_whatever_the_model_sends(restaurant):
+    flood = '{"commands":[' + '{"type":"set_slots","slots":{"budget":"' + "贵" * 50 + '"}},' * 50000 + "]}"
+    state_str, decision = step("", flood, restaurant)
+    assert len(state_str) < 5000
+    assert decision["dropped"][0]["reason"] == "more than 20 commands in one message"
+    for _ in range(30):  # a long conversation: timeline, errors and done are bounded
+        state_str, _ = step(state_str, flood, restaurant)
+        state_str, _ = step(state_str, "garbage", restaurant)
+    assert len(state_str) < 10000
