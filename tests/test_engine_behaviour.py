@@ -275,7 +275,8 @@ def test_single_turn_task_executes_at_once(travel):
 
 
 def test_state_stays_small_whatever_the_model_sends(restaurant):
-    flood = '{"commands":[' + '{"type":"set_slots","slots":{"budget":"' + "贵" * 50 + '"}},' * 50000 + "]}"
+    one = '{"type":"set_slots","slots":{"budget":"' + "贵" * 50 + '"}},'
+    flood = '{"commands":[' + one * 50000 + "]}"
     state_str, decision = step("", flood, restaurant)
     assert len(state_str) < 5000
     assert decision["dropped"][0]["reason"] == "more than 20 commands in one message"
