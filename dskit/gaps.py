@@ -33,7 +33,7 @@ def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
 def find_gaps(state_str: Any, catalog: Any, task: str | None = None, *, lang: str | None = None) -> dict:
     """Missing slots of ``task`` (default: the current task): {task, missing, next_slot, question}.
 
-    ``task`` names a task (or its id); the nearest open one wins. Raises CatalogError on a broken
+    ``task`` names a task by name, label or id; the nearest open one wins. Raises CatalogError on a broken
     catalog, never on a broken state (a broken state simply has no open task).
     """
     cat: Catalog = load_catalog(catalog)
@@ -41,7 +41,9 @@ def find_gaps(state_str: Any, catalog: Any, task: str | None = None, *, lang: st
     state, _errors = load_state(state_str)
     entry = current_task(state)
     if task:
-        entry = next((t for t in reversed(state["task_stack"]) if task in (t["name"], t["id"])), None)
+        spec = cat.task(task)  # a name or a label
+        names = {task, spec.name} if spec else {task}
+        entry = next((t for t in reversed(state["task_stack"]) if t["name"] in names or t["id"] == task), None)
     result = {"task": None, "missing": [], "next_slot": None, "question": ""}
     if entry is None or entry["name"] not in cat.tasks:
         return result
