@@ -9,10 +9,11 @@ and a short reason when nothing is.
 Design, in the order it matters:
 
 * never raise, on any input, because it runs inside a Dify code node on every turn;
-* stay linear in the input size: candidates are found by scanning for ``{`` / ``[``; a strict
-  ``json`` decode is tried first (C speed), then the lenient recursive-descent parser below; a failed
-  attempt costs a bounded budget, after which scanning resumes at the failure point instead of one
-  character later;
+* stay linear in the input size: candidate starts are found by a regular expression (``{`` before
+  a key, ``[`` before a value); a strict ``json`` decode is tried first (C speed), then the lenient
+  recursive-descent parser below; failed attempts draw on a budget, after which scanning resumes at
+  the failure point instead of one character later. Ordinary answers take well under a millisecond
+  per kilobyte; a megabyte of adversarial brackets a few seconds at worst;
 * valid JSON always means the same as for ``json.loads`` (the lenient grammar is a superset);
 * truncated text keeps only what is complete: open containers are closed, but a string, number or
   literal cut by the end of the text is dropped together with its key, because a half value
@@ -33,7 +34,19 @@ _JSONISH_MAX_DEPTH = 64
 # Whitespace (including full-width and no-break spaces, BOM) and //, #, /* */ comments.
 _JSONISH_SKIP = re.compile(r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
 _JSONISH_SPACE = re.compile(r"[ \t\r\n\u3000\xa0]*")
-_JSONISH_START = re.compile(r"[\[{]")
+# Where a container may start: "{" before a key, "}" or a comment, "[" before a value or "]".
+# The look-ahead runs in C and skips prose such as "{name}" or "x{" without a Python-level attempt;
+# its backtracking is bounded by the word or space run after the bracket (no possessive quantifiers:
+# the Dify sandbox may run Python 3.10).
+_JSONISH_OBJECT_AHEAD = (
+    r"\{(?=[\s\ufeff]*(?:\Z|[}\"'\u201c\u201d\u2018,\uff0c#]|//|/\*"
+    r"|[\w$.+-]+[\s\ufeff]*(?:[:\uff1a]|\Z)))"
+)
+_JSONISH_START_OBJECT = re.compile(_JSONISH_OBJECT_AHEAD)
+_JSONISH_START = re.compile(
+    _JSONISH_OBJECT_AHEAD
+    + r"|\[(?=[\s\ufeff]*(?:\Z|[\]\[{\"'\u201c\u201d\u2018,\uff0c#+\-.\dtfnTFNIu]|//|/\*))"
+)
 _JSONISH_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _JSONISH_NUMBER_TAIL = re.compile(r"[\w.+-]*")
 _JSONISH_WORD = re.compile(r"[^\W\d]\w*")
@@ -50,6 +63,7 @@ _JSONISH_ESCAPES = {
     '"': '"', "\\": "\\", "/": "/", "'": "'",
     "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
 }
+_JSONISH_HEX = "0123456789abcdefABCDEF"
 _JSONISH_LITERALS = {
     "true": True, "false": False, "null": None,
     "True": True, "False": False, "None": None,
@@ -58,9 +72,12 @@ _JSONISH_LITERALS = {
 _JSONISH_COMMAS = ",\uff0c"   # , ，
 _JSONISH_COLONS = ":\uff1a"   # : ：
 _JSONISH_BUDGET_FLOOR = 20_000
-# json's errors count newlines up to the failure (O(position)), so strict decoding is only tried on
-# the first few candidates; that covers the usual "prose + one JSON block" at C speed.
-_JSONISH_STRICT_TRIES = 8
+# json's errors count newlines up to the failure (O(position)), so strict decoding stops being tried
+# after a few failures; successes are cheap and keep it on (prose + JSON blocks run at C speed).
+_JSONISH_STRICT_FAILURES = 8
+# Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
+# bracketed prose fragments at most; this bounds the time spent on adversarial text.
+_JSONISH_MAX_FAILURES = 5_000
 
 
 class _JsonishFail(Exception):
@@ -219,8 +236,8 @@ class _JsonishParser:
         """Whether an ASCII quote just before ``pos`` ends the string (vs. a stray inner quote).
 
         In valid JSON a closing quote is always followed by ``, } ] :`` or the end; a quote followed by
-        anything else is taken as part of the text. A newline then a quote also closes (missing comma
-        between lines).
+        anything else is taken as part of the text. Also closing: a newline then a quote (missing comma
+        between lines), a full-width comma then a quote, and a full-width colon after a key.
         """
         text = self.text
         end = _JSONISH_SPACE.match(text, pos).end()
@@ -231,6 +248,9 @@ class _JsonishParser:
             return True
         if is_key and char == "\uff1a":
             return True
+        if char == "\uff0c":  # "北京"，"人数" closes; 他说"你好"，然后 does not
+            after = _JSONISH_SPACE.match(text, end + 1).end()
+            return after < self.n and text[after] in _JSONISH_QUOTES
         if char == "/" and text.startswith(("//", "/*"), end):
             return True
         return char in "\"'" and text.find("\n", pos, end) >= 0
@@ -243,6 +263,12 @@ class _JsonishParser:
         char = text[pos + 1]
         if char in _JSONISH_ESCAPES:
             return _JSONISH_ESCAPES[char], pos + 2
+        if char == "x":  # Python's \xNN (JSON never has it)
+            digits = text[pos + 2:pos + 4]
+            if len(digits) == 2 and all(c in _JSONISH_HEX for c in digits):
+                return chr(int(digits, 16)), pos + 4
+            if pos + 2 + len(digits) >= self.n and all(c in _JSONISH_HEX for c in digits):
+                return None, self.n
         if char != "u":
             return "\\" + char, pos + 2  # unknown escape kept as written, like Python
         code, end = self.hex4(pos + 2)
@@ -256,9 +282,9 @@ class _JsonishParser:
 
     def hex4(self, pos: int) -> tuple[int | None, int]:
         digits = self.text[pos:pos + 4]
-        if len(digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+        if len(digits) == 4 and all(c in _JSONISH_HEX for c in digits):
             return int(digits, 16), pos + 4
-        if len(digits) < 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+        if len(digits) < 4 and all(c in _JSONISH_HEX for c in digits):
             return None, self.n  # cut by the end of the text
         return None, pos
 
@@ -296,51 +322,40 @@ class _JsonishParser:
         raise _JsonishFail(pos)
 
 
-def _jsonish_candidates(text: str):
-    """Yield ``(value, start)`` for each top-level ``{...}`` / ``[...]`` found, left to right.
+def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
+    """Scan left to right and choose: the first dict with a preferred key, else the first dict,
+    else the first list.
 
-    Failed attempts spend a budget proportional to the text; while it lasts, scanning resumes one
-    character after a failed start (robust for prose full of brackets), afterwards at the failure
-    point (so that adversarial input stays linear).
+    Once a list is kept, only ``{`` starts are looked for. Failed attempts spend a budget; while it
+    lasts, scanning resumes one character after a failed start (robust for prose full of brackets),
+    afterwards at the failure point, so that adversarial input stays linear; after
+    ``_JSONISH_MAX_FAILURES`` failures the rest of the text is ignored.
     """
     decoder = json.JSONDecoder()
     parser = _JsonishParser(text)
-    budget = 2 * len(text) + _JSONISH_BUDGET_FLOOR
+    budget = _JSONISH_BUDGET_FLOOR + len(text) // 4
+    strict_failures = failures = 0
+    first_dict = first_list = None
+    attempted = False
     pos = 0
-    strict_tries = _JSONISH_STRICT_TRIES
     while True:
-        match = _JSONISH_START.search(text, pos)
+        starts = _JSONISH_START if first_list is None else _JSONISH_START_OBJECT
+        match = starts.search(text, pos)
         if not match:
-            return
+            break
+        attempted = True
         start = match.start()
-        strict_fail = start
-        if strict_tries > 0:
-            strict_tries -= 1
-            try:
-                value, end = decoder.raw_decode(text, start)
-                yield value, start
-                pos = end
-                continue
-            except (ValueError, RecursionError) as exc:
-                strict_fail = getattr(exc, "pos", start) or start
-        try:
-            value, end = parser.parse(start)
-        except _JsonishFail as fail:
-            failed_at = max(fail.pos, strict_fail)
+        strict = strict_failures < _JSONISH_STRICT_FAILURES
+        value, end, failed_at, strict_ok = _jsonish_attempt(text, start, decoder, parser, strict)
+        strict_failures += strict and not strict_ok
+        if failed_at >= 0:
+            failures += 1
+            if failures >= _JSONISH_MAX_FAILURES:
+                break
             budget -= failed_at - start + 1
             pos = start + 1 if budget > 0 else max(start + 1, failed_at)
             continue
-        yield value, start
         pos = max(end, start + 1)
-
-
-def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
-    """Choose among the candidates: a dict with a preferred key, else the first dict, else a list."""
-    first_dict = None
-    first_list = None
-    found_any = False
-    for value, _start in _jsonish_candidates(text):
-        found_any = True
         if isinstance(value, dict):
             if not prefer_keys or any(key in value for key in prefer_keys):
                 return value, ""
@@ -352,9 +367,28 @@ def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | Non
         return first_dict, ""
     if first_list is not None:
         return first_list, ""
-    if found_any or _JSONISH_START.search(text):
+    if attempted:
         return None, "no parsable JSON object found"
     return None, "no JSON object found"
+
+
+def _jsonish_attempt(
+    text: str, start: int, decoder: json.JSONDecoder, parser: _JsonishParser, strict: bool
+) -> tuple[object, int, int, bool]:
+    """Read one container at ``start``: ``(value, end, -1, strict_ok)`` or
+    ``(None, 0, failure position, False)``."""
+    strict_fail = start
+    if strict:
+        try:
+            value, end = decoder.raw_decode(text, start)
+            return value, end, -1, True
+        except (ValueError, RecursionError) as exc:
+            strict_fail = getattr(exc, "pos", start) or start
+    try:
+        value, end = parser.parse(start)
+    except _JsonishFail as fail:
+        return None, 0, max(fail.pos, strict_fail), False
+    return value, end, -1, False
 
 
 def _jsonish_keys(prefer_keys: object) -> tuple[str, ...]:
