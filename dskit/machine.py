@@ -49,6 +49,7 @@ class _MachineTurn:
         self.dropped: list[dict] = []
         self.notices: list[str] = []
         self.changed: dict[str, list[str]] = {}
+        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
         self.progress = False
         self.confirmed_id: str | None = None
         self.denied_id: str | None = None
@@ -243,6 +244,7 @@ class _MachineTurn:
             self.notices.append(msg("rolled_back", self.lang, slot=self.spec(task).slots[slot].display,
                                     value=show_value(previous, self.lang)))
         self.changed.setdefault(task["id"], []).append(slot)
+        self.rolled_back.add((task["id"], slot))
         if old is not None:
             self._cascade(task, slot)
         self.applied.append(f"rollback {task['id']}.{slot}")
@@ -329,7 +331,8 @@ class _MachineTurn:
                 return "handoff", slot, "max_attempts"
             task["stage"] = "COLLECTING"
             ack = ""
-            changed = [n for n in self.changed.get(task["id"], []) if n in task["slots"]]
+            changed = [n for n in self.changed.get(task["id"], [])
+                       if n in task["slots"] and (task["id"], n) not in self.rolled_back]
             if changed:
                 ack = msg("ack_values", self.lang, values=self._values_text(task, list(dict.fromkeys(changed))))
             return "ask_slot", slot, ack + ask_text(spec, slot, self.lang)
