@@ -1,0 +1,427 @@
+"""Context assembly in seed 001's five zones, within a token budget.
+
+Zones, in prompt order: system · state · memory · history · external. Seed 001 gives each zone its
+own budget ("3K系统加1K状态加4K记忆加8K历史加8K外部信息") and a total; the state zone is the anchor
+that must always be whole ("始终保留"). When the text is over budget, items are cut in this order:
+
+1. noise turns and folded duplicate questions, and summary lines that only acknowledged values a
+   later line or the state zone shows again (always, whatever the budget);
+2. optional history turns, oldest first: first their replies are cut to an opening of
+   ``CONTEXT_SHORT_REPLY_TOKENS``, then the turns go;
+3. the oldest history turns (any tag; an essential one leaves its summary line behind, so it is
+   summarised rather than lost), then summary lines that carry no fact;
+4. external items, last (least relevant) first;
+5. memory items, last first;
+6. summary lines that carry facts (values, confirmations), the least useful first
+   (see :func:`dskit.summary.summary_victim`);
+7. the latest turn (cut short first, dropped last).
+
+System and state are never cut: if they alone exceed the budget, the report says ``over_budget``.
+Per-zone budgets are applied first, inside each zone, with steps 1-3 (and the latest turn cut to
+size only if it alone is over): the facts of the summary and the latest turn may take a zone past
+its own budget, never the total past its budget. The summary's own cap (:mod:`dskit.summary`) bounds
+how far.
+
+The state zone shows a dskit state (:mod:`dskit.state`) as a compact list of tasks and their slot
+values, so every confirmed value stays visible at a fraction of the JSON's tokens; any other string
+is used as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .history import parse_history, render_history
+from .messages import show_value
+from .noise import noise_tag_turns
+from .summary import (SUMMARY_MAX_LINES, summary_fact_line, summary_fact_lines, summary_is_fact, summary_ranks,
+                      summary_units, summary_victim)
+from .tokens import estimate_tokens, truncate_to_tokens
+
+CONTEXT_ZONES = ("system", "state", "memory", "history", "external")
+_CTX_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTEXT_TOTAL_BUDGET = 3_000
+CONTEXT_ZONE_BUDGETS = {"memory": 400, "history": 360, "external": 1_200}
+CONTEXT_MAX_TURNS = 200  # older turns of an oversized history are only summarised
+CONTEXT_SHORT_REPLY_TOKENS = 40  # an optional turn's reply is first cut to this, then the turn goes
+_CTX_HEADERS = {
+    "zh": {"state": "【当前状态】（以此为准，始终有效）", "memory": "【相关记忆】", "history": "【对话历史】",
+           "external": "【参考资料】", "summary": "更早对话的摘要：", "recent": "最近的对话：",
+           "current": "当前任务", "suspended": "挂起任务", "done": "已完成", "none": "（无进行中的任务）",
+           "handoff": "转人工"},
+    "en": {"state": "[Current state] (authoritative)", "memory": "[Relevant memory]",
+           "history": "[Conversation history]", "external": "[Reference material]",
+           "summary": "Summary of earlier turns:", "recent": "Recent turns:", "current": "current task",
+           "suspended": "suspended task", "done": "done", "none": "(no open task)", "handoff": "handoff"},
+}
+
+
+def _ctx_lang(lang: object) -> str:
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
+def _ctx_value(value: object, lang: str = "zh") -> str:
+    """A slot value as the model should read it: strings as they are, lists joined, booleans 是/否."""
+    if isinstance(value, (str, bool, int, float)) or (isinstance(value, list) and all(
+            isinstance(v, (str, bool, int, float)) for v in value)):
+        return show_value(value, lang)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _ctx_slots(slots: object, lang: str) -> str:
+    if not isinstance(slots, dict) or not slots:
+        return "-"
+    sep = "，" if lang == "zh" else ", "
+    return sep.join(f"{k}={_ctx_value(v, lang)}" for k, v in slots.items() if v is not None and v != "") or "-"
+
+
+def context_state_text(state: object, lang: str = "zh") -> str:
+    """The state zone's text: a dskit state as compact lines, anything else as it is."""
+    if not isinstance(state, str):
+        state = "" if state is None else _ctx_value(state)
+    try:
+        data = json.loads(state) if state.strip().startswith("{") else None
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("task_stack"), list):
+        return state.strip()
+    lang = _ctx_lang(lang)
+    h = _CTX_HEADERS[lang]
+    colon, (po, pc) = ("：", "（）") if lang == "zh" else (": ", "()")
+    lines = []
+    stack = [t for t in data["task_stack"] if isinstance(t, dict)]
+    for i, task in enumerate(reversed(stack)):
+        kind = h["current"] if i == 0 else h["suspended"]
+        label = task.get("label") or task.get("name") or "?"
+        lines.append(f"- {kind}{colon}{label}{po}{task.get('stage', '')}{pc}{colon}"
+                     f"{_ctx_slots(task.get('slots'), lang)}")
+    for done in data.get("done", []) if isinstance(data.get("done"), list) else []:
+        if isinstance(done, dict):
+            label = done.get("label") or done.get("task") or "?"
+            lines.append(f"- {h['done']}{colon}{label}{po}{done.get('status', '')}{pc}{colon}"
+                         f"{_ctx_slots(done.get('slots'), lang)}")
+    if data.get("handoff"):
+        lines.append(f"- {h['handoff']}{colon}{_ctx_value(data['handoff'], lang)}")
+    return "\n".join(lines) if lines else h["none"]
+
+
+def _ctx_text(value: object) -> str:
+    """Any input as a clean string: str() of non-strings, no lone surrogates or control characters."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CTX_CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+def _ctx_items(text: str) -> list[str]:
+    """A memory or external zone cut into items: paragraphs, or lines when there is one paragraph."""
+    text = (text or "").strip()
+    if not text:
+        return []
+    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+    if len(paragraphs) > 1:
+        return paragraphs
+    return [ln.strip() for ln in text.split("\n") if ln.strip()]
+
+
+class _CtxParts:
+    """The zones' remaining items, how they render, and their token counts (cached per zone).
+
+    Whoever changes a zone's items calls :meth:`touch`. :meth:`tokens` without a zone is the sum of
+    the zones plus one token per separator: never below the estimate of the whole text (the estimate
+    is subadditive), so cutting until it fits makes the whole text fit.
+    """
+
+    def __init__(self, system: str, state: str, memory: list[str], summary: list[str], turns: list[dict],
+                 external: list[str], lang: str) -> None:
+        self.system, self.state, self.memory, self.summary = system, state, memory, summary
+        self.turns, self.external, self.lang = turns, external, lang
+        self.h = _CTX_HEADERS[lang]
+        self._cache: dict[str, tuple[str, int]] = {}
+
+    def touch(self, zone: str) -> None:
+        self._cache.pop(zone, None)
+
+    def _render(self, name: str) -> str:
+        h = self.h
+        if name == "system":
+            return self.system
+        if name == "state":
+            return f"{h['state']}\n{self.state}" if self.state else ""
+        if name == "memory":
+            return f"{h['memory']}\n" + "\n".join(self.memory) if self.memory else ""
+        if name == "external":
+            return f"{h['external']}\n" + "\n\n".join(self.external) if self.external else ""
+        if not self.summary and not self.turns:
+            return ""
+        parts = [h["history"]]
+        if self.summary:
+            parts.append(h["summary"] + "\n" + "\n".join(self.summary))
+        if self.turns:
+            parts.append(h["recent"] + "\n" + render_history([t["turn"] for t in self.turns]))
+        return "\n".join(parts)
+
+    def zone(self, name: str) -> str:
+        """One zone's text with its header ('' when empty)."""
+        if name not in self._cache:
+            text = self._render(name)
+            self._cache[name] = (text, estimate_tokens(text))
+        return self._cache[name][0]
+
+    def text(self) -> str:
+        return "\n\n".join(z for z in (self.zone(n) for n in CONTEXT_ZONES) if z)
+
+    def tokens(self, zone: str | None = None) -> int:
+        if zone:
+            self.zone(zone)
+            return self._cache[zone][1]
+        sizes = [self.tokens(z) for z in CONTEXT_ZONES if self.zone(z)]
+        return sum(sizes) + max(0, len(sizes) - 1)
+
+
+def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bool = True) -> bool:
+    """Cut one history item in trimming order; False when only the latest turn and facts are left.
+
+    Optional turns (oldest first) are first cut short, to their reply's opening, then dropped; then
+    the oldest turns go (an essential one leaves its summary line); then summary lines that are not
+    facts; with ``keep_facts`` false, facts too (oldest first).
+    """
+    last = len(parts.turns) - 1
+    for i, t in enumerate(parts.turns):
+        if t["tag"] == "optional" and i != last and not t.get("short"):
+            reply = t["turn"]["assistant"]
+            short = truncate_to_tokens(reply, CONTEXT_SHORT_REPLY_TOKENS)
+            t["short"] = True
+            if short != reply:
+                t["turn"] = {**t["turn"], "assistant": short}
+                parts.touch("history")
+                report.append({"zone": "history", "what": "optional reply shortened", "reason": reason,
+                               "tokens": estimate_tokens(reply) - estimate_tokens(short),
+                               "preview": " ".join(short.split())[:40]})
+                return True
+    for i, t in enumerate(parts.turns):
+        if t["tag"] == "optional" and i != last:
+            report.append(_ctx_cut("history", "optional turn", t["turn"], reason))
+            del parts.turns[i]
+            parts.touch("history")
+            return True
+    if len(parts.turns) > 1:
+        oldest = parts.turns.pop(0)
+        parts.touch("history")
+        line = summary_fact_line(oldest["turn"], oldest["tag"], oldest["reason"], oldest["prev"], parts.lang)
+        if line:  # an essential turn is summarised, not dropped
+            parts.summary.append(line)
+        report.append(_ctx_cut("history", "oldest turn summarised" if line else "oldest turn",
+                               oldest["turn"], reason))
+        return True
+    victim = summary_victim(parts.summary, parts.lang, keep_facts)
+    if victim >= 0:
+        what = "summary line" if summary_is_fact(parts.summary[victim]) else "summary line (no fact)"
+        report.append(_ctx_cut("history", what, parts.summary[victim], reason))
+        del parts.summary[victim]
+        parts.touch("history")
+        return True
+    return False
+
+
+def _ctx_cut(zone: str, what: str, item: object, reason: str) -> dict:
+    text = render_history([item]) if isinstance(item, dict) else str(item)
+    return {"zone": zone, "what": what, "tokens": estimate_tokens(text), "reason": reason,
+            "preview": " ".join(text.split())[:40]}
+
+
+def _ctx_shorten_last_turn(parts: _CtxParts, over: int, report: list, reason: str) -> bool:
+    """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
+    if not parts.turns:
+        return False
+    entry = parts.turns[-1]
+    turn = dict(entry["turn"])
+    parts.touch("history")
+    for key in ("assistant", "user"):
+        size = estimate_tokens(turn[key])
+        if size > 8:
+            keep = max(0, size - over - 2)
+            turn[key] = truncate_to_tokens(turn[key], keep) if keep > 0 else "…"
+            report.append({"zone": "history", "what": f"latest turn {key} shortened", "tokens": size - keep,
+                           "reason": reason, "preview": ""})
+            entry["turn"] = turn
+            return True
+    report.append(_ctx_cut("history", "latest turn", entry["turn"], reason))
+    parts.turns.pop()
+    return True
+
+
+def _ctx_cut_list(parts: _CtxParts, zone: str, report: list, reason: str) -> bool:
+    items = getattr(parts, zone)
+    if not items:
+        return False
+    report.append(_ctx_cut(zone, "item", items[-1], reason))
+    items.pop()
+    parts.touch(zone)
+    return True
+
+
+def _ctx_int(value: object, default: int | None) -> int | None:
+    try:
+        number = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return number if number > 0 else default
+
+
+def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> None:
+    """Cut inside one zone until it fits its own budget."""
+    reason = f"{zone} budget {budget}"
+    while parts.tokens(zone) > budget:
+        if zone == "history":
+            if _ctx_cut_history(parts, report, reason):
+                continue
+            latest = estimate_tokens(render_history([parts.turns[-1]["turn"]])) if parts.turns else 0
+            if latest > budget:  # the latest turn alone is over the zone's budget: cut it to size
+                _ctx_shorten_last_turn(parts, latest - budget, report, reason)
+                continue
+            break  # what is left is the latest turn and the facts: the total budget decides
+        items = getattr(parts, zone)
+        if len(items) > 1:
+            _ctx_cut_list(parts, zone, report, reason)
+        elif items:
+            header = estimate_tokens(parts.h[zone]) + 1
+            cut = truncate_to_tokens(items[0], budget - header - 1)
+            report.append({"zone": zone, "what": "item shortened", "reason": reason, "preview": "",
+                           "tokens": max(0, parts.tokens(zone) - header - estimate_tokens(cut))})
+            if cut and cut != items[0]:
+                items[0] = cut
+            else:
+                items.pop()
+            parts.touch(zone)
+        else:
+            break
+
+
+def _ctx_precut_list(parts: _CtxParts, zone: str, limit: int, report: list) -> None:
+    """Drop, in one go, the items past the first ones that fit ``limit`` (a zone or total budget)."""
+    items = getattr(parts, zone)
+    used = 0
+    for i, item in enumerate(items):
+        used += estimate_tokens(item) + 1
+        if used > limit and i > 0:
+            report.append({"zone": zone, "what": f"{len(items) - i} items", "reason": f"over {limit}",
+                           "tokens": sum(estimate_tokens(x) for x in items[i:]), "preview": ""})
+            del items[i:]
+            parts.touch(zone)
+            return
+
+
+def _ctx_fit_total(parts: _CtxParts, budget: int, report: list) -> None:
+    """Cut across zones, in the module's order, until the whole text fits."""
+    reason = f"total budget {budget}"
+    steps = (
+        lambda: _ctx_cut_history(parts, report, reason),
+        lambda: _ctx_cut_list(parts, "external", report, reason),
+        lambda: _ctx_cut_list(parts, "memory", report, reason),
+        lambda: _ctx_cut_history(parts, report, reason, keep_facts=False),
+        lambda: _ctx_shorten_last_turn(parts, parts.tokens() - budget, report, reason),
+    )
+    while parts.tokens() > budget:
+        if not any(step() for step in steps):
+            break
+
+
+def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
+    """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
+
+    "已记下时间：19:00" says nothing once "已为您预订…19:00…" follows, or once the state shows it; the
+    summary variable keeps such lines (the state may drop a finished task), the prompt does not.
+    """
+    kept = []
+    for line, rank in zip(lines, summary_ranks(lines, after=state_text or " ")):
+        if rank == 1:
+            report.append(_ctx_cut("history", "summary line repeated later", line, "repeated"))
+        else:
+            kept.append(line)
+    return kept
+
+
+def assemble_context(*, system: str = "", state: str = "", memory: str = "", history: object = "",
+                     summary: str = "", external: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
+                     budgets: dict | None = None, lang: str = "zh", state_view: str = "compact") -> dict:
+    """Build the context text: ``{"text", "report"}``. Never raises on string input.
+
+    ``history`` is the history variable (see :mod:`dskit.history`), ``summary`` the rolling summary.
+    ``budgets`` maps zone -> tokens (default ``CONTEXT_ZONE_BUDGETS``; a zone missing from an explicit
+    dict has no budget of its own). ``state_view="raw"`` keeps the state string exactly as given.
+    Report: ``tokens`` per zone, ``total``, ``budget``, ``cut`` (what went, and why), ``noise_removed``,
+    ``turns_kept``, ``summary_lines``, ``over_budget``.
+    """
+    lang = _ctx_lang(lang)
+    total_budget = _ctx_int(total_budget, CONTEXT_TOTAL_BUDGET) or CONTEXT_TOTAL_BUDGET
+    zone_budgets = dict(CONTEXT_ZONE_BUDGETS if budgets is None else budgets)
+    text_of = _ctx_text
+    state_text = text_of(state).strip() if state_view == "raw" else context_state_text(
+        state if isinstance(state, dict) else text_of(state), lang)
+    turns = parse_history(history)
+    cut: list[dict] = []
+    older, turns = turns[:-CONTEXT_MAX_TURNS], turns[-CONTEXT_MAX_TURNS:]
+    older_lines = summary_fact_lines(older[-CONTEXT_MAX_TURNS:], lang) if older else []
+    if older:
+        cut.append({"zone": "history", "what": f"{len(older)} turns before the newest {CONTEXT_MAX_TURNS}",
+                    "reason": "too many turns", "tokens": 0, "preview": f"{len(older_lines)} summarised"})
+    kept_turns, noise_removed = [], 0
+    prev = older[-1]["assistant"] if older else ""
+    for turn, info in zip(turns, noise_tag_turns(turns)):
+        if info["tag"] == "noise":
+            cut.append(_ctx_cut("history", "noise turn", turn, info["reason"]))
+            noise_removed += 1
+        else:  # no single message can take more than the whole budget
+            kept_turns.append({"turn": {"user": truncate_to_tokens(turn["user"], total_budget),
+                                        "assistant": truncate_to_tokens(turn["assistant"], total_budget)},
+                               "tag": info["tag"], "reason": info["reason"], "prev": prev})
+        prev = turn["assistant"]
+    summary_lines = _ctx_fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
+                                       state_text, cut)
+    parts = _CtxParts(text_of(system).strip(), state_text, _ctx_items(text_of(memory)),
+                      summary_lines, kept_turns, _ctx_items(text_of(external)), lang)
+    for zone in ("external", "memory"):  # far too many items: most go at once (the rest one by one)
+        _ctx_precut_list(parts, zone, min(_ctx_int(zone_budgets.get(zone), None) or total_budget, total_budget), cut)
+    for zone in ("history", "external", "memory"):
+        zone_budget = _ctx_int(zone_budgets.get(zone), None)
+        if zone_budget:
+            _ctx_fit_zone(parts, zone, zone_budget, cut)
+    _ctx_fit_total(parts, total_budget, cut)
+    text = parts.text()
+    total = estimate_tokens(text)
+    report = {
+        "tokens": {zone: parts.tokens(zone) for zone in CONTEXT_ZONES},
+        "total": total,
+        "budget": total_budget,
+        "cut": cut,
+        "noise_removed": noise_removed,
+        "turns_kept": len(parts.turns),
+        "summary_lines": len(parts.summary),
+        "over_budget": total > total_budget,
+    }
+    return {"text": text, "report": report}
+
+
+CONTEXT_NODE_OUTPUTS = {"context": "string", "tokens": "number", "over_budget": "boolean", "report": "string"}
+
+
+def context_build(system: str = "", state: str = "", memory: str = "", history: str = "", summary: str = "",
+                  external: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
+                  history_budget: int = CONTEXT_ZONE_BUDGETS["history"],
+                  memory_budget: int = CONTEXT_ZONE_BUDGETS["memory"],
+                  external_budget: int = CONTEXT_ZONE_BUDGETS["external"], lang: str = "zh") -> dict:
+    """The Dify context node: the assembled text, its tokens and the report as JSON. Never raises."""
+    try:
+        result = assemble_context(system=system, state=state, memory=memory, history=history, summary=summary,
+                                  external=external, total_budget=total_budget, lang=lang,
+                                  budgets={"history": history_budget, "memory": memory_budget,
+                                           "external": external_budget})
+        report = result["report"]
+        return {"context": result["text"], "tokens": report["total"], "over_budget": report["over_budget"],
+                "report": json.dumps(report, ensure_ascii=False)}
+    except Exception as exc:  # pragma: no cover - last line of defence for the code node
+        return {"context": "", "tokens": 0, "over_budget": False,
+                "report": json.dumps({"error": type(exc).__name__}, ensure_ascii=False)}
