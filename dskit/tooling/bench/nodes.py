@@ -1,0 +1,175 @@
+"""``dskit bench nodes``: time per call and output sizes of every generated code node.
+
+The scenario is a heavy conversation: a 50-turn history (with its summary), a catalog of 10 tasks and
+all 10 open on the task stack. Each node's generated script (exactly what users paste) is executed
+once into a namespace and its ``main`` timed over repeated calls: median and p95. With ``--process``
+each node is also run end to end through the local runner (a fresh interpreter per call, as Dify's
+sandbox does), which adds interpreter start and compiling the pasted script. Sizes are reported for
+every string output in characters, UTF-8 bytes and Dify's variable size (``sys.getsizeof``), with
+the conversation variables each node writes back marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import types
+from typing import Any
+
+BENCH_TURNS = 50
+BENCH_TASKS = 10
+
+
+def bench_catalog() -> dict:
+    """Ten tasks of four slots each; the stack may hold all ten."""
+    tasks = {}
+    for index in range(BENCH_TASKS):
+        tasks[f"task_{index}"] = {
+            "label": f"业务{index}",
+            "description": f"第{index}项业务的办理，需要四项信息。",
+            "kind": "multi_turn",
+            "confirm": True,
+            "slots": {
+                "city": {"type": "string", "required": True, "label": "城市", "ask": "请问是哪个城市？"},
+                "date": {"type": "string", "required": True, "label": "日期", "ask": "请问是哪一天？"},
+                "people": {"type": "integer", "minimum": 1, "maximum": 50, "required": True, "label": "人数"},
+                "note": {"type": "string", "label": "备注"},
+            },
+        }
+    return {"version": 1, "language": "zh", "tasks": tasks,
+            "policy": {"max_attempts": 3, "max_parse_failures": 3, "max_stack": BENCH_TASKS}}
+
+
+def _load_script(code: str, name: str) -> Any:
+    """Execute a generated script as a module (dataclasses need their module in sys.modules) -> main."""
+    module = types.ModuleType(f"_dskit_bench_{name}")
+    sys.modules[module.__name__] = module
+    exec(compile(code, f"<code-node {name}>", "exec"), module.__dict__)  # noqa: S102 - our own generated script
+    return module.__dict__["main"]
+
+
+def bench_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Inputs for each node in the heavy scenario, built by running the nodes themselves."""
+    catalog = json.dumps(bench_catalog(), ensure_ascii=False)
+    state_main, history_main = scripts["state"], scripts["history"]
+    state = ""
+    for index in range(BENCH_TASKS):
+        understanding = json.dumps({"rewritten_query": f"办理业务{index}", "commands": [
+            {"type": "start_task", "task": f"task_{index}", "slots": {"city": "北京", "date": f"{index + 1}号"}}]},
+            ensure_ascii=False)
+        out = state_main(understanding=understanding, sys_context_str=state, task_catalog=catalog)
+        state = out["sys_context_str"]
+    history, summary, decision = "", "", out["decision"]
+    for turn in range(BENCH_TURNS + 10):  # 10 more turns than the window, so the summary has content
+        out = history_main(old_history=history, summary=summary, user_query=f"第{turn}轮：我想改到{turn % 28 + 1}号，三个人",
+                           answer=f"好的，已记下日期：{turn % 28 + 1}号，人数：3。请问还有其他要求吗？",
+                           decision=decision, max_turns=BENCH_TURNS)
+        history, summary = out["history"], out["summary"]
+    understanding = json.dumps({"rewritten_query": "改成5个人", "commands": [
+        {"type": "set_slots", "slots": {"people": 5}}]}, ensure_ascii=False)
+    state_out = state_main(understanding=understanding, sys_context_str=state, task_catalog=catalog)
+    return {
+        "history": {"old_history": history, "summary": summary, "user_query": "改成5个人",
+                    "answer": state_out["question"], "decision": state_out["decision"], "max_turns": BENCH_TURNS},
+        "context": {"query": "改成5个人", "sys_context_str": state, "history": history, "summary": summary,
+                    "task_catalog": catalog},
+        "state": {"understanding": understanding, "sys_context_str": state, "task_catalog": catalog},
+        "classic_adapter": {"class_name": "多轮任务", "query": "改成5个人", "task_catalog": catalog,
+                            "sys_context_str": state, "params_json": "", "people": "5"},
+        "result": {"sys_context_str": state, "execute_payload": json.dumps(
+            {"task_id": "t10", "task": "task_9"}), "ok": "200", "detail": "ok"},
+        "summary": {"llm_text": summary, "summary": summary, "overflow": history[:4000]},
+    }
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def measure(repeat: int = 30, process: bool = False) -> dict:
+    """Per node: median/p95 ms per call in-process, optional process-level timing, and output sizes."""
+    from dskit.tooling.gen import node_script
+    from dskit.tooling.noderunner import run_code_node
+    from dskit.tooling.nodespecs import NODE_SPECS
+
+    codes = {spec.name: node_script(spec) for spec in NODE_SPECS}
+    scripts = {name: _load_script(code, name) for name, code in codes.items()}
+    inputs = bench_inputs(scripts)
+    report: dict[str, Any] = {"scenario": {"history_turns": BENCH_TURNS, "open_tasks": BENCH_TASKS,
+                                           "repeat": repeat, "python": sys.version.split()[0]}, "nodes": {}}
+    for spec in NODE_SPECS:
+        main = scripts[spec.name]
+        node_inputs = inputs.get(spec.name, {})
+        times = []
+        outputs: dict[str, Any] = {}
+        for _ in range(max(1, repeat)):
+            started = time.perf_counter()
+            outputs = main(**node_inputs)
+            times.append((time.perf_counter() - started) * 1000)
+        writes = {w.output: w.variable for w in spec.writes}
+        sizes = {name: {"chars": len(value), "utf8_bytes": len(value.encode("utf-8", "replace")),
+                        "dify_bytes": sys.getsizeof(value), "writes": writes.get(name, "")}
+                 for name, value in outputs.items() if isinstance(value, str)}
+        entry: dict[str, Any] = {
+            "median_ms": round(statistics.median(times), 3), "p95_ms": round(_percentile(times, 0.95), 3),
+            "script_chars": len(codes[spec.name]), "input_chars": sum(len(v) for v in node_inputs.values()
+                                                                      if isinstance(v, str)),
+            "outputs": sizes,
+        }
+        if process:
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                run_code_node(codes[spec.name], node_inputs, spec.output_types())
+                runs.append((time.perf_counter() - started) * 1000)
+            entry["process_median_ms"] = round(statistics.median(runs), 1)
+        report["nodes"][spec.name] = entry
+        if spec.name == "state":
+            report["scenario"]["open_tasks_measured"] = outputs.get("stack_depth")
+        if spec.name == "history":
+            report["scenario"]["history_turns_measured"] = outputs.get("turns")
+    return report
+
+
+def format_report(report: dict) -> str:
+    """A plain-text table: timings per node, then the size of every string output."""
+    scenario = report["scenario"]
+    lines = [f"bench nodes: {scenario['history_turns']}-turn history, {scenario['open_tasks']} open tasks, "
+             f"{scenario['repeat']} calls per node, Python {scenario['python']}", ""]
+    process = any("process_median_ms" in n for n in report["nodes"].values())
+    head = f"{'node':<16}{'median ms':>10}{'p95 ms':>10}{'script chars':>14}{'input chars':>13}"
+    lines.append(head + (f"{'process ms':>12}" if process else ""))
+    for name, node in report["nodes"].items():
+        row = (f"{name:<16}{node['median_ms']:>10.2f}{node['p95_ms']:>10.2f}{node['script_chars']:>14,}"
+               f"{node['input_chars']:>13,}")
+        lines.append(row + (f"{node.get('process_median_ms', 0):>12.1f}" if process else ""))
+    lines += ["", f"{'node':<16}{'output':<22}{'chars':>9}{'utf8 bytes':>12}{'dify bytes':>12}  writes"]
+    for name, node in report["nodes"].items():
+        for output, size in node["outputs"].items():
+            lines.append(f"{name:<16}{output:<22}{size['chars']:>9,}{size['utf8_bytes']:>12,}"
+                         f"{size['dify_bytes']:>12,}  {size['writes'] and 'conversation.' + size['writes']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = measure(repeat=args.repeat, process=args.process)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "nodes",
+        help="time per call and output sizes of every generated code node (50-turn history, 10 tasks)",
+        description="Runs each generated code node's main() on a heavy scenario: median and p95 time per call "
+                    "and the size of every string it returns.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--repeat", type=int, default=30, help="calls per node (default 30)")
+    parser.add_argument("--process", action="store_true",
+                        help="also time 3 end-to-end runs per node through the local runner (fresh interpreter)")
+    parser.set_defaults(func=run)

@@ -1,0 +1,513 @@
+"""Bundle engine modules into one self-contained code-node script.
+
+A Dify code node is a single pasted file that may import the standard library only. The engine is
+written as ordinary modules that import each other with ``from .module import name``; this module
+follows those imports (by reading the source, never by importing it), orders the modules so each
+comes after what it needs, and pastes their bodies one after another with the relative imports
+removed. Because every top-level name is unique across engine modules (docs/engine-api.md), removing
+``from .catalog import load_catalog`` leaves ``load_catalog`` pointing at the pasted definition.
+
+Definitions the entry function cannot reach are left out (``prune``) so a node carries only the code
+it runs. Anything that would make the result wrong — a name defined in two modules, a name that
+shadows a builtin or the driver Dify appends, an import cycle, a non-standard import — fails loudly
+with :class:`BundleError` instead of producing a script that misbehaves in Dify. The output depends
+only on the sources, so ``dskit gen --check`` can compare it byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import symtable
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENGINE_PACKAGE = "dskit"
+ENGINE_DIR = Path(__file__).resolve().parents[1]
+# Names Dify's python3 driver binds after the pasted code (graphon code_runtime), plus ``main``.
+DRIVER_NAMES = {"main", "inputs_obj", "output_obj", "output_json", "result"}
+DRIVER_IMPORTS = {"json": "import json", "b64decode": "from base64 import b64decode"}
+
+
+class BundleError(Exception):
+    """The engine sources cannot be bundled into a correct script; the message says why."""
+
+
+@dataclass(frozen=True)
+class MainParam:
+    """One parameter of the generated ``main``: a Dify input variable."""
+
+    name: str
+    annotation: str = "str"
+    default: str = '""'
+
+
+@dataclass
+class _Module:
+    """One engine module as the bundler sees it."""
+
+    name: str
+    path: Path
+    source: str
+    summary: str
+    deps: list[str] = field(default_factory=list)
+    aliases: list[tuple[str, str]] = field(default_factory=list)  # (asname, name) from relative imports
+    imports: dict[str, str] = field(default_factory=dict)  # bound name -> normalised import line
+    futures: set[str] = field(default_factory=set)
+    drop: list[tuple[int, int]] = field(default_factory=list)  # 1-based inclusive line ranges
+    stmts: list[ast.stmt] = field(default_factory=list)  # kept top-level statements
+
+
+def _docstring_summary(tree: ast.Module) -> str:
+    doc = ast.get_docstring(tree) or ""
+    return doc.strip().splitlines()[0].strip() if doc.strip() else ""
+
+
+def _is_type_checking_block(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
+
+
+def _is_dunder_all(node: ast.stmt) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def _stdlib_top(name: str) -> bool:
+    return name.partition(".")[0] in sys.stdlib_module_names
+
+
+_MODULE_CACHE: dict[tuple[str, str, str], _Module] = {}
+
+
+def read_module(name: str, package_dir: Path = ENGINE_DIR, package: str = ENGINE_PACKAGE) -> _Module:
+    """Parse one engine module (cached by path and source text; the result is never mutated)."""
+    path = package_dir / f"{name}.py"
+    if not path.is_file():
+        raise BundleError(f"{package}/{name}.py: no such engine module")
+    source = path.read_text(encoding="utf-8")
+    key = (str(path), package, source)
+    if key not in _MODULE_CACHE:
+        _MODULE_CACHE[key] = _parse_module(name, path, source, package)
+    return _MODULE_CACHE[key]
+
+
+def _parse_module(name: str, path: Path, source: str, package: str) -> _Module:
+    """Its dependencies, hoistable imports and the statements to keep."""
+    where = f"{package}/{name}.py"
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as error:
+        raise BundleError(f"{where}:{error.lineno}: {error.msg}") from error
+    module = _Module(name=name, path=path, source=source, summary=_docstring_summary(tree))
+    for index, node in enumerate(tree.body):
+        span = (node.lineno, node.end_lineno or node.lineno)
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            module.drop.append(span)
+        elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            module.futures.update(alias.name for alias in node.names)
+            module.drop.append(span)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            _read_relative_import(module, node, where)
+            module.drop.append(span)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            _read_stdlib_import(module, node, where, package)
+            module.drop.append(span)
+        elif _is_type_checking_block(node) or _is_main_guard(node) or _is_dunder_all(node):
+            module.drop.append(span)
+        else:
+            _refuse_nested_imports(node, where, package)
+            module.stmts.append(node)
+    return module
+
+
+def _read_relative_import(module: _Module, node: ast.ImportFrom, where: str) -> None:
+    if node.level != 1 or not node.module or "." in node.module:
+        raise BundleError(f"{where}:{node.lineno}: only `from .module import name` is bundleable")
+    if node.module not in module.deps:
+        module.deps.append(node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            raise BundleError(f"{where}:{node.lineno}: `import *` is not bundleable")
+        if alias.asname and alias.asname != alias.name:
+            module.aliases.append((alias.asname, alias.name))
+
+
+def _read_stdlib_import(module: _Module, node: ast.Import | ast.ImportFrom, where: str, package: str) -> None:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            _check_stdlib(alias.name, where, node.lineno, package)
+            if alias.asname:
+                module.imports[alias.asname] = f"import {alias.name} as {alias.asname}"
+            else:
+                top = alias.name.partition(".")[0]
+                module.imports[top] = f"import {alias.name}"
+        return
+    _check_stdlib(node.module or "", where, node.lineno, package)
+    for alias in node.names:
+        if alias.name == "*":
+            raise BundleError(f"{where}:{node.lineno}: `import *` is not bundleable")
+        bound = alias.asname or alias.name
+        suffix = f" as {alias.asname}" if alias.asname else ""
+        module.imports[bound] = f"from {node.module} import {alias.name}{suffix}"
+
+
+def _check_stdlib(name: str, where: str, lineno: int, package: str) -> None:
+    if name == package or name.startswith(package + "."):
+        raise BundleError(f"{where}:{lineno}: `{name}` import: engine modules import each other as "
+                          "`from .module import name`")
+    if not _stdlib_top(name):
+        raise BundleError(f"{where}:{lineno}: `{name}` is not in the standard library; "
+                          "engine modules may import the standard library only")
+
+
+def _refuse_nested_imports(node: ast.stmt, where: str, package: str) -> None:
+    """Imports inside functions stay in place, so they must be standard library and absolute."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.ImportFrom):
+            if inner.level:
+                raise BundleError(f"{where}:{inner.lineno}: relative import inside a block is not bundleable;"
+                                  " move it to the top of the module")
+            _check_stdlib(inner.module or "", where, inner.lineno, package)
+        elif isinstance(inner, ast.Import):
+            for alias in inner.names:
+                _check_stdlib(alias.name, where, inner.lineno, package)
+
+
+def module_order(entry_module: str, package_dir: Path = ENGINE_DIR,
+                 package: str = ENGINE_PACKAGE) -> list[_Module]:
+    """The entry module's closure over relative imports, dependencies first; cycles are errors."""
+    modules: dict[str, _Module] = {}
+    order: list[_Module] = []
+    visiting: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in visiting:
+            cycle = " -> ".join(visiting[visiting.index(name):] + [name])
+            raise BundleError(f"import cycle between engine modules: {cycle}")
+        if name in modules:
+            return
+        visiting.append(name)
+        module = read_module(name, package_dir, package)
+        for dep in sorted(module.deps):
+            visit(dep)
+        visiting.pop()
+        modules[name] = module
+        order.append(module)
+
+    visit(entry_module)
+    return order
+
+
+# --------------------------------------------------------------------------------------------------
+# Names: bindings, collisions, reachability
+# --------------------------------------------------------------------------------------------------
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for elt in target.elts for name in _target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def bound_names(node: ast.stmt) -> list[str]:
+    """Top-level names a statement binds (defs, classes, assignments, loop and with targets)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [name for target in node.targets for name in _target_names(target)]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return _target_names(node.target)
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return _target_names(node.target) + [n for s in node.body + node.orelse for n in bound_names(s)]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        names = [n for item in node.items if item.optional_vars for n in _target_names(item.optional_vars)]
+        return names + [n for s in node.body for n in bound_names(s)]
+    if isinstance(node, (ast.If, ast.While)):
+        return [n for s in node.body + node.orelse for n in bound_names(s)]
+    if isinstance(node, ast.Try):
+        blocks = node.body + node.orelse + node.finalbody + [s for h in node.handlers for s in h.body]
+        return [n for s in blocks for n in bound_names(s)] + [h.name for h in node.handlers if h.name]
+    return []
+
+
+def check_collisions(modules: list[_Module], package: str = ENGINE_PACKAGE) -> None:
+    """Fail when two modules bind one name differently, or a name shadows a builtin or the driver."""
+    defined: dict[str, str] = {}
+    imported: dict[str, tuple[str, str]] = {}
+    problems: list[str] = []
+    shadowable = set(dir(builtins))
+    for module in modules:
+        where = f"{package}/{module.name}.py"
+        for stmt in module.stmts:
+            for name in bound_names(stmt):
+                if name in defined and defined[name] != where:
+                    problems.append(f"`{name}` is defined in both {defined[name]} and {where}")
+                elif name in imported:
+                    problems.append(f"`{name}` is defined in {where} and imported in {imported[name][1]}")
+                defined.setdefault(name, where)
+                if name in DRIVER_NAMES or name in DRIVER_IMPORTS:
+                    problems.append(f"`{name}` in {where} clashes with the driver Dify appends to a code node")
+                if name in shadowable:
+                    problems.append(f"`{name}` in {where} shadows a Python builtin for every bundled module")
+        for asname, _name in module.aliases:
+            if asname in defined or asname in imported:
+                problems.append(f"alias `{asname}` in {where} clashes with another top-level name")
+            defined.setdefault(asname, where)
+        for name, line in module.imports.items():
+            if name in defined:
+                problems.append(f"`{name}` is imported in {where} ({line}) and defined in {defined[name]}")
+            elif name in imported and imported[name][0] != line:
+                problems.append(f"`{name}` is imported as `{imported[name][0]}` in {imported[name][1]} "
+                                f"and as `{line}` in {where}")
+            imported.setdefault(name, (line, where))
+            if name in DRIVER_NAMES or (name in DRIVER_IMPORTS and DRIVER_IMPORTS[name] != line):
+                problems.append(f"`{name}` ({line}) in {where} clashes with the driver Dify appends")
+    if problems:
+        raise BundleError("top-level name problems between bundled modules:\n"
+                          + "\n".join(f"- {p}" for p in sorted(set(problems))))
+
+
+def _ast_names(node: ast.AST | None) -> set[str]:
+    return {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)} if node is not None else set()
+
+
+def _table_globals(table: symtable.SymbolTable) -> set[str]:
+    """Module-level names a function or class body refers to (its locals and parameters excluded)."""
+    names = {sym.get_name() for sym in table.get_symbols()
+             if sym.is_referenced() and (sym.is_global() or (table.get_type() == "class" and not sym.is_local()))}
+    for child in table.get_children():
+        names |= _table_globals(child)
+    return names
+
+
+def _scope_names(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
+    """What a def/class needs from module scope: decorators, defaults, annotations, bases, and its body's globals."""
+    outer: set[str] = set()
+    for decorator in stmt.decorator_list:
+        outer |= _ast_names(decorator)
+    if isinstance(stmt, ast.ClassDef):
+        for base in stmt.bases + [k.value for k in stmt.keywords]:
+            outer |= _ast_names(base)
+    else:
+        args = stmt.args
+        for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            outer |= _ast_names(default)
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if arg is not None:
+                outer |= _ast_names(arg.annotation)
+        outer |= _ast_names(stmt.returns)
+    try:
+        module_table = symtable.symtable(ast.unparse(ast.Module(body=[stmt], type_ignores=[])), "<stmt>", "exec")
+        inner = set().union(*(_table_globals(child) for child in module_table.get_children()))
+    except (SyntaxError, ValueError, RecursionError):
+        return outer | _ast_names(stmt)
+    if isinstance(stmt, ast.ClassDef):  # annotations in a class body (dataclass fields) stay visible
+        inner |= {n for body_stmt in stmt.body if isinstance(body_stmt, ast.AnnAssign)
+                  for n in _ast_names(body_stmt.annotation)}
+    return outer | inner
+
+
+# id(stmt) -> (stmt, names); holding the statement keeps its id from being reused by another object.
+_NAMES_CACHE: dict[int, tuple[ast.stmt, set[str]]] = {}
+
+
+def _used_names(node: ast.stmt) -> set[str]:
+    """Names a top-level statement reads from module scope (local variables of functions are not)."""
+    cached = _NAMES_CACHE.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = _scope_names(node)
+    else:
+        names = _ast_names(node)
+    _NAMES_CACHE[id(node)] = (node, names)
+    return names
+
+
+def _prunable(stmt: ast.stmt) -> bool:
+    """Definitions that can be dropped when nothing uses them; other statements always stay."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return all(isinstance(t, ast.Name) for t in targets)
+    return False
+
+
+def reachable(modules: list[_Module], roots: set[str]) -> set[int]:
+    """ids of statements reachable from ``roots`` and from every statement that is not prunable."""
+    by_name: dict[str, list[ast.stmt]] = {}
+    alias_of: dict[str, str] = {}
+    for module in modules:
+        for stmt in module.stmts:
+            for name in bound_names(stmt):
+                by_name.setdefault(name, []).append(stmt)
+        alias_of.update(dict(module.aliases))
+    keep: set[int] = set()
+    todo = list(roots) + list(alias_of.values())
+    for module in modules:
+        for stmt in module.stmts:
+            if not _prunable(stmt):
+                keep.add(id(stmt))
+                todo.extend(_used_names(stmt))
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in alias_of:
+            todo.append(alias_of[name])
+        for stmt in by_name.get(name, []):
+            if id(stmt) not in keep:
+                keep.add(id(stmt))
+                todo.extend(_used_names(stmt))
+    return keep
+
+
+# --------------------------------------------------------------------------------------------------
+# Emitting
+# --------------------------------------------------------------------------------------------------
+
+def _statement_span(stmt: ast.stmt) -> tuple[int, int]:
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return first, stmt.end_lineno or stmt.lineno
+
+
+def _module_text(module: _Module, keep: set[int]) -> str:
+    """The module's source with dropped statements (and comments directly above them) removed."""
+    lines = module.source.splitlines()
+    removed = [False] * (len(lines) + 2)
+    spans = list(module.drop) + [_statement_span(s) for s in module.stmts if id(s) not in keep]
+    pruned_starts = {_statement_span(s)[0] for s in module.stmts if id(s) not in keep}
+    for start, end in spans:
+        for number in range(start, end + 1):
+            removed[number] = True
+        if start in pruned_starts:  # a pruned definition takes its leading comment block along
+            number = start - 1
+            while number >= 1 and lines[number - 1].lstrip().startswith("#") and not removed[number]:
+                removed[number] = True
+                number -= 1
+    kept = [line.rstrip() for number, line in enumerate(lines, 1) if not removed[number]]
+    text = _drop_dangling_comments("\n".join(kept))
+    text = re.sub(r"\n{4,}", "\n\n\n", text).strip("\n")
+    aliases = "\n".join(f"{asname} = {name}" for asname, name in module.aliases)
+    return (aliases + "\n\n" + text).strip("\n") if aliases else text
+
+
+def _import_block(modules: list[_Module], keep_names: set[str]) -> str:
+    futures = sorted({f for m in modules for f in m.futures})
+    lines: dict[str, None] = {}
+    for module in modules:
+        for name, line in module.imports.items():
+            if name in keep_names:
+                lines[line] = None
+    plain = sorted(line for line in lines if line.startswith("import "))
+    grouped: dict[str, list[str]] = {}
+    for line in lines:
+        if line.startswith("from "):
+            source, _, what = line[len("from "):].partition(" import ")
+            grouped.setdefault(source, []).append(what)
+    froms = [f"from {src} import {', '.join(sorted(set(names)))}" for src, names in sorted(grouped.items())]
+    out = [f"from __future__ import {', '.join(futures)}"] if futures else []
+    if out and (plain or froms):
+        out.append("")
+    return "\n".join(out + plain + froms)
+
+
+def main_function(entry_function: str, params: list[MainParam], *, pass_extra: bool = False,
+                  doc: str = "Dify calls main(**inputs) with the node's input variables.") -> str:
+    """The ``main`` Dify calls: every input has a default so a missing variable cannot crash it."""
+    signature = [f"{p.name}: {p.annotation} = {p.default}" for p in params] + ["**extra"]
+    call = [f"{p.name}={p.name}" for p in params] + (["**extra"] if pass_extra else [])
+    head = f"def main({', '.join(signature)}) -> dict:"
+    if len(head) > 100:
+        head = "def main(\n" + "".join(f"    {item},\n" for item in signature) + ") -> dict:"
+    body = f"    return {entry_function}({', '.join(call)})"
+    if len(body) > 100:
+        body = f"    return {entry_function}(\n" + "".join(f"        {item},\n" for item in call) + "    )"
+    return f'{head}\n    """{doc}"""\n{body}\n'
+
+
+def _drop_dangling_comments(text: str) -> str:
+    """Remove comment blocks left with no code under them (section rulers over pruned code)."""
+    lines = text.split("\n")
+    keep = [True] * len(lines)
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("#") and (index == 0 or not lines[index - 1].strip()):
+            end = index
+            while end + 1 < len(lines) and lines[end + 1].startswith("#"):
+                end += 1
+            after = end + 1
+            while after < len(lines) and not lines[after].strip():
+                after += 1
+            if after > end + 1 and (after == len(lines) or lines[after].startswith("#")):
+                for number in range(index, end + 1):
+                    keep[number] = False
+            index = end + 1
+        else:
+            index += 1
+    return "\n".join(line for line, kept in zip(lines, keep) if kept)
+
+
+def bundle(
+    entry: str,
+    params: list[MainParam],
+    *,
+    header: str = "",
+    pass_extra: bool = False,
+    package_dir: Path = ENGINE_DIR,
+    package: str = ENGINE_PACKAGE,
+    prune: bool = True,
+) -> str:
+    """One script: header, hoisted imports, each needed module's body, then ``main``.
+
+    ``entry`` is ``"module:function"`` (``"dskit.nodes:state_node"`` or ``"nodes:state_node"``).
+    """
+    module_name, _, function = entry.partition(":")
+    module_name = module_name.removeprefix(package + ".")
+    if not function:
+        raise BundleError(f"entry {entry!r} must be 'module:function'")
+    modules = module_order(module_name, package_dir, package)
+    check_collisions(modules, package)
+    entry_module = modules[-1]
+    if function not in {n for s in entry_module.stmts for n in bound_names(s)}:
+        raise BundleError(f"{package}/{module_name}.py has no top-level `{function}`")
+    if prune:
+        keep = reachable(modules, {function})
+        keep_names = {n for m in modules for s in m.stmts if id(s) in keep for n in _used_names(s)}
+        keep_names |= {n for m in modules for s in m.stmts if id(s) in keep for n in bound_names(s)}
+    else:
+        keep = {id(s) for m in modules for s in m.stmts}
+        keep_names = set(n for m in modules for n in m.imports)
+    keep_names |= {name for m in modules for _a, name in m.aliases}
+    sections = []
+    for module in modules:
+        body = _module_text(module, keep)
+        if not body.strip():
+            continue
+        banner = f"# ---- {package}/{module.name}.py ----"
+        if module.summary:
+            banner += f"\n# {module.summary}"
+        sections.append(f"{banner}\n\n{body}")
+    parts = [header.strip("\n")] if header.strip() else []
+    imports = _import_block(modules, keep_names)
+    if imports:
+        parts.append(imports)
+    parts.extend(sections)
+    parts.append("# ---- entry point ----\n\n" + main_function(function, params, pass_extra=pass_extra))
+    return "\n\n\n".join(part.strip("\n") for part in parts) + "\n"

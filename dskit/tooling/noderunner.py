@@ -1,0 +1,570 @@
+"""A local code-node runner that behaves like Dify's sandbox, so tests catch what Dify would reject.
+
+Dify runs a code node by appending a small driver to the pasted script (``main(**inputs)``, JSON dump
+between ``<<RESULT>>`` tags), executing it in dify-sandbox (CPython, standard library only, 3.10 on
+the releases most people run), then checking the result against the node's declared outputs. This
+module reproduces each step: the same driver text, a separate interpreter started with ``-I -S`` (no
+site-packages) in a temporary directory, an import guard, and the output checks of graphon's
+``CodeNode`` with Dify's default limits (api/configs/feature: CODE_MAX_NUMBER etc.). Messages copy
+graphon's wording so a failure here reads like the failure a user would see in Dify.
+
+``strict=True`` (the default) is stricter than Dify in three ways that matter for our nodes: ``None``
+is refused for a declared output, a declared boolean must be a real ``bool``, and NaN is refused.
+Dify lets those through and the next node (an assigner writing a string variable) breaks instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tokenize
+from base64 import b64encode
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+RESULT_TAG = "<<RESULT>>"
+SCIENTIFIC_NOTATION = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+OUTPUT_TYPES = (
+    "string",
+    "number",
+    "boolean",
+    "object",
+    "array[string]",
+    "array[number]",
+    "array[object]",
+    "array[boolean]",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Dify's code-node output limits (api/configs/feature defaults, same in graphon 0.8.0)."""
+
+    max_string_length: int = 400_000
+    max_number: int = 9_223_372_036_854_775_807
+    min_number: int = -9_223_372_036_854_775_807
+    max_precision: int = 20
+    max_depth: int = 5
+    max_number_array_length: int = 1_000
+    max_string_array_length: int = 30
+    max_object_array_length: int = 30
+
+
+DIFY_LIMITS = Limits()
+
+# Standard-library modules that exist on 3.12 but not on Python 3.10, the sandbox's interpreter on
+# the dify-sandbox releases in wide use (python:3.10-slim image). Computed once against 3.10.13.
+_NEWER_THAN_310 = frozenset({"_pydatetime", "_pylong", "_sha2", "_tokenize", "_typing", "tomllib"})
+# Standard-library modules dify-sandbox blocks (seccomp / restricted import): importing them either
+# fails or kills the run, so a pasted script must not use them.
+SANDBOX_BLOCKED = frozenset({"subprocess", "ctypes", "fcntl", "multiprocessing", "_posixsubprocess", "pty"})
+# Attributes added after 3.10 that a script would silently depend on.
+_NEWER_ATTRIBUTES = {
+    "datetime": {"UTC"},
+    "enum": {"StrEnum", "verify", "ReprEnum", "EnumCheck", "global_enum", "member", "nonmember"},
+    "typing": {"Self", "override", "LiteralString", "Never", "assert_never", "reveal_type", "Required",
+               "NotRequired", "TypeVarTuple", "Unpack", "assert_type", "dataclass_transform", "TypeAliasType",
+               "get_overloads", "clear_overloads"},
+    "itertools": {"batched"},
+    "hashlib": {"file_digest"},
+    "asyncio": {"TaskGroup", "timeout", "Runner"},
+    "contextlib": {"chdir"},
+    "operator": {"call"},
+    "math": {"cbrt", "exp2", "sumprod"},
+}
+
+
+def portable_stdlib() -> frozenset[str]:
+    """Top-level module names a pasted script may import: in the stdlib of 3.10 and of this Python."""
+    return frozenset(sys.stdlib_module_names) - _NEWER_THAN_310
+
+
+class CodeNodeError(Exception):
+    """A code node failed the way it would fail in Dify; ``message`` names the field or import."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+# --------------------------------------------------------------------------------------------------
+# Static checks (before running)
+# --------------------------------------------------------------------------------------------------
+
+def check_source(code: str) -> list[str]:
+    """Every reason Dify's sandbox would refuse ``code`` before it runs; empty when it looks fine.
+
+    Checks: Python 3.10 syntax, no relative import, imports only from the portable standard library
+    and not from modules the sandbox blocks, no 3.11+ attributes, a top-level ``main`` function.
+    """
+    try:
+        tree = ast.parse(code, feature_version=(3, 10))
+    except SyntaxError as error:
+        return [f"syntax error (Python 3.10): {error.msg} (line {error.lineno})"]
+    problems = _import_problems(tree)
+    problems += _fstring_quote_problems(code)
+    problems += _newer_attribute_problems(tree)
+    problems += _regex_problems(tree)
+    if not any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body):
+        problems.append("no top-level function `main`: Dify calls main(**inputs)")
+    return problems
+
+
+def _import_problems(tree: ast.AST) -> list[str]:
+    """Refuse relative imports and anything outside the portable, unblocked standard library."""
+    allowed = portable_stdlib()
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                problems.append(f"line {node.lineno}: relative import `from {'.' * node.level}{node.module or ''}`"
+                                " (a code node is one self-contained file)")
+                continue
+            names = [node.module or ""]
+        for name in names:
+            top = name.partition(".")[0]
+            if top in SANDBOX_BLOCKED:
+                problems.append(f"line {node.lineno}: import of '{top}' is blocked by Dify's sandbox")
+            elif top not in allowed:
+                problems.append(f"line {node.lineno}: import of '{top}' is not allowed: "
+                                "code nodes may import the Python 3.10 standard library only")
+    return problems
+
+
+def _fstring_quote_problems(code: str) -> list[str]:
+    """Python 3.12 lets an f-string reuse its own quote inside ``{}``; 3.10 does not parse that."""
+    if not hasattr(tokenize, "FSTRING_START"):
+        return []
+    problems: list[str] = []
+    stack: list[str] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    for tok in tokens:
+        if tok.type in (tokenize.STRING, tokenize.FSTRING_START):
+            quote = _quote_of(tok.string)
+            if stack and any(quote[0] == outer[0] for outer in stack):
+                problems.append(f"line {tok.start[0]}: f-string reuses its quote character inside {{}}"
+                                " (needs Python 3.12; the sandbox may run 3.10)")
+            if tok.type == tokenize.FSTRING_START:
+                stack.append(quote)
+        elif tok.type == tokenize.FSTRING_END and stack:
+            stack.pop()
+    return problems
+
+
+def _quote_of(token_text: str) -> str:
+    """The opening quote of a string token, prefix letters stripped."""
+    body = token_text.lstrip("rRbBuUfF")
+    return body[:3] if body[:3] in ('"""', "'''") else body[:1]
+
+
+def _newer_attribute_problems(tree: ast.AST) -> list[str]:
+    """Flag ``from typing import Self`` / ``datetime.UTC``-style uses of post-3.10 names."""
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in _NEWER_ATTRIBUTES:
+            for alias in node.names:
+                if alias.name in _NEWER_ATTRIBUTES[node.module]:
+                    problems.append(f"line {node.lineno}: {node.module}.{alias.name} is newer than Python 3.10")
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and node.attr in _NEWER_ATTRIBUTES.get(node.value.id, ())):
+            problems.append(f"line {node.lineno}: {node.value.id}.{node.attr} is newer than Python 3.10")
+    return problems
+
+
+_RE_FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
+
+
+def _folded_string(node: ast.AST | None, names: dict[str, ast.AST], depth: int = 0) -> str | None:
+    """A string expression made of literals and module-level string constants, else None."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return _folded_string(names[node.id], names, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left = _folded_string(node.left, names, depth + 1)
+        right = _folded_string(node.right, names, depth + 1)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def regex_310_problem(pattern: str) -> str:
+    """Regex syntax Python 3.11 added (possessive quantifiers, atomic groups): 3.10 raises re.error."""
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1: index + 2] == "]" or pattern[index + 1: index + 3] == "^]":
+                index += 2 if pattern[index + 1] == "]" else 3
+                continue
+        elif pattern.startswith("(?>", index):
+            return "atomic group (?>...)"
+        elif char in "*+?" and pattern[index + 1: index + 2] == "+" and index > 0 and pattern[index - 1] not in "(|":
+            return f"possessive quantifier {char}+"
+        elif char == "}" and pattern[index + 1: index + 2] == "+" and re.search(r"\{\d*,?\d*$", pattern[:index]):
+            return "possessive quantifier }+"
+        index += 1
+    return ""
+
+
+def _regex_problems(tree: ast.AST) -> list[str]:
+    """Regex literals passed to ``re`` functions that Python 3.10's re module cannot compile."""
+    problems: list[str] = []
+    names = {stmt.targets[0].id: stmt.value for stmt in getattr(tree, "body", [])
+             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                and node.func.attr in _RE_FUNCTIONS):
+            continue
+        argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pattern"), None)
+        pattern = _folded_string(argument, names)
+        problem = regex_310_problem(pattern) if pattern is not None else ""
+        if problem:
+            problems.append(f"line {node.lineno}: regex uses a {problem} (Python 3.11+; the sandbox may run 3.10)")
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------------
+
+# Started as ``python -I -S -c BOOTSTRAP``: reads {"program", "allowed"} on stdin, installs an import
+# guard, then execs the program at module level, as dify-sandbox's prescript does.
+_BOOTSTRAP = r'''
+import sys, json
+_dskit_boot = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+class _DskitImportGuard:
+    allowed = frozenset(_dskit_boot["allowed"]) | frozenset(sys.stdlib_module_names)
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top not in cls.allowed:
+            raise ImportError("import of '%s' is not allowed: code nodes may import the standard library only" % top)
+        return None
+sys.meta_path.insert(0, _DskitImportGuard)
+exec(compile(_dskit_boot["program"], "<code-node>", "exec"))
+'''
+
+
+def dify_program(code: str, inputs: Mapping[str, Any]) -> str:
+    """The script Dify actually runs: the pasted code plus its python3 driver (graphon's text)."""
+    payload = b64encode(json.dumps(dict(inputs), ensure_ascii=False).encode("utf-8")).decode("utf-8")
+    return "\n".join([
+        code.rstrip(),
+        "",
+        "import json",
+        "from base64 import b64decode",
+        "",
+        f"inputs_obj = json.loads(b64decode('{payload}').decode('utf-8'))",
+        "output_obj = main(**inputs_obj)",
+        "output_json = json.dumps(output_obj, indent=4)",
+        f"result = f'''{RESULT_TAG}{{output_json}}{RESULT_TAG}'''",
+        "print(result)",
+        "",
+    ])
+
+
+def run_code_node(
+    code: str,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, str] | None = None,
+    *,
+    timeout: float = 15.0,
+    python: str | None = None,
+    strict: bool = True,
+    limits: Limits = DIFY_LIMITS,
+) -> dict[str, Any]:
+    """Run ``main(**inputs)`` of a pasted code node the way Dify does and return its checked outputs.
+
+    ``outputs`` maps each declared output to its Dify type; ``None`` skips the output checks (graphon
+    does them itself when it calls :class:`LocalCodeExecutor`). ``python`` picks another interpreter,
+    e.g. a 3.10 one to match the sandbox. Raises :class:`CodeNodeError` on any refusal or failure.
+    """
+    problems = check_source(code)
+    if problems:
+        raise CodeNodeError(problems[0], "\n".join(problems))
+    try:
+        json.dumps(dict(inputs), ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as error:  # UnicodeEncodeError: Dify's orjson refuses lone surrogates too
+        raise CodeNodeError(f"inputs are not JSON-serialisable: {error}") from error
+    stdout = _run_process(dify_program(code, inputs), python or sys.executable, timeout)
+    result = parse_result(stdout)
+    if outputs is None:
+        return result
+    return check_outputs(result, outputs, strict=strict, limits=limits)
+
+
+def _run_process(program: str, python: str, timeout: float) -> str:
+    """Run the program in a fresh isolated interpreter in a temporary directory; return stdout."""
+    request = json.dumps({"program": program, "allowed": sorted(portable_stdlib())}).encode("utf-8")
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONIOENCODING": "utf-8", "LANG": "C.UTF-8"}
+    with tempfile.TemporaryDirectory(prefix="dskit-node-") as cwd:
+        try:
+            done = subprocess.run(
+                [python, "-I", "-S", "-c", _BOOTSTRAP],
+                input=request, capture_output=True, cwd=cwd, env=env, timeout=timeout, check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise CodeNodeError(f"code node timed out after {timeout:g} s") from error
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode != 0:
+        last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
+        raise CodeNodeError(f"error: {last or f'exit status {done.returncode}'}", stderr)
+    return done.stdout.decode("utf-8", "replace")
+
+
+def parse_result(stdout: str) -> dict[str, Any]:
+    """Extract the tagged JSON result as Dify does, including its scientific-notation conversion."""
+    match = re.search(rf"{RESULT_TAG}(.*){RESULT_TAG}", stdout, re.DOTALL)
+    if not match:
+        raise CodeNodeError(f"Failed to parse result: no result tag found in response. Response: {stdout[:200]}...")
+    try:
+        result = json.loads(match.group(1))
+    except json.JSONDecodeError as error:
+        raise CodeNodeError(f"Failed to parse JSON response: {error}.") from error
+    if not isinstance(result, dict):
+        raise CodeNodeError(f"Result must be a dict, got {type(result).__name__}")
+    return _convert_scientific(result)
+
+
+def _convert_scientific(value: Any) -> Any:
+    """Dify turns any string that looks like ``1e+5`` into a float before checking types."""
+    if isinstance(value, str) and SCIENTIFIC_NOTATION.match(value):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict):
+        return {key: _convert_scientific(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_convert_scientific(inner) for inner in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------------
+# Output checks (graphon CodeNode._transform_result, Dify's messages)
+# --------------------------------------------------------------------------------------------------
+
+def check_outputs(
+    result: Mapping[str, Any],
+    outputs: Mapping[str, str],
+    *,
+    strict: bool = True,
+    limits: Limits = DIFY_LIMITS,
+) -> dict[str, Any]:
+    """Check a result against declared outputs; return it normalised as Dify would store it."""
+    checker = _Checker(limits, strict)
+    for name, kind in outputs.items():
+        if kind not in OUTPUT_TYPES:
+            raise CodeNodeError(f"Output type {kind} is not supported.")
+    checked: dict[str, Any] = {}
+    for name, kind in outputs.items():
+        if name not in result:
+            raise CodeNodeError(f"Output {name} is missing.")
+        checked[name] = checker.typed(result[name], kind, name, depth=1)
+    extra = sorted(set(result) - set(outputs))
+    if extra:
+        raise CodeNodeError(f"Not all output parameters are validated. Undeclared output `{extra[0]}`.")
+    return checked
+
+
+class _Checker:
+    """One validation pass; holds the limits and strictness."""
+
+    def __init__(self, limits: Limits, strict: bool) -> None:
+        self.limits = limits
+        self.strict = strict
+
+    def typed(self, value: Any, kind: str, path: str, depth: int) -> Any:
+        if value is None:
+            if self.strict:
+                raise CodeNodeError(f"Output {path} is None; a declared {kind} output needs a value.")
+            return None
+        if kind == "string":
+            if not isinstance(value, str):
+                raise CodeNodeError(f"Output {path} must be a string, got {type(value).__name__} instead.")
+            return self.string(value, path)
+        if kind == "number":
+            if not isinstance(value, (int, float)):
+                raise CodeNodeError(f"Output {path} is not a number, got {type(value)} instead.")
+            return int(value) if isinstance(value, bool) else self.number(value, path)
+        if kind == "boolean":
+            if self.strict and not isinstance(value, bool):
+                raise CodeNodeError(f"Output {path} must be a boolean, got {type(value).__name__} instead.")
+            return value
+        if kind == "object":
+            if not isinstance(value, dict):
+                raise CodeNodeError(f"Output {path} is not an object, got {type(value)} instead.")
+            return self.untyped_object(value, path, depth + 1)
+        return self.array(value, kind[len("array["):-1], path, depth)
+
+    def string(self, value: str, path: str) -> str:
+        if len(value) > self.limits.max_string_length:
+            raise CodeNodeError(f"The length of output variable `{path}` must be"
+                                f" less than {self.limits.max_string_length} characters")
+        return value.replace("\x00", "")
+
+    def number(self, value: int | float, path: str) -> int | float:
+        if isinstance(value, float) and math.isnan(value) and self.strict:
+            raise CodeNodeError(f"Output variable `{path}` is NaN.")
+        if value > self.limits.max_number or value < self.limits.min_number:
+            raise CodeNodeError(f"Output variable `{path}` is out of range, it must be between "
+                                f"{self.limits.min_number} and {self.limits.max_number}.")
+        if isinstance(value, float) and math.isfinite(value):
+            exponent = Decimal(str(value)).normalize().as_tuple().exponent
+            precision = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+            if precision > self.limits.max_precision:
+                raise CodeNodeError(f"Output variable `{path}` has too high precision,"
+                                    f" it must be less than {self.limits.max_precision} digits.")
+        return value
+
+    def array(self, value: Any, item: str, path: str, depth: int) -> list[Any]:
+        if not isinstance(value, list):
+            raise CodeNodeError(f"Output {path} is not an array, got {type(value)} instead.")
+        cap = {"string": self.limits.max_string_array_length, "number": self.limits.max_number_array_length,
+               "object": self.limits.max_object_array_length}.get(item)
+        if cap is not None and len(value) > cap:
+            raise CodeNodeError(f"The length of output variable `{path}` must be less than {cap} elements.")
+        out: list[Any] = []
+        for index, inner in enumerate(value):
+            inner_path = f"{path}[{index}]"
+            if item == "number" and (inner is None or not isinstance(inner, (int, float))):
+                raise CodeNodeError(f"The element at index {index} of output variable `{path}` must be a number.")
+            if inner is None:
+                out.append(None)
+                continue
+            if item == "string" and not isinstance(inner, str):
+                raise CodeNodeError(f"Output {inner_path} must be a string, got {type(inner).__name__} instead.")
+            if item == "boolean" and not isinstance(inner, bool):
+                raise CodeNodeError(f"Output {inner_path} is not a boolean, got {type(inner)} instead.")
+            if item == "object" and not isinstance(inner, dict):
+                raise CodeNodeError(f"Output {inner_path} is not an object, got {type(inner)} instead "
+                                    f"at index {index}.")
+            out.append(self.typed(inner, item, inner_path, depth) if item != "object"
+                       else self.untyped_object(inner, inner_path, depth + 1))
+        return out
+
+    def untyped_object(self, value: dict[str, Any], path: str, depth: int) -> dict[str, Any]:
+        """An object output without a schema: every value checked by its own type, depth-limited."""
+        if depth > self.limits.max_depth:
+            raise CodeNodeError(f"Depth limit {self.limits.max_depth} reached, object too deep.")
+        for key, inner in value.items():
+            self.untyped(inner, f"{path}.{key}", depth)
+        return value
+
+    def untyped(self, value: Any, path: str, depth: int) -> None:
+        if value is None or isinstance(value, bool):
+            return
+        if isinstance(value, dict):
+            self.untyped_object(value, path, depth + 1)
+        elif isinstance(value, (int, float)):
+            self.number(value, path)
+        elif isinstance(value, str):
+            self.string(value, path)
+        elif isinstance(value, list):
+            self.untyped_list(value, path, depth)
+        else:
+            raise CodeNodeError(f"Output {path} is not a valid type.")
+
+    def untyped_list(self, value: list[Any], path: str, depth: int) -> None:
+        first = next((inner for inner in value if inner is not None), None)
+        if first is None:
+            return
+        for kind in ((int, float), (str,), (dict,), (list,)):
+            if isinstance(first, kind) and all(inner is None or isinstance(inner, kind) for inner in value):
+                for index, inner in enumerate(value):
+                    if inner is not None:
+                        self.untyped(inner, f"{path}[{index}]", depth + (1 if kind in ((dict,), (list,)) else 0))
+                return
+        raise CodeNodeError(f"Output {path} is not a valid array. make sure all elements are of the same type.")
+
+
+# --------------------------------------------------------------------------------------------------
+# graphon adapter
+# --------------------------------------------------------------------------------------------------
+
+class LocalCodeExecutor:
+    """graphon ``CodeExecutorProtocol`` backed by :func:`run_code_node`, replacing the HTTP sandbox.
+
+    Use: ``monkeypatch.setattr(graphon.dsl.node_factory, "SandboxCodeExecutor", LocalCodeExecutor)``.
+    graphon's CodeNode validates outputs itself, so ``execute`` only runs and parses, like the sandbox.
+    It counts calls (``calls``) so tests can assert how often code ran.
+    """
+
+    def __init__(self, settings: object | None = None, *, timeout: float = 15.0, python: str | None = None) -> None:
+        self.settings = settings
+        self.timeout = timeout
+        self.python = python
+        self.calls = 0
+
+    def execute(self, *, language: object, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Run python3 code; anything else is refused as the sandbox would."""
+        name = str(getattr(language, "value", language))
+        if name != "python3":
+            raise CodeNodeError(f"Unsupported language {name}")
+        self.calls += 1
+        plain = json.loads(json.dumps(dict(inputs), default=_segment_default))
+        return run_code_node(code, plain, None, timeout=self.timeout, python=self.python)
+
+    def is_execution_error(self, error: Exception) -> bool:
+        return isinstance(error, CodeNodeError)
+
+
+def _segment_default(value: Any) -> Any:
+    """Serialise graphon segments/files the way graphon's ``dumps_with_segments`` does, roughly."""
+    for attribute in ("to_object", "model_dump", "to_dict"):
+        method = getattr(value, attribute, None)
+        if callable(method):
+            return method()
+    return str(value)
+
+
+def sandbox_python() -> str | None:
+    """A working Python 3.10 interpreter on this machine (the sandbox's version), or ``None``.
+
+    Looks at ``DSKIT_SANDBOX_PYTHON``, pyenv's versions, then ``python3.10`` on PATH; each candidate
+    is asked for its version, because a pyenv shim exists even when it cannot run.
+    """
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [os.environ.get("DSKIT_SANDBOX_PYTHON", "")]
+    candidates += [str(path) for path in sorted(pyenv_root.glob("versions/3.10*/bin/python3.10"))]
+    candidates.append(shutil.which("python3.10") or "")
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK) and _is_python310(candidate):
+            return candidate
+    return None
+
+
+def _is_python310(python: str) -> bool:
+    try:
+        done = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.version_info[:2])"],
+                              capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == b"(3, 10)"

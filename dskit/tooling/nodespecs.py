@@ -1,0 +1,374 @@
+"""What each generated code node is: entry function, inputs and where to bind them, typed outputs,
+and the variable-assigner write-backs that make its state survive to the next turn.
+
+One table drives everything a user sees about a node: the header of code_nodes/<name>.py, the
+READMEs, the runner checks in the tests and (later) the DSL generator, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Bind:
+    """Where an input variable comes from: a conversation/env/sys variable or an upstream node's output."""
+
+    scope: str  # "conversation" | "env" | "sys" | "node"
+    name: str  # variable name, or for "node" the upstream node's role in English
+    output: str = ""  # for "node": which output of that node
+    name_zh: str = ""  # for "node": the role in Chinese
+
+    def text(self, lang: str = "en") -> str:
+        """``{{#conversation.history#}}`` or ``<understanding LLM>.text``."""
+        if self.scope == "node":
+            role = self.name_zh if lang == "zh" and self.name_zh else self.name
+            return f"<{role}>.{self.output}"
+        return "{{#" + f"{self.scope}.{self.name}" + "#}}"
+
+
+@dataclass(frozen=True)
+class NodeInput:
+    """One input variable of the code node (the ``main`` parameter of the same name)."""
+
+    name: str
+    bind: Bind
+    en: str
+    zh: str
+    type: str = "string"
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class NodeOutput:
+    """One declared output: its Dify type and what it holds."""
+
+    name: str
+    type: str
+    en: str
+    zh: str
+
+
+@dataclass(frozen=True)
+class NodeSetting:
+    """A knob with a default in ``main``'s signature: edit the default, or bind a variable of that name."""
+
+    name: str
+    default: str  # a Python literal, pasted into main's signature
+    en: str
+    zh: str
+    annotation: str = "str"
+
+
+@dataclass(frozen=True)
+class WriteBack:
+    """A variable-assigner item: ``conversation.<variable>`` over-written with this node's ``output``."""
+
+    variable: str
+    output: str
+    operation: str = "over-write"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One code node: generated into code_nodes/<name>.py from ``entry``."""
+
+    name: str
+    title_en: str
+    title_zh: str
+    entry: str  # "dskit.nodes:state_node"
+    summary_en: str
+    summary_zh: str
+    inputs: tuple[NodeInput, ...]
+    outputs: tuple[NodeOutput, ...]
+    writes: tuple[WriteBack, ...] = ()
+    settings: tuple[NodeSetting, ...] = ()
+    pass_extra: bool = False  # extra input variables reach the entry function as keyword arguments
+    extra_en: str = ""
+    extra_zh: str = ""
+    notes_en: tuple[str, ...] = field(default_factory=tuple)
+    notes_zh: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.py"
+
+    @property
+    def entry_function(self) -> str:
+        return self.entry.partition(":")[2]
+
+    def output_types(self) -> dict[str, str]:
+        """{output: Dify type}, in declaration order: what ``run_code_node`` checks."""
+        return {o.name: o.type for o in self.outputs}
+
+    def conversation_variables(self) -> list[str]:
+        """Conversation variables the node reads or writes (all string-typed, default '')."""
+        names = [i.bind.name for i in self.inputs if i.bind.scope == "conversation"]
+        names += [w.variable for w in self.writes]
+        return list(dict.fromkeys(names))
+
+    def env_variables(self) -> list[str]:
+        return list(dict.fromkeys(i.bind.name for i in self.inputs if i.bind.scope == "env"))
+
+
+def _s(name: str, en: str, zh: str) -> NodeOutput:
+    return NodeOutput(name, "string", en, zh)
+
+
+STATE_STR = Bind("conversation", "sys_context_str")
+CATALOG = Bind("env", "TASK_CATALOG")
+QUERY = Bind("sys", "query")
+
+STATE = NodeSpec(
+    name="state",
+    title_en="State machine",
+    title_zh="状态机",
+    entry="dskit.nodes:state_node",
+    summary_en="Applies the understanding LLM's commands to the task stack and decides the next action "
+               "(ask a slot, confirm, execute, FAQ, chitchat, handoff, fallback).",
+    summary_zh="把理解 LLM 输出的指令应用到任务栈上，并决定下一步动作（追问词槽、确认、执行、FAQ、闲聊、转人工、兜底）。",
+    inputs=(
+        NodeInput("understanding", Bind("node", "understanding LLM", "text", "理解 LLM"),
+                  "raw text of the understanding LLM (JSON with rewritten_query and commands; prose and "
+                  "code fences are tolerated)",
+                  "理解 LLM 的原始输出（含 rewritten_query 与 commands 的 JSON；容忍多余文字和代码块）"),
+        NodeInput("sys_context_str", STATE_STR, "the dialogue state (JSON text; '' on the first turn)",
+                  "对话状态（JSON 文本；首轮为空）"),
+        NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
+    ),
+    outputs=(
+        _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),
+        _s("next_action", "ask_slot | confirm | execute | faq | chitchat | handoff | fallback: branch on it",
+           "ask_slot | confirm | execute | faq | chitchat | handoff | fallback：按它分支"),
+        _s("question", "ready text to say: the slot question, the confirmation, or the open task's pending "
+           "question after a FAQ/chitchat answer", "可直接回复的话术：追问、确认，或 FAQ/闲聊之后待继续的问题"),
+        _s("current_task", "name of the task in focus ('' if none)", "当前任务名（无则为空）"),
+        _s("current_task_label", "its display label", "当前任务的显示名"),
+        _s("current_task_stage", "COLLECTING | CONFIRMING ('' if none)", "COLLECTING | CONFIRMING（无则为空）"),
+        _s("current_task_slots", "JSON object of the current task's slots, null when still empty",
+           "当前任务词槽的 JSON 对象，未填为 null"),
+        _s("slot", "the slot being asked ('' if none)", "正在追问的词槽（无则为空）"),
+        _s("missing_slots", "JSON array of required slots still missing", "仍缺的必填词槽（JSON 数组）"),
+        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots} for the API; "
+           "else ''", "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots}；否则为空"),
+        _s("execute_task", "name of the task to execute ('' otherwise): branch to its API on it",
+           "要执行的任务名（否则为空）：按它分支到对应接口"),
+        _s("faq_question", "when next_action is faq: the question for the knowledge base",
+           "next_action 为 faq 时：用于检索知识库的问题"),
+        _s("handoff_reason", "when next_action is handoff: why (user_request, max_attempts, not_understood, ...)",
+           "next_action 为 handoff 时：原因（user_request、max_attempts、not_understood 等）"),
+        _s("rewritten_query", "the self-contained rewritten question", "改写后的完整问题"),
+        _s("notices", "short engine notices (cancelled, resumed, ...), one per line",
+           "引擎提示（已取消、继续某任务等），每行一条"),
+        _s("resumed_task", "name of a suspended task brought back to the top this turn ('' if none)",
+           "本轮恢复到栈顶的挂起任务名（无则为空）"),
+        NodeOutput("stack_depth", "number", "open tasks on the stack", "任务栈中未完成任务数"),
+        _s("decision", "the whole decision as JSON (for logs and advanced templates)",
+           "完整决策 JSON（用于日志和高级模板）"),
+        _s("error", "'' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)",
+           "正常为空；否则为兜底原因（如任务目录有误：状态保持不变）"),
+    ),
+    writes=(WriteBack("sys_context_str", "sys_context_str"),),
+    notes_en=("`current_task` and `current_task_slots` can also be written to conversation variables of "
+              "the same names if your prompts reference them (seed 003 does).",),
+    notes_zh=("如果提示词里引用了 `current_task`、`current_task_slots`（如种子 003），也可以把它们写回同名会话变量。",),
+)
+
+CLASSIC_ADAPTER = NodeSpec(
+    name="classic_adapter",
+    title_en="Classic adapter (classifier + extractor)",
+    title_zh="经典布局适配器（问题分类器 + 参数提取器）",
+    entry="dskit.nodes:classic_adapter_node",
+    summary_en="For Chatflows built like seed 003 (question classifier, then parameter extractor): turns "
+               "the class and the extracted parameters into the understanding the state node reads.",
+    summary_zh="适用于种子 003 式的 Chatflow（问题分类器 → 参数提取器）：把分类结果和提取的参数转换成状态机节点读取的理解结果。",
+    inputs=(
+        NodeInput("class_name", Bind("node", "question classifier", "class_name", "问题分类器"),
+                  "the class name: a task name or label, 单轮任务/多轮任务 (task then read from a `task` "
+                  "parameter), or FAQ / 转人工 / 闲聊 / 确认 / 取消",
+                  "分类名：任务名或任务显示名；单轮任务/多轮任务（任务名取自参数 `task`）；或 FAQ / 转人工 / 闲聊 / 确认 / 取消"),
+        NodeInput("query", QUERY, "the user's message (or the rewritten one)", "用户问题（或改写后的问题）"),
+        NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
+        NodeInput("sys_context_str", STATE_STR, "the dialogue state, to know the current task",
+                  "对话状态，用于判断当前任务"),
+        NodeInput("params_json", Bind("node", "template / aggregator", "output", "模板转换/变量聚合"),
+                  "optional: the extracted parameters as one JSON object", "可选：以一个 JSON 对象给出的提取参数",
+                  optional=True),
+    ),
+    outputs=(
+        _s("understanding", "the understanding JSON: wire it to the state node's `understanding`",
+           "理解结果 JSON：接到状态机节点的 `understanding`"),
+        _s("rewritten_query", "the query passed through", "透传的问题"),
+        _s("error", "'' when fine; else why the commands are cannot_handle", "正常为空；否则说明原因"),
+    ),
+    pass_extra=True,
+    extra_en="Add one more input variable per parameter-extractor parameter, named exactly like the slot "
+             "(e.g. `city` <- <parameter extractor>.city). Empty values are skipped.",
+    extra_zh="每个参数提取器的参数各加一个输入变量，变量名与词槽名完全相同（如 `city` <- <参数提取器>.city）。空值会被跳过。",
+)
+
+RESULT = NodeSpec(
+    name="result",
+    title_en="Task result",
+    title_zh="任务结果回写",
+    entry="dskit.nodes:result_node",
+    summary_en="After the execute branch called the task's API: records success or failure in the state; "
+               "a failed task goes back on the stack, awaiting a retry.",
+    summary_zh="执行分支调用接口之后：把成功或失败写回状态；失败的任务回到任务栈，等待重试。",
+    inputs=(
+        NodeInput("sys_context_str", STATE_STR, "the dialogue state (already written back by the state node)",
+                  "对话状态（状态机节点已写回的）"),
+        NodeInput("execute_payload", Bind("node", "state node", "execute_payload", "状态机节点"),
+                  "the state node's execute_payload", "状态机节点的 execute_payload"),
+        NodeInput("ok", Bind("node", "API call", "status_code", "接口调用"),
+                  "outcome: true/false, 1/0, success/成功, or an HTTP status (2xx = success)",
+                  "结果：true/false、1/0、success/成功，或 HTTP 状态码（2xx 为成功）"),
+        NodeInput("detail", Bind("node", "API call", "body", "接口调用"), "optional detail (first 300 chars kept)",
+                  "可选详情（保留前 300 字）", optional=True),
+    ),
+    outputs=(
+        _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),
+        NodeOutput("ok", "boolean", "whether the task succeeded", "任务是否成功"),
+        _s("error", "'' when fine; else why nothing was recorded", "正常为空；否则说明未记录的原因"),
+    ),
+    writes=(WriteBack("sys_context_str", "sys_context_str"),),
+)
+
+HISTORY = NodeSpec(
+    name="history",
+    title_en="History (window + summary)",
+    title_zh="对话历史（窗口 + 摘要）",
+    entry="dskit.nodes:history_node",
+    summary_en="Appends this turn to the history, keeps the last turns under a turn and byte cap (noise "
+               "leaves first), and merges the turns that leave into the rolling summary instead of "
+               "dropping them. Put it after the answer, at the end of the turn.",
+    summary_zh="把本轮对话追加到历史，按轮数和字节上限保留最近几轮（噪声优先移出），移出的轮次合并进滚动摘要而不是直接丢弃。"
+               "放在回答之后、本轮末尾。",
+    inputs=(
+        NodeInput("old_history", Bind("conversation", "history"), "the history so far ('' at first)",
+                  "已有历史（首轮为空）"),
+        NodeInput("summary", Bind("conversation", "summary"), "the rolling summary so far", "已有摘要"),
+        NodeInput("user_query", QUERY, "the user's message of this turn", "本轮用户输入"),
+        NodeInput("answer", Bind("node", "answer LLM", "text", "回答 LLM"),
+                  "this turn's reply (see extra inputs for several answer branches)",
+                  "本轮回复（多个回答分支见“额外输入”）"),
+        NodeInput("decision", Bind("node", "state node", "decision", "状态机节点"),
+                  "the state node's decision: turns that set or confirmed something are kept longest",
+                  "状态机节点的 decision：设置或确认了信息的轮次保留最久", optional=True),
+    ),
+    settings=(
+        NodeSetting("max_turns", "10", "turns kept in the window", "窗口保留的轮数", "int"),
+        NodeSetting("max_bytes", "150000", "byte cap of the history variable (Dify caps a variable at "
+                    "200 KiB; use 4800 on early releases capped at 5,120 bytes)",
+                    "历史变量的字节上限（Dify 单个变量上限 200 KiB；早期版本上限 5,120 字节时用 4800）", "int"),
+        NodeSetting("summary_max_tokens", "400", "token budget of the summary", "摘要的 token 预算", "int"),
+        NodeSetting("llm_summary", "False", "True: also ask an LLM to summarise (summary_due, summary_prompt)",
+                    "True：另外请 LLM 生成摘要（见 summary_due、summary_prompt）", "bool"),
+        NodeSetting("lang", '"zh"', "language of the summary texts: zh or en", "摘要文字的语言：zh 或 en"),
+    ),
+    outputs=(
+        _s("history", "the new history: write it back", "新历史：写回会话变量"),
+        _s("model_history", "the history as a model should read it (noise out, corrections marked)",
+           "给模型读的历史（去掉噪声，标注被更正的内容）"),
+        _s("summary", "the new summary (overflow merged in without an LLM): write it back",
+           "新摘要（不用 LLM 合并了移出的轮次）：写回会话变量"),
+        _s("overflow", "the turns that left the window this turn ('' if none)", "本轮移出窗口的轮次（无则为空）"),
+        NodeOutput("overflow_turns", "number", "how many turns left the window", "移出窗口的轮数"),
+        NodeOutput("turns", "number", "turns in the window", "窗口中的轮数"),
+        _s("tag", "this turn's tag: essential | optional | noise", "本轮标签：essential | optional | noise"),
+        NodeOutput("summary_due", "boolean", "llm_summary is on and turns overflowed: run the summary LLM",
+                   "开启 llm_summary 且有轮次移出：需要运行摘要 LLM"),
+        _s("summary_system", "system prompt for the summary LLM", "摘要 LLM 的系统提示词"),
+        _s("summary_prompt", "user prompt for the summary LLM", "摘要 LLM 的用户提示词"),
+        NodeOutput("truncated", "number", "1 when a single over-long turn had to be cut", "单轮过长被截断时为 1"),
+    ),
+    writes=(WriteBack("history", "history"), WriteBack("summary", "summary")),
+    pass_extra=True,
+    extra_en="Several answer branches? Add one input per branch (any names, e.g. `answer_faq`): the first "
+             "non-empty one is used when `answer` is empty.",
+    extra_zh="有多个回答分支？每个分支加一个输入变量（名字随意，如 `answer_faq`）：`answer` 为空时取第一个非空的。",
+    notes_en=("Optional LLM summary: set `llm_summary = True`, add an IF/ELSE on `summary_due`, an LLM node "
+              "with `summary_system` / `summary_prompt`, then `summary.py`; its assigner writes "
+              "`conversation.summary` after this node's.",),
+    notes_zh=("可选的 LLM 摘要：设 `llm_summary = True`，用条件分支判断 `summary_due`，接一个以 `summary_system` / "
+              "`summary_prompt` 为提示词的 LLM 节点，再接 `summary.py`；它的变量赋值在本节点之后写 `conversation.summary`。",),
+)
+
+SUMMARY = NodeSpec(
+    name="summary",
+    title_en="Summary check (optional LLM summary)",
+    title_zh="摘要校验（可选的 LLM 摘要）",
+    entry="dskit.nodes:summary_node",
+    summary_en="Checks the summary LLM's answer: a refusal, an empty or a far-too-long answer falls back to "
+               "the history node's summary, and values the LLM dropped are added back.",
+    summary_zh="校验摘要 LLM 的输出：拒答、空或过长时退回历史节点的摘要；LLM 漏掉的数值会被补回。",
+    inputs=(
+        NodeInput("llm_text", Bind("node", "summary LLM", "text", "摘要 LLM"), "the summary LLM's answer",
+                  "摘要 LLM 的输出"),
+        NodeInput("summary", Bind("node", "history node", "summary", "历史节点"),
+                  "the history node's summary (the fallback)", "历史节点输出的摘要（兜底）"),
+        NodeInput("overflow", Bind("node", "history node", "overflow", "历史节点"),
+                  "the history node's overflow", "历史节点输出的 overflow"),
+    ),
+    settings=(
+        NodeSetting("summary_max_tokens", "400", "token budget of the summary (as in the history node)",
+                    "摘要的 token 预算（与历史节点一致）", "int"),
+        NodeSetting("lang", '"zh"', "zh or en", "zh 或 en"),
+    ),
+    outputs=(
+        _s("summary", "the checked summary: write it back", "校验后的摘要：写回会话变量"),
+        _s("source", "llm | extractive", "llm | extractive（抽取式兜底）"),
+        NodeOutput("added_facts", "number", "fact lines added back because the LLM dropped their values",
+                   "因 LLM 遗漏数值而补回的事实行数"),
+    ),
+    writes=(WriteBack("summary", "summary"),),
+)
+
+CONTEXT = NodeSpec(
+    name="context",
+    title_en="Context for the understanding LLM",
+    title_zh="理解 LLM 的上下文",
+    entry="dskit.nodes:context_node",
+    summary_en="Builds the understanding LLM's prompt: the catalog in compact form, the state (never cut), "
+               "memory, the summary and the recent turns without noise, within a token budget, then the "
+               "user's latest message. Put it at the start of the turn, before the understanding LLM.",
+    summary_zh="生成理解 LLM 的提示词：精简的任务目录、当前状态（永不截断）、记忆、摘要和去噪后的最近对话，控制在 token 预算内，"
+               "最后是用户最新输入。放在本轮开头、理解 LLM 之前。",
+    inputs=(
+        NodeInput("query", QUERY, "the user's message of this turn", "本轮用户输入"),
+        NodeInput("sys_context_str", STATE_STR, "the dialogue state", "对话状态"),
+        NodeInput("history", Bind("conversation", "history"), "the history (written by history.py)",
+                  "对话历史（由 history.py 写入）"),
+        NodeInput("summary", Bind("conversation", "summary"), "the rolling summary", "滚动摘要"),
+        NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
+        NodeInput("memory", Bind("node", "memory lookup", "text", "记忆检索"),
+                  "long-term memory lines, if you have any", "长期记忆（如有）", optional=True),
+    ),
+    settings=(
+        NodeSetting("total_budget", "3000", "token budget of the whole context", "整个上下文的 token 预算", "int"),
+        NodeSetting("history_budget", "360", "token budget of summary + recent turns", "摘要加最近对话的 token 预算",
+                    "int"),
+        NodeSetting("memory_budget", "400", "token budget of the memory lines", "记忆的 token 预算", "int"),
+        NodeSetting("lang", '""', "zh or en; '' follows the catalog", "zh 或 en；为空时跟随任务目录"),
+    ),
+    outputs=(
+        _s("context", "the user prompt of the understanding LLM", "理解 LLM 的用户提示词"),
+        _s("instructions", "the matching system prompt (the understanding contract)", "配套的系统提示词（理解结果的格式约定）"),
+        NodeOutput("tokens", "number", "estimated tokens of `context`", "`context` 的估算 token 数"),
+        NodeOutput("over_budget", "boolean", "true when catalog + state alone exceed the budget",
+                   "仅任务目录和状态就超出预算时为 true"),
+        _s("report", "JSON: tokens per zone, what was cut and why", "JSON：各区 token 数、删减了什么及原因"),
+        _s("error", "'' when fine; else e.g. a broken catalog (its section is left out)",
+           "正常为空；否则如任务目录有误（该部分被省略）"),
+    ),
+)
+
+# The nodes ``dskit gen`` writes, in README order.
+NODE_SPECS: list[NodeSpec] = [HISTORY, CONTEXT, STATE, CLASSIC_ADAPTER, RESULT, SUMMARY]
+
+
+def spec_by_name(name: str) -> NodeSpec:
+    for spec in NODE_SPECS:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)

@@ -1,0 +1,29 @@
+"""`dskit gen --provider --model`: every LLM-backed node uses the chosen model, and the DSL depends on its plugin."""
+
+from __future__ import annotations
+
+import yaml
+
+from dskit.tooling.cli import main
+
+LLM_TYPES = {"llm", "question-classifier", "parameter-extractor"}
+
+
+def test_provider_and_model_reach_every_llm_node_and_the_dependencies(tmp_path):
+    assert main(["gen", "--provider", "langgenius/tongyi/tongyi", "--model", "qwen-plus", "--out", str(tmp_path)]) == 0
+    files = sorted(tmp_path.glob("*.yml"))
+    assert [f.name for f in files] == ["dialogue_chatflow.yml", "dialogue_chatflow_classic.yml"]
+    for path in files:
+        dsl = yaml.safe_load(path.read_text(encoding="utf-8"))
+        models = [n["data"]["model"] for n in dsl["workflow"]["graph"]["nodes"] if n["data"]["type"] in LLM_TYPES]
+        assert models and all(m["provider"] == "langgenius/tongyi/tongyi" and m["name"] == "qwen-plus" for m in models)
+        deps = [d["value"].get("marketplace_plugin_unique_identifier", "") for d in dsl["dependencies"]]
+        assert any(d.startswith("langgenius/tongyi:") for d in deps)
+        assert not any(d.startswith("langgenius/openai:") for d in deps)
+        assert main(["check-dsl", str(path)]) == 0
+
+
+def test_a_malformed_provider_is_refused(tmp_path, capsys):
+    assert main(["gen", "--provider", "openai", "--model", "x", "--out", str(tmp_path)]) == 2
+    assert "ORG/PLUGIN/PROVIDER" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
