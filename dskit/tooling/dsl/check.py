@@ -1,0 +1,689 @@
+"""``check-dsl``: the checks Dify's import does not make (dify-facts §1: a broken graph imports fine).
+
+Each problem names the node and the field, e.g.
+``state: data.variables[1].value_selector: points at 'understnd', which is not a node``, so a
+person can find it in the editor. Checks:
+
+- document: version string, kind app, advanced-chat, conversation/environment variable entries;
+- nodes: unique ids, exactly one start, ids usable in ``{{#…#}}`` references, positions, overlaps;
+- edges: both ends exist, handles valid for the source node (if-else case ids / ``false``,
+  classifier class ids, fail-branch), every if-else case, else branch and classifier class wired;
+- references: every ``{{#…#}}`` and every value selector points at an output of an *upstream*
+  node, a conversation variable, an environment variable or a ``sys`` variable;
+- code nodes: what dify-sandbox refuses (Python 3.10 syntax, standard library only), ``main``
+  exists, its parameters match the declared variables, its returned keys match the declared
+  outputs (statically from dict literals, else by running ``main`` once on empty inputs in a
+  separate process);
+- flow: no cycle, no node unreachable from start, every path from start passes an answer node;
+- LLM nodes: provider ORG/PLUGIN/PROVIDER with a matching ``dependencies`` entry.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dskit.tooling.dsl.layout import overlaps
+from dskit.tooling.dsl.nodes import node_outputs
+
+SYS_VARIABLES = frozenset({
+    "query", "files", "conversation_id", "user_id", "dialogue_count", "app_id", "workflow_id",
+    "workflow_run_id", "timestamp",
+})
+CONVERSATION_TYPES = frozenset({"string", "secret", "number", "object", "boolean", "array[string]",
+                                "array[number]", "array[object]", "array[boolean]"})
+ENV_TYPES = frozenset({"string", "number", "secret"})
+LLM_TYPES = frozenset({"llm", "question-classifier", "parameter-extractor"})
+# Dify's reference pattern (graphon variables/template_resolution.py): node id, then 1-10 names.
+REFERENCE = re.compile(r"\{\{#([a-zA-Z0-9_]{1,50}(?:\.[a-zA-Z_][a-zA-Z0-9_]{0,29}){1,10})#\}\}")
+LOOKS_LIKE_REFERENCE = re.compile(r"\{\{#([^#{}]*)#\}\}")
+NODE_ID = re.compile(r"^[a-zA-Z0-9_]{1,50}$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a DSL: where (node id or section, field path) and what."""
+
+    node: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.node}: {self.field}" if self.field else self.node
+        return f"{where}: {self.message}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------------
+
+
+def load_document(text: str) -> Any:
+    import yaml  # noqa: PLC0415
+
+    return yaml.safe_load(text)
+
+
+def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = True, sandbox: bool = True
+              ) -> list[Problem]:
+    """Every problem found in a DSL document (YAML text or parsed mapping); empty when sound.
+
+    ``run_code=False`` skips running code nodes; ``sandbox=False`` skips the dify-sandbox source
+    checks (``dskit gen`` leaves those to the code-node tests, so one bad engine line does not stop
+    every generated file).
+    """
+    if isinstance(source, str):
+        try:
+            doc = load_document(source)
+        except Exception as error:  # noqa: BLE001 - any YAML error is one problem
+            return [Problem("document", "", f"not valid YAML: {error}")]
+    else:
+        doc = source
+    problems = _document_problems(doc)
+    if problems:
+        return problems
+    graph = _Graph(doc)
+    problems += graph.node_problems()
+    problems += graph.edge_problems()
+    if any(p.field.startswith(("edges", "id")) for p in problems):
+        return problems  # references and paths mean little on a graph with broken structure
+    problems += graph.flow_problems()
+    problems += graph.reference_problems()
+    problems += graph.code_problems(run_code=run_code, sandbox=sandbox)
+    problems += graph.model_problems()
+    problems += graph.layout_problems()
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------
+# Document-level checks
+# --------------------------------------------------------------------------------------------------
+
+
+def _document_problems(doc: Any) -> list[Problem]:
+    if not isinstance(doc, Mapping):
+        return [Problem("document", "", "the DSL must be a mapping")]
+    problems = []
+    if not isinstance(doc.get("version"), str):
+        problems.append(Problem("document", "version", "must be a string such as \"0.6.0\""))
+    if doc.get("kind") != "app":
+        problems.append(Problem("document", "kind", "must be 'app'"))
+    app = doc.get("app")
+    if not isinstance(app, Mapping) or app.get("mode") != "advanced-chat":
+        problems.append(Problem("document", "app.mode", "must be 'advanced-chat' (a Chatflow)"))
+    workflow = doc.get("workflow")
+    if not isinstance(workflow, Mapping):
+        return [*problems, Problem("document", "workflow", "missing workflow mapping")]
+    graph = workflow.get("graph")
+    if not isinstance(graph, Mapping) or not isinstance(graph.get("nodes"), list) \
+            or not isinstance(graph.get("edges"), list):
+        return [*problems, Problem("document", "workflow.graph", "needs nodes and edges lists")]
+    problems += _variable_problems(workflow.get("conversation_variables"), "conversation",
+                                   CONVERSATION_TYPES)
+    problems += _variable_problems(workflow.get("environment_variables"), "env", ENV_TYPES)
+    return problems
+
+
+def _variable_problems(items: Any, scope: str, types: frozenset[str]) -> list[Problem]:
+    section = "conversation_variables" if scope == "conversation" else "environment_variables"
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return [Problem("document", f"workflow.{section}", "must be a list")]
+    problems, seen = [], set()
+    for index, item in enumerate(items):
+        where = f"workflow.{section}[{index}]"
+        if not isinstance(item, Mapping):
+            problems.append(Problem("document", where, "must be a mapping"))
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]{0,29}", name):
+            problems.append(Problem("document", f"{where}.name", f"invalid variable name {name!r}"))
+            continue
+        if name in seen:
+            problems.append(Problem("document", f"{where}.name", f"duplicate variable {name!r}"))
+        seen.add(name)
+        if item.get("value_type") not in types:
+            problems.append(Problem("document", f"{where}.value_type",
+                                    f"{item.get('value_type')!r} is not one of {sorted(types)}"))
+        if item.get("value") is None:
+            problems.append(Problem("document", f"{where}.value", "must not be null ('' is fine)"))
+        if list(item.get("selector") or []) != [scope, name]:
+            problems.append(Problem("document", f"{where}.selector", f"must be [{scope}, {name}]"))
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------
+# Graph checks
+# --------------------------------------------------------------------------------------------------
+
+
+class _Graph:
+    """The graph of one document, indexed for the checks."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        workflow = doc["workflow"]
+        self.doc = doc
+        self.raw_nodes = [n for n in workflow["graph"]["nodes"] if isinstance(n, Mapping)
+                          and n.get("type") != "custom-note"]
+        self.raw_edges = list(workflow["graph"]["edges"])
+        self.nodes: dict[str, Mapping[str, Any]] = {}
+        for node in self.raw_nodes:
+            node_id = str(node.get("id"))
+            self.nodes.setdefault(node_id, node)
+        self.data = {nid: (n.get("data") if isinstance(n.get("data"), Mapping) else {})
+                     for nid, n in self.nodes.items()}
+        self.conversation = {str(v.get("name")) for v in workflow.get("conversation_variables") or []
+                             if isinstance(v, Mapping)}
+        self.env = {str(v.get("name")) for v in workflow.get("environment_variables") or []
+                    if isinstance(v, Mapping)}
+        self.succ: dict[str, list[tuple[str, str]]] = {nid: [] for nid in self.nodes}
+        self.pred: dict[str, list[str]] = {nid: [] for nid in self.nodes}
+        for edge in self.raw_edges:
+            if not isinstance(edge, Mapping):
+                continue
+            src, dst = str(edge.get("source")), str(edge.get("target"))
+            if src in self.nodes and dst in self.nodes:
+                self.succ[src].append((str(edge.get("sourceHandle") or "source"), dst))
+                self.pred[dst].append(src)
+        starts = [nid for nid, d in self.data.items() if d.get("type") == "start"]
+        self.start = starts[0] if len(starts) == 1 else None
+        self._ancestors: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------------ nodes and edges
+
+    def node_problems(self) -> list[Problem]:
+        problems, seen = [], set()
+        for index, node in enumerate(self.raw_nodes):
+            node_id = node.get("id")
+            if not isinstance(node_id, str) or not node_id:
+                problems.append(Problem(f"nodes[{index}]", "id", "missing node id"))
+                continue
+            if node_id in seen:
+                problems.append(Problem(node_id, "id", f"duplicate node id (nodes[{index}])"))
+            seen.add(node_id)
+            if not NODE_ID.match(node_id):
+                problems.append(Problem(node_id, "id", "node ids may use letters, digits and _ only "
+                                        "(other characters break {{#node.var#}} references)"))
+            data = node.get("data")
+            if not isinstance(data, Mapping) or not data.get("type"):
+                problems.append(Problem(node_id, "data.type", "missing node type"))
+            elif not data.get("title"):
+                problems.append(Problem(node_id, "data.title", "missing title"))
+        starts = [nid for nid, d in self.data.items() if d.get("type") == "start"]
+        if len(starts) != 1:
+            problems.append(Problem("graph", "nodes", f"needs exactly one start node, found {len(starts)}"))
+        return problems
+
+    def _valid_handles(self, node_id: str) -> set[str]:
+        data = self.data[node_id]
+        kind = data.get("type")
+        if kind == "if-else":
+            handles = {str(c.get("case_id") or c.get("id")) for c in data.get("cases") or []}
+            return handles | {"false"}
+        if kind == "question-classifier":
+            return {str(c.get("id")) for c in data.get("classes") or []}
+        if data.get("error_strategy") == "fail-branch":
+            return {"source", "success-branch", "fail-branch"}
+        return {"source"}
+
+    def _required_handles(self, node_id: str) -> list[tuple[str, str]]:
+        """(handle, field) pairs that must each have an edge."""
+        data = self.data[node_id]
+        kind = data.get("type")
+        if kind == "if-else":
+            pairs = [(str(c.get("case_id") or c.get("id")), f"data.cases[{i}]")
+                     for i, c in enumerate(data.get("cases") or [])]
+            return [*pairs, ("false", "data.else")]
+        if kind == "question-classifier":
+            return [(str(c.get("id")), f"data.classes[{i}]") for i, c in enumerate(data.get("classes") or [])]
+        return []
+
+    def edge_problems(self) -> list[Problem]:
+        problems = []
+        seen_ids: set[str] = set()
+        for index, edge in enumerate(self.raw_edges):
+            where = f"edges[{index}]"
+            if not isinstance(edge, Mapping):
+                problems.append(Problem("graph", where, "edge must be a mapping"))
+                continue
+            edge_id = str(edge.get("id", ""))
+            if edge_id and edge_id in seen_ids:
+                problems.append(Problem("graph", f"{where}.id", f"duplicate edge id {edge_id!r}"))
+            seen_ids.add(edge_id)
+            src, dst = edge.get("source"), edge.get("target")
+            for end, value in (("source", src), ("target", dst)):
+                if value not in self.nodes:
+                    problems.append(Problem(str(edge_id or where), f"{where}.{end}",
+                                            f"{value!r} is not a node"))
+            if src in self.nodes:
+                handle = str(edge.get("sourceHandle") or "source")
+                if handle not in self._valid_handles(str(src)):
+                    problems.append(Problem(str(src), f"{where}.sourceHandle",
+                                            f"{handle!r} is not an output branch of this node "
+                                            f"(valid: {sorted(self._valid_handles(str(src)))})"))
+        for node_id in self.nodes:
+            wired = {handle for handle, _ in self.succ[node_id]}
+            for handle, field in self._required_handles(node_id):
+                if handle not in wired:
+                    problems.append(Problem(node_id, field, f"branch {handle!r} has no edge"))
+        return problems
+
+    # ------------------------------------------------------------------ paths
+
+    def _reachable(self) -> set[str]:
+        seen: set[str] = set()
+        stack = [self.start] if self.start else []
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            stack.extend(dst for _, dst in self.succ[current])
+        return seen
+
+    def _cycle(self) -> list[str]:
+        color: dict[str, int] = {}
+        path: list[str] = []
+
+        def visit(node: str) -> list[str]:
+            color[node] = 1
+            path.append(node)
+            for _, nxt in self.succ[node]:
+                if color.get(nxt) == 1:
+                    return path[path.index(nxt):] + [nxt]
+                if not color.get(nxt):
+                    found = visit(nxt)
+                    if found:
+                        return found
+            color[node] = 2
+            path.pop()
+            return []
+
+        for node in self.nodes:
+            if not color.get(node):
+                found = visit(node)
+                if found:
+                    return found
+        return []
+
+    def flow_problems(self) -> list[Problem]:
+        problems = []
+        cycle = self._cycle()
+        if cycle:
+            problems.append(Problem(cycle[0], "edges", "cycle: " + " -> ".join(cycle)))
+            return problems
+        reachable = self._reachable()
+        for node_id in self.nodes:
+            if node_id not in reachable:
+                problems.append(Problem(node_id, "", "unreachable from the start node"))
+        # Walk from start, stopping at answer nodes; reaching a dead end first means a path ends
+        # with nothing said to the user.
+        seen: set[str] = set()
+        stack = [self.start] if self.start else []
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if self.data[current].get("type") == "answer":
+                continue
+            if not self.succ[current]:
+                problems.append(Problem(current, "", "a path from start ends here without an answer node"))
+            stack.extend(dst for _, dst in self.succ[current])
+        return problems
+
+    def ancestors(self, node_id: str) -> set[str]:
+        if node_id not in self._ancestors:
+            seen: set[str] = set()
+            stack = list(self.pred[node_id])
+            while stack:
+                current = stack.pop()
+                if current not in seen:
+                    seen.add(current)
+                    stack.extend(self.pred[current])
+            self._ancestors[node_id] = seen
+        return self._ancestors[node_id]
+
+    # ------------------------------------------------------------------ references
+
+    def _selector_problem(self, node_id: str, selector: Any, *, allow_context: bool = False) -> str:
+        """Why ``selector`` cannot be read by ``node_id``; "" when it can."""
+        if not isinstance(selector, list | tuple) or len(selector) < 2 \
+                or not all(isinstance(s, str) and s for s in selector):
+            return f"{selector!r} is not a selector [node, variable]"
+        head, name = selector[0], selector[1]
+        if head == "sys":
+            return "" if name in SYS_VARIABLES else f"sys.{name} is not a system variable"
+        if head == "env":
+            return "" if name in self.env else f"env.{name} is not an environment variable"
+        if head == "conversation":
+            return "" if name in self.conversation else f"conversation.{name} is not a conversation variable"
+        if head == "context" and allow_context:
+            return ""
+        if head not in self.nodes:
+            return f"points at {head!r}, which is not a node"
+        outputs = node_outputs(self.data[head])
+        if name not in outputs:
+            return f"{head}.{name} is not an output of {head!r} (outputs: {sorted(outputs)})"
+        data = self.data[head]
+        grouped = data.get("type") == "variable-aggregator" and \
+            (data.get("advanced_settings") or {}).get("group_enabled")
+        if grouped and (len(selector) != 3 or selector[2] != "output"):
+            return f"a grouped aggregator is read as [{head}, {name}, output]"
+        if head == node_id or head not in self.ancestors(node_id):
+            return f"{head!r} does not run before {node_id!r} on any path"
+        return ""
+
+    def _text_problems(self, node_id: str, field: str, text: Any, *, context_ok: bool = False
+                       ) -> Iterator[Problem]:
+        if not isinstance(text, str):
+            return
+        for match in LOOKS_LIKE_REFERENCE.finditer(text):
+            inner = match.group(1)
+            if inner == "context" and context_ok:
+                continue
+            if not REFERENCE.fullmatch(match.group(0)):
+                yield Problem(node_id, field, f"{match.group(0)} is not a reference Dify understands")
+                continue
+            why = self._selector_problem(node_id, inner.split("."))
+            if why:
+                yield Problem(node_id, field, why)
+
+    def _selector_fields(self, data: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+        """(field path, selector) for every value selector in a node's data."""
+        kind = data.get("type")
+        for i, var in enumerate(data.get("variables") or []):
+            if isinstance(var, Mapping) and "value_selector" in var:
+                yield f"data.variables[{i}].value_selector", var.get("value_selector")
+        if kind == "if-else":
+            for i, case in enumerate(data.get("cases") or []):
+                for j, cond in enumerate(case.get("conditions") or []):
+                    yield f"data.cases[{i}].conditions[{j}].variable_selector", cond.get("variable_selector")
+        elif kind == "assigner":
+            for i, item in enumerate(data.get("items") or []):
+                yield f"data.items[{i}].variable_selector", item.get("variable_selector")
+                if item.get("input_type", "variable") == "variable" and item.get("operation") not in {"clear"}:
+                    yield f"data.items[{i}].value", item.get("value")
+        elif kind == "variable-aggregator":
+            settings = data.get("advanced_settings") or {}
+            if settings.get("group_enabled"):
+                for i, group in enumerate(settings.get("groups") or []):
+                    for j, sel in enumerate(group.get("variables") or []):
+                        yield f"data.advanced_settings.groups[{i}].variables[{j}]", sel
+            else:
+                for i, sel in enumerate(data.get("variables") or []):
+                    yield f"data.variables[{i}]", sel
+        elif kind == "llm":
+            context = data.get("context") or {}
+            if context.get("enabled"):
+                yield "data.context.variable_selector", context.get("variable_selector")
+        elif kind in {"knowledge-retrieval", "question-classifier"}:
+            yield "data.query_variable_selector", data.get("query_variable_selector")
+        elif kind == "parameter-extractor":
+            yield "data.query", data.get("query")
+
+    def _text_fields(self, data: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+        kind = data.get("type")
+        if kind == "answer":
+            yield "data.answer", data.get("answer")
+        elif kind == "llm":
+            for i, message in enumerate(data.get("prompt_template") or []):
+                if isinstance(message, Mapping):
+                    yield f"data.prompt_template[{i}].text", message.get("text")
+        elif kind in {"question-classifier", "parameter-extractor"}:
+            yield "data.instruction", data.get("instruction")
+        elif kind == "http-request":
+            for name in ("url", "headers", "params"):
+                yield f"data.{name}", data.get(name)
+            body = data.get("body") or {}
+            for i, item in enumerate(body.get("data") or [] if isinstance(body, Mapping) else []):
+                if isinstance(item, Mapping):
+                    yield f"data.body.data[{i}].value", item.get("value")
+
+    def reference_problems(self) -> list[Problem]:
+        problems = []
+        for node_id, data in self.data.items():
+            if data.get("type") == "assigner":
+                for i, item in enumerate(data.get("items") or []):
+                    sel = item.get("variable_selector") or []
+                    if list(sel)[:1] != ["conversation"]:
+                        problems.append(Problem(node_id, f"data.items[{i}].variable_selector",
+                                                "an assigner in a Chatflow writes conversation variables"))
+            for field, selector in self._selector_fields(data):
+                if field.endswith("variable_selector") and data.get("type") == "assigner":
+                    if list(selector or [])[:1] == ["conversation"]:
+                        why = self._selector_problem(node_id, selector)
+                        if why:
+                            problems.append(Problem(node_id, field, why))
+                    continue
+                why = self._selector_problem(node_id, selector)
+                if why:
+                    problems.append(Problem(node_id, field, why))
+            context_ok = data.get("type") == "llm" and (data.get("context") or {}).get("enabled")
+            for field, text in self._text_fields(data):
+                problems.extend(self._text_problems(node_id, field, text, context_ok=bool(context_ok)))
+            if data.get("type") == "llm" and not context_ok:
+                for i, message in enumerate(data.get("prompt_template") or []):
+                    if "{{#context#}}" in str(message.get("text", "")):
+                        problems.append(Problem(node_id, f"data.prompt_template[{i}].text",
+                                                "uses {{#context#}} but context is not enabled"))
+        return problems
+
+    # ------------------------------------------------------------------ code nodes
+
+    def code_problems(self, *, run_code: bool, sandbox: bool) -> list[Problem]:
+        problems = []
+        for node_id, data in self.data.items():
+            if data.get("type") == "code":
+                problems.extend(check_code_node(node_id, data, run_code=run_code, sandbox=sandbox))
+        return problems
+
+    # ------------------------------------------------------------------ models and layout
+
+    def model_problems(self) -> list[Problem]:
+        problems = []
+        identifiers = []
+        for dep in self.doc.get("dependencies") or []:
+            value = dep.get("value") if isinstance(dep, Mapping) else None
+            if isinstance(value, Mapping):
+                identifiers += [str(v) for k, v in value.items() if k.endswith("unique_identifier") and v]
+        for node_id, data in self.data.items():
+            if data.get("type") not in LLM_TYPES:
+                continue
+            model = data.get("model") or {}
+            provider = str(model.get("provider") or "")
+            parts = [p for p in provider.split("/") if p]
+            if len(parts) != 3:
+                problems.append(Problem(node_id, "data.model.provider",
+                                        f"{provider!r} is not ORG/PLUGIN/PROVIDER"))
+                continue
+            if not model.get("name"):
+                problems.append(Problem(node_id, "data.model.name", "no model name"))
+            prefix = "/".join(parts[:2]) + ":"
+            if not any(ident.startswith(prefix) for ident in identifiers):
+                problems.append(Problem(node_id, "data.model.provider",
+                                        f"no dependencies entry for plugin {prefix[:-1]!r}"))
+        return problems
+
+    def layout_problems(self) -> list[Problem]:
+        problems, boxes = [], {}
+        for node_id, node in self.nodes.items():
+            position = node.get("position")
+            if not isinstance(position, Mapping) or not all(
+                    isinstance(position.get(k), int | float) for k in ("x", "y")):
+                problems.append(Problem(node_id, "position", "missing x/y: the editor would pile it up"))
+                continue
+            boxes[node_id] = (float(position["x"]), float(position["y"]),
+                              float(node.get("width") or 244), float(node.get("height") or 90))
+        for a, b in overlaps(boxes):
+            problems.append(Problem(a, "position", f"overlaps node {b!r} in the editor"))
+        return problems
+
+
+# --------------------------------------------------------------------------------------------------
+# Code nodes
+# --------------------------------------------------------------------------------------------------
+
+
+def _main_function(tree: ast.Module) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "main":
+            return node
+    return None
+
+
+def _returns(func: ast.FunctionDef) -> Iterator[ast.Return]:
+    """Return statements of ``func`` itself (not of functions nested in it)."""
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _literal_keys(node: ast.expr | None) -> set[str] | None:
+    """Keys of a ``{"a": ..., "b": ...}`` literal; None when not statically known."""
+    if not isinstance(node, ast.Dict):
+        return None
+    keys = set()
+    for key in node.keys:
+        if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+            return None
+        keys.add(key.value)
+    return keys
+
+
+def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = True,
+                    sandbox: bool = True) -> list[Problem]:
+    """Signature and return-key checks for one code node."""
+    source = data.get("code")
+    if data.get("code_language") != "python3":
+        return [Problem(node_id, "data.code_language", "only python3 code nodes are checked and supported")]
+    if not isinstance(source, str):
+        return [Problem(node_id, "data.code", "missing code")]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [Problem(node_id, "data.code", f"syntax error line {error.lineno}: {error.msg}")]
+    func = _main_function(tree)
+    if func is None:
+        return [Problem(node_id, "data.code", "no top-level def main(...)")]
+    refused = sandbox_problems(source) if sandbox else ()
+    if refused:
+        return [Problem(node_id, "data.code", f"dify-sandbox would refuse it: {why}") for why in refused]
+    declared = [str(v.get("variable")) for v in data.get("variables") or [] if isinstance(v, Mapping)]
+    outputs = data.get("outputs") or {}
+    problems = _signature_problems(node_id, func, declared)
+    keys = [_literal_keys(r.value) for r in _returns(func)]
+    if keys and all(k is not None for k in keys):
+        for index, found in enumerate(keys):
+            problems += _key_problems(node_id, set(found or ()), set(outputs), f"return #{index + 1}")
+    elif run_code and not problems:
+        problems += _dynamic_key_problems(node_id, source, func, declared, outputs)
+    return problems
+
+
+@lru_cache(maxsize=64)
+def sandbox_problems(source: str) -> tuple[str, ...]:
+    """Why dify-sandbox would refuse this source (Python 3.10 syntax, standard library only, ...).
+
+    Uses :func:`dskit.tooling.noderunner.check_source` when the tooling has it; cached because the
+    engine nodes are large and the same text is checked again and again.
+    """
+    try:
+        from dskit.tooling.noderunner import check_source  # noqa: PLC0415
+    except ImportError:
+        return ()
+    return tuple(check_source(source))
+
+
+def _signature_problems(node_id: str, func: ast.FunctionDef, declared: Sequence[str]) -> list[Problem]:
+    args = func.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    defaults = len(args.defaults)
+    positional = args.posonlyargs + args.args
+    required = {a.arg for a in positional[: len(positional) - defaults]}
+    required |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if d is None}
+    problems = []
+    for name in declared:
+        if name not in params and args.kwarg is None:
+            problems.append(Problem(node_id, "data.variables",
+                                    f"variable {name!r} is declared but main() has no such parameter"))
+    for name in sorted(required - set(declared)):
+        problems.append(Problem(node_id, "data.variables",
+                                f"main() requires {name!r} but no variable of that name is declared"))
+    return problems
+
+
+def _key_problems(node_id: str, found: set[str], declared: set[str], where: str) -> list[Problem]:
+    problems = []
+    for name in sorted(declared - found):
+        problems.append(Problem(node_id, "data.outputs",
+                                f"output {name!r} is declared but main() does not return it ({where})"))
+    for name in sorted(found - declared):
+        problems.append(Problem(node_id, "data.outputs",
+                                f"main() returns {name!r} but it is not a declared output ({where})"))
+    return problems
+
+
+def _empty_input(annotation: ast.expr | None) -> Any:
+    name = ast.unparse(annotation) if annotation is not None else "str"
+    return {"int": 0, "float": 0.0, "bool": False, "dict": {}, "list": []}.get(name, "")
+
+
+@lru_cache(maxsize=64)
+def _run_main_once(source: str, inputs_json: str) -> tuple[dict[str, Any] | None, str]:
+    """(result, error) of one run of ``main`` in another process; cached (same text, same result)."""
+    import json  # noqa: PLC0415
+
+    try:
+        from dskit.tooling.graphon_run import default_code_executor  # noqa: PLC0415
+
+        result = default_code_executor().execute(language="python3", code=source,
+                                                 inputs=json.loads(inputs_json))
+    except Exception as error:  # noqa: BLE001 - the failure itself is the finding
+        return None, str(error)
+    return dict(result), ""
+
+
+def _dynamic_key_problems(node_id: str, source: str, func: ast.FunctionDef, declared: Sequence[str],
+                          outputs: Mapping[str, Any]) -> list[Problem]:
+    """Run ``main`` once on empty inputs in another process and compare the keys it returns."""
+    import json  # noqa: PLC0415
+
+    annotations = {a.arg: a.annotation for a in func.args.args + func.args.kwonlyargs}
+    inputs = {name: _empty_input(annotations.get(name)) for name in declared}
+    result, error = _run_main_once(source, json.dumps(inputs, sort_keys=True))
+    if result is None:
+        return [Problem(node_id, "data.code", f"main() failed on empty inputs: {error}")]
+    problems = _key_problems(node_id, set(result), set(outputs), "run on empty inputs")
+    for name, spec in outputs.items():
+        kind = spec.get("type") if isinstance(spec, Mapping) else None
+        if name in result and not _fits(result[name], str(kind)):
+            problems.append(Problem(node_id, f"data.outputs.{name}.type",
+                                    f"declared {kind} but main() returned {type(result[name]).__name__}"))
+    return problems
+
+
+def _fits(value: Any, kind: str) -> bool:
+    checks = {
+        "string": lambda v: isinstance(v, str),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "object": lambda v: isinstance(v, dict),
+    }
+    if kind.startswith("array"):
+        return isinstance(value, list)
+    return checks.get(kind, lambda v: True)(value)
+
+
+def format_problems(problems: Sequence[Problem]) -> str:
+    return "\n".join(str(p) for p in problems)

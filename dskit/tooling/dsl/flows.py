@@ -1,0 +1,377 @@
+"""The two Chatflows: the fast layout (one understanding LLM) and seed 003's classic layout.
+
+Both share everything after the state node:
+
+    state -> route(next_action) -+- ask/confirm, handoff, fallback -----------------+
+                                 +- execute -> has_api -> call_api -> result -+     |
+                                 |                    \\------------------------ execute_reply
+                                 +- faq -> faq_search -> faq_answer -> faq_reply    |
+                                 +- chitchat -> chat_answer -> chat_reply           |
+                                                                                    v
+      reply -> answer -> history -> need_summary -(due)-> summarize -> summary_check -> summary_out -> save
+                                                \\------------------------------------------/
+
+Only the understanding differs: ``understand`` (one LLM call returning rewrite, routing and slots)
+versus ``rewrite`` -> ``classify`` -> ``extract`` -> ``adapter`` (three focused LLM nodes).
+Node ids are short English words (they appear in ``{{#id.var#}}`` references); titles are Chinese
+and each ``desc`` carries the English explanation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dskit.tooling.dsl import nodes as n
+from dskit.tooling.dsl import prompts
+from dskit.tooling.dsl.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
+from dskit.tooling.dsl.codes import code_source
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
+FAST_FILE = "dsl/dialogue_chatflow.yml"
+CLASSIC_FILE = "dsl/dialogue_chatflow_classic.yml"
+CONVERSATION_VARIABLES = {
+    "history": ("最近几轮对话（history 节点维护）。Recent turns, kept by the history node.", ""),
+    "summary": ("更早对话的摘要（超出时由 LLM 合并）。Summary of older turns, merged by an LLM on overflow.", ""),
+    "sys_context_str": ("完整对话状态 JSON：任务栈、词槽、历史值。The whole dialogue state (task stack, slots, "
+                        "slot history) as JSON.", ""),
+    "current_task": ("当前任务名（供提示词引用）。Name of the task in focus, for prompts.", ""),
+    "current_task_slots": ("当前任务词槽 JSON，未填为 null。The focused task's slots as JSON, null when empty.", ""),
+}
+
+
+@dataclass(frozen=True)
+class FlowOptions:
+    """What ``dskit gen`` lets a user choose for the generated DSL."""
+
+    provider: str = DEFAULT_PROVIDER
+    model: str = DEFAULT_MODEL
+    plugin_identifier: str | None = None
+    catalog_json: str | None = None  # default: the example catalogs merged
+    lang: str = "zh"  # prompts' language
+    context_node: bool = True  # fast layout: build the understanding prompt in a code node
+
+
+def default_catalog() -> dict[str, Any]:
+    """The restaurant and travel examples as one catalog (the default ``TASK_CATALOG``)."""
+    tasks: dict[str, Any] = {}
+    policy: dict[str, Any] = {}
+    for name in EXAMPLE_CATALOGS:
+        data = json.loads((ROOT / "examples" / "catalogs" / f"{name}.json").read_text(encoding="utf-8"))
+        tasks.update(data["tasks"])
+        policy = data.get("policy") or policy
+    return {"version": 1, "name": "restaurant_and_travel",
+            "description": "Seed 000's restaurant booking and seed 003's travel assistant, together.",
+            "language": "zh", "tasks": tasks, "policy": policy}
+
+
+def catalog_text(options: FlowOptions) -> str:
+    if options.catalog_json is not None:
+        return options.catalog_json
+    return json.dumps(default_catalog(), ensure_ascii=False, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared parts
+# --------------------------------------------------------------------------------------------------
+
+
+def _code_node(flow: Flow, node_id: str, role: str, bindings: dict[str, list[str]], title: str,
+               desc: str) -> None:
+    """Add a code node for ``role`` with every input bound (a missing binding is a bug here)."""
+    source = code_source(role)
+    missing = [name for name in source.inputs if name not in bindings and name not in source.optional]
+    if missing:
+        raise KeyError(f"{node_id}: no binding for inputs {missing}")
+    inputs = [(name, bindings[name]) for name in source.inputs if name in bindings]
+    inputs += [(name, sel) for name, sel in bindings.items() if name not in source.inputs]
+    flow.add(node_id, n.code(source.code, inputs, source.outputs, title=title, desc=desc))
+
+
+def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
+    flow = Flow(name=name, description=description, opening_statement=_opening(options))
+    for var, (desc, value) in CONVERSATION_VARIABLES.items():
+        flow.conversation_var(var, desc, value)
+    flow.env_var("TASK_CATALOG", catalog_text(options),
+                 "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
+    flow.env_var("TASK_API_URL", "", "办理任务的接口地址，留空则只说明将要办理的内容。The URL the execute "
+                 "branch POSTs the task to; empty: reply with what would be done.")
+    flow.env_var("LLM_SUMMARY", "true", "true：历史溢出时用 LLM 合并摘要；false：只用抽取式摘要。true: an LLM "
+                 "merges overflowing turns into the summary; false: extractive summary only.")
+    flow.use_provider(options.provider, options.plugin_identifier)
+    flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
+    return flow
+
+
+def _opening(options: FlowOptions) -> str:
+    """The chat's opening line, naming the catalog's tasks."""
+    try:
+        tasks = json.loads(catalog_text(options)).get("tasks") or {}
+        labels = [str((spec or {}).get("label") or name) for name, spec in tasks.items()]
+    except (ValueError, AttributeError):
+        labels = []
+    if options.lang == "en":
+        return "Hello! I can help with: " + ", ".join(labels) + "." if labels else "Hello! How can I help?"
+    return "您好！我可以帮您：" + "、".join(labels) + "。" if labels else "您好！有什么可以帮您？"
+
+
+def _model(options: FlowOptions, temperature: float) -> dict[str, Any]:
+    return n.model_config(options.provider, options.model, temperature)
+
+
+def _state_node(flow: Flow, understanding: list[str]) -> None:
+    _code_node(flow, "state", "state", {
+        "understanding": understanding,
+        "sys_context_str": ["conversation", "sys_context_str"],
+        "task_catalog": ["env", "TASK_CATALOG"],
+    }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）。Applies the "
+       "understanding's commands to the task stack and decides the next action.")
+
+
+def _route(flow: Flow) -> None:
+    action = ["state", "next_action"]
+    cases = [
+        n.case("ask", [n.condition(action, "is", "ask_slot"), n.condition(action, "is", "confirm")], "or"),
+        n.case("execute", [n.condition(action, "is", "execute")]),
+        n.case("faq", [n.condition(action, "is", "faq")]),
+        # Chitchat with engine notices and no open task (e.g. after a reset) needs no LLM: the else
+        # branch says the engine's text.
+        n.case("chitchat", [n.condition(action, "is", "chitchat"), n.condition(["state", "notices"], "empty")]),
+        n.case("handoff", [n.condition(action, "is", "handoff")]),
+    ]
+    flow.add("route", n.if_else(cases, title="按下一步动作分支",
+                                desc="按 next_action 分支；否则（兜底、或只需说出引擎提示时）直接回复状态机的话术。"
+                                     "Branches on next_action; the else branch (fallback, or an engine "
+                                     "notice such as a reset) replies with the state node's text."))
+    flow.edge("state", "route")
+
+
+def _execute_branch(flow: Flow) -> None:
+    flow.add("has_api", n.if_else(
+        [n.case("api", [n.condition(["env", "TASK_API_URL"], "not empty")])],
+        title="是否配置了任务接口", desc="TASK_API_URL 非空才真正调用接口。Calls the task API only when "
+                                        "TASK_API_URL is set."))
+    flow.add("call_api", n.http_request(
+        n.ref(["env", "TASK_API_URL"]), n.ref(["state", "execute_payload"]), title="调用任务接口",
+        desc="POST {task_id, task, label, slots}；失败时输出默认值而不中断。POSTs the task; on failure it "
+             "outputs defaults (status_code 0, error_message) instead of stopping the run."))
+    _code_node(flow, "result", "result", {
+        "sys_context_str": ["state", "sys_context_str"],
+        "execute_payload": ["state", "execute_payload"],
+        "ok": ["call_api", "status_code"],
+        "detail": ["call_api", "body"],
+    }, "回写办理结果", "把接口结果写回状态；失败的任务回到栈顶等待重试。Records the API outcome in the "
+       "state; a failed task goes back on top, awaiting a retry.")
+    _code_node(flow, "execute_reply", "execute_reply", {
+        "execute_payload": ["state", "execute_payload"],
+        "question": ["state", "question"],
+        "api_url": ["env", "TASK_API_URL"],
+        "sys_context_str": ["state", "sys_context_str"],
+        "recorded_state": ["result", "sys_context_str"],
+        "ok": ["result", "ok"],
+        "status_code": ["call_api", "status_code"],
+        "error_message": ["call_api", "error_message"],
+        "task_catalog": ["env", "TASK_CATALOG"],
+    }, "办理结果话术", "告诉用户办成了、失败了（绝不冒充成功），或未配置接口时将要办理什么。Tells the user "
+       "the task is done, that it failed (never passed off as success), or what would be done.")
+    flow.edge("route", "has_api", "execute")
+    flow.edge("has_api", "call_api", "api")
+    flow.chain("call_api", "result", "execute_reply")
+    flow.edge("has_api", "execute_reply", "false")
+
+
+def _faq_branch(flow: Flow, options: FlowOptions) -> None:
+    flow.add("faq_search", n.knowledge_retrieval(
+        ["state", "faq_question"], title="知识库检索",
+        desc="导入后请在此选择知识库。Pick your knowledge base here after import."))
+    prompt = prompts.faq_prompt(options.lang, n.ref(["state", "faq_question"]))
+    flow.add("faq_answer", n.llm(_model(options, 0.3), prompt["system"], prompt["user"], title="FAQ 回答",
+                                 desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages.",
+                                 context=["faq_search", "result"]))
+    flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
+        ("answer", ["faq_answer", "text"]), ("question", ["state", "question"])],
+        title="回答后回到任务", desc="FAQ 回答后接上挂起任务的问题。Appends the suspended task's pending "
+                                 "question to the answer."))
+    flow.edge("route", "faq_search", "faq")
+    flow.chain("faq_search", "faq_answer", "faq_reply")
+
+
+def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
+    prompt = prompts.chitchat_prompt(options.lang, n.ref(["state", "current_task_label"]))
+    flow.add("chat_answer", n.llm(_model(options, 0.7), prompt["system"], prompt["user"], title="闲聊回复",
+                                  desc="一句话回应闲聊。A one-sentence reply to small talk."))
+    flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
+        ("answer", ["chat_answer", "text"]), ("question", ["state", "question"])],
+        title="闲聊后回到任务", desc="接上未完成任务的问题。Steers back to the open task's question."))
+    flow.edge("route", "chat_answer", "chitchat")
+    flow.edge("chat_answer", "chat_reply")
+
+
+def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
+    flow.add("reply", n.aggregator([], title="本轮回复与状态", desc="汇合各分支：回复文本和最终状态。Joins "
+                                   "the branches: the reply and the final state.", groups={
+        "reply": [["execute_reply", "reply"], ["faq_reply", "output"], ["chat_reply", "output"],
+                  ["state", "question"]],
+        "sys_context_str": [["execute_reply", "sys_context_str"], ["state", "sys_context_str"]],
+        "current_task": [["execute_reply", "current_task"], ["state", "current_task"]],
+        "current_task_slots": [["execute_reply", "current_task_slots"], ["state", "current_task_slots"]],
+    }))
+    for handle in ("ask", "handoff", "false"):
+        flow.edge("route", "reply", handle)
+    for source in ("execute_reply", "faq_reply", "chat_reply"):
+        flow.edge(source, "reply")
+    flow.add("answer", n.answer(n.ref(["reply", "reply", "output"]), title="回复用户",
+                                desc="本轮唯一的回复。The one reply of this turn."))
+    _code_node(flow, "history", "history", {
+        "old_history": ["conversation", "history"], "summary": ["conversation", "summary"],
+        "user_query": ["sys", "query"], "answer": ["reply", "reply", "output"],
+        "decision": ["state", "decision"], "llm_summary": ["env", "LLM_SUMMARY"],
+    }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃。Appends this turn, keeps the "
+       "recent ones; turns that leave the window go into the summary instead of being dropped.")
+    flow.add("need_summary", n.if_else(
+        [n.case("due", [n.condition(["history", "summary_due"], "is", True, var_type="boolean")])],
+        title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an overflowing history costs "
+                                        "an extra LLM call."))
+    flow.add("summarize", n.llm(_model(options, 0.2), n.ref(["history", "summary_system"]),
+                                n.ref(["history", "summary_prompt"]), title="LLM 合并摘要",
+                                desc="把移出窗口的旧对话合并进摘要。Merges the turns that left the window "
+                                     "into the summary."))
+    _code_node(flow, "summary_check", "summary", {
+        "llm_text": ["summarize", "text"], "summary": ["history", "summary"],
+        "overflow": ["history", "overflow"],
+    }, "校验摘要", "拒答、空或过长时退回抽取式摘要，补回遗漏的数值。Falls back to the extractive summary "
+       "on a refusal or an empty or over-long answer; adds back dropped values.")
+    flow.add("summary_out", n.aggregator([["summary_check", "summary"], ["history", "summary"]],
+                                         title="本轮摘要", desc="LLM 摘要（若有）否则历史节点的摘要。The LLM "
+                                         "summary if one was made, else the history node's."))
+    flow.add("save", n.assigner([
+        ("history", ["history", "history"]),
+        ("summary", ["summary_out", "output"]),
+        ("sys_context_str", ["reply", "sys_context_str", "output"]),
+        ("current_task", ["reply", "current_task", "output"]),
+        ("current_task_slots", ["reply", "current_task_slots", "output"]),
+    ], title="保存会话变量", desc="写回全部会话变量，供下一轮使用。Writes every conversation variable for the "
+                                 "next turn."))
+    flow.chain("reply", "answer", "history", "need_summary")
+    flow.edge("need_summary", "summarize", "due")
+    flow.chain("summarize", "summary_check", "summary_out")
+    flow.edge("need_summary", "summary_out", "false")
+    flow.edge("summary_out", "save")
+
+
+def _after_state(flow: Flow, options: FlowOptions) -> None:
+    _route(flow)
+    _execute_branch(flow)
+    _faq_branch(flow, options)
+    _chitchat_branch(flow, options)
+    _reply_and_memory(flow, options)
+
+
+# --------------------------------------------------------------------------------------------------
+# The two layouts
+# --------------------------------------------------------------------------------------------------
+
+
+def build_fast(options: FlowOptions | None = None) -> Flow:
+    """One understanding LLM, then the state node decides: <= 1 LLM call before the state update."""
+    options = options or FlowOptions()
+    flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
+                      "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
+                      "and extracts slots; the state machine decides.", options)
+    if options.context_node:
+        _code_node(flow, "context", "context", {
+            "query": ["sys", "query"], "sys_context_str": ["conversation", "sys_context_str"],
+            "history": ["conversation", "history"], "summary": ["conversation", "summary"],
+            "task_catalog": ["env", "TASK_CATALOG"],
+        }, "理解上下文", "精简目录+当前状态+摘要+去噪历史，控制在 token 预算内。Builds the understanding "
+           "prompt: compact catalog, state, summary and de-noised recent turns within a token budget.")
+        system, user = n.ref(["context", "instructions"]), n.ref(["context", "context"])
+        flow.chain("start", "context", "understand")
+    else:
+        prompt = prompts.understand_prompt("en" if options.lang == "en" else "zh")
+        system, user = prompt["system"], prompt["user"]
+        flow.chain("start", "understand")
+    flow.add("understand", n.llm(_model(options, 0.1), system, user,
+                                 title="理解：改写+路由+槽位", desc="输出理解 JSON：rewritten_query 与 commands。"
+                                 "Returns the understanding JSON: rewritten_query and commands."))
+    _state_node(flow, ["understand", "text"])
+    flow.edge("understand", "state")
+    _after_state(flow, options)
+    return flow
+
+
+def classic_classes(catalog: dict[str, Any]) -> list[tuple[str, str]]:
+    """Question-classifier classes: one per task (its label), then the non-task classes."""
+    classes = [(f"task_{name}", str(spec.get("label") or name)) for name, spec in catalog["tasks"].items()]
+    return classes + [("more_info", "补充信息"), ("confirm", "确认"), ("deny", "否认"), ("cancel", "取消"),
+                      ("reset", "重置"), ("faq", "FAQ"), ("chitchat", "闲聊"), ("handoff", "转人工")]
+
+
+def classic_parameters(catalog: dict[str, Any]) -> list[dict[str, Any]]:
+    """One extractor parameter per slot name across tasks, all strings.
+
+    Strings on purpose: graphon (and Dify) fill a parameter the model left out with 0 for numbers and
+    false for booleans, which would set slots nobody mentioned; an empty string is skipped by the
+    adapter, and the engine coerces "3" or "是" to the slot's type.
+    """
+    params: dict[str, dict[str, Any]] = {}
+    for spec in catalog["tasks"].values():
+        for slot, raw in (spec.get("slots") or {}).items():
+            words = [str(raw.get("label") or slot), str(raw.get("description") or "")]
+            if raw.get("enum"):
+                words.append("可选：" + "、".join(str(v) for v in raw["enum"]))
+            if raw.get("type") in {"integer", "number"}:
+                words.append("数字")
+            if raw.get("type") == "boolean":
+                words.append("是/否")
+            text = "；".join(w for w in words if w)
+            entry = params.setdefault(slot, {"name": slot, "type": "string", "required": False,
+                                             "description": text})
+            if text not in entry["description"]:
+                entry["description"] += " | " + text
+    return list(params.values())
+
+
+def build_classic(options: FlowOptions | None = None) -> Flow:
+    """Seed 003's layout: rewrite -> classify -> extract -> adapter -> the same state node."""
+    options = options or FlowOptions()
+    catalog = json.loads(catalog_text(options))
+    flow = _base_flow("对话状态机（经典版）Dialogue State Kit - classic",
+                      "种子 003 的布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。Seed 003's layout: "
+                      "query rewrite, question classifier and parameter extractor, then the state machine.",
+                      options)
+    lang = "en" if options.lang == "en" else "zh"
+    rewrite = prompts.REWRITE[lang]
+    flow.add("rewrite", n.llm(_model(options, 0.1), rewrite["system"], rewrite["user"], title="问题改写",
+                              desc="结合历史把问题改写完整。Rewrites the message into a self-contained question."))
+    classes = classic_classes(catalog)
+    flow.add("classify", n.question_classifier(
+        _model(options, 0.1), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
+        desc="任务 / 补充信息 / 确认 / 否认 / 取消 / 重置 / FAQ / 闲聊 / 转人工。Routes the question."))
+    parameters = classic_parameters(catalog)
+    flow.add("extract", n.parameter_extractor(
+        _model(options, 0.1), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
+        desc="提取这句话里说出的词槽。Extracts the slots this message states."))
+    bindings: dict[str, list[str]] = {
+        "class_name": ["classify", "class_name"],
+        "query": ["rewrite", "text"],
+        "task_catalog": ["env", "TASK_CATALOG"],
+        "sys_context_str": ["conversation", "sys_context_str"],
+    }
+    for param in parameters:
+        bindings[param["name"]] = ["extract", param["name"]]
+    _code_node(flow, "adapter", "classic_adapter", bindings, "经典适配器",
+               "把分类结果和提取的参数转换成理解 JSON。Turns the class and the parameters into the "
+               "understanding JSON.")
+    flow.chain("start", "rewrite", "classify")
+    extract_classes = {cid for cid, _ in classes if cid.startswith("task_")} | {"more_info"}
+    for cid, _ in classes:
+        flow.edge("classify", "extract" if cid in extract_classes else "adapter", cid)
+    flow.edge("extract", "adapter")
+    _state_node(flow, ["adapter", "understanding"])
+    flow.edge("adapter", "state")
+    _after_state(flow, options)
+    return flow

@@ -1,0 +1,359 @@
+"""Scenario suites: scripted conversations run through a Chatflow DSL in graphon, turn by turn.
+
+A suite is a YAML file (tests/scenarios/*.yaml)::
+
+    name: seed000_booking
+    description: ...
+    layouts: [fast, classic]          # default: both
+    env: {TASK_API_URL: "{api}/ok"}   # {api} is the local test server's base URL
+    knowledge: [{title: ..., content: ...}]   # what the knowledge base returns for any FAQ
+    turns:
+      - user: 帮我订周五晚上8点，三个人
+        understanding: {rewritten_query: ..., commands: [...]}   # the fast layout's LLM answer
+        classic: {rewrite: ..., classify: 订餐, extract: {...}}  # optional; derived when possible
+        llm: {faq_answer: ..., chat_answer: ..., summarize: ...}  # other LLM nodes, both layouts
+        expect: {next_action: ask_slot, answer_contains: [...], task: book_restaurant,
+                 slots: {...}, stack: ["book_restaurant:COLLECTING"], done: [...], handoff: ...}
+
+The fast layout's ``understand`` node answers with ``understanding``; the classic layout's three
+nodes answer with ``classic``, which is derived from the same understanding when it is a single
+command the classic layout can express (a class + extracted parameters). Every turn is then checked
+by :func:`check_turn`: the expectations, and what must hold on every turn — the answer is in the
+history, the conversation variables agree with the state, and the LLM-call budget.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dskit.tooling.graphon_run import Conversation, LLMRequest, TurnResult
+
+LAYOUTS = ("fast", "classic")
+SCENARIO_DIR = Path(__file__).resolve().parents[3] / "tests" / "scenarios"
+STATE_NODE = "state"
+SUMMARY_NODE = "summarize"
+# The classic layout's non-task classes, by the command they stand for (see flows.classic_classes).
+CLASSIC_COMMAND_CLASS = {"confirm": ("confirm", "确认"), "deny": ("deny", "否认"),
+                         "cancel_task": ("cancel", "取消"), "reset": ("reset", "重置"), "faq": ("faq", "FAQ"),
+                         "chitchat": ("chitchat", "闲聊"), "handoff": ("handoff", "转人工")}
+
+
+class ScenarioError(ValueError):
+    """A suite file is malformed, or asks the classic layout for what it cannot express."""
+
+
+@dataclass
+class ScenarioTurn:
+    user: str
+    understanding: Any = None
+    classic: dict[str, Any] | None = None
+    llm: dict[str, str] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    turns: list[ScenarioTurn]
+    layouts: tuple[str, ...] = LAYOUTS
+    env: dict[str, str] = field(default_factory=dict)
+    knowledge: list[dict[str, str]] = field(default_factory=list)
+    path: Path | None = None
+
+    @property
+    def needs_api(self) -> bool:
+        return any("{api}" in str(v) for v in self.env.values())
+
+
+def load_scenario(path: Path) -> Scenario:
+    import yaml  # noqa: PLC0415
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, Mapping) or not isinstance(data.get("turns"), list):
+        raise ScenarioError(f"{path}: needs a mapping with a turns list")
+    turns = []
+    for index, raw in enumerate(data["turns"]):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("user"), str):
+            raise ScenarioError(f"{path}: turns[{index}] needs a user message")
+        unknown = set(raw) - {"user", "understanding", "classic", "llm", "expect"}
+        if unknown:
+            raise ScenarioError(f"{path}: turns[{index}] has unknown keys {sorted(unknown)}")
+        turns.append(ScenarioTurn(user=raw["user"], understanding=raw.get("understanding"),
+                                  classic=raw.get("classic"), llm=dict(raw.get("llm") or {}),
+                                  expect=dict(raw.get("expect") or {})))
+    layouts = tuple(data.get("layouts") or LAYOUTS)
+    if not set(layouts) <= set(LAYOUTS):
+        raise ScenarioError(f"{path}: layouts must be among {LAYOUTS}")
+    return Scenario(name=str(data.get("name") or path.stem), description=str(data.get("description") or ""),
+                    turns=turns, layouts=layouts, env=dict(data.get("env") or {}),
+                    knowledge=list(data.get("knowledge") or []), path=path)
+
+
+def load_scenarios(directory: Path = SCENARIO_DIR) -> list[Scenario]:
+    return [load_scenario(path) for path in sorted(directory.glob("*.yaml"))]
+
+
+# --------------------------------------------------------------------------------------------------
+# Scripts
+# --------------------------------------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _as_param(value: Any) -> str:
+    """A slot value as the string a parameter extractor would return (strings only, see flows)."""
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    if isinstance(value, list):
+        return "、".join(str(v) for v in value)
+    return str(value)
+
+
+def derive_classic(understanding: Any, catalog: Mapping[str, Any], current_task: str) -> dict[str, Any]:
+    """What rewrite / classify / extract would answer for a one-command understanding.
+
+    Raises :class:`ScenarioError` for what the classic layout cannot express: several commands,
+    rollback, a slot change or cancel aimed at a task other than the current one, raw text.
+    """
+    if not isinstance(understanding, Mapping):
+        raise ScenarioError("the classic layout needs a structured understanding or an explicit classic:")
+    commands = list(understanding.get("commands") or [])
+    query = str(understanding.get("rewritten_query") or "")
+    if len(commands) != 1:
+        raise ScenarioError(f"{len(commands)} commands: a classifier picks one class")
+    command = commands[0]
+    kind = command.get("type")
+    tasks = catalog["tasks"]
+    task = command.get("task")
+    if kind == "start_task":
+        label = str(tasks[task].get("label") or task)
+        return {"rewrite": query, "classify": (f"task_{task}", label), "extract": command.get("slots") or {}}
+    if kind == "set_slots":
+        if task not in (None, current_task):
+            raise ScenarioError("set_slots on a task other than the current one")
+        return {"rewrite": query, "classify": ("more_info", "补充信息"), "extract": command["slots"]}
+    if kind in CLASSIC_COMMAND_CLASS:
+        if kind == "cancel_task" and task not in (None, current_task):
+            raise ScenarioError("cancel_task on a task other than the current one")
+        return {"rewrite": query, "classify": CLASSIC_COMMAND_CLASS[kind]}
+    raise ScenarioError(f"{kind!r} has no class in the classic layout")
+
+
+def classic_script(spec: Mapping[str, Any], user: str) -> dict[str, str]:
+    """Node answers for the classic layout from ``{rewrite, classify, extract}``."""
+    classify = spec.get("classify")
+    if isinstance(classify, str):
+        classify = (classify, classify)
+    cid, cname = classify
+    script = {"rewrite": str(spec.get("rewrite") or user),
+              "classify": json.dumps({"category_id": cid, "category_name": cname}, ensure_ascii=False)}
+    if "extract" in spec:
+        script["extract"] = json.dumps({k: _as_param(v) for k, v in (spec["extract"] or {}).items()},
+                                       ensure_ascii=False)
+    return script
+
+
+def turn_script(turn: ScenarioTurn, layout: str, catalog: Mapping[str, Any], current_task: str
+                ) -> dict[str, str]:
+    """Every LLM node's answer for this turn in this layout."""
+    script = {name: str(text) for name, text in turn.llm.items()}
+    if layout == "fast":
+        script["understand"] = _json(turn.understanding if turn.understanding is not None else "")
+    else:
+        spec = turn.classic or derive_classic(turn.understanding, catalog, current_task)
+        script.update(classic_script(spec, turn.user))
+    if SUMMARY_NODE not in script:
+        script[SUMMARY_NODE] = _default_summary
+    return script
+
+
+def _default_summary(request: LLMRequest) -> str:
+    """A plausible LLM summary: the earlier summary's lines plus the user lines of the overflow turns.
+
+    Headers (lines ending in a colon), assistant lines and "none" markers are left out, so the
+    scripted model behaves like a faithful one: it keeps what the old summary said.
+    """
+    kept = []
+    for raw in request.user.splitlines():
+        line = raw.strip()
+        if not line or line.endswith((":", "：")) or line.startswith("assistant") or line in {"（无）", "(none)"}:
+            continue
+        if line.startswith("user"):
+            line = line.split(":", 1)[-1].strip()
+        kept.append(line.lstrip("- ").strip())
+    return "\n".join(f"- {line}" for line in dict.fromkeys(kept) if line)[:600]
+
+
+# --------------------------------------------------------------------------------------------------
+# Running and checking
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnOutcome:
+    turn: ScenarioTurn
+    result: TurnResult
+    before: dict[str, Any]
+    failures: list[str]
+
+
+def make_conversation(scenario: Scenario, dsl_text: str, *, api_base: str | None = None) -> Conversation:
+    env = {}
+    for name, value in scenario.env.items():
+        if "{api}" in str(value):
+            if api_base is None:
+                raise ScenarioError(f"{scenario.name} needs a task API server (api_base)")
+            value = str(value).replace("{api}", api_base.rstrip("/"))
+        env[name] = value
+    passages = list(scenario.knowledge)
+    return Conversation(dsl_text, env=env, knowledge=(lambda query: passages) if passages else None)
+
+
+def run_scenario(scenario: Scenario, layout: str, dsl_text: str, catalog: Mapping[str, Any], *,
+                 api_base: str | None = None) -> list[TurnOutcome]:
+    """Run every turn; collect (not raise) the failures so a report shows all of them."""
+    conversation = make_conversation(scenario, dsl_text, api_base=api_base)
+    outcomes = []
+    for turn in scenario.turns:
+        before = dict(conversation.variables)
+        script = turn_script(turn, layout, catalog, str(before.get("current_task") or ""))
+        result = conversation.turn(turn.user, script, raise_on_error=False)
+        failures = check_turn(turn, result, before, layout)
+        outcomes.append(TurnOutcome(turn, result, before, failures))
+    return outcomes
+
+
+def _load(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) and text else {}
+    except ValueError:
+        return None
+
+
+def _contains(value: str, wanted: str | Sequence[str]) -> list[str]:
+    items = [wanted] if isinstance(wanted, str | int | float) else list(wanted)
+    return [str(item) for item in items if str(item) not in value]
+
+
+def check_turn(turn: ScenarioTurn, result: TurnResult, before: Mapping[str, Any], layout: str
+               ) -> list[str]:
+    """Every failed expectation of one turn, as readable lines ("" list when the turn is right)."""
+    if not result.succeeded:
+        return [f"the run failed: {result.graph_error or result.errors}"]
+    failures: list[str] = []
+    failures += _expectation_failures(turn.expect, result)
+    failures += _invariant_failures(turn, result, before)
+    failures += _budget_failures(result, layout, turn.expect)
+    return failures
+
+
+def _expectation_failures(expect: Mapping[str, Any], result: TurnResult) -> list[str]:
+    failures = []
+    variables = result.variables
+    state = _load(variables.get("sys_context_str")) or {}
+    stack = state.get("task_stack") or []
+    if "next_action" in expect and result.output(STATE_NODE, "next_action") != expect["next_action"]:
+        failures.append(f"next_action {result.output(STATE_NODE, 'next_action')!r} != {expect['next_action']!r}")
+    if "answer" in expect and result.answer != expect["answer"]:
+        failures.append(f"answer {result.answer!r} != {expect['answer']!r}")
+    missing = _contains(result.answer, expect.get("answer_contains") or [])
+    if missing:
+        failures.append(f"answer {result.answer!r} lacks {missing}")
+    unwanted_items = expect.get("answer_not_contains") or []
+    for unwanted in [unwanted_items] if isinstance(unwanted_items, str) else unwanted_items:
+        if str(unwanted) in result.answer:
+            failures.append(f"answer {result.answer!r} contains {unwanted!r}")
+    if "task" in expect and variables.get("current_task") != (expect["task"] or ""):
+        failures.append(f"current_task {variables.get('current_task')!r} != {expect['task']!r}")
+    if "slots" in expect:
+        shown = _load(variables.get("current_task_slots")) or {}
+        filled = {k: v for k, v in shown.items() if v is not None}
+        if filled != expect["slots"]:
+            failures.append(f"current_task_slots {filled} != {expect['slots']}")
+    if "stack" in expect:
+        actual = [f"{t.get('name')}:{t.get('stage')}" for t in stack]
+        if actual != list(expect["stack"]):
+            failures.append(f"task stack {actual} != {expect['stack']}")
+    if "done" in expect:
+        done = [{"task": d.get("task"), "status": d.get("status")} for d in state.get("done") or []]
+        wanted = list(expect["done"])
+        tail = done[-len(wanted):] if wanted else done
+        if tail != wanted:
+            failures.append(f"done {done} does not end with {wanted}")
+    if "handoff" in expect:
+        reason = (state.get("handoff") or {}).get("reason")
+        if reason != expect["handoff"]:
+            failures.append(f"handoff reason {reason!r} != {expect['handoff']!r}")
+    if "summary_contains" in expect:
+        missing = _contains(str(variables.get("summary") or ""), expect["summary_contains"])
+        if missing:
+            failures.append(f"summary lacks {missing}")
+    if "api_called" in expect and ("call_api" in result.path) != bool(expect["api_called"]):
+        failures.append(f"task API called: {'call_api' in result.path}, expected {expect['api_called']}")
+    return failures
+
+
+def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[str, Any]) -> list[str]:
+    """What must hold after every turn, whatever the scenario says."""
+    failures = []
+    variables = result.variables
+    if set(variables) != set(before):
+        failures.append(f"conversation variables changed shape: {sorted(variables)}")
+    if not result.answer.strip():
+        failures.append("empty answer")
+    history = str(variables.get("history") or "")
+    last = history.split("\n\n---\n\n")[-1]
+    if turn.user.strip() not in last or result.answer.strip() not in last:
+        failures.append(f"history's last turn {last[:120]!r} is not this turn")
+    state = _load(variables.get("sys_context_str"))
+    if not isinstance(state, dict) or "task_stack" not in state:
+        failures.append("sys_context_str is not a state")
+        return failures
+    stack = state["task_stack"]
+    top = stack[-1] if stack else None
+    if (variables.get("current_task") or "") != (top["name"] if top else ""):
+        failures.append(f"current_task {variables.get('current_task')!r} disagrees with the stack top "
+                        f"{top['name'] if top else None!r}")
+    shown = _load(variables.get("current_task_slots"))
+    if not isinstance(shown, dict):
+        failures.append("current_task_slots is not a JSON object")
+    elif top is not None and {k: v for k, v in shown.items() if v is not None} != top["slots"]:
+        failures.append(f"current_task_slots {shown} disagrees with the stack top's slots {top['slots']}")
+    summary_ran = SUMMARY_NODE in result.path
+    if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
+        failures.append("the LLM summary ran but conversation.summary is not its checked result")
+    if not summary_ran and variables.get("summary") != result.output("history", "summary"):
+        failures.append("conversation.summary is not the history node's summary")
+    return failures
+
+
+def _budget_failures(result: TurnResult, layout: str, expect: Mapping[str, Any]) -> list[str]:
+    """The LLM-call budget of the issue: fast <= 1 before the state update, <= 2 a turn (+1 summary)."""
+    failures = []
+    summary = 1 if SUMMARY_NODE in result.path else 0
+    if layout == "fast":
+        before = result.llm_calls_before(STATE_NODE)
+        if before > 1:
+            failures.append(f"{before} LLM calls before the state update (budget 1)")
+        if result.llm_count > 2 + summary:
+            failures.append(f"{result.llm_count} LLM calls this turn (budget {2 + summary})")
+    wanted = (expect.get("llm_calls") or {}).get(layout) if isinstance(expect.get("llm_calls"), Mapping) \
+        else None
+    if wanted is not None and result.llm_count != wanted:
+        failures.append(f"{result.llm_count} LLM calls, expected {wanted}")
+    return failures
+
+
+def format_outcomes(scenario: Scenario, layout: str, outcomes: Sequence[TurnOutcome]) -> str:
+    lines = []
+    for index, outcome in enumerate(outcomes, 1):
+        for failure in outcome.failures:
+            lines.append(f"{scenario.name}[{layout}] turn {index} ({outcome.turn.user!r}): {failure}")
+    return "\n".join(lines)

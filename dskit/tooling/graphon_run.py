@@ -1,0 +1,838 @@
+"""Run a Chatflow DSL in graphon (Dify's own workflow engine), turn after turn, without Dify.
+
+Why: Dify imports a broken Chatflow without complaint, and a graph that imports can still fail at run
+time. The only convincing proof that our DSL works is to run it in the engine Dify runs, with the same
+node classes and the same output checks. graphon needs three things we do not have here — a model
+behind every LLM node, a dify-sandbox for code nodes, and a knowledge base — so this module supplies
+stand-ins for exactly those three and nothing else:
+
+- every LLM-backed node (llm, question-classifier, parameter-extractor) gets a :class:`ScriptedLLM`
+  that asks a *responder* for its text (tests: a per-turn script; ``dskit chat``: a live endpoint),
+  counting calls and prompt characters per node;
+- code nodes run ``main(**inputs)`` in a separate Python process (``dskit.tooling.noderunner`` when
+  present, else a small local runner);
+- knowledge-retrieval (not supported by graphon) becomes :class:`KnowledgeRetrievalStandIn`, which asks
+  a *knowledge* callable for passages.
+
+Everything else — start, if-else, answer, assigner, http-request, template-transform, aggregator — is
+graphon's own code. :class:`Conversation` carries conversation variables from turn to turn the way Dify
+does (they live per conversation, everything else per run).
+
+Third-party imports (graphon, pydantic, yaml) happen inside functions or in this tooling module only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------------------------------
+# What one LLM call and one turn look like to the caller
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One LLM invocation as the responder sees it."""
+
+    node_id: str
+    title: str
+    node_type: str
+    turn: int
+    messages: tuple[tuple[str, str], ...]  # (role, text)
+
+    @property
+    def prompt_chars(self) -> int:
+        """Characters sent to the model: the cost proxy we count (tokens need a tokenizer)."""
+        return sum(len(text) for _, text in self.messages)
+
+    @property
+    def system(self) -> str:
+        """All system messages joined (handy for responders that read the prompt)."""
+        return "\n".join(text for role, text in self.messages if role == "system")
+
+    @property
+    def user(self) -> str:
+        """The last user message."""
+        users = [text for role, text in self.messages if role == "user"]
+        return users[-1] if users else ""
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """A finished LLM call: what was asked and what the responder said."""
+
+    request: LLMRequest
+    response: str
+
+    @property
+    def node_id(self) -> str:
+        return self.request.node_id
+
+    @property
+    def prompt_chars(self) -> int:
+        return self.request.prompt_chars
+
+
+Responder = Callable[[LLMRequest], str]
+Knowledge = Callable[[str], Sequence[Mapping[str, Any]]]
+
+
+class ScriptError(LookupError):
+    """A scripted run reached an LLM node the script has no answer for."""
+
+
+class TurnError(RuntimeError):
+    """The graph run failed; ``result`` holds everything that happened up to the failure."""
+
+    def __init__(self, message: str, result: TurnResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class TurnResult:
+    """Everything one turn produced, for assertions and for the cost bench."""
+
+    turn: int
+    query: str
+    answer: str = ""
+    variables: dict[str, Any] = field(default_factory=dict)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    code_runs: list[str] = field(default_factory=list)  # node ids, in run order
+    path: list[str] = field(default_factory=list)  # node ids that ran, in start order
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)  # node id -> outputs
+    errors: dict[str, str] = field(default_factory=dict)  # node id -> error (incl. handled ones)
+    succeeded: bool = False
+    graph_error: str = ""
+
+    @property
+    def llm_count(self) -> int:
+        return len(self.llm_calls)
+
+    @property
+    def prompt_chars(self) -> int:
+        return sum(call.prompt_chars for call in self.llm_calls)
+
+    @property
+    def code_count(self) -> int:
+        return len(self.code_runs)
+
+    def llm_calls_before(self, node_id: str) -> int:
+        """LLM calls that finished before ``node_id`` started (e.g. before the state update)."""
+        if node_id not in self.path:
+            return self.llm_count
+        before = set(self.path[: self.path.index(node_id)])
+        return sum(1 for call in self.llm_calls if call.node_id in before)
+
+    def output(self, node_id: str, name: str, default: Any = None) -> Any:
+        return self.outputs.get(node_id, {}).get(name, default)
+
+
+# --------------------------------------------------------------------------------------------------
+# Responders
+# --------------------------------------------------------------------------------------------------
+
+
+class ScriptedResponder:
+    """Answers each LLM node from the current turn's script.
+
+    A script maps a node id or a node title to a text, or to a callable ``(LLMRequest) -> str`` for
+    answers that depend on the prompt. A node the script does not name raises :class:`ScriptError`,
+    so a flow that calls more models than the test expects fails loudly instead of passing quietly.
+    """
+
+    def __init__(self, default: Mapping[str, str | Responder] | None = None) -> None:
+        self.default: dict[str, str | Responder] = dict(default or {})
+        self.script: dict[str, str | Responder] = {}
+
+    def set_turn(self, script: Mapping[str, str | Responder] | None) -> None:
+        self.script = dict(script or {})
+
+    def __call__(self, request: LLMRequest) -> str:
+        for table in (self.script, self.default):
+            for key in (request.node_id, request.title):
+                if key in table:
+                    answer = table[key]
+                    return answer(request) if callable(answer) else str(answer)
+        msg = (
+            f"turn {request.turn}: no scripted answer for LLM node {request.node_id!r} "
+            f"({request.title!r}); script has {sorted(self.script)}"
+        )
+        raise ScriptError(msg)
+
+
+# --------------------------------------------------------------------------------------------------
+# Code execution in a separate process
+# --------------------------------------------------------------------------------------------------
+
+_RUNNER = r"""
+import json, sys
+_payload = json.loads(sys.stdin.read())
+exec(compile(_payload["code"], "<code-node>", "exec"), globals())  # module level, as in the sandbox
+_result = main(**_payload["inputs"])  # noqa: F821 - defined by the code node
+sys.stdout.write("\n<<RESULT>>" + json.dumps(_result, ensure_ascii=False))
+"""
+
+
+class CodeExecutionError(RuntimeError):
+    """A code node's program failed (raised, printed garbage, or returned a non-dict)."""
+
+
+class SubprocessCodeExecutor:
+    """Minimal stand-in for dify-sandbox: one fresh ``python -I -S`` process per run.
+
+    Used only until :mod:`dskit.tooling.noderunner` exists; same protocol as graphon's
+    ``SandboxCodeExecutor`` (``execute(language=, code=, inputs=)`` and ``is_execution_error``).
+    A fresh process per run mirrors the sandbox: nothing survives between runs.
+    """
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self.timeout = timeout
+
+    def execute(self, *, language: Any, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        if str(getattr(language, "value", language)) != "python3":
+            raise CodeExecutionError(f"unsupported code language {language!r}")
+        payload = json.dumps({"code": code, "inputs": dict(inputs)}, ensure_ascii=False)
+        proc = subprocess.run(  # noqa: S603 - runs our own interpreter on our own code
+            [sys.executable, "-I", "-S", "-c", _RUNNER],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+            check=False,
+        )
+        if proc.returncode != 0:
+            tail = proc.stderr.strip().splitlines()[-3:]
+            raise CodeExecutionError("code node failed: " + " | ".join(tail))
+        marker = proc.stdout.rfind("<<RESULT>>")
+        if marker < 0:
+            raise CodeExecutionError("code node printed no result")
+        result = json.loads(proc.stdout[marker + len("<<RESULT>>") :])
+        if not isinstance(result, dict):
+            raise CodeExecutionError(f"main() must return a dict, got {type(result).__name__}")
+        return result
+
+    def is_execution_error(self, error: Exception) -> bool:
+        return isinstance(error, CodeExecutionError)
+
+
+_MODULE_DRIVER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from {module} import main
+output_obj = main(**json.loads(sys.stdin.buffer.read().decode("utf-8")))
+output_json = json.dumps(output_obj, indent=4)
+print("<<RESULT>>" + output_json + "<<RESULT>>")
+"""
+
+
+class CheckedSandboxExecutor:
+    """dify-sandbox behaviour from :mod:`dskit.tooling.noderunner`, made fast enough for long suites.
+
+    Each distinct source is checked once with noderunner's ``check_source`` (Python 3.10 syntax,
+    standard library only, no blocked modules) and written once to a cache directory; every run is
+    then a fresh ``python -I -S`` process that imports it (so its bytecode is compiled once, not on
+    every run: an engine node is 90-180 KB), calls ``main(**inputs)``, prints the result between
+    ``<<RESULT>>`` tags as Dify's driver does, and the output is parsed by noderunner's
+    ``parse_result`` (scientific-notation strings become floats, as in Dify). The code still runs at
+    module level in a process of its own, with nothing else on its path.
+    """
+
+    _checked: dict[str, list[str]] = {}  # shared: the check depends on the source text only
+    _lock = threading.Lock()
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        from dskit.tooling import noderunner  # noqa: PLC0415
+
+        self._runner = noderunner
+        self.timeout = timeout
+
+    def _problems(self, code: str) -> list[str]:
+        with self._lock:
+            if code not in self._checked:
+                self._checked[code] = list(self._runner.check_source(code))
+            return self._checked[code]
+
+    @staticmethod
+    def _module_for(code: str) -> tuple[str, str]:
+        """(directory, module name) of the cached copy of ``code``."""
+        import hashlib  # noqa: PLC0415
+        import os  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+
+        digest = hashlib.sha256(code.encode("utf-8")).hexdigest()[:24]
+        directory = os.path.join(tempfile.gettempdir(), f"dskit-code-nodes-{os.getuid()}")
+        os.makedirs(directory, exist_ok=True)
+        module = f"dskit_node_{digest}"
+        path = os.path.join(directory, module + ".py")
+        if not os.path.exists(path):
+            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(code)
+            os.replace(tmp, path)
+        return directory, module
+
+    def execute(self, *, language: Any, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        if str(getattr(language, "value", language)) != "python3":
+            raise CodeExecutionError(f"unsupported code language {language!r}")
+        problems = self._problems(code)
+        if problems:
+            raise CodeExecutionError(problems[0])
+        payload = json.dumps(dict(inputs), default=_plain_default, ensure_ascii=False)
+        directory, module = self._module_for(code)
+        proc = subprocess.run(  # noqa: S603 - our interpreter, our generated program
+            [sys.executable, "-I", "-S", "-c", _MODULE_DRIVER.format(module=module), directory],
+            input=payload.encode("utf-8"), capture_output=True, timeout=self.timeout, check=False,
+        )
+        stderr = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0:
+            tail = [line for line in stderr.strip().splitlines() if line.strip()][-1:]
+            raise CodeExecutionError("error: " + (tail[0] if tail else f"exit {proc.returncode}"))
+        try:
+            return self._runner.parse_result(proc.stdout.decode("utf-8", "replace"))
+        except self._runner.CodeNodeError as error:
+            raise CodeExecutionError(str(error)) from error
+
+    def is_execution_error(self, error: Exception) -> bool:
+        return isinstance(error, CodeExecutionError | self._runner.CodeNodeError)
+
+
+def _plain_default(value: Any) -> Any:
+    for attribute in ("to_object", "model_dump", "to_dict"):
+        method = getattr(value, attribute, None)
+        if callable(method):
+            return method()
+    return str(value)
+
+
+def default_code_executor() -> Any:
+    """noderunner's sandbox behaviour (checks cached) when it exists, else the minimal runner above."""
+    try:
+        return CheckedSandboxExecutor()
+    except ImportError:
+        return SubprocessCodeExecutor()
+
+
+class _CountingExecutor:
+    """Wraps an executor to record which code node ran (the executor does not know node ids)."""
+
+    def __init__(self, inner: Any, node_id: str, ctx: _RunContext) -> None:
+        self._inner = inner
+        self._node_id = node_id
+        self._ctx = ctx
+
+    def execute(self, *, language: Any, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        self._ctx.record_code(self._node_id)
+        return self._inner.execute(language=language, code=code, inputs=inputs)
+
+    def is_execution_error(self, error: Exception) -> bool:
+        return self._inner.is_execution_error(error) or isinstance(error, CodeExecutionError)
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-run context shared by the stand-ins
+# --------------------------------------------------------------------------------------------------
+
+
+class _RunContext:
+    """Collects calls from the worker threads of one graph run."""
+
+    def __init__(self, turn: int, responder: Responder, knowledge: Knowledge | None,
+                 executor: Any) -> None:
+        self.turn = turn
+        self.responder = responder
+        self.knowledge = knowledge
+        self.executor = executor
+        self.titles: dict[str, str] = {}
+        self.llm_calls: list[LLMCall] = []
+        self.code_runs: list[str] = []
+        self._lock = threading.Lock()
+
+    def record_llm(self, call: LLMCall) -> None:
+        with self._lock:
+            self.llm_calls.append(call)
+
+    def record_code(self, node_id: str) -> None:
+        with self._lock:
+            self.code_runs.append(node_id)
+
+
+# --------------------------------------------------------------------------------------------------
+# graphon glue: the scripted LLM, the knowledge stand-in node and the node factory
+# --------------------------------------------------------------------------------------------------
+
+_GLUE: dict[str, Any] = {}
+_GLUE_LOCK = threading.RLock()
+
+
+def _message_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        data = getattr(part, "data", None)
+        parts.append(data if isinstance(data, str) else str(part))
+    return "".join(parts)
+
+
+def _role(message: Any) -> str:
+    role = getattr(message, "role", "")
+    return str(getattr(role, "value", role))
+
+
+def _glue() -> dict[str, Any]:
+    """Build the graphon-dependent classes once (graphon is imported lazily)."""
+    with _GLUE_LOCK:
+        if not _GLUE:
+            _GLUE.update(_build_glue())
+        return _GLUE
+
+
+def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that knows graphon's shapes
+    from graphon.dsl import importer as importer_module  # noqa: PLC0415
+    from graphon.dsl import node_factory as factory_module  # noqa: PLC0415
+    from graphon.entities.base_node_data import BaseNodeData  # noqa: PLC0415
+    from graphon.enums import WorkflowNodeExecutionStatus  # noqa: PLC0415
+    from graphon.model_runtime.entities.common_entities import I18nObject  # noqa: PLC0415
+    from graphon.model_runtime.entities.llm_entities import LLMResult, LLMUsage  # noqa: PLC0415
+    from graphon.model_runtime.entities.message_entities import (  # noqa: PLC0415
+        AssistantPromptMessage,
+    )
+    from graphon.model_runtime.entities.model_entities import (  # noqa: PLC0415
+        AIModelEntity,
+        FetchFrom,
+        ModelType,
+    )
+    from graphon.node_events.base import NodeRunResult  # noqa: PLC0415
+    from graphon.nodes.base.node import Node  # noqa: PLC0415
+    from graphon.nodes.code.code_node import CodeNode  # noqa: PLC0415
+    from graphon.nodes.code.entities import CodeNodeData  # noqa: PLC0415
+    from graphon.nodes.llm.exc import LLMNodeError  # noqa: PLC0415
+
+    class ScriptedLLM:
+        """Implements graphon's LLM protocol by asking the run's responder; no network."""
+
+        def __init__(self, *, ctx: _RunContext, node_id: str, node_type: str, provider: str,
+                     model_name: str, parameters: Mapping[str, Any] | None = None) -> None:
+            self._ctx = ctx
+            self._node_id = node_id
+            self._node_type = node_type
+            self._provider = provider
+            self._model_name = model_name
+            self._parameters = dict(parameters or {})
+
+        @property
+        def provider(self) -> str:
+            return self._provider
+
+        @property
+        def model_name(self) -> str:
+            return self._model_name
+
+        @property
+        def parameters(self) -> Mapping[str, Any]:
+            return dict(self._parameters)
+
+        @parameters.setter
+        def parameters(self, value: Mapping[str, Any]) -> None:
+            self._parameters = dict(value)
+
+        @property
+        def stop(self) -> Sequence[str] | None:
+            return None
+
+        def get_model_schema(self) -> Any:
+            # No TOOL_CALL feature: parameter extractors use their prompt mode, which a scripted
+            # text answer can serve. No context size: graphon skips token counting.
+            return AIModelEntity(
+                model=self._model_name,
+                label=I18nObject(en_US=self._model_name),
+                model_type=ModelType.LLM,
+                features=[],
+                fetch_from=FetchFrom.CUSTOMIZABLE_MODEL,
+                model_properties={},
+                parameter_rules=[],
+            )
+
+        def get_llm_num_tokens(self, prompt_messages: Sequence[Any]) -> int:
+            return sum(len(_message_text(m)) for m in prompt_messages) // 2
+
+        def _answer(self, prompt_messages: Sequence[Any]) -> str:
+            request = LLMRequest(
+                node_id=self._node_id,
+                title=self._ctx.titles.get(self._node_id, self._node_id),
+                node_type=self._node_type,
+                turn=self._ctx.turn,
+                messages=tuple((_role(m), _message_text(m)) for m in prompt_messages),
+            )
+            try:
+                text = self._ctx.responder(request)
+            except ScriptError as error:
+                raise LLMNodeError(str(error)) from error
+            self._ctx.record_llm(LLMCall(request=request, response=text))
+            return text
+
+        def invoke_llm(self, *, prompt_messages: Sequence[Any], model_parameters: Mapping[str, Any],
+                       tools: Any, stop: Any, stream: bool) -> Any:
+            _ = model_parameters, tools, stop
+            text = self._answer(prompt_messages)
+            result = LLMResult(
+                model=self._model_name,
+                prompt_messages=list(prompt_messages),
+                message=AssistantPromptMessage(content=text),
+                usage=LLMUsage.empty_usage(),
+            )
+            if not stream:
+                return result
+            return _as_stream(result)
+
+        def invoke_llm_with_structured_output(self, **kwargs: Any) -> Any:
+            kwargs.pop("json_schema", None)
+            return self.invoke_llm(tools=None, **kwargs)
+
+        def is_structured_output_parse_error(self, error: Exception) -> bool:
+            _ = error
+            return False
+
+    def _as_stream(result: Any) -> Iterator[Any]:
+        from graphon.model_runtime.entities.llm_entities import (  # noqa: PLC0415
+            LLMResultChunk,
+            LLMResultChunkDelta,
+        )
+
+        yield LLMResultChunk(
+            model=result.model,
+            prompt_messages=result.prompt_messages,
+            delta=LLMResultChunkDelta(index=0, message=result.message, usage=result.usage),
+        )
+
+    class KnowledgeRetrievalData(BaseNodeData):
+        """The subset of Dify's knowledge-retrieval node data the stand-in reads."""
+
+        type: str = "knowledge-retrieval"
+        query_variable_selector: list[str]
+        dataset_ids: list[str] = []
+        retrieval_mode: str = "multiple"
+
+    class KnowledgeRetrievalStandIn(Node[KnowledgeRetrievalData]):
+        """Answers ``result`` (array of {content, title, metadata}) from the run's knowledge callable.
+
+        graphon has no knowledge-retrieval node; Dify's returns passages of this shape, which the LLM
+        node's context turns into text. No knowledge callable, or an empty dataset list in a real
+        import, both give an empty result, which the FAQ answer must cope with.
+        """
+
+        node_type = "knowledge-retrieval"
+
+        @classmethod
+        def version(cls) -> str:
+            return "1"
+
+        def _run(self) -> Any:
+            segment = self.runtime_state.variable_pool.get(self.node_data.query_variable_selector)
+            query = segment.text if segment is not None else ""
+            ctx: _RunContext | None = getattr(self, "_dskit_ctx", None)
+            passages: list[dict[str, Any]] = []
+            if ctx is not None and ctx.knowledge is not None:
+                for index, item in enumerate(ctx.knowledge(query) or []):
+                    passages.append({
+                        "content": str(item.get("content", "")),
+                        "title": str(item.get("title", f"passage {index + 1}")),
+                        "metadata": {"_source": "knowledge", "score": item.get("score", 1.0),
+                                     "position": index + 1},
+                    })
+            return NodeRunResult(
+                status=WorkflowNodeExecutionStatus.SUCCEEDED,
+                inputs={"query": query},
+                outputs={"result": passages},
+            )
+
+        @classmethod
+        def _extract_variable_selector_to_variable_mapping(
+            cls, *, graph_config: Mapping[str, Any], node_id: str, node_data: Any,
+        ) -> Mapping[str, Sequence[str]]:
+            _ = graph_config
+            return {f"{node_id}.query": list(node_data.query_variable_selector)}
+
+    base = factory_module.SlimDslNodeFactory
+
+    class ScriptedFactory(base):  # type: ignore[misc, valid-type]
+        """graphon's DSL node factory with our three stand-ins; everything else untouched."""
+
+        __slots__ = ()
+        dskit_ctx: _RunContext | None = None  # set on a per-run subclass
+
+        def _create_slim_llm_runtime(self, *, node_id: str, data: Mapping[str, Any],
+                                     node_type_label: str) -> tuple[dict[str, Any], Any]:
+            normalized, vendor, _plugin, _creds = self._resolve_slim_llm_settings(
+                node_id=node_id, data=data, node_type_label=node_type_label,
+            )
+            model = normalized["model"]
+            instance = ScriptedLLM(
+                ctx=type(self).dskit_ctx,
+                node_id=node_id,
+                node_type=str(data.get("type", "")),
+                provider=vendor,
+                model_name=str(model.get("name") or ""),
+                parameters=model.get("completion_params") or {},
+            )
+            return normalized, instance
+
+        def _create_code_node(self, request: Any) -> Any:
+            ctx = type(self).dskit_ctx
+            return CodeNode(
+                node_id=request.node_id,
+                data=CodeNodeData.model_validate(request.data_payload),
+                init_params=self.init_params,
+                runtime_state=self.runtime_state,
+                code_executor=_CountingExecutor(ctx.executor, request.node_id, ctx),
+                code_limits=factory_module._code_limits(self.credentials.code),  # noqa: SLF001
+            )
+
+        def _create_knowledge_node(self, request: Any) -> Any:
+            node = KnowledgeRetrievalStandIn(
+                node_id=request.node_id,
+                data=KnowledgeRetrievalData.model_validate(request.data_payload),
+                init_params=self.init_params,
+                runtime_state=self.runtime_state,
+            )
+            node._dskit_ctx = type(self).dskit_ctx  # noqa: SLF001
+            return node
+
+    ScriptedFactory.NODE_BUILDERS = {
+        **base.NODE_BUILDERS,
+        "code": ScriptedFactory._create_code_node,  # noqa: SLF001
+        "knowledge-retrieval": ScriptedFactory._create_knowledge_node,  # noqa: SLF001
+    }
+    return {
+        "importer": importer_module,
+        "factory": ScriptedFactory,
+        "supported": frozenset(importer_module.SUPPORTED_DEFAULT_FACTORY_NODE_TYPES)
+        | {"knowledge-retrieval"},
+        "parse_yaml": importer_module._parse_yaml,  # noqa: SLF001
+    }
+
+
+_PARSED: dict[int, tuple[str, Any]] = {}
+
+
+def _fast_parse(text: str) -> Any:
+    """graphon's ``_parse_yaml`` with libyaml and a cache: a 250 KB Chatflow takes 0.6 s to parse
+    with the pure-Python loader, on every turn. Same result (a fresh deep copy each time)."""
+    import copy  # noqa: PLC0415
+
+    import yaml  # noqa: PLC0415
+
+    key = hash(text)
+    with _GLUE_LOCK:
+        cached = _PARSED.get(key)
+        if cached is None or cached[0] != text:
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            cached = (text, yaml.load(text, Loader=loader))  # noqa: S506 - a safe loader
+            if len(_PARSED) > 16:
+                _PARSED.clear()
+            _PARSED[key] = cached
+    parsed = copy.deepcopy(cached[1])
+    if not isinstance(parsed, dict):
+        return _glue()["parse_yaml"](text)  # let graphon raise its own error
+    return parsed
+
+
+@contextmanager
+def _patched_importer(ctx: _RunContext) -> Iterator[None]:
+    """Point ``graphon.dsl.loads`` at our factory for the duration of one ``loads`` call.
+
+    graphon builds every node inside ``loads``; our factory hands each node the run context there,
+    so the patch can be undone before the run starts and concurrent runs do not see each other.
+    """
+    glue = _glue()
+    importer = glue["importer"]
+    per_run = type("ScriptedFactoryRun", (glue["factory"],), {"__slots__": (), "dskit_ctx": ctx})
+    with _GLUE_LOCK:
+        saved = (importer.SlimDslNodeFactory, importer.SUPPORTED_DEFAULT_FACTORY_NODE_TYPES,
+                 importer._parse_yaml)  # noqa: SLF001
+        importer.SlimDslNodeFactory = per_run
+        importer.SUPPORTED_DEFAULT_FACTORY_NODE_TYPES = glue["supported"]
+        importer._parse_yaml = _fast_parse  # noqa: SLF001
+        try:
+            yield
+        finally:
+            (importer.SlimDslNodeFactory, importer.SUPPORTED_DEFAULT_FACTORY_NODE_TYPES,
+             importer._parse_yaml) = saved  # noqa: SLF001
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading and running
+# --------------------------------------------------------------------------------------------------
+
+# Any credential will do: the scripted LLM never calls out. graphon insists on one for openai.
+_FAKE_CREDENTIALS = {"model_credentials": [{"values": {"api_key": "scripted-no-network"}}]}
+
+
+def _dsl_variables(dsl_text: str, section: str) -> dict[str, Any]:
+    doc = _fast_parse(dsl_text) or {}
+    items = ((doc.get("workflow") or {}).get(section)) or []
+    return {str(item["name"]): item.get("value") for item in items if isinstance(item, Mapping)}
+
+
+def _node_titles(dsl_text: str) -> dict[str, str]:
+    doc = _fast_parse(dsl_text) or {}
+    nodes = (((doc.get("workflow") or {}).get("graph")) or {}).get("nodes") or []
+    return {str(n["id"]): str((n.get("data") or {}).get("title", n["id"])) for n in nodes}
+
+
+def _plain(value: Any) -> Any:
+    """Segments and pydantic models to plain Python (for assertions and JSON)."""
+    if hasattr(value, "to_object"):
+        return value.to_object()
+    if hasattr(value, "value") and value.__class__.__name__.endswith("Segment"):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Conversation:
+    """One Dify conversation with a Chatflow DSL: conversation variables survive between turns.
+
+    Each :meth:`turn` loads the DSL afresh with ``graphon.dsl.loads`` (as Dify builds a new run per
+    message), writes the carried conversation variables into the pool, runs the graph and reads the
+    variables back. Environment variables come from the DSL unless ``env`` overrides them.
+    """
+
+    def __init__(
+        self,
+        dsl_text: str,
+        *,
+        responder: Responder | None = None,
+        knowledge: Knowledge | None = None,
+        code_executor: Any | None = None,
+        env: Mapping[str, Any] | None = None,
+        conversation_id: str | None = None,
+        user_id: str = "dskit-user",
+        workers: int = 1,
+    ) -> None:
+        self.dsl_text = dsl_text
+        self.scripted = responder is None
+        self.responder: Responder = responder or ScriptedResponder()
+        self.knowledge = knowledge
+        self.executor = code_executor or default_code_executor()
+        self.env = dict(env or {})
+        self.conversation_id = conversation_id or str(uuid.uuid4())
+        self.user_id = user_id
+        self.workers = workers
+        self.variables: dict[str, Any] = _dsl_variables(dsl_text, "conversation_variables")
+        self.titles = _node_titles(dsl_text)
+        self.turns: list[TurnResult] = []
+
+    def turn(self, query: str, script: Mapping[str, str | Responder] | None = None, *,
+             raise_on_error: bool = True) -> TurnResult:
+        """Run one user message; ``script`` answers this turn's LLM nodes (scripted mode only)."""
+        if script is not None:
+            if not isinstance(self.responder, ScriptedResponder):
+                raise TypeError("a script needs the scripted responder (no responder= given)")
+            self.responder.set_turn(script)
+        elif isinstance(self.responder, ScriptedResponder):
+            self.responder.set_turn({})
+        index = len(self.turns) + 1
+        ctx = _RunContext(index, self.responder, self.knowledge, self.executor)
+        ctx.titles = self.titles
+        result = TurnResult(turn=index, query=query)
+        engine = self._load(ctx, query, index)
+        self._collect(engine, result)
+        result.llm_calls = list(ctx.llm_calls)
+        result.code_runs = list(ctx.code_runs)
+        if result.succeeded:
+            self.variables = self._read_conversation(engine)
+        result.variables = dict(self.variables)
+        self.turns.append(result)
+        if not result.succeeded and raise_on_error:
+            detail = "; ".join(f"{k}: {v}" for k, v in result.errors.items()) or result.graph_error
+            raise TurnError(f"turn {index} ({query!r}) failed: {detail}", result)
+        return result
+
+    def build_engine(self, query: str = "") -> Any:
+        """A graphon engine for the next turn, built but not run (graph validated, nodes created)."""
+        index = len(self.turns) + 1
+        ctx = _RunContext(index, self.responder, self.knowledge, self.executor)
+        ctx.titles = self.titles
+        return self._load(ctx, query, index)
+
+    def _load(self, ctx: _RunContext, query: str, index: int) -> Any:
+        from graphon.dsl import loads  # noqa: PLC0415
+
+        run_context = {
+            "conversation_id": self.conversation_id,
+            "user_id": self.user_id,
+            "dialogue_count": index,
+            "app_id": "dskit-local",
+            "workflow_run_id": str(uuid.uuid4()),
+        }
+        with _patched_importer(ctx):
+            engine = loads(self.dsl_text, credentials=_FAKE_CREDENTIALS,
+                           start_inputs={"query": query}, run_context=run_context,
+                           workers=self.workers)
+        pool = engine.runtime_state.variable_pool
+        for name, value in self.env.items():
+            pool.add(("env", name), value)
+        for name, value in self.variables.items():
+            pool.add(("conversation", name), value)
+        return engine
+
+    def _collect(self, engine: Any, result: TurnResult) -> None:
+        answers: list[str] = []
+        try:
+            self._consume(engine.run(), result, answers)
+        except Exception as error:  # noqa: BLE001 - graphon re-raises a node's failure at the end
+            result.succeeded = False
+            result.graph_error = result.graph_error or f"{type(error).__name__}: {error}"
+        result.answer = "".join(answers)
+
+    @staticmethod
+    def _consume(events: Iterator[Any], result: TurnResult, answers: list[str]) -> None:
+        for event in events:
+            kind = type(event).__name__
+            node_id = getattr(event, "node_id", "")
+            if kind == "NodeRunStartedEvent":
+                result.path.append(node_id)
+            elif kind in {"NodeRunSucceededEvent", "NodeRunExceptionEvent"}:
+                outputs = _plain(dict(event.node_run_result.outputs or {}))
+                result.outputs[node_id] = outputs
+                if kind == "NodeRunExceptionEvent":
+                    result.errors[node_id] = str(getattr(event, "error", ""))
+                if event.node_type == "answer":
+                    answers.append(str(outputs.get("answer", "")))
+            elif kind == "NodeRunFailedEvent":
+                result.errors[node_id] = str(event.error)
+            elif kind == "GraphRunSucceededEvent":
+                result.succeeded = True
+            elif kind in {"GraphRunFailedEvent", "GraphRunAbortedEvent"}:
+                result.graph_error = str(getattr(event, "error", "") or getattr(event, "reason", ""))
+            elif kind == "GraphRunPartialSucceededEvent":
+                result.succeeded = True
+
+    def _read_conversation(self, engine: Any) -> dict[str, Any]:
+        pool = engine.runtime_state.variable_pool
+        values = {}
+        for name in self.variables:
+            segment = pool.get(("conversation", name))
+            values[name] = _plain(segment) if segment is not None else None
+        return values
+
+
+def run_turns(dsl_text: str, turns: Sequence[tuple[str, Mapping[str, str | Responder]]],
+              **kwargs: Any) -> list[TurnResult]:
+    """Convenience: run (query, script) pairs in one conversation."""
+    conversation = Conversation(dsl_text, **kwargs)
+    return [conversation.turn(query, script) for query, script in turns]

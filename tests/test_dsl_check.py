@@ -1,0 +1,242 @@
+"""check-dsl: our DSLs pass, and a copy broken in each way fails with the node and the field named.
+
+Dify imports all of these broken copies without complaint (dify-facts §1); these checks are why a
+user never has to find out in the editor or at run time.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+pytest.importorskip("yaml")
+
+from dskit.tooling.dsl.builder import dump_yaml  # noqa: E402
+from dskit.tooling.dsl.check import Problem, check_dsl  # noqa: E402
+from dskit.tooling.dsl.flows import build_classic, build_fast  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fast() -> dict[str, Any]:
+    return build_fast().to_dict()
+
+
+@pytest.fixture(scope="module")
+def classic() -> dict[str, Any]:
+    return build_classic().to_dict()
+
+
+def _node(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
+    return next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == node_id)
+
+
+def _edges(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return doc["workflow"]["graph"]["edges"]
+
+
+def _has(problems: list[Problem], node: str, field: str, words: str = "") -> bool:
+    return any(p.node == node and p.field.startswith(field) and words in p.message for p in problems)
+
+
+def test_generated_dsls_pass_every_check(fast: dict, classic: dict) -> None:
+    assert check_dsl(fast) == []
+    assert check_dsl(classic) == []
+    assert check_dsl(dump_yaml(fast)) == []  # and as YAML text
+
+
+def test_duplicate_node_id(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["workflow"]["graph"]["nodes"].append(copy.deepcopy(_node(doc, "answer")))
+    problems = check_dsl(doc)
+    assert _has(problems, "answer", "id", "duplicate")
+
+
+def test_edge_to_missing_node(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    edge = next(e for e in _edges(doc) if e["source"] == "reply")
+    edge["target"] = "answr"
+    problems = check_dsl(doc)
+    assert any(p.field.endswith(".target") and "'answr' is not a node" in p.message for p in problems)
+
+
+def test_if_else_case_without_edge(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc)
+                                         if not (e["source"] == "route" and e["sourceHandle"] == "faq")]
+    problems = check_dsl(doc)
+    assert _has(problems, "route", "data.cases[2]", "'faq' has no edge")
+
+
+def test_if_else_else_branch_without_edge(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc)
+                                         if not (e["source"] == "route" and e["sourceHandle"] == "false")]
+    assert _has(check_dsl(doc), "route", "data.else", "'false' has no edge")
+
+
+def test_classifier_class_without_edge(classic: dict) -> None:
+    doc = copy.deepcopy(classic)
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc)
+                                         if not (e["source"] == "classify" and e["sourceHandle"] == "faq")]
+    problems = check_dsl(doc)
+    classes = _node(doc, "classify")["data"]["classes"]
+    index = next(i for i, c in enumerate(classes) if c["id"] == "faq")
+    assert _has(problems, "classify", f"data.classes[{index}]", "has no edge")
+
+
+def test_edge_from_unknown_branch_handle(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    next(e for e in _edges(doc) if e["source"] == "route" and e["sourceHandle"] == "faq")["sourceHandle"] = "FAQ"
+    assert _has(check_dsl(doc), "route", "edges[", "'FAQ' is not an output branch")
+
+
+def test_reference_to_missing_output_in_text(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "answer")["data"]["answer"] = "{{#reply.replies.output#}}"
+    assert _has(check_dsl(doc), "answer", "data.answer", "reply.replies is not an output")
+
+
+def test_reference_dify_would_not_parse(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "answer")["data"]["answer"] = "{{#state.next-action#}}"
+    assert _has(check_dsl(doc), "answer", "data.answer", "not a reference Dify understands")
+
+
+def test_value_selector_to_missing_node(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    variables = _node(doc, "state")["data"]["variables"]
+    variables[0]["value_selector"] = ["understnd", "text"]
+    assert _has(check_dsl(doc), "state", "data.variables[0].value_selector", "'understnd', which is not a node")
+
+
+def test_unknown_conversation_and_env_variables(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    variables = _node(doc, "state")["data"]["variables"]
+    variables[1]["value_selector"] = ["conversation", "sys_context"]
+    variables[2]["value_selector"] = ["env", "CATALOG"]
+    problems = check_dsl(doc)
+    assert _has(problems, "state", "data.variables[1].value_selector", "not a conversation variable")
+    assert _has(problems, "state", "data.variables[2].value_selector", "not an environment variable")
+
+
+def test_reference_to_node_that_runs_later(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "understand")["data"]["prompt_template"][1]["text"] += "{{#state.question#}}"
+    assert _has(check_dsl(doc), "understand", "data.prompt_template[1].text", "does not run before")
+
+
+def test_if_else_condition_selector(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "route")["data"]["cases"][1]["conditions"][0]["variable_selector"] = ["state", "action"]
+    assert _has(check_dsl(doc), "route", "data.cases[1].conditions[0].variable_selector", "state.action")
+
+
+def test_assigner_writes_unknown_conversation_variable(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "save")["data"]["items"][0]["variable_selector"] = ["conversation", "histories"]
+    assert _has(check_dsl(doc), "save", "data.items[0].variable_selector", "not a conversation variable")
+
+
+def test_grouped_aggregator_read_without_output(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "save")["data"]["items"][2]["value"] = ["reply", "sys_context_str"]
+    assert _has(check_dsl(doc), "save", "data.items[2].value", "[reply, sys_context_str, output]")
+
+
+def test_code_variable_not_in_main_signature(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "execute_reply")["data"]["variables"].append({"variable": "bogus", "value_selector": ["sys", "query"]})
+    assert _has(check_dsl(doc), "execute_reply", "data.variables", "'bogus' is declared but main() has no such")
+
+
+def test_code_output_declared_but_not_returned_static(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "execute_reply")["data"]["outputs"]["answer"] = {"type": "string", "children": None}
+    assert _has(check_dsl(doc), "execute_reply", "data.outputs", "'answer' is declared but main() does not return")
+
+
+def test_code_output_returned_but_not_declared_dynamic(fast: dict) -> None:
+    """Engine nodes return a dict built at run time: the check runs main() once to compare keys."""
+    doc = copy.deepcopy(fast)
+    del _node(doc, "state")["data"]["outputs"]["next_action"]
+    assert _has(check_dsl(doc), "state", "data.outputs", "returns 'next_action' but it is not a declared output")
+
+
+def test_code_output_type_mismatch_dynamic(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "state")["data"]["outputs"]["stack_depth"]["type"] = "string"
+    assert _has(check_dsl(doc), "state", "data.outputs.stack_depth.type", "declared string")
+
+
+def test_code_syntax_error(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "execute_reply")["data"]["code"] += "\ndef broken(:\n"
+    assert _has(check_dsl(doc), "execute_reply", "data.code", "syntax error")
+
+
+def test_unreachable_node(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc) if e["target"] != "chat_answer"]
+    doc["workflow"]["graph"]["edges"].append({"id": "x", "source": "route", "sourceHandle": "chitchat",
+                                              "target": "reply", "targetHandle": "target"})
+    assert _has(check_dsl(doc), "chat_answer", "", "unreachable")
+
+
+def test_path_that_never_answers(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    edges = [e for e in _edges(doc) if "answer" not in (e["source"], e["target"])]
+    edges.append({"id": "skip", "source": "reply", "sourceHandle": "source", "target": "history",
+                  "targetHandle": "target"})
+    doc["workflow"]["graph"]["edges"] = edges
+    problems = check_dsl(doc)
+    assert _has(problems, "save", "", "without an answer node")
+    assert _has(problems, "answer", "", "unreachable")
+
+
+def test_cycle(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _edges(doc).append({"id": "loop", "source": "save", "sourceHandle": "source", "target": "state",
+                        "targetHandle": "target"})
+    assert any("cycle" in p.message for p in check_dsl(doc))
+
+
+def test_llm_provider_without_dependency(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["dependencies"] = []
+    assert _has(check_dsl(doc), "understand", "data.model.provider", "no dependencies entry")
+
+
+def test_llm_provider_shape(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "understand")["data"]["model"]["provider"] = "openai"
+    assert _has(check_dsl(doc), "understand", "data.model.provider", "ORG/PLUGIN/PROVIDER")
+
+
+def test_overlapping_nodes(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    _node(doc, "faq_answer")["position"] = dict(_node(doc, "faq_search")["position"])
+    problems = check_dsl(doc)
+    assert any(p.field == "position" and "overlaps" in p.message
+               and {p.node, p.message.split("'")[1]} == {"faq_answer", "faq_search"} for p in problems)
+
+
+def test_document_level_problems(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    doc["version"] = 0.6
+    doc["workflow"]["conversation_variables"][0]["value"] = None
+    problems = check_dsl(doc)
+    assert _has(problems, "document", "version", "string")
+    assert _has(problems, "document", "workflow.conversation_variables[0].value", "must not be null")
+    doc = copy.deepcopy(fast)
+    doc["app"]["mode"] = "workflow"
+    assert _has(check_dsl(doc), "document", "app.mode", "advanced-chat")
+
+
+def test_not_yaml() -> None:
+    assert check_dsl("a: [b") and check_dsl("a: [b")[0].node == "document"
+
+
+def test_problem_text_names_node_and_field() -> None:
+    assert str(Problem("state", "data.variables[0]", "x")) == "state: data.variables[0]: x"

@@ -1,0 +1,243 @@
+"""The two Chatflows: shape, layout, options, and every scenario suite run turn by turn in graphon.
+
+Each suite in tests/scenarios runs through each layout it supports, with scripted LLM answers, the
+generated code nodes executed in separate processes, a knowledge-retrieval stand-in and a real task
+API on 127.0.0.1. After every turn the answer and every conversation variable are checked, and so is
+the LLM-call budget (fast: <= 1 call before the state update, <= 2 a turn, +1 when a summary is due).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("graphon")
+
+from dskit.tooling.dsl.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
+from dskit.tooling.dsl.check import check_dsl  # noqa: E402
+from dskit.tooling.dsl.flows import (  # noqa: E402
+    CLASSIC_FILE,
+    FAST_FILE,
+    FlowOptions,
+    build_classic,
+    build_fast,
+    default_catalog,
+)
+from dskit.tooling.dsl.generate import dsl_texts  # noqa: E402
+from dskit.tooling.dsl.layout import overlaps  # noqa: E402
+from dskit.tooling.dsl.scenarios import (  # noqa: E402
+    SCENARIO_DIR,
+    ScenarioError,
+    derive_classic,
+    format_outcomes,
+    load_scenarios,
+    run_scenario,
+)
+from dskit.tooling.dsl.taskapi import task_api  # noqa: E402
+from dskit.tooling.graphon_run import Conversation  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = load_scenarios(SCENARIO_DIR)
+LLM_TYPES = {"llm", "question-classifier", "parameter-extractor"}
+
+
+@pytest.fixture(scope="module")
+def texts() -> dict[str, str]:
+    return {"fast": build_fast().to_yaml(), "classic": build_classic().to_yaml()}
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict[str, dict[str, Any]]:
+    return {"fast": build_fast().to_dict(), "classic": build_classic().to_dict()}
+
+
+@pytest.fixture(scope="module")
+def api():  # noqa: ANN201 - a TaskApi
+    with task_api() as server:
+        yield server
+
+
+def _nodes(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return doc["workflow"]["graph"]["nodes"]
+
+
+# --------------------------------------------------------------------------------------------- shape
+
+
+def test_committed_dsl_files_are_the_generated_ones() -> None:
+    for path, text in dsl_texts().items():
+        on_disk = ROOT / path
+        assert on_disk.is_file(), f"{path} missing: run `dskit gen`"
+        assert on_disk.read_text(encoding="utf-8") == text, f"{path} is stale: run `dskit gen`"
+    assert set(dsl_texts()) == {FAST_FILE, CLASSIC_FILE}
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_document_basics(docs: dict, layout: str) -> None:
+    doc = docs[layout]
+    assert doc["version"] == "0.6.0" and doc["kind"] == "app"
+    assert doc["app"]["mode"] == "advanced-chat"
+    conv = {v["name"]: v for v in doc["workflow"]["conversation_variables"]}
+    assert set(conv) == {"history", "summary", "sys_context_str", "current_task", "current_task_slots"}
+    assert all(v["value_type"] == "string" and v["value"] == "" for v in conv.values())
+    env = {v["name"]: v["value"] for v in doc["workflow"]["environment_variables"]}
+    assert env["TASK_API_URL"] == ""
+    catalog = json.loads(env["TASK_CATALOG"])
+    assert set(catalog["tasks"]) == {"book_restaurant", "plan_route", "weather", "travel_insurance",
+                                     "account_balance"}
+    assert catalog == default_catalog()
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_layout_left_to_right_without_overlaps(docs: dict, layout: str) -> None:
+    doc = docs[layout]
+    nodes = {n["id"]: n for n in _nodes(doc)}
+    boxes = {i: (n["position"]["x"], n["position"]["y"], n["width"], n["height"]) for i, n in nodes.items()}
+    assert overlaps(boxes) == []
+    for edge in doc["workflow"]["graph"]["edges"]:
+        assert nodes[edge["target"]]["position"]["x"] > nodes[edge["source"]]["position"]["x"], edge["id"]
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_titles_chinese_descriptions_bilingual(docs: dict, layout: str) -> None:
+    for node in _nodes(docs[layout]):
+        data = node["data"]
+        assert re.search(r"[\u4e00-\u9fff]", data["title"]) or data["title"] == "FAQ 回答", node["id"]
+        assert re.search(r"[\u4e00-\u9fff]", data["desc"]) and re.search(r"[A-Za-z]{3}", data["desc"]), node["id"]
+
+
+def test_fast_layout_has_one_llm_before_the_state_node(docs: dict) -> None:
+    doc = docs["fast"]
+    edges = doc["workflow"]["graph"]["edges"]
+    preds: dict[str, set[str]] = {}
+    for edge in edges:
+        preds.setdefault(edge["target"], set()).add(edge["source"])
+    upstream, stack = set(), ["state"]
+    while stack:
+        for src in preds.get(stack.pop(), ()):
+            if src not in upstream:
+                upstream.add(src)
+                stack.append(src)
+    types = {n["id"]: n["data"]["type"] for n in _nodes(doc)}
+    assert sorted(i for i in upstream if types[i] in LLM_TYPES) == ["understand"]
+
+
+def test_classic_layout_is_seed003s(docs: dict) -> None:
+    types = {n["id"]: n["data"]["type"] for n in _nodes(docs["classic"])}
+    assert types["rewrite"] == "llm" and types["classify"] == "question-classifier"
+    assert types["extract"] == "parameter-extractor" and types["adapter"] == "code"
+    extract = next(n for n in _nodes(docs["classic"]) if n["id"] == "extract")["data"]
+    assert all(p["type"] == "string" for p in extract["parameters"])  # no 0/false defaults
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_default_model_everywhere(docs: dict, layout: str) -> None:
+    doc = docs[layout]
+    for node in _nodes(doc):
+        if node["data"]["type"] in LLM_TYPES:
+            assert node["data"]["model"]["provider"] == DEFAULT_PROVIDER
+            assert node["data"]["model"]["name"] == DEFAULT_MODEL
+    idents = [d["value"]["marketplace_plugin_unique_identifier"] for d in doc["dependencies"]]
+    assert len(idents) == 1 and idents[0].startswith("langgenius/openai:")
+
+
+def test_provider_and_model_options() -> None:
+    options = FlowOptions(provider="langgenius/tongyi/tongyi", model="qwen-plus")
+    for build in (build_fast, build_classic):
+        doc = build(options).to_dict()
+        models = [n["data"]["model"] for n in _nodes(doc) if n["data"]["type"] in LLM_TYPES]
+        assert models and all(m["provider"] == "langgenius/tongyi/tongyi" and m["name"] == "qwen-plus"
+                              for m in models)
+        idents = [d["value"]["marketplace_plugin_unique_identifier"] for d in doc["dependencies"]]
+        assert len(idents) == 1 and idents[0].startswith("langgenius/tongyi:")
+        assert check_dsl(doc, run_code=False) == []
+
+
+def test_bad_provider_is_refused() -> None:
+    with pytest.raises(ValueError, match="ORG/PLUGIN/PROVIDER"):
+        build_fast(FlowOptions(provider="openai"))
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_graphon_loads_the_dsl(texts: dict, layout: str) -> None:
+    """graphon.dsl.loads builds the whole graph (every node validated) for both layouts."""
+    engine = Conversation(texts[layout]).build_engine("hi")
+    node_ids = {n["id"] for n in _nodes(build_fast().to_dict() if layout == "fast" else build_classic().to_dict())}
+    assert set(engine.graph.nodes) == node_ids
+
+
+# --------------------------------------------------------------------------------------------- suites
+
+
+def test_suites_exist_and_cover_the_issue() -> None:
+    names = {s.name for s in SCENARIOS}
+    for wanted in ("seed000_booking", "seed003_travel", "faq_interruption", "handoff", "rollback",
+                   "multi_intent", "reset", "task_api_failure", "long_conversation"):
+        assert wanted in names
+
+
+def _cases() -> list[Any]:
+    return [pytest.param(s, layout, id=f"{s.name}-{layout}") for s in SCENARIOS for layout in s.layouts]
+
+
+@pytest.mark.parametrize(("scenario", "layout"), _cases())
+def test_scenario(scenario, layout: str, texts: dict, api) -> None:  # noqa: ANN001
+    outcomes = run_scenario(scenario, layout, texts[layout], default_catalog(), api_base=api.base_url)
+    report = format_outcomes(scenario, layout, outcomes)
+    assert not report, "\n" + report
+    assert len(outcomes) == len(scenario.turns)
+
+
+def test_task_api_receives_the_execute_payload(texts: dict, api) -> None:  # noqa: ANN001
+    scenario = next(s for s in SCENARIOS if s.name == "task_api")
+    before = len(api.requests)
+    run_scenario(scenario, "fast", texts["fast"], default_catalog(), api_base=api.base_url)
+    path, payload = api.requests[before]
+    assert path == "/ok"
+    assert payload["task"] == "account_balance" and payload["task_id"] and payload["slots"] == {}
+
+
+def test_classic_derivation_refuses_what_it_cannot_express() -> None:
+    catalog = default_catalog()
+    two = {"commands": [{"type": "chitchat"}, {"type": "faq", "question": "q"}]}
+    with pytest.raises(ScenarioError):
+        derive_classic(two, catalog, "")
+    with pytest.raises(ScenarioError):
+        derive_classic({"commands": [{"type": "rollback_slot", "slot": "time"}]}, catalog, "book_restaurant")
+    with pytest.raises(ScenarioError):
+        derive_classic({"commands": [{"type": "set_slots", "task": "plan_route", "slots": {"a": 1}}]},
+                       catalog, "travel_insurance")
+    spec = derive_classic({"rewritten_query": "q", "commands": [{"type": "start_task", "task": "weather",
+                                                                 "slots": {"city": "北京"}}]}, catalog, "")
+    assert spec == {"rewrite": "q", "classify": ("task_weather", "查询天气"), "extract": {"city": "北京"}}
+
+
+def test_generator_options_reach_both_files() -> None:
+    from dskit.tooling.dsl.generate import dsl_generator
+
+    files = dsl_generator(FlowOptions(provider="langgenius/deepseek/deepseek", model="deepseek-chat"))(ROOT)
+    for text in files.values():
+        assert "provider: langgenius/deepseek/deepseek" in text and "name: deepseek-chat" in text
+        assert "marketplace_plugin_unique_identifier: langgenius/deepseek:" in text
+        assert "langgenius/openai" not in text
+
+
+def test_fast_layout_without_context_node_uses_the_engine_instructions() -> None:
+    from dskit.prompts import understanding_instructions
+
+    doc = build_fast(FlowOptions(context_node=False)).to_dict()
+    assert check_dsl(doc, run_code=False) == []
+    understand = next(n for n in _nodes(doc) if n["id"] == "understand")["data"]
+    assert understand["prompt_template"][0]["text"] == understanding_instructions("zh")
+    assert "{{#env.TASK_CATALOG#}}" in understand["prompt_template"][1]["text"]
+    assert "context" not in {n["id"] for n in _nodes(doc)}
+
+
+def test_opening_statement_names_the_catalog_tasks(docs: dict) -> None:
+    opening = docs["fast"]["workflow"]["features"]["opening_statement"]
+    for label in ("订餐", "路线规划", "查询天气", "旅游保险", "查询余额"):
+        assert label in opening
