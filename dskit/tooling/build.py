@@ -1,0 +1,232 @@
+"""Package the Dify plugin: ``dist/dialogue_state_kit-<version>.difypkg`` plus the DSL files.
+
+A ``.difypkg`` is a plain zip of the plugin directory (forward slashes), filtered by ``.difyignore``
+(gitignore syntax; ``.gitignore`` when there is none), at most 50 MB uncompressed. Dify's own
+packager is a Go binary (``dify plugin package``) we do not have here, so this module reproduces
+what it does, including the quirks of its ignore matcher (go-git's ``gitignore`` package): a
+pattern without a slash matches a path component at any depth, a pattern with one is anchored at the
+root and matches its prefix, and ``!negation`` never re-includes anything (the daemon only asks
+"does any pattern exclude this?").
+
+Two checks guard against packages that would install but not run:
+
+* ``pyproject.toml`` / ``uv.lock`` must not be packaged: the daemon prefers them over
+  ``requirements.txt`` (``uv sync``), and ours is the project's, not the plugin's;
+* the README Dify shows on the plugin page is ``docs/plugin.md``, packed as ``README.md`` (the
+  repository's own README.md is for developers); ``--readme FILE`` packs another file instead.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_PACKAGE_BYTES = 50 * 1024 * 1024
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed: the same tree gives the same bytes
+FORBIDDEN = ("pyproject.toml", "uv.lock")
+REQUIRED = ("manifest.yaml", "main.py", "requirements.txt", "PRIVACY.md", "README.md")
+
+
+class BuildError(Exception):
+    """The plugin cannot be packaged; the message says why."""
+
+
+@dataclass(frozen=True)
+class IgnorePattern:
+    """One line of ``.difyignore``, parsed the way go-git's ``gitignore.ParsePattern`` does."""
+
+    parts: tuple[str, ...]
+    dir_only: bool
+    is_glob: bool
+    inclusion: bool
+
+    @classmethod
+    def parse(cls, line: str) -> "IgnorePattern":
+        inclusion = line.startswith("!")
+        if inclusion:
+            line = line[1:]
+        if not line.endswith("\\ "):
+            line = line.rstrip(" ")
+        dir_only = line.endswith("/")
+        if dir_only:
+            line = line[:-1]
+        return cls(tuple(line.split("/")), dir_only, "/" in line, inclusion)
+
+    def excludes(self, parts: list[str], is_dir: bool) -> bool:
+        """True when this pattern says "exclude" for the path ``parts`` (negations never do)."""
+        if self.inclusion:
+            return False
+        matched = self._glob(parts, is_dir) if self.is_glob else self._simple(parts, is_dir)
+        return matched
+
+    def _simple(self, parts: list[str], is_dir: bool) -> bool:
+        for i, name in enumerate(parts):
+            if not fnmatch.fnmatchcase(name, self.parts[0]):
+                continue
+            if self.dir_only and not is_dir and i == len(parts) - 1:
+                return False
+            return True
+        return False
+
+    def _glob(self, parts: list[str], is_dir: bool) -> bool:
+        path = list(parts)
+        matched = False
+        can_traverse = False
+        for i, pattern in enumerate(self.parts):
+            if pattern == "":
+                can_traverse = False
+                continue
+            if pattern == "**":
+                if i == len(self.parts) - 1:
+                    break
+                can_traverse = True
+                continue
+            if "**" in pattern:
+                return False
+            if not path:
+                return False
+            if can_traverse:
+                can_traverse = False
+                while path:
+                    name = path.pop(0)
+                    if fnmatch.fnmatchcase(name, pattern):
+                        matched = True
+                        break
+                    if not path:
+                        matched = False
+            else:
+                if not fnmatch.fnmatchcase(path[0], pattern):
+                    return False
+                matched = True
+                path.pop(0)
+        if matched and self.dir_only and not is_dir and not path:
+            matched = False
+        return matched
+
+
+def read_ignore(root: Path) -> list[IgnorePattern]:
+    """The patterns of ``.difyignore`` (or ``.gitignore``), comments and blank lines skipped."""
+    for name in (".difyignore", ".gitignore"):
+        file = root / name
+        if file.is_file():
+            lines = file.read_text(encoding="utf-8").split("\n")
+            return [IgnorePattern.parse(l.strip()) for l in lines if l.strip() and not l.strip().startswith("#")]
+    return []
+
+
+def is_ignored(patterns: list[IgnorePattern], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` (a forward-slash path under the root) is left out of the package."""
+    parts = rel.split("/")
+    return any(p.excludes(parts, is_dir) for p in patterns)
+
+
+def collect_files(root: Path) -> list[str]:
+    """Every file the package gets, as sorted forward-slash paths (ignored directories not entered)."""
+    patterns = read_ignore(root)
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath).relative_to(root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        dirnames[:] = sorted(d for d in dirnames if not is_ignored(patterns, prefix + d, True))
+        for name in sorted(filenames):
+            rel = prefix + name
+            if not is_ignored(patterns, rel, False) and not os.path.islink(os.path.join(dirpath, name)):
+                found.append(rel)
+    return sorted(found)
+
+
+def manifest_identity(root: Path) -> tuple[str, str]:
+    """(name, version) from manifest.yaml."""
+    import yaml  # tooling: imported lazily
+
+    data = yaml.safe_load((root / "manifest.yaml").read_text(encoding="utf-8")) or {}
+    name, version = data.get("name"), data.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        raise BuildError("manifest.yaml needs a name and a version")
+    return name, version
+
+
+@dataclass
+class BuildResult:
+    """What ``build_package`` wrote."""
+
+    package: Path
+    files: list[str]
+    uncompressed_bytes: int
+    readme_source: str
+    dsl: list[Path] = field(default_factory=list)
+
+
+def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> BuildResult:
+    """Write ``<out_dir>/<name>-<version>.difypkg``; raises BuildError with the reason."""
+    root = root.resolve()
+    if not (root / "manifest.yaml").is_file():
+        raise BuildError(f"{root} has no manifest.yaml: not a plugin root")
+    name, version = manifest_identity(root)
+    files = collect_files(root)
+    out_dir = out_dir.resolve()
+    if out_dir.is_relative_to(root):
+        inside = out_dir.relative_to(root).as_posix()
+        files = [f for f in files if not (f == inside or f.startswith(inside + "/"))]
+    forbidden = [f for f in files if f in FORBIDDEN]
+    if forbidden:
+        raise BuildError(f"{', '.join(forbidden)} would be packaged: Dify's daemon would install from it "
+                         "instead of requirements.txt. List it in .difyignore.")
+
+    sources = {f: root / f for f in files}
+    readme_source = "README.md"
+    if readme is not None:
+        sources["README.md"] = readme
+        readme_source = str(readme)
+    elif (root / "docs" / "plugin.md").is_file():
+        # The repository's README.md is for developers; Dify's plugin page gets the plugin's own.
+        sources["README.md"] = root / "docs" / "plugin.md"
+        readme_source = "docs/plugin.md"
+    missing = [f for f in REQUIRED if f not in sources]
+    if missing:
+        raise BuildError(f"required file(s) missing: {', '.join(missing)}")
+
+    total = sum(path.stat().st_size for path in sources.values())
+    if total > MAX_PACKAGE_BYTES:
+        raise BuildError(f"the package would be {total} bytes uncompressed; Dify's limit is {MAX_PACKAGE_BYTES}")
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    package = out_dir / f"{name}-{version}.difypkg"
+    tmp = package.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for rel in sorted(sources):
+            info = zipfile.ZipInfo(rel, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, sources[rel].read_bytes())
+    tmp.replace(package)
+    return BuildResult(package, sorted(sources), total, readme_source)
+
+
+def copy_dsl(root: Path, out_dir: Path) -> list[Path]:
+    """Copy ``dsl/*.yml`` / ``*.yaml`` next to the package (Chatflows users import in Dify)."""
+    dsl_dir = root / "dsl"
+    if not dsl_dir.is_dir():
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for src in sorted(dsl_dir.iterdir()):
+        if src.is_file() and src.suffix in (".yml", ".yaml"):
+            dest = out_dir / src.name
+            shutil.copyfile(src, dest)
+            copied.append(dest)
+    return copied
+
+
+def build(root: Path, out_dir: Path | None = None, *, dsl: bool = True, readme: Path | None = None) -> BuildResult:
+    """The ``dskit build`` step: the package, then the DSL files."""
+    root = Path(root)
+    out_dir = Path(out_dir) if out_dir is not None else root / "dist"
+    result = build_package(root, out_dir, readme=readme)
+    if dsl:
+        result.dsl = copy_dsl(root, out_dir)
+    return result

@@ -1,0 +1,1 @@
+"""Test doubles for the Dify plugin daemon (the reverse-call boundary of the plugin SDK)."""

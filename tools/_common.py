@@ -1,0 +1,305 @@
+"""Glue shared by the tools: reading parameters, shaping outputs, and a guard around every call.
+
+Tools stay thin: they read parameters here, call ``dskit``, and hand the result to :func:`emit`.
+All rules live in ``dskit``. This module defines no ``Tool`` subclass on purpose: the SDK loads
+each tool file and insists on exactly one subclass of ``Tool`` in it.
+
+Every tool returns the same envelope, so a workflow can branch on it without parsing text:
+``ok`` (bool) and ``error`` ("" or a sentence naming the parameter and the problem), as variables
+and inside the JSON message. On bad input the other variables keep their neutral defaults — the
+state variable is handed back exactly as it came in — so a variable assigner after the tool never
+writes something broken.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Generator, Mapping
+from typing import Any
+
+from dskit.catalog import Catalog, CatalogError, load_catalog
+from dskit.messages import norm_lang
+from dskit.state import MAX_STATE_CHARS, current_task, load_state
+
+logger = logging.getLogger(__name__)
+
+MAX_CATALOG_CHARS = 200_000
+MAX_UNDERSTANDING_CHARS = 50_000
+MAX_SHORT_CHARS = 2_000
+MAX_HISTORY_CHARS = 400_000
+
+_TEXTS = {
+    "zh": {
+        "bad_param": "参数 {param} 有误：{problem}",
+        "required": "不能为空",
+        "too_long": "太长（{n} 个字符，上限 {limit}）",
+        "not_text": "必须是文本，收到的是 {kind}",
+        "not_json": "不是有效的 JSON（{detail}）",
+        "not_int": "必须是 {low} 到 {high} 之间的整数",
+        "not_choice": "必须是 {choices} 之一",
+        "catalog": "任务目录无效：{problems}",
+        "bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+        "unknown_task": "目录里没有任务 {task}",
+        "internal": "插件内部错误（{name}），输入和状态都未改变。",
+        "no_user": "无法确定用户：请传入 user 参数",
+    },
+    "en": {
+        "bad_param": "Parameter {param} is invalid: {problem}",
+        "required": "must not be empty",
+        "too_long": "is too long ({n} characters, limit {limit})",
+        "not_text": "must be text, got {kind}",
+        "not_json": "is not valid JSON ({detail})",
+        "not_int": "must be an integer from {low} to {high}",
+        "not_choice": "must be one of {choices}",
+        "catalog": "the task catalog is invalid: {problems}",
+        "bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+        "unknown_task": "the catalog has no task {task}",
+        "internal": "Internal plugin error ({name}); input and state are unchanged.",
+        "no_user": "cannot tell which user this is: pass the user parameter",
+    },
+}
+
+
+def t(key: str, lang: str | None, **values: Any) -> str:
+    """A glue text in ``lang`` (zh by default)."""
+    return _TEXTS[norm_lang(lang)][key].format(**values)
+
+
+class ParamError(Exception):
+    """Bad input: carries the parameter name and the user-facing sentence."""
+
+    def __init__(self, param: str, problem: str, lang: str | None, *, message: str = "") -> None:
+        self.param = param
+        self.message = message or t("bad_param", lang, param=param, problem=problem)
+        super().__init__(self.message)
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def tool_lang(params: Mapping[str, Any]) -> str | None:
+    """``lang`` parameter: "zh" / "en", or None ("auto": the catalog's language, else Chinese)."""
+    value = params.get("lang")
+    if isinstance(value, str) and value.strip().lower() in ("zh", "en", "zh_hans", "en_us"):
+        return norm_lang(value.strip())
+    return None
+
+
+def text_param(
+    params: Mapping[str, Any],
+    name: str,
+    lang: str | None,
+    *,
+    max_chars: int = MAX_SHORT_CHARS,
+    required: bool = False,
+    default: str = "",
+) -> str:
+    """A string parameter; objects and arrays (Dify object variables) arrive as JSON text."""
+    value = params.get(name)
+    if value is None:
+        value = default
+    elif isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ParamError(name, t("not_text", lang, kind=type(value).__name__), lang)
+    if len(value) > max_chars:
+        raise ParamError(name, t("too_long", lang, n=len(value), limit=max_chars), lang)
+    if required and not value.strip():
+        raise ParamError(name, t("required", lang), lang)
+    return value
+
+
+def int_param(params: Mapping[str, Any], name: str, lang: str | None, *, default: int, low: int, high: int) -> int:
+    """An integer parameter within [low, high]; Dify sends numbers as int or float."""
+    value = params.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = float(value)
+        if isinstance(value, bool) or number != int(number):
+            raise ValueError
+        number = int(number)
+    except (TypeError, ValueError, OverflowError):
+        raise ParamError(name, t("not_int", lang, low=low, high=high), lang) from None
+    if not low <= number <= high:
+        raise ParamError(name, t("not_int", lang, low=low, high=high), lang)
+    return number
+
+
+def bool_param(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    """A boolean parameter; "true"/"1"/"yes"/"是" in text count as true."""
+    value = params.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes", "y", "是", "on")
+    return bool(value)
+
+
+def choice_param(params: Mapping[str, Any], name: str, lang: str | None, choices: tuple[str, ...], default: str) -> str:
+    """A select parameter (its value must be one of ``choices``)."""
+    value = params.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, str) and value.strip() in choices:
+        return value.strip()
+    raise ParamError(name, t("not_choice", lang, choices=", ".join(choices)), lang)
+
+
+def catalog_param(params: Mapping[str, Any], lang: str | None, name: str = "catalog") -> Catalog:
+    """The task catalog (JSON text or object), validated by the engine; problems listed on failure."""
+    raw = params.get(name)
+    if isinstance(raw, dict):
+        source: Any = raw
+    else:
+        source = text_param(params, name, lang, max_chars=MAX_CATALOG_CHARS, required=True)
+    try:
+        return load_catalog(source)
+    except CatalogError as exc:
+        shown = "; ".join(exc.problems[:5]) + (f" (+{len(exc.problems) - 5})" if len(exc.problems) > 5 else "")
+        raise ParamError(name, t("catalog", lang, problems=shown), lang) from None
+
+
+def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_context_str") -> str:
+    """The dialogue state string; an unusable one is refused unless ``bad_state`` is "restart"."""
+    raw = params.get(name)
+    if isinstance(raw, dict):
+        raw = json.dumps(raw, ensure_ascii=False)
+        params = {**params, name: raw}
+    mode = choice_param(params, "bad_state", lang, ("refuse", "restart"), "refuse")
+    text = text_param(params, name, lang, max_chars=MAX_STATE_CHARS)
+    _state, errors = load_state(text)
+    if errors and mode == "refuse":
+        raise ParamError(name, t("bad_state", lang, detail=errors[0]), lang)
+    return text
+
+
+def user_param(tool: Any, params: Mapping[str, Any], lang: str | None) -> str:
+    """The workspace user the memory belongs to: the ``user`` parameter, else the caller's id."""
+    user = text_param(params, "user", lang, max_chars=1024)
+    if user.strip():
+        return user.strip()
+    runtime_user = getattr(getattr(tool, "runtime", None), "user_id", None)
+    if isinstance(runtime_user, str) and runtime_user.strip():
+        return runtime_user.strip()
+    raise ParamError("user", t("no_user", lang), lang)
+
+
+def json_param(params: Mapping[str, Any], name: str, lang: str | None, *, max_chars: int, default: Any) -> Any:
+    """A JSON parameter (text or an already-decoded object/array)."""
+    raw = params.get(name)
+    if isinstance(raw, (dict, list)):
+        return raw
+    text = text_param(params, name, lang, max_chars=max_chars)
+    if not text.strip():
+        return default
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParamError(name, t("not_json", lang, detail=str(exc)[:80]), lang) from None
+
+
+# ---------------------------------------------------------------- outputs
+
+
+Body = Callable[[Mapping[str, Any], "str | None"], tuple[dict, str]]
+
+
+def emit(tool: Any, payload: dict, text: str) -> Generator[Any, None, None]:
+    """One text message (if any), one JSON message with everything, one variable per key."""
+    if text:
+        yield tool.create_text_message(text)
+    yield tool.create_json_message(payload)
+    for key, value in payload.items():
+        yield tool.create_variable_message(key, value)
+
+
+def run_tool(
+    tool: Any,
+    params: Mapping[str, Any],
+    body: Body,
+    defaults: Callable[[Mapping[str, Any]], dict],
+) -> Generator[Any, None, None]:
+    """Run ``body`` and emit its result; bad input or a bug becomes a message, never a traceback.
+
+    ``body`` returns (payload, text) and must not write anything before it has validated its
+    input, so an error leaves state and memory as they were. ``defaults`` gives the neutral value
+    of every output variable (the state is echoed back unchanged).
+    """
+    lang = tool_lang(params)
+    try:
+        payload, text = body(params, lang)
+        out = {"ok": True, "error": "", "error_param": ""} | payload
+    except ParamError as exc:
+        out = _failure(params, defaults, exc.message, exc.param)
+        text = exc.message
+    except Exception as exc:  # a bug: say so without leaking internals
+        logger.exception("tool %s failed", type(tool).__name__)
+        message = t("internal", lang, name=type(exc).__name__)
+        out = _failure(params, defaults, message, "")
+        text = message
+    yield from emit(tool, out, text)
+
+
+def _failure(params: Mapping[str, Any], defaults: Callable[[Mapping[str, Any]], dict], message: str, param: str) -> dict:
+    try:
+        base = defaults(params)
+    except Exception:
+        base = {}
+    return {"ok": False, "error": message, "error_param": param} | base
+
+
+def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
+    """The incoming state as it was (for error outputs), or "" when it was not text."""
+    raw = params.get(name)
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict):
+        return json.dumps(raw, ensure_ascii=False)
+    return ""
+
+
+# ---------------------------------------------------------------- dialogue outputs
+
+
+def decision_payload(new_state: str, decision: dict) -> dict:
+    """What the state tools return: the new state plus the decision, flattened for workflows.
+
+    ``current_task``, ``current_task_slots`` and ``execute`` are objects ({} when there is none),
+    never null, so templates and code nodes can read them without checks.
+    """
+    state, _ = load_state(new_state)
+    task = current_task(state)
+    return {
+        "sys_context_str": new_state,
+        "next_action": decision.get("next_action") or "fallback",
+        "question": decision.get("question") or "",
+        "current_task": decision.get("task") or {},
+        "current_task_slots": dict(task["slots"]) if task else {},
+        "slot": decision.get("slot") or "",
+        "missing_slots": list(decision.get("missing_slots") or []),
+        "execute": decision.get("execute") or {},
+        "rewritten_query": decision.get("rewritten_query") or "",
+        "notices": list(decision.get("notices") or []),
+        "decision": decision,
+    }
+
+
+def decision_defaults(params: Mapping[str, Any]) -> dict:
+    """Neutral outputs of the state tools: the state echoed back, nothing to do."""
+    return {
+        "sys_context_str": echo_state(params),
+        "next_action": "error",
+        "question": "",
+        "current_task": {},
+        "current_task_slots": {},
+        "slot": "",
+        "missing_slots": [],
+        "execute": {},
+        "rewritten_query": "",
+        "notices": [],
+        "decision": {},
+    }

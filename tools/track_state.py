@@ -1,0 +1,67 @@
+"""track_state: seed 000's whole loop in one call — understand with the user's model, then step.
+
+The model gets our understanding prompt (``dskit.prompts``); an unusable answer is retried once
+with the reason; then the state machine applies it. The result is update_dialogue_state's, plus
+the raw understanding, the number of model calls and their token usage.
+"""
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from dify_plugin import Tool
+from dify_plugin.entities.tool import ToolInvokeMessage
+
+from dskit.history import history_for_model
+from dskit.machine import step
+from dskit.messages import norm_lang
+from dskit.prompts import understanding_input, understanding_instructions
+from dskit.understanding import parse_understanding
+from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
+                           run_tool, state_param, text_param)
+from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param, repair
+
+_RETRY = {
+    "zh": "你上一条输出无法使用（{error}）。请只输出一个 JSON 对象："
+          "{{\"rewritten_query\": \"...\", \"commands\": [...]}}，不要任何其他文字。",
+    "en": "Your last output could not be used ({error}). Output only one JSON object: "
+          "{{\"rewritten_query\": \"...\", \"commands\": [...]}} and nothing else.",
+}
+
+
+def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
+    catalog = catalog_param(params, lang)
+    state = state_param(params, lang)
+    query = text_param(params, "query", lang, max_chars=8_000, required=True)
+    history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
+    summary = text_param(params, "summary", lang, max_chars=50_000)
+    config = model_param(params, "model", lang, required=True)
+    prompt_lang = norm_lang(lang or catalog.language)
+
+    messages = chat(understanding_instructions(prompt_lang),
+                    understanding_input(catalog, state, query, history=history_for_model(history, prompt_lang),
+                                        summary=summary, lang=prompt_lang))
+    usage = empty_usage()
+    try:
+        answer = call_llm(tool, config, messages, usage, lang)
+        attempts = 1
+        parsed = parse_understanding(answer, catalog)
+        if not parsed["usable"]:
+            retry = _RETRY[prompt_lang].format(error=parsed["error"] or "no JSON")
+            answer = call_llm(tool, config, repair(messages, answer, retry), usage, lang)
+            attempts = 2
+    except ModelCallError as exc:
+        raise ParamError("model", str(exc), lang, message=str(exc)) from None
+    new_state, decision = step(state, answer, catalog, lang=lang)
+    payload = decision_payload(new_state, decision) | {"understanding": answer, "attempts": attempts, "usage": usage}
+    return payload, decision.get("question") or ""
+
+
+def _defaults(params: Mapping[str, Any]) -> dict:
+    return decision_defaults(params) | {"understanding": "", "attempts": 0, "usage": empty_usage()}
+
+
+class TrackStateTool(Tool):
+    """Understand the user's message with the chosen model and update the dialogue state."""
+
+    def _invoke(self, tool_parameters: dict[str, Any]) -> Generator[ToolInvokeMessage, None, None]:
+        yield from run_tool(self, tool_parameters, lambda p, lang: _track(self, p, lang), _defaults)

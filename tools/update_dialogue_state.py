@@ -1,0 +1,26 @@
+"""update_dialogue_state: understanding text + state + catalog -> new state and the next action."""
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from dify_plugin import Tool
+from dify_plugin.entities.tool import ToolInvokeMessage
+
+from dskit.machine import step
+from tools._common import (MAX_UNDERSTANDING_CHARS, catalog_param, decision_defaults, decision_payload,
+                           run_tool, state_param, text_param)
+
+
+def _update(params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
+    catalog = catalog_param(params, lang)
+    state = state_param(params, lang)
+    understanding = text_param(params, "understanding", lang, max_chars=MAX_UNDERSTANDING_CHARS, required=True)
+    new_state, decision = step(state, understanding, catalog, lang=lang)
+    return decision_payload(new_state, decision), decision.get("question") or ""
+
+
+class UpdateDialogueStateTool(Tool):
+    """Apply one turn's understanding to the dialogue state (seed 000's state machine)."""
+
+    def _invoke(self, tool_parameters: dict[str, Any]) -> Generator[ToolInvokeMessage, None, None]:
+        yield from run_tool(self, tool_parameters, _update, decision_defaults)
