@@ -1096,6 +1096,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yes": "是",
         "no": "否",
         "list_sep": "、",
+        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+        "internal": "抱歉，系统出了点问题，请再说一遍。",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -1122,6 +1124,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yes": "yes",
         "no": "no",
         "list_sep": ", ",
+        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
+                          "please try again later or ask for a human agent.",
+        "internal": "Sorry, something went wrong on our side. Could you say that again?",
     },
 }
 

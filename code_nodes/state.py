@@ -568,6 +568,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yes": "是",
         "no": "否",
         "list_sep": "、",
+        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+        "internal": "抱歉，系统出了点问题，请再说一遍。",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -594,6 +596,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yes": "yes",
         "no": "no",
         "list_sep": ", ",
+        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
+                          "please try again later or ask for a human agent.",
+        "internal": "Sorry, something went wrong on our side. Could you say that again?",
     },
 }
 
@@ -1871,17 +1876,6 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
 
 NODES_MAX_STRING = 400_000
 _NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-_NODES_TEXTS = {
-    "zh": {
-        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-        "internal": "抱歉，系统出了点问题，请再说一遍。",
-    },
-    "en": {
-        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
-                          "please try again later or ask for a human agent.",
-        "internal": "Sorry, something went wrong on our side. Could you say that again?",
-    },
-}
 
 
 # ---------------------------------------------------------------- input and output hygiene
@@ -1930,7 +1924,7 @@ def _nodes_lang(lang: Any) -> str | None:
 
 
 def _nodes_say(key: str, lang: str | None) -> str:
-    return _NODES_TEXTS[norm_lang(lang or "zh")][key]
+    return msg(key, lang or "zh")
 
 
 def _nodes_catalog_lang(task_catalog: str) -> str | None:

@@ -21,7 +21,7 @@ from .catalog import CatalogError, catalog_compact, load_catalog
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
 from .history import HISTORY_NODE_OUTPUTS, history_tag_from_applied, history_update, parse_history
 from .machine import record_result, step
-from .messages import norm_lang
+from .messages import msg, norm_lang
 from .prompts import understanding_instructions
 from .state import current_task, load_state
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
@@ -29,17 +29,6 @@ from .tokens import estimate_tokens, truncate_to_tokens
 
 NODES_MAX_STRING = 400_000
 _NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-_NODES_TEXTS = {
-    "zh": {
-        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-        "internal": "抱歉，系统出了点问题，请再说一遍。",
-    },
-    "en": {
-        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
-                          "please try again later or ask for a human agent.",
-        "internal": "Sorry, something went wrong on our side. Could you say that again?",
-    },
-}
 STATE_NODE_OUTPUTS = {
     "sys_context_str": "string", "next_action": "string", "question": "string", "current_task": "string",
     "current_task_label": "string", "current_task_stage": "string", "current_task_slots": "string",
@@ -120,7 +109,7 @@ def _nodes_lang(lang: Any) -> str | None:
 
 
 def _nodes_say(key: str, lang: str | None) -> str:
-    return _NODES_TEXTS[norm_lang(lang or "zh")][key]
+    return msg(key, lang or "zh")
 
 
 def _nodes_catalog_lang(task_catalog: str) -> str | None:
