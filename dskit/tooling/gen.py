@@ -285,7 +285,21 @@ def _generate_dsl(root: Path) -> dict[str, str]:
     return generate_dsl(root)
 
 
-GENERATORS: list[Generator] = [generate_code_nodes, generate_code_node_readmes, _generate_dsl]
+def _generate_plugin_dsl(root: Path) -> dict[str, str]:
+    """dsl/dialogue_chatflow_plugin.yml: the fast layout built from the plugin's tool nodes."""
+    from dskit.tooling.dsl.check import check_dsl, format_problems
+    from dskit.tooling.dsl.plugin_flow import PLUGIN_FILE, plugin_dsl_text
+
+    _ = root
+    text = plugin_dsl_text()
+    problems = check_dsl(text, run_code=False, sandbox=False)
+    if problems:
+        raise ValueError(f"{PLUGIN_FILE} fails check-dsl:\n{format_problems(problems)}")
+    return {PLUGIN_FILE: text}
+
+
+GENERATORS: list[Generator] = [generate_code_nodes, generate_code_node_readmes, _generate_dsl,
+                               _generate_plugin_dsl]
 
 
 def generate_all(root: Path = REPO_ROOT) -> dict[str, str]:

@@ -367,7 +367,7 @@ class _Graph:
             return ""
         if head not in self.nodes:
             return f"points at {head!r}, which is not a node"
-        outputs = node_outputs(self.data[head])
+        outputs = _node_outputs(self.data[head])
         if name not in outputs:
             return f"{head}.{name} is not an output of {head!r} (outputs: {sorted(outputs)})"
         data = self.data[head]
@@ -426,9 +426,17 @@ class _Graph:
             yield "data.query_variable_selector", data.get("query_variable_selector")
         elif kind == "parameter-extractor":
             yield "data.query", data.get("query")
+        elif kind == "tool":
+            for field, entry in _tool_inputs(data):
+                if entry.get("type") == "variable":
+                    yield f"{field}.value", entry.get("value")
 
     def _text_fields(self, data: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         kind = data.get("type")
+        if kind == "tool":
+            for field, entry in _tool_inputs(data):
+                if entry.get("type") == "mixed":
+                    yield f"{field}.value", entry.get("value")
         if kind == "answer":
             yield "data.answer", data.get("answer")
         elif kind == "llm":
@@ -493,6 +501,9 @@ class _Graph:
             if isinstance(value, Mapping):
                 identifiers += [str(v) for k, v in value.items() if k.endswith("unique_identifier") and v]
         for node_id, data in self.data.items():
+            if data.get("type") == "tool":
+                problems.extend(_tool_problems(node_id, data, identifiers))
+                continue
             if data.get("type") not in LLM_TYPES:
                 continue
             model = data.get("model") or {}
@@ -683,6 +694,109 @@ def _fits(value: Any, kind: str) -> bool:
     if kind.startswith("array"):
         return isinstance(value, list)
     return checks.get(kind, lambda v: True)(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tool nodes (our plugin's tools are read from tools/*.yaml; other providers only get the outputs
+# every tool node has)
+# --------------------------------------------------------------------------------------------------
+
+TOOL_OUTPUTS = ("text", "files", "json")
+OUR_TOOL_PROVIDER = "dskit/dialogue_state_kit/dialogue_state_kit"
+TOOL_INPUT_TYPES = frozenset({"mixed", "variable", "constant"})
+
+
+@lru_cache(maxsize=None)
+def _our_tool(tool_name: str) -> Mapping[str, Any] | None:
+    """Our plugin's tool YAML (parameters, output_schema), or None when there is no such tool."""
+    from pathlib import Path  # noqa: PLC0415
+
+    import yaml  # noqa: PLC0415
+
+    if not re.fullmatch(r"[a-zA-Z0-9_-]+", tool_name or ""):
+        return None
+    path = Path(__file__).resolve().parents[3] / "tools" / f"{tool_name}.yaml"
+    if not path.is_file():
+        return None
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _is_ours(data: Mapping[str, Any]) -> bool:
+    return data.get("provider_id") == OUR_TOOL_PROVIDER
+
+
+def _node_outputs(data: Mapping[str, Any]) -> set[str]:
+    """node_outputs plus tool nodes: text, files, json and the tool's declared output_schema."""
+    names = node_outputs(data)
+    if data.get("type") == "tool":
+        names |= set(TOOL_OUTPUTS)
+        spec = _our_tool(str(data.get("tool_name"))) if _is_ours(data) else None
+        if spec:
+            names |= set(((spec.get("output_schema") or {}).get("properties") or {}).keys())
+    return names
+
+
+def _tool_inputs(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(field path, {type, value}) for every typed tool parameter and configuration."""
+    for section in ("tool_parameters", "tool_configurations"):
+        items = data.get(section)
+        for name, entry in (items.items() if isinstance(items, Mapping) else []):
+            if isinstance(entry, Mapping) and "type" in entry and "value" in entry:
+                yield f"data.{section}.{name}", entry
+
+
+def _tool_problems(node_id: str, data: Mapping[str, Any], identifiers: Sequence[str]) -> list[Problem]:
+    """Provider, plugin dependency, tool name, parameter forms, required parameters, models."""
+    problems = []
+    for key in ("provider_id", "provider_name", "tool_name", "provider_type"):
+        if not data.get(key):
+            problems.append(Problem(node_id, f"data.{key}", "missing"))
+    ident = str(data.get("plugin_unique_identifier") or "")
+    if not ident:
+        problems.append(Problem(node_id, "data.plugin_unique_identifier", "missing"))
+    elif ident not in identifiers:
+        problems.append(Problem(node_id, "data.plugin_unique_identifier",
+                                f"{ident!r} has no dependencies entry"))
+    for section in ("tool_parameters", "tool_configurations"):
+        if not isinstance(data.get(section), Mapping):
+            problems.append(Problem(node_id, f"data.{section}", "must be a mapping"))
+    for field, entry in _tool_inputs(data):
+        if entry.get("type") not in TOOL_INPUT_TYPES:
+            problems.append(Problem(node_id, f"{field}.type", f"{entry.get('type')!r} is not mixed, "
+                                    "variable or constant"))
+    if not _is_ours(data):
+        return problems
+    spec = _our_tool(str(data.get("tool_name")))
+    if spec is None:
+        problems.append(Problem(node_id, "data.tool_name", f"our plugin has no tool {data.get('tool_name')!r}"))
+        return problems
+    declared = {p["name"]: p for p in spec.get("parameters") or [] if isinstance(p, Mapping)}
+    params = data.get("tool_parameters") or {}
+    configs = data.get("tool_configurations") or {}
+    for name in list(params) + list(configs):
+        if name not in declared:
+            problems.append(Problem(node_id, f"data.tool_parameters.{name}",
+                                    f"{data.get('tool_name')} has no parameter {name!r}"))
+    for name, param in declared.items():
+        form = param.get("form", "llm")
+        where, other = (params, configs) if form == "llm" else (configs, params)
+        if name in other:
+            section = "tool_configurations" if form == "llm" else "tool_parameters"
+            problems.append(Problem(node_id, f"data.{section}.{name}", f"a {form!r} parameter belongs in "
+                                    f"{'tool_parameters' if form == 'llm' else 'tool_configurations'}"))
+        if param.get("required") and name not in where:
+            problems.append(Problem(node_id, f"data.tool_parameters.{name}", "required parameter not set"))
+        if param.get("type") == "model-selector" and name in configs:
+            value = configs[name].get("value") if isinstance(configs[name], Mapping) else None
+            provider = str((value or {}).get("provider") or "") if isinstance(value, Mapping) else ""
+            parts = [p for p in provider.split("/") if p]
+            if len(parts) != 3 or not (value or {}).get("model"):
+                problems.append(Problem(node_id, f"data.tool_configurations.{name}",
+                                        "a model-selector needs provider ORG/PLUGIN/PROVIDER and model"))
+            elif not any(i.startswith("/".join(parts[:2]) + ":") for i in identifiers):
+                problems.append(Problem(node_id, f"data.tool_configurations.{name}",
+                                        f"no dependencies entry for plugin {'/'.join(parts[:2])!r}"))
+    return problems
 
 
 def format_problems(problems: Sequence[Problem]) -> str:

@@ -1,0 +1,193 @@
+"""The plugin-flavoured Chatflow: the fast layout with our plugin's tool nodes instead of code nodes.
+
+    start -> recall -> track_state -> route(next_action) -+- ask/confirm, handoff, fallback ------+
+                                                          +- execute -> exec_reply ---------------+
+                                                          +- faq -> faq_search -> faq_answer -> faq_reply
+                                                          +- chitchat -> chat_answer -> chat_reply
+                                                                                                  v
+                                         reply -> answer -> compress -> save (conversation variables)
+
+``track_state`` (one tool node) does what ``context`` + ``understand`` + ``state`` do in the fast
+layout: the user's model reads the message with our understanding prompt (a reverse LLM call from
+the plugin), then the state machine decides. ``compress_history`` replaces the history and summary
+nodes; ``recall`` feeds the user's long-term memory to the FAQ and chitchat answers. The file needs
+the plugin installed (a ``package`` dependency: ``dskit build`` makes the .difypkg) and the model
+provider (a ``marketplace`` dependency). The execute branch replies with what would be done; a
+real task API goes between ``route`` and ``exec_reply`` (see the fast layout's ``call_api``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dskit.tooling.dsl import nodes as n
+from dskit.tooling.dsl import prompts
+from dskit.tooling.dsl.builder import Flow
+from dskit.tooling.dsl.flows import FlowOptions, _opening, catalog_text
+
+PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
+PLUGIN_AUTHOR = "dskit"
+PLUGIN_NAME = "dialogue_state_kit"
+PLUGIN_VERSION = "0.1.0"
+# Dify writes org/plugin:version@checksum; the checksum belongs to one built package and is not
+# needed to find the installed plugin by its id, so the generated file names the version only.
+PLUGIN_IDENTIFIER = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}:{PLUGIN_VERSION}"
+PROVIDER_ID = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}/{PLUGIN_NAME}"
+
+CONVERSATION_VARIABLES: dict[str, tuple[str, Any, str]] = {
+    "history": ("最近几轮对话（compress_history 维护）。Recent turns, kept by Compress history.", "", "string"),
+    "summary": ("更早对话的摘要。Summary of older turns.", "", "string"),
+    "sys_context_str": ("完整对话状态 JSON。The whole dialogue state as JSON.", "", "string"),
+    "current_task": ("当前任务（track_state 的 current_task）。The task in focus.", {}, "object"),
+    "current_task_slots": ("当前任务词槽。The focused task's slots.", {}, "object"),
+}
+
+TOOL_LABELS = {
+    "track_state": "跟踪对话状态（调用模型）",
+    "compress_history": "压缩历史",
+    "recall": "回忆",
+    "remember": "记住",
+}
+
+
+def package_dependency() -> dict[str, Any]:
+    """Dify's ``dependencies`` entry for a plugin installed from a local package file."""
+    return {"current_identifier": None, "type": "package",
+            "value": {"plugin_unique_identifier": PLUGIN_IDENTIFIER, "version": PLUGIN_VERSION}}
+
+
+def variable(selector: list[str]) -> dict[str, Any]:
+    return {"type": "variable", "value": list(selector)}
+
+
+def mixed(text: str) -> dict[str, Any]:
+    return {"type": "mixed", "value": text}
+
+
+def constant(value: Any) -> dict[str, Any]:
+    return {"type": "constant", "value": value}
+
+
+def model_selector(options: FlowOptions) -> dict[str, Any]:
+    """A ``model-selector`` tool configuration (what the editor stores for a picked LLM)."""
+    return constant({"provider": options.provider, "model": options.model, "model_type": "llm",
+                     "mode": "chat", "type": "model-selector", "completion_params": {"temperature": 0.1}})
+
+
+def tool(tool_name: str, parameters: dict[str, dict[str, Any]], configurations: dict[str, Any], *,
+         title: str, desc: str) -> dict[str, Any]:
+    """A Dify tool node calling one of our plugin's tools."""
+    return {
+        "type": "tool", "title": title, "desc": desc, "selected": False,
+        "provider_id": PROVIDER_ID, "provider_type": "builtin", "provider_name": PROVIDER_ID,
+        "tool_name": tool_name, "tool_label": TOOL_LABELS.get(tool_name, tool_name),
+        "tool_description": "", "is_team_authorization": True,
+        "plugin_unique_identifier": PLUGIN_IDENTIFIER,
+        "tool_parameters": parameters, "tool_configurations": configurations,
+        "tool_node_version": "2", "params": {}, "paramSchemas": [], "output_schema": None,
+    }
+
+
+def build_plugin(options: FlowOptions | None = None) -> Flow:
+    options = options or FlowOptions()
+    flow = Flow(name="对话状态机（插件版）Dialogue State Kit - plugin tools",
+                description="用 Dialogue State Kit 插件的工具节点：跟踪状态、压缩历史、长期记忆。The fast layout "
+                            "built from the Dialogue State Kit plugin's tool nodes.",
+                opening_statement=_opening(options))
+    for var, (desc, value, kind) in CONVERSATION_VARIABLES.items():
+        flow.conversation_var(var, desc, value, kind)
+    flow.env_var("TASK_CATALOG", catalog_text(options),
+                 "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
+    flow.dependencies.append(package_dependency())
+    flow.use_provider(options.provider, options.plugin_identifier)
+    lang = "en" if options.lang == "en" else "zh"
+
+    flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
+    flow.add("recall", tool("recall", {"query": mixed(n.ref(["sys", "query"]))}, {"lang": constant("auto")},
+                            title="回忆用户记忆", desc="按本轮消息找出这位用户的长期记忆。Finds this user's "
+                            "long-term facts related to the message."))
+    flow.add("track_state", tool("track_state", {
+        "query": mixed(n.ref(["sys", "query"])),
+        "sys_context_str": variable(["conversation", "sys_context_str"]),
+        "catalog": variable(["env", "TASK_CATALOG"]),
+        "history": variable(["conversation", "history"]),
+        "summary": variable(["conversation", "summary"]),
+    }, {"model": model_selector(options), "bad_state": constant("refuse"), "lang": constant("auto")},
+        title="跟踪对话状态", desc="你选的模型理解本轮消息，状态机决定下一步。Your model understands the "
+        "message; the state machine decides the next action."))
+    flow.chain("start", "recall", "track_state")
+
+    action = ["track_state", "next_action"]
+    flow.add("route", n.if_else([
+        n.case("ask", [n.condition(action, "is", "ask_slot"), n.condition(action, "is", "confirm")], "or"),
+        n.case("execute", [n.condition(action, "is", "execute")]),
+        n.case("faq", [n.condition(action, "is", "faq")]),
+        n.case("chitchat", [n.condition(action, "is", "chitchat"),
+                            n.condition(["track_state", "notices"], "empty", var_type="array[string]")]),
+        n.case("handoff", [n.condition(action, "is", "handoff")]),
+    ], title="按下一步动作分支", desc="按 next_action 分支；否则直接回复状态机的话术。Branches on "
+       "next_action; the else branch replies with the engine's text."))
+    flow.edge("track_state", "route")
+
+    flow.add("exec_reply", n.template(
+        "{{ question }}{% if execute and execute.slots %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
+        + "{{ execute.label or execute.task }}（{% for k, v in execute.slots.items() %}{{ k }}={{ v }}"
+        "{% if not loop.last %}，{% endif %}{% endfor %}）{% endif %}",
+        [("question", ["track_state", "question"]), ("execute", ["track_state", "execute"])],
+        title="办理话术", desc="说明将要办理的任务（接口调用可加在此前）。Says what will be done."))
+    flow.edge("route", "exec_reply", "execute")
+
+    flow.add("faq_search", n.knowledge_retrieval(["track_state", "rewritten_query"], title="知识库检索",
+                                                 desc="导入后请在此选择知识库。Pick your knowledge base here."))
+    faq = prompts.faq_prompt(lang, n.ref(["track_state", "rewritten_query"]))
+    flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3), faq["system"],
+                                 faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
+                                 desc="根据检索到的知识简短回答。Answers from the retrieved passages.",
+                                 context=["faq_search", "result"]))
+    flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
+        ("answer", ["faq_answer", "text"]), ("question", ["track_state", "question"])],
+        title="回答后回到任务", desc="接上挂起任务的问题。Appends the pending question."))
+    flow.edge("route", "faq_search", "faq")
+    flow.chain("faq_search", "faq_answer", "faq_reply")
+
+    chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task"]))
+    flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7), chat["system"],
+                                  chat["user"] + "\n\n" + n.ref(["recall", "memories"]), title="闲聊回复",
+                                  desc="一句话回应闲聊。A one-sentence reply to small talk."))
+    flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
+        ("answer", ["chat_answer", "text"]), ("question", ["track_state", "question"])],
+        title="闲聊后回到任务", desc="接上未完成任务的问题。Steers back to the open task."))
+    flow.edge("route", "chat_answer", "chitchat")
+    flow.edge("chat_answer", "chat_reply")
+
+    flow.add("reply", n.aggregator(
+        [["exec_reply", "output"], ["faq_reply", "output"], ["chat_reply", "output"], ["track_state", "question"]],
+        title="本轮回复", desc="汇合各分支的回复。Joins the branches' replies."))
+    for handle in ("ask", "handoff", "false"):
+        flow.edge("route", "reply", handle)
+    for source in ("exec_reply", "faq_reply", "chat_reply"):
+        flow.edge(source, "reply")
+    flow.add("answer", n.answer(n.ref(["reply", "output"]), title="回复用户", desc="本轮唯一的回复。"
+                                "The one reply of this turn."))
+    flow.add("compress", tool("compress_history", {
+        "history": variable(["conversation", "history"]),
+        "user_query": mixed(n.ref(["sys", "query"])),
+        "answer": mixed(n.ref(["reply", "output"])),
+        "summary": variable(["conversation", "summary"]),
+    }, {"max_turns": constant(10), "max_bytes": constant(150000), "summary_max_tokens": constant(400),
+        "summarizer": constant("auto"), "model": model_selector(options), "lang": constant("auto")},
+        title="压缩历史", desc="追加本轮；移出窗口的轮次并入摘要。Appends the turn; turns that leave the "
+        "window go into the summary."))
+    flow.add("save", n.assigner([
+        ("history", ["compress", "history"]),
+        ("summary", ["compress", "summary"]),
+        ("sys_context_str", ["track_state", "sys_context_str"]),
+        ("current_task", ["track_state", "current_task"]),
+        ("current_task_slots", ["track_state", "current_task_slots"]),
+    ], title="保存会话变量", desc="写回全部会话变量。Writes every conversation variable."))
+    flow.chain("reply", "answer", "compress", "save")
+    return flow
+
+
+def plugin_dsl_text(options: FlowOptions | None = None) -> str:
+    return build_plugin(options).to_yaml()

@@ -1,0 +1,226 @@
+"""The plugin-flavoured Chatflow (dsl/dialogue_chatflow_plugin.yml), checked and run in graphon.
+
+What runs for real: ``graphon.dsl.loads`` builds every node of the generated DSL, including the
+tool nodes, through graphon's own node factory and its ``SlimToolNodeRuntime`` (the Slim plugin
+daemon adapter: parameter forms, ``tool_configurations`` resolution, model-selector values, message
+conversion). Only the Slim daemon's socket is replaced: ``SlimToolNodeRuntime`` accepts an
+``action_invoker`` (graphon's own hook for that), and ours answers ``get_tool_runtime_parameters``
+from tools/*.yaml and ``invoke_tool`` by running the plugin's real Tool classes in-process through
+the SDK (``PluginRegistration`` + ``PluginExecutor.invoke_tool``, tests/fakes/sdk.py), with the
+fake daemon (tests/fakes/daemon.py) answering their reverse calls: storage for recall, and the
+LLM call of ``track_state``, which answers from the turn's script. The harness
+(dskit/tooling/graphon_run.py) supplies the scripted LLM nodes and the knowledge stand-in as for the
+other layouts.
+
+Import ``dify_plugin`` first: it monkey-patches with gevent.
+"""
+
+from __future__ import annotations
+
+import dify_plugin  # noqa: F401  (first: gevent monkey-patching)
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dskit.tooling.dsl.check import check_dsl, format_problems
+from dskit.tooling.dsl.plugin_flow import PLUGIN_FILE, PLUGIN_IDENTIFIER, plugin_dsl_text
+from dskit.tooling.graphon_run import Conversation
+from fakes.daemon import FakeDaemon
+from fakes.sdk import PLUGIN_ROOT, invoke
+
+DSL_PATH = PLUGIN_ROOT / PLUGIN_FILE
+
+
+def _dsl() -> str:
+    return DSL_PATH.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ static
+
+
+def test_generated_file_is_current_and_passes_check_dsl() -> None:
+    assert _dsl() == plugin_dsl_text()
+    problems = check_dsl(_dsl(), run_code=False, sandbox=False)
+    assert not problems, format_problems(problems)
+
+
+def test_dependencies_name_our_package_and_the_model_provider() -> None:
+    doc = yaml.safe_load(_dsl())
+    deps = doc["dependencies"]
+    package = [d for d in deps if d["type"] == "package"]
+    assert package == [{"current_identifier": None, "type": "package",
+                        "value": {"plugin_unique_identifier": "dskit/dialogue_state_kit:0.1.0",
+                                  "version": "0.1.0"}}]
+    assert any(d["type"] == "marketplace" and d["value"]["marketplace_plugin_unique_identifier"]
+               .startswith("langgenius/openai:") for d in deps)
+    tools = [n["data"] for n in doc["workflow"]["graph"]["nodes"] if n["data"]["type"] == "tool"]
+    assert {t["tool_name"] for t in tools} == {"recall", "track_state", "compress_history"}
+    assert all(t["plugin_unique_identifier"] == PLUGIN_IDENTIFIER for t in tools)
+    assert not [n for n in doc["workflow"]["graph"]["nodes"] if n["data"]["type"] == "code"]
+
+
+@pytest.mark.parametrize("breakage, expected", [
+    (lambda d: d["tool_parameters"].update(nonsense={"type": "constant", "value": 1}), "no parameter 'nonsense'"),
+    (lambda d: d["tool_parameters"].pop("query"), "required parameter not set"),
+    (lambda d: d.update(tool_name="track_stat"), "no tool 'track_stat'"),
+    (lambda d: d.update(plugin_unique_identifier="dskit/other:1.0.0"), "has no dependencies entry"),
+    (lambda d: d["tool_parameters"].update(sys_context_str={"type": "variable", "value": ["conversation", "nope"]}),
+     "not a conversation variable"),
+    (lambda d: d["tool_configurations"]["model"]["value"].update(provider="openai"), "ORG/PLUGIN/PROVIDER"),
+])
+def test_check_dsl_catches_broken_tool_nodes(breakage: Any, expected: str) -> None:
+    doc = yaml.safe_load(_dsl())
+    node = next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == "track_state")
+    breakage(node["data"])
+    text = format_problems(check_dsl(doc, run_code=False, sandbox=False))
+    assert expected in text, text
+
+
+def test_check_dsl_knows_tool_outputs() -> None:
+    doc = yaml.safe_load(_dsl())
+    save = next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == "save")
+    save["data"]["items"][0]["value"] = ["compress", "histroy"]
+    text = format_problems(check_dsl(doc, run_code=False, sandbox=False))
+    assert "compress.histroy is not an output" in text
+
+
+# ------------------------------------------------------------------------------ graphon run
+
+
+def _runtime_parameters(tool: str) -> list[dict[str, Any]]:
+    spec = yaml.safe_load((PLUGIN_ROOT / "tools" / f"{tool}.yaml").read_text(encoding="utf-8"))
+    return [{k: p.get(k) for k in ("name", "type", "form", "required", "default", "options")}
+            for p in spec["parameters"]]
+
+
+def _payload(message: Any) -> dict[str, Any]:
+    """An SDK ToolInvokeMessage as the daemon streams it to Dify."""
+    kind = message.type.value if hasattr(message.type, "value") else str(message.type)
+    m = message.message
+    if kind == "variable":
+        body = {"variable_name": m.variable_name, "variable_value": m.variable_value,
+                "stream": bool(getattr(m, "stream", False))}
+    elif kind == "json":
+        body = {"json_object": m.json_object}
+    elif kind == "text":
+        body = {"text": m.text}
+    else:
+        raise AssertionError(f"our tools do not send {kind} messages")
+    return {"type": kind, "message": body, "meta": None}
+
+
+class InProcessPlugin:
+    """graphon's Slim action invoker, answered by our tool classes in this process."""
+
+    def __init__(self, daemon: FakeDaemon, user_id: str, conversation_id: str) -> None:
+        self.daemon = daemon
+        self.user_id = user_id
+        self.conversation_id = conversation_id
+        self.invocations: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, plugin_id: str, action: Any, data: dict[str, Any]):
+        assert plugin_id == PLUGIN_IDENTIFIER
+        assert data["provider"] == "dialogue_state_kit"
+        if str(action) == "get_tool_runtime_parameters":
+            yield {"parameters": _runtime_parameters(data["tool"])}
+            return
+        assert str(action) == "invoke_tool", action
+        params = dict(data["tool_parameters"])
+        self.invocations.append((data["tool"], params))
+        out = invoke(data["tool"], params, user_id=self.user_id, conversation_id=self.conversation_id)
+        for message in out.messages:
+            yield _payload(message)
+
+
+@pytest.fixture()
+def plugin_run(monkeypatch: pytest.MonkeyPatch):
+    from graphon.dsl import node_factory
+    from graphon.dsl.tool_runtime import SlimToolNodeRuntime
+
+    daemon = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml").patch(monkeypatch)
+    plugin = InProcessPlugin(daemon, "dskit-user", "conv-plugin-1")
+
+    def runtime(**kwargs: Any) -> SlimToolNodeRuntime:
+        return SlimToolNodeRuntime(**kwargs, action_invoker=plugin)
+
+    monkeypatch.setattr(node_factory, "SlimToolNodeRuntime", runtime)
+    return daemon, plugin
+
+
+KNOWLEDGE = [{"title": "包间", "content": "本店包间需提前一天预订，最低消费800元。"}]
+
+
+def _turn(conv: Conversation, daemon: FakeDaemon, user: str, understanding: dict[str, Any],
+          script: dict[str, str] | None = None):
+    daemon.llm_replies = deque([json.dumps(understanding, ensure_ascii=False)])
+    result = conv.turn(user, script or {})
+    assert not daemon.llm_replies, "track_state did not ask the model"
+    return result
+
+
+def _slots(conv: Conversation) -> dict[str, Any]:
+    return {k: v for k, v in conv.variables["current_task_slots"].items() if v is not None}
+
+
+def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> None:
+    daemon, plugin = plugin_run
+    conv = Conversation(_dsl(), knowledge=lambda q: KNOWLEDGE, conversation_id="conv-plugin-1",
+                        user_id="dskit-user")
+
+    r1 = _turn(conv, daemon, "帮我订周五晚上8点，三个人，市中心，老牌粤菜", {
+        "rewritten_query": "帮我订周五晚上8点、三个人、市中心的老牌粤菜餐厅",
+        "commands": [{"type": "start_task", "task": "book_restaurant", "slots": {
+            "date": "周五", "time": "20:00", "people": 3, "area": "市中心", "cuisine": "粤菜"}}]})
+    assert r1.output("track_state", "next_action") == "ask_slot"
+    assert "请问您想订哪家餐厅？" in r1.answer
+    assert conv.variables["current_task"]["name"] == "book_restaurant"
+    assert _slots(conv) == {"date": "周五", "time": "20:00", "people": 3, "area": ["市中心"], "cuisine": "粤菜"}
+    state = json.loads(conv.variables["sys_context_str"])
+    assert state  # the state string went through the assigner
+    assert "帮我订周五晚上8点" in conv.variables["history"]
+    # the understanding prompt reached the fake daemon's LLM with the model the DSL picked
+    request = daemon.llm_requests[-1]
+    assert request["provider"] == "langgenius/openai/openai" and request["model"] == "gpt-4o-mini"
+    assert "帮我订周五晚上8点" in json.dumps(request["prompt_messages"], ensure_ascii=False)
+    assert [t for t, _ in plugin.invocations] == ["recall", "track_state", "compress_history"]
+
+    r2 = _turn(conv, daemon, "如果有包间就更好了。", {
+        "rewritten_query": "如果有包间就更好了", "commands": [{"type": "set_slots", "slots": {"private_room": True}}]})
+    assert r2.output("track_state", "next_action") == "ask_slot"
+    assert "包间" in r2.answer and "请问您想订哪家餐厅？" in r2.answer
+    assert _slots(conv)["private_room"] is True
+
+    # the previous turn is in the history the tool passes to the model
+    r3 = _turn(conv, daemon, "两个人安静一点的，时间改成七点吧。", {
+        "rewritten_query": "改为两个人、要安静一点、时间改成19:00",
+        "commands": [{"type": "set_slots", "slots": {"people": 2, "quiet": True, "time": "19:00"}}]})
+    assert "如果有包间就更好了" in json.dumps(daemon.llm_requests[-1]["prompt_messages"], ensure_ascii=False)
+    assert r3.output("track_state", "next_action") == "ask_slot"
+    assert "请问您想订哪家餐厅？" in r3.answer
+    assert _slots(conv) == {"date": "周五", "time": "19:00", "people": 2, "area": ["市中心"], "cuisine": "粤菜",
+                            "private_room": True, "quiet": True}
+
+    r4 = _turn(conv, daemon, "包间有最低消费吗？", {
+        "rewritten_query": "包间有最低消费吗？", "commands": [{"type": "faq", "question": "包间有最低消费吗？"}]},
+        {"faq_answer": "包间最低消费800元，需提前一天预订。"})
+    assert r4.output("track_state", "next_action") == "faq"
+    assert r4.answer == "包间最低消费800元，需提前一天预订。\n\n请问您想订哪家餐厅？"
+    assert [c.node_id for c in r4.llm_calls] == ["faq_answer"]
+    faq_prompt = r4.llm_calls[0].request
+    assert "800元" in faq_prompt.system + faq_prompt.user  # the retrieved passage reached the FAQ LLM
+    assert _slots(conv)["quiet"] is True and conv.variables["current_task"]["name"] == "book_restaurant"
+
+    r5 = _turn(conv, daemon, "就订老地方粤菜馆吧", {
+        "rewritten_query": "订老地方粤菜馆", "commands": [{"type": "set_slots", "slots": {"restaurant": "老地方粤菜馆"}}]})
+    assert r5.output("track_state", "next_action") == "execute"
+    execute = r5.output("track_state", "execute")
+    assert execute["slots"]["restaurant"] == "老地方粤菜馆" and execute["slots"]["people"] == 2
+    assert "老地方粤菜馆" in r5.answer and "time=19:00" in r5.answer
+    assert conv.variables["current_task"] == {} and conv.variables["current_task_slots"] == {}
+    assert conv.variables["history"].count("老地方粤菜馆") >= 1
+    assert len(daemon.llm_requests) == 5  # one understanding call per turn, through the plugin
