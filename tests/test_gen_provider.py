@@ -12,11 +12,16 @@ LLM_TYPES = {"llm", "question-classifier", "parameter-extractor"}
 def test_provider_and_model_reach_every_llm_node_and_the_dependencies(tmp_path):
     assert main(["gen", "--provider", "langgenius/tongyi/tongyi", "--model", "qwen-plus", "--out", str(tmp_path)]) == 0
     files = sorted(tmp_path.glob("*.yml"))
-    assert [f.name for f in files] == ["dialogue_chatflow.yml", "dialogue_chatflow_classic.yml"]
+    assert [f.name for f in files] == ["dialogue_chatflow.yml", "dialogue_chatflow_classic.yml",
+                                       "dialogue_chatflow_plugin.yml"]
     for path in files:
         dsl = yaml.safe_load(path.read_text(encoding="utf-8"))
-        models = [n["data"]["model"] for n in dsl["workflow"]["graph"]["nodes"] if n["data"]["type"] in LLM_TYPES]
-        assert models and all(m["provider"] == "langgenius/tongyi/tongyi" and m["name"] == "qwen-plus" for m in models)
+        nodes = [n["data"] for n in dsl["workflow"]["graph"]["nodes"]]
+        models = [d["model"] for d in nodes if d["type"] in LLM_TYPES]
+        models += [p["value"] for d in nodes if d["type"] == "tool"
+                   for p in d.get("tool_parameters", {}).values() if isinstance(p.get("value"), dict)]
+        assert models and all(m["provider"] == "langgenius/tongyi/tongyi" and m.get("name", m.get("model")) == "qwen-plus"
+                              for m in models)
         deps = [d["value"].get("marketplace_plugin_unique_identifier", "") for d in dsl["dependencies"]]
         assert any(d.startswith("langgenius/tongyi:") for d in deps)
         assert not any(d.startswith("langgenius/openai:") for d in deps)

@@ -20,14 +20,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                            "(e.g. langgenius/tongyi/tongyi); sets the DSL's dependencies too")
     parser.add_argument("--model", help="model name for every LLM node (e.g. qwen-plus)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="with --provider/--model: folder for the two DSL files (default: dsl/)")
+                        help="with --provider/--model: folder for the DSL files (default: dsl/)")
     parser.set_defaults(func=run)
 
 
 def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
-    """Write only the Chatflow DSL files, for the provider and model the user named."""
+    """Write only the Chatflow DSL files (all three layouts), for the provider and model the user named."""
     from dskit.tooling.dsl.flows import FlowOptions
     from dskit.tooling.dsl.generate import generate_dsl
+    from dskit.tooling.dsl.plugin_flow import PLUGIN_FILE, plugin_dsl_text
 
     defaults = FlowOptions()
     provider = args.provider or defaults.provider
@@ -36,7 +37,8 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
         return 2
     options = FlowOptions(provider=provider, model=args.model or defaults.model)
     out = (args.out or root / "dsl").resolve()
-    for relative, text in generate_dsl(root, options).items():
+    files = {**generate_dsl(root, options), PLUGIN_FILE: plugin_dsl_text(options)}
+    for relative, text in files.items():
         path = out / Path(relative).name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
