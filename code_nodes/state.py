@@ -561,8 +561,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "好的。还有什么可以帮您？",
         "rolled_back": "已将{slot}改回{value}。",
         "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}。需要我再试一次吗？",
         "exec_ok": "「{task}」已办理完成。",
+        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+        "exec_unknown": "接口没有返回成功",
+        "none": "无",
         "value_sep": "，",
         "kv": "{slot}：{value}",
         "yes": "是",
@@ -589,8 +592,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "OK. Anything else I can help with?",
         "rolled_back": "{slot} is back to {value}.",
         "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}",
+        "exec_failed": "Sorry, {task} failed: {detail}. Shall I try again?",
         "exec_ok": "{task} is done.",
+        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+        "exec_unknown": "the API did not report success",
+        "none": "none",
         "value_sep": ", ",
         "kv": "{slot}: {value}",
         "yes": "yes",
@@ -1368,6 +1374,13 @@ def _short(command: Any) -> str:
     return text[:160]
 
 
+def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+    """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
+    parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
+             for n in (names if names is not None else list(spec.slots)) if n in slots]
+    return msg("value_sep", lang).join(parts)
+
+
 class _MachineTurn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
@@ -1646,10 +1659,7 @@ class _MachineTurn:
         }
 
     def _values_text(self, task: dict, names: list[str] | None = None) -> str:
-        spec = self.spec(task)
-        parts = [msg("kv", self.lang, slot=spec.slots[n].display, value=show_value(task["slots"][n], self.lang))
-                 for n in (names if names is not None else list(spec.slots)) if n in task["slots"]]
-        return msg("value_sep", self.lang).join(parts)
+        return values_text(self.spec(task), task["slots"], self.lang, names)
 
     def _prompt(self, task: dict, resumed: bool) -> tuple[str, str | None, str]:
         """What the open task needs next: (action, slot, question) with action ask_slot|confirm|execute|handoff."""

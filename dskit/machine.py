@@ -38,6 +38,29 @@ def _short(command: Any) -> str:
     return text[:160]
 
 
+def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+    """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
+    parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
+             for n in (names if names is not None else list(spec.slots)) if n in slots]
+    return msg("value_sep", lang).join(parts)
+
+
+def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
+                  lang: str | None = None) -> str:
+    """What the user is told about an executed task: done, failed (never passed off as success), or,
+    when no task API is configured, what would have been done."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    label = str(payload.get("label") or spec.display)
+    if not called:
+        slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+        return msg("exec_dry", lang, task=label, values=values_text(spec, slots, lang, list(slots)) or msg("none", lang))
+    if ok:
+        return msg("exec_ok", lang, task=label)
+    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200])
+
+
 class _MachineTurn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
@@ -316,10 +339,7 @@ class _MachineTurn:
         }
 
     def _values_text(self, task: dict, names: list[str] | None = None) -> str:
-        spec = self.spec(task)
-        parts = [msg("kv", self.lang, slot=spec.slots[n].display, value=show_value(task["slots"][n], self.lang))
-                 for n in (names if names is not None else list(spec.slots)) if n in task["slots"]]
-        return msg("value_sep", self.lang).join(parts)
+        return values_text(self.spec(task), task["slots"], self.lang, names)
 
     def _prompt(self, task: dict, resumed: bool) -> tuple[str, str | None, str]:
         """What the open task needs next: (action, slot, question) with action ask_slot|confirm|execute|handoff."""
@@ -562,4 +582,4 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
     return dump_state(state)
 
 
-__all__ = ["step", "record_result", "MAX_TIMELINE"]
+__all__ = ["step", "record_result", "execute_reply", "values_text", "MAX_TIMELINE"]

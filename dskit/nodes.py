@@ -20,7 +20,7 @@ from typing import Any
 from .catalog import CatalogError, catalog_compact, load_catalog
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
 from .history import HISTORY_NODE_OUTPUTS, history_tag_from_applied, history_update, parse_history
-from .machine import record_result, step
+from .machine import execute_reply, record_result, step
 from .messages import msg, norm_lang
 from .prompts import understanding_instructions
 from .state import current_task, load_state
@@ -247,6 +247,48 @@ def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = 
     except Exception as exc:  # noqa: BLE001
         return {"sys_context_str": _nodes_keep_state(state_text), "ok": False,
                 "error": nodes_text_out(f"{type(exc).__name__}: {exc}", 2000)}
+
+
+EXECUTE_REPLY_OUTPUTS = {"reply": "string", "sys_context_str": "string", "current_task": "string",
+                         "current_task_slots": "string"}
+
+
+def execute_reply_node(execute_payload: Any = "", question: Any = "", api_url: Any = "", sys_context_str: Any = "",
+                       recorded_state: Any = None, ok: Any = None, status_code: Any = None, error_message: Any = "",
+                       task_catalog: Any = "") -> dict:
+    """The execute branch's reply, and the state and task in focus once the outcome is recorded.
+
+    ``recorded_state`` and ``ok`` come from the result node, which runs only when TASK_API_URL is set;
+    otherwise they are None and the state node's ``sys_context_str`` stands. A failed task is back on
+    top awaiting a retry, so its reply asks to retry instead of moving on to the next question.
+    """
+    called = bool(nodes_text_in(api_url).strip())
+    state_text = nodes_text_in(recorded_state) if called and nodes_text_in(recorded_state) else nodes_text_in(sys_context_str)
+    try:
+        catalog = load_catalog(task_catalog if isinstance(task_catalog, dict) else nodes_text_in(task_catalog))
+    except CatalogError as exc:
+        return nodes_conform({"reply": _nodes_say("broken_catalog", None), "sys_context_str": _nodes_keep_state(state_text),
+                              "current_task": "", "current_task_slots": "{}", "error": str(exc)}, EXECUTE_REPLY_OUTPUTS)
+    try:
+        payload = json.loads(nodes_text_in(execute_payload) or "{}")
+        payload = payload if isinstance(payload, dict) else {}
+        success = called and _nodes_truthy(ok)
+        detail = nodes_text_in(error_message).strip()
+        if not detail and status_code not in (None, "", 0, "0"):
+            detail = f"HTTP {nodes_text_in(status_code)}"
+        text = execute_reply(catalog, payload, called=called, ok=success, detail=detail)
+        tail = nodes_text_in(question) if not called or success else ""
+        state, _ = load_state(state_text)
+        top = current_task(state)
+        return nodes_conform({
+            "reply": text + ("\n\n" + tail if tail else ""),
+            "sys_context_str": _nodes_keep_state(state_text),
+            "current_task": top["name"] if top else "",
+            "current_task_slots": nodes_json_out(_nodes_task_slots(state, catalog)),
+        }, EXECUTE_REPLY_OUTPUTS)
+    except Exception:  # noqa: BLE001 - a code node must never stop the Chatflow
+        return nodes_conform({"reply": _nodes_say("internal", None), "sys_context_str": _nodes_keep_state(state_text),
+                              "current_task": "", "current_task_slots": "{}"}, EXECUTE_REPLY_OUTPUTS)
 
 
 # ---------------------------------------------------------------- classic adapter (seed 003 layout)

@@ -146,8 +146,12 @@ def test_grouped_aggregator_read_without_output(fast: dict) -> None:
 
 
 def test_code_variable_not_in_main_signature(fast: dict) -> None:
+    # Generated nodes take **extra, so a hand-edited main() without it is what this check catches.
     doc = copy.deepcopy(fast)
-    _node(doc, "execute_reply")["data"]["variables"].append({"variable": "bogus", "value_selector": ["sys", "query"]})
+    data = _node(doc, "execute_reply")["data"]
+    data["code"] = data["code"].replace("    **extra,\n) -> dict:", ") -> dict:")
+    assert "**extra" not in data["code"].split("def main(", 1)[1].split(") -> dict:", 1)[0]
+    data["variables"].append({"variable": "bogus", "value_selector": ["sys", "query"]})
     assert _has(check_dsl(doc), "execute_reply", "data.variables", "'bogus' is declared but main() has no such")
 
 

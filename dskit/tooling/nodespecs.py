@@ -234,6 +234,46 @@ RESULT = NodeSpec(
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
 )
 
+EXECUTE_REPLY = NodeSpec(
+    name="execute_reply",
+    title_en="Execute reply",
+    title_zh="办理结果话术",
+    entry="dskit.nodes:execute_reply_node",
+    summary_en="The execute branch's reply: the task is done, it failed (never passed off as success; the "
+               "task waits for a retry), or — with no task API configured — what would be done.",
+    summary_zh="执行分支的回复：已办理完成、办理失败（绝不冒充成功，任务等待重试），或未配置任务接口时说明将要办理什么。",
+    inputs=(
+        NodeInput("execute_payload", Bind("node", "state node", "execute_payload", "状态机节点"),
+                  "the state node's execute_payload", "状态机节点的 execute_payload"),
+        NodeInput("question", Bind("node", "state node", "question", "状态机节点"),
+                  "the next question after the task (asked only when it succeeded or nothing was called)",
+                  "办理后的下一个问题（只在成功或未调用接口时接上）"),
+        NodeInput("api_url", Bind("env", "TASK_API_URL"), "the task API's address; empty: nothing was called",
+                  "任务接口地址；为空表示没有调用"),
+        NodeInput("sys_context_str", Bind("node", "state node", "sys_context_str", "状态机节点"),
+                  "the state node's new state", "状态机节点输出的新状态"),
+        NodeInput("recorded_state", Bind("node", "task result", "sys_context_str", "任务结果回写"),
+                  "the result node's state (when the API was called)", "结果回写节点的状态（调用了接口时）",
+                  optional=True),
+        NodeInput("ok", Bind("node", "task result", "ok", "任务结果回写"), "the result node's ok",
+                  "结果回写节点的 ok", optional=True),
+        NodeInput("status_code", Bind("node", "API call", "status_code", "接口调用"), "the HTTP status",
+                  "HTTP 状态码", optional=True),
+        NodeInput("error_message", Bind("node", "API call", "error_message", "接口调用"),
+                  "the HTTP node's error message, if any", "HTTP 节点的错误信息（如有）", optional=True),
+        NodeInput("task_catalog", CATALOG, "the task catalog (for slot labels and the language)",
+                  "任务目录（用于槽位名称和语言）"),
+    ),
+    outputs=(
+        _s("reply", "the text for the user", "给用户的回复"),
+        _s("sys_context_str", "the state after the outcome was recorded: write it back", "记录结果后的状态：写回会话变量"),
+        _s("current_task", "the task in focus now", "当前任务"),
+        _s("current_task_slots", "its slots as JSON", "当前任务的槽位（JSON）"),
+    ),
+    writes=(WriteBack("sys_context_str", "sys_context_str"), WriteBack("current_task", "current_task"),
+            WriteBack("current_task_slots", "current_task_slots")),
+)
+
 HISTORY = NodeSpec(
     name="history",
     title_en="History (window + summary)",
@@ -364,7 +404,7 @@ CONTEXT = NodeSpec(
 )
 
 # The nodes ``dskit gen`` writes, in README order.
-NODE_SPECS: list[NodeSpec] = [HISTORY, CONTEXT, STATE, CLASSIC_ADAPTER, RESULT, SUMMARY]
+NODE_SPECS: list[NodeSpec] = [HISTORY, CONTEXT, STATE, CLASSIC_ADAPTER, RESULT, EXECUTE_REPLY, SUMMARY]
 
 
 def spec_by_name(name: str) -> NodeSpec:

@@ -3,16 +3,14 @@
 Engine nodes (state, classic adapter, result, history, summary) are the generated code nodes: the
 exact text ``dskit gen`` writes to code_nodes/<name>.py (:func:`dskit.tooling.gen.node_script`), so
 the DSL and the files a user copies by hand can never differ. A spec's settings (``max_turns``, ...)
-are optional inputs: a flow may bind a variable of the same name. Roles without an engine node use
-the stand-ins in :mod:`dskit.tooling.dsl.glue`.
+are optional inputs: a flow may bind a variable of the same name. Every role is an engine node: the
+rules (texts included) live in ``dskit/`` only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-from dskit.tooling.dsl import glue
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,4 @@ def code_source(name: str) -> CodeSource:
         return CodeSource(name, _generated_text(spec), tuple(i.name for i in spec.inputs) + settings,
                           spec.output_types(), True,
                           tuple(i.name for i in spec.inputs if i.optional) + settings)
-    stand_in = {"execute_reply": glue.EXECUTE_REPLY}.get(name)
-    if stand_in is None:
-        raise KeyError(f"no code node for role {name!r}")
-    return CodeSource(name, stand_in.code, stand_in.inputs, dict(stand_in.outputs), False)
+    raise KeyError(f"no code node for role {name!r}")
