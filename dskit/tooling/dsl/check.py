@@ -275,7 +275,8 @@ class _Graph:
 
     # ------------------------------------------------------------------ paths
 
-    def _reachable(self) -> set[str]:
+    def _reachable(self, stop_at_answers: bool = False) -> set[str]:
+        """Nodes reached from start; with ``stop_at_answers``, answer nodes are not walked past."""
         seen: set[str] = set()
         stack = [self.start] if self.start else []
         while stack:
@@ -283,7 +284,8 @@ class _Graph:
             if current in seen:
                 continue
             seen.add(current)
-            stack.extend(dst for _, dst in self.succ[current])
+            if not (stop_at_answers and self.data[current].get("type") == "answer"):
+                stack.extend(dst for _, dst in self.succ[current])
         return seen
 
     def _cycle(self) -> list[str]:
@@ -323,18 +325,9 @@ class _Graph:
                 problems.append(Problem(node_id, "", "unreachable from the start node"))
         # Walk from start, stopping at answer nodes; reaching a dead end first means a path ends
         # with nothing said to the user.
-        seen: set[str] = set()
-        stack = [self.start] if self.start else []
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if self.data[current].get("type") == "answer":
-                continue
-            if not self.succ[current]:
+        for current in sorted(self._reachable(stop_at_answers=True)):
+            if self.data[current].get("type") != "answer" and not self.succ[current]:
                 problems.append(Problem(current, "", "a path from start ends here without an answer node"))
-            stack.extend(dst for _, dst in self.succ[current])
         return problems
 
     def ancestors(self, node_id: str) -> set[str]:
