@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tooling.bundle import BundleError, MainParam, bundle, module_order
-from dskit.tooling.noderunner import check_source, run_code_node
+from dskit.tooling.codegen.bundle import BundleError, MainParam, bundle, module_order
+from dskit.tooling.codegen.sandbox import check_source, run_code_node
 
 
 def write_engine(root: Path, modules: dict[str, str]) -> Path:
@@ -196,8 +196,8 @@ def test_entry_may_be_given_with_the_package_prefix(demo):
 
 
 def test_the_real_engine_bundles_into_portable_scripts():
-    from dskit.tooling.gen import generate_code_nodes
-    from dskit.tooling.nodespecs import NODE_SPECS
+    from dskit.tooling.codegen.code_nodes import generate_code_nodes
+    from dskit.tooling.codegen.nodespecs import NODE_SPECS
 
     files = generate_code_nodes(Path("."))
     assert len(files) == len(NODE_SPECS)

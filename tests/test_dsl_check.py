@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("yaml")
 
-from dskit.tooling.dsl.builder import dump_yaml  # noqa: E402
-from dskit.tooling.dsl.check import Problem, check_dsl  # noqa: E402
-from dskit.tooling.dsl.flows import build_classic, build_fast  # noqa: E402
+from dskit.tooling.dslbuild.builder import dump_yaml  # noqa: E402
+from dskit.tooling.dslbuild.check import Problem, check_dsl  # noqa: E402
+from dskit.tooling.dslbuild.flows import build_classic, build_fast  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("graphon")
 
 from dskit.tooling.cli import main  # noqa: E402
-from dskit.tooling.dsl.builder import dump_yaml  # noqa: E402
-from dskit.tooling.dsl.flows import build_fast  # noqa: E402
+from dskit.tooling.dslbuild.builder import dump_yaml  # noqa: E402
+from dskit.tooling.dslbuild.flows import build_fast  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_chat_against_a_local_openai_compatible_server(monkeypatch: pytest.Monke
 
 
 def test_bench_flow_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    import dskit.tooling.dsl.scenarios as scenarios
+    import dskit.tooling.dslrun.scenarios as scenarios
 
     only = [s for s in scenarios.load_scenarios() if s.name == "seed000_booking"]
     monkeypatch.setattr(scenarios, "load_scenarios", lambda *a, **k: only)

@@ -17,9 +17,9 @@ import pytest
 
 pytest.importorskip("graphon")
 
-from dskit.tooling.dsl.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
-from dskit.tooling.dsl.check import check_dsl  # noqa: E402
-from dskit.tooling.dsl.flows import (  # noqa: E402
+from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
+from dskit.tooling.dslbuild.check import check_dsl  # noqa: E402
+from dskit.tooling.dslbuild.flows import (  # noqa: E402
     CLASSIC_FILE,
     FAST_FILE,
     FlowOptions,
@@ -27,9 +27,9 @@ from dskit.tooling.dsl.flows import (  # noqa: E402
     build_fast,
     default_catalog,
 )
-from dskit.tooling.dsl.generate import dsl_texts  # noqa: E402
-from dskit.tooling.dsl.layout import overlaps  # noqa: E402
-from dskit.tooling.dsl.scenarios import (  # noqa: E402
+from dskit.tooling.dslbuild.generate import dsl_texts  # noqa: E402
+from dskit.tooling.dslbuild.layout import overlaps  # noqa: E402
+from dskit.tooling.dslrun.scenarios import (  # noqa: E402
     SCENARIO_DIR,
     ScenarioError,
     derive_classic,
@@ -37,8 +37,8 @@ from dskit.tooling.dsl.scenarios import (  # noqa: E402
     load_scenarios,
     run_scenario,
 )
-from dskit.tooling.dsl.taskapi import task_api  # noqa: E402
-from dskit.tooling.graphon_run import Conversation  # noqa: E402
+from dskit.tooling.dslrun.taskapi import task_api  # noqa: E402
+from dskit.tooling.dslrun.graphon import Conversation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = load_scenarios(SCENARIO_DIR)
@@ -216,10 +216,10 @@ def test_classic_derivation_refuses_what_it_cannot_express() -> None:
     assert spec == {"rewrite": "q", "classify": ("task_weather", "查询天气"), "extract": {"city": "北京"}}
 
 
-def test_generator_options_reach_both_files() -> None:
-    from dskit.tooling.dsl.generate import dsl_generator
+def test_generator_options_reach_every_file() -> None:
+    from dskit.tooling.dslbuild.generate import dsl_texts
 
-    files = dsl_generator(FlowOptions(provider="langgenius/deepseek/deepseek", model="deepseek-chat"))(ROOT)
+    files = dsl_texts(FlowOptions(provider="langgenius/deepseek/deepseek", model="deepseek-chat"))
     for text in files.values():
         assert "provider: langgenius/deepseek/deepseek" in text and "name: deepseek-chat" in text
         assert "marketplace_plugin_unique_identifier: langgenius/deepseek:" in text

@@ -9,7 +9,7 @@ from tools/*.yaml and ``invoke_tool`` by running the plugin's real Tool classes 
 the SDK (``PluginRegistration`` + ``PluginExecutor.invoke_tool``, tests/fakes/sdk.py), with the
 fake daemon (tests/fakes/daemon.py) answering their reverse calls: storage for recall, and the
 LLM call of ``track_state``, which answers from the turn's script. The harness
-(dskit/tooling/graphon_run.py) supplies the scripted LLM nodes and the knowledge stand-in as for the
+(dskit/tooling/dslrun/graphon.py) supplies the scripted LLM nodes and the knowledge stand-in as for the
 other layouts.
 
 Import ``dify_plugin`` first: it monkey-patches with gevent.
@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 import yaml
 
-from dskit.tooling.dsl.check import check_dsl, format_problems
-from dskit.tooling.dsl.plugin_flow import PLUGIN_FILE, PLUGIN_IDENTIFIER, plugin_dsl_text
-from dskit.tooling.graphon_run import Conversation
+from dskit.tooling.dslbuild.check import check_dsl, format_problems
+from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE, PLUGIN_IDENTIFIER, build_plugin
+from dskit.tooling.dslrun.graphon import Conversation
 from fakes.daemon import FakeDaemon
 from fakes.sdk import PLUGIN_ROOT, invoke
 
@@ -44,7 +44,7 @@ def _dsl() -> str:
 
 
 def test_generated_file_is_current_and_passes_check_dsl() -> None:
-    assert _dsl() == plugin_dsl_text()
+    assert _dsl() == build_plugin().to_yaml()
     problems = check_dsl(_dsl(), run_code=False, sandbox=False)
     assert not problems, format_problems(problems)
 

@@ -10,17 +10,24 @@ import pytest
 
 import dskit.nodes as nodes
 from dskit.history import HISTORY_NODE_OUTPUTS
-from dskit.tooling import gen
+from dskit.tooling import generated as gen
 from dskit.tooling.cli import main as cli
-from dskit.tooling.gen import CODE_NODES_DIR, GENERATED_MARK, REPO_ROOT, generate_all, node_header, stale_files, write_all
-from dskit.tooling.noderunner import OUTPUT_TYPES
-from dskit.tooling.nodespecs import NODE_SPECS, spec_by_name
+from dskit.tooling.codegen.code_nodes import (
+    CODE_NODES_DIR,
+    GENERATED_MARK,
+    generate_code_node_readmes,
+    generate_code_nodes,
+    node_header,
+)
+from dskit.tooling.generated import REPO_ROOT, generate_all, stale_files, write_all
+from dskit.tooling.codegen.sandbox import OUTPUT_TYPES
+from dskit.tooling.codegen.nodespecs import NODE_SPECS, spec_by_name
 
 
 @pytest.fixture
 def code_node_generators(monkeypatch):
     """Only this module's generators (the DSL generator is slow and tested on its own)."""
-    monkeypatch.setattr(gen, "GENERATORS", [gen.generate_code_nodes, gen.generate_code_node_readmes])
+    monkeypatch.setattr(gen, "GENERATORS", [generate_code_nodes, generate_code_node_readmes])
 
 
 def test_committed_generated_files_are_fresh(capsys):

@@ -9,10 +9,9 @@ import pytest
 
 pytest.importorskip("graphon")
 
-from dskit.tooling.graphon_run import (  # noqa: E402
+from dskit.tooling.dslrun.graphon import (  # noqa: E402
     Conversation,
     ScriptError,
-    SubprocessCodeExecutor,
     TurnError,
 )
 
@@ -115,15 +114,6 @@ def test_script_error_is_a_lookup_error() -> None:
     assert issubclass(ScriptError, LookupError)
 
 
-def test_subprocess_executor_runs_main_in_another_process() -> None:
-    executor = SubprocessCodeExecutor()
-    out = executor.execute(language="python3", code="import os\ndef main(a: int) -> dict:\n    return {'pid': os.getpid(), 'a': a * 2}\n", inputs={"a": 21})
-    import os
-
-    assert out["a"] == 42
-    assert out["pid"] != os.getpid()
-
-
 KNOWLEDGE = """
 version: "0.6.0"
 kind: app
@@ -172,13 +162,14 @@ def test_knowledge_retrieval_without_knowledge_is_empty() -> None:
 
 
 def test_default_executor_refuses_what_dify_sandbox_refuses() -> None:
-    from dskit.tooling.graphon_run import CodeExecutionError, default_code_executor
+    from dskit.tooling.codegen.sandbox import CodeNodeError, LocalCodeExecutor
 
-    executor = default_code_executor()
-    with pytest.raises(CodeExecutionError, match="requests"):
+    executor = Conversation(TINY).executor  # the tooling's one code runner, unless a test passes another
+    assert isinstance(executor, LocalCodeExecutor)
+    with pytest.raises(CodeNodeError, match="requests"):
         executor.execute(language="python3", code="import requests\ndef main() -> dict:\n    return {}\n",
                          inputs={})
-    with pytest.raises(CodeExecutionError):
+    with pytest.raises(CodeNodeError, match="ValueError: x"):
         executor.execute(language="python3", code="def main() -> dict:\n    raise ValueError('x')\n", inputs={})
     # Dify turns scientific-notation strings into floats before checking types.
     out = executor.execute(language="python3", code="def main(a: str) -> dict:\n    return {'v': a}\n",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dskit.tooling.noderunner import (
+from dskit.tooling.codegen.sandbox import (
     DIFY_LIMITS,
     CodeNodeError,
     LocalCodeExecutor,

@@ -133,7 +133,7 @@ def test_conform_fills_and_fixes_every_declared_output():
                           {"a": "string", "n": "number", "b": "boolean", "missing": "string", "big": "number",
                            "tiny": "number"})
     assert fixed == {"a": "", "n": 0, "b": False, "missing": "", "big": 2 ** 63 - 1, "tiny": 0.0}
-    from dskit.tooling.noderunner import check_outputs
+    from dskit.tooling.codegen.sandbox import check_outputs
 
     check_outputs(fixed, {"a": "string", "n": "number", "b": "boolean", "missing": "string", "big": "number",
                           "tiny": "number"})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from dskit.tooling.bench.nodes import BENCH_TASKS, BENCH_TURNS, bench_catalog, format_report, measure
+from dskit.tooling.bench.code_nodes import BENCH_TASKS, BENCH_TURNS, bench_catalog, format_report, measure
 from dskit.tooling.cli import main as cli
-from dskit.tooling.nodespecs import NODE_SPECS
+from dskit.tooling.codegen.nodespecs import NODE_SPECS
 
 
 def test_bench_catalog_is_valid_and_holds_ten_open_tasks():

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from dskit.nodes import NODES_MAX_STRING
-from dskit.tooling.noderunner import SCIENTIFIC_NOTATION
+from dskit.tooling.codegen.sandbox import SCIENTIFIC_NOTATION
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAVEL = (ROOT / "examples" / "catalogs" / "travel_assistant.json").read_text(encoding="utf-8")

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.tooling.gen import CODE_NODES_DIR, REPO_ROOT
-from dskit.tooling.noderunner import run_code_node, sandbox_python
-from dskit.tooling.nodespecs import NODE_SPECS, NodeSpec, spec_by_name
+from dskit.tooling.codegen.code_nodes import CODE_NODES_DIR
+from dskit.tooling.generated import REPO_ROOT
+from dskit.tooling.codegen.sandbox import run_code_node, sandbox_python
+from dskit.tooling.codegen.nodespecs import NODE_SPECS, NodeSpec, spec_by_name
 from test_nodes_kit import FOREIGN_STATE, TRAVEL, assert_outputs, hostile_text
 
 SPEC_IDS = [spec.name for spec in NODE_SPECS]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tooling.build import BuildError, IgnorePattern, build, collect_files, copy_dsl, is_ignored, read_ignore
+from dskit.tooling.plugin_package import BuildError, IgnorePattern, build, collect_files, copy_dsl, is_ignored, read_ignore
 from dskit.tooling.cli import main as cli_main
 from fakes.daemon_rules import declaration_problems
 
@@ -144,7 +144,7 @@ def test_repo_build_copies_the_projects_dsl(package: Path) -> None:
         ("dskit/__main__.py", "dskit/__main__.py", False, True),
         ("/docs", "docs/plugin.md", False, True),
         ("**/cache", "a/b/cache", True, True),
-        ("build/", "dskit/tooling/build.py", False, False),
+        ("build/", "dskit/tooling/plugin_package.py", False, False),
         ("!main.py", "main.py", False, False),       # negations never exclude (and never re-include)
     ],
 )

@@ -24,9 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dskit.tooling.dsl.costs import format_table, measure
-    from dskit.tooling.dsl.scenarios import SCENARIO_DIR, load_scenarios
-    from dskit.tooling.dsl.taskapi import task_api
+    from dskit.tooling.dslrun.costs import format_table, measure
+    from dskit.tooling.dslrun.scenarios import SCENARIO_DIR, load_scenarios
+    from dskit.tooling.dslrun.taskapi import task_api
 
     scenarios = load_scenarios(SCENARIO_DIR) if SCENARIO_DIR.is_dir() else []
     if not scenarios:

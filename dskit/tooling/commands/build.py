@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 with the package written, 1 with the reason it could not be."""
-    from dskit.tooling.build import BuildError, build
+    from dskit.tooling.plugin_package import BuildError, build
 
     root = Path(args.root)
     try:

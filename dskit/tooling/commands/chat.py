@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _dsl_text(args: argparse.Namespace) -> str:
     if args.dsl is not None:
         return args.dsl.read_text(encoding="utf-8")
-    from dskit.tooling.dsl.flows import build_classic, build_fast
+    from dskit.tooling.dslbuild.flows import build_classic, build_fast
 
     return (build_fast() if args.layout == "fast" else build_classic()).to_yaml()
 
@@ -64,8 +64,8 @@ def _messages(args: argparse.Namespace):  # noqa: ANN202 - a generator of str
 def run(args: argparse.Namespace) -> int:
     import yaml
 
-    from dskit.tooling.dsl.live import OpenAICompatible, keyword_knowledge, node_temperatures
-    from dskit.tooling.graphon_run import Conversation
+    from dskit.tooling.dslrun.live import OpenAICompatible, keyword_knowledge, node_temperatures
+    from dskit.tooling.dslrun.graphon import Conversation
 
     text = _dsl_text(args)
     responder = OpenAICompatible(args.base_url, args.model, os.environ.get(args.api_key_env, ""),

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dskit.tooling.dsl.check import check_dsl
+    from dskit.tooling.dslbuild.check import check_dsl
 
     status = 0
     for path in args.files:

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dskit.tooling.dsl.demo import DemoTurn, run_demo
+    from dskit.tooling.dslrun.demo import DemoTurn, run_demo
 
     labels = LABELS[args.lang]
     print(NOTICE[args.lang])

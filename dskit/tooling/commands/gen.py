@@ -26,9 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
     """Write only the Chatflow DSL files (all three layouts), for the provider and model the user named."""
-    from dskit.tooling.dsl.flows import FlowOptions
-    from dskit.tooling.dsl.generate import generate_dsl
-    from dskit.tooling.dsl.plugin_flow import PLUGIN_FILE, plugin_dsl_text
+    from dskit.tooling.dslbuild.flows import FlowOptions
+    from dskit.tooling.dslbuild.generate import dsl_texts
 
     defaults = FlowOptions()
     provider = args.provider or defaults.provider
@@ -37,7 +36,7 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
         return 2
     options = FlowOptions(provider=provider, model=args.model or defaults.model)
     out = (args.out or root / "dsl").resolve()
-    files = {**generate_dsl(root, options), PLUGIN_FILE: plugin_dsl_text(options)}
+    files = dsl_texts(options)
     for relative, text in files.items():
         path = out / Path(relative).name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,8 +46,8 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dskit.tooling.bundle import BundleError
-    from dskit.tooling.gen import REPO_ROOT, stale_files, write_all
+    from dskit.tooling.codegen.bundle import BundleError
+    from dskit.tooling.generated import REPO_ROOT, stale_files, write_all
 
     root = (args.root or REPO_ROOT).resolve()
     if (args.provider or args.model) and not args.check:

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dskit.tooling.dsl.render import render_file
+    from dskit.tooling.dslbuild.render import render_file
 
     if args.out is not None and args.out.suffix.lower() not in {".png", ".svg"}:
         print("dskit render: --out must end in .png or .svg", file=sys.stderr)

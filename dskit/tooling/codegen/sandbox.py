@@ -1,4 +1,8 @@
-"""A local code-node runner that behaves like Dify's sandbox, so tests catch what Dify would reject.
+"""The tooling's one code-node runner: it behaves like Dify's sandbox, so tests catch what Dify rejects.
+
+Everything that runs a pasted script goes through :func:`run_code_node`: the graphon harness (via
+:class:`LocalCodeExecutor`), check-dsl's run on empty inputs, the code-node tests and ``dskit bench
+nodes --process``. (``bench nodes`` times ``main`` in-process with :func:`main_in_process`.)
 
 Dify runs a code node by appending a small driver to the pasted script (``main(**inputs)``, JSON dump
 between ``<<RESULT>>`` tags), executing it in dify-sandbox (CPython, standard library only, 3.10 on
@@ -16,6 +20,7 @@ Dify lets those through and the next node (an assigner writing a string variable
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import json
 import math
@@ -26,10 +31,12 @@ import subprocess
 import sys
 import tempfile
 import tokenize
+import types
 from base64 import b64encode
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -254,9 +261,12 @@ def _regex_problems(tree: ast.AST) -> list[str]:
 # Running
 # --------------------------------------------------------------------------------------------------
 
-# Started as ``python -I -S -c BOOTSTRAP``: reads {"program", "allowed"} on stdin, installs an import
-# guard, then execs the program at module level, as dify-sandbox's prescript does.
-_BOOTSTRAP = r'''
+# Started as ``python -I -S -c BOOTSTRAP``: reads {"path", "driver", "allowed"} on stdin, installs an
+# import guard, runs the pasted script as the ``__main__`` module (as dify-sandbox runs a file), then
+# Dify's driver in that module's namespace: together exactly the program :func:`dify_program` shows.
+# Loading the script from a file lets Python cache its bytecode: an engine node is 90-180 KB, and
+# compiling it on every run would dominate long graphon suites.
+_BOOTSTRAP = r"""
 import sys, json
 _dskit_boot = json.loads(sys.stdin.buffer.read().decode("utf-8"))
 class _DskitImportGuard:
@@ -268,26 +278,34 @@ class _DskitImportGuard:
             raise ImportError("import of '%s' is not allowed: code nodes may import the standard library only" % top)
         return None
 sys.meta_path.insert(0, _DskitImportGuard)
-exec(compile(_dskit_boot["program"], "<code-node>", "exec"))
-'''
+import importlib.util
+_dskit_spec = importlib.util.spec_from_file_location("__main__", _dskit_boot["path"])
+_dskit_main = importlib.util.module_from_spec(_dskit_spec)
+sys.modules["__main__"] = _dskit_main
+_dskit_spec.loader.exec_module(_dskit_main)
+exec(compile(_dskit_boot["driver"], "<dify-driver>", "exec"), _dskit_main.__dict__)
+"""
 
 
-def dify_program(code: str, inputs: Mapping[str, Any]) -> str:
-    """The script Dify actually runs: the pasted code plus its python3 driver (graphon's text)."""
+def dify_driver(inputs: Mapping[str, Any]) -> str:
+    """The python3 driver Dify appends to a pasted script (graphon's text): call main, print the JSON."""
     payload = b64encode(json.dumps(dict(inputs), ensure_ascii=False).encode("utf-8")).decode("utf-8")
     return "\n".join([
-        code.rstrip(),
-        "",
         "import json",
         "from base64 import b64decode",
         "",
         f"inputs_obj = json.loads(b64decode('{payload}').decode('utf-8'))",
         "output_obj = main(**inputs_obj)",
         "output_json = json.dumps(output_obj, indent=4)",
-        f"result = f'''{RESULT_TAG}{{output_json}}{RESULT_TAG}'''",
+        f"result = f\'\'\'{RESULT_TAG}{{output_json}}{RESULT_TAG}\'\'\'",
         "print(result)",
         "",
     ])
+
+
+def dify_program(code: str, inputs: Mapping[str, Any]) -> str:
+    """The script Dify actually runs: the pasted code plus its python3 driver."""
+    return code.rstrip() + "\n\n" + dify_driver(inputs)
 
 
 def run_code_node(
@@ -306,29 +324,50 @@ def run_code_node(
     does them itself when it calls :class:`LocalCodeExecutor`). ``python`` picks another interpreter,
     e.g. a 3.10 one to match the sandbox. Raises :class:`CodeNodeError` on any refusal or failure.
     """
-    problems = check_source(code)
+    problems = _source_problems(code)
     if problems:
         raise CodeNodeError(problems[0], "\n".join(problems))
     try:
         json.dumps(dict(inputs), ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as error:  # UnicodeEncodeError: Dify's orjson refuses lone surrogates too
         raise CodeNodeError(f"inputs are not JSON-serialisable: {error}") from error
-    stdout = _run_process(dify_program(code, inputs), python or sys.executable, timeout)
+    stdout = _run_process(_cached_script(code), dify_driver(inputs), python or sys.executable, timeout)
     result = parse_result(stdout)
     if outputs is None:
         return result
     return check_outputs(result, outputs, strict=strict, limits=limits)
 
 
-def _run_process(program: str, python: str, timeout: float) -> str:
-    """Run the program in a fresh isolated interpreter in a temporary directory; return stdout."""
-    request = json.dumps({"program": program, "allowed": sorted(portable_stdlib())}).encode("utf-8")
+@lru_cache(maxsize=64)
+def _source_problems(code: str) -> tuple[str, ...]:
+    """:func:`check_source`, once per distinct text (the same engine node runs again and again)."""
+    return tuple(check_source(code))
+
+
+def _cached_script(code: str) -> str:
+    """Path of a file holding ``code``, written once per distinct text (atomically: runs share it)."""
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()[:24]
+    directory = Path(tempfile.gettempdir()) / f"dskit-code-nodes-{os.getuid()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"dskit_node_{digest}.py"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(code)
+        os.replace(tmp, path)
+    return str(path)
+
+
+def _run_process(path: str, driver: str, python: str, timeout: float) -> str:
+    """Run script + driver in a fresh isolated interpreter in a temporary directory; return stdout."""
+    request = json.dumps({"path": path, "driver": driver, "allowed": sorted(portable_stdlib())})
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONIOENCODING": "utf-8", "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="dskit-node-") as cwd:
         try:
-            done = subprocess.run(
+            done = subprocess.run(  # noqa: S603 - a chosen interpreter on a checked script
                 [python, "-I", "-S", "-c", _BOOTSTRAP],
-                input=request, capture_output=True, cwd=cwd, env=env, timeout=timeout, check=False,
+                input=request.encode("utf-8"), capture_output=True, cwd=cwd, env=env, timeout=timeout,
+                check=False,
             )
         except subprocess.TimeoutExpired as error:
             raise CodeNodeError(f"code node timed out after {timeout:g} s") from error
@@ -337,6 +376,18 @@ def _run_process(program: str, python: str, timeout: float) -> str:
         last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
         raise CodeNodeError(f"error: {last or f'exit status {done.returncode}'}", stderr)
     return done.stdout.decode("utf-8", "replace")
+
+
+def main_in_process(code: str, name: str) -> Callable[..., dict[str, Any]]:
+    """``main`` of a pasted script loaded into this interpreter, for ``dskit bench nodes`` only.
+
+    No isolation and no checks: it measures the time ``main`` itself takes, without the interpreter
+    start a sandbox run adds. Anything that must behave like Dify uses :func:`run_code_node`.
+    """
+    module = types.ModuleType(f"_dskit_bench_{name}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(code, f"<code-node {name}>", "exec"), module.__dict__)  # noqa: S102 - our generated script
+    return module.__dict__["main"]
 
 
 def parse_result(stdout: str) -> dict[str, Any]:
@@ -517,7 +568,7 @@ class LocalCodeExecutor:
     It counts calls (``calls``) so tests can assert how often code ran.
     """
 
-    def __init__(self, settings: object | None = None, *, timeout: float = 15.0, python: str | None = None) -> None:
+    def __init__(self, settings: object | None = None, *, timeout: float = 30.0, python: str | None = None) -> None:
         self.settings = settings
         self.timeout = timeout
         self.python = python

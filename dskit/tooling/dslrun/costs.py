@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from dskit.tooling.dsl.flows import FlowOptions, build_classic, build_fast, default_catalog
-from dskit.tooling.dsl.scenarios import LAYOUTS, Scenario, TurnOutcome, load_scenarios, run_scenario
+from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast, default_catalog
+from dskit.tooling.dslrun.scenarios import LAYOUTS, Scenario, TurnOutcome, load_scenarios, run_scenario
 
 
 @dataclass

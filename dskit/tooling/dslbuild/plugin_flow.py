@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dskit.tooling.dsl import nodes as n
-from dskit.tooling.dsl import prompts
-from dskit.tooling.dsl.builder import Flow
-from dskit.tooling.dsl.flows import FlowOptions, _opening, catalog_text
+from dskit.tooling.dslbuild import node_data as n
+from dskit.tooling.dslbuild import prompts
+from dskit.tooling.dslbuild.builder import Flow
+from dskit.tooling.dslbuild.flows import FlowOptions, _opening, catalog_text
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
@@ -188,6 +188,3 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.chain("reply", "answer", "compress", "save")
     return flow
 
-
-def plugin_dsl_text(options: FlowOptions | None = None) -> str:
-    return build_plugin(options).to_yaml()

@@ -1,6 +1,6 @@
 """Assemble a Chatflow DSL document: nodes, edges, variables, dependencies, layout, YAML.
 
-A :class:`Flow` collects node ``data`` (from :mod:`dskit.tooling.dsl.nodes`) under readable ids, the
+A :class:`Flow` collects node ``data`` (from :mod:`dskit.tooling.dslbuild.node_data`) under readable ids, the
 edges between them, the conversation and environment variables, and the model provider; ``to_dict``
 lays it out left to right and returns the document Dify's "Import DSL" reads (dify-facts §1).
 """
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dskit.tooling.dsl.layout import layout
+from dskit.tooling.dslbuild.layout import layout
 
 DSL_VERSION = "0.6.0"
 DEFAULT_PROVIDER = "langgenius/openai/openai"

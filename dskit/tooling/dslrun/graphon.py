@@ -9,8 +9,8 @@ stand-ins for exactly those three and nothing else:
 - every LLM-backed node (llm, question-classifier, parameter-extractor) gets a :class:`ScriptedLLM`
   that asks a *responder* for its text (tests: a per-turn script; ``dskit chat``: a live endpoint),
   counting calls and prompt characters per node;
-- code nodes run ``main(**inputs)`` in a separate Python process (``dskit.tooling.noderunner`` when
-  present, else a small local runner);
+- code nodes run through :class:`dskit.tooling.codegen.sandbox.LocalCodeExecutor`, the tooling's one
+  code runner (a separate ``python -I -S`` process per run, checked as dify-sandbox would);
 - knowledge-retrieval (not supported by graphon) becomes :class:`KnowledgeRetrievalStandIn`, which asks
   a *knowledge* callable for passages.
 
@@ -24,14 +24,14 @@ Third-party imports (graphon, pydantic, yaml) happen inside functions or in this
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from dskit.tooling.codegen.sandbox import LocalCodeExecutor
 
 # --------------------------------------------------------------------------------------------------
 # What one LLM call and one turn look like to the caller
@@ -169,158 +169,6 @@ class ScriptedResponder:
         raise ScriptError(msg)
 
 
-# --------------------------------------------------------------------------------------------------
-# Code execution in a separate process
-# --------------------------------------------------------------------------------------------------
-
-_RUNNER = r"""
-import json, sys
-_payload = json.loads(sys.stdin.read())
-exec(compile(_payload["code"], "<code-node>", "exec"), globals())  # module level, as in the sandbox
-_result = main(**_payload["inputs"])  # noqa: F821 - defined by the code node
-sys.stdout.write("\n<<RESULT>>" + json.dumps(_result, ensure_ascii=False))
-"""
-
-
-class CodeExecutionError(RuntimeError):
-    """A code node's program failed (raised, printed garbage, or returned a non-dict)."""
-
-
-class SubprocessCodeExecutor:
-    """Minimal stand-in for dify-sandbox: one fresh ``python -I -S`` process per run.
-
-    Used only until :mod:`dskit.tooling.noderunner` exists; same protocol as graphon's
-    ``SandboxCodeExecutor`` (``execute(language=, code=, inputs=)`` and ``is_execution_error``).
-    A fresh process per run mirrors the sandbox: nothing survives between runs.
-    """
-
-    def __init__(self, timeout: float = 30.0) -> None:
-        self.timeout = timeout
-
-    def execute(self, *, language: Any, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        if str(getattr(language, "value", language)) != "python3":
-            raise CodeExecutionError(f"unsupported code language {language!r}")
-        payload = json.dumps({"code": code, "inputs": dict(inputs)}, ensure_ascii=False)
-        proc = subprocess.run(  # noqa: S603 - runs our own interpreter on our own code
-            [sys.executable, "-I", "-S", "-c", _RUNNER],
-            input=payload,
-            capture_output=True,
-            text=True,
-            timeout=self.timeout,
-            check=False,
-        )
-        if proc.returncode != 0:
-            tail = proc.stderr.strip().splitlines()[-3:]
-            raise CodeExecutionError("code node failed: " + " | ".join(tail))
-        marker = proc.stdout.rfind("<<RESULT>>")
-        if marker < 0:
-            raise CodeExecutionError("code node printed no result")
-        result = json.loads(proc.stdout[marker + len("<<RESULT>>") :])
-        if not isinstance(result, dict):
-            raise CodeExecutionError(f"main() must return a dict, got {type(result).__name__}")
-        return result
-
-    def is_execution_error(self, error: Exception) -> bool:
-        return isinstance(error, CodeExecutionError)
-
-
-_MODULE_DRIVER = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from {module} import main
-output_obj = main(**json.loads(sys.stdin.buffer.read().decode("utf-8")))
-output_json = json.dumps(output_obj, indent=4)
-print("<<RESULT>>" + output_json + "<<RESULT>>")
-"""
-
-
-class CheckedSandboxExecutor:
-    """dify-sandbox behaviour from :mod:`dskit.tooling.noderunner`, made fast enough for long suites.
-
-    Each distinct source is checked once with noderunner's ``check_source`` (Python 3.10 syntax,
-    standard library only, no blocked modules) and written once to a cache directory; every run is
-    then a fresh ``python -I -S`` process that imports it (so its bytecode is compiled once, not on
-    every run: an engine node is 90-180 KB), calls ``main(**inputs)``, prints the result between
-    ``<<RESULT>>`` tags as Dify's driver does, and the output is parsed by noderunner's
-    ``parse_result`` (scientific-notation strings become floats, as in Dify). The code still runs at
-    module level in a process of its own, with nothing else on its path.
-    """
-
-    _checked: dict[str, list[str]] = {}  # shared: the check depends on the source text only
-    _lock = threading.Lock()
-
-    def __init__(self, timeout: float = 30.0) -> None:
-        from dskit.tooling import noderunner  # noqa: PLC0415
-
-        self._runner = noderunner
-        self.timeout = timeout
-
-    def _problems(self, code: str) -> list[str]:
-        with self._lock:
-            if code not in self._checked:
-                self._checked[code] = list(self._runner.check_source(code))
-            return self._checked[code]
-
-    @staticmethod
-    def _module_for(code: str) -> tuple[str, str]:
-        """(directory, module name) of the cached copy of ``code``."""
-        import hashlib  # noqa: PLC0415
-        import os  # noqa: PLC0415
-        import tempfile  # noqa: PLC0415
-
-        digest = hashlib.sha256(code.encode("utf-8")).hexdigest()[:24]
-        directory = os.path.join(tempfile.gettempdir(), f"dskit-code-nodes-{os.getuid()}")
-        os.makedirs(directory, exist_ok=True)
-        module = f"dskit_node_{digest}"
-        path = os.path.join(directory, module + ".py")
-        if not os.path.exists(path):
-            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(code)
-            os.replace(tmp, path)
-        return directory, module
-
-    def execute(self, *, language: Any, code: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        if str(getattr(language, "value", language)) != "python3":
-            raise CodeExecutionError(f"unsupported code language {language!r}")
-        problems = self._problems(code)
-        if problems:
-            raise CodeExecutionError(problems[0])
-        payload = json.dumps(dict(inputs), default=_plain_default, ensure_ascii=False)
-        directory, module = self._module_for(code)
-        proc = subprocess.run(  # noqa: S603 - our interpreter, our generated program
-            [sys.executable, "-I", "-S", "-c", _MODULE_DRIVER.format(module=module), directory],
-            input=payload.encode("utf-8"), capture_output=True, timeout=self.timeout, check=False,
-        )
-        stderr = proc.stderr.decode("utf-8", "replace")
-        if proc.returncode != 0:
-            tail = [line for line in stderr.strip().splitlines() if line.strip()][-1:]
-            raise CodeExecutionError("error: " + (tail[0] if tail else f"exit {proc.returncode}"))
-        try:
-            return self._runner.parse_result(proc.stdout.decode("utf-8", "replace"))
-        except self._runner.CodeNodeError as error:
-            raise CodeExecutionError(str(error)) from error
-
-    def is_execution_error(self, error: Exception) -> bool:
-        return isinstance(error, CodeExecutionError | self._runner.CodeNodeError)
-
-
-def _plain_default(value: Any) -> Any:
-    for attribute in ("to_object", "model_dump", "to_dict"):
-        method = getattr(value, attribute, None)
-        if callable(method):
-            return method()
-    return str(value)
-
-
-def default_code_executor() -> Any:
-    """noderunner's sandbox behaviour (checks cached) when it exists, else the minimal runner above."""
-    try:
-        return CheckedSandboxExecutor()
-    except ImportError:
-        return SubprocessCodeExecutor()
-
-
 class _CountingExecutor:
     """Wraps an executor to record which code node ran (the executor does not know node ids)."""
 
@@ -334,7 +182,7 @@ class _CountingExecutor:
         return self._inner.execute(language=language, code=code, inputs=inputs)
 
     def is_execution_error(self, error: Exception) -> bool:
-        return self._inner.is_execution_error(error) or isinstance(error, CodeExecutionError)
+        return self._inner.is_execution_error(error)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -727,7 +575,7 @@ class Conversation:
         self.scripted = responder is None
         self.responder: Responder = responder or ScriptedResponder()
         self.knowledge = knowledge
-        self.executor = code_executor or default_code_executor()
+        self.executor = code_executor or LocalCodeExecutor()
         self.env = dict(env or {})
         self.conversation_id = conversation_id or str(uuid.uuid4())
         self.user_id = user_id

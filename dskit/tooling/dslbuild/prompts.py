@@ -10,7 +10,7 @@ to the engine's pending question by a template, so the model never has to rememb
 
 from __future__ import annotations
 
-from dskit.tooling.dsl.nodes import ref
+from dskit.tooling.dslbuild.node_data import ref
 
 CATALOG = ref(["env", "TASK_CATALOG"])
 TASK = ref(["conversation", "current_task"])

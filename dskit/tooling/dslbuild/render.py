@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dskit.tooling.dsl.layout import overlaps
+from dskit.tooling.dslbuild.layout import overlaps
 
 TYPE_COLOURS = {
     "start": "#D1FADF", "answer": "#FEF0C7", "llm": "#D1E9FF", "code": "#EBE9FE",

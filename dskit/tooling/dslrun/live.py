@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dskit.tooling.graphon_run import LLMRequest
+from dskit.tooling.dslrun.graphon import LLMRequest
 
 Poster = Callable[[str, Mapping[str, str], Mapping[str, Any], float], Mapping[str, Any]]
 
@@ -38,7 +38,7 @@ def _post_json(url: str, headers: Mapping[str, str], body: Mapping[str, Any], ti
 
 
 class OpenAICompatible:
-    """A responder for :class:`dskit.tooling.graphon_run.Conversation` backed by a live model."""
+    """A responder for :class:`dskit.tooling.dslrun.graphon.Conversation` backed by a live model."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", *, timeout: float = 60.0,
                  temperatures: Mapping[str, float] | None = None, post: Poster | None = None) -> None:

@@ -21,14 +21,16 @@ person can find it in the editor. Checks:
 from __future__ import annotations
 
 import ast
+import json
 import re
 from functools import lru_cache
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dskit.tooling.dsl.layout import overlaps
-from dskit.tooling.dsl.nodes import node_outputs
+from dskit.tooling.codegen.sandbox import CodeNodeError, check_source, run_code_node
+from dskit.tooling.dslbuild.layout import overlaps
+from dskit.tooling.dslbuild.node_data import node_outputs
 
 SYS_VARIABLES = frozenset({
     "query", "files", "conversation_id", "user_id", "dialogue_count", "app_id", "workflow_id",
@@ -599,13 +601,8 @@ def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = T
 def sandbox_problems(source: str) -> tuple[str, ...]:
     """Why dify-sandbox would refuse this source (Python 3.10 syntax, standard library only, ...).
 
-    Uses :func:`dskit.tooling.noderunner.check_source` when the tooling has it; cached because the
-    engine nodes are large and the same text is checked again and again.
+    Cached because the engine nodes are large and the same text is checked again and again.
     """
-    try:
-        from dskit.tooling.noderunner import check_source  # noqa: PLC0415
-    except ImportError:
-        return ()
     return tuple(check_source(source))
 
 
@@ -646,14 +643,9 @@ def _empty_input(annotation: ast.expr | None) -> Any:
 @lru_cache(maxsize=64)
 def _run_main_once(source: str, inputs_json: str) -> tuple[dict[str, Any] | None, str]:
     """(result, error) of one run of ``main`` in another process; cached (same text, same result)."""
-    import json  # noqa: PLC0415
-
     try:
-        from dskit.tooling.graphon_run import default_code_executor  # noqa: PLC0415
-
-        result = default_code_executor().execute(language="python3", code=source,
-                                                 inputs=json.loads(inputs_json))
-    except Exception as error:  # noqa: BLE001 - the failure itself is the finding
+        result = run_code_node(source, json.loads(inputs_json), None, timeout=30.0)
+    except CodeNodeError as error:  # the failure itself is the finding
         return None, str(error)
     return dict(result), ""
 
@@ -661,8 +653,6 @@ def _run_main_once(source: str, inputs_json: str) -> tuple[dict[str, Any] | None
 def _dynamic_key_problems(node_id: str, source: str, func: ast.FunctionDef, declared: Sequence[str],
                           outputs: Mapping[str, Any]) -> list[Problem]:
     """Run ``main`` once on empty inputs in another process and compare the keys it returns."""
-    import json  # noqa: PLC0415
-
     annotations = {a.arg: a.annotation for a in func.args.args + func.args.kwonlyargs}
     inputs = {name: _empty_input(annotations.get(name)) for name in declared}
     result, error = _run_main_once(source, json.dumps(inputs, sort_keys=True))

@@ -2,7 +2,7 @@
 
 Why functions and not YAML templates: each function writes the exact shape Dify's editor exports
 (dify-facts §1) and graphon validates, so a typo in a hand-written template cannot slip into a flow.
-They return the node's ``data`` mapping only; :class:`dskit.tooling.dsl.builder.Flow` wraps it with
+They return the node's ``data`` mapping only; :class:`dskit.tooling.dslbuild.builder.Flow` wraps it with
 id, position and size.
 
 Selectors are lists like ``["state", "next_action"]``; text fields use Dify's ``{{#node.var#}}``.

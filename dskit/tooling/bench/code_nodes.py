@@ -16,7 +16,6 @@ import json
 import statistics
 import sys
 import time
-import types
 from typing import Any
 
 BENCH_TURNS = 50
@@ -41,14 +40,6 @@ def bench_catalog() -> dict:
         }
     return {"version": 1, "language": "zh", "tasks": tasks,
             "policy": {"max_attempts": 3, "max_parse_failures": 3, "max_stack": BENCH_TASKS}}
-
-
-def _load_script(code: str, name: str) -> Any:
-    """Execute a generated script as a module (dataclasses need their module in sys.modules) -> main."""
-    module = types.ModuleType(f"_dskit_bench_{name}")
-    sys.modules[module.__name__] = module
-    exec(compile(code, f"<code-node {name}>", "exec"), module.__dict__)  # noqa: S102 - our own generated script
-    return module.__dict__["main"]
 
 
 def bench_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -92,12 +83,12 @@ def _percentile(values: list[float], share: float) -> float:
 
 def measure(repeat: int = 30, process: bool = False) -> dict:
     """Per node: median/p95 ms per call in-process, optional process-level timing, and output sizes."""
-    from dskit.tooling.gen import node_script
-    from dskit.tooling.noderunner import run_code_node
-    from dskit.tooling.nodespecs import NODE_SPECS
+    from dskit.tooling.codegen.code_nodes import node_script
+    from dskit.tooling.codegen.nodespecs import NODE_SPECS
+    from dskit.tooling.codegen.sandbox import main_in_process, run_code_node
 
     codes = {spec.name: node_script(spec) for spec in NODE_SPECS}
-    scripts = {name: _load_script(code, name) for name, code in codes.items()}
+    scripts = {name: main_in_process(code, name) for name, code in codes.items()}
     inputs = bench_inputs(scripts)
     report: dict[str, Any] = {"scenario": {"history_turns": BENCH_TURNS, "open_tasks": BENCH_TASKS,
                                            "repeat": repeat, "python": sys.version.split()[0]}, "nodes": {}}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ENGINE_PACKAGE = "dskit"
-ENGINE_DIR = Path(__file__).resolve().parents[1]
+ENGINE_DIR = Path(__file__).resolve().parents[2]
 # Names Dify's python3 driver binds after the pasted code (graphon code_runtime), plus ``main``.
 DRIVER_NAMES = {"main", "inputs_obj", "output_obj", "output_json", "result"}
 DRIVER_IMPORTS = {"json": "import json", "b64decode": "from base64 import b64decode"}

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dskit.tooling.dsl import nodes as n
-from dskit.tooling.dsl import prompts
-from dskit.tooling.dsl.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
-from dskit.tooling.dsl.codes import code_source
+from dskit.tooling.dslbuild import node_data as n
+from dskit.tooling.dslbuild import prompts
+from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
+from dskit.tooling.dslbuild.code_sources import code_source
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dskit.tooling.graphon_run import Conversation, LLMRequest, TurnResult
+from dskit.tooling.dslrun.graphon import Conversation, LLMRequest, TurnResult
 
 LAYOUTS = ("fast", "classic")
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "tests" / "scenarios"

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dskit.tooling.dsl.flows import FlowOptions, build_classic, build_fast, default_catalog
-from dskit.tooling.dsl.scenarios import ScenarioTurn, turn_script
-from dskit.tooling.graphon_run import Conversation, TurnResult
+from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast, default_catalog
+from dskit.tooling.dslrun.scenarios import ScenarioTurn, turn_script
+from dskit.tooling.dslrun.graphon import Conversation, TurnResult
 
 
 def _u(query: str, *commands: dict[str, Any]) -> dict[str, Any]:

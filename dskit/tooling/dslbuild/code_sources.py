@@ -1,0 +1,39 @@
+"""Where each code node's source text in a Chatflow comes from: the generated code_nodes/ script.
+
+Every code node in our DSL (state, classic adapter, result, execute reply, history, summary, context)
+is an engine node: the exact text ``dskit gen`` writes to code_nodes/<name>.py
+(:func:`dskit.tooling.codegen.code_nodes.node_script`), so the DSL and the files a user copies by
+hand can never differ, and the rules (texts included) live in ``dskit/`` only. A spec's settings
+(``max_turns``, ...) are optional inputs: a flow may bind a variable of the same name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dskit.tooling.codegen.code_nodes import node_script
+from dskit.tooling.codegen.nodespecs import spec_by_name
+
+
+@dataclass(frozen=True)
+class CodeSource:
+    """A code node's text, its input variable names (in order) and its typed outputs."""
+
+    name: str
+    code: str
+    inputs: tuple[str, ...]
+    outputs: dict[str, str]
+    optional: tuple[str, ...] = ()  # inputs a flow may leave unbound (main has a default)
+
+
+@lru_cache(maxsize=None)
+def code_source(name: str) -> CodeSource:
+    """The code node for role ``name`` (state, classic_adapter, result, history, execute_reply, ...)."""
+    try:
+        spec = spec_by_name(name)
+    except KeyError:
+        raise KeyError(f"no code node for role {name!r}") from None
+    settings = tuple(s.name for s in spec.settings)
+    return CodeSource(name, node_script(spec), tuple(i.name for i in spec.inputs) + settings,
+                      spec.output_types(), tuple(i.name for i in spec.inputs if i.optional) + settings)
