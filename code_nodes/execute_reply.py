@@ -34,12 +34,10 @@
 #        current_task        string   the task in focus now
 #        current_task_slots  string   its slots as JSON
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
-#        sys_context_str, current_task, current_task_slots
+#        sys_context_str
 #   5. Environment variables (string) / 环境变量（字符串）: TASK_API_URL, TASK_CATALOG
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
-#        conversation.current_task  over-write  <- this node's current_task
-#        conversation.current_task_slots  over-write  <- this node's current_task_slots
 # ==================================================================================================
 
 

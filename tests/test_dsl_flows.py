@@ -28,6 +28,7 @@ from dskit.tooling.dslbuild.flows import (  # noqa: E402
     default_catalog,
 )
 from dskit.tooling.dslbuild.generate import dsl_texts  # noqa: E402
+from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE  # noqa: E402
 from dskit.tooling.dslbuild.layout import overlaps  # noqa: E402
 from dskit.tooling.dslrun.scenarios import (  # noqa: E402
     SCENARIO_DIR,
@@ -73,7 +74,7 @@ def test_committed_dsl_files_are_the_generated_ones() -> None:
         on_disk = ROOT / path
         assert on_disk.is_file(), f"{path} missing: run `dskit gen`"
         assert on_disk.read_text(encoding="utf-8") == text, f"{path} is stale: run `dskit gen`"
-    assert set(dsl_texts()) == {FAST_FILE, CLASSIC_FILE}
+    assert set(dsl_texts()) == {FAST_FILE, CLASSIC_FILE, PLUGIN_FILE}
 
 
 @pytest.mark.parametrize("layout", ["fast", "classic"])
@@ -82,7 +83,9 @@ def test_document_basics(docs: dict, layout: str) -> None:
     assert doc["version"] == "0.6.0" and doc["kind"] == "app"
     assert doc["app"]["mode"] == "advanced-chat"
     conv = {v["name"]: v for v in doc["workflow"]["conversation_variables"]}
-    assert set(conv) == {"history", "summary", "sys_context_str", "current_task", "current_task_slots"}
+    # The derived task copies are declared only where a prompt reads them: the classic layout's.
+    copies = {"current_task", "current_task_slots"} if layout == "classic" else set()
+    assert set(conv) == {"history", "summary", "sys_context_str"} | copies
     assert all(v["value_type"] == "string" and v["value"] == "" for v in conv.values())
     env = {v["name"]: v["value"] for v in doc["workflow"]["environment_variables"]}
     assert env["TASK_API_URL"] == ""

@@ -30,6 +30,7 @@ import yaml
 from dskit.tooling.dslbuild.check import check_dsl, format_problems
 from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE, PLUGIN_IDENTIFIER, build_plugin
 from dskit.tooling.dslrun.graphon import Conversation
+from dskit.tooling.dslrun.scenarios import focused_task
 from fakes.daemon import FakeDaemon
 from fakes.sdk import PLUGIN_ROOT, invoke
 
@@ -164,7 +165,7 @@ def _turn(conv: Conversation, daemon: FakeDaemon, user: str, understanding: dict
 
 
 def _slots(conv: Conversation) -> dict[str, Any]:
-    return {k: v for k, v in conv.variables["current_task_slots"].items() if v is not None}
+    return focused_task(conv.variables)[1]
 
 
 def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> None:
@@ -178,7 +179,8 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
             "date": "周五", "time": "20:00", "people": 3, "area": "市中心", "cuisine": "粤菜"}}]})
     assert r1.output("track_state", "next_action") == "ask_slot"
     assert "请问您想订哪家餐厅？" in r1.answer
-    assert conv.variables["current_task"]["name"] == "book_restaurant"
+    assert focused_task(conv.variables)[0] == "book_restaurant"
+    assert "current_task" not in conv.variables  # no prompt reads a copy, so none is stored
     assert _slots(conv) == {"date": "周五", "time": "20:00", "people": 3, "area": ["市中心"], "cuisine": "粤菜"}
     state = json.loads(conv.variables["sys_context_str"])
     assert state  # the state string went through the assigner
@@ -213,7 +215,7 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
     assert [c.node_id for c in r4.llm_calls] == ["faq_answer"]
     faq_prompt = r4.llm_calls[0].request
     assert "800元" in faq_prompt.system + faq_prompt.user  # the retrieved passage reached the FAQ LLM
-    assert _slots(conv)["quiet"] is True and conv.variables["current_task"]["name"] == "book_restaurant"
+    assert _slots(conv)["quiet"] is True and focused_task(conv.variables)[0] == "book_restaurant"
 
     r5 = _turn(conv, daemon, "就订老地方粤菜馆吧", {
         "rewritten_query": "订老地方粤菜馆", "commands": [{"type": "set_slots", "slots": {"restaurant": "老地方粤菜馆"}}]})
@@ -221,6 +223,6 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
     execute = r5.output("track_state", "execute")
     assert execute["slots"]["restaurant"] == "老地方粤菜馆" and execute["slots"]["people"] == 2
     assert "老地方粤菜馆" in r5.answer and "time=19:00" in r5.answer
-    assert conv.variables["current_task"] == {} and conv.variables["current_task_slots"] == {}
+    assert focused_task(conv.variables) == ("", {})
     assert conv.variables["history"].count("老地方粤菜馆") >= 1
     assert len(daemon.llm_requests) == 5  # one understanding call per turn, through the plugin

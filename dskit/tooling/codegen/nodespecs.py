@@ -270,8 +270,10 @@ EXECUTE_REPLY = NodeSpec(
         _s("current_task", "the task in focus now", "当前任务"),
         _s("current_task_slots", "its slots as JSON", "当前任务的槽位（JSON）"),
     ),
-    writes=(WriteBack("sys_context_str", "sys_context_str"), WriteBack("current_task", "current_task"),
-            WriteBack("current_task_slots", "current_task_slots")),
+    writes=(WriteBack("sys_context_str", "sys_context_str"),),
+    notes_en=("Write `current_task` and `current_task_slots` back only if your prompts reference "
+              "conversation variables of those names (as the state node's note says).",),
+    notes_zh=("只有提示词引用了同名会话变量时，才需要把 `current_task`、`current_task_slots` 写回（同状态机节点的说明）。",),
 )
 
 HISTORY = NodeSpec(

@@ -28,19 +28,12 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
 from dskit.tooling.dslbuild.code_sources import code_source
+from dskit.tooling.dslbuild.conversation import TASK_COPIES, declare_conversation_variables
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
 FAST_FILE = "dsl/dialogue_chatflow.yml"
 CLASSIC_FILE = "dsl/dialogue_chatflow_classic.yml"
-CONVERSATION_VARIABLES = {
-    "history": ("最近几轮对话（history 节点维护）。Recent turns, kept by the history node.", ""),
-    "summary": ("更早对话的摘要（超出时由 LLM 合并）。Summary of older turns, merged by an LLM on overflow.", ""),
-    "sys_context_str": ("完整对话状态 JSON：任务栈、词槽、历史值。The whole dialogue state (task stack, slots, "
-                        "slot history) as JSON.", ""),
-    "current_task": ("当前任务名（供提示词引用）。Name of the task in focus, for prompts.", ""),
-    "current_task_slots": ("当前任务词槽 JSON，未填为 null。The focused task's slots as JSON, null when empty.", ""),
-}
 
 
 @dataclass(frozen=True)
@@ -91,10 +84,9 @@ def _code_node(flow: Flow, node_id: str, role: str, bindings: dict[str, list[str
     flow.add(node_id, n.code(source.code, inputs, source.outputs, title=title, desc=desc))
 
 
-def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
-    flow = Flow(name=name, description=description, opening_statement=_opening(options))
-    for var, (desc, value) in CONVERSATION_VARIABLES.items():
-        flow.conversation_var(var, desc, value)
+def _base_flow(name: str, description: str, options: FlowOptions, *, task_copies: bool) -> Flow:
+    flow = Flow(name=name, description=description, opening_statement=opening_statement(options))
+    declare_conversation_variables(flow, task_copies=task_copies)
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
     flow.env_var("TASK_API_URL", "", "办理任务的接口地址，留空则只说明将要办理的内容。The URL the execute "
@@ -106,7 +98,7 @@ def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
     return flow
 
 
-def _opening(options: FlowOptions) -> str:
+def opening_statement(options: FlowOptions) -> str:
     """The chat's opening line, naming the catalog's tasks."""
     try:
         tasks = json.loads(catalog_text(options)).get("tasks") or {}
@@ -210,15 +202,17 @@ def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
     flow.edge("chat_answer", "chat_reply")
 
 
-def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
-    flow.add("reply", n.aggregator([], title="本轮回复与状态", desc="汇合各分支：回复文本和最终状态。Joins "
-                                   "the branches: the reply and the final state.", groups={
+def _reply_and_memory(flow: Flow, options: FlowOptions, *, task_copies: bool) -> None:
+    """Join the branches, answer, update the memory and save; ``task_copies``: also save the copies."""
+    groups = {
         "reply": [["execute_reply", "reply"], ["faq_reply", "output"], ["chat_reply", "output"],
                   ["state", "question"]],
         "sys_context_str": [["execute_reply", "sys_context_str"], ["state", "sys_context_str"]],
-        "current_task": [["execute_reply", "current_task"], ["state", "current_task"]],
-        "current_task_slots": [["execute_reply", "current_task_slots"], ["state", "current_task_slots"]],
-    }))
+    }
+    if task_copies:
+        groups |= {name: [["execute_reply", name], ["state", name]] for name in TASK_COPIES}
+    flow.add("reply", n.aggregator([], title="本轮回复与状态", desc="汇合各分支：回复文本和最终状态。Joins "
+                                   "the branches: the reply and the final state.", groups=groups))
     for handle in ("ask", "handoff", "false"):
         flow.edge("route", "reply", handle)
     for source in ("execute_reply", "faq_reply", "chat_reply"):
@@ -247,13 +241,14 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
     flow.add("summary_out", n.aggregator([["summary_check", "summary"], ["history", "summary"]],
                                          title="本轮摘要", desc="LLM 摘要（若有）否则历史节点的摘要。The LLM "
                                          "summary if one was made, else the history node's."))
-    flow.add("save", n.assigner([
+    saved = [
         ("history", ["history", "history"]),
         ("summary", ["summary_out", "output"]),
         ("sys_context_str", ["reply", "sys_context_str", "output"]),
-        ("current_task", ["reply", "current_task", "output"]),
-        ("current_task_slots", ["reply", "current_task_slots", "output"]),
-    ], title="保存会话变量", desc="写回全部会话变量，供下一轮使用。Writes every conversation variable for the "
+    ]
+    if task_copies:
+        saved += [(name, ["reply", name, "output"]) for name in TASK_COPIES]
+    flow.add("save", n.assigner(saved, title="保存会话变量", desc="写回全部会话变量，供下一轮使用。Writes every conversation variable for the "
                                  "next turn."))
     flow.chain("reply", "answer", "history", "need_summary")
     flow.edge("need_summary", "summarize", "due")
@@ -262,12 +257,12 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
     flow.edge("summary_out", "save")
 
 
-def _after_state(flow: Flow, options: FlowOptions) -> None:
+def _after_state(flow: Flow, options: FlowOptions, *, task_copies: bool) -> None:
     _route(flow)
     _execute_branch(flow)
     _faq_branch(flow, options)
     _chitchat_branch(flow, options)
-    _reply_and_memory(flow, options)
+    _reply_and_memory(flow, options, task_copies=task_copies)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -278,9 +273,11 @@ def _after_state(flow: Flow, options: FlowOptions) -> None:
 def build_fast(options: FlowOptions | None = None) -> Flow:
     """One understanding LLM, then the state node decides: <= 1 LLM call before the state update."""
     options = options or FlowOptions()
+    # Without the context node the understanding prompt reads the task copies (prompts.understand_prompt).
+    task_copies = not options.context_node
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
-                      "and extracts slots; the state machine decides.", options)
+                      "and extracts slots; the state machine decides.", options, task_copies=task_copies)
     if options.context_node:
         _code_node(flow, "context", "context", {
             "query": ["sys", "query"], "sys_context_str": ["conversation", "sys_context_str"],
@@ -299,7 +296,7 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
                                  "Returns the understanding JSON: rewritten_query and commands."))
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
-    _after_state(flow, options)
+    _after_state(flow, options, task_copies=task_copies)
     return flow
 
 
@@ -342,7 +339,7 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（经典版）Dialogue State Kit - classic",
                       "种子 003 的布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。Seed 003's layout: "
                       "query rewrite, question classifier and parameter extractor, then the state machine.",
-                      options)
+                      options, task_copies=True)  # the rewrite, classify and extract prompts read them
     lang = "en" if options.lang == "en" else "zh"
     rewrite = prompts.REWRITE[lang]
     flow.add("rewrite", n.llm(_model(options, 0.1), rewrite["system"], rewrite["user"], title="问题改写",
@@ -373,5 +370,5 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     flow.edge("extract", "adapter")
     _state_node(flow, ["adapter", "understanding"])
     flow.edge("adapter", "state")
-    _after_state(flow, options)
+    _after_state(flow, options, task_copies=True)
     return flow

@@ -23,7 +23,8 @@ from typing import Any
 from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
-from dskit.tooling.dslbuild.flows import FlowOptions, _opening, catalog_text
+from dskit.tooling.dslbuild.conversation import declare_conversation_variables
+from dskit.tooling.dslbuild.flows import FlowOptions, catalog_text, opening_statement
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
@@ -33,14 +34,6 @@ PLUGIN_VERSION = "0.1.0"
 # needed to find the installed plugin by its id, so the generated file names the version only.
 PLUGIN_IDENTIFIER = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}:{PLUGIN_VERSION}"
 PROVIDER_ID = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}/{PLUGIN_NAME}"
-
-CONVERSATION_VARIABLES: dict[str, tuple[str, Any, str]] = {
-    "history": ("最近几轮对话（compress_history 维护）。Recent turns, kept by Compress history.", "", "string"),
-    "summary": ("更早对话的摘要。Summary of older turns.", "", "string"),
-    "sys_context_str": ("完整对话状态 JSON。The whole dialogue state as JSON.", "", "string"),
-    "current_task": ("当前任务（track_state 的 current_task）。The task in focus.", {}, "object"),
-    "current_task_slots": ("当前任务词槽。The focused task's slots.", {}, "object"),
-}
 
 TOOL_LABELS = {
     "track_state": "跟踪对话状态（调用模型）",
@@ -93,9 +86,8 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow = Flow(name="对话状态机（插件版）Dialogue State Kit - plugin tools",
                 description="用 Dialogue State Kit 插件的工具节点：跟踪状态、压缩历史、长期记忆。The fast layout "
                             "built from the Dialogue State Kit plugin's tool nodes.",
-                opening_statement=_opening(options))
-    for var, (desc, value, kind) in CONVERSATION_VARIABLES.items():
-        flow.conversation_var(var, desc, value, kind)
+                opening_statement=opening_statement(options))
+    declare_conversation_variables(flow, task_copies=False)  # its prompts read track_state's outputs
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
     flow.dependencies.append(package_dependency())
@@ -182,8 +174,6 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         ("history", ["compress", "history"]),
         ("summary", ["compress", "summary"]),
         ("sys_context_str", ["track_state", "sys_context_str"]),
-        ("current_task", ["track_state", "current_task"]),
-        ("current_task_slots", ["track_state", "current_task_slots"]),
     ], title="保存会话变量", desc="写回全部会话变量。Writes every conversation variable."))
     flow.chain("reply", "answer", "compress", "save")
     return flow

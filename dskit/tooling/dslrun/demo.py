@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast, default_catalog
-from dskit.tooling.dslrun.scenarios import ScenarioTurn, turn_script
+from dskit.tooling.dslrun.scenarios import ScenarioTurn, focused_task, turn_script
 from dskit.tooling.dslrun.graphon import Conversation, TurnResult
 
 
@@ -52,11 +52,7 @@ class DemoTurn:
 
     @property
     def slots(self) -> dict[str, Any]:
-        try:
-            shown = json.loads(self.result.variables.get("current_task_slots") or "{}")
-        except ValueError:
-            return {}
-        return {k: v for k, v in shown.items() if v is not None}
+        return focused_task(self.result.variables)[1]
 
 
 def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | None = None) -> list[DemoTurn]:
@@ -67,7 +63,7 @@ def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | No
     catalog = default_catalog()
     turns = []
     for index, turn in enumerate(DEMO_TURNS, 1):
-        script = turn_script(turn, layout, catalog, str(conversation.variables.get("current_task") or ""))
+        script = turn_script(turn, layout, catalog, focused_task(conversation.variables)[0])
         result = conversation.turn(turn.user, script)
         done = DemoTurn(turn.user, result)
         turns.append(done)

@@ -223,7 +223,7 @@ def run_scenario(scenario: Scenario, layout: str, dsl_text: str, catalog: Mappin
     outcomes = []
     for turn in scenario.turns:
         before = dict(conversation.variables)
-        script = turn_script(turn, layout, catalog, str(before.get("current_task") or ""))
+        script = turn_script(turn, layout, catalog, focused_task(before)[0])
         result = conversation.turn(turn.user, script, raise_on_error=False)
         failures = check_turn(turn, result, before, layout)
         outcomes.append(TurnOutcome(turn, result, before, failures))
@@ -235,6 +235,18 @@ def _load(text: Any) -> Any:
         return json.loads(text) if isinstance(text, str) and text else {}
     except ValueError:
         return None
+
+
+def focused_task(variables: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(name, filled slots) of the task on top of the stack in ``sys_context_str``; ("", {}) if none.
+
+    The state is the one source for every layout; the classic layout's ``current_task`` copies are
+    checked against it (:func:`_invariant_failures`).
+    """
+    state = _load(variables.get("sys_context_str"))
+    stack = state.get("task_stack") if isinstance(state, dict) else None
+    top = stack[-1] if stack else None
+    return (str(top.get("name") or ""), dict(top.get("slots") or {})) if top else ("", {})
 
 
 def _contains(value: str, wanted: str | Sequence[str]) -> list[str]:
@@ -270,13 +282,11 @@ def _expectation_failures(expect: Mapping[str, Any], result: TurnResult) -> list
     for unwanted in [unwanted_items] if isinstance(unwanted_items, str) else unwanted_items:
         if str(unwanted) in result.answer:
             failures.append(f"answer {result.answer!r} contains {unwanted!r}")
-    if "task" in expect and variables.get("current_task") != (expect["task"] or ""):
-        failures.append(f"current_task {variables.get('current_task')!r} != {expect['task']!r}")
-    if "slots" in expect:
-        shown = _load(variables.get("current_task_slots")) or {}
-        filled = {k: v for k, v in shown.items() if v is not None}
-        if filled != expect["slots"]:
-            failures.append(f"current_task_slots {filled} != {expect['slots']}")
+    task, filled = focused_task(variables)
+    if "task" in expect and task != (expect["task"] or ""):
+        failures.append(f"task in focus {task!r} != {expect['task']!r}")
+    if "slots" in expect and filled != expect["slots"]:
+        failures.append(f"focused task's slots {filled} != {expect['slots']}")
     if "stack" in expect:
         actual = [f"{t.get('name')}:{t.get('stage')}" for t in stack]
         if actual != list(expect["stack"]):
@@ -316,7 +326,19 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
     if not isinstance(state, dict) or "task_stack" not in state:
         failures.append("sys_context_str is not a state")
         return failures
-    stack = state["task_stack"]
+    if "current_task" in variables:
+        failures += _task_copy_failures(variables, state["task_stack"])
+    summary_ran = SUMMARY_NODE in result.path
+    if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
+        failures.append("the LLM summary ran but conversation.summary is not its checked result")
+    if not summary_ran and variables.get("summary") != result.output("history", "summary"):
+        failures.append("conversation.summary is not the history node's summary")
+    return failures
+
+
+def _task_copy_failures(variables: Mapping[str, Any], stack: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The derived ``current_task`` / ``current_task_slots`` (where declared) agree with the stack top."""
+    failures = []
     top = stack[-1] if stack else None
     if (variables.get("current_task") or "") != (top["name"] if top else ""):
         failures.append(f"current_task {variables.get('current_task')!r} disagrees with the stack top "
@@ -326,11 +348,6 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
         failures.append("current_task_slots is not a JSON object")
     elif top is not None and {k: v for k, v in shown.items() if v is not None} != top["slots"]:
         failures.append(f"current_task_slots {shown} disagrees with the stack top's slots {top['slots']}")
-    summary_ran = SUMMARY_NODE in result.path
-    if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
-        failures.append("the LLM summary ran but conversation.summary is not its checked result")
-    if not summary_ran and variables.get("summary") != result.output("history", "summary"):
-        failures.append("conversation.summary is not the history node's summary")
     return failures
 
 
