@@ -5,8 +5,8 @@ engine (:func:`dskit.machine.step`): scripted booking-style turns whose commands
 and correct, interleaved with seeded filler chat (greetings, thanks, venting, FAQ questions with
 long answers, repeated questions). For each length, three prompts are measured:
 
-- ``full``: the whole history in seed 003's format;
-- ``window10``: seed 003's history node (the last 10 turns, the rest dropped);
+- ``full``: the whole history, turns separated by ``---`` (the history variable's format);
+- ``window10``: a common history node that keeps the last 10 turns and drops the rest;
 - ``dskit``: :func:`dskit.context.assemble_context` over the state, the rolling summary and the
   history variable maintained by :func:`dskit.history.history_update` (default settings).
 
@@ -128,7 +128,7 @@ def _set(slots: dict) -> dict:
 
 
 def episode_restaurant(rng: random.Random, pool: _Pool) -> list[tuple[str, dict]]:
-    """Seed 000's booking: date, time and people in one go, a correction, then the restaurant."""
+    """The restaurant booking: date, time and people in one go, a correction, then the restaurant."""
     date, hour, people = pool.take("date"), rng.choice([18, 19, 20]), rng.randint(2, 9)
     steps = [(f"帮我订{date}晚上{hour - 12}点的位子，{people}个人",
               {"commands": [{"type": "start_task", "task": "book_restaurant",
@@ -141,7 +141,7 @@ def episode_restaurant(rng: random.Random, pool: _Pool) -> list[tuple[str, dict]
 
 
 def episode_route(rng: random.Random, pool: _Pool) -> list[tuple[str, dict]]:
-    """Seed 003's route: everything in one sentence, maybe a change of destination, then confirm."""
+    """The travel assistant's route: everything in one sentence, maybe a change of destination, then confirm."""
     date, origin, dest = pool.take("date"), pool.take("city"), pool.take("destination")
     steps = [(f"{date}我想从{origin}开车去{dest}。",
               {"commands": [{"type": "start_task", "task": "plan_route",
@@ -154,7 +154,7 @@ def episode_route(rng: random.Random, pool: _Pool) -> list[tuple[str, dict]]:
 
 
 def episode_weather(rng: random.Random, pool: _Pool) -> list[tuple[str, dict]]:
-    """Seed 003's weather: asked without a city, then the city."""
+    """The travel assistant's weather: asked without a city, then the city."""
     city = pool.take("weather_city")
     if rng.random() < 0.5:
         return [("天气咋样啊", {"commands": [{"type": "start_task", "task": "weather"}]}),
@@ -259,7 +259,7 @@ def is_visible(value: object, text: str) -> bool:
 
 
 def prompts(conversation: list[dict], turns: int) -> dict[str, str]:
-    """The three prompts after ``turns`` turns: full history, seed 003's window, dskit's context."""
+    """The three prompts after ``turns`` turns: full history, a 10-turn window, dskit's context."""
     done = conversation[:turns]
     blocks = [f"user: {t['user']}\n\nassistant: {t['assistant']}" for t in done]
     history, summary = "", ""
@@ -307,7 +307,7 @@ def plot(result: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = {"full": "full history", "window10": "last 10 turns (seed 003)", "dskit": "dskit (window+summary+state)"}
+    labels = {"full": "full history", "window10": "last 10 turns", "dskit": "dskit (window+summary+state)"}
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     styles = {"full": {"linestyle": "--", "marker": "s", "linewidth": 3, "alpha": 0.7},
               "window10": {"linestyle": "-", "marker": "o", "linewidth": 2},

@@ -152,8 +152,8 @@ _README_TEXT = {
 _WORKED_EXAMPLE = {
     "en": """## Worked example: add history compression to an existing Chatflow in three steps
 
-Your Chatflow answers with an LLM and either uses the LLM's built-in memory window or, like seed 003,
-a code node that keeps the last 10 turns and throws older ones away. To keep the recent turns and
+Your Chatflow answers with an LLM and either uses the LLM's built-in memory window or, like many
+Chatflows, a code node that keeps the last 10 turns and throws older ones away. To keep the recent turns and
 compress the older ones into a summary instead:
 
 1. **Two conversation variables.** In *Conversation Variables* add `history` and `summary`, both of
@@ -176,7 +176,7 @@ Dify releases that cap a variable at 5,120 bytes).
 """,
     "zh": """## 示例：三步给现有 Chatflow 加上历史压缩
 
-假设你的 Chatflow 用一个 LLM 回答，依赖 LLM 自带的记忆窗口，或者像种子 003 那样用代码节点只保留最近 10 轮、
+假设你的 Chatflow 用一个 LLM 回答，依赖 LLM 自带的记忆窗口，或者像许多 Chatflow 那样用代码节点只保留最近 10 轮、
 直接丢弃更早的内容。改为保留最近几轮、把更早的轮次压缩成摘要：
 
 1. **两个会话变量。** 在“会话变量”中添加 `history` 和 `summary`，类型都是字符串（string），默认值 `''`。
@@ -204,14 +204,14 @@ _OVERVIEW = {
 `execute` → your API → `result.py` → Variable Assigner; `faq` → knowledge retrieval + LLM;
 `handoff` → handoff reply; otherwise → Answer `question` → `history.py` → Variable Assigner
 (`history`, `summary`). With a question classifier and a parameter extractor instead of the
-understanding LLM (seed 003's layout), put `classic_adapter.py` between them and `state.py`.
+understanding LLM (the classic layout), put `classic_adapter.py` between them and `state.py`.
 """,
     "zh": """## 一轮对话中各节点的位置
 
 `context.py`（生成提示词）→ 理解 LLM（系统提示词用上下文节点的 `instructions`）→ `state.py` → 变量赋值
 （`sys_context_str`）→ 条件分支判断 `next_action`：`execute` → 调用接口 → `result.py` → 变量赋值；
 `faq` → 知识检索 + LLM；`handoff` → 转人工回复；其余 → 直接回复 `question` → `history.py` → 变量赋值
-（`history`、`summary`）。如果用问题分类器 + 参数提取器代替理解 LLM（种子 003 的布局），在它们和
+（`history`、`summary`）。如果用问题分类器 + 参数提取器代替理解 LLM（经典布局），在它们和
 `state.py` 之间加 `classic_adapter.py`。
 """,
 }

@@ -170,8 +170,8 @@ STATE = NodeSpec(
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
     notes_en=("`current_task` and `current_task_slots` can also be written to conversation variables of "
-              "the same names if your prompts reference them (seed 003 does).",),
-    notes_zh=("如果提示词里引用了 `current_task`、`current_task_slots`（如种子 003），也可以把它们写回同名会话变量。",),
+              "the same names if your prompts reference them (the classic layout's do).",),
+    notes_zh=("如果提示词里引用了 `current_task`、`current_task_slots`（如经典布局），也可以把它们写回同名会话变量。",),
 )
 
 CLASSIC_ADAPTER = NodeSpec(
@@ -179,9 +179,9 @@ CLASSIC_ADAPTER = NodeSpec(
     title_en="Classic adapter (classifier + extractor)",
     title_zh="经典布局适配器（问题分类器 + 参数提取器）",
     entry="dskit.nodes:classic_adapter_node",
-    summary_en="For Chatflows built like seed 003 (question classifier, then parameter extractor): turns "
+    summary_en="For Chatflows built the classic way (question classifier, then parameter extractor): turns "
                "the class and the extracted parameters into the understanding the state node reads.",
-    summary_zh="适用于种子 003 式的 Chatflow（问题分类器 → 参数提取器）：把分类结果和提取的参数转换成状态机节点读取的理解结果。",
+    summary_zh="适用于经典布局的 Chatflow（问题分类器 → 参数提取器）：把分类结果和提取的参数转换成状态机节点读取的理解结果。",
     inputs=(
         NodeInput("class_name", Bind("node", "question classifier", "class_name", "问题分类器"),
                   "the class name: a task name or label, 单轮任务/多轮任务 (task then read from a `task` "

@@ -1,4 +1,4 @@
-"""``dskit demo``: seed 000's booking through the Chatflow DSL in Dify's engine, no model, no network."""
+"""``dskit demo``: the restaurant booking example through the Chatflow DSL in Dify's engine, no model, no network."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ LABELS = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="run seed 000's booking through the Chatflow DSL in graphon (recorded model outputs)",
-        description="Run seed 000's restaurant booking through the generated Chatflow in graphon, "
+        help="run the restaurant booking example through the Chatflow DSL in graphon (recorded model outputs)",
+        description="Run the restaurant booking example through the generated Chatflow in graphon, "
                     "Dify's workflow engine, with recorded understanding outputs: no model, no network.",
     )
     parser.add_argument("--layout", choices=("fast", "classic"), default="fast",

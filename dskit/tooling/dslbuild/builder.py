@@ -2,7 +2,8 @@
 
 A :class:`Flow` collects node ``data`` (from :mod:`dskit.tooling.dslbuild.node_data`) under readable ids, the
 edges between them, the conversation and environment variables, and the model provider; ``to_dict``
-lays it out left to right and returns the document Dify's "Import DSL" reads (dify-facts §1).
+lays it out left to right and returns the document Dify's "Import DSL" reads (version 0.6.0,
+kind app, mode advanced-chat).
 """
 
 from __future__ import annotations

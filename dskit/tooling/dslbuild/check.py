@@ -1,4 +1,5 @@
-"""``check-dsl``: the checks Dify's import does not make (dify-facts §1: a broken graph imports fine).
+"""``check-dsl``: the checks Dify's import does not make (Dify imports a broken graph
+without complaint; it fails only when a user runs it).
 
 Each problem names the node and the field, e.g.
 ``state: data.variables[1].value_selector: points at 'understnd', which is not a node``, so a

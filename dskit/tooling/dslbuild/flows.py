@@ -1,4 +1,5 @@
-"""The two Chatflows: the fast layout (one understanding LLM) and seed 003's classic layout.
+"""The two code-node Chatflows: the fast layout (one understanding LLM) and the classic layout
+(question rewrite, question classifier and parameter extractor, as many existing Chatflows are built).
 
 Both share everything after the state node:
 
@@ -57,7 +58,7 @@ def default_catalog() -> dict[str, Any]:
         tasks.update(data["tasks"])
         policy = data.get("policy") or policy
     return {"version": 1, "name": "restaurant_and_travel",
-            "description": "Seed 000's restaurant booking and seed 003's travel assistant, together.",
+            "description": "The restaurant booking and travel assistant examples, together.",
             "language": "zh", "tasks": tasks, "policy": policy}
 
 
@@ -333,11 +334,11 @@ def classic_parameters(catalog: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def build_classic(options: FlowOptions | None = None) -> Flow:
-    """Seed 003's layout: rewrite -> classify -> extract -> adapter -> the same state node."""
+    """The classic layout: rewrite -> classify -> extract -> adapter -> the same state node."""
     options = options or FlowOptions()
     catalog = json.loads(catalog_text(options))
     flow = _base_flow("对话状态机（经典版）Dialogue State Kit - classic",
-                      "种子 003 的布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。Seed 003's layout: "
+                      "经典布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。The classic layout: "
                       "query rewrite, question classifier and parameter extractor, then the state machine.",
                       options, task_copies=True)  # the rewrite, classify and extract prompts read them
     lang = "en" if options.lang == "en" else "zh"

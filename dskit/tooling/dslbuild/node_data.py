@@ -1,7 +1,7 @@
 """Node ``data`` builders for a Dify Chatflow DSL, one small function per node type.
 
 Why functions and not YAML templates: each function writes the exact shape Dify's editor exports
-(dify-facts §1) and graphon validates, so a typo in a hand-written template cannot slip into a flow.
+(and its import accepts without checking) and graphon validates, so a typo in a hand-written template cannot slip into a flow.
 They return the node's ``data`` mapping only; :class:`dskit.tooling.dslbuild.builder.Flow` wraps it with
 id, position and size.
 

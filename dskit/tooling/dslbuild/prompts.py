@@ -2,9 +2,8 @@
 
 The understanding prompt is the one that matters: the engine's instructions for the understanding
 contract (:mod:`dskit.prompts`), with the catalog, the task in focus, the summary and the recent
-history in front of the model (seed 003: put the state in the prompt, keep the
-rewriting model's temperature low, pass history as text because window memory reaches no LLM node
-on the DSL path). The other prompts are short on purpose: FAQ and chitchat answers are appended
+history in front of the model: the state goes into the prompt, the rewriting model's temperature
+stays low, and history travels as text because window memory reaches no LLM node on the DSL path. The other prompts are short on purpose: FAQ and chitchat answers are appended
 to the engine's pending question by a template, so the model never has to remember the task.
 """
 

@@ -1,4 +1,4 @@
-"""``dskit demo``: seed 000's booking through the fast Chatflow in graphon, with recorded model outputs.
+"""``dskit demo``: the restaurant booking example through the fast Chatflow in graphon, with recorded model outputs.
 
 No model and no network: each turn's understanding is the JSON a model following our prompt
 returned for that message (recorded), the FAQ answer likewise, and everything else — the state
@@ -22,7 +22,8 @@ def _u(query: str, *commands: dict[str, Any]) -> dict[str, Any]:
     return {"rewritten_query": query, "commands": list(commands)}
 
 
-# Seed 000 §1.1 (the four-row state table), an FAQ in the middle, then the restaurant name.
+# A booking that gives date, time, people, area and cuisine in one message, adds and corrects
+# details, asks an FAQ in the middle, then names the restaurant.
 DEMO_TURNS: list[ScenarioTurn] = [
     ScenarioTurn("帮我订周五晚上8点，三个人，市中心，老牌粤菜", _u(
         "帮我订周五晚上8点、三个人、市中心的老牌粤菜餐厅",
