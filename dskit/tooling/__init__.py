@@ -1,5 +1,38 @@
-"""Tooling around the engine: CLI, generators, replays, benchmarks, graphon runs, packaging.
+"""Tooling around the engine: CLI, generators, DSL building and running, replays, benchmarks, packaging.
 
 Nothing here is bundled into a code node or needed by the plugin runtime. Third-party libraries are
 imported lazily, inside the functions that use them.
+
+Layout (arrows are imports; there are no cycles)::
+
+    cli.py, commands/      ``dskit <command>``: one module per command, each imports what it runs
+    generated.py           every generated file (GENERATORS): ``dskit gen`` and ``gen --check``
+        |-> codegen/       code nodes: the engine bundled into pasted scripts
+        |     bundle.py      one standard-library file from dskit/*.py for an entry function
+        |     nodespecs.py   each code node's inputs, outputs, settings and write-backs
+        |     code_nodes.py  code_nodes/<name>.py and code_nodes/README*.md
+        |     sandbox.py     THE code runner: runs a script as dify-sandbox does (everyone uses it)
+        '-> dslbuild/      building Chatflow DSL (never runs one)
+              builder.py     Flow: nodes, edges, variables, dependencies -> YAML
+              node_data.py   one ``data`` builder per Dify node type
+              conversation.py  the conversation variables of all three layouts, declared once
+              code_sources.py  a code node's text in a flow = the generated code_nodes/ script
+              prompts.py     the LLM nodes' prompts
+              flows.py       the fast and classic layouts (code nodes)
+              plugin_flow.py the plugin layout (our plugin's tool nodes)
+              generate.py    the three dsl/*.yml files, each checked by check.py
+              check.py       ``check-dsl``: what Dify's import does not check
+              layout.py, render.py  node positions; a PNG/SVG picture of a flow
+    dslrun/                running Chatflow DSL in graphon (Dify's engine); imports dslbuild, not back
+        graphon.py           the harness: Conversation, scripted/live LLM stand-ins, code via sandbox.py
+        scenarios.py         tests/scenarios/*.yml turn by turn with expectations
+        demo.py, costs.py    ``dskit demo``; LLM calls and prompt size per layout
+        taskapi.py, live.py  a local task API; an OpenAI-compatible responder for ``dskit chat``
+    bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``)
+    replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine
+    plugin_package.py      ``dskit build``: the .difypkg, packed as Dify's packager does
+
+Build vs run: ``dslbuild`` produces YAML and checks it statically (running a code node's ``main``
+once on empty inputs through ``codegen.sandbox`` is the only execution); ``dslrun`` loads YAML and
+executes it. ``codegen`` imports neither, so building code nodes never depends on DSL.
 """
