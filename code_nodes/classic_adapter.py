@@ -11,7 +11,7 @@
 #      添加“代码执行”节点（Python 3），用本文件全文替换其代码。
 #   2. Input variables / 输入变量 (name <- value):
 #        class_name       <- <question classifier>.class_name
-#                            the class name: a task name or label, 单轮任务/多轮任务 (task then read from a `task` parameter), or FAQ / 转人工 / 闲聊 / 确认 / 取消
+#                            the class name: a task name or label, 单轮任务/多轮任务 (task then read from a `task` parameter), or one of 补充信息 (more info) / 确认 (confirm) / 否认 (deny) / 取消 (cancel) / 重置 (reset) / FAQ (FAQ) / 闲聊 (small talk) / 转人工 (human agent)
 #        query            <- {{#sys.query#}}
 #                            the user's message (or the rewritten one)
 #        task_catalog     <- {{#env.TASK_CATALOG#}}
@@ -50,7 +50,7 @@ NAME_RE = re.compile(r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -220,8 +220,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -366,6 +366,14 @@ def load_catalog(source: Any) -> Catalog:
     )
 
 
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+
+
 # ---- dskit/state.py ----
 # The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
 
@@ -374,7 +382,6 @@ STATE_VERSION = 1
 # An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
 # below: stack, timeline and errors are all bounded).
 MAX_STATE_CHARS = 150_000
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED")
 
 
 def new_counters() -> dict:
@@ -474,88 +481,55 @@ def current_task(state: dict) -> dict | None:
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/classic.py ----
+# The classic layout's adapter: a question classifier's class + a parameter extractor's outputs ->
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+@dataclass(frozen=True)
+class ClassicClass:
+    """One non-task class of the classifier and the command it stands for."""
 
-
-# ---------------------------------------------------------------- input and output hygiene
-
-def nodes_text_in(value: Any) -> str:
-    """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        try:
-            return str(value)
-        except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
-            return ""
+    id: str  # the class id in the generated DSL (its branch handle)
+    command: str  # the understanding command; "" = more information for the task in focus
+    label_zh: str  # the class name the generated classifier shows, by prompt language
+    label_en: str
+    synonyms: tuple[str, ...] = ()  # other names a hand-built classifier may use
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
-    """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
-        text += " "
-    return text
+CLASSIC_CLASSES = (
+    ClassicClass("more_info", "", "补充信息", "more info", ("补充", "more_info")),
+    ClassicClass("confirm", "confirm", "确认", "confirm", ("同意", "yes")),
+    ClassicClass("deny", "deny", "否认", "deny", ("拒绝", "no")),
+    ClassicClass("cancel", "cancel_task", "取消", "cancel", ()),
+    ClassicClass("reset", "reset", "重置", "reset", ("重新开始", "restart")),
+    ClassicClass("faq", "faq", "FAQ", "FAQ", ("知识问答", "问答", "咨询", "常见问题", "question", "knowledge")),
+    ClassicClass("chitchat", "chitchat", "闲聊", "small talk", ("聊天", "chat", "chitchat", "smalltalk", "other", "其他")),
+    ClassicClass("handoff", "handoff", "转人工", "human agent", ("人工", "人工客服", "handoff", "human", "agent")),
+)
+# Class names that say "a task" without naming it; the task then comes from a ``task`` parameter.
+GENERIC_TASK_CLASSES = ("单轮任务", "多轮任务", "任务", "业务办理", "task", "single_turn", "multi_turn")
+_classic_TASK_KEYS = ("task", "intent", "task_name", "任务")
+_EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
 
 
-def nodes_json_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
-    """Compact JSON text for a string output; an over-long document becomes a short marker object."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = json.dumps({"unserialisable": True})
-    if len(text) > limit:
-        text = json.dumps({"truncated": True, "chars": len(text)})
-    return text
-
-
-# Class names of a question classifier that mean a non-task command, in Chinese and English.
-_NODES_CLASS_WORDS = {
-    "faq": ("faq", "知识问答", "问答", "咨询", "常见问题", "question", "knowledge"),
-    "handoff": ("转人工", "人工", "人工客服", "handoff", "human", "agent"),
-    "chitchat": ("闲聊", "聊天", "chitchat", "chat", "small talk", "smalltalk", "other", "其他"),
-    "confirm": ("确认", "同意", "confirm", "yes"),
-    "deny": ("否认", "拒绝", "deny", "no"),
-    "cancel_task": ("取消", "cancel"),
-    "reset": ("重置", "重新开始", "reset", "restart"),
-}
-# Generic class names that say "a task" without naming it (seed 003: 单轮任务 / 多轮任务).
-_NODES_GENERIC_TASK = ("单轮任务", "多轮任务", "任务", "业务办理", "task", "single_turn", "multi_turn")
-_NODES_TASK_KEYS = ("task", "intent", "task_name", "任务")
-_NODES_EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
-
-
-def _nodes_norm(text: str) -> str:
+def _norm(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
-def _nodes_class_command(class_name: str) -> str:
-    name = _nodes_norm(class_name)
-    for command, words in _NODES_CLASS_WORDS.items():
-        if name in {_nodes_norm(w) for w in words}:
-            return command
-    return ""
+def _class_of(class_name: str) -> ClassicClass | None:
+    name = _norm(class_name)
+    for entry in CLASSIC_CLASSES:
+        if name in {_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
+            return entry
+    return None
 
 
-def _nodes_is_empty(value: Any) -> bool:
+def _is_empty(value: Any) -> bool:
     if value is None or value == [] or value == {}:
         return True
-    return isinstance(value, str) and value.strip().lower() in _NODES_EMPTY
+    return isinstance(value, str) and value.strip().lower() in _EMPTY
 
 
-def _nodes_params(params: dict, params_json: str) -> dict:
+def merge_params(params: dict, params_json: str) -> dict:
     """Extractor outputs: the extra input variables, merged over an optional JSON object."""
     merged: dict = {}
     text = params_json.strip()
@@ -572,11 +546,11 @@ def _nodes_params(params: dict, params_json: str) -> dict:
     return merged
 
 
-def _nodes_pick_task(catalog: Any, class_name: str, params: dict) -> Any:
+def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | None:
     """The catalog task a classifier class (or an extractor's task/intent parameter) names."""
     spec = catalog.task(class_name.strip()) if class_name.strip() else None
     if spec is None:
-        for key in _NODES_TASK_KEYS:
+        for key in _classic_TASK_KEYS:
             value = params.get(key)
             if isinstance(value, str) and value.strip():
                 spec = catalog.task(value.strip())
@@ -585,10 +559,12 @@ def _nodes_pick_task(catalog: Any, class_name: str, params: dict) -> Any:
     return spec
 
 
-def _nodes_adapter_commands(class_name: str, params: dict, query: str, catalog: Any, state: dict) -> list:
-    command = _nodes_class_command(class_name)
+def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog, state: dict) -> list[dict]:
+    """The understanding commands for one classified, extracted message."""
+    entry = _class_of(class_name)
+    command = entry.command if entry else ""
     current = current_task(state)
-    spec = _nodes_pick_task(catalog, class_name, params)
+    spec = _pick_task(catalog, class_name, params)
     if spec is None and command:
         if command == "faq":
             return [{"type": "faq", "question": query}]
@@ -598,46 +574,97 @@ def _nodes_adapter_commands(class_name: str, params: dict, query: str, catalog: 
     target = spec or (catalog.tasks.get(current["name"]) if current else None)
     if target is None:
         return [{"type": "cannot_handle"}]
-    slots = {}
-    for key, value in params.items():
-        if key in target.slots and not _nodes_is_empty(value):
-            slots[key] = value.strip() if isinstance(value, str) else value
+    slots = {key: value.strip() if isinstance(value, str) else value
+             for key, value in params.items() if key in target.slots and not _is_empty(value)}
     if spec is not None and (current is None or current["name"] != spec.name):
         return [{"type": "start_task", "task": spec.name, "slots": slots}]
     if slots:
         return [{"type": "set_slots", "task": target.name, "slots": slots}]
-    is_generic = _nodes_norm(class_name) in {_nodes_norm(w) for w in _NODES_GENERIC_TASK}
-    return [{"type": "start_task", "task": target.name, "slots": {}}] if spec or is_generic else \
-        [{"type": "cannot_handle"}]
+    generic = _norm(class_name) in {_norm(w) for w in GENERIC_TASK_CLASSES}
+    return [{"type": "start_task", "task": target.name, "slots": {}}] if spec or generic else [{"type": "cannot_handle"}]
+
+
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
+
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+def text_in(value: Any) -> str:
+    """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return str(value)
+        except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
+            return ""
+
+
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """A string Dify will accept as-is: capped, and never mistaken for a number."""
+    text = text_in(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if _SCIENTIFIC.match(text):
+        text += " "
+    return text
+
+
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """Compact JSON text for a string output; an over-long document becomes a short marker object."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps({"unserialisable": True})
+    if len(text) > limit:
+        text = json.dumps({"truncated": True, "chars": len(text)})
+    return text
+
+
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text or an object); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
+
+
+# ---------------------------------------------------------------- classic adapter node
 
 
 def classic_adapter_node(class_name: Any = "", query: Any = "", task_catalog: Any = "",
                          sys_context_str: Any = "", params_json: Any = "", **params: Any) -> dict:
     """A question classifier's class + a parameter extractor's outputs -> the understanding contract.
 
-    For seed 003's layout (classifier -> extractor) without an understanding LLM: ``class_name`` is a task
-    name or label, a generic task class (单轮任务/多轮任务, the task then read from a ``task`` or
-    ``intent`` parameter), or a non-task class (FAQ/转人工/闲聊/确认/取消...). Every other input variable
-    is an extractor parameter named after its slot; empty values are skipped. Never raises.
+    For the classic layout (classifier -> extractor) without an understanding LLM: ``class_name`` is a
+    task name or label, a generic task class (单轮任务/多轮任务, the task then read from a ``task`` or
+    ``intent`` parameter), or a non-task class (:data:`dskit.classic.CLASSIC_CLASSES`). Every other input
+    variable is an extractor parameter named after its slot; empty values are skipped. Never raises.
     """
-    query_text = nodes_text_in(query).strip()[:2000]
+    query_text = text_in(query).strip()[:2000]
+    failed = {"rewritten_query": query_text, "commands": [{"type": "cannot_handle"}]}
     try:
-        catalog = load_catalog(task_catalog if isinstance(task_catalog, dict) else nodes_text_in(task_catalog))
+        catalog = _catalog(task_catalog)
     except Exception as exc:  # noqa: BLE001 - CatalogError and anything else
-        understanding = {"rewritten_query": query_text, "commands": [{"type": "cannot_handle"}]}
-        return {"understanding": nodes_json_out(understanding), "rewritten_query": nodes_text_out(query_text),
-                "error": nodes_text_out(f"catalog: {exc}", 2000)}
+        return {"understanding": json_out(failed), "rewritten_query": text_out(query_text),
+                "error": text_out(f"catalog: {exc}", 2000)}
     try:
-        state, _ = load_state(nodes_text_in(sys_context_str))
-        merged = _nodes_params(params, nodes_text_in(params_json))
-        commands = _nodes_adapter_commands(nodes_text_in(class_name), merged, query_text, catalog, state)
+        state, _ = load_state(text_in(sys_context_str))
+        merged = merge_params(params, text_in(params_json))
+        commands = classic_commands(text_in(class_name), merged, query_text, catalog, state)
         understanding = {"rewritten_query": query_text, "commands": commands}
-        return {"understanding": nodes_json_out(understanding), "rewritten_query": nodes_text_out(query_text),
-                "error": ""}
+        return {"understanding": json_out(understanding), "rewritten_query": text_out(query_text), "error": ""}
     except Exception as exc:  # noqa: BLE001
-        understanding = {"rewritten_query": query_text, "commands": [{"type": "cannot_handle"}]}
-        return {"understanding": nodes_json_out(understanding), "rewritten_query": nodes_text_out(query_text),
-                "error": nodes_text_out(f"{type(exc).__name__}: {exc}", 2000)}
+        return {"understanding": json_out(failed), "rewritten_query": text_out(query_text),
+                "error": text_out(f"{type(exc).__name__}: {exc}", 2000)}
 
 
 # ---- entry point ----

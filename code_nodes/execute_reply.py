@@ -29,10 +29,8 @@
 #        task_catalog     <- {{#env.TASK_CATALOG#}}
 #                            the task catalog (for slot labels and the language)
 #   3. Output variables, declare each with this type / 输出变量，按此类型逐个声明:
-#        reply               string   the text for the user
-#        sys_context_str     string   the state after the outcome was recorded: write it back
-#        current_task        string   the task in focus now
-#        current_task_slots  string   its slots as JSON
+#        reply            string   the text for the user
+#        sys_context_str  string   the state after the outcome was recorded: write it back
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str
 #   5. Environment variables (string) / 环境变量（字符串）: TASK_API_URL, TASK_CATALOG
@@ -59,7 +57,7 @@ NAME_RE = re.compile(r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -229,8 +227,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -397,9 +395,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "好的。还有什么可以帮您？",
         "rolled_back": "已将{slot}改回{value}。",
         "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}。需要我再试一次吗？",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
         "exec_ok": "「{task}」已办理完成。",
+        "exec_ok_with": "「{task}」已一并提交。",
         "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+        "exec_dry_with": "并一起提交「{task}」：{values}。",
+        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
         "exec_unknown": "接口没有返回成功",
         "none": "无",
         "value_sep": "，",
@@ -409,6 +411,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "参数 {param} 有误：{problem}",
+        "tool_required": "不能为空",
+        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+        "tool_not_text": "必须是文本，收到的是 {kind}",
+        "tool_not_json": "不是有效的 JSON（{detail}）",
+        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+        "tool_not_choice": "必须是 {choices} 之一",
+        "tool_catalog": "任务目录无效：{problems}",
+        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+        "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
+        "tool_no_user": "无法确定用户：请传入 user 参数",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -428,9 +443,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "OK. Anything else I can help with?",
         "rolled_back": "{slot} is back to {value}.",
         "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}. Shall I try again?",
+        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
         "exec_ok": "{task} is done.",
+        "exec_ok_with": " {task} was submitted with it.",
         "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+        "exec_dry_with": " Together with it: {task}: {values}.",
+        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
         "exec_unknown": "the API did not report success",
         "none": "none",
         "value_sep": ", ",
@@ -441,6 +460,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "Parameter {param} is invalid: {problem}",
+        "tool_required": "must not be empty",
+        "tool_too_long": "is too long ({n} characters, limit {limit})",
+        "tool_not_text": "must be text, got {kind}",
+        "tool_not_json": "is not valid JSON ({detail})",
+        "tool_not_int": "must be an integer from {low} to {high}",
+        "tool_not_choice": "must be one of {choices}",
+        "tool_catalog": "the task catalog is invalid: {problems}",
+        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+        "tool_unknown_task": "the catalog has no task {task}",
+        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
+        "tool_no_user": "cannot tell which user this is: pass the user parameter",
     },
 }
 
@@ -465,114 +497,6 @@ def show_value(value: object, lang: str = "zh") -> str:
     return str(value)
 
 
-# ---- dskit/state.py ----
-# The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
-
-STATE_FORMAT = "dskit.state"
-STATE_VERSION = 1
-# An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
-# below: stack, timeline and errors are all bounded).
-MAX_STATE_CHARS = 150_000
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED")
-
-
-def new_counters() -> dict:
-    """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
-    return {"parse_failures": 0, "failed_asks": {}, "asking": None}
-
-
-def new_state() -> dict:
-    """A clean state: no task, nothing counted."""
-    return {
-        "format": STATE_FORMAT,
-        "version": STATE_VERSION,
-        "turn": 0,
-        "global_intent_lock": "UNLOCKED",
-        "current_task_id": None,
-        "task_stack": [],
-        "next_task_seq": 1,
-        "counters": new_counters(),
-        "handoff": None,
-        "done": [],
-        "errors": [],
-        "timeline": [],
-    }
-
-
-def _task_problem(task: Any, index: int) -> str:
-    """Why one stack entry is unusable ('' when it is fine)."""
-    where = f"task_stack[{index}]"
-    if not isinstance(task, dict):
-        return f"{where} is not an object"
-    for key, kind in (("id", str), ("name", str), ("stage", str), ("slots", dict), ("history", dict)):
-        if not isinstance(task.get(key), kind):
-            return f"{where}.{key} is missing or of the wrong type"
-    if task["stage"] not in STAGES:
-        return f"{where}.stage {task['stage']!r} is unknown"
-    if not all(isinstance(v, list) for v in task["history"].values()):
-        return f"{where}.history must map slots to lists"
-    return ""
-
-
-def state_problem(data: Any) -> str:
-    """Why a decoded state cannot be used ('' when it can)."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    if data.get("format") != STATE_FORMAT:
-        return "not a dskit state (format field missing or foreign)"
-    if data.get("version") != STATE_VERSION:
-        return f"unsupported state version {data.get('version')!r}"
-    for key, kind in (("turn", int), ("task_stack", list), ("next_task_seq", int),
-                      ("counters", dict), ("done", list), ("errors", list), ("timeline", list)):
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
-            return f"field {key!r} is missing or of the wrong type"
-    for i, task in enumerate(data["task_stack"]):
-        problem = _task_problem(task, i)
-        if problem:
-            return problem
-    counters = data["counters"]
-    if not isinstance(counters.get("parse_failures", 0), int) or not isinstance(counters.get("failed_asks", {}), dict) \
-            or not all(isinstance(v, int) for v in counters.get("failed_asks", {}).values()) \
-            or not isinstance(counters.get("asking") or "", str):
-        return "counters are malformed"
-    ids = [t["id"] for t in data["task_stack"]]
-    if len(set(ids)) != len(ids):
-        return "task ids are not unique"
-    return ""
-
-
-def load_state(text: Any) -> tuple[dict, list[str]]:
-    """Decode a state string: (state, errors). Never raises; unusable input gives a clean state.
-
-    An empty string or None is simply a new conversation and is not an error.
-    """
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return new_state(), []
-    if isinstance(text, dict):
-        data = text
-    elif not isinstance(text, str):
-        return new_state(), [f"state is a {type(text).__name__}, not a string; started clean"]
-    elif len(text) > MAX_STATE_CHARS:
-        return new_state(), [f"state is {len(text)} characters, over the {MAX_STATE_CHARS} limit; started clean"]
-    else:
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return new_state(), [f"state is not valid JSON ({str(exc)[:80]}); started clean"]
-    problem = state_problem(data)
-    if problem:
-        return new_state(), [f"state unusable: {problem}; started clean"]
-    state = new_state()
-    state.update(data)
-    state["counters"] = {**new_counters(), **data["counters"]}
-    return state, []
-
-
-def current_task(state: dict) -> dict | None:
-    """The task in focus: the top of the stack."""
-    return state["task_stack"][-1] if state["task_stack"] else None
-
-
 # ---- dskit/machine.py ----
 # The state machine: apply an understanding's commands to the state, then decide the next action.
 
@@ -583,32 +507,40 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
     return msg("value_sep", lang).join(parts)
 
 
+def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
+    """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
+    payload = payload if isinstance(payload, dict) else {}
+    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+    return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
 def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
                   lang: str | None = None) -> str:
     """What the user is told about an executed task: done, failed (never passed off as success), or,
-    when no task API is configured, what would have been done."""
+    when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
-    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
-    label = str(payload.get("label") or spec.display)
+    label, values = _payload_parts(cat, payload, lang)
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
-        return msg("exec_dry", lang, task=label, values=values_text(spec, slots, lang, list(slots)) or msg("none", lang))
+        return msg("exec_dry", lang, task=label, values=values) + "".join(
+            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
     if ok:
-        return msg("exec_ok", lang, task=label)
-    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200])
+        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+    also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
+    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 
 
-# ---------------------------------------------------------------- input and output hygiene
-
-def nodes_text_in(value: Any) -> str:
+def text_in(value: Any) -> str:
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -625,17 +557,17 @@ def nodes_text_in(value: Any) -> str:
             return ""
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
+    text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
+    if _SCIENTIFIC.match(text):
         text += " "
     return text
 
 
-def nodes_json_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -646,11 +578,12 @@ def nodes_json_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
     return text
 
 
-def nodes_conform(result: Any, types: dict) -> dict:
+def conform(result: Any, types: dict[str, str]) -> dict:
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
-    Missing keys get an empty value of their type; strings are capped and kept out of scientific
-    notation; numbers are finite and within Dify's range; booleans are real booleans.
+    Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
+    are capped and kept out of scientific notation; numbers are finite and within Dify's range;
+    booleans are real booleans.
     """
     source = result if isinstance(result, dict) else {}
     out: dict = {}
@@ -666,92 +599,73 @@ def nodes_conform(result: Any, types: dict) -> dict:
             out[name] = max(min(value, 2 ** 63 - 1), -(2 ** 63 - 1))
         elif kind == "boolean":
             out[name] = value if isinstance(value, bool) else False
+        elif isinstance(value, (dict, list)):
+            out[name] = json_out(value)
         else:
-            out[name] = nodes_text_out(value)
+            out[name] = text_out(value)
     return out
 
 
-def _nodes_say(key: str, lang: str | None) -> str:
-    return msg(key, lang or "zh")
-
-
-def _nodes_keep_state(sys_context_str: str) -> str:
+def keep_state(state_text: str) -> str:
     """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return sys_context_str if len(sys_context_str) <= NODES_MAX_STRING and not _NODES_SCIENTIFIC.match(
-        sys_context_str) else ""
+    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
 
 
-# ---------------------------------------------------------------- state node
-
-def _nodes_task_slots(state: dict, catalog: Any) -> dict:
-    """The current task's slots in catalog order, ``null`` for the empty ones (seed 003's view)."""
-    task = current_task(state)
-    if task is None:
-        return {}
-    spec = catalog.tasks.get(task["name"]) if catalog is not None else None
-    slots: dict = {name: task["slots"].get(name) for name in (spec.slots if spec else {})}
-    for name, value in task["slots"].items():
-        slots.setdefault(name, value)
-    return slots
-
-
-# ---------------------------------------------------------------- result node
-
-_NODES_TRUE = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
-
-
-def _nodes_truthy(value: Any) -> bool:
+def truthy(value: Any) -> bool:
     """An API outcome as a boolean: true/1/"success"/"成功", or an HTTP status from 200 to 299."""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
         return value == 1 or 200 <= value < 300
-    text = nodes_text_in(value).strip().lower()
+    text = text_in(value).strip().lower()
     if text.isdigit():
-        return _nodes_truthy(int(text[:6]))
-    return text in _NODES_TRUE
+        return truthy(int(text[:6]))
+    return text in _node_io_TRUE_WORDS
 
 
-EXECUTE_REPLY_OUTPUTS = {"reply": "string", "sys_context_str": "string", "current_task": "string",
-                         "current_task_slots": "string"}
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text or an object); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
+
+
+# ---------------------------------------------------------------- execute reply node
+
+EXECUTE_REPLY_OUTPUTS = {"reply": "string", "sys_context_str": "string"}
 
 
 def execute_reply_node(execute_payload: Any = "", question: Any = "", api_url: Any = "", sys_context_str: Any = "",
                        recorded_state: Any = None, ok: Any = None, status_code: Any = None, error_message: Any = "",
                        task_catalog: Any = "") -> dict:
-    """The execute branch's reply, and the state and task in focus once the outcome is recorded.
+    """The execute branch's reply, and the state once the outcome is recorded.
 
     ``recorded_state`` and ``ok`` come from the result node, which runs only when TASK_API_URL is set;
     otherwise they are None and the state node's ``sys_context_str`` stands. A failed task is back on
     top awaiting a retry, so its reply asks to retry instead of moving on to the next question.
     """
-    called = bool(nodes_text_in(api_url).strip())
-    state_text = nodes_text_in(recorded_state) if called and nodes_text_in(recorded_state) else nodes_text_in(sys_context_str)
+    called = bool(text_in(api_url).strip())
+    state_in = text_in(recorded_state) if called and text_in(recorded_state) else text_in(sys_context_str)
     try:
-        catalog = load_catalog(task_catalog if isinstance(task_catalog, dict) else nodes_text_in(task_catalog))
-    except CatalogError as exc:
-        return nodes_conform({"reply": _nodes_say("broken_catalog", None), "sys_context_str": _nodes_keep_state(state_text),
-                              "current_task": "", "current_task_slots": "{}", "error": str(exc)}, EXECUTE_REPLY_OUTPUTS)
+        catalog = _catalog(task_catalog)
+    except CatalogError:
+        return conform({"reply": msg("broken_catalog", "zh"), "sys_context_str": keep_state(state_in)},
+                       EXECUTE_REPLY_OUTPUTS)
     try:
-        payload = json.loads(nodes_text_in(execute_payload) or "{}")
+        payload = json.loads(text_in(execute_payload) or "{}")
         payload = payload if isinstance(payload, dict) else {}
-        success = called and _nodes_truthy(ok)
-        detail = nodes_text_in(error_message).strip()
+        success = called and truthy(ok)
+        detail = text_in(error_message).strip()
         if not detail and status_code not in (None, "", 0, "0"):
-            detail = f"HTTP {nodes_text_in(status_code)}"
+            detail = f"HTTP {text_in(status_code)}"
         text = execute_reply(catalog, payload, called=called, ok=success, detail=detail)
-        tail = nodes_text_in(question) if not called or success else ""
-        state, _ = load_state(state_text)
-        top = current_task(state)
-        return nodes_conform({
-            "reply": text + ("\n\n" + tail if tail else ""),
-            "sys_context_str": _nodes_keep_state(state_text),
-            "current_task": top["name"] if top else "",
-            "current_task_slots": nodes_json_out(_nodes_task_slots(state, catalog)),
-        }, EXECUTE_REPLY_OUTPUTS)
+        tail = text_in(question) if not called or success else ""
+        return conform({"reply": text + ("\n\n" + tail if tail else ""), "sys_context_str": keep_state(state_in)},
+                       EXECUTE_REPLY_OUTPUTS)
     except Exception:  # noqa: BLE001 - a code node must never stop the Chatflow
-        return nodes_conform({"reply": _nodes_say("internal", None), "sys_context_str": _nodes_keep_state(state_text),
-                              "current_task": "", "current_task_slots": "{}"}, EXECUTE_REPLY_OUTPUTS)
+        return conform({"reply": msg("internal", "zh"), "sys_context_str": keep_state(state_in)},
+                       EXECUTE_REPLY_OUTPUTS)
 
 
 # ---- entry point ----

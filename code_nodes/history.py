@@ -55,7 +55,16 @@ import json
 import math
 import re
 import sys
+import unicodedata
 from typing import Any
+
+
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+def norm_lang(lang: object) -> str:
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
 # ---- dskit/noise.py ----
@@ -424,10 +433,6 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_lang(lang: object) -> str:
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
 def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -474,7 +479,7 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     """
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
-    lang = _sum_lang(lang)
+    lang = norm_lang(lang)
     t = _SUM_TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
     said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
@@ -572,7 +577,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[_sum_lang(lang)]["corrected"]
+    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -647,14 +652,68 @@ def summary_prompt(summary: str, overflow: str, lang: str = "zh",
 
     ``max_chars`` in the rules is derived from the token cap (about 1.5 Chinese characters per token).
     """
-    t = _SUM_TEXTS[_sum_lang(lang)]
+    t = _SUM_TEXTS[norm_lang(lang)]
     limit = _sum_max(max_tokens)
-    max_chars = int(limit * 1.5) if _sum_lang(lang) == "zh" else limit * 4
+    max_chars = int(limit * 1.5) if norm_lang(lang) == "zh" else limit * 4
     return {
         "system": t["system"].replace("{max_chars}", str(max_chars)),
         "user": t["user_prompt"].replace("{summary}", (summary or "").strip() or t["none"])
                                 .replace("{overflow}", (overflow or "").strip() or t["none"]),
     }
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What a model or tokenizer may read as a line break besides "\n" (str.splitlines' list, CR aside).
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+LINE_MARK = " ⏎ "
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _invisible(char: str) -> bool:
+    """Zero-width and direction marks (Unicode "format" characters): invisible, yet they let a line
+    that starts with one (``"\\u200bassistant:"``) slip past a check for a role label."""
+    return unicodedata.category(char) == "Cf"
+
+
+def one_line(value: object) -> str:
+    """User-provided text for a prompt: on one line (breaks shown as ``⏎``), invisible characters out.
+
+    Text on one line cannot start a line, so it cannot pass itself off as a zone header or a role
+    label that the engine writes at the start of a line (docs/context.md, "What the model can trust").
+    """
+    text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
+    return _LINE_BREAKS.sub(LINE_MARK, text.strip())
+
+
+def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
+    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
+    ``default`` when it is not a finite number (booleans included)."""
+    if isinstance(value, bool):
+        return default
+    try:
+        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    if low is not None:
+        number = max(number, low)
+    if high is not None:
+        number = min(number, high)
+    return number
 
 
 # ---- dskit/history.py ----
@@ -675,7 +734,6 @@ _HIST_LABEL = re.compile(
     re.I | re.M)
 _HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
 _HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
-_HIST_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HIST_TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
 
@@ -685,15 +743,8 @@ def history_size(text: str) -> int:
 
 
 def _hist_clean(text: object) -> str:
-    """Any input as a clean string: str() of non-strings, no lone surrogates or control characters."""
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        text = str(text)
-    if len(text) > HISTORY_MAX_INPUT_CHARS:
-        text = text[-HISTORY_MAX_INPUT_CHARS:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _HIST_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
+    return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
 def _hist_content(text: str) -> str:
@@ -789,6 +840,16 @@ def render_history(turns: list[dict]) -> str:
     return HISTORY_SEPARATOR.join(render_turn(t) for t in turns)
 
 
+def render_history_for_model(turns: list[dict]) -> str:
+    """Turns as a prompt shows them: each message on one line after its role label, tags not shown.
+
+    The stored history keeps a message's line breaks; in a prompt they would let a message start a
+    line of its own and pass for a role label or a zone header (docs/context.md).
+    """
+    return HISTORY_SEPARATOR.join(f"user: {one_line(t.get('user', ''))}\n\nassistant: {one_line(t.get('assistant', ''))}"
+                                  for t in turns)
+
+
 def _hist_eviction_order(turns: list[dict]) -> list[int]:
     """The order in which turns leave the window: noise first (oldest first, never one of the last
     two turns), then the rest, oldest first. Tags are computed once, on the whole list."""
@@ -804,7 +865,7 @@ def _hist_shrink(turn: dict, max_bytes: int, lang: str) -> dict:
 
     The texts are made safe once; candidates are measured without re-sanitising them.
     """
-    marker = _HIST_TRUNC["en" if lang == "en" else "zh"]
+    marker = _HIST_TRUNC[norm_lang(lang)]
     safe = {"user": _hist_content(turn.get("user", "")), "assistant": _hist_content(turn.get("assistant", ""))}
 
     def size(user: str, bot: str) -> int:
@@ -833,14 +894,6 @@ def _hist_shrink(turn: dict, max_bytes: int, lang: str) -> dict:
     return {**turn, "user": safe["user"], "assistant": safe["assistant"]}
 
 
-def _hist_int(value: object, default: int, low: int, high: int) -> int:
-    try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return min(max(number, low), high)
-
-
 def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
                lang: str = "zh") -> tuple[list[dict], list[dict], int]:
     """(kept, overflow, truncated): the window within both caps; overflow in conversation order.
@@ -850,8 +903,8 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
     A single turn bigger than the byte cap is cut to fit; its full text goes to ``overflow`` too, so
     the summary still sees it.
     """
-    max_turns = _hist_int(max_turns, HISTORY_MAX_TURNS, 1, 1000)
-    max_bytes = _hist_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
+    max_turns = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000)
+    max_bytes = bounded_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
     order = _hist_eviction_order(turns)
 
     def window(k: int) -> list[int]:
@@ -888,7 +941,7 @@ def append_turn(history: object, user: object, assistant: object, *, essential: 
     Returns ``{"history", "turns", "overflow" (turns, tags resolved), "truncated"}``.
     """
     turns = parse_history(history)
-    limit = _hist_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
+    limit = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
     early, turns = turns[:-limit], turns[-limit:]  # a foreign history of thousands of turns
     hint = noise_hint_tag(tag) or noise_hint_tag(essential)
     user_text, bot_text = _hist_clean(user).strip(), _hist_clean(assistant).strip()
@@ -917,7 +970,7 @@ def history_for_model(history: object, lang: str = "zh") -> str:
     """
     turns = parse_history(history)
     notes = {"zh": ("（此轮内容后来被用户更正）", "（同一问题问了{n}次）"),
-             "en": (" (later corrected by the user)", " (asked {n} times)")}["en" if lang == "en" else "zh"]
+             "en": (" (later corrected by the user)", " (asked {n} times)")}[norm_lang(lang)]
     kept = []
     for turn, info in zip(turns, noise_tag_turns(turns)):
         if info["tag"] == "noise":
@@ -928,28 +981,7 @@ def history_for_model(history: object, lang: str = "zh") -> str:
         if info["repeats"] > 1:
             user += notes[1].format(n=info["repeats"])
         kept.append({"user": user, "assistant": turn["assistant"], "tag": ""})
-    return render_history(kept)
-
-
-def history_tag_from_applied(applied: object) -> str:
-    """The history hint for a turn, from the state machine's ``applied`` list (or its JSON text).
-
-    "essential" when the turn started, set, changed, cancelled or confirmed something (entries like
-    ``set t1.date="周五"``); "chat" when it applied only a question or small talk (the rules then pick
-    optional or noise, never essential); "" when nothing was applied (the rules decide).
-    """
-    if isinstance(applied, str):
-        try:
-            applied = json.loads(applied) if applied.strip().startswith("[") else [applied]
-        except ValueError:
-            applied = [applied]
-    if not isinstance(applied, list):
-        return ""
-    verbs = ("start", "set", "delete", "rollback", "cancel", "confirm", "deny", "focus", "reset")
-    words = [str(entry).strip().split(" ", 1)[0].lower() for entry in applied]
-    if any(word in verbs for word in words):
-        return "essential"
-    return "chat" if words else ""
+    return render_history_for_model(kept)
 
 
 HISTORY_NODE_OUTPUTS = {
@@ -968,12 +1000,12 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
     ``answer`` is the reply of this turn; when it is empty, the first non-empty ``other_answers``
     value is used (seed 003 wires several answer branches into one code node). ``tag`` is the
     caller's hint ("essential", "optional", "noise", or "" for rules; see
-    :func:`history_tag_from_applied`). With ``llm_summary`` true, ``summary`` is still merged
+    :func:`dskit.views.history_tag`). With ``llm_summary`` true, ``summary`` is still merged
     extractively (a safe value if the LLM fails) and ``summary_due``/``summary_prompt`` ask an LLM
     node to do better; :func:`dskit.summary.summary_accept` then checks its answer.
     Outputs and their types: ``HISTORY_NODE_OUTPUTS``.
     """
-    lang = "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+    lang = norm_lang(lang)
     try:
         reply = _hist_clean(answer).strip()
         if not reply or reply.lower() == "none":
@@ -1012,16 +1044,30 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
                 "summary_prompt": f"error: {type(exc).__name__}", "truncated": 0}
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/views.py ----
+# Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+# ---------------------------------------------------------------- workflow outputs
 
 
-# ---------------------------------------------------------------- input and output hygiene
+def history_tag(decision: Any) -> str:
+    """The history's hint for a turn: "essential" when the machine made progress on a task, "chat"
+    when it applied only a question, small talk or a handoff, "" when it applied nothing."""
+    if not isinstance(decision, dict):
+        return ""
+    if decision.get("progress") is True:
+        return "essential"
+    return "chat" if decision.get("applied") else ""
 
-def nodes_text_in(value: Any) -> str:
+
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
+
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+def text_in(value: Any) -> str:
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -1038,21 +1084,33 @@ def nodes_text_in(value: Any) -> str:
             return ""
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
+    text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
+    if _SCIENTIFIC.match(text):
         text += " "
     return text
 
 
-def nodes_conform(result: Any, types: dict) -> dict:
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """Compact JSON text for a string output; an over-long document becomes a short marker object."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps({"unserialisable": True})
+    if len(text) > limit:
+        text = json.dumps({"truncated": True, "chars": len(text)})
+    return text
+
+
+def conform(result: Any, types: dict[str, str]) -> dict:
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
-    Missing keys get an empty value of their type; strings are capped and kept out of scientific
-    notation; numbers are finite and within Dify's range; booleans are real booleans.
+    Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
+    are capped and kept out of scientific notation; numbers are finite and within Dify's range;
+    booleans are real booleans.
     """
     source = result if isinstance(result, dict) else {}
     out: dict = {}
@@ -1068,52 +1126,56 @@ def nodes_conform(result: Any, types: dict) -> dict:
             out[name] = max(min(value, 2 ** 63 - 1), -(2 ** 63 - 1))
         elif kind == "boolean":
             out[name] = value if isinstance(value, bool) else False
+        elif isinstance(value, (dict, list)):
+            out[name] = json_out(value)
         else:
-            out[name] = nodes_text_out(value)
+            out[name] = text_out(value)
     return out
+
+
+def tail_lines(value: Any, max_lines: int, max_chars: int) -> str:
+    """The newest part of a text (a summary the user may have grown): its last lines, within a cap."""
+    text = text_in(value)
+    if len(text) > max_chars:
+        text = text[-max_chars:]
+    lines = text.split("\n")
+    return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text
+
+
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
+# A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
+# elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
+SUMMARY_TAIL_LINES = 100
+SUMMARY_TAIL_CHARS = 20_000
+# One message longer than this cannot be kept whole in the history anyway (its byte cap cuts it);
+# reading only its opening keeps the noise rules fast on a megabyte of text.
+TURN_MAX_CHARS = 100_000
+
+
+def _summary(summary: Any) -> str:
+    return tail_lines(summary, SUMMARY_TAIL_LINES, SUMMARY_TAIL_CHARS)
 
 
 # ---------------------------------------------------------------- history node
 
-HISTORY_NODE_TYPES = dict(HISTORY_NODE_OUTPUTS)
-# A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
-# elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
-NODES_SUMMARY_MAX_LINES = 100
-NODES_SUMMARY_MAX_CHARS = 20_000
-# One message longer than this cannot be kept whole in the history anyway (its byte cap cuts it);
-# reading only its opening keeps the noise rules fast on a megabyte of text.
-NODES_TURN_MAX_CHARS = 100_000
+def _turn_text(value: Any) -> str:
+    text = text_in(value)
+    return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"
 
 
-def _nodes_turn_text(value: Any) -> str:
-    text = nodes_text_in(value)
-    return text if len(text) <= NODES_TURN_MAX_CHARS else text[:NODES_TURN_MAX_CHARS] + "…"
-
-
-def nodes_summary_tail(text: Any) -> str:
-    """The newest part of an incoming summary: its last lines, within a character cap."""
-    value = nodes_text_in(text)
-    if len(value) > NODES_SUMMARY_MAX_CHARS:
-        value = value[-NODES_SUMMARY_MAX_CHARS:]
-    lines = value.split("\n")
-    if len(lines) > NODES_SUMMARY_MAX_LINES:
-        value = "\n".join(lines[-NODES_SUMMARY_MAX_LINES:])
-    return value
-
-
-def _nodes_history_tag(tag: Any, decision: Any) -> str:
-    """The turn's tag: an explicit ``tag``, else "essential" when the state node's decision applied something."""
-    text = nodes_text_in(tag).strip()
+def _history_tag(tag: Any, decision: Any) -> str:
+    """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
+    text = text_in(tag).strip()
     if text:
         return text
-    raw = nodes_text_in(decision).strip()
-    if not raw:
-        return ""
+    if isinstance(decision, dict):
+        return history_tag(decision)
     try:
-        data = json.loads(raw)
+        return history_tag(json.loads(text_in(decision) or "null"))
     except (ValueError, RecursionError):
-        return history_tag_from_applied(raw)
-    return history_tag_from_applied(data.get("applied") if isinstance(data, dict) else data)
+        return ""
 
 
 def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "", answer: Any = "",
@@ -1122,23 +1184,23 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
                  **other_answers: Any) -> dict:
     """Append this turn to the history, keep the window under its caps, roll overflow into the summary.
 
-    ``decision`` is the state node's decision JSON: a turn that set, changed or confirmed something is
-    tagged essential and survives the window longest. When ``answer`` is empty the first non-empty
-    extra input is used (one input per answer branch, as in seed 003). Never raises.
+    ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
+    or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
+    empty the first non-empty extra input is used (one input per answer branch). Never raises.
     """
     try:
         result = history_update(
-            nodes_text_in(old_history), nodes_summary_tail(summary), _nodes_turn_text(user_query),
-            _nodes_turn_text(answer), tag=_nodes_history_tag(tag, decision), max_turns=max_turns,
+            text_in(old_history), _summary(summary), _turn_text(user_query),
+            _turn_text(answer), tag=_history_tag(tag, decision), max_turns=max_turns,
             max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
-            llm_summary=nodes_text_in(llm_summary).strip().lower() in ("true", "1", "yes"),
-            lang=nodes_text_in(lang) or "zh",
-            **{k: _nodes_turn_text(v) for k, v in other_answers.items() if isinstance(k, str)})
+            llm_summary=text_in(llm_summary).strip().lower() in ("true", "1", "yes"),
+            lang=text_in(lang) or "zh",
+            **{k: _turn_text(v) for k, v in other_answers.items() if isinstance(k, str)})
     except Exception as exc:  # noqa: BLE001
-        kept = nodes_text_in(old_history)
-        result = {"history": kept if len(kept) <= NODES_MAX_STRING else "", "summary": nodes_text_in(summary),
+        kept = text_in(old_history)
+        result = {"history": kept if len(kept) <= NODE_MAX_STRING else "", "summary": text_in(summary),
                   "summary_prompt": f"error: {type(exc).__name__}"}
-    return nodes_conform(result, HISTORY_NODE_TYPES)
+    return conform(result, HISTORY_NODE_OUTPUTS)
 
 
 # ---- entry point ----

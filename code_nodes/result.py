@@ -33,7 +33,35 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+
+
+class TaskRecord(TypedDict):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
+    slots: dict[str, Any]
+    history: dict[str, list[Any]]
+    parent_id: str | None
+    opened_turn: int
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
 
 
 # ---- dskit/state.py ----
@@ -44,7 +72,6 @@ STATE_VERSION = 1
 # An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
 # below: stack, timeline and errors are all bounded).
 MAX_STATE_CHARS = 150_000
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED")
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
@@ -148,7 +175,8 @@ def _sync_derived(state: dict) -> None:
     state["current_task_id"] = stack[-1]["id"] if stack else None
     state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
     for task in stack[:-1]:
-        task["stage"] = "SUSPENDED"
+        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
+            task["stage"] = "SUSPENDED"
 
 
 def dump_state(state: dict) -> str:
@@ -177,6 +205,20 @@ def add_error(state: dict, code: str, message: str) -> None:
 # ---- dskit/machine.py ----
 # The state machine: apply an understanding's commands to the state, then decide the next action.
 
+def _restore_subtasks(state: dict, entry: dict) -> None:
+    """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
+    parent = find_task(state, str(entry.get("task_id")))
+    for sub in entry.get("subtasks") or []:
+        if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or find_task(state, sub["task_id"]):
+            continue
+        slots = sub.get("slots") if isinstance(sub.get("slots"), dict) else {}
+        task = task_record(sub["task_id"], str(sub.get("task") or ""), str(sub.get("label") or sub.get("task") or ""),
+                           opened_turn=state["turn"], stage="WAITING", slots=slots,
+                           parent_id=parent["id"] if parent else None)
+        stack = state["task_stack"]
+        stack.insert(stack.index(parent) if parent in stack else len(stack), task)
+
+
 def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry."""
     state, errors = load_state(state_str)
@@ -191,23 +233,22 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
     if not ok:
         add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
         if find_task(state, task_id) is None:
-            state["task_stack"].append({
-                "id": task_id, "name": entry["task"], "label": entry.get("label", entry["task"]),
-                "stage": "CONFIRMING", "slots": dict(entry.get("slots") or {}), "history": {},
-                "parent_id": entry.get("parent_id"), "opened_turn": state["turn"]})
+            state["task_stack"].append(task_record(
+                task_id, entry["task"], entry.get("label", entry["task"]), opened_turn=state["turn"],
+                stage="CONFIRMING", slots=entry.get("slots"), parent_id=entry.get("parent_id")))
+        _restore_subtasks(state, entry)
     return dump_state(state)
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 
 
-# ---------------------------------------------------------------- input and output hygiene
-
-def nodes_text_in(value: Any) -> str:
+def text_in(value: Any) -> str:
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -224,56 +265,55 @@ def nodes_text_in(value: Any) -> str:
             return ""
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
+    text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
+    if _SCIENTIFIC.match(text):
         text += " "
     return text
 
 
-def _nodes_keep_state(sys_context_str: str) -> str:
+def keep_state(state_text: str) -> str:
     """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return sys_context_str if len(sys_context_str) <= NODES_MAX_STRING and not _NODES_SCIENTIFIC.match(
-        sys_context_str) else ""
+    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
 
 
-# ---------------------------------------------------------------- result node
-
-_NODES_TRUE = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
-
-
-def _nodes_truthy(value: Any) -> bool:
+def truthy(value: Any) -> bool:
     """An API outcome as a boolean: true/1/"success"/"成功", or an HTTP status from 200 to 299."""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
         return value == 1 or 200 <= value < 300
-    text = nodes_text_in(value).strip().lower()
+    text = text_in(value).strip().lower()
     if text.isdigit():
-        return _nodes_truthy(int(text[:6]))
-    return text in _NODES_TRUE
+        return truthy(int(text[:6]))
+    return text in _node_io_TRUE_WORDS
+
+
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
+# ---------------------------------------------------------------- result node
 
 
 def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "") -> dict:
     """Write a task API's outcome back into the state (``record_result``); never raises."""
-    state_text = nodes_text_in(sys_context_str)
+    state_in = text_in(sys_context_str)
     try:
-        payload = json.loads(nodes_text_in(execute_payload) or "{}")
+        payload = json.loads(text_in(execute_payload) or "{}")
         task_id = payload.get("task_id") if isinstance(payload, dict) else None
         if not isinstance(task_id, str) or not task_id:
-            return {"sys_context_str": _nodes_keep_state(state_text), "ok": False,
-                    "error": "execute_payload has no task_id"}
-        success = _nodes_truthy(ok)
-        new_state = record_result(state_text, task_id, success, nodes_text_in(detail)[:300])
-        if len(new_state) > NODES_MAX_STRING:
-            return {"sys_context_str": _nodes_keep_state(state_text), "ok": success, "error": "state too large"}
+            return {"sys_context_str": keep_state(state_in), "ok": False, "error": "execute_payload has no task_id"}
+        success = truthy(ok)
+        new_state = record_result(state_in, task_id, success, text_in(detail)[:300])
+        if len(new_state) > NODE_MAX_STRING:
+            return {"sys_context_str": keep_state(state_in), "ok": success, "error": "state too large"}
         return {"sys_context_str": new_state, "ok": success, "error": ""}
     except Exception as exc:  # noqa: BLE001
-        return {"sys_context_str": _nodes_keep_state(state_text), "ok": False,
-                "error": nodes_text_out(f"{type(exc).__name__}: {exc}", 2000)}
+        return {"sys_context_str": keep_state(state_in), "ok": False,
+                "error": text_out(f"{type(exc).__name__}: {exc}", 2000)}
 
 
 # ---- entry point ----

@@ -23,15 +23,15 @@
 #        current_task        string   name of the task in focus ('' if none)
 #        current_task_label  string   its display label
 #        current_task_stage  string   COLLECTING | CONFIRMING ('' if none)
-#        current_task_slots  string   JSON object of the current task's slots, null when still empty
+#        current_task_slots  string   JSON object of the current task's filled slots in catalog order ({} if none; the empty required ones are in missing_slots)
 #        slot                string   the slot being asked ('' if none)
 #        missing_slots       string   JSON array of required slots still missing
-#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots} for the API; else ''
+#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the API (subtasks: the sub-tasks submitted with it); else {}
 #        execute_task        string   name of the task to execute ('' otherwise): branch to its API on it
 #        faq_question        string   when next_action is faq: the question for the knowledge base
 #        handoff_reason      string   when next_action is handoff: why (user_request, max_attempts, not_understood, ...)
 #        rewritten_query     string   the self-contained rewritten question
-#        notices             string   short engine notices (cancelled, resumed, ...), one per line
+#        notices             string   short engine notices (cancelled, waiting for its parent, resumed, ...), one per line
 #        resumed_task        string   name of a suspended task brought back to the top this turn ('' if none)
 #        stack_depth         number   open tasks on the stack
 #        decision            string   the whole decision as JSON (for logs and advanced templates)
@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 
 # ---- dskit/catalog.py ----
@@ -62,7 +62,7 @@ NAME_RE = re.compile(r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -232,8 +232,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -383,7 +383,7 @@ def load_catalog(source: Any) -> Catalog:
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
               "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
+_catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
 _FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = re.compile(r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
@@ -441,7 +441,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
         return True, bool(value), ""
     if isinstance(value, str):
         word = value.strip().lower()
-        if word in _TRUE_WORDS:
+        if word in _catalog_TRUE_WORDS:
             return True, True, ""
         if word in _FALSE_WORDS:
             return True, False, ""
@@ -539,94 +539,107 @@ def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
     return ok and coerced == value and not reason
 
 
-# ---- dskit/messages.py ----
-# User-facing texts of the engine, Chinese by default, English available.
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
 
-MESSAGES: dict[str, dict[str, str]] = {
-    "zh": {
-        "ack_values": "好的，已记下{values}。",
-        "ask_default": "请问您的{slot}是？",
-        "confirm": "请确认：{task}，{values}。确认办理吗？",
-        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
-        "confirm_none": "请确认是否办理「{task}」？",
-        "deny": "好的，请问需要修改哪一项？（{slots}）",
-        "resume": "我们继续刚才的「{task}」。",
-        "cancelled": "已取消「{task}」。",
-        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
-        "evicted": "待办事项太多，已移除最早的「{task}」。",
-        "reset": "好的，已清空当前所有事项。",
-        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
-        "handoff": "正在为您转接人工客服，请稍候。",
-        "guard": "还需要先确认一项信息。",
-        "nothing_open": "好的。还有什么可以帮您？",
-        "rolled_back": "已将{slot}改回{value}。",
-        "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}。需要我再试一次吗？",
-        "exec_ok": "「{task}」已办理完成。",
-        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-        "exec_unknown": "接口没有返回成功",
-        "none": "无",
-        "value_sep": "，",
-        "kv": "{slot}：{value}",
-        "yes": "是",
-        "no": "否",
-        "list_sep": "、",
-        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-        "internal": "抱歉，系统出了点问题，请再说一遍。",
-    },
-    "en": {
-        "ack_values": "OK, noted {values}.",
-        "ask_default": "What is your {slot}?",
-        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
-        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
-        "confirm_none": "Shall I go ahead with {task}?",
-        "deny": "OK, which one would you like to change? ({slots})",
-        "resume": "Let's continue with {task}.",
-        "cancelled": "{task} has been cancelled.",
-        "cascade": "{task} depended on what changed, so it was cancelled too.",
-        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
-        "reset": "OK, everything has been cleared.",
-        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
-        "handoff": "I am transferring you to a human agent, please wait.",
-        "guard": "One more thing needs confirming first.",
-        "nothing_open": "OK. Anything else I can help with?",
-        "rolled_back": "{slot} is back to {value}.",
-        "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}. Shall I try again?",
-        "exec_ok": "{task} is done.",
-        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-        "exec_unknown": "the API did not report success",
-        "none": "none",
-        "value_sep": ", ",
-        "kv": "{slot}: {value}",
-        "yes": "yes",
-        "no": "no",
-        "list_sep": ", ",
-        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
-                          "please try again later or ask for a human agent.",
-        "internal": "Sorry, something went wrong on our side. Could you say that again?",
-    },
-}
+# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
 
 
-def norm_lang(lang: object) -> str:
-    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+class TaskRecord(TypedDict):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
+    slots: dict[str, Any]
+    history: dict[str, list[Any]]
+    parent_id: str | None
+    opened_turn: int
 
 
-def msg(key: str, lang: str = "zh", **values: object) -> str:
-    """The text ``key`` in ``lang`` with ``values`` filled in."""
-    table = MESSAGES[norm_lang(lang)]
-    return table[key].format(**values)
+class TaskRef(TypedDict):
+    """The decision's view of the task in focus."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
 
 
-def show_value(value: object, lang: str = "zh") -> str:
-    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
-    if isinstance(value, bool):
-        return msg("yes" if value else "no", lang)
-    if isinstance(value, list):
-        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
-    return str(value)
+class ExecutePayload(TypedDict):
+    """What the task API receives: the task, its slots, and the sub-tasks submitted with it."""
+
+    task_id: str
+    task: str
+    label: str
+    slots: dict[str, Any]
+    subtasks: list[ExecutePayload]
+
+
+class _DecisionError(TypedDict, total=False):
+    """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
+    and code nodes run on 3.10)."""
+
+    error: str
+
+
+class Decision(_DecisionError):
+    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
+
+    next_action: str
+    task: TaskRef | None
+    slot: str | None
+    question: str
+    execute: ExecutePayload | None
+    faq: dict[str, str] | None
+    handoff: dict[str, str] | None
+    resumed: dict[str, str] | None
+    notices: list[str]
+    missing_slots: list[str]
+    rewritten_query: str
+    applied: list[str]
+    dropped: list[dict[str, Any]]
+    ended: list[dict[str, str]]
+    progress: bool
+    lang: str
+    turn: int
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+
+
+def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
+    if task is None:
+        return None
+    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
+            "stage": task["stage"]}
+
+
+def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+    """A decision with every key present: the defaults below, then ``fields``.
+
+    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
+    or denied something, or reset): the history keeps such a turn longest.
+    """
+    decision: Decision = {
+        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
+        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
+        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
+        "lang": lang, "turn": turn,
+    }
+    unknown = set(fields) - set(Decision.__annotations__)
+    if unknown:
+        raise KeyError(f"not decision keys: {sorted(unknown)}")
+    decision.update(fields)  # type: ignore[typeddict-item]
+    return decision
 
 
 # ---- dskit/state.py ----
@@ -637,7 +650,6 @@ STATE_VERSION = 1
 # An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
 # below: stack, timeline and errors are all bounded).
 MAX_STATE_CHARS = 150_000
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED")
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
@@ -742,7 +754,8 @@ def _sync_derived(state: dict) -> None:
     state["current_task_id"] = stack[-1]["id"] if stack else None
     state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
     for task in stack[:-1]:
-        task["stage"] = "SUSPENDED"
+        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
+            task["stage"] = "SUSPENDED"
 
 
 def dump_state(state: dict) -> str:
@@ -773,6 +786,130 @@ def add_error(state: dict, code: str, message: str) -> None:
     del state["errors"][:-MAX_ERRORS]
 
 
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "zh": {
+        "ack_values": "好的，已记下{values}。",
+        "ask_default": "请问您的{slot}是？",
+        "confirm": "请确认：{task}，{values}。确认办理吗？",
+        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+        "confirm_none": "请确认是否办理「{task}」？",
+        "deny": "好的，请问需要修改哪一项？（{slots}）",
+        "resume": "我们继续刚才的「{task}」。",
+        "cancelled": "已取消「{task}」。",
+        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+        "evicted": "待办事项太多，已移除最早的「{task}」。",
+        "reset": "好的，已清空当前所有事项。",
+        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+        "handoff": "正在为您转接人工客服，请稍候。",
+        "guard": "还需要先确认一项信息。",
+        "nothing_open": "好的。还有什么可以帮您？",
+        "rolled_back": "已将{slot}改回{value}。",
+        "rolled_back_empty": "已清空{slot}。",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+        "exec_ok": "「{task}」已办理完成。",
+        "exec_ok_with": "「{task}」已一并提交。",
+        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+        "exec_dry_with": "并一起提交「{task}」：{values}。",
+        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+        "exec_unknown": "接口没有返回成功",
+        "none": "无",
+        "value_sep": "，",
+        "kv": "{slot}：{value}",
+        "yes": "是",
+        "no": "否",
+        "list_sep": "、",
+        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+        "internal": "抱歉，系统出了点问题，请再说一遍。",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "参数 {param} 有误：{problem}",
+        "tool_required": "不能为空",
+        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+        "tool_not_text": "必须是文本，收到的是 {kind}",
+        "tool_not_json": "不是有效的 JSON（{detail}）",
+        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+        "tool_not_choice": "必须是 {choices} 之一",
+        "tool_catalog": "任务目录无效：{problems}",
+        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+        "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
+        "tool_no_user": "无法确定用户：请传入 user 参数",
+    },
+    "en": {
+        "ack_values": "OK, noted {values}.",
+        "ask_default": "What is your {slot}?",
+        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+        "confirm_none": "Shall I go ahead with {task}?",
+        "deny": "OK, which one would you like to change? ({slots})",
+        "resume": "Let's continue with {task}.",
+        "cancelled": "{task} has been cancelled.",
+        "cascade": "{task} depended on what changed, so it was cancelled too.",
+        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+        "reset": "OK, everything has been cleared.",
+        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+        "handoff": "I am transferring you to a human agent, please wait.",
+        "guard": "One more thing needs confirming first.",
+        "nothing_open": "OK. Anything else I can help with?",
+        "rolled_back": "{slot} is back to {value}.",
+        "rolled_back_empty": "{slot} has been cleared.",
+        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+        "exec_ok": "{task} is done.",
+        "exec_ok_with": " {task} was submitted with it.",
+        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+        "exec_dry_with": " Together with it: {task}: {values}.",
+        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+        "exec_unknown": "the API did not report success",
+        "none": "none",
+        "value_sep": ", ",
+        "kv": "{slot}: {value}",
+        "yes": "yes",
+        "no": "no",
+        "list_sep": ", ",
+        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
+                          "please try again later or ask for a human agent.",
+        "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "Parameter {param} is invalid: {problem}",
+        "tool_required": "must not be empty",
+        "tool_too_long": "is too long ({n} characters, limit {limit})",
+        "tool_not_text": "must be text, got {kind}",
+        "tool_not_json": "is not valid JSON ({detail})",
+        "tool_not_int": "must be an integer from {low} to {high}",
+        "tool_not_choice": "must be one of {choices}",
+        "tool_catalog": "the task catalog is invalid: {problems}",
+        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+        "tool_unknown_task": "the catalog has no task {task}",
+        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
+        "tool_no_user": "cannot tell which user this is: pass the user parameter",
+    },
+}
+
+
+def norm_lang(lang: object) -> str:
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
+def msg(key: str, lang: str = "zh", **values: object) -> str:
+    """The text ``key`` in ``lang`` with ``values`` filled in."""
+    table = MESSAGES[norm_lang(lang)]
+    return table[key].format(**values)
+
+
+def show_value(value: object, lang: str = "zh") -> str:
+    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
+    if isinstance(value, bool):
+        return msg("yes" if value else "no", lang)
+    if isinstance(value, list):
+        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
+    return str(value)
+
+
 # ---- dskit/gaps.py ----
 # Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
@@ -791,6 +928,81 @@ def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
     """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
     slot = spec.slots[slot_name]
     return slot.ask or msg("ask_default", lang, slot=slot.display)
+
+
+# ---- dskit/views.py ----
+# Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
+
+# name -> kind of value in the dict; a code node declares "number" as number and everything else as
+# string (objects and arrays as compact JSON), the plugin declares each kind as it is.
+WORKFLOW_OUTPUTS: dict[str, str] = {
+    "sys_context_str": "string",  # the new state: write it back to the conversation variable
+    "next_action": "string",  # ask_slot | confirm | execute | faq | chitchat | handoff | fallback
+    "question": "string",  # ready text: the notices, then the question (or the pending one)
+    "current_task": "string",  # name of the task in focus, "" when none
+    "current_task_label": "string",
+    "current_task_stage": "string",  # COLLECTING | CONFIRMING, "" when none
+    "current_task_slots": "object",  # its filled slots in catalog order, {} when none
+    "slot": "string",  # the slot asked now, "" when none
+    "missing_slots": "array[string]",  # required slots still empty, in ask order
+    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
+    "execute_task": "string",  # the name of the task to execute, "" otherwise
+    "faq_question": "string",
+    "handoff_reason": "string",
+    "rewritten_query": "string",
+    "notices": "string",  # the engine's notices of this turn, one per line
+    "resumed_task": "string",
+    "stack_depth": "number",
+    "decision": "object",  # the whole decision (docs/engine-api.md)
+    "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
+}
+
+
+# ---------------------------------------------------------------- workflow outputs
+
+def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
+    """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
+    top = current_task(state)
+    if top is None:
+        return {"current_task": "", "current_task_label": "", "current_task_stage": "", "current_task_slots": {}}
+    spec = catalog.tasks.get(top["name"]) if catalog is not None else None
+    order = [n for n in (spec.slots if spec else []) if n in top["slots"]]
+    return {"current_task": top["name"], "current_task_label": spec.display if spec else top.get("label") or top["name"],
+            "current_task_stage": top["stage"],
+            "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
+
+
+def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
+    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
+    state, _ = load_state(new_state)
+    execute = decision.get("execute") or {}
+    return {
+        "sys_context_str": new_state,
+        "next_action": decision.get("next_action") or "fallback",
+        "question": decision.get("question") or "",
+        **task_outputs(state, catalog),
+        "slot": decision.get("slot") or "",
+        "missing_slots": list(decision.get("missing_slots") or []),
+        "execute_payload": dict(execute),
+        "execute_task": execute.get("task") or "",
+        "faq_question": (decision.get("faq") or {}).get("question") or "",
+        "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
+        "rewritten_query": decision.get("rewritten_query") or "",
+        "notices": "\n".join(str(n) for n in decision.get("notices") or []),
+        "resumed_task": (decision.get("resumed") or {}).get("task") or "",
+        "stack_depth": len(state["task_stack"]),
+        "decision": dict(decision),
+        "error": error or decision.get("error") or "",
+    }
+
+
+def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
+    """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
+    state, _ = load_state(kept_state)
+    top = current_task(state)
+    decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
+                            task=task_ref(top))
+    return workflow_outputs(kept_state, decision, None, error)
 
 
 # ---- dskit/jsonish.py ----
@@ -1361,8 +1573,6 @@ _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollba
           "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
 _TIMELINE_ITEMS = 12
-# Applied-entry verbs that count as progress on a task (chitchat then no longer takes the turn).
-_PROGRESS = {"start", "focus", "set", "delete", "rollback", "cancel", "confirm", "deny", "reset"}
 
 
 def _short(command: Any) -> str:
@@ -1388,7 +1598,7 @@ class _MachineTurn:
         self.state = state
         self.catalog = catalog
         self.lang = lang
-        self.applied: list[str] = []
+        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
         self.dropped: list[dict] = []
         self.notices: list[str] = []
         self.changed: dict[str, list[str]] = {}
@@ -1411,6 +1621,11 @@ class _MachineTurn:
     def drop(self, command: Any, reason: str) -> None:
         self.dropped.append({"command": _short(command), "reason": reason})
 
+    def note(self, entry: str, *, progress: bool = True) -> None:
+        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
+        self.applied.append(entry)
+        self.progress = self.progress or progress
+
     def _remove(self, task: dict, notice_key: str | None) -> None:
         """Take a task and, recursively, the tasks opened for it off the stack."""
         stack = self.state["task_stack"]
@@ -1423,14 +1638,11 @@ class _MachineTurn:
         for child in [t for t in stack if t.get("parent_id") == task["id"]]:
             self._remove(child, "cascade")
 
-    def _new_task(self, spec: TaskSpec) -> dict:
+    def _new_task(self, spec: TaskSpec) -> TaskRecord:
         state = self.state
-        parent = None
-        if spec.depends_on:
-            parent = next((t for t in reversed(state["task_stack"]) if t["name"] == spec.depends_on), None)
-        task = {"id": f"t{state['next_task_seq']}", "name": spec.name, "label": spec.display,
-                "stage": "COLLECTING", "slots": {}, "history": {},
-                "parent_id": parent["id"] if parent else None, "opened_turn": state["turn"]}
+        parent = self._open_parent_named(spec)
+        task = task_record(f"t{state['next_task_seq']}", spec.name, spec.display, opened_turn=state["turn"],
+                           parent_id=parent["id"] if parent else None)
         state["next_task_seq"] += 1
         return task
 
@@ -1501,6 +1713,62 @@ class _MachineTurn:
                 return task
         return None
 
+    # ------------------------------------------------------------ sub-tasks (docs/design.md, "Sub-tasks")
+
+    def _open_parent_named(self, spec: TaskSpec) -> TaskRecord | None:
+        """The open task a new ``spec`` task is a sub-task of: the nearest one its ``depends_on`` names."""
+        if not spec.depends_on:
+            return None
+        return next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.depends_on), None)
+
+    def _open_parent(self, task: TaskRecord) -> TaskRecord | None:
+        """The task's parent while that parent is still open (not yet executed, cancelled or evicted)."""
+        parent_id = task.get("parent_id")
+        return find_task(self.state, parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+
+    def _link_parents(self) -> None:
+        """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
+        for task in self.state["task_stack"]:
+            if task["id"] not in self.existing_ids and task.get("parent_id") is None:
+                parent = self._open_parent_named(self.spec(task))
+                if parent is not None and parent is not task:
+                    task["parent_id"] = parent["id"]
+
+    def _settle_subtasks(self) -> None:
+        """A sub-task never executes before its parent: once it could run, it waits for the parent.
+
+        It waits when it is complete and needs no confirmation, or was confirmed this turn; a waiting
+        one stays waiting unless a change makes it incomplete or needs a new confirmation. A waiting
+        task sits right below its parent, so the parent comes (back) to the top and is asked next.
+        """
+        for task in list(self.state["task_stack"]):
+            parent = self._open_parent(task)
+            spec = self.spec(task)
+            complete = not missing_slots(task, spec)
+            changed = bool(self.changed.get(task["id"]))
+            ready = complete and (not spec.confirm or task["id"] == self.confirmed_id
+                                  or (task["stage"] == "WAITING" and not changed))
+            if parent is None or not ready:
+                if task["stage"] == "WAITING":
+                    task["stage"] = "COLLECTING"
+                continue
+            stack = self.state["task_stack"]
+            if task["stage"] != "WAITING" or stack.index(task) > stack.index(parent):
+                self.notices.append(msg("waiting", self.lang, task=spec.display, parent=self.spec(parent).display))
+                stack.remove(task)
+                stack.insert(stack.index(parent), task)
+                task["stage"] = "WAITING"
+
+    def _waiting_under(self, parent: TaskRecord) -> list[TaskRecord]:
+        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
+        found: list[TaskRecord] = []
+        ids = {parent["id"]}
+        for task in reversed(self.state["task_stack"]):
+            if task["stage"] == "WAITING" and task.get("parent_id") in ids:
+                found.append(task)
+                ids.add(task["id"])
+        return found
+
     # ------------------------------------------------------------ commands
 
     def reset(self, command: dict) -> None:
@@ -1510,7 +1778,7 @@ class _MachineTurn:
         self.state["counters"] = new_counters()
         self.state["handoff"] = None
         self.notices.append(msg("reset", self.lang))
-        self.applied.append("reset")
+        self.note("reset")
 
     def cancel_task(self, command: dict) -> None:
         stack = self.state["task_stack"]
@@ -1520,16 +1788,16 @@ class _MachineTurn:
             self.drop(command, f"no open task {name}" if name else "no open task to cancel")
             return
         self._remove(task, "cancelled")
-        self.applied.append(f"cancel {task['id']}:{task['name']}")
+        self.note(f"cancel {task['id']}:{task['name']}")
 
     def start_task(self, command: dict) -> None:
         spec = self.catalog.tasks[command["task"]]
         task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
         if task is None:
             task = self._new_task(spec)
-            self.applied.append(f"start {task['id']}:{spec.name}")
+            self.note(f"start {task['id']}:{spec.name}")
         else:
-            self.applied.append(f"focus {task['id']}:{spec.name}")
+            self.note(f"focus {task['id']}:{spec.name}")
         self._push(task)
         if command.get("slots"):
             self._apply_slots(command, task, command["slots"])
@@ -1542,7 +1810,7 @@ class _MachineTurn:
                 continue
             if raw is None:
                 if self._set(task, name, None):
-                    self.applied.append(f"delete {task['id']}.{name}")
+                    self.note(f"delete {task['id']}.{name}")
                 continue
             ok, value, reason = coerce_slot_value(spec.slots[name], raw)
             if not ok:
@@ -1551,7 +1819,7 @@ class _MachineTurn:
             if reason:  # a list slot kept its valid items
                 self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: partly kept; {reason}")
             if self._set(task, name, value):
-                self.applied.append(f"set {task['id']}.{name}={_short(value)}")
+                self.note(f"set {task['id']}.{name}={_short(value)}")
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
@@ -1590,7 +1858,7 @@ class _MachineTurn:
         self.rolled_back.add((task["id"], slot))
         if old is not None:
             self._cascade(task, slot)
-        self.applied.append(f"rollback {task['id']}.{slot}")
+        self.note(f"rollback {task['id']}.{slot}")
 
     def confirm(self, command: dict) -> None:
         task = current_task(self.state)
@@ -1606,7 +1874,7 @@ class _MachineTurn:
             self.drop(command, "nothing has been shown for confirmation yet")
             return
         self.confirmed_id = task["id"]
-        self.applied.append(f"confirm {task['id']}")
+        self.note(f"confirm {task['id']}")
 
     def deny(self, command: dict) -> None:
         task = current_task(self.state)
@@ -1615,7 +1883,7 @@ class _MachineTurn:
             return
         task["stage"] = "COLLECTING"
         self.denied_id = task["id"]
-        self.applied.append(f"deny {task['id']}")
+        self.note(f"deny {task['id']}")
 
     def apply(self, commands: list[dict]) -> None:
         """Apply commands in the fixed order; several starts keep the first-mentioned on top."""
@@ -1628,35 +1896,38 @@ class _MachineTurn:
                 if command is starts[0]:
                     for start in reversed(starts):
                         self.start_task(start)
+                    self._link_parents()
             elif kind in ("reset", "cancel_task", "set_slots", "rollback_slot", "confirm", "deny"):
                 getattr(self, kind)(command)
             elif kind == "handoff":
                 self.handoff = command.get("reason") or "user_request"
-                self.applied.append("handoff")
+                self.note("handoff", progress=False)
             elif kind == "faq":
                 self.faq = command.get("question") or ""
-                self.applied.append("faq")
+                self.note("faq", progress=False)
             elif kind == "chitchat":
                 self.chitchat = True
-                self.applied.append("chitchat")
+                self.note("chitchat", progress=False)
             elif kind == "cannot_handle" and rest_ok:
                 self.drop(command, "ignored: other commands were understood")
-        self.progress = any(a.split(" ", 1)[0] in _PROGRESS for a in self.applied)
 
     # ------------------------------------------------------------ decision
 
-    def _base(self, action: str) -> dict:
+    def _task_ref(self) -> TaskRef | None:
         top = current_task(self.state)
-        return {
-            "next_action": action,
-            "task": None if top is None else {"id": top["id"], "name": top["name"],
-                                              "label": self.spec(top).display, "stage": top["stage"]},
-            "slot": None, "question": "", "execute": None, "faq": None, "handoff": None,
-            "resumed": None, "notices": list(self.notices), "missing_slots": [],
-            "rewritten_query": "", "applied": list(self.applied), "dropped": list(self.dropped),
-            "ended": [{"task_id": k, "reason": v} for k, v in self.ended.items()],
-            "lang": self.lang, "turn": self.state["turn"],
-        }
+        return task_ref(top, self.spec(top).display) if top is not None else None
+
+    def _resumed_ref(self, task: TaskRecord) -> dict[str, str]:
+        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+
+    def _base(self, action: str, **fields: Any) -> Decision:
+        """This turn's decision as things stand: the task in focus, the notices and logs so far."""
+        return new_decision(action, lang=self.lang, turn=self.state["turn"], task=self._task_ref(),
+                            notices=list(self.notices), applied=list(self.applied), dropped=list(self.dropped),
+                            ended=self._ended(), progress=self.progress, **fields)
+
+    def _ended(self) -> list[dict[str, str]]:
+        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
 
     def _values_text(self, task: dict, names: list[str] | None = None) -> str:
         return values_text(self.spec(task), task["slots"], self.lang, names)
@@ -1691,21 +1962,25 @@ class _MachineTurn:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
 
-    def _handoff(self, reason: str) -> dict:
+    def _handoff(self, reason: str) -> Decision:
         self.state["handoff"] = {"reason": reason, "turn": self.state["turn"]}
         self.state["counters"] = new_counters()
-        decision = self._base("handoff")
-        decision["handoff"] = {"reason": reason}
-        decision["question"] = msg("handoff", self.lang)
-        return decision
+        return self._base("handoff", handoff={"reason": reason}, question=msg("handoff", self.lang))
 
-    def _execute(self, task: dict) -> dict:
-        """Pop the finished task, record it as pending, and line up what comes next."""
+    def _payload(self, task: TaskRecord) -> ExecutePayload:
         spec = self.spec(task)
-        payload = {"task_id": task["id"], "task": task["name"], "label": spec.display,
-                   "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}}
-        self.state["task_stack"].remove(task)
-        self.ended[task["id"]] = "executed"
+        return {"task_id": task["id"], "task": task["name"], "label": spec.display,
+                "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
+
+    def _execute(self, task: TaskRecord) -> Decision:
+        """Pop the finished task and the sub-tasks waiting for it, record them as one pending
+        submission, and line up what comes next."""
+        subtasks = self._waiting_under(task)
+        payload = self._payload(task)
+        payload["subtasks"] = [self._payload(sub) for sub in subtasks]
+        for entry in [task] + subtasks:
+            self.state["task_stack"].remove(entry)
+            self.ended[entry["id"]] = "executed"
         self.state["done"].append({**payload, "status": "pending", "detail": "", "turn": self.state["turn"],
                                    "parent_id": task.get("parent_id")})
         del self.state["done"][:-MAX_DONE]
@@ -1713,7 +1988,7 @@ class _MachineTurn:
         decision["execute"] = payload
         return decision
 
-    def _followup(self, decision: dict) -> dict:
+    def _followup(self, decision: Decision) -> Decision:
         """After the top task ended, say which task comes next and what it needs (without executing it)."""
         top = current_task(self.state)
         if top is not None:
@@ -1726,12 +2001,12 @@ class _MachineTurn:
                 question = ask_text(self.spec(top), slot, self.lang)
             self._asking(top, slot if action == "ask_slot" else None)
             if top["id"] in self.existing_ids:
-                decision["resumed"] = {"task_id": top["id"], "task": top["name"], "label": self.spec(top).display}
+                decision["resumed"] = self._resumed_ref(top)
                 question = msg("resume", self.lang, task=self.spec(top).display) + question
             decision["question"] = question
             decision["slot"] = slot
             decision["missing_slots"] = missing_slots(top, self.spec(top))
-        decision["task"] = self._base("")["task"]
+        decision["task"] = self._task_ref()
         return decision
 
     def _count_failed_ask(self) -> None:
@@ -1751,20 +2026,21 @@ class _MachineTurn:
         """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
         self.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
 
-    def decide(self) -> dict:
+    def decide(self) -> Decision:
         """The decision of this turn, then the stack limit (a task that just ran takes no room).
 
-        The turn's notices (cancelled, cascaded, evicted, rolled back ...) lead the question text, so a
-        Dify answer node that shows only ``question`` still tells the user what happened.
+        The turn's notices (cancelled, cascaded, waiting, evicted, rolled back ...) lead the question
+        text, so a Dify answer node that shows only ``question`` still tells the user what happened.
         """
+        self._settle_subtasks()
         decision = self._decide()
         self._evict()
         decision["notices"] = list(self.notices)
-        decision["ended"] = [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+        decision["ended"] = self._ended()
         decision["question"] = "".join(self.notices) + decision["question"]
         return decision
 
-    def _decide(self) -> dict:
+    def _decide(self) -> Decision:
         """The next action: handoff > execute > faq > ask/confirm > chitchat."""
         if self.handoff:
             return self._handoff(self.handoff)
@@ -1780,42 +2056,34 @@ class _MachineTurn:
                 self.drop({"type": "faq", "question": self.faq}, "deferred: a task is executed this turn")
             return self._execute(top)
         if self.faq is not None or (self.chitchat and not self.progress):
-            decision = self._base("faq" if self.faq is not None else "chitchat")
-            if self.faq is not None:
-                decision["faq"] = {"question": self.faq}
-            decision["question"] = question
-            decision["slot"] = slot
+            decision = self._base("faq" if self.faq is not None else "chitchat", question=question, slot=slot,
+                                  faq={"question": self.faq} if self.faq is not None else None)
             return self._with_missing(decision, top)
         if top is None:
             return self._base("chitchat")
         self._asking(top, slot if action == "ask_slot" else None)
-        decision = self._base(action)
-        decision["slot"] = slot
         if resumed:
             question = msg("resume", self.lang, task=self.spec(top).display) + question
-            decision["resumed"] = {"task_id": top["id"], "task": top["name"], "label": self.spec(top).display}
-        decision["question"] = question
+        decision = self._base(action, slot=slot, question=question,
+                              resumed=self._resumed_ref(top) if resumed else None)
         return self._with_missing(decision, top)
 
-    def _with_missing(self, decision: dict, top: dict | None) -> dict:
+    def _with_missing(self, decision: Decision, top: dict | None) -> Decision:
         if top is not None:
             decision["missing_slots"] = missing_slots(top, self.spec(top))
-            decision["task"] = self._base("")["task"]
+            decision["task"] = self._task_ref()
         return decision
 
-    def not_understood(self, error: str) -> dict:
+    def not_understood(self, error: str) -> Decision:
         """An unusable understanding changes nothing but a counter; enough in a row hand off."""
         counters = self.state["counters"]
         counters["parse_failures"] = counters.get("parse_failures", 0) + 1
         add_error(self.state, "understanding", error)
         if counters["parse_failures"] >= self.catalog.policy.max_parse_failures:
             return self._handoff("not_understood")
-        decision = self._base("fallback")
-        decision["question"] = msg("fallback", self.lang)
         top = current_task(self.state)
-        if top is not None:
-            decision["missing_slots"] = missing_slots(top, self.spec(top))
-        return decision
+        return self._base("fallback", question=msg("fallback", self.lang),
+                          missing_slots=missing_slots(top, self.spec(top)) if top is not None else [])
 
 
 def _reconcile(state: dict, catalog: Catalog) -> None:
@@ -1845,7 +2113,7 @@ def _timeline(state: dict, parsed: dict, decision: dict) -> None:
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, dict]:
+def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, Decision]:
     """One turn: (new state string, decision). Raises CatalogError only for a broken catalog."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
@@ -1873,24 +2141,18 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
         old, _ = load_state(state_str)
         add_error(old, "internal", f"{type(exc).__name__}: {exc}")
-        decision = {"next_action": "fallback", "task": None, "slot": None,
-                    "question": msg("fallback", lang), "execute": None, "faq": None, "handoff": None,
-                    "resumed": None, "notices": [], "missing_slots": [], "rewritten_query": "",
-                    "applied": [], "dropped": [], "ended": [], "lang": lang, "turn": old["turn"],
-                    "error": f"{type(exc).__name__}: {exc}"}
-        return dump_state(old), decision
+        return dump_state(old), new_decision("fallback", lang=lang, turn=old["turn"], question=msg("fallback", lang),
+                                             error=f"{type(exc).__name__}: {exc}")
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-# ---------------------------------------------------------------- input and output hygiene
-
-def nodes_text_in(value: Any) -> str:
+def text_in(value: Any) -> str:
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -1907,17 +2169,17 @@ def nodes_text_in(value: Any) -> str:
             return ""
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
+    text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
+    if _SCIENTIFIC.match(text):
         text += " "
     return text
 
 
-def nodes_json_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -1928,16 +2190,58 @@ def nodes_json_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
     return text
 
 
-def _nodes_lang(lang: Any) -> str | None:
-    text = nodes_text_in(lang).strip()
+def node_types(kinds: dict[str, str]) -> dict[str, str]:
+    """The Dify output types of a code node for values of these kinds: objects and arrays are
+    declared as strings (their JSON text), numbers and booleans as themselves."""
+    return {name: kind if kind in ("number", "boolean") else "string" for name, kind in kinds.items()}
+
+
+def conform(result: Any, types: dict[str, str]) -> dict:
+    """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
+
+    Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
+    are capped and kept out of scientific notation; numbers are finite and within Dify's range;
+    booleans are real booleans.
+    """
+    source = result if isinstance(result, dict) else {}
+    out: dict = {}
+    for name, kind in types.items():
+        value = source.get(name)
+        if kind == "number":
+            if isinstance(value, bool):
+                value = int(value)
+            if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+                value = 0
+            if isinstance(value, float):  # Dify refuses more than 20 decimal places
+                value = round(value, 10)
+            out[name] = max(min(value, 2 ** 63 - 1), -(2 ** 63 - 1))
+        elif kind == "boolean":
+            out[name] = value if isinstance(value, bool) else False
+        elif isinstance(value, (dict, list)):
+            out[name] = json_out(value)
+        else:
+            out[name] = text_out(value)
+    return out
+
+
+def keep_state(state_text: str) -> str:
+    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
+    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+
+
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
+STATE_NODE_OUTPUTS = node_types(WORKFLOW_OUTPUTS)
+
+
+def _lang(lang: Any) -> str | None:
+    """A ``lang`` input: "" (follow the catalog) -> None, else zh or en."""
+    text = text_in(lang).strip()
     return norm_lang(text) if text else None
 
 
-def _nodes_say(key: str, lang: str | None) -> str:
-    return msg(key, lang or "zh")
-
-
-def _nodes_catalog_lang(task_catalog: str) -> str | None:
+def _catalog_lang(task_catalog: str) -> str | None:
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
     try:
         data = json.loads(task_catalog)
@@ -1946,64 +2250,17 @@ def _nodes_catalog_lang(task_catalog: str) -> str | None:
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
 
 
-def _nodes_keep_state(sys_context_str: str) -> str:
-    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return sys_context_str if len(sys_context_str) <= NODES_MAX_STRING and not _NODES_SCIENTIFIC.match(
-        sys_context_str) else ""
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text or an object); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
 
 
 # ---------------------------------------------------------------- state node
 
-def _nodes_task_slots(state: dict, catalog: Any) -> dict:
-    """The current task's slots in catalog order, ``null`` for the empty ones (seed 003's view)."""
-    task = current_task(state)
-    if task is None:
-        return {}
-    spec = catalog.tasks.get(task["name"]) if catalog is not None else None
-    slots: dict = {name: task["slots"].get(name) for name in (spec.slots if spec else {})}
-    for name, value in task["slots"].items():
-        slots.setdefault(name, value)
-    return slots
-
-
-def _nodes_state_outputs(new_state: str, decision: dict, state: dict, catalog: Any, error: str) -> dict:
-    task = decision.get("task") or {}
-    executed = decision.get("execute") or None
-    faq = decision.get("faq") or {}
-    handoff = decision.get("handoff") or {}
-    resumed = decision.get("resumed") or {}
-    return {
-        "sys_context_str": new_state,
-        "next_action": nodes_text_out(decision.get("next_action") or "fallback"),
-        "question": nodes_text_out(decision.get("question") or ""),
-        "current_task": nodes_text_out(task.get("name") or ""),
-        "current_task_label": nodes_text_out(task.get("label") or ""),
-        "current_task_stage": nodes_text_out(task.get("stage") or ""),
-        "current_task_slots": nodes_json_out(_nodes_task_slots(state, catalog)),
-        "slot": nodes_text_out(decision.get("slot") or ""),
-        "missing_slots": nodes_json_out(list(decision.get("missing_slots") or [])),
-        "execute_payload": nodes_json_out(executed) if executed else "",
-        "execute_task": nodes_text_out(executed.get("task") or "") if executed else "",
-        "faq_question": nodes_text_out(faq.get("question") or ""),
-        "handoff_reason": nodes_text_out(handoff.get("reason") or ""),
-        "rewritten_query": nodes_text_out(decision.get("rewritten_query") or ""),
-        "notices": nodes_text_out("\n".join(str(n) for n in decision.get("notices") or [])),
-        "resumed_task": nodes_text_out(resumed.get("task") or ""),
-        "stack_depth": len(state.get("task_stack") or []),
-        "decision": nodes_json_out(decision),
-        "error": nodes_text_out(error or decision.get("error") or ""),
-    }
-
-
-def _nodes_failed_turn(sys_context_str: str, key: str, lang: str | None, error: str) -> dict:
+def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
-    kept = _nodes_keep_state(sys_context_str)
-    state, _ = load_state(kept)
-    top = current_task(state)
-    decision = {"next_action": "fallback", "question": _nodes_say(key, lang), "error": error,
-                "task": None if top is None else {"id": top["id"], "name": top["name"],
-                                                  "label": top.get("label") or top["name"], "stage": top["stage"]}}
-    return _nodes_state_outputs(kept, decision, state, None, error)
+    language = lang or "zh"
+    return conform(failed_outputs(keep_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
@@ -2011,30 +2268,26 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``lang`` "" means the catalog's language. A broken catalog leaves the state untouched and says so in
-    ``error``; so does anything unexpected. Outputs: see ``STATE_NODE_OUTPUTS``.
+    ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
     """
-    state_text = nodes_text_in(sys_context_str)
-    catalog_text = task_catalog if isinstance(task_catalog, dict) else nodes_text_in(task_catalog)
-    language = _nodes_lang(lang)
+    state_in = text_in(sys_context_str)
+    language = _lang(lang)
     try:
-        catalog = load_catalog(catalog_text)
+        catalog = _catalog(task_catalog)
     except CatalogError as exc:
-        fallback_lang = language or _nodes_catalog_lang(nodes_text_in(task_catalog))
-        return _nodes_failed_turn(state_text, "broken_catalog", fallback_lang, nodes_text_out(str(exc), 2000))
+        fallback_lang = language or _catalog_lang(text_in(task_catalog))
+        return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
     except Exception as exc:  # noqa: BLE001 - a code node must not raise
-        error = f"catalog: {type(exc).__name__}: {exc}"[:2000]
-        return _nodes_failed_turn(state_text, "broken_catalog", language, error)
+        return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
     try:
-        raw = understanding if isinstance(understanding, (dict, list)) else nodes_text_in(understanding)
-        new_state, decision = step(state_text, raw, catalog, lang=language)
-        if len(new_state) > NODES_MAX_STRING:
-            return _nodes_failed_turn(state_text, "internal", language or catalog.language,
-                                      f"new state is {len(new_state)} characters, over Dify's limit")
-        state, _ = load_state(new_state)
-        return _nodes_state_outputs(new_state, decision, state, catalog, "")
+        raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
+        new_state, decision = step(state_in, raw, catalog, lang=language)
+        if len(new_state) > NODE_MAX_STRING:
+            return _failed_turn(state_in, "internal", language or catalog.language,
+                                f"new state is {len(new_state)} characters, over Dify's limit")
+        return conform(workflow_outputs(new_state, decision, catalog), STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
-        return _nodes_failed_turn(state_text, "internal", language or catalog.language,
-                                  f"{type(exc).__name__}: {exc}"[:2000])
+        return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
 
 
 # ---- entry point ----

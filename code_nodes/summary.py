@@ -39,6 +39,14 @@ import re
 from typing import Any
 
 
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+def norm_lang(lang: object) -> str:
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
 # ---- dskit/noise.py ----
 # Noise tags for dialogue turns: essential | optional | noise (seed 001, §4.1).
 
@@ -408,10 +416,6 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_lang(lang: object) -> str:
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
 def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -458,7 +462,7 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     """
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
-    lang = _sum_lang(lang)
+    lang = norm_lang(lang)
     t = _SUM_TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
     said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
@@ -556,7 +560,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[_sum_lang(lang)]["corrected"]
+    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -650,6 +654,41 @@ def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list
     return {"summary": "\n".join(summary_trim(lines, limit, lang)), "source": "llm", "added_facts": added}
 
 
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
+    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
+    ``default`` when it is not a finite number (booleans included)."""
+    if isinstance(value, bool):
+        return default
+    try:
+        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    if low is not None:
+        number = max(number, low)
+    if high is not None:
+        number = min(number, high)
+    return number
+
+
 # ---- dskit/history.py ----
 # Dialogue history in one string conversation variable, in seed 003's format.
 
@@ -662,19 +701,11 @@ _HIST_LABEL = re.compile(
     re.I | re.M)
 _HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
 _HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
-_HIST_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _hist_clean(text: object) -> str:
-    """Any input as a clean string: str() of non-strings, no lone surrogates or control characters."""
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        text = str(text)
-    if len(text) > HISTORY_MAX_INPUT_CHARS:
-        text = text[-HISTORY_MAX_INPUT_CHARS:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _HIST_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
+    return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
 def _hist_from_messages(data: object) -> list[dict] | None:
@@ -752,16 +783,14 @@ def parse_history(text: object) -> list[dict]:
         return []
 
 
-# ---- dskit/nodes.py ----
-# Code-node entry functions: the engine as Dify code nodes call it.
+# ---- dskit/node_io.py ----
+# Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODES_MAX_STRING = 400_000
-_NODES_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-# ---------------------------------------------------------------- input and output hygiene
-
-def nodes_text_in(value: Any) -> str:
+def text_in(value: Any) -> str:
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -778,21 +807,33 @@ def nodes_text_in(value: Any) -> str:
             return ""
 
 
-def nodes_text_out(value: Any, limit: int = NODES_MAX_STRING) -> str:
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
-    text = nodes_text_in(value)
+    text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _NODES_SCIENTIFIC.match(text):
+    if _SCIENTIFIC.match(text):
         text += " "
     return text
 
 
-def nodes_conform(result: Any, types: dict) -> dict:
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """Compact JSON text for a string output; an over-long document becomes a short marker object."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps({"unserialisable": True})
+    if len(text) > limit:
+        text = json.dumps({"truncated": True, "chars": len(text)})
+    return text
+
+
+def conform(result: Any, types: dict[str, str]) -> dict:
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
-    Missing keys get an empty value of their type; strings are capped and kept out of scientific
-    notation; numbers are finite and within Dify's range; booleans are real booleans.
+    Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
+    are capped and kept out of scientific notation; numbers are finite and within Dify's range;
+    booleans are real booleans.
     """
     source = result if isinstance(result, dict) else {}
     out: dict = {}
@@ -808,26 +849,33 @@ def nodes_conform(result: Any, types: dict) -> dict:
             out[name] = max(min(value, 2 ** 63 - 1), -(2 ** 63 - 1))
         elif kind == "boolean":
             out[name] = value if isinstance(value, bool) else False
+        elif isinstance(value, (dict, list)):
+            out[name] = json_out(value)
         else:
-            out[name] = nodes_text_out(value)
+            out[name] = text_out(value)
     return out
 
 
+def tail_lines(value: Any, max_lines: int, max_chars: int) -> str:
+    """The newest part of a text (a summary the user may have grown): its last lines, within a cap."""
+    text = text_in(value)
+    if len(text) > max_chars:
+        text = text[-max_chars:]
+    lines = text.split("\n")
+    return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text
+
+
+# ---- dskit/nodes.py ----
+# Code-node entry functions: the engine as Dify code nodes call it.
+
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
-NODES_SUMMARY_MAX_LINES = 100
-NODES_SUMMARY_MAX_CHARS = 20_000
+SUMMARY_TAIL_LINES = 100
+SUMMARY_TAIL_CHARS = 20_000
 
 
-def nodes_summary_tail(text: Any) -> str:
-    """The newest part of an incoming summary: its last lines, within a character cap."""
-    value = nodes_text_in(text)
-    if len(value) > NODES_SUMMARY_MAX_CHARS:
-        value = value[-NODES_SUMMARY_MAX_CHARS:]
-    lines = value.split("\n")
-    if len(lines) > NODES_SUMMARY_MAX_LINES:
-        value = "\n".join(lines[-NODES_SUMMARY_MAX_LINES:])
-    return value
+def _summary(summary: Any) -> str:
+    return tail_lines(summary, SUMMARY_TAIL_LINES, SUMMARY_TAIL_CHARS)
 
 
 # ---------------------------------------------------------------- summary node (optional LLM summary)
@@ -841,18 +889,14 @@ def summary_node(llm_text: Any = "", summary: Any = "", overflow: Any = "",
 
     Values (numbers, names) of the overflow turns that the LLM dropped are added back as fact lines.
     """
-    fallback = nodes_summary_tail(summary)
+    fallback = _summary(summary)
     try:
-        try:
-            limit = int(nodes_text_in(summary_max_tokens) or SUMMARY_MAX_TOKENS)
-        except ValueError:
-            limit = SUMMARY_MAX_TOKENS
-        limit = min(max(limit, 50), 4000)
-        result = summary_accept(nodes_summary_tail(llm_text), fallback, parse_history(nodes_text_in(overflow)),
-                                limit, "en" if nodes_text_in(lang).lower().startswith("en") else "zh")
+        limit = bounded_int(text_in(summary_max_tokens) or SUMMARY_MAX_TOKENS, SUMMARY_MAX_TOKENS, 50, 4000)
+        result = summary_accept(_summary(llm_text), fallback, parse_history(text_in(overflow)), limit,
+                                norm_lang(text_in(lang)))
     except Exception:  # noqa: BLE001
         result = {"summary": fallback, "source": "extractive", "added_facts": 0}
-    return nodes_conform(result, SUMMARY_NODE_OUTPUTS)
+    return conform(result, SUMMARY_NODE_OUTPUTS)
 
 
 # ---- entry point ----

@@ -22,97 +22,47 @@ size only if it alone is over): the facts of the summary and the latest turn may
 its own budget, never the total past its budget. The summary's own cap (:mod:`dskit.summary`) bounds
 how far.
 
-The state zone shows a dskit state (:mod:`dskit.state`) as a compact list of tasks and their slot
-values, so every confirmed value stays visible at a fraction of the JSON's tokens; any other string
-is used as it is.
+The state zone shows a dskit state as the model's view of it (:func:`dskit.views.state_text`):
+every open task with its filled and missing slots, so every confirmed value stays visible at a
+fraction of the JSON's tokens; any other string is used as it is. Text a user wrote (history turns,
+summary lines, memory items) is rendered on one line after a prefix the engine writes, so it can
+never start a line and pass for a zone header (docs/context.md, "What the model can trust").
 """
 
 from __future__ import annotations
 
-import json
-import re
 
-from .history import parse_history, render_history
-from .messages import show_value
+from .catalog import Catalog
+from .history import parse_history, render_history_for_model
+from .messages import norm_lang
 from .noise import noise_tag_turns
 from .summary import (SUMMARY_MAX_LINES, summary_fact_line, summary_fact_lines, summary_is_fact, summary_ranks,
                       summary_units, summary_victim)
+from .text import bounded_int, clean_text, one_line
 from .tokens import estimate_tokens, truncate_to_tokens
+from .views import state_text
 
 CONTEXT_ZONES = ("system", "state", "memory", "history", "external")
-_CTX_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 CONTEXT_TOTAL_BUDGET = 3_000
 CONTEXT_ZONE_BUDGETS = {"memory": 400, "history": 360, "external": 1_200}
 CONTEXT_MAX_TURNS = 200  # older turns of an oversized history are only summarised
 CONTEXT_SHORT_REPLY_TOKENS = 40  # an optional turn's reply is first cut to this, then the turn goes
-_CTX_HEADERS = {
-    "zh": {"state": "【当前状态】（以此为准，始终有效）", "memory": "【相关记忆】", "history": "【对话历史】",
-           "external": "【参考资料】", "summary": "更早对话的摘要：", "recent": "最近的对话：",
-           "current": "当前任务", "suspended": "挂起任务", "done": "已完成", "none": "（无进行中的任务）",
-           "handoff": "转人工"},
-    "en": {"state": "[Current state] (authoritative)", "memory": "[Relevant memory]",
+# Every header the engine writes into a prompt, each at the start of its own line.
+CONTEXT_HEADERS = {
+    "zh": {"catalog": "【任务目录】", "state": "【当前状态】（以此为准，始终有效）", "memory": "【相关记忆】",
+           "history": "【对话历史】", "external": "【参考资料】", "summary": "更早对话的摘要：",
+           "recent": "最近的对话：", "latest": "【用户最新输入】"},
+    "en": {"catalog": "[Task catalog]", "state": "[Current state] (authoritative)", "memory": "[Relevant memory]",
            "history": "[Conversation history]", "external": "[Reference material]",
-           "summary": "Summary of earlier turns:", "recent": "Recent turns:", "current": "current task",
-           "suspended": "suspended task", "done": "done", "none": "(no open task)", "handoff": "handoff"},
+           "summary": "Summary of earlier turns:", "recent": "Recent turns:", "latest": "[User's latest message]"},
 }
 
 
-def _ctx_lang(lang: object) -> str:
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
-def _ctx_value(value: object, lang: str = "zh") -> str:
-    """A slot value as the model should read it: strings as they are, lists joined, booleans 是/否."""
-    if isinstance(value, (str, bool, int, float)) or (isinstance(value, list) and all(
-            isinstance(v, (str, bool, int, float)) for v in value)):
-        return show_value(value, lang)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _ctx_slots(slots: object, lang: str) -> str:
-    if not isinstance(slots, dict) or not slots:
-        return "-"
-    sep = "，" if lang == "zh" else ", "
-    return sep.join(f"{k}={_ctx_value(v, lang)}" for k, v in slots.items() if v is not None and v != "") or "-"
-
-
-def context_state_text(state: object, lang: str = "zh") -> str:
-    """The state zone's text: a dskit state as compact lines, anything else as it is."""
-    if not isinstance(state, str):
-        state = "" if state is None else _ctx_value(state)
-    try:
-        data = json.loads(state) if state.strip().startswith("{") else None
-    except (ValueError, RecursionError):
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("task_stack"), list):
-        return state.strip()
-    lang = _ctx_lang(lang)
-    h = _CTX_HEADERS[lang]
-    colon, (po, pc) = ("：", "（）") if lang == "zh" else (": ", "()")
-    lines = []
-    stack = [t for t in data["task_stack"] if isinstance(t, dict)]
-    for i, task in enumerate(reversed(stack)):
-        kind = h["current"] if i == 0 else h["suspended"]
-        label = task.get("label") or task.get("name") or "?"
-        lines.append(f"- {kind}{colon}{label}{po}{task.get('stage', '')}{pc}{colon}"
-                     f"{_ctx_slots(task.get('slots'), lang)}")
-    for done in data.get("done", []) if isinstance(data.get("done"), list) else []:
-        if isinstance(done, dict):
-            label = done.get("label") or done.get("task") or "?"
-            lines.append(f"- {h['done']}{colon}{label}{po}{done.get('status', '')}{pc}{colon}"
-                         f"{_ctx_slots(done.get('slots'), lang)}")
-    if data.get("handoff"):
-        lines.append(f"- {h['handoff']}{colon}{_ctx_value(data['handoff'], lang)}")
-    return "\n".join(lines) if lines else h["none"]
-
-
-def _ctx_text(value: object) -> str:
-    """Any input as a clean string: str() of non-strings, no lone surrogates or control characters."""
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CTX_CONTROL.sub("", text.replace("\r\n", "\n"))
+def context_item(text: str) -> str:
+    """A line of user-provided text (a summary line, a memory item) as the prompt shows it: one line,
+    after the engine's "- " (a line that had its own dash keeps it)."""
+    line = one_line(text)
+    return line if line.startswith("- ") else "- " + line.removeprefix("-").lstrip()
 
 
 def _ctx_items(text: str) -> list[str]:
@@ -138,7 +88,7 @@ class _CtxParts:
                  external: list[str], lang: str) -> None:
         self.system, self.state, self.memory, self.summary = system, state, memory, summary
         self.turns, self.external, self.lang = turns, external, lang
-        self.h = _CTX_HEADERS[lang]
+        self.h = CONTEXT_HEADERS[lang]
         self._cache: dict[str, tuple[str, int]] = {}
 
     def touch(self, zone: str) -> None:
@@ -151,16 +101,16 @@ class _CtxParts:
         if name == "state":
             return f"{h['state']}\n{self.state}" if self.state else ""
         if name == "memory":
-            return f"{h['memory']}\n" + "\n".join(self.memory) if self.memory else ""
+            return f"{h['memory']}\n" + "\n".join(context_item(m) for m in self.memory) if self.memory else ""
         if name == "external":
             return f"{h['external']}\n" + "\n\n".join(self.external) if self.external else ""
         if not self.summary and not self.turns:
             return ""
         parts = [h["history"]]
         if self.summary:
-            parts.append(h["summary"] + "\n" + "\n".join(self.summary))
+            parts.append(h["summary"] + "\n" + "\n".join(context_item(line) for line in self.summary))
         if self.turns:
-            parts.append(h["recent"] + "\n" + render_history([t["turn"] for t in self.turns]))
+            parts.append(h["recent"] + "\n" + render_history_for_model([t["turn"] for t in self.turns]))
         return "\n".join(parts)
 
     def zone(self, name: str) -> str:
@@ -227,7 +177,7 @@ def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bo
 
 
 def _ctx_cut(zone: str, what: str, item: object, reason: str) -> dict:
-    text = render_history([item]) if isinstance(item, dict) else str(item)
+    text = render_history_for_model([item]) if isinstance(item, dict) else str(item)
     return {"zone": zone, "what": what, "tokens": estimate_tokens(text), "reason": reason,
             "preview": " ".join(text.split())[:40]}
 
@@ -263,14 +213,6 @@ def _ctx_cut_list(parts: _CtxParts, zone: str, report: list, reason: str) -> boo
     return True
 
 
-def _ctx_int(value: object, default: int | None) -> int | None:
-    try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return number if number > 0 else default
-
-
 def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> None:
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
@@ -278,7 +220,7 @@ def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> Non
         if zone == "history":
             if _ctx_cut_history(parts, report, reason):
                 continue
-            latest = estimate_tokens(render_history([parts.turns[-1]["turn"]])) if parts.turns else 0
+            latest = estimate_tokens(render_history_for_model([parts.turns[-1]["turn"]])) if parts.turns else 0
             if latest > budget:  # the latest turn alone is over the zone's budget: cut it to size
                 _ctx_shorten_last_turn(parts, latest - budget, report, reason)
                 continue
@@ -346,21 +288,23 @@ def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[
 
 def assemble_context(*, system: str = "", state: str = "", memory: str = "", history: object = "",
                      summary: str = "", external: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
-                     budgets: dict | None = None, lang: str = "zh", state_view: str = "compact") -> dict:
+                     budgets: dict | None = None, lang: str = "zh", state_view: str = "compact",
+                     catalog: Catalog | None = None) -> dict:
     """Build the context text: ``{"text", "report"}``. Never raises on string input.
 
     ``history`` is the history variable (see :mod:`dskit.history`), ``summary`` the rolling summary.
     ``budgets`` maps zone -> tokens (default ``CONTEXT_ZONE_BUDGETS``; a zone missing from an explicit
-    dict has no budget of its own). ``state_view="raw"`` keeps the state string exactly as given.
+    dict, or given 0, has no budget of its own). ``state_view="raw"`` keeps the state string exactly
+    as given; with ``catalog`` the state view names each open task's missing slots.
     Report: ``tokens`` per zone, ``total``, ``budget``, ``cut`` (what went, and why), ``noise_removed``,
     ``turns_kept``, ``summary_lines``, ``over_budget``.
     """
-    lang = _ctx_lang(lang)
-    total_budget = _ctx_int(total_budget, CONTEXT_TOTAL_BUDGET) or CONTEXT_TOTAL_BUDGET
+    lang = norm_lang(lang)
+    total_budget = bounded_int(total_budget, CONTEXT_TOTAL_BUDGET, 0) or CONTEXT_TOTAL_BUDGET
     zone_budgets = dict(CONTEXT_ZONE_BUDGETS if budgets is None else budgets)
-    text_of = _ctx_text
-    state_text = text_of(state).strip() if state_view == "raw" else context_state_text(
-        state if isinstance(state, dict) else text_of(state), lang)
+    text_of = clean_text
+    state_view_text = text_of(state).strip() if state_view == "raw" else state_text(
+        state if isinstance(state, dict) else text_of(state), catalog, lang)
     turns = parse_history(history)
     cut: list[dict] = []
     older, turns = turns[:-CONTEXT_MAX_TURNS], turns[-CONTEXT_MAX_TURNS:]
@@ -380,13 +324,13 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
                                "tag": info["tag"], "reason": info["reason"], "prev": prev})
         prev = turn["assistant"]
     summary_lines = _ctx_fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
-                                       state_text, cut)
-    parts = _CtxParts(text_of(system).strip(), state_text, _ctx_items(text_of(memory)),
+                                       state_view_text, cut)
+    parts = _CtxParts(text_of(system).strip(), state_view_text, _ctx_items(text_of(memory)),
                       summary_lines, kept_turns, _ctx_items(text_of(external)), lang)
     for zone in ("external", "memory"):  # far too many items: most go at once (the rest one by one)
-        _ctx_precut_list(parts, zone, min(_ctx_int(zone_budgets.get(zone), None) or total_budget, total_budget), cut)
+        _ctx_precut_list(parts, zone, min(bounded_int(zone_budgets.get(zone), 0, 0) or total_budget, total_budget), cut)
     for zone in ("history", "external", "memory"):
-        zone_budget = _ctx_int(zone_budgets.get(zone), None)
+        zone_budget = bounded_int(zone_budgets.get(zone), 0, 0)
         if zone_budget:
             _ctx_fit_zone(parts, zone, zone_budget, cut)
     _ctx_fit_total(parts, total_budget, cut)
@@ -403,25 +347,3 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
         "over_budget": total > total_budget,
     }
     return {"text": text, "report": report}
-
-
-CONTEXT_NODE_OUTPUTS = {"context": "string", "tokens": "number", "over_budget": "boolean", "report": "string"}
-
-
-def context_build(system: str = "", state: str = "", memory: str = "", history: str = "", summary: str = "",
-                  external: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
-                  history_budget: int = CONTEXT_ZONE_BUDGETS["history"],
-                  memory_budget: int = CONTEXT_ZONE_BUDGETS["memory"],
-                  external_budget: int = CONTEXT_ZONE_BUDGETS["external"], lang: str = "zh") -> dict:
-    """The Dify context node: the assembled text, its tokens and the report as JSON. Never raises."""
-    try:
-        result = assemble_context(system=system, state=state, memory=memory, history=history, summary=summary,
-                                  external=external, total_budget=total_budget, lang=lang,
-                                  budgets={"history": history_budget, "memory": memory_budget,
-                                           "external": external_budget})
-        report = result["report"]
-        return {"context": result["text"], "tokens": report["total"], "over_budget": report["over_budget"],
-                "report": json.dumps(report, ensure_ascii=False)}
-    except Exception as exc:  # pragma: no cover - last line of defence for the code node
-        return {"context": "", "tokens": 0, "over_budget": False,
-                "report": json.dumps({"error": type(exc).__name__}, ensure_ascii=False)}

@@ -22,8 +22,10 @@ import json
 import re
 import sys
 
+from .messages import norm_lang
 from .noise import NOISE_TAGS, noise_classify, noise_hint_tag, noise_tag_turns
 from .summary import SUMMARY_MAX_TOKENS, summary_extractive, summary_prompt
+from .text import bounded_int, clean_text, one_line
 
 HISTORY_SEPARATOR = "\n\n---\n\n"
 HISTORY_MAX_TURNS = 10
@@ -42,7 +44,6 @@ _HIST_LABEL = re.compile(
     re.I | re.M)
 _HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
 _HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
-_HIST_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HIST_TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
 
@@ -52,15 +53,8 @@ def history_size(text: str) -> int:
 
 
 def _hist_clean(text: object) -> str:
-    """Any input as a clean string: str() of non-strings, no lone surrogates or control characters."""
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        text = str(text)
-    if len(text) > HISTORY_MAX_INPUT_CHARS:
-        text = text[-HISTORY_MAX_INPUT_CHARS:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _HIST_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
+    return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
 def _hist_content(text: str) -> str:
@@ -156,6 +150,16 @@ def render_history(turns: list[dict]) -> str:
     return HISTORY_SEPARATOR.join(render_turn(t) for t in turns)
 
 
+def render_history_for_model(turns: list[dict]) -> str:
+    """Turns as a prompt shows them: each message on one line after its role label, tags not shown.
+
+    The stored history keeps a message's line breaks; in a prompt they would let a message start a
+    line of its own and pass for a role label or a zone header (docs/context.md).
+    """
+    return HISTORY_SEPARATOR.join(f"user: {one_line(t.get('user', ''))}\n\nassistant: {one_line(t.get('assistant', ''))}"
+                                  for t in turns)
+
+
 def _hist_eviction_order(turns: list[dict]) -> list[int]:
     """The order in which turns leave the window: noise first (oldest first, never one of the last
     two turns), then the rest, oldest first. Tags are computed once, on the whole list."""
@@ -171,7 +175,7 @@ def _hist_shrink(turn: dict, max_bytes: int, lang: str) -> dict:
 
     The texts are made safe once; candidates are measured without re-sanitising them.
     """
-    marker = _HIST_TRUNC["en" if lang == "en" else "zh"]
+    marker = _HIST_TRUNC[norm_lang(lang)]
     safe = {"user": _hist_content(turn.get("user", "")), "assistant": _hist_content(turn.get("assistant", ""))}
 
     def size(user: str, bot: str) -> int:
@@ -200,14 +204,6 @@ def _hist_shrink(turn: dict, max_bytes: int, lang: str) -> dict:
     return {**turn, "user": safe["user"], "assistant": safe["assistant"]}
 
 
-def _hist_int(value: object, default: int, low: int, high: int) -> int:
-    try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return min(max(number, low), high)
-
-
 def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
                lang: str = "zh") -> tuple[list[dict], list[dict], int]:
     """(kept, overflow, truncated): the window within both caps; overflow in conversation order.
@@ -217,8 +213,8 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
     A single turn bigger than the byte cap is cut to fit; its full text goes to ``overflow`` too, so
     the summary still sees it.
     """
-    max_turns = _hist_int(max_turns, HISTORY_MAX_TURNS, 1, 1000)
-    max_bytes = _hist_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
+    max_turns = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000)
+    max_bytes = bounded_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
     order = _hist_eviction_order(turns)
 
     def window(k: int) -> list[int]:
@@ -255,7 +251,7 @@ def append_turn(history: object, user: object, assistant: object, *, essential: 
     Returns ``{"history", "turns", "overflow" (turns, tags resolved), "truncated"}``.
     """
     turns = parse_history(history)
-    limit = _hist_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
+    limit = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
     early, turns = turns[:-limit], turns[-limit:]  # a foreign history of thousands of turns
     hint = noise_hint_tag(tag) or noise_hint_tag(essential)
     user_text, bot_text = _hist_clean(user).strip(), _hist_clean(assistant).strip()
@@ -284,7 +280,7 @@ def history_for_model(history: object, lang: str = "zh") -> str:
     """
     turns = parse_history(history)
     notes = {"zh": ("（此轮内容后来被用户更正）", "（同一问题问了{n}次）"),
-             "en": (" (later corrected by the user)", " (asked {n} times)")}["en" if lang == "en" else "zh"]
+             "en": (" (later corrected by the user)", " (asked {n} times)")}[norm_lang(lang)]
     kept = []
     for turn, info in zip(turns, noise_tag_turns(turns)):
         if info["tag"] == "noise":
@@ -295,28 +291,7 @@ def history_for_model(history: object, lang: str = "zh") -> str:
         if info["repeats"] > 1:
             user += notes[1].format(n=info["repeats"])
         kept.append({"user": user, "assistant": turn["assistant"], "tag": ""})
-    return render_history(kept)
-
-
-def history_tag_from_applied(applied: object) -> str:
-    """The history hint for a turn, from the state machine's ``applied`` list (or its JSON text).
-
-    "essential" when the turn started, set, changed, cancelled or confirmed something (entries like
-    ``set t1.date="周五"``); "chat" when it applied only a question or small talk (the rules then pick
-    optional or noise, never essential); "" when nothing was applied (the rules decide).
-    """
-    if isinstance(applied, str):
-        try:
-            applied = json.loads(applied) if applied.strip().startswith("[") else [applied]
-        except ValueError:
-            applied = [applied]
-    if not isinstance(applied, list):
-        return ""
-    verbs = ("start", "set", "delete", "rollback", "cancel", "confirm", "deny", "focus", "reset")
-    words = [str(entry).strip().split(" ", 1)[0].lower() for entry in applied]
-    if any(word in verbs for word in words):
-        return "essential"
-    return "chat" if words else ""
+    return render_history_for_model(kept)
 
 
 HISTORY_NODE_OUTPUTS = {
@@ -335,12 +310,12 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
     ``answer`` is the reply of this turn; when it is empty, the first non-empty ``other_answers``
     value is used (seed 003 wires several answer branches into one code node). ``tag`` is the
     caller's hint ("essential", "optional", "noise", or "" for rules; see
-    :func:`history_tag_from_applied`). With ``llm_summary`` true, ``summary`` is still merged
+    :func:`dskit.views.history_tag`). With ``llm_summary`` true, ``summary`` is still merged
     extractively (a safe value if the LLM fails) and ``summary_due``/``summary_prompt`` ask an LLM
     node to do better; :func:`dskit.summary.summary_accept` then checks its answer.
     Outputs and their types: ``HISTORY_NODE_OUTPUTS``.
     """
-    lang = "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+    lang = norm_lang(lang)
     try:
         reply = _hist_clean(answer).strip()
         if not reply or reply.lower() == "none":

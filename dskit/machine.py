@@ -17,6 +17,7 @@ from typing import Any
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .messages import msg, norm_lang, show_value
+from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_SLOT_HISTORY, MAX_TIMELINE, add_error, current_task, dump_state,
                     find_task, load_state, new_counters)
 from .understanding import parse_understanding
@@ -25,8 +26,6 @@ _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollba
           "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
 _TIMELINE_ITEMS = 12
-# Applied-entry verbs that count as progress on a task (chitchat then no longer takes the turn).
-_PROGRESS = {"start", "focus", "set", "delete", "rollback", "cancel", "confirm", "deny", "reset"}
 
 
 def _short(command: Any) -> str:
@@ -45,20 +44,29 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
     return msg("value_sep", lang).join(parts)
 
 
+def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
+    """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
+    payload = payload if isinstance(payload, dict) else {}
+    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+    return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
 def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
                   lang: str | None = None) -> str:
     """What the user is told about an executed task: done, failed (never passed off as success), or,
-    when no task API is configured, what would have been done."""
+    when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
-    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
-    label = str(payload.get("label") or spec.display)
+    label, values = _payload_parts(cat, payload, lang)
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
-        return msg("exec_dry", lang, task=label, values=values_text(spec, slots, lang, list(slots)) or msg("none", lang))
+        return msg("exec_dry", lang, task=label, values=values) + "".join(
+            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
     if ok:
-        return msg("exec_ok", lang, task=label)
-    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200])
+        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+    also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
+    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 
 
 class _MachineTurn:
@@ -68,7 +76,7 @@ class _MachineTurn:
         self.state = state
         self.catalog = catalog
         self.lang = lang
-        self.applied: list[str] = []
+        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
         self.dropped: list[dict] = []
         self.notices: list[str] = []
         self.changed: dict[str, list[str]] = {}
@@ -91,6 +99,11 @@ class _MachineTurn:
     def drop(self, command: Any, reason: str) -> None:
         self.dropped.append({"command": _short(command), "reason": reason})
 
+    def note(self, entry: str, *, progress: bool = True) -> None:
+        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
+        self.applied.append(entry)
+        self.progress = self.progress or progress
+
     def _remove(self, task: dict, notice_key: str | None) -> None:
         """Take a task and, recursively, the tasks opened for it off the stack."""
         stack = self.state["task_stack"]
@@ -103,14 +116,11 @@ class _MachineTurn:
         for child in [t for t in stack if t.get("parent_id") == task["id"]]:
             self._remove(child, "cascade")
 
-    def _new_task(self, spec: TaskSpec) -> dict:
+    def _new_task(self, spec: TaskSpec) -> TaskRecord:
         state = self.state
-        parent = None
-        if spec.depends_on:
-            parent = next((t for t in reversed(state["task_stack"]) if t["name"] == spec.depends_on), None)
-        task = {"id": f"t{state['next_task_seq']}", "name": spec.name, "label": spec.display,
-                "stage": "COLLECTING", "slots": {}, "history": {},
-                "parent_id": parent["id"] if parent else None, "opened_turn": state["turn"]}
+        parent = self._open_parent_named(spec)
+        task = task_record(f"t{state['next_task_seq']}", spec.name, spec.display, opened_turn=state["turn"],
+                           parent_id=parent["id"] if parent else None)
         state["next_task_seq"] += 1
         return task
 
@@ -181,6 +191,62 @@ class _MachineTurn:
                 return task
         return None
 
+    # ------------------------------------------------------------ sub-tasks (docs/design.md, "Sub-tasks")
+
+    def _open_parent_named(self, spec: TaskSpec) -> TaskRecord | None:
+        """The open task a new ``spec`` task is a sub-task of: the nearest one its ``depends_on`` names."""
+        if not spec.depends_on:
+            return None
+        return next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.depends_on), None)
+
+    def _open_parent(self, task: TaskRecord) -> TaskRecord | None:
+        """The task's parent while that parent is still open (not yet executed, cancelled or evicted)."""
+        parent_id = task.get("parent_id")
+        return find_task(self.state, parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+
+    def _link_parents(self) -> None:
+        """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
+        for task in self.state["task_stack"]:
+            if task["id"] not in self.existing_ids and task.get("parent_id") is None:
+                parent = self._open_parent_named(self.spec(task))
+                if parent is not None and parent is not task:
+                    task["parent_id"] = parent["id"]
+
+    def _settle_subtasks(self) -> None:
+        """A sub-task never executes before its parent: once it could run, it waits for the parent.
+
+        It waits when it is complete and needs no confirmation, or was confirmed this turn; a waiting
+        one stays waiting unless a change makes it incomplete or needs a new confirmation. A waiting
+        task sits right below its parent, so the parent comes (back) to the top and is asked next.
+        """
+        for task in list(self.state["task_stack"]):
+            parent = self._open_parent(task)
+            spec = self.spec(task)
+            complete = not missing_slots(task, spec)
+            changed = bool(self.changed.get(task["id"]))
+            ready = complete and (not spec.confirm or task["id"] == self.confirmed_id
+                                  or (task["stage"] == "WAITING" and not changed))
+            if parent is None or not ready:
+                if task["stage"] == "WAITING":
+                    task["stage"] = "COLLECTING"
+                continue
+            stack = self.state["task_stack"]
+            if task["stage"] != "WAITING" or stack.index(task) > stack.index(parent):
+                self.notices.append(msg("waiting", self.lang, task=spec.display, parent=self.spec(parent).display))
+                stack.remove(task)
+                stack.insert(stack.index(parent), task)
+                task["stage"] = "WAITING"
+
+    def _waiting_under(self, parent: TaskRecord) -> list[TaskRecord]:
+        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
+        found: list[TaskRecord] = []
+        ids = {parent["id"]}
+        for task in reversed(self.state["task_stack"]):
+            if task["stage"] == "WAITING" and task.get("parent_id") in ids:
+                found.append(task)
+                ids.add(task["id"])
+        return found
+
     # ------------------------------------------------------------ commands
 
     def reset(self, command: dict) -> None:
@@ -190,7 +256,7 @@ class _MachineTurn:
         self.state["counters"] = new_counters()
         self.state["handoff"] = None
         self.notices.append(msg("reset", self.lang))
-        self.applied.append("reset")
+        self.note("reset")
 
     def cancel_task(self, command: dict) -> None:
         stack = self.state["task_stack"]
@@ -200,16 +266,16 @@ class _MachineTurn:
             self.drop(command, f"no open task {name}" if name else "no open task to cancel")
             return
         self._remove(task, "cancelled")
-        self.applied.append(f"cancel {task['id']}:{task['name']}")
+        self.note(f"cancel {task['id']}:{task['name']}")
 
     def start_task(self, command: dict) -> None:
         spec = self.catalog.tasks[command["task"]]
         task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
         if task is None:
             task = self._new_task(spec)
-            self.applied.append(f"start {task['id']}:{spec.name}")
+            self.note(f"start {task['id']}:{spec.name}")
         else:
-            self.applied.append(f"focus {task['id']}:{spec.name}")
+            self.note(f"focus {task['id']}:{spec.name}")
         self._push(task)
         if command.get("slots"):
             self._apply_slots(command, task, command["slots"])
@@ -222,7 +288,7 @@ class _MachineTurn:
                 continue
             if raw is None:
                 if self._set(task, name, None):
-                    self.applied.append(f"delete {task['id']}.{name}")
+                    self.note(f"delete {task['id']}.{name}")
                 continue
             ok, value, reason = coerce_slot_value(spec.slots[name], raw)
             if not ok:
@@ -231,7 +297,7 @@ class _MachineTurn:
             if reason:  # a list slot kept its valid items
                 self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: partly kept; {reason}")
             if self._set(task, name, value):
-                self.applied.append(f"set {task['id']}.{name}={_short(value)}")
+                self.note(f"set {task['id']}.{name}={_short(value)}")
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
@@ -270,7 +336,7 @@ class _MachineTurn:
         self.rolled_back.add((task["id"], slot))
         if old is not None:
             self._cascade(task, slot)
-        self.applied.append(f"rollback {task['id']}.{slot}")
+        self.note(f"rollback {task['id']}.{slot}")
 
     def confirm(self, command: dict) -> None:
         task = current_task(self.state)
@@ -286,7 +352,7 @@ class _MachineTurn:
             self.drop(command, "nothing has been shown for confirmation yet")
             return
         self.confirmed_id = task["id"]
-        self.applied.append(f"confirm {task['id']}")
+        self.note(f"confirm {task['id']}")
 
     def deny(self, command: dict) -> None:
         task = current_task(self.state)
@@ -295,7 +361,7 @@ class _MachineTurn:
             return
         task["stage"] = "COLLECTING"
         self.denied_id = task["id"]
-        self.applied.append(f"deny {task['id']}")
+        self.note(f"deny {task['id']}")
 
     def apply(self, commands: list[dict]) -> None:
         """Apply commands in the fixed order; several starts keep the first-mentioned on top."""
@@ -308,35 +374,38 @@ class _MachineTurn:
                 if command is starts[0]:
                     for start in reversed(starts):
                         self.start_task(start)
+                    self._link_parents()
             elif kind in ("reset", "cancel_task", "set_slots", "rollback_slot", "confirm", "deny"):
                 getattr(self, kind)(command)
             elif kind == "handoff":
                 self.handoff = command.get("reason") or "user_request"
-                self.applied.append("handoff")
+                self.note("handoff", progress=False)
             elif kind == "faq":
                 self.faq = command.get("question") or ""
-                self.applied.append("faq")
+                self.note("faq", progress=False)
             elif kind == "chitchat":
                 self.chitchat = True
-                self.applied.append("chitchat")
+                self.note("chitchat", progress=False)
             elif kind == "cannot_handle" and rest_ok:
                 self.drop(command, "ignored: other commands were understood")
-        self.progress = any(a.split(" ", 1)[0] in _PROGRESS for a in self.applied)
 
     # ------------------------------------------------------------ decision
 
-    def _base(self, action: str) -> dict:
+    def _task_ref(self) -> TaskRef | None:
         top = current_task(self.state)
-        return {
-            "next_action": action,
-            "task": None if top is None else {"id": top["id"], "name": top["name"],
-                                              "label": self.spec(top).display, "stage": top["stage"]},
-            "slot": None, "question": "", "execute": None, "faq": None, "handoff": None,
-            "resumed": None, "notices": list(self.notices), "missing_slots": [],
-            "rewritten_query": "", "applied": list(self.applied), "dropped": list(self.dropped),
-            "ended": [{"task_id": k, "reason": v} for k, v in self.ended.items()],
-            "lang": self.lang, "turn": self.state["turn"],
-        }
+        return task_ref(top, self.spec(top).display) if top is not None else None
+
+    def _resumed_ref(self, task: TaskRecord) -> dict[str, str]:
+        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+
+    def _base(self, action: str, **fields: Any) -> Decision:
+        """This turn's decision as things stand: the task in focus, the notices and logs so far."""
+        return new_decision(action, lang=self.lang, turn=self.state["turn"], task=self._task_ref(),
+                            notices=list(self.notices), applied=list(self.applied), dropped=list(self.dropped),
+                            ended=self._ended(), progress=self.progress, **fields)
+
+    def _ended(self) -> list[dict[str, str]]:
+        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
 
     def _values_text(self, task: dict, names: list[str] | None = None) -> str:
         return values_text(self.spec(task), task["slots"], self.lang, names)
@@ -371,21 +440,25 @@ class _MachineTurn:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
 
-    def _handoff(self, reason: str) -> dict:
+    def _handoff(self, reason: str) -> Decision:
         self.state["handoff"] = {"reason": reason, "turn": self.state["turn"]}
         self.state["counters"] = new_counters()
-        decision = self._base("handoff")
-        decision["handoff"] = {"reason": reason}
-        decision["question"] = msg("handoff", self.lang)
-        return decision
+        return self._base("handoff", handoff={"reason": reason}, question=msg("handoff", self.lang))
 
-    def _execute(self, task: dict) -> dict:
-        """Pop the finished task, record it as pending, and line up what comes next."""
+    def _payload(self, task: TaskRecord) -> ExecutePayload:
         spec = self.spec(task)
-        payload = {"task_id": task["id"], "task": task["name"], "label": spec.display,
-                   "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}}
-        self.state["task_stack"].remove(task)
-        self.ended[task["id"]] = "executed"
+        return {"task_id": task["id"], "task": task["name"], "label": spec.display,
+                "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
+
+    def _execute(self, task: TaskRecord) -> Decision:
+        """Pop the finished task and the sub-tasks waiting for it, record them as one pending
+        submission, and line up what comes next."""
+        subtasks = self._waiting_under(task)
+        payload = self._payload(task)
+        payload["subtasks"] = [self._payload(sub) for sub in subtasks]
+        for entry in [task] + subtasks:
+            self.state["task_stack"].remove(entry)
+            self.ended[entry["id"]] = "executed"
         self.state["done"].append({**payload, "status": "pending", "detail": "", "turn": self.state["turn"],
                                    "parent_id": task.get("parent_id")})
         del self.state["done"][:-MAX_DONE]
@@ -393,7 +466,7 @@ class _MachineTurn:
         decision["execute"] = payload
         return decision
 
-    def _followup(self, decision: dict) -> dict:
+    def _followup(self, decision: Decision) -> Decision:
         """After the top task ended, say which task comes next and what it needs (without executing it)."""
         top = current_task(self.state)
         if top is not None:
@@ -406,12 +479,12 @@ class _MachineTurn:
                 question = ask_text(self.spec(top), slot, self.lang)
             self._asking(top, slot if action == "ask_slot" else None)
             if top["id"] in self.existing_ids:
-                decision["resumed"] = {"task_id": top["id"], "task": top["name"], "label": self.spec(top).display}
+                decision["resumed"] = self._resumed_ref(top)
                 question = msg("resume", self.lang, task=self.spec(top).display) + question
             decision["question"] = question
             decision["slot"] = slot
             decision["missing_slots"] = missing_slots(top, self.spec(top))
-        decision["task"] = self._base("")["task"]
+        decision["task"] = self._task_ref()
         return decision
 
     def _count_failed_ask(self) -> None:
@@ -431,20 +504,21 @@ class _MachineTurn:
         """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
         self.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
 
-    def decide(self) -> dict:
+    def decide(self) -> Decision:
         """The decision of this turn, then the stack limit (a task that just ran takes no room).
 
-        The turn's notices (cancelled, cascaded, evicted, rolled back ...) lead the question text, so a
-        Dify answer node that shows only ``question`` still tells the user what happened.
+        The turn's notices (cancelled, cascaded, waiting, evicted, rolled back ...) lead the question
+        text, so a Dify answer node that shows only ``question`` still tells the user what happened.
         """
+        self._settle_subtasks()
         decision = self._decide()
         self._evict()
         decision["notices"] = list(self.notices)
-        decision["ended"] = [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+        decision["ended"] = self._ended()
         decision["question"] = "".join(self.notices) + decision["question"]
         return decision
 
-    def _decide(self) -> dict:
+    def _decide(self) -> Decision:
         """The next action: handoff > execute > faq > ask/confirm > chitchat."""
         if self.handoff:
             return self._handoff(self.handoff)
@@ -460,42 +534,48 @@ class _MachineTurn:
                 self.drop({"type": "faq", "question": self.faq}, "deferred: a task is executed this turn")
             return self._execute(top)
         if self.faq is not None or (self.chitchat and not self.progress):
-            decision = self._base("faq" if self.faq is not None else "chitchat")
-            if self.faq is not None:
-                decision["faq"] = {"question": self.faq}
-            decision["question"] = question
-            decision["slot"] = slot
+            decision = self._base("faq" if self.faq is not None else "chitchat", question=question, slot=slot,
+                                  faq={"question": self.faq} if self.faq is not None else None)
             return self._with_missing(decision, top)
         if top is None:
             return self._base("chitchat")
         self._asking(top, slot if action == "ask_slot" else None)
-        decision = self._base(action)
-        decision["slot"] = slot
         if resumed:
             question = msg("resume", self.lang, task=self.spec(top).display) + question
-            decision["resumed"] = {"task_id": top["id"], "task": top["name"], "label": self.spec(top).display}
-        decision["question"] = question
+        decision = self._base(action, slot=slot, question=question,
+                              resumed=self._resumed_ref(top) if resumed else None)
         return self._with_missing(decision, top)
 
-    def _with_missing(self, decision: dict, top: dict | None) -> dict:
+    def _with_missing(self, decision: Decision, top: dict | None) -> Decision:
         if top is not None:
             decision["missing_slots"] = missing_slots(top, self.spec(top))
-            decision["task"] = self._base("")["task"]
+            decision["task"] = self._task_ref()
         return decision
 
-    def not_understood(self, error: str) -> dict:
+    def not_understood(self, error: str) -> Decision:
         """An unusable understanding changes nothing but a counter; enough in a row hand off."""
         counters = self.state["counters"]
         counters["parse_failures"] = counters.get("parse_failures", 0) + 1
         add_error(self.state, "understanding", error)
         if counters["parse_failures"] >= self.catalog.policy.max_parse_failures:
             return self._handoff("not_understood")
-        decision = self._base("fallback")
-        decision["question"] = msg("fallback", self.lang)
         top = current_task(self.state)
-        if top is not None:
-            decision["missing_slots"] = missing_slots(top, self.spec(top))
-        return decision
+        return self._base("fallback", question=msg("fallback", self.lang),
+                          missing_slots=missing_slots(top, self.spec(top)) if top is not None else [])
+
+
+def _restore_subtasks(state: dict, entry: dict) -> None:
+    """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
+    parent = find_task(state, str(entry.get("task_id")))
+    for sub in entry.get("subtasks") or []:
+        if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or find_task(state, sub["task_id"]):
+            continue
+        slots = sub.get("slots") if isinstance(sub.get("slots"), dict) else {}
+        task = task_record(sub["task_id"], str(sub.get("task") or ""), str(sub.get("label") or sub.get("task") or ""),
+                           opened_turn=state["turn"], stage="WAITING", slots=slots,
+                           parent_id=parent["id"] if parent else None)
+        stack = state["task_stack"]
+        stack.insert(stack.index(parent) if parent in stack else len(stack), task)
 
 
 def _reconcile(state: dict, catalog: Catalog) -> None:
@@ -525,7 +605,7 @@ def _timeline(state: dict, parsed: dict, decision: dict) -> None:
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, dict]:
+def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, Decision]:
     """One turn: (new state string, decision). Raises CatalogError only for a broken catalog."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
@@ -553,12 +633,8 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
         old, _ = load_state(state_str)
         add_error(old, "internal", f"{type(exc).__name__}: {exc}")
-        decision = {"next_action": "fallback", "task": None, "slot": None,
-                    "question": msg("fallback", lang), "execute": None, "faq": None, "handoff": None,
-                    "resumed": None, "notices": [], "missing_slots": [], "rewritten_query": "",
-                    "applied": [], "dropped": [], "ended": [], "lang": lang, "turn": old["turn"],
-                    "error": f"{type(exc).__name__}: {exc}"}
-        return dump_state(old), decision
+        return dump_state(old), new_decision("fallback", lang=lang, turn=old["turn"], question=msg("fallback", lang),
+                                             error=f"{type(exc).__name__}: {exc}")
 
 
 def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
@@ -575,10 +651,10 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
     if not ok:
         add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
         if find_task(state, task_id) is None:
-            state["task_stack"].append({
-                "id": task_id, "name": entry["task"], "label": entry.get("label", entry["task"]),
-                "stage": "CONFIRMING", "slots": dict(entry.get("slots") or {}), "history": {},
-                "parent_id": entry.get("parent_id"), "opened_turn": state["turn"]})
+            state["task_stack"].append(task_record(
+                task_id, entry["task"], entry.get("label", entry["task"]), opened_turn=state["turn"],
+                stage="CONFIRMING", slots=entry.get("slots"), parent_id=entry.get("parent_id")))
+        _restore_subtasks(state, entry)
     return dump_state(state)
 
 

@@ -1,7 +1,7 @@
 """User-facing texts of the engine, Chinese by default, English available.
 
-Every sentence the engine says to an end user comes from here, so that a translation is one table
-and tests can look up the exact text they expect.
+Every sentence the engine or the plugin says to an end user or an app builder comes from here, so
+that a translation is one table and tests can look up the exact text they expect.
 """
 
 from __future__ import annotations
@@ -25,9 +25,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "好的。还有什么可以帮您？",
         "rolled_back": "已将{slot}改回{value}。",
         "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}。需要我再试一次吗？",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
         "exec_ok": "「{task}」已办理完成。",
+        "exec_ok_with": "「{task}」已一并提交。",
         "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+        "exec_dry_with": "并一起提交「{task}」：{values}。",
+        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
         "exec_unknown": "接口没有返回成功",
         "none": "无",
         "value_sep": "，",
@@ -37,6 +41,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "参数 {param} 有误：{problem}",
+        "tool_required": "不能为空",
+        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+        "tool_not_text": "必须是文本，收到的是 {kind}",
+        "tool_not_json": "不是有效的 JSON（{detail}）",
+        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+        "tool_not_choice": "必须是 {choices} 之一",
+        "tool_catalog": "任务目录无效：{problems}",
+        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+        "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
+        "tool_no_user": "无法确定用户：请传入 user 参数",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -56,9 +73,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing_open": "OK. Anything else I can help with?",
         "rolled_back": "{slot} is back to {value}.",
         "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}. Shall I try again?",
+        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
         "exec_ok": "{task} is done.",
+        "exec_ok_with": " {task} was submitted with it.",
         "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+        "exec_dry_with": " Together with it: {task}: {values}.",
+        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
         "exec_unknown": "the API did not report success",
         "none": "none",
         "value_sep": ", ",
@@ -69,6 +90,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "Parameter {param} is invalid: {problem}",
+        "tool_required": "must not be empty",
+        "tool_too_long": "is too long ({n} characters, limit {limit})",
+        "tool_not_text": "must be text, got {kind}",
+        "tool_not_json": "is not valid JSON ({detail})",
+        "tool_not_int": "must be an integer from {low} to {high}",
+        "tool_not_choice": "must be one of {choices}",
+        "tool_catalog": "the task catalog is invalid: {problems}",
+        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+        "tool_unknown_task": "the catalog has no task {task}",
+        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
+        "tool_no_user": "cannot tell which user this is: pass the user parameter",
     },
 }
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .records import STAGES
+
 STATE_FORMAT = "dskit.state"
 STATE_VERSION = 1
 # An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
 # below: stack, timeline and errors are all bounded).
 MAX_STATE_CHARS = 150_000
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED")
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
@@ -122,7 +123,8 @@ def _sync_derived(state: dict) -> None:
     state["current_task_id"] = stack[-1]["id"] if stack else None
     state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
     for task in stack[:-1]:
-        task["stage"] = "SUSPENDED"
+        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
+            task["stage"] = "SUSPENDED"
 
 
 def dump_state(state: dict) -> str:

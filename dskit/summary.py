@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .messages import norm_lang
 from .noise import noise_carries_value, noise_is_question, noise_records, noise_tag_turns
 from .tokens import estimate_tokens, truncate_to_tokens
 
@@ -76,10 +77,6 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_lang(lang: object) -> str:
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
 def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -126,7 +123,7 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     """
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
-    lang = _sum_lang(lang)
+    lang = norm_lang(lang)
     t = _SUM_TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
     said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
@@ -224,7 +221,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[_sum_lang(lang)]["corrected"]
+    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -309,9 +306,9 @@ def summary_prompt(summary: str, overflow: str, lang: str = "zh",
 
     ``max_chars`` in the rules is derived from the token cap (about 1.5 Chinese characters per token).
     """
-    t = _SUM_TEXTS[_sum_lang(lang)]
+    t = _SUM_TEXTS[norm_lang(lang)]
     limit = _sum_max(max_tokens)
-    max_chars = int(limit * 1.5) if _sum_lang(lang) == "zh" else limit * 4
+    max_chars = int(limit * 1.5) if norm_lang(lang) == "zh" else limit * 4
     return {
         "system": t["system"].replace("{max_chars}", str(max_chars)),
         "user": t["user_prompt"].replace("{summary}", (summary or "").strip() or t["none"])

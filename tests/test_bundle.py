@@ -184,10 +184,37 @@ def test_fails_loudly(tmp_path, modules, message):
 
 def test_collisions_are_found_even_in_unreachable_code(tmp_path):
     package = write_engine(tmp_path, {
-        "entry": "from .other import used\ndef entry_node():\n    return {'r': used()}\ndef _helper():\n    return 1\n",
-        "other": "def used():\n    return 'x'\ndef _helper():\n    return 2\n",
+        "entry": "from .other import used\ndef entry_node():\n    return {'r': used()}\ndef helper():\n    return 1\n",
+        "other": "def used():\n    return 'x'\ndef helper():\n    return 2\n",
     })
-    with pytest.raises(BundleError, match="`_helper` is defined in both"):
+    with pytest.raises(BundleError, match="`helper` is defined in both"):
+        bundle("entry:entry_node", [], package_dir=package, package="demo")
+
+
+def test_private_names_two_modules_define_are_renamed_after_their_module(tmp_path):
+    """Each module keeps calling its own ``_helper``; nothing else changes (attributes, strings)."""
+    package = write_engine(tmp_path, {
+        "entry": ("from .other import used\n_WORDS = ('a',)\n"
+                  "def _helper(words=_WORDS):\n    _WORDS = words\n    return '_helper' + str(len(_WORDS))\n"
+                  "def entry_node():\n    return {'r': _helper() + used() + f'{_helper()}'}\n"),
+        "other": ("import types\n_WORDS = ('b', 'c')\ndef _helper():\n    ns = types.SimpleNamespace(_helper=1)\n"
+                  "    return str(len(_WORDS) + ns._helper)\ndef used():\n    return _helper()\n"),
+    })
+    code = bundle("entry:entry_node", [], package_dir=package, package="demo")
+    assert "def _entry_helper(words=_entry_WORDS)" in code and "def _other_helper()" in code
+    assert "ns._helper" in code and "SimpleNamespace(_helper=1)" in code and "'_helper'" in code
+    assert run_code_node(code, {}, {"r": "string"}) == {"r": "_helper13_helper1"}
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("from .other import used, _helper\ndef _helper():\n    return 1\ndef entry_node():\n    return {}\n",
+     "private names that several modules define"),
+    ("from .other import used\ndef _helper(x=0):\n    return x\ndef entry_node(_helper=None):\n    return {}\n",
+     "a parameter is named"),
+])
+def test_shared_private_names_that_cannot_be_renamed_fail_loudly(tmp_path, entry, message):
+    package = write_engine(tmp_path, {"entry": entry, "other": "def used(**kw):\n    return 'x'\ndef _helper():\n    return 2\n"})
+    with pytest.raises(BundleError, match=message):
         bundle("entry:entry_node", [], package_dir=package, package="demo")
 
 

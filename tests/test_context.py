@@ -10,17 +10,12 @@ from hypothesis import strategies as st
 
 from conftest import load_example_catalog
 from dskit.catalog import load_catalog
-from dskit.context import (
-    CONTEXT_NODE_OUTPUTS,
-    CONTEXT_ZONES,
-    assemble_context,
-    context_build,
-    context_state_text,
-)
+from dskit.context import CONTEXT_ZONES, assemble_context
 from dskit.history import append_turn
 from dskit.machine import step
 from dskit.state import filled_slots, load_state
 from dskit.tokens import estimate_tokens
+from dskit.views import state_text
 
 
 def booking_state() -> str:
@@ -68,15 +63,21 @@ def test_zones_in_order_and_noise_never_enters() -> None:
 
 
 def test_state_zone_is_compact_and_whole() -> None:
-    text = context_state_text(STATE)
-    assert text.startswith("- 当前任务：订餐（COLLECTING）：")
-    for value in ("周五", "20:00", "people=3", "市中心"):
+    text = state_text(STATE)
+    assert text.startswith("- 当前任务：book_restaurant（订餐，COLLECTING）：")
+    for value in ("date=周五", "time=20:00", "people=3", "市中心"):
         assert value in text
     assert estimate_tokens(text) < estimate_tokens(STATE) / 3
-    assert context_state_text('{"foreign": 1}') == '{"foreign": 1}'
-    assert context_state_text("当前状态是查询天气信息收集中") == "当前状态是查询天气信息收集中"
+    assert state_text('{"foreign": 1}') == '{"foreign": 1}'
+    assert state_text("当前状态是查询天气信息收集中") == "当前状态是查询天气信息收集中"
     raw = assemble_context(state=STATE, state_view="raw")["text"]
     assert STATE in raw
+
+
+def test_state_zone_names_missing_slots_given_the_catalog() -> None:
+    catalog = load_catalog(load_example_catalog("restaurant"))
+    text = assemble_context(state=STATE, catalog=catalog)["text"]
+    assert "缺：restaurant" in text and "上一轮追问的槽位：restaurant（book_restaurant）" in text
 
 
 def test_trimming_order_optional_then_oldest_then_external_then_memory() -> None:
@@ -149,17 +150,10 @@ def test_budget_is_never_exceeded_and_confirmed_slots_always_present(turns, memo
         assert str(value) in result["text"]
 
 
-def test_context_node_outputs() -> None:
-    out = context_build(system="你是订餐助手。", state=STATE, history=HISTORY, total_budget=300)
-    assert set(out) == set(CONTEXT_NODE_OUTPUTS)
-    assert isinstance(out["context"], str) and isinstance(out["tokens"], int)
-    assert isinstance(out["over_budget"], bool) and json.loads(out["report"])["budget"] == 300
-
-
 @pytest.mark.parametrize("junk", [None, 3, "", "{", "[1,2]", '{"task_stack": "oops"}',
                                   '{"task_stack": [1, {"slots": 5}]}',
                                   "\x00\ud800", "user: \n\nassistant:"])
-def test_context_node_never_raises(junk) -> None:
-    out = context_build(system=junk, state=junk, memory=junk, history=junk, summary=junk, external=junk,
-                        total_budget=junk, history_budget=junk, lang=junk)
-    assert set(out) == set(CONTEXT_NODE_OUTPUTS)
+def test_assembly_never_raises(junk) -> None:
+    out = assemble_context(system=junk, state=junk, memory=junk, history=junk, summary=junk, external=junk,
+                           total_budget=junk, budgets={"history": junk}, lang=junk)
+    assert isinstance(out["text"], str) and set(out["report"]["tokens"]) == set(CONTEXT_ZONES)

@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("graphon")
 
+from dskit.nodes import classic_adapter_node  # noqa: E402
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
 from dskit.tooling.dslbuild.check import check_dsl  # noqa: E402
 from dskit.tooling.dslbuild.flows import (  # noqa: E402
@@ -83,9 +84,8 @@ def test_document_basics(docs: dict, layout: str) -> None:
     assert doc["version"] == "0.6.0" and doc["kind"] == "app"
     assert doc["app"]["mode"] == "advanced-chat"
     conv = {v["name"]: v for v in doc["workflow"]["conversation_variables"]}
-    # The derived task copies are declared only where a prompt reads them: the classic layout's.
-    copies = {"current_task", "current_task_slots"} if layout == "classic" else set()
-    assert set(conv) == {"history", "summary", "sys_context_str"} | copies
+    # Nothing derived from the state is stored: every prompt reads the state through the context node.
+    assert set(conv) == {"history", "summary", "sys_context_str"}
     assert all(v["value_type"] == "string" and v["value"] == "" for v in conv.values())
     env = {v["name"]: v["value"] for v in doc["workflow"]["environment_variables"]}
     assert env["TASK_API_URL"] == ""
@@ -229,15 +229,33 @@ def test_generator_options_reach_every_file() -> None:
         assert "langgenius/openai" not in text
 
 
-def test_fast_layout_without_context_node_uses_the_engine_instructions() -> None:
-    from dskit.prompts import understanding_instructions
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_every_llm_node_reads_the_state_through_the_context_node(docs: dict, layout: str) -> None:
+    """One view of the state for the model: no prompt pastes the raw catalog, state or a task copy."""
+    doc = docs[layout]
+    text = json.dumps([n["data"] for n in _nodes(doc) if n["data"]["type"] in
+                       ("llm", "question-classifier", "parameter-extractor")], ensure_ascii=False)
+    for raw in ("{{#env.TASK_CATALOG#}}", "{{#conversation.sys_context_str#}}", "{{#conversation.current_task"):
+        assert raw not in text, raw
+    wanted = {"fast": ["{{#context.context#}}", "{{#context.instructions#}}"],
+              "classic": ["{{#context.context#}}", "{{#context.state_text#}}"]}[layout]
+    for ref in wanted:
+        assert ref in text, ref
 
-    doc = build_fast(FlowOptions(context_node=False)).to_dict()
-    assert check_dsl(doc, run_code=False) == []
-    understand = next(n for n in _nodes(doc) if n["id"] == "understand")["data"]
-    assert understand["prompt_template"][0]["text"] == understanding_instructions("zh")
-    assert "{{#env.TASK_CATALOG#}}" in understand["prompt_template"][1]["text"]
-    assert "context" not in {n["id"] for n in _nodes(doc)}
+
+def test_classic_classifier_lists_the_classes_the_adapter_reads() -> None:
+    from dskit.classic import CLASSIC_CLASSES
+    from dskit.tooling.dslbuild.flows import classic_classes
+
+    catalog = default_catalog()
+    for lang in ("zh", "en"):
+        classes = dict(classic_classes(catalog, lang))
+        for entry in CLASSIC_CLASSES:
+            label = classes[entry.id]
+            adapted = classic_adapter_node(label, "q", json.dumps(catalog, ensure_ascii=False))
+            commands = json.loads(adapted["understanding"])["commands"]
+            expected = entry.command or "cannot_handle"  # more info with no task open: nothing to add to
+            assert commands[0]["type"] == expected, (lang, label)
 
 
 def test_opening_statement_names_the_catalog_tasks(docs: dict) -> None:

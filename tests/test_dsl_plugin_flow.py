@@ -220,7 +220,7 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
     r5 = _turn(conv, daemon, "就订老地方粤菜馆吧", {
         "rewritten_query": "订老地方粤菜馆", "commands": [{"type": "set_slots", "slots": {"restaurant": "老地方粤菜馆"}}]})
     assert r5.output("track_state", "next_action") == "execute"
-    execute = r5.output("track_state", "execute")
+    execute = r5.output("track_state", "execute_payload")
     assert execute["slots"]["restaurant"] == "老地方粤菜馆" and execute["slots"]["people"] == 2
     assert "老地方粤菜馆" in r5.answer and "time=19:00" in r5.answer
     assert focused_task(conv.variables) == ("", {})

@@ -16,7 +16,6 @@ from dskit.history import (
     fit_window,
     history_for_model,
     history_size,
-    history_tag_from_applied,
     history_update,
     parse_history,
     render_history,
@@ -169,13 +168,6 @@ def test_model_history_drops_noise_and_marks_corrections() -> None:
     model = history_for_model(history)
     assert "你好" not in model and "谢谢" not in model
     assert "（此轮内容后来被用户更正）" in model and "改去三亚" in model
-
-
-def test_tag_from_the_engine_applied_list() -> None:
-    assert history_tag_from_applied(['set t1.date="周五"']) == "essential"
-    assert history_tag_from_applied('["confirm t1"]') == "essential"
-    assert history_tag_from_applied(["faq"]) == "chat"
-    assert history_tag_from_applied([]) == "" and history_tag_from_applied(None) == ""
 
 
 def _check_types(out: dict) -> None:

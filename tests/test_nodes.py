@@ -17,13 +17,11 @@ from dskit.nodes import (
     SUMMARY_NODE_OUTPUTS,
     classic_adapter_node,
     history_node,
-    nodes_conform,
-    nodes_text_in,
-    nodes_text_out,
     result_node,
     state_node,
     summary_node,
 )
+from dskit.node_io import conform, text_in, text_out
 from dskit.state import load_state
 from dskit.understanding import parse_understanding
 from dskit.catalog import load_catalog
@@ -54,8 +52,7 @@ def test_state_node_runs_a_dialogue():
     assert_outputs(first, STATE_NODE_OUTPUTS)
     assert first["next_action"] == "ask_slot"
     assert first["current_task"] == "plan_route" and first["current_task_label"] == "路线规划"
-    assert json.loads(first["current_task_slots"]) == {"origin": "成都", "destination": None, "date": None,
-                                                       "mode": None}
+    assert json.loads(first["current_task_slots"]) == {"origin": "成都"}  # filled slots; the rest: missing_slots
     assert first["slot"] == "destination" and first["question"].endswith("请问您要去哪里？")
     assert json.loads(first["missing_slots"]) == ["destination", "date"]
     assert first["rewritten_query"] == "下周三从成都出发" and first["stack_depth"] == 1 and first["error"] == ""
@@ -122,14 +119,14 @@ def test_understanding_may_arrive_as_an_object():
 
 
 def test_numeric_looking_text_outputs_get_a_trailing_space():
-    assert nodes_text_out("1e+5") == "1e+5 "
-    assert nodes_text_out("12") == "12"
+    assert text_out("1e+5") == "1e+5 "
+    assert text_out("12") == "12"
     result = state_node(understanding({"type": "chitchat"}, query="1E-7"), "", TRAVEL)
     assert result["rewritten_query"] == "1E-7 "
 
 
 def test_conform_fills_and_fixes_every_declared_output():
-    fixed = nodes_conform({"a": None, "n": float("nan"), "b": "yes", "x": 1, "big": 2 ** 70, "tiny": 1e-25},
+    fixed = conform({"a": None, "n": float("nan"), "b": "yes", "x": 1, "big": 2 ** 70, "tiny": 1e-25},
                           {"a": "string", "n": "number", "b": "boolean", "missing": "string", "big": "number",
                            "tiny": "number"})
     assert fixed == {"a": "", "n": 0, "b": False, "missing": "", "big": 2 ** 63 - 1, "tiny": 0.0}
@@ -140,7 +137,7 @@ def test_conform_fills_and_fixes_every_declared_output():
     nested: list = []
     for _ in range(100_000):
         nested = [nested]
-    assert isinstance(nodes_text_out(nested), str)
+    assert isinstance(text_out(nested), str)
 
 
 # ---------------------------------------------------------------- classic adapter
@@ -369,7 +366,8 @@ def allowed_losses(old: dict, new: dict, parsed: dict) -> set[str]:
     opening = sum(1 for c in commands if c["type"] == "start_task" or (c["type"] == "set_slots" and c.get("task")))
     if len(old["task_stack"]) + opening > TRAVEL_DICT["policy"]["max_stack"]:  # the oldest may be evicted
         return old_ids
-    may = {d["task_id"] for d in new["done"]}  # executed this turn: the slots moved to the payload
+    # executed this turn, with the sub-tasks submitted with it: the slots moved to the payload
+    may = {d["task_id"] for d in new["done"]} | {s["task_id"] for d in new["done"] for s in d.get("subtasks") or []}
     if kinds & {"set_slots", "rollback_slot"}:
         may |= {t["id"] for t in old["task_stack"] if t.get("parent_id")}  # cascade from a changed parent
     return may
@@ -458,7 +456,7 @@ def slots_of(state_text: str) -> list:
 def test_rich_state_keeps_every_slot_through_noise_and_interruptions(latest):
     result = state_node(latest, RICH, TRAVEL)
     assert_outputs(result, STATE_NODE_OUTPUTS)
-    raw = latest if isinstance(latest, (dict, list)) else nodes_text_in(latest)  # what state_node passes on
+    raw = latest if isinstance(latest, (dict, list)) else text_in(latest)  # what state_node passes on
     parsed = parse_understanding(raw, load_catalog(TRAVEL))
     if parsed["usable"] and {c["type"] for c in parsed["commands"]} - {"faq", "chitchat", "handoff",
                                                                           "cannot_handle"}:

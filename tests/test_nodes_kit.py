@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from dskit.nodes import NODES_MAX_STRING
+from dskit.node_io import NODE_MAX_STRING
 from dskit.tooling.codegen.sandbox import SCIENTIFIC_NOTATION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def assert_outputs(outputs: dict, types: dict) -> None:
         value = outputs[name]
         if kind == "string":
             assert isinstance(value, str), (name, type(value))
-            assert len(value) <= NODES_MAX_STRING, name
+            assert len(value) <= NODE_MAX_STRING, name
             assert not SCIENTIFIC_NOTATION.match(value), (name, value)
         elif kind == "number":
             assert isinstance(value, (int, float)) and not isinstance(value, bool), (name, value)

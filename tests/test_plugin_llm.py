@@ -71,7 +71,7 @@ def test_track_state_model_failure_changes_nothing(monkeypatch: pytest.MonkeyPat
     out = track(sys_context_str=state)
     v = out.variables
     assert v["ok"] is False and v["error_param"] == "model" and "quota exceeded" in out.text
-    assert v["sys_context_str"] == state and v["next_action"] == "error"
+    assert v["sys_context_str"] == state and v["next_action"] == "fallback"
 
 
 def test_track_state_needs_a_model(monkeypatch: pytest.MonkeyPatch) -> None:

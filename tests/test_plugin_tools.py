@@ -30,9 +30,9 @@ def test_update_dialogue_state_two_turns(daemon: FakeDaemon) -> None:
     assert v["ok"] is True and v["error"] == ""
     assert v["next_action"] == "ask_slot" and v["slot"] == "restaurant"
     assert v["missing_slots"] == ["restaurant"]
-    assert v["current_task"]["name"] == "book_restaurant"
+    assert v["current_task"] == "book_restaurant" and v["current_task_label"] == "订餐"
     assert v["current_task_slots"] == {"date": "周五", "time": "20:00", "people": 3}
-    assert v["execute"] == {}
+    assert v["execute_payload"] == {} and v["execute_task"] == ""
     assert first.text == v["question"]  # the tool's text message is the question itself
     assert v["question"].endswith("请问您想订哪家餐厅？")  # Chinese by default: the catalog's own ask text
 
@@ -40,8 +40,8 @@ def test_update_dialogue_state_two_turns(daemon: FakeDaemon) -> None:
                                               "catalog": CATALOG})
     v2 = second.variables
     assert v2["next_action"] == "execute"
-    assert v2["execute"]["slots"]["restaurant"] == "陶陶居"
-    assert v2["current_task"] == {} and v2["current_task_slots"] == {}
+    assert v2["execute_payload"]["slots"]["restaurant"] == "陶陶居" and v2["execute_task"] == "book_restaurant"
+    assert v2["current_task"] == "" and v2["current_task_slots"] == {}
     assert daemon.calls == []  # the state tools make no reverse calls
 
 
@@ -84,7 +84,8 @@ def test_update_dialogue_state_bad_input(daemon: FakeDaemon, params: dict, param
     v = out.variables
     assert v["ok"] is False and v["error_param"] == param_name
     assert param_name in v["error"] and param_name in out.text
-    assert v["next_action"] == "error"
+    assert v["next_action"] == "fallback" and v["question"]  # the same failure value as the state code node
+    assert v["decision"]["error"] == v["error"]
     assert v["sys_context_str"] == params.get("sys_context_str", "")  # the state is handed back untouched
 
 
@@ -187,16 +188,16 @@ def test_record_task_result(daemon: FakeDaemon) -> None:
                                             "sys_context_str": state["sys_context_str"]}).variables
     assert done["next_action"] == "execute"
     ok = invoke("record_task_result", {"sys_context_str": done["sys_context_str"],
-                                       "execute": json.dumps(done["execute"]), "success": True, "detail": "订单 A1"})
+                                       "execute": json.dumps(done["execute_payload"]), "success": True, "detail": "订单 A1"})
     assert_consistent("record_task_result", ok)
-    assert ok.variables["ok"] is True and ok.variables["task_id"] == done["execute"]["task_id"]
+    assert ok.variables["ok"] is True and ok.variables["task_id"] == done["execute_payload"]["task_id"]
     entry = json.loads(ok.variables["sys_context_str"])["done"][-1]
     assert entry["status"] == "success" and entry["detail"] == "订单 A1"
 
     failed = invoke("record_task_result", {"sys_context_str": done["sys_context_str"],
-                                           "task_id": done["execute"]["task_id"], "success": False, "detail": "满座"})
+                                           "task_id": done["execute_payload"]["task_id"], "success": False, "detail": "满座"})
     gaps = invoke("detect_slot_gaps", {"sys_context_str": failed.variables["sys_context_str"], "catalog": CATALOG})
-    assert gaps.variables["task"]["id"] == done["execute"]["task_id"]  # back on the stack for a retry
+    assert gaps.variables["task"]["id"] == done["execute_payload"]["task_id"]  # back on the stack for a retry
 
     unknown = invoke("record_task_result", {"sys_context_str": done["sys_context_str"], "task_id": "t99",
                                             "success": True})

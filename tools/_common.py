@@ -19,8 +19,9 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from dskit.catalog import Catalog, CatalogError, load_catalog
-from dskit.messages import norm_lang
-from dskit.state import MAX_STATE_CHARS, current_task, load_state
+from dskit.messages import msg, norm_lang
+from dskit.state import MAX_STATE_CHARS, load_state
+from dskit.views import failed_outputs, workflow_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -29,41 +30,9 @@ MAX_UNDERSTANDING_CHARS = 50_000
 MAX_SHORT_CHARS = 2_000
 MAX_HISTORY_CHARS = 400_000
 
-_TEXTS = {
-    "zh": {
-        "bad_param": "参数 {param} 有误：{problem}",
-        "required": "不能为空",
-        "too_long": "太长（{n} 个字符，上限 {limit}）",
-        "not_text": "必须是文本，收到的是 {kind}",
-        "not_json": "不是有效的 JSON（{detail}）",
-        "not_int": "必须是 {low} 到 {high} 之间的整数",
-        "not_choice": "必须是 {choices} 之一",
-        "catalog": "任务目录无效：{problems}",
-        "bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
-        "unknown_task": "目录里没有任务 {task}",
-        "internal": "插件内部错误（{name}），输入和状态都未改变。",
-        "no_user": "无法确定用户：请传入 user 参数",
-    },
-    "en": {
-        "bad_param": "Parameter {param} is invalid: {problem}",
-        "required": "must not be empty",
-        "too_long": "is too long ({n} characters, limit {limit})",
-        "not_text": "must be text, got {kind}",
-        "not_json": "is not valid JSON ({detail})",
-        "not_int": "must be an integer from {low} to {high}",
-        "not_choice": "must be one of {choices}",
-        "catalog": "the task catalog is invalid: {problems}",
-        "bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
-        "unknown_task": "the catalog has no task {task}",
-        "internal": "Internal plugin error ({name}); input and state are unchanged.",
-        "no_user": "cannot tell which user this is: pass the user parameter",
-    },
-}
-
-
 def t(key: str, lang: str | None, **values: Any) -> str:
-    """A glue text in ``lang`` (zh by default)."""
-    return _TEXTS[norm_lang(lang)][key].format(**values)
+    """A parameter-error text in ``lang`` (zh by default): ``tool_<key>`` in dskit/messages.py."""
+    return msg(f"tool_{key}", lang or "zh", **values)
 
 
 class ParamError(Exception):
@@ -245,11 +214,14 @@ def run_tool(
 
 
 def _failure(params: Mapping[str, Any], defaults: Callable[[Mapping[str, Any]], dict], message: str, param: str) -> dict:
+    """The neutral outputs with the envelope saying what went wrong (in ``decision`` too, if there is one)."""
     try:
         base = defaults(params)
     except Exception:
         base = {}
-    return {"ok": False, "error": message, "error_param": param} | base
+    if isinstance(base.get("decision"), dict) and "error" in base["decision"]:
+        base["decision"] = {**base["decision"], "error": message}
+    return {"ok": False, "error": message, "error_param": param} | base | {"error": message}
 
 
 def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
@@ -265,41 +237,14 @@ def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
 # ---------------------------------------------------------------- dialogue outputs
 
 
-def decision_payload(new_state: str, decision: dict) -> dict:
-    """What the state tools return: the new state plus the decision, flattened for workflows.
-
-    ``current_task``, ``current_task_slots`` and ``execute`` are objects ({} when there is none),
-    never null, so templates and code nodes can read them without checks.
-    """
-    state, _ = load_state(new_state)
-    task = current_task(state)
-    return {
-        "sys_context_str": new_state,
-        "next_action": decision.get("next_action") or "fallback",
-        "question": decision.get("question") or "",
-        "current_task": decision.get("task") or {},
-        "current_task_slots": dict(task["slots"]) if task else {},
-        "slot": decision.get("slot") or "",
-        "missing_slots": list(decision.get("missing_slots") or []),
-        "execute": decision.get("execute") or {},
-        "rewritten_query": decision.get("rewritten_query") or "",
-        "notices": list(decision.get("notices") or []),
-        "decision": decision,
-    }
+def decision_payload(new_state: str, decision: dict, catalog: Catalog) -> dict:
+    """What the state tools return: :func:`dskit.views.workflow_outputs`, the same names and values
+    the state code node has (its objects and arrays are JSON text there, objects here)."""
+    return workflow_outputs(new_state, decision, catalog)
 
 
 def decision_defaults(params: Mapping[str, Any]) -> dict:
-    """Neutral outputs of the state tools: the state echoed back, nothing to do."""
-    return {
-        "sys_context_str": echo_state(params),
-        "next_action": "error",
-        "question": "",
-        "current_task": {},
-        "current_task_slots": {},
-        "slot": "",
-        "missing_slots": [],
-        "execute": {},
-        "rewritten_query": "",
-        "notices": [],
-        "decision": {},
-    }
+    """The state tools' outputs when the call is refused: the state echoed back, a fallback question
+    (the error itself is added by :func:`run_tool`)."""
+    lang = tool_lang(params) or "zh"
+    return failed_outputs(echo_state(params), msg("internal", lang), "", lang)

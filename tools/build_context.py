@@ -8,7 +8,7 @@ from dify_plugin.entities.tool import ToolInvokeMessage
 
 from dskit.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
 from dskit.messages import norm_lang
-from tools._common import MAX_HISTORY_CHARS, choice_param, int_param, run_tool, text_param
+from tools._common import MAX_HISTORY_CHARS, catalog_param, choice_param, int_param, run_tool, text_param
 
 _BIG = 1_000_000
 
@@ -26,8 +26,10 @@ def _build(params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
     budgets = {zone: int_param(params, f"{zone}_budget", lang, default=CONTEXT_ZONE_BUDGETS[zone], low=0, high=_BIG)
                for zone in ("history", "memory", "external")}
     view = choice_param(params, "state_view", lang, ("compact", "raw"), "compact")
+    catalog = catalog_param(params, lang) if params.get("catalog") else None
     result = assemble_context(**zones, total_budget=total, budgets={k: v for k, v in budgets.items() if v},
-                              lang=norm_lang(lang), state_view=view)
+                              lang=norm_lang(lang or (catalog.language if catalog else None)), state_view=view,
+                              catalog=catalog)
     report = result["report"]
     payload = {
         "context": result["text"],

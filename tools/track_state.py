@@ -1,8 +1,9 @@
 """track_state: seed 000's whole loop in one call — understand with the user's model, then step.
 
-The model gets our understanding prompt (``dskit.prompts``); an unusable answer is retried once
-with the reason; then the state machine applies it. The result is update_dialogue_state's, plus
-the raw understanding, the number of model calls and their token usage.
+The model gets the understanding prompt of :func:`dskit.prompts.understanding_prompt` — byte for byte
+what the code-node Chatflow's context node builds from the same state, history and summary. An
+unusable answer is retried once with the reason; then the state machine applies it. The result is
+update_dialogue_state's, plus the raw understanding, the number of model calls and their token usage.
 """
 
 from collections.abc import Generator, Mapping
@@ -11,10 +12,9 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.history import history_for_model
 from dskit.machine import step
 from dskit.messages import norm_lang
-from dskit.prompts import understanding_input, understanding_instructions
+from dskit.prompts import understanding_prompt
 from dskit.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
                            run_tool, state_param, text_param)
@@ -37,9 +37,8 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
     config = model_param(params, "model", lang, required=True)
     prompt_lang = norm_lang(lang or catalog.language)
 
-    messages = chat(understanding_instructions(prompt_lang),
-                    understanding_input(catalog, state, query, history=history_for_model(history, prompt_lang),
-                                        summary=summary, lang=prompt_lang))
+    prompt = understanding_prompt(catalog, state, query, history=history, summary=summary, lang=prompt_lang)
+    messages = chat(prompt["system"], prompt["user"])
     usage = empty_usage()
     try:
         answer = call_llm(tool, config, messages, usage, lang)
@@ -52,7 +51,7 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
     except ModelCallError as exc:
         raise ParamError("model", str(exc), lang, message=str(exc)) from None
     new_state, decision = step(state, answer, catalog, lang=lang)
-    payload = decision_payload(new_state, decision) | {"understanding": answer, "attempts": attempts, "usage": usage}
+    payload = decision_payload(new_state, decision, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
     return payload, decision.get("question") or ""
 
 

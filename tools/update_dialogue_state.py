@@ -16,7 +16,7 @@ def _update(params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
     state = state_param(params, lang)
     understanding = text_param(params, "understanding", lang, max_chars=MAX_UNDERSTANDING_CHARS, required=True)
     new_state, decision = step(state, understanding, catalog, lang=lang)
-    return decision_payload(new_state, decision), decision.get("question") or ""
+    return decision_payload(new_state, decision, catalog), decision.get("question") or ""
 
 
 class UpdateDialogueStateTool(Tool):

@@ -27,10 +27,11 @@ from pathlib import Path
 
 from dskit.catalog import load_catalog
 from dskit.context import assemble_context
-from dskit.history import HISTORY_SEPARATOR, history_tag_from_applied, history_update
+from dskit.history import HISTORY_SEPARATOR, history_update
 from dskit.machine import record_result, step
 from dskit.state import filled_slots, load_state
 from dskit.tokens import estimate_tokens
+from dskit.views import history_tag
 
 REPO_DIR = Path(__file__).resolve().parents[3]
 CATALOGS = ("restaurant.json", "travel_assistant.json")
@@ -243,7 +244,7 @@ def simulate(turns: int, seed: int, catalog: object | None = None) -> list[dict]
         for task_id, slots in filled_slots(load_state(state)[0]).items():
             for slot, value in slots.items():
                 confirmed[f"{task_id}.{slot}"] = value
-        out.append({"user": user, "assistant": answer, "tag": history_tag_from_applied(decision.get("applied")),
+        out.append({"user": user, "assistant": answer, "tag": history_tag(decision),
                     "state": state, "confirmed": {k: v for k, v in confirmed.items() if not isinstance(v, bool)}})
         last_user = user
     return out
@@ -258,15 +259,17 @@ def is_visible(value: object, text: str) -> bool:
     return str(value) in text
 
 
-def prompts(conversation: list[dict], turns: int) -> dict[str, str]:
-    """The three prompts after ``turns`` turns: full history, a 10-turn window, dskit's context."""
+def prompts(conversation: list[dict], turns: int, catalog: object | None = None) -> dict[str, str]:
+    """The three prompts after ``turns`` turns: full history, a 10-turn window, dskit's context (its
+    state zone as the model reads it: with the catalog, each open task's missing slots)."""
     done = conversation[:turns]
     blocks = [f"user: {t['user']}\n\nassistant: {t['assistant']}" for t in done]
     history, summary = "", ""
     for t in done:
         result = history_update(history, summary, t["user"], t["assistant"], tag=t["tag"])
         history, summary = result["history"], result["summary"]
-    context = assemble_context(state=done[-1]["state"], history=history, summary=summary)
+    context = assemble_context(state=done[-1]["state"], history=history, summary=summary,
+                               catalog=catalog or merged_catalog())
     return {"full": HISTORY_SEPARATOR.join(blocks), "window10": HISTORY_SEPARATOR.join(blocks[-10:]),
             "dskit": context["text"]}
 
@@ -287,7 +290,7 @@ def run_bench(turn_counts: tuple[int, ...] = TURN_COUNTS, seeds: int = DEFAULT_S
         visible = {s: 0 for s in SERIES}
         confirmed = 0
         for convo in conversations:
-            texts = prompts(convo, n)
+            texts = prompts(convo, n, catalog)
             facts = convo[n - 1]["confirmed"]
             confirmed += len(facts)
             for s in SERIES:

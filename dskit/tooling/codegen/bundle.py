@@ -4,8 +4,11 @@ A Dify code node is a single pasted file that may import the standard library on
 written as ordinary modules that import each other with ``from .module import name``; this module
 follows those imports (by reading the source, never by importing it), orders the modules so each
 comes after what it needs, and pastes their bodies one after another with the relative imports
-removed. Because every top-level name is unique across engine modules (docs/engine-api.md), removing
-``from .catalog import load_catalog`` leaves ``load_catalog`` pointing at the pasted definition.
+removed. Because every public top-level name is unique across engine modules (docs/engine-api.md),
+removing ``from .catalog import load_catalog`` leaves ``load_catalog`` pointing at the pasted
+definition. Private names (``_norm``) are the modules' own business: where two bundled modules each
+define one, both are renamed after their module (``_classic_norm``, :func:`separate_private_names`),
+so the engine is written with ordinary names and the bundle still has one binding per name.
 
 Definitions the entry function cannot reach are left out (``prune``) so a node carries only the code
 it runs. Anything that would make the result wrong — a name defined in two modules, a name that
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import re
 import symtable
 import sys
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,6 +246,82 @@ def bound_names(node: ast.stmt) -> list[str]:
         blocks = node.body + node.orelse + node.finalbody + [s for h in node.handlers for s in h.body]
         return [n for s in blocks for n in bound_names(s)] + [h.name for h in node.handlers if h.name]
     return []
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _renamed_source(source: str, renames: dict[str, str]) -> str:
+    """``source`` with every name token in ``renames`` replaced, except attributes (``x._y``) and
+    keyword arguments of calls (``f(_y=1)``: the callee's parameter, which keeps its name).
+
+    Renaming a name everywhere in one module keeps its meaning: a local of the same name is renamed
+    with it and still shadows it (parameters of that name are refused before: a caller may pass them
+    by keyword).
+    """
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    edits: list[tuple[int, int, int, str]] = []
+    for index, token in enumerate(tokens):
+        if token.type != tokenize.NAME or token.string not in renames:
+            continue
+        before = tokens[index - 1].string if index else ""
+        after = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        if before == "." or (before in ("(", ",") and after == "="):
+            continue
+        edits.append((token.start[0], token.start[1], token.end[1], renames[token.string]))
+    lines = source.splitlines(keepends=True)
+    for row, start, end, new in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + new + line[end:]
+    return "".join(lines)
+
+
+def _parameter_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            names |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg] if a}
+    return names
+
+
+def separate_private_names(modules: list[_Module], package: str = ENGINE_PACKAGE) -> list[_Module]:
+    """The modules with each private top-level name that two of them define renamed after its module.
+
+    ``_TRUE_WORDS`` in catalog.py and node_io.py become ``_catalog_TRUE_WORDS`` and
+    ``_node_io_TRUE_WORDS``. Public names are an API and must be unique (:func:`check_collisions`).
+    """
+    owners: dict[str, list[_Module]] = {}
+    for module in modules:
+        for name in dict.fromkeys(n for stmt in module.stmts for n in bound_names(stmt)):
+            if _private(name):
+                owners.setdefault(name, []).append(module)
+    shared = {name for name, found in owners.items() if len(found) > 1}
+    if not shared:
+        return modules
+    taken = {n for module in modules for stmt in module.stmts for n in bound_names(stmt)}
+    result = []
+    for module in modules:
+        where = f"{package}/{module.name}.py"
+        renames = {name: f"_{module.name}{name}" for name in shared if module in owners[name]}
+        tree = ast.parse(module.source)
+        imported = {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                    and node.level for alias in node.names} & shared
+        if imported:
+            raise BundleError(f"{where} imports {sorted(imported)}, private names that several modules define")
+        parameters = _parameter_names(tree) & set(renames)
+        if parameters:
+            raise BundleError(f"{where}: a parameter is named {sorted(parameters)}, like a private name another "
+                              "bundled module defines too; rename one of them")
+        if not renames:
+            result.append(module)
+            continue
+        clashes = sorted(new for new in renames.values() if new in taken)
+        if clashes:
+            raise BundleError(f"{where}: cannot rename private names to {clashes}: already defined")
+        result.append(_parse_module(module.name, module.path, _renamed_source(module.source, renames), package))
+    return result
 
 
 def check_collisions(modules: list[_Module], package: str = ENGINE_PACKAGE) -> None:
@@ -482,7 +563,7 @@ def bundle(
     module_name = module_name.removeprefix(package + ".")
     if not function:
         raise BundleError(f"entry {entry!r} must be 'module:function'")
-    modules = module_order(module_name, package_dir, package)
+    modules = separate_private_names(module_order(module_name, package_dir, package), package)
     check_collisions(modules, package)
     entry_module = modules[-1]
     if function not in {n for s in entry_module.stmts for n in bound_names(s)}:

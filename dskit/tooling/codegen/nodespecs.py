@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dskit.classic import CLASSIC_CLASSES
+
 
 @dataclass(frozen=True)
 class Bind:
@@ -115,6 +117,9 @@ def _s(name: str, en: str, zh: str) -> NodeOutput:
     return NodeOutput(name, "string", en, zh)
 
 
+# The classic classifier's non-task classes, as the adapter reads them (dskit/classic.py).
+_CLASSES_ZH = " / ".join(c.label_zh for c in CLASSIC_CLASSES)
+_CLASSES_EN = " / ".join(f"{c.label_zh} ({c.label_en})" for c in CLASSIC_CLASSES)
 STATE_STR = Bind("conversation", "sys_context_str")
 CATALOG = Bind("env", "TASK_CATALOG")
 QUERY = Bind("sys", "query")
@@ -145,12 +150,13 @@ STATE = NodeSpec(
         _s("current_task", "name of the task in focus ('' if none)", "当前任务名（无则为空）"),
         _s("current_task_label", "its display label", "当前任务的显示名"),
         _s("current_task_stage", "COLLECTING | CONFIRMING ('' if none)", "COLLECTING | CONFIRMING（无则为空）"),
-        _s("current_task_slots", "JSON object of the current task's slots, null when still empty",
-           "当前任务词槽的 JSON 对象，未填为 null"),
+        _s("current_task_slots", "JSON object of the current task's filled slots in catalog order ({} if none; "
+           "the empty required ones are in missing_slots)", "当前任务已填词槽的 JSON 对象，按目录顺序（无则为 {}；仍缺的必填词槽见 missing_slots）"),
         _s("slot", "the slot being asked ('' if none)", "正在追问的词槽（无则为空）"),
         _s("missing_slots", "JSON array of required slots still missing", "仍缺的必填词槽（JSON 数组）"),
-        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots} for the API; "
-           "else ''", "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots}；否则为空"),
+        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the "
+           "API (subtasks: the sub-tasks submitted with it); else {}",
+           "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots, subtasks}（subtasks：一并提交的子任务）；否则为 {}"),
         _s("execute_task", "name of the task to execute ('' otherwise): branch to its API on it",
            "要执行的任务名（否则为空）：按它分支到对应接口"),
         _s("faq_question", "when next_action is faq: the question for the knowledge base",
@@ -158,8 +164,8 @@ STATE = NodeSpec(
         _s("handoff_reason", "when next_action is handoff: why (user_request, max_attempts, not_understood, ...)",
            "next_action 为 handoff 时：原因（user_request、max_attempts、not_understood 等）"),
         _s("rewritten_query", "the self-contained rewritten question", "改写后的完整问题"),
-        _s("notices", "short engine notices (cancelled, resumed, ...), one per line",
-           "引擎提示（已取消、继续某任务等），每行一条"),
+        _s("notices", "short engine notices (cancelled, waiting for its parent, resumed, ...), one per line",
+           "引擎提示（已取消、等待父任务、继续某任务等），每行一条"),
         _s("resumed_task", "name of a suspended task brought back to the top this turn ('' if none)",
            "本轮恢复到栈顶的挂起任务名（无则为空）"),
         NodeOutput("stack_depth", "number", "open tasks on the stack", "任务栈中未完成任务数"),
@@ -169,9 +175,11 @@ STATE = NodeSpec(
            "正常为空；否则为兜底原因（如任务目录有误：状态保持不变）"),
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
-    notes_en=("`current_task` and `current_task_slots` can also be written to conversation variables of "
-              "the same names if your prompts reference them (the classic layout's do).",),
-    notes_zh=("如果提示词里引用了 `current_task`、`current_task_slots`（如经典布局），也可以把它们写回同名会话变量。",),
+    notes_en=("The outputs are the plugin's `update_dialogue_state` / `track_state` outputs with the same names "
+              "and values; objects and arrays arrive here as JSON text (docs/engine-api.md). For the model, "
+              "read the state through the context node (`context`, `state_text`), not these fields.",),
+    notes_zh=("输出与插件 `update_dialogue_state` / `track_state` 的输出同名同值；对象和数组在这里是 JSON 文本（见 docs/engine-api.md）。"
+              "给模型看的状态请用上下文节点的 `context`、`state_text`，而不是这些字段。",),
 )
 
 CLASSIC_ADAPTER = NodeSpec(
@@ -185,8 +193,8 @@ CLASSIC_ADAPTER = NodeSpec(
     inputs=(
         NodeInput("class_name", Bind("node", "question classifier", "class_name", "问题分类器"),
                   "the class name: a task name or label, 单轮任务/多轮任务 (task then read from a `task` "
-                  "parameter), or FAQ / 转人工 / 闲聊 / 确认 / 取消",
-                  "分类名：任务名或任务显示名；单轮任务/多轮任务（任务名取自参数 `task`）；或 FAQ / 转人工 / 闲聊 / 确认 / 取消"),
+                  f"parameter), or one of {_CLASSES_EN}",
+                  f"分类名：任务名或任务显示名；单轮任务/多轮任务（任务名取自参数 `task`）；或 {_CLASSES_ZH} 之一"),
         NodeInput("query", QUERY, "the user's message (or the rewritten one)", "用户问题（或改写后的问题）"),
         NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
         NodeInput("sys_context_str", STATE_STR, "the dialogue state, to know the current task",
@@ -267,13 +275,8 @@ EXECUTE_REPLY = NodeSpec(
     outputs=(
         _s("reply", "the text for the user", "给用户的回复"),
         _s("sys_context_str", "the state after the outcome was recorded: write it back", "记录结果后的状态：写回会话变量"),
-        _s("current_task", "the task in focus now", "当前任务"),
-        _s("current_task_slots", "its slots as JSON", "当前任务的槽位（JSON）"),
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
-    notes_en=("Write `current_task` and `current_task_slots` back only if your prompts reference "
-              "conversation variables of those names (as the state node's note says).",),
-    notes_zh=("只有提示词引用了同名会话变量时，才需要把 `current_task`、`current_task_slots` 写回（同状态机节点的说明）。",),
 )
 
 HISTORY = NodeSpec(
@@ -396,6 +399,8 @@ CONTEXT = NodeSpec(
     outputs=(
         _s("context", "the user prompt of the understanding LLM", "理解 LLM 的用户提示词"),
         _s("instructions", "the matching system prompt (the understanding contract)", "配套的系统提示词（理解结果的格式约定）"),
+        _s("state_text", "the model's view of the state alone (open tasks, filled and missing slots, the slot "
+           "asked last turn): for other prompts that need the state", "单独的状态视图（进行中的任务、已填和缺少的词槽、上一轮追问的词槽）：供其他提示词引用"),
         NodeOutput("tokens", "number", "estimated tokens of `context`", "`context` 的估算 token 数"),
         NodeOutput("over_budget", "boolean", "true when catalog + state alone exceed the budget",
                    "仅任务目录和状态就超出预算时为 true"),

@@ -12,8 +12,11 @@ Both share everything after the state node:
       reply -> answer -> history -> need_summary -(due)-> summarize -> summary_check -> summary_out -> save
                                                 \\------------------------------------------/
 
-Only the understanding differs: ``understand`` (one LLM call returning rewrite, routing and slots)
-versus ``rewrite`` -> ``classify`` -> ``extract`` -> ``adapter`` (three focused LLM nodes).
+Both also start the same way: the ``context`` code node builds the model's view of the turn
+(:func:`dskit.prompts.understanding_prompt`, the same text the plugin's ``track_state`` sends), so
+every LLM node reads the state as one text. Only the understanding differs: ``understand`` (one LLM
+call returning rewrite, routing and slots) versus ``rewrite`` -> ``classify`` -> ``extract`` ->
+``adapter`` (three focused LLM nodes, reading ``context.context`` and ``context.state_text``).
 Node ids are short English words (they appear in ``{{#id.var#}}`` references); titles are Chinese
 and each ``desc`` carries the English explanation.
 """
@@ -29,7 +32,8 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
 from dskit.tooling.dslbuild.code_sources import code_source
-from dskit.tooling.dslbuild.conversation import TASK_COPIES, declare_conversation_variables
+from dskit.classic import classic_labels
+from dskit.tooling.dslbuild.conversation import declare_conversation_variables
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -46,7 +50,6 @@ class FlowOptions:
     plugin_identifier: str | None = None
     catalog_json: str | None = None  # default: the example catalogs merged
     lang: str = "zh"  # prompts' language
-    context_node: bool = True  # fast layout: build the understanding prompt in a code node
 
 
 def default_catalog() -> dict[str, Any]:
@@ -85,9 +88,9 @@ def _code_node(flow: Flow, node_id: str, role: str, bindings: dict[str, list[str
     flow.add(node_id, n.code(source.code, inputs, source.outputs, title=title, desc=desc))
 
 
-def _base_flow(name: str, description: str, options: FlowOptions, *, task_copies: bool) -> Flow:
+def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
     flow = Flow(name=name, description=description, opening_statement=opening_statement(options))
-    declare_conversation_variables(flow, task_copies=task_copies)
+    declare_conversation_variables(flow)
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
     flow.env_var("TASK_API_URL", "", "办理任务的接口地址，留空则只说明将要办理的内容。The URL the execute "
@@ -96,6 +99,14 @@ def _base_flow(name: str, description: str, options: FlowOptions, *, task_copies
                  "merges overflowing turns into the summary; false: extractive summary only.")
     flow.use_provider(options.provider, options.plugin_identifier)
     flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
+    _code_node(flow, "context", "context", {
+        "query": ["sys", "query"], "sys_context_str": ["conversation", "sys_context_str"],
+        "history": ["conversation", "history"], "summary": ["conversation", "summary"],
+        "task_catalog": ["env", "TASK_CATALOG"],
+    }, "理解上下文", "精简目录+当前状态（含缺失槽位和上一轮追问）+摘要+去噪历史，控制在 token 预算内。Builds the "
+       "model's view of the turn: compact catalog, state (missing slots, last question), summary and "
+       "de-noised recent turns within a token budget.")
+    flow.edge("start", "context")
     return flow
 
 
@@ -203,15 +214,13 @@ def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
     flow.edge("chat_answer", "chat_reply")
 
 
-def _reply_and_memory(flow: Flow, options: FlowOptions, *, task_copies: bool) -> None:
-    """Join the branches, answer, update the memory and save; ``task_copies``: also save the copies."""
+def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
+    """Join the branches, answer, update the memory and save."""
     groups = {
         "reply": [["execute_reply", "reply"], ["faq_reply", "output"], ["chat_reply", "output"],
                   ["state", "question"]],
         "sys_context_str": [["execute_reply", "sys_context_str"], ["state", "sys_context_str"]],
     }
-    if task_copies:
-        groups |= {name: [["execute_reply", name], ["state", name]] for name in TASK_COPIES}
     flow.add("reply", n.aggregator([], title="本轮回复与状态", desc="汇合各分支：回复文本和最终状态。Joins "
                                    "the branches: the reply and the final state.", groups=groups))
     for handle in ("ask", "handoff", "false"):
@@ -247,8 +256,6 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, *, task_copies: bool) ->
         ("summary", ["summary_out", "output"]),
         ("sys_context_str", ["reply", "sys_context_str", "output"]),
     ]
-    if task_copies:
-        saved += [(name, ["reply", name, "output"]) for name in TASK_COPIES]
     flow.add("save", n.assigner(saved, title="保存会话变量", desc="写回全部会话变量，供下一轮使用。Writes every conversation variable for the "
                                  "next turn."))
     flow.chain("reply", "answer", "history", "need_summary")
@@ -258,12 +265,12 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, *, task_copies: bool) ->
     flow.edge("summary_out", "save")
 
 
-def _after_state(flow: Flow, options: FlowOptions, *, task_copies: bool) -> None:
+def _after_state(flow: Flow, options: FlowOptions) -> None:
     _route(flow)
     _execute_branch(flow)
     _faq_branch(flow, options)
     _chitchat_branch(flow, options)
-    _reply_and_memory(flow, options, task_copies=task_copies)
+    _reply_and_memory(flow, options)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -274,38 +281,25 @@ def _after_state(flow: Flow, options: FlowOptions, *, task_copies: bool) -> None
 def build_fast(options: FlowOptions | None = None) -> Flow:
     """One understanding LLM, then the state node decides: <= 1 LLM call before the state update."""
     options = options or FlowOptions()
-    # Without the context node the understanding prompt reads the task copies (prompts.understand_prompt).
-    task_copies = not options.context_node
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
-                      "and extracts slots; the state machine decides.", options, task_copies=task_copies)
-    if options.context_node:
-        _code_node(flow, "context", "context", {
-            "query": ["sys", "query"], "sys_context_str": ["conversation", "sys_context_str"],
-            "history": ["conversation", "history"], "summary": ["conversation", "summary"],
-            "task_catalog": ["env", "TASK_CATALOG"],
-        }, "理解上下文", "精简目录+当前状态+摘要+去噪历史，控制在 token 预算内。Builds the understanding "
-           "prompt: compact catalog, state, summary and de-noised recent turns within a token budget.")
-        system, user = n.ref(["context", "instructions"]), n.ref(["context", "context"])
-        flow.chain("start", "context", "understand")
-    else:
-        prompt = prompts.understand_prompt("en" if options.lang == "en" else "zh")
-        system, user = prompt["system"], prompt["user"]
-        flow.chain("start", "understand")
-    flow.add("understand", n.llm(_model(options, 0.1), system, user,
-                                 title="理解：改写+路由+槽位", desc="输出理解 JSON：rewritten_query 与 commands。"
-                                 "Returns the understanding JSON: rewritten_query and commands."))
+                      "and extracts slots; the state machine decides.", options)
+    flow.add("understand", n.llm(_model(options, 0.1), n.ref(["context", "instructions"]),
+                                 n.ref(["context", "context"]), title="理解：改写+路由+槽位",
+                                 desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
+                                      "JSON: rewritten_query and commands."))
+    flow.edge("context", "understand")
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
-    _after_state(flow, options, task_copies=task_copies)
+    _after_state(flow, options)
     return flow
 
 
-def classic_classes(catalog: dict[str, Any]) -> list[tuple[str, str]]:
-    """Question-classifier classes: one per task (its label), then the non-task classes."""
+def classic_classes(catalog: dict[str, Any], lang: str = "zh") -> list[tuple[str, str]]:
+    """Question-classifier classes: one per task (its label), then the non-task classes, whose labels
+    come from the table the adapter reads them back with (:data:`dskit.classic.CLASSIC_CLASSES`)."""
     classes = [(f"task_{name}", str(spec.get("label") or name)) for name, spec in catalog["tasks"].items()]
-    return classes + [("more_info", "补充信息"), ("confirm", "确认"), ("deny", "否认"), ("cancel", "取消"),
-                      ("reset", "重置"), ("faq", "FAQ"), ("chitchat", "闲聊"), ("handoff", "转人工")]
+    return classes + classic_labels(lang)
 
 
 def classic_parameters(catalog: dict[str, Any]) -> list[dict[str, Any]]:
@@ -340,12 +334,12 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（经典版）Dialogue State Kit - classic",
                       "经典布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。The classic layout: "
                       "query rewrite, question classifier and parameter extractor, then the state machine.",
-                      options, task_copies=True)  # the rewrite, classify and extract prompts read them
+                      options)
     lang = "en" if options.lang == "en" else "zh"
     rewrite = prompts.REWRITE[lang]
     flow.add("rewrite", n.llm(_model(options, 0.1), rewrite["system"], rewrite["user"], title="问题改写",
                               desc="结合历史把问题改写完整。Rewrites the message into a self-contained question."))
-    classes = classic_classes(catalog)
+    classes = classic_classes(catalog, lang)
     flow.add("classify", n.question_classifier(
         _model(options, 0.1), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
         desc="任务 / 补充信息 / 确认 / 否认 / 取消 / 重置 / FAQ / 闲聊 / 转人工。Routes the question."))
@@ -364,12 +358,12 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     _code_node(flow, "adapter", "classic_adapter", bindings, "经典适配器",
                "把分类结果和提取的参数转换成理解 JSON。Turns the class and the parameters into the "
                "understanding JSON.")
-    flow.chain("start", "rewrite", "classify")
+    flow.chain("context", "rewrite", "classify")
     extract_classes = {cid for cid, _ in classes if cid.startswith("task_")} | {"more_info"}
     for cid, _ in classes:
         flow.edge("classify", "extract" if cid in extract_classes else "adapter", cid)
     flow.edge("extract", "adapter")
     _state_node(flow, ["adapter", "understanding"])
     flow.edge("adapter", "state")
-    _after_state(flow, options, task_copies=True)
+    _after_state(flow, options)
     return flow

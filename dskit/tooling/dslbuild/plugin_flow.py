@@ -87,7 +87,7 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
                 description="用 Dialogue State Kit 插件的工具节点：跟踪状态、压缩历史、长期记忆。The fast layout "
                             "built from the Dialogue State Kit plugin's tool nodes.",
                 opening_statement=opening_statement(options))
-    declare_conversation_variables(flow, task_copies=False)  # its prompts read track_state's outputs
+    declare_conversation_variables(flow)
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
     flow.dependencies.append(package_dependency())
@@ -115,18 +115,22 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         n.case("execute", [n.condition(action, "is", "execute")]),
         n.case("faq", [n.condition(action, "is", "faq")]),
         n.case("chitchat", [n.condition(action, "is", "chitchat"),
-                            n.condition(["track_state", "notices"], "empty", var_type="array[string]")]),
+                            n.condition(["track_state", "notices"], "empty")]),
         n.case("handoff", [n.condition(action, "is", "handoff")]),
     ], title="按下一步动作分支", desc="按 next_action 分支；否则直接回复状态机的话术。Branches on "
        "next_action; the else branch replies with the engine's text."))
     flow.edge("track_state", "route")
 
+    slots = ("（{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}，{% endif %}"
+             "{% endfor %}）")
     flow.add("exec_reply", n.template(
-        "{{ question }}{% if execute and execute.slots %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
-        + "{{ execute.label or execute.task }}（{% for k, v in execute.slots.items() %}{{ k }}={{ v }}"
-        "{% if not loop.last %}，{% endif %}{% endfor %}）{% endif %}",
-        [("question", ["track_state", "question"]), ("execute", ["track_state", "execute"])],
-        title="办理话术", desc="说明将要办理的任务（接口调用可加在此前）。Says what will be done."))
+        "{{ question }}{% if execute and execute.task %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
+        + "{% for item in [execute] + (execute.subtasks or []) %}{% if not loop.first %}"
+        + ("；一并提交：" if lang == "zh" else "; with it: ") + "{% endif %}{{ item.label or item.task }}"
+        + slots + "{% endfor %}{% endif %}",
+        [("question", ["track_state", "question"]), ("execute", ["track_state", "execute_payload"])],
+        title="办理话术", desc="说明将要办理的任务和一并提交的子任务（接口调用可加在此前）。Says what will be "
+                               "done, sub-tasks included."))
     flow.edge("route", "exec_reply", "execute")
 
     flow.add("faq_search", n.knowledge_retrieval(["track_state", "rewritten_query"], title="知识库检索",

@@ -1,86 +1,47 @@
 """The prompts of the Chatflow's LLM nodes, Chinese by default, English available.
 
-The understanding prompt is the one that matters: the engine's instructions for the understanding
-contract (:mod:`dskit.prompts`), with the catalog, the task in focus, the summary and the recent
-history in front of the model: the state goes into the prompt, the rewriting model's temperature
-stays low, and history travels as text because window memory reaches no LLM node on the DSL path. The other prompts are short on purpose: FAQ and chitchat answers are appended
-to the engine's pending question by a template, so the model never has to remember the task.
+The understanding prompt is not here: it is the engine's (:func:`dskit.prompts.understanding_prompt`),
+built each turn by the ``context`` code node, so the DSL and the plugin send the model the same text.
+The classic layout's rewrite, classifier and extractor read the same view: the whole context, or
+the state text alone (``context.state_text``). The other prompts are short on purpose: FAQ and
+chitchat answers are appended to the engine's pending question by a template, so the model never
+has to remember the task.
 """
 
 from __future__ import annotations
 
 from dskit.tooling.dslbuild.node_data import ref
 
-CATALOG = ref(["env", "TASK_CATALOG"])
-TASK = ref(["conversation", "current_task"])
-SLOTS = ref(["conversation", "current_task_slots"])
+CONTEXT = ref(["context", "context"])  # catalog, state, summary, recent turns, latest message
+STATE = ref(["context", "state_text"])  # the model's view of the state alone
 SUMMARY = ref(["conversation", "summary"])
-HISTORY = ref(["conversation", "history"])
 QUERY = ref(["sys", "query"])
-
-def understand_prompt(lang: str) -> dict[str, str]:
-    """The understanding LLM: the engine's own instructions, then catalog, state, memory and message.
-
-    The system prompt is :func:`dskit.prompts.understanding_instructions` verbatim, so the DSL and the
-    engine's prompt tests can never disagree about the contract. The user message mirrors
-    :func:`dskit.prompts.understanding_input`, built from Dify variables instead of Python values.
-    """
-    from dskit.prompts import understanding_instructions  # noqa: PLC0415
-
-    if lang == "en":
-        user = (f"## Task catalog (JSON)\n{CATALOG}\n\n## Current state\nCurrent task: {TASK}\n"
-                f"Its slots (null = not filled): {SLOTS}\n\n## Summary of earlier turns\n{SUMMARY}\n\n"
-                f"## Recent turns\n{HISTORY}\n\n## User's latest message\n{QUERY}")
-    else:
-        user = (f"## 任务目录（JSON）\n{CATALOG}\n\n## 当前状态\n当前任务：{TASK}\n"
-                f"当前任务槽位（null 表示未填）：{SLOTS}\n\n## 更早对话摘要\n{SUMMARY}\n\n"
-                f"## 最近对话\n{HISTORY}\n\n## 用户最新输入\n{QUERY}")
-    return {"system": understanding_instructions(lang), "user": user}
-
 
 REWRITE = {
     "zh": {
-        "system": f"""你是问题改写助手。结合对话历史，把用户最新一句话改写成一句完整、独立、不含代词和省略的话。
-只输出改写后的句子；如果无需改写，原样输出。不要回答问题。
-
-## 早前对话摘要
-{SUMMARY}
-
-## 最近对话
-{HISTORY}
-
-## 当前任务
-{TASK}：{SLOTS}""",
-        "user": QUERY,
+        "system": "你是问题改写助手。结合任务目录、当前状态和对话历史，把用户最新一句话改写成一句完整、独立、"
+                  "不含代词和省略的话。只输出改写后的句子；如果无需改写，原样输出。不要回答问题。",
+        "user": CONTEXT,
     },
     "en": {
-        "system": f"""You rewrite the user's latest message into one complete, self-contained sentence, resolving pronouns and ellipsis from the conversation.
-Output the rewritten sentence only (unchanged if it needs no rewriting). Do not answer it.
-
-## Summary of the earlier conversation
-{SUMMARY}
-
-## Recent conversation
-{HISTORY}
-
-## Current task
-{TASK}: {SLOTS}""",
-        "user": QUERY,
+        "system": "You rewrite the user's latest message into one complete, self-contained sentence, resolving "
+                  "pronouns and ellipsis from the task catalog, the current state and the conversation. Output "
+                  "the rewritten sentence only (unchanged if it needs no rewriting). Do not answer it.",
+        "user": CONTEXT,
     },
 }
 
 CLASSIFY = {
-    "zh": f"当前任务：{TASK}。用户在回答追问、补充或修改当前任务的信息时，选择“补充信息”；"
+    "zh": f"当前状态：\n{STATE}\n用户在回答追问、补充或修改当前任务的信息时，选择“补充信息”；"
           "提出目录中的任务时选择该任务；对确认问题说是/不是时选择“确认”/“否认”。",
-    "en": f"Current task: {TASK}. When the user answers a question about, adds to or changes the current "
+    "en": f"Current state:\n{STATE}\nWhen the user answers a question about, adds to or changes the current "
           "task, choose “more info”; a new task from the catalog is that task; yes/no to a confirmation "
           "question is “confirm”/“deny”.",
 }
 
 EXTRACT = {
-    "zh": f"当前任务：{TASK}，已有词槽：{SLOTS}。只提取用户这句话里明确说出的值，没说的参数留空字符串。",
-    "en": f"Current task: {TASK}, slots so far: {SLOTS}. Extract only values this message states; leave "
-          "the others as empty strings.",
+    "zh": f"当前状态：\n{STATE}\n只提取用户这句话里明确说出的值，没说的参数留空字符串。",
+    "en": f"Current state:\n{STATE}\nExtract only values this message states; leave the others as empty strings.",
 }
 
 

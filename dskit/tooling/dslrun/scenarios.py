@@ -30,16 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dskit.classic import CLASSIC_CLASSES
 from dskit.tooling.dslrun.graphon import Conversation, LLMRequest, TurnResult
 
 LAYOUTS = ("fast", "classic")
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "tests" / "scenarios"
 STATE_NODE = "state"
 SUMMARY_NODE = "summarize"
-# The classic layout's non-task classes, by the command they stand for (see flows.classic_classes).
-CLASSIC_COMMAND_CLASS = {"confirm": ("confirm", "确认"), "deny": ("deny", "否认"),
-                         "cancel_task": ("cancel", "取消"), "reset": ("reset", "重置"), "faq": ("faq", "FAQ"),
-                         "chitchat": ("chitchat", "闲聊"), "handoff": ("handoff", "转人工")}
+# The classic layout's non-task classes, by the command they stand for: the engine's table, which the
+# generated classifier lists and the adapter reads back.
+CLASSIC_COMMAND_CLASS = {c.command: (c.id, c.label_zh) for c in CLASSIC_CLASSES if c.command}
+MORE_INFO_CLASS = next((c.id, c.label_zh) for c in CLASSIC_CLASSES if not c.command)
 
 
 class ScenarioError(ValueError):
@@ -138,7 +139,7 @@ def derive_classic(understanding: Any, catalog: Mapping[str, Any], current_task:
     if kind == "set_slots":
         if task not in (None, current_task):
             raise ScenarioError("set_slots on a task other than the current one")
-        return {"rewrite": query, "classify": ("more_info", "补充信息"), "extract": command["slots"]}
+        return {"rewrite": query, "classify": MORE_INFO_CLASS, "extract": command["slots"]}
     if kind in CLASSIC_COMMAND_CLASS:
         if kind == "cancel_task" and task not in (None, current_task):
             raise ScenarioError("cancel_task on a task other than the current one")
@@ -238,11 +239,8 @@ def _load(text: Any) -> Any:
 
 
 def focused_task(variables: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(name, filled slots) of the task on top of the stack in ``sys_context_str``; ("", {}) if none.
-
-    The state is the one source for every layout; the classic layout's ``current_task`` copies are
-    checked against it (:func:`_invariant_failures`).
-    """
+    """(name, filled slots) of the task on top of the stack in ``sys_context_str``; ("", {}) if none:
+    the state is the one source for every layout."""
     state = _load(variables.get("sys_context_str"))
     stack = state.get("task_stack") if isinstance(state, dict) else None
     top = stack[-1] if stack else None
@@ -326,28 +324,11 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
     if not isinstance(state, dict) or "task_stack" not in state:
         failures.append("sys_context_str is not a state")
         return failures
-    if "current_task" in variables:
-        failures += _task_copy_failures(variables, state["task_stack"])
     summary_ran = SUMMARY_NODE in result.path
     if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
         failures.append("the LLM summary ran but conversation.summary is not its checked result")
     if not summary_ran and variables.get("summary") != result.output("history", "summary"):
         failures.append("conversation.summary is not the history node's summary")
-    return failures
-
-
-def _task_copy_failures(variables: Mapping[str, Any], stack: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The derived ``current_task`` / ``current_task_slots`` (where declared) agree with the stack top."""
-    failures = []
-    top = stack[-1] if stack else None
-    if (variables.get("current_task") or "") != (top["name"] if top else ""):
-        failures.append(f"current_task {variables.get('current_task')!r} disagrees with the stack top "
-                        f"{top['name'] if top else None!r}")
-    shown = _load(variables.get("current_task_slots"))
-    if not isinstance(shown, dict):
-        failures.append("current_task_slots is not a JSON object")
-    elif top is not None and {k: v for k, v in shown.items() if v is not None} != top["slots"]:
-        failures.append(f"current_task_slots {shown} disagrees with the stack top's slots {top['slots']}")
     return failures
 
 

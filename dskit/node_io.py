@@ -1,0 +1,120 @@
+"""Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
+
+A Dify code node fails the whole run when it raises or returns a value of the wrong type, so every
+entry function (:mod:`dskit.nodes`) reads its variables through :func:`text_in` (a string is
+expected, but ``None``, numbers, objects, 1 MB of text or another tool's JSON must not break it) and
+returns :func:`conform` of its result: exactly the declared outputs, strings, numbers and booleans,
+objects and arrays as compact JSON text. Conversation variables are string-typed; JSON travels as text.
+
+Two Dify rules shape the outputs: a string that looks like scientific notation (``"1e+5"``) is
+turned into a float by Dify before it checks types, so such a string gets a trailing space; and a
+string output may not exceed 400,000 characters, so every text is capped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+NODE_MAX_STRING = 400_000
+_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
+
+
+def text_in(value: Any) -> str:
+    """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return str(value)
+        except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
+            return ""
+
+
+def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """A string Dify will accept as-is: capped, and never mistaken for a number."""
+    text = text_in(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if _SCIENTIFIC.match(text):
+        text += " "
+    return text
+
+
+def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+    """Compact JSON text for a string output; an over-long document becomes a short marker object."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps({"unserialisable": True})
+    if len(text) > limit:
+        text = json.dumps({"truncated": True, "chars": len(text)})
+    return text
+
+
+def node_types(kinds: dict[str, str]) -> dict[str, str]:
+    """The Dify output types of a code node for values of these kinds: objects and arrays are
+    declared as strings (their JSON text), numbers and booleans as themselves."""
+    return {name: kind if kind in ("number", "boolean") else "string" for name, kind in kinds.items()}
+
+
+def conform(result: Any, types: dict[str, str]) -> dict:
+    """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
+
+    Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
+    are capped and kept out of scientific notation; numbers are finite and within Dify's range;
+    booleans are real booleans.
+    """
+    source = result if isinstance(result, dict) else {}
+    out: dict = {}
+    for name, kind in types.items():
+        value = source.get(name)
+        if kind == "number":
+            if isinstance(value, bool):
+                value = int(value)
+            if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+                value = 0
+            if isinstance(value, float):  # Dify refuses more than 20 decimal places
+                value = round(value, 10)
+            out[name] = max(min(value, 2 ** 63 - 1), -(2 ** 63 - 1))
+        elif kind == "boolean":
+            out[name] = value if isinstance(value, bool) else False
+        elif isinstance(value, (dict, list)):
+            out[name] = json_out(value)
+        else:
+            out[name] = text_out(value)
+    return out
+
+
+def keep_state(state_text: str) -> str:
+    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
+    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+
+
+def truthy(value: Any) -> bool:
+    """An API outcome as a boolean: true/1/"success"/"成功", or an HTTP status from 200 to 299."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value == 1 or 200 <= value < 300
+    text = text_in(value).strip().lower()
+    if text.isdigit():
+        return truthy(int(text[:6]))
+    return text in _TRUE_WORDS
+
+
+def tail_lines(value: Any, max_lines: int, max_chars: int) -> str:
+    """The newest part of a text (a summary the user may have grown): its last lines, within a cap."""
+    text = text_in(value)
+    if len(text) > max_chars:
+        text = text[-max_chars:]
+    lines = text.split("\n")
+    return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text

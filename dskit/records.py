@@ -1,0 +1,111 @@
+"""The engine's typed records: a task on the stack, and the decision of a turn.
+
+Each record is built in one place (:func:`task_record`, :func:`new_decision`), so a key added here
+reaches every caller — the state machine, its failure path, the code nodes and the plugin tools —
+instead of being typed out again where a dict literal used to be. The records stay plain dicts
+(``TypedDict``): they travel as JSON in the state string and in the ``decision`` output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+NEXT_ACTIONS = ("ask_slot", "confirm", "execute", "faq", "chitchat", "handoff", "fallback")
+
+
+class TaskRecord(TypedDict):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
+    slots: dict[str, Any]
+    history: dict[str, list[Any]]
+    parent_id: str | None
+    opened_turn: int
+
+
+class TaskRef(TypedDict):
+    """The decision's view of the task in focus."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
+
+
+class ExecutePayload(TypedDict):
+    """What the task API receives: the task, its slots, and the sub-tasks submitted with it."""
+
+    task_id: str
+    task: str
+    label: str
+    slots: dict[str, Any]
+    subtasks: list[ExecutePayload]
+
+
+class _DecisionError(TypedDict, total=False):
+    """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
+    and code nodes run on 3.10)."""
+
+    error: str
+
+
+class Decision(_DecisionError):
+    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
+
+    next_action: str
+    task: TaskRef | None
+    slot: str | None
+    question: str
+    execute: ExecutePayload | None
+    faq: dict[str, str] | None
+    handoff: dict[str, str] | None
+    resumed: dict[str, str] | None
+    notices: list[str]
+    missing_slots: list[str]
+    rewritten_query: str
+    applied: list[str]
+    dropped: list[dict[str, Any]]
+    ended: list[dict[str, str]]
+    progress: bool
+    lang: str
+    turn: int
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+
+
+def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
+    if task is None:
+        return None
+    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
+            "stage": task["stage"]}
+
+
+def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+    """A decision with every key present: the defaults below, then ``fields``.
+
+    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
+    or denied something, or reset): the history keeps such a turn longest.
+    """
+    decision: Decision = {
+        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
+        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
+        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
+        "lang": lang, "turn": turn,
+    }
+    unknown = set(fields) - set(Decision.__annotations__)
+    if unknown:
+        raise KeyError(f"not decision keys: {sorted(unknown)}")
+    decision.update(fields)  # type: ignore[typeddict-item]
+    return decision

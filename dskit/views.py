@@ -1,0 +1,214 @@
+"""Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
+
+- :func:`state_text` — the model's view of the state, the same text on every surface (the plugin's
+  ``track_state``, the code-node Chatflow's context node, the classic layout's prompts): the open
+  tasks top first with their filled and missing slots, the slot asked last turn, the tasks just
+  executed. Slot values are rendered on one line, escaped where needed, so a value cannot add a line.
+- :func:`workflow_outputs` — the one dict of outputs a workflow wires: code nodes stringify it
+  (objects and arrays as compact JSON), the plugin tools pass it through. :data:`WORKFLOW_OUTPUTS`
+  says what each output holds; :func:`failed_outputs` gives the same names when a turn cannot run.
+- :func:`history_tag` — how the history keeps a turn, from the machine's ``progress`` flag.
+
+docs/engine-api.md lists the outputs and their meaning; docs/design.md shows where this sits in a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .catalog import Catalog
+from .gaps import missing_slots
+from .messages import norm_lang
+from .records import Decision, new_decision, task_ref
+from .state import current_task, load_state, state_problem
+from .text import escape_invisible, one_line
+
+# name -> kind of value in the dict; a code node declares "number" as number and everything else as
+# string (objects and arrays as compact JSON), the plugin declares each kind as it is.
+WORKFLOW_OUTPUTS: dict[str, str] = {
+    "sys_context_str": "string",  # the new state: write it back to the conversation variable
+    "next_action": "string",  # ask_slot | confirm | execute | faq | chitchat | handoff | fallback
+    "question": "string",  # ready text: the notices, then the question (or the pending one)
+    "current_task": "string",  # name of the task in focus, "" when none
+    "current_task_label": "string",
+    "current_task_stage": "string",  # COLLECTING | CONFIRMING, "" when none
+    "current_task_slots": "object",  # its filled slots in catalog order, {} when none
+    "slot": "string",  # the slot asked now, "" when none
+    "missing_slots": "array[string]",  # required slots still empty, in ask order
+    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
+    "execute_task": "string",  # the name of the task to execute, "" otherwise
+    "faq_question": "string",
+    "handoff_reason": "string",
+    "rewritten_query": "string",
+    "notices": "string",  # the engine's notices of this turn, one per line
+    "resumed_task": "string",
+    "stack_depth": "number",
+    "decision": "object",  # the whole decision (docs/engine-api.md)
+    "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
+}
+
+_WORDS = {
+    "zh": {"current": "当前任务", "suspended": "挂起任务", "waiting": "等待任务", "done": "已办理",
+           "with": "一并提交", "missing": "缺", "asked": "上一轮追问的槽位", "handoff": "已转人工",
+           "none": "（无进行中的任务）", "after": "{parent}办理后一起提交", "colon": "：", "sep": "，",
+           "part": "；", "open": "（", "close": "）"},
+    "en": {"current": "current task", "suspended": "suspended task", "waiting": "waiting task", "done": "done",
+           "with": "submitted with it", "missing": "missing", "asked": "asked last turn", "handoff": "handed off",
+           "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
+           "part": "; ", "open": " (", "close": ")"},
+}
+# A bare value may not hold what separates the parts of a state line, nor start like a JSON value.
+_BARE = re.compile(r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
+_JSON_LIKE = re.compile(r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
+
+
+# ---------------------------------------------------------------- the model's state text
+
+def value_text(value: Any) -> str:
+    """A slot value on one line: plain text when unambiguous, else JSON (quoted and escaped)."""
+    if isinstance(value, str):
+        if _BARE.match(value) and not _JSON_LIKE.match(value) and one_line(value) == value:
+            return value
+        return escape_invisible(json.dumps(value, ensure_ascii=False))
+    if isinstance(value, list) and value and all(isinstance(v, str) and value_text(v) == v for v in value):
+        return "[" + "、".join(value) + "]"
+    return escape_invisible(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _slots_text(slots: Any, order: Any, sep: str) -> str:
+    if not isinstance(slots, dict):
+        return "-"
+    names = [n for n in order if n in slots] + [n for n in slots if n not in order]
+    return sep.join(f"{one_line(n)}={value_text(slots[n])}" for n in names) or "-"
+
+
+def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: dict) -> str:
+    spec = catalog.tasks.get(task["name"]) if catalog is not None else None
+    label = spec.display if spec else one_line(task.get("label") or task["name"])
+    stage = task["stage"]
+    if kind == "waiting":
+        parent = next((t for t in state["task_stack"] if t["id"] == task.get("parent_id")), None)
+        if parent is not None:
+            stage += w["sep"] + w["after"].format(parent=one_line(parent["name"]))
+    head = f"- {w[kind]}{w['colon']}{one_line(task['name'])}{w['open']}{label}{w['sep']}{stage}{w['close']}"
+    line = head + w["colon"] + _slots_text(task["slots"], list(spec.slots) if spec else [], w["sep"])
+    missing = missing_slots(task, spec) if spec else []
+    if missing and kind != "waiting":
+        line += w["part"] + w["missing"] + w["colon"] + w["sep"].join(missing)
+    return line
+
+
+def _done_line(entry: dict, w: dict) -> str:
+    label = one_line(entry.get("label") or entry.get("task") or "?")
+    line = f"- {w['done']}{w['colon']}{label}{w['open']}{one_line(entry.get('status', ''))}{w['close']}" \
+           f"{w['colon']}{_slots_text(entry.get('slots'), [], w['sep'])}"
+    for sub in entry.get("subtasks") or []:
+        if isinstance(sub, dict):
+            line += f"{w['part']}{w['with']}{w['colon']}{one_line(sub.get('label') or sub.get('task') or '?')}" \
+                    f"{w['colon']}{_slots_text(sub.get('slots'), [], w['sep'])}"
+    return line
+
+
+def _asked_line(state: dict, w: dict) -> str:
+    task_id, _, slot = str(state["counters"].get("asking") or "").partition(".")
+    task = next((t for t in state["task_stack"] if t["id"] == task_id), None)
+    if task is None or not slot:
+        return ""
+    return f"- {w['asked']}{w['colon']}{one_line(slot)}{w['open']}{one_line(task['name'])}{w['close']}"
+
+
+def is_dskit_state(value: Any) -> bool:
+    """Whether ``value`` (a dict or JSON text) is a usable dskit state."""
+    if isinstance(value, str):
+        if not value.strip().startswith("{"):
+            return False
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return False
+    return not state_problem(value)
+
+
+def state_text(state: Any, catalog: Catalog | None = None, lang: str = "zh") -> str:
+    """The model's view of a dskit state (any other string is returned as it is, stripped).
+
+    Open tasks top first (current, then suspended or waiting) with their filled slots in catalog
+    order and, given the catalog, the required slots still missing; the slot asked last turn; the
+    tasks executed lately with their outcome; a handoff. Never cut by the context budget: it is
+    what anchors "改成明天吧" and a bare "3个" (docs/design.md).
+    """
+    fresh = state is None or (isinstance(state, str) and not state.strip())  # a new conversation
+    if not fresh and not is_dskit_state(state):
+        return state.strip() if isinstance(state, str) else ""
+    data, _ = load_state(state)
+    w = _WORDS[norm_lang(lang)]
+    lines = []
+    for depth, task in enumerate(reversed(data["task_stack"])):
+        kind = "current" if depth == 0 else "waiting" if task["stage"] == "WAITING" else "suspended"
+        lines.append(_task_line(task, kind, catalog, data, w))
+    lines += [_done_line(d, w) for d in data["done"] if isinstance(d, dict)]
+    asked = _asked_line(data, w)
+    if asked:
+        lines.append(asked)
+    if isinstance(data.get("handoff"), dict):
+        lines.append(f"- {w['handoff']}{w['colon']}{one_line(data['handoff'].get('reason', ''))}")
+    return "\n".join(lines) if lines else w["none"]
+
+
+# ---------------------------------------------------------------- workflow outputs
+
+def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
+    """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
+    top = current_task(state)
+    if top is None:
+        return {"current_task": "", "current_task_label": "", "current_task_stage": "", "current_task_slots": {}}
+    spec = catalog.tasks.get(top["name"]) if catalog is not None else None
+    order = [n for n in (spec.slots if spec else []) if n in top["slots"]]
+    return {"current_task": top["name"], "current_task_label": spec.display if spec else top.get("label") or top["name"],
+            "current_task_stage": top["stage"],
+            "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
+
+
+def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
+    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
+    state, _ = load_state(new_state)
+    execute = decision.get("execute") or {}
+    return {
+        "sys_context_str": new_state,
+        "next_action": decision.get("next_action") or "fallback",
+        "question": decision.get("question") or "",
+        **task_outputs(state, catalog),
+        "slot": decision.get("slot") or "",
+        "missing_slots": list(decision.get("missing_slots") or []),
+        "execute_payload": dict(execute),
+        "execute_task": execute.get("task") or "",
+        "faq_question": (decision.get("faq") or {}).get("question") or "",
+        "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
+        "rewritten_query": decision.get("rewritten_query") or "",
+        "notices": "\n".join(str(n) for n in decision.get("notices") or []),
+        "resumed_task": (decision.get("resumed") or {}).get("task") or "",
+        "stack_depth": len(state["task_stack"]),
+        "decision": dict(decision),
+        "error": error or decision.get("error") or "",
+    }
+
+
+def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
+    """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
+    state, _ = load_state(kept_state)
+    top = current_task(state)
+    decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
+                            task=task_ref(top))
+    return workflow_outputs(kept_state, decision, None, error)
+
+
+def history_tag(decision: Any) -> str:
+    """The history's hint for a turn: "essential" when the machine made progress on a task, "chat"
+    when it applied only a question, small talk or a handoff, "" when it applied nothing."""
+    if not isinstance(decision, dict):
+        return ""
+    if decision.get("progress") is True:
+        return "essential"
+    return "chat" if decision.get("applied") else ""
