@@ -31,6 +31,7 @@ Layout (arrows are imports; there are no cycles)::
     bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``)
     replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine
     plugin_package.py      ``dskit build``: the .difypkg, packed as Dify's packager does
+    design_figure.py       docs/design.png: the engine's modules (read from the source) and one turn
 
 Build vs run: ``dslbuild`` produces YAML and checks it statically (running a code node's ``main``
 once on empty inputs through ``codegen.sandbox`` is the only execution); ``dslrun`` loads YAML and
