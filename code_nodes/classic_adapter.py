@@ -366,6 +366,22 @@ def load_catalog(source: Any) -> Catalog:
     )
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+def loads_strict_or_none(text: object) -> object | None:
+    """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip().lstrip("\ufeff")
+    if not stripped:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -532,14 +548,9 @@ def _is_empty(value: Any) -> bool:
 def merge_params(params: dict, params_json: str) -> dict:
     """Extractor outputs: the extra input variables, merged over an optional JSON object."""
     merged: dict = {}
-    text = params_json.strip()
-    if text:
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            data = None
-        if isinstance(data, dict):
-            merged.update(data)
+    data = loads_strict_or_none(params_json)
+    if isinstance(data, dict):
+        merged.update(data)
     for key, value in params.items():
         if isinstance(key, str) and not key.startswith("__"):
             merged[key] = value

@@ -573,6 +573,22 @@ def catalog_compact(catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+def loads_strict_or_none(text: object) -> object | None:
+    """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip().lstrip("\ufeff")
+    if not stripped:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -692,7 +708,7 @@ def norm_lang(lang: object) -> str:
 
 
 # ---- dskit/noise.py ----
-# Noise tags for dialogue turns: essential | optional | noise (seed 001, §4.1).
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
 NOISE_TAGS = ("essential", "optional", "noise")
 NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
@@ -934,8 +950,8 @@ _TOK_NEWLINES = re.compile(r"\n+")
 _TOK_SPACES = re.compile(r"[ \t]+")
 _TOK_WHITESPACE = re.compile(r"\s")
 
-# Weights per unit, fitted by least squares on seed 000 and the English project docs, then checked
-# on seeds 001 and 003 (held out); the figures are in docs/tokens.md.
+# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
+# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
 TOKEN_WEIGHTS: dict[str, float] = {
     "cjk": 0.638,        # per Chinese character
     "cjk_punct": 0.897,   # per full-width punctuation mark or kana
@@ -1281,26 +1297,26 @@ def bounded_int(value: object, default: int, low: int | None = None, high: int |
 
 
 # ---- dskit/history.py ----
-# Dialogue history in one string conversation variable, in seed 003's format.
+# Dialogue history in one string conversation variable, as ``user: … / assistant: …`` blocks.
 
 HISTORY_SEPARATOR = "\n\n---\n\n"
 HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before parsing
 
-_HIST_USER_ROLES = r"user|human|用户|客户|顾客"
-_HIST_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_HIST_LABEL = re.compile(
-    rf"^(?P<role>{_HIST_USER_ROLES}|{_HIST_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_USER_ROLES = r"user|human|用户|客户|顾客"
+_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
+_LABEL = re.compile(
+    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
-_HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
 
 
-def _hist_clean(text: object) -> str:
+def _clean(text: object) -> str:
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
-def _hist_from_messages(data: object) -> list[dict] | None:
+def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
         inner = data.get("history", data.get("messages"))
@@ -1310,12 +1326,12 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     turns: list[dict] = []
     for m in data:
         if "user" in m or "assistant" in m:
-            turns.append({"user": _hist_clean(m.get("user", "")).strip(),
-                          "assistant": _hist_clean(m.get("assistant", "")).strip(),
+            turns.append({"user": _clean(m.get("user", "")).strip(),
+                          "assistant": _clean(m.get("assistant", "")).strip(),
                           "tag": noise_hint_tag(m.get("tag"))})
             continue
         role = str(m.get("role", "")).lower()
-        content = _hist_clean(m.get("content", m.get("text", ""))).strip()
+        content = _clean(m.get("content", m.get("text", ""))).strip()
         if role in ("user", "human"):
             turns.append({"user": content, "assistant": "", "tag": ""})
         elif role in ("assistant", "ai", "bot") and turns and not turns[-1]["assistant"]:
@@ -1325,17 +1341,17 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     return [t for t in turns if t["user"] or t["assistant"]]
 
 
-def _hist_parse_block(block: str) -> list[dict]:
+def _parse_block(block: str) -> list[dict]:
     """Turns in one block of text (normally exactly one)."""
     turns: list[dict] = []
-    labels = list(_HIST_LABEL.finditer(block))
+    labels = list(_LABEL.finditer(block))
     head = block[: labels[0].start()].strip() if labels else block.strip()
     if head:
         turns.append({"user": "", "assistant": head, "tag": ""})
     for i, m in enumerate(labels):
         end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
         text = block[m.end():end].strip()
-        if _HIST_USER_ROLE.match(m.group("role")):
+        if _USER_ROLE.match(m.group("role")):
             tag = (m.group("tag") or "").lower()
             turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
         elif turns and not turns[-1]["assistant"]:
@@ -1350,26 +1366,23 @@ def _hist_parse_block(block: str) -> list[dict]:
 def parse_history(text: object) -> list[dict]:
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
-    Best effort on anything: seed 003's format, Dify's "Human:/Assistant:" lines, a JSON list of
+    Best effort on anything: this module's format, Dify's "Human:/Assistant:" lines, a JSON list of
     messages, a truncated string (the cut head becomes an assistant-only turn), or plain text.
     """
     try:
         if isinstance(text, list):
-            return _hist_from_messages(text) or []
-        text = _hist_clean(text)
+            return _from_messages(text) or []
+        text = _clean(text)
         stripped = text.strip()
         if not stripped:
             return []
         if stripped[0] in "[{":
-            try:
-                found = _hist_from_messages(json.loads(stripped))
-            except (ValueError, RecursionError):
-                found = None
+            found = _from_messages(loads_strict_or_none(stripped))
             if found is not None:
                 return found
         turns: list[dict] = []
-        for block in _HIST_SPLIT.split(text):
-            turns.extend(_hist_parse_block(block))
+        for block in _SPLIT.split(text):
+            turns.extend(_parse_block(block))
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
@@ -1475,12 +1488,7 @@ def _asked_line(state: dict, w: dict) -> str:
 def is_dskit_state(value: Any) -> bool:
     """Whether ``value`` (a dict or JSON text) is a usable dskit state."""
     if isinstance(value, str):
-        if not value.strip().startswith("{"):
-            return False
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return False
+        value = loads_strict_or_none(value) if value.strip().startswith("{") else None
     return not state_problem(value)
 
 
@@ -1511,7 +1519,7 @@ def state_text(state: Any, catalog: Catalog | None = None, lang: str = "zh") -> 
 
 
 # ---- dskit/context.py ----
-# Context assembly in seed 001's five zones, within a token budget.
+# Context assembly in five zones, within a token budget (docs/design.md, "Zones and budgets").
 
 CONTEXT_ZONES = ("system", "state", "memory", "history", "external")
 CONTEXT_TOTAL_BUDGET = 3_000
@@ -1536,7 +1544,7 @@ def context_item(text: str) -> str:
     return line if line.startswith("- ") else "- " + line.removeprefix("-").lstrip()
 
 
-def _ctx_items(text: str) -> list[str]:
+def _items(text: str) -> list[str]:
     """A memory or external zone cut into items: paragraphs, or lines when there is one paragraph."""
     text = (text or "").strip()
     if not text:
@@ -1547,7 +1555,7 @@ def _ctx_items(text: str) -> list[str]:
     return [ln.strip() for ln in text.split("\n") if ln.strip()]
 
 
-class _CtxParts:
+class _Zones:
     """The zones' remaining items, how they render, and their token counts (cached per zone).
 
     Whoever changes a zone's items calls :meth:`touch`. :meth:`tokens` without a zone is the sum of
@@ -1602,7 +1610,7 @@ class _CtxParts:
         return sum(sizes) + max(0, len(sizes) - 1)
 
 
-def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bool = True) -> bool:
+def _cut_history(parts: _Zones, report: list, reason: str, keep_facts: bool = True) -> bool:
     """Cut one history item in trimming order; False when only the latest turn and facts are left.
 
     Optional turns (oldest first) are first cut short, to their reply's opening, then dropped; then
@@ -1624,7 +1632,7 @@ def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bo
                 return True
     for i, t in enumerate(parts.turns):
         if t["tag"] == "optional" and i != last:
-            report.append(_ctx_cut("history", "optional turn", t["turn"], reason))
+            report.append(_cut("history", "optional turn", t["turn"], reason))
             del parts.turns[i]
             parts.touch("history")
             return True
@@ -1634,26 +1642,26 @@ def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bo
         line = summary_fact_line(oldest["turn"], oldest["tag"], oldest["reason"], oldest["prev"], parts.lang)
         if line:  # an essential turn is summarised, not dropped
             parts.summary.append(line)
-        report.append(_ctx_cut("history", "oldest turn summarised" if line else "oldest turn",
+        report.append(_cut("history", "oldest turn summarised" if line else "oldest turn",
                                oldest["turn"], reason))
         return True
     victim = summary_victim(parts.summary, parts.lang, keep_facts)
     if victim >= 0:
         what = "summary line" if summary_is_fact(parts.summary[victim]) else "summary line (no fact)"
-        report.append(_ctx_cut("history", what, parts.summary[victim], reason))
+        report.append(_cut("history", what, parts.summary[victim], reason))
         del parts.summary[victim]
         parts.touch("history")
         return True
     return False
 
 
-def _ctx_cut(zone: str, what: str, item: object, reason: str) -> dict:
+def _cut(zone: str, what: str, item: object, reason: str) -> dict:
     text = render_history_for_model([item]) if isinstance(item, dict) else str(item)
     return {"zone": zone, "what": what, "tokens": estimate_tokens(text), "reason": reason,
             "preview": " ".join(text.split())[:40]}
 
 
-def _ctx_shorten_last_turn(parts: _CtxParts, over: int, report: list, reason: str) -> bool:
+def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> bool:
     """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
     if not parts.turns:
         return False
@@ -1669,36 +1677,36 @@ def _ctx_shorten_last_turn(parts: _CtxParts, over: int, report: list, reason: st
                            "reason": reason, "preview": ""})
             entry["turn"] = turn
             return True
-    report.append(_ctx_cut("history", "latest turn", entry["turn"], reason))
+    report.append(_cut("history", "latest turn", entry["turn"], reason))
     parts.turns.pop()
     return True
 
 
-def _ctx_cut_list(parts: _CtxParts, zone: str, report: list, reason: str) -> bool:
+def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
     items = getattr(parts, zone)
     if not items:
         return False
-    report.append(_ctx_cut(zone, "item", items[-1], reason))
+    report.append(_cut(zone, "item", items[-1], reason))
     items.pop()
     parts.touch(zone)
     return True
 
 
-def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> None:
+def _fit_zone(parts: _Zones, zone: str, budget: int, report: list) -> None:
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
     while parts.tokens(zone) > budget:
         if zone == "history":
-            if _ctx_cut_history(parts, report, reason):
+            if _cut_history(parts, report, reason):
                 continue
             latest = estimate_tokens(render_history_for_model([parts.turns[-1]["turn"]])) if parts.turns else 0
             if latest > budget:  # the latest turn alone is over the zone's budget: cut it to size
-                _ctx_shorten_last_turn(parts, latest - budget, report, reason)
+                _shorten_last_turn(parts, latest - budget, report, reason)
                 continue
             break  # what is left is the latest turn and the facts: the total budget decides
         items = getattr(parts, zone)
         if len(items) > 1:
-            _ctx_cut_list(parts, zone, report, reason)
+            _cut_list(parts, zone, report, reason)
         elif items:
             header = estimate_tokens(parts.h[zone]) + 1
             cut = truncate_to_tokens(items[0], budget - header - 1)
@@ -1713,7 +1721,7 @@ def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> Non
             break
 
 
-def _ctx_precut_list(parts: _CtxParts, zone: str, limit: int, report: list) -> None:
+def _precut_list(parts: _Zones, zone: str, limit: int, report: list) -> None:
     """Drop, in one go, the items past the first ones that fit ``limit`` (a zone or total budget)."""
     items = getattr(parts, zone)
     used = 0
@@ -1727,22 +1735,22 @@ def _ctx_precut_list(parts: _CtxParts, zone: str, limit: int, report: list) -> N
             return
 
 
-def _ctx_fit_total(parts: _CtxParts, budget: int, report: list) -> None:
+def _fit_total(parts: _Zones, budget: int, report: list) -> None:
     """Cut across zones, in the module's order, until the whole text fits."""
     reason = f"total budget {budget}"
     steps = (
-        lambda: _ctx_cut_history(parts, report, reason),
-        lambda: _ctx_cut_list(parts, "external", report, reason),
-        lambda: _ctx_cut_list(parts, "memory", report, reason),
-        lambda: _ctx_cut_history(parts, report, reason, keep_facts=False),
-        lambda: _ctx_shorten_last_turn(parts, parts.tokens() - budget, report, reason),
+        lambda: _cut_history(parts, report, reason),
+        lambda: _cut_list(parts, "external", report, reason),
+        lambda: _cut_list(parts, "memory", report, reason),
+        lambda: _cut_history(parts, report, reason, keep_facts=False),
+        lambda: _shorten_last_turn(parts, parts.tokens() - budget, report, reason),
     )
     while parts.tokens() > budget:
         if not any(step() for step in steps):
             break
 
 
-def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
+def _fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
     """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
 
     "已记下时间：19:00" says nothing once "已为您预订…19:00…" follows, or once the state shows it; the
@@ -1751,7 +1759,7 @@ def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[
     kept = []
     for line, rank in zip(lines, summary_ranks(lines, after=state_text or " ")):
         if rank == 1:
-            report.append(_ctx_cut("history", "summary line repeated later", line, "repeated"))
+            report.append(_cut("history", "summary line repeated later", line, "repeated"))
         else:
             kept.append(line)
     return kept
@@ -1787,24 +1795,24 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
         if info["tag"] == "noise":
-            cut.append(_ctx_cut("history", "noise turn", turn, info["reason"]))
+            cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget
             kept_turns.append({"turn": {"user": truncate_to_tokens(turn["user"], total_budget),
                                         "assistant": truncate_to_tokens(turn["assistant"], total_budget)},
                                "tag": info["tag"], "reason": info["reason"], "prev": prev})
         prev = turn["assistant"]
-    summary_lines = _ctx_fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
+    summary_lines = _fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
                                        state_view_text, cut)
-    parts = _CtxParts(text_of(system).strip(), state_view_text, _ctx_items(text_of(memory)),
-                      summary_lines, kept_turns, _ctx_items(text_of(external)), lang)
+    parts = _Zones(text_of(system).strip(), state_view_text, _items(text_of(memory)),
+                      summary_lines, kept_turns, _items(text_of(external)), lang)
     for zone in ("external", "memory"):  # far too many items: most go at once (the rest one by one)
-        _ctx_precut_list(parts, zone, min(bounded_int(zone_budgets.get(zone), 0, 0) or total_budget, total_budget), cut)
+        _precut_list(parts, zone, min(bounded_int(zone_budgets.get(zone), 0, 0) or total_budget, total_budget), cut)
     for zone in ("history", "external", "memory"):
         zone_budget = bounded_int(zone_budgets.get(zone), 0, 0)
         if zone_budget:
-            _ctx_fit_zone(parts, zone, zone_budget, cut)
-    _ctx_fit_total(parts, total_budget, cut)
+            _fit_zone(parts, zone, zone_budget, cut)
+    _fit_total(parts, total_budget, cut)
     text = parts.text()
     total = estimate_tokens(text)
     report = {

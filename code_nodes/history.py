@@ -59,6 +59,22 @@ import unicodedata
 from typing import Any
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+def loads_strict_or_none(text: object) -> object | None:
+    """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip().lstrip("\ufeff")
+    if not stripped:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
@@ -68,7 +84,7 @@ def norm_lang(lang: object) -> str:
 
 
 # ---- dskit/noise.py ----
-# Noise tags for dialogue turns: essential | optional | noise (seed 001, §4.1).
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
 NOISE_TAGS = ("essential", "optional", "noise")
 NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
@@ -310,8 +326,8 @@ _TOK_NEWLINES = re.compile(r"\n+")
 _TOK_SPACES = re.compile(r"[ \t]+")
 _TOK_WHITESPACE = re.compile(r"\s")
 
-# Weights per unit, fitted by least squares on seed 000 and the English project docs, then checked
-# on seeds 001 and 003 (held out); the figures are in docs/tokens.md.
+# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
+# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
 TOKEN_WEIGHTS: dict[str, float] = {
     "cjk": 0.638,        # per Chinese character
     "cjk_punct": 0.897,   # per full-width punctuation mark or kana
@@ -717,7 +733,7 @@ def bounded_int(value: object, default: int, low: int | None = None, high: int |
 
 
 # ---- dskit/history.py ----
-# Dialogue history in one string conversation variable, in seed 003's format.
+# Dialogue history in one string conversation variable, as ``user: … / assistant: …`` blocks.
 
 HISTORY_SEPARATOR = "\n\n---\n\n"
 HISTORY_MAX_TURNS = 10
@@ -727,14 +743,14 @@ HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before
 HISTORY_MAX_OVERFLOW_TURNS = 200     # beyond the window, only this many turns are tagged and summarised
 HISTORY_MAX_OVERFLOW_CHARS = 100_000 # the overflow output keeps its newest part (Dify caps strings)
 
-_HIST_USER_ROLES = r"user|human|用户|客户|顾客"
-_HIST_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_HIST_LABEL = re.compile(
-    rf"^(?P<role>{_HIST_USER_ROLES}|{_HIST_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_USER_ROLES = r"user|human|用户|客户|顾客"
+_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
+_LABEL = re.compile(
+    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
-_HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
-_HIST_TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
+_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
 
 def history_size(text: str) -> int:
@@ -742,18 +758,18 @@ def history_size(text: str) -> int:
     return max(sys.getsizeof(text), len(text.encode("utf-8", "replace")))
 
 
-def _hist_clean(text: object) -> str:
+def _clean(text: object) -> str:
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
-def _hist_content(text: str) -> str:
+def _content(text: str) -> str:
     """Message text made safe to store: no separator lines, no lines that look like a role label."""
-    text = _HIST_SPLIT.sub("- - -", _hist_clean(text).strip())
-    return _HIST_LABEL.sub(lambda m: " " + m.group(0), text)
+    text = _SPLIT.sub("- - -", _clean(text).strip())
+    return _LABEL.sub(lambda m: " " + m.group(0), text)
 
 
-def _hist_from_messages(data: object) -> list[dict] | None:
+def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
         inner = data.get("history", data.get("messages"))
@@ -763,12 +779,12 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     turns: list[dict] = []
     for m in data:
         if "user" in m or "assistant" in m:
-            turns.append({"user": _hist_clean(m.get("user", "")).strip(),
-                          "assistant": _hist_clean(m.get("assistant", "")).strip(),
+            turns.append({"user": _clean(m.get("user", "")).strip(),
+                          "assistant": _clean(m.get("assistant", "")).strip(),
                           "tag": noise_hint_tag(m.get("tag"))})
             continue
         role = str(m.get("role", "")).lower()
-        content = _hist_clean(m.get("content", m.get("text", ""))).strip()
+        content = _clean(m.get("content", m.get("text", ""))).strip()
         if role in ("user", "human"):
             turns.append({"user": content, "assistant": "", "tag": ""})
         elif role in ("assistant", "ai", "bot") and turns and not turns[-1]["assistant"]:
@@ -778,17 +794,17 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     return [t for t in turns if t["user"] or t["assistant"]]
 
 
-def _hist_parse_block(block: str) -> list[dict]:
+def _parse_block(block: str) -> list[dict]:
     """Turns in one block of text (normally exactly one)."""
     turns: list[dict] = []
-    labels = list(_HIST_LABEL.finditer(block))
+    labels = list(_LABEL.finditer(block))
     head = block[: labels[0].start()].strip() if labels else block.strip()
     if head:
         turns.append({"user": "", "assistant": head, "tag": ""})
     for i, m in enumerate(labels):
         end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
         text = block[m.end():end].strip()
-        if _HIST_USER_ROLE.match(m.group("role")):
+        if _USER_ROLE.match(m.group("role")):
             tag = (m.group("tag") or "").lower()
             turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
         elif turns and not turns[-1]["assistant"]:
@@ -803,40 +819,37 @@ def _hist_parse_block(block: str) -> list[dict]:
 def parse_history(text: object) -> list[dict]:
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
-    Best effort on anything: seed 003's format, Dify's "Human:/Assistant:" lines, a JSON list of
+    Best effort on anything: this module's format, Dify's "Human:/Assistant:" lines, a JSON list of
     messages, a truncated string (the cut head becomes an assistant-only turn), or plain text.
     """
     try:
         if isinstance(text, list):
-            return _hist_from_messages(text) or []
-        text = _hist_clean(text)
+            return _from_messages(text) or []
+        text = _clean(text)
         stripped = text.strip()
         if not stripped:
             return []
         if stripped[0] in "[{":
-            try:
-                found = _hist_from_messages(json.loads(stripped))
-            except (ValueError, RecursionError):
-                found = None
+            found = _from_messages(loads_strict_or_none(stripped))
             if found is not None:
                 return found
         turns: list[dict] = []
-        for block in _HIST_SPLIT.split(text):
-            turns.extend(_hist_parse_block(block))
+        for block in _SPLIT.split(text):
+            turns.extend(_parse_block(block))
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
 
 
 def render_turn(turn: dict) -> str:
-    """One turn in seed 003's format; a stored tag goes into the user label."""
+    """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""
     label = f"user [{tag}]" if tag in NOISE_TAGS else "user"
-    return f"{label}: {_hist_content(turn.get('user', ''))}\n\nassistant: {_hist_content(turn.get('assistant', ''))}"
+    return f"{label}: {_content(turn.get('user', ''))}\n\nassistant: {_content(turn.get('assistant', ''))}"
 
 
 def render_history(turns: list[dict]) -> str:
-    """Turns joined by seed 003's separator."""
+    """Turns joined by the separator line."""
     return HISTORY_SEPARATOR.join(render_turn(t) for t in turns)
 
 
@@ -850,7 +863,7 @@ def render_history_for_model(turns: list[dict]) -> str:
                                   for t in turns)
 
 
-def _hist_eviction_order(turns: list[dict]) -> list[int]:
+def _eviction_order(turns: list[dict]) -> list[int]:
     """The order in which turns leave the window: noise first (oldest first, never one of the last
     two turns), then the rest, oldest first. Tags are computed once, on the whole list."""
     tags = noise_tag_turns(turns)
@@ -860,13 +873,13 @@ def _hist_eviction_order(turns: list[dict]) -> list[int]:
     return noise + [i for i in range(len(turns)) if i not in taken]
 
 
-def _hist_shrink(turn: dict, max_bytes: int, lang: str) -> dict:
+def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
     """The turn cut (in the middle of the reply first, then of the user text) to fit ``max_bytes``.
 
     The texts are made safe once; candidates are measured without re-sanitising them.
     """
-    marker = _HIST_TRUNC[norm_lang(lang)]
-    safe = {"user": _hist_content(turn.get("user", "")), "assistant": _hist_content(turn.get("assistant", ""))}
+    marker = _TRUNC[norm_lang(lang)]
+    safe = {"user": _content(turn.get("user", "")), "assistant": _content(turn.get("assistant", ""))}
 
     def size(user: str, bot: str) -> int:
         label = f"user [{turn['tag']}]" if turn.get("tag") in NOISE_TAGS else "user"
@@ -898,14 +911,14 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
                lang: str = "zh") -> tuple[list[dict], list[dict], int]:
     """(kept, overflow, truncated): the window within both caps; overflow in conversation order.
 
-    Turns leave in :func:`_hist_eviction_order`; the fewest that satisfy the turn cap and then the
+    Turns leave in :func:`_eviction_order`; the fewest that satisfy the turn cap and then the
     byte cap go (found by bisection, since each further turn out only makes the rest smaller).
     A single turn bigger than the byte cap is cut to fit; its full text goes to ``overflow`` too, so
     the summary still sees it.
     """
     max_turns = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000)
     max_bytes = bounded_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
-    order = _hist_eviction_order(turns)
+    order = _eviction_order(turns)
 
     def window(k: int) -> list[int]:
         gone = set(order[:k])
@@ -925,7 +938,7 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
     truncated = 0
     if kept and history_size(render_history(kept)) > max_bytes:
         gone_idx.add(kept_idx[0])
-        kept[0] = _hist_shrink(kept[0], max_bytes, lang)
+        kept[0] = _shrink(kept[0], max_bytes, lang)
         truncated = 1
     return kept, [turns[i] for i in sorted(gone_idx)], truncated
 
@@ -944,7 +957,7 @@ def append_turn(history: object, user: object, assistant: object, *, essential: 
     limit = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
     early, turns = turns[:-limit], turns[-limit:]  # a foreign history of thousands of turns
     hint = noise_hint_tag(tag) or noise_hint_tag(essential)
-    user_text, bot_text = _hist_clean(user).strip(), _hist_clean(assistant).strip()
+    user_text, bot_text = _clean(user).strip(), _clean(assistant).strip()
     if user_text or bot_text:
         if hint == "chat":  # resolved now, while the previous reply is known, and stored
             prev = turns[-1]["assistant"] if turns else ""
@@ -998,7 +1011,7 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
     """The Dify history node: append this turn, roll overflow into the summary. Never raises.
 
     ``answer`` is the reply of this turn; when it is empty, the first non-empty ``other_answers``
-    value is used (seed 003 wires several answer branches into one code node). ``tag`` is the
+    value is used (a Chatflow may wire several answer branches into one code node). ``tag`` is the
     caller's hint ("essential", "optional", "noise", or "" for rules; see
     :func:`dskit.views.history_tag`). With ``llm_summary`` true, ``summary`` is still merged
     extractively (a safe value if the LLM fails) and ``summary_due``/``summary_prompt`` ask an LLM
@@ -1007,13 +1020,13 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
     """
     lang = norm_lang(lang)
     try:
-        reply = _hist_clean(answer).strip()
+        reply = _clean(answer).strip()
         if not reply or reply.lower() == "none":
-            reply = next((_hist_clean(v).strip() for v in other_answers.values()
-                          if _hist_clean(v).strip() and _hist_clean(v).strip().lower() != "none"), "")
+            reply = next((_clean(v).strip() for v in other_answers.values()
+                          if _clean(v).strip() and _clean(v).strip().lower() != "none"), "")
         result = append_turn(old_history, user_query, reply, tag=tag, max_turns=max_turns,
                              max_bytes=max_bytes, lang=lang)
-        old_summary = _hist_clean(summary).strip()
+        old_summary = _clean(summary).strip()
         overflow = result["overflow"]
         new_summary = summary_extractive(old_summary, overflow[-HISTORY_MAX_OVERFLOW_TURNS:], summary_max_tokens, lang)
         overflow_text = render_history(overflow)
@@ -1038,8 +1051,8 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
             "truncated": result["truncated"],
         }
     except Exception as exc:  # pragma: no cover - last line of defence for the code node
-        keep = _hist_clean(old_history)
-        return {"history": keep, "model_history": keep, "summary": _hist_clean(summary), "overflow": "",
+        keep = _clean(old_history)
+        return {"history": keep, "model_history": keep, "summary": _clean(summary), "overflow": "",
                 "overflow_turns": 0, "turns": 0, "tag": "", "summary_due": False, "summary_system": "",
                 "summary_prompt": f"error: {type(exc).__name__}", "truncated": 0}
 
@@ -1170,12 +1183,7 @@ def _history_tag(tag: Any, decision: Any) -> str:
     text = text_in(tag).strip()
     if text:
         return text
-    if isinstance(decision, dict):
-        return history_tag(decision)
-    try:
-        return history_tag(json.loads(text_in(decision) or "null"))
-    except (ValueError, RecursionError):
-        return ""
+    return history_tag(decision if isinstance(decision, dict) else loads_strict_or_none(text_in(decision)))
 
 
 def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "", answer: Any = "",

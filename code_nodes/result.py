@@ -44,13 +44,18 @@ from typing import Any, TypedDict
 STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
 
 
-class TaskRecord(TypedDict):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
+class TaskRef(TypedDict):
+    """A task as the decision names it: the task in focus."""
 
     id: str
     name: str
     label: str
     stage: str
+
+
+class TaskRecord(TaskRef):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
+
     slots: dict[str, Any]
     history: dict[str, list[Any]]
     parent_id: str | None
@@ -170,7 +175,7 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 
 def _sync_derived(state: dict) -> None:
-    """Recompute the fields seed 003 shows but that follow from the stack: the lock and the focus."""
+    """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
     stack = state["task_stack"]
     state["current_task_id"] = stack[-1]["id"] if stack else None
     state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"

@@ -539,472 +539,6 @@ def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
     return ok and coerced == value and not reason
 
 
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
-
-
-class TaskRecord(TypedDict):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
-
-    id: str
-    name: str
-    label: str
-    stage: str
-    slots: dict[str, Any]
-    history: dict[str, list[Any]]
-    parent_id: str | None
-    opened_turn: int
-
-
-class TaskRef(TypedDict):
-    """The decision's view of the task in focus."""
-
-    id: str
-    name: str
-    label: str
-    stage: str
-
-
-class ExecutePayload(TypedDict):
-    """What the task API receives: the task, its slots, and the sub-tasks submitted with it."""
-
-    task_id: str
-    task: str
-    label: str
-    slots: dict[str, Any]
-    subtasks: list[ExecutePayload]
-
-
-class _DecisionError(TypedDict, total=False):
-    """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
-    and code nodes run on 3.10)."""
-
-    error: str
-
-
-class Decision(_DecisionError):
-    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
-
-    next_action: str
-    task: TaskRef | None
-    slot: str | None
-    question: str
-    execute: ExecutePayload | None
-    faq: dict[str, str] | None
-    handoff: dict[str, str] | None
-    resumed: dict[str, str] | None
-    notices: list[str]
-    missing_slots: list[str]
-    rewritten_query: str
-    applied: list[str]
-    dropped: list[dict[str, Any]]
-    ended: list[dict[str, str]]
-    progress: bool
-    lang: str
-    turn: int
-
-
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
-    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
-            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
-
-
-def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
-    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
-    if task is None:
-        return None
-    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
-            "stage": task["stage"]}
-
-
-def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
-    """A decision with every key present: the defaults below, then ``fields``.
-
-    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
-    or denied something, or reset): the history keeps such a turn longest.
-    """
-    decision: Decision = {
-        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
-        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
-        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
-        "lang": lang, "turn": turn,
-    }
-    unknown = set(fields) - set(Decision.__annotations__)
-    if unknown:
-        raise KeyError(f"not decision keys: {sorted(unknown)}")
-    decision.update(fields)  # type: ignore[typeddict-item]
-    return decision
-
-
-# ---- dskit/state.py ----
-# The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
-
-STATE_FORMAT = "dskit.state"
-STATE_VERSION = 1
-# An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
-# below: stack, timeline and errors are all bounded).
-MAX_STATE_CHARS = 150_000
-MAX_ERRORS = 5
-MAX_TIMELINE = 5
-MAX_DONE = 3
-MAX_SLOT_HISTORY = 10
-
-
-def new_counters() -> dict:
-    """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
-    return {"parse_failures": 0, "failed_asks": {}, "asking": None}
-
-
-def new_state() -> dict:
-    """A clean state: no task, nothing counted."""
-    return {
-        "format": STATE_FORMAT,
-        "version": STATE_VERSION,
-        "turn": 0,
-        "global_intent_lock": "UNLOCKED",
-        "current_task_id": None,
-        "task_stack": [],
-        "next_task_seq": 1,
-        "counters": new_counters(),
-        "handoff": None,
-        "done": [],
-        "errors": [],
-        "timeline": [],
-    }
-
-
-def _task_problem(task: Any, index: int) -> str:
-    """Why one stack entry is unusable ('' when it is fine)."""
-    where = f"task_stack[{index}]"
-    if not isinstance(task, dict):
-        return f"{where} is not an object"
-    for key, kind in (("id", str), ("name", str), ("stage", str), ("slots", dict), ("history", dict)):
-        if not isinstance(task.get(key), kind):
-            return f"{where}.{key} is missing or of the wrong type"
-    if task["stage"] not in STAGES:
-        return f"{where}.stage {task['stage']!r} is unknown"
-    if not all(isinstance(v, list) for v in task["history"].values()):
-        return f"{where}.history must map slots to lists"
-    return ""
-
-
-def state_problem(data: Any) -> str:
-    """Why a decoded state cannot be used ('' when it can)."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    if data.get("format") != STATE_FORMAT:
-        return "not a dskit state (format field missing or foreign)"
-    if data.get("version") != STATE_VERSION:
-        return f"unsupported state version {data.get('version')!r}"
-    for key, kind in (("turn", int), ("task_stack", list), ("next_task_seq", int),
-                      ("counters", dict), ("done", list), ("errors", list), ("timeline", list)):
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
-            return f"field {key!r} is missing or of the wrong type"
-    for i, task in enumerate(data["task_stack"]):
-        problem = _task_problem(task, i)
-        if problem:
-            return problem
-    counters = data["counters"]
-    if not isinstance(counters.get("parse_failures", 0), int) or not isinstance(counters.get("failed_asks", {}), dict) \
-            or not all(isinstance(v, int) for v in counters.get("failed_asks", {}).values()) \
-            or not isinstance(counters.get("asking") or "", str):
-        return "counters are malformed"
-    ids = [t["id"] for t in data["task_stack"]]
-    if len(set(ids)) != len(ids):
-        return "task ids are not unique"
-    return ""
-
-
-def load_state(text: Any) -> tuple[dict, list[str]]:
-    """Decode a state string: (state, errors). Never raises; unusable input gives a clean state.
-
-    An empty string or None is simply a new conversation and is not an error.
-    """
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return new_state(), []
-    if isinstance(text, dict):
-        data = text
-    elif not isinstance(text, str):
-        return new_state(), [f"state is a {type(text).__name__}, not a string; started clean"]
-    elif len(text) > MAX_STATE_CHARS:
-        return new_state(), [f"state is {len(text)} characters, over the {MAX_STATE_CHARS} limit; started clean"]
-    else:
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return new_state(), [f"state is not valid JSON ({str(exc)[:80]}); started clean"]
-    problem = state_problem(data)
-    if problem:
-        return new_state(), [f"state unusable: {problem}; started clean"]
-    state = new_state()
-    state.update(data)
-    state["counters"] = {**new_counters(), **data["counters"]}
-    return state, []
-
-
-def _sync_derived(state: dict) -> None:
-    """Recompute the fields seed 003 shows but that follow from the stack: the lock and the focus."""
-    stack = state["task_stack"]
-    state["current_task_id"] = stack[-1]["id"] if stack else None
-    state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
-    for task in stack[:-1]:
-        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
-            task["stage"] = "SUSPENDED"
-
-
-def dump_state(state: dict) -> str:
-    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON."""
-    _sync_derived(state)
-    state["errors"] = state["errors"][-MAX_ERRORS:]
-    state["timeline"] = state["timeline"][-MAX_TIMELINE:]
-    state["done"] = state["done"][-MAX_DONE:]
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
-
-
-def current_task(state: dict) -> dict | None:
-    """The task in focus: the top of the stack."""
-    return state["task_stack"][-1] if state["task_stack"] else None
-
-
-def find_task(state: dict, task_id: str) -> dict | None:
-    """The open task with this id."""
-    for task in state["task_stack"]:
-        if task["id"] == task_id:
-            return task
-    return None
-
-
-def add_error(state: dict, code: str, message: str) -> None:
-    """Keep an error visible in the state (the last few only)."""
-    state["errors"].append({"turn": state["turn"], "code": code, "message": message[:300]})
-    del state["errors"][:-MAX_ERRORS]
-
-
-# ---- dskit/messages.py ----
-# User-facing texts of the engine, Chinese by default, English available.
-
-MESSAGES: dict[str, dict[str, str]] = {
-    "zh": {
-        "ack_values": "好的，已记下{values}。",
-        "ask_default": "请问您的{slot}是？",
-        "confirm": "请确认：{task}，{values}。确认办理吗？",
-        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
-        "confirm_none": "请确认是否办理「{task}」？",
-        "deny": "好的，请问需要修改哪一项？（{slots}）",
-        "resume": "我们继续刚才的「{task}」。",
-        "cancelled": "已取消「{task}」。",
-        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
-        "evicted": "待办事项太多，已移除最早的「{task}」。",
-        "reset": "好的，已清空当前所有事项。",
-        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
-        "handoff": "正在为您转接人工客服，请稍候。",
-        "guard": "还需要先确认一项信息。",
-        "nothing_open": "好的。还有什么可以帮您？",
-        "rolled_back": "已将{slot}改回{value}。",
-        "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
-        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
-        "exec_ok": "「{task}」已办理完成。",
-        "exec_ok_with": "「{task}」已一并提交。",
-        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-        "exec_dry_with": "并一起提交「{task}」：{values}。",
-        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
-        "exec_unknown": "接口没有返回成功",
-        "none": "无",
-        "value_sep": "，",
-        "kv": "{slot}：{value}",
-        "yes": "是",
-        "no": "否",
-        "list_sep": "、",
-        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-        "internal": "抱歉，系统出了点问题，请再说一遍。",
-        # the plugin tools' parameter errors (tools/_common.py)
-        "tool_bad_param": "参数 {param} 有误：{problem}",
-        "tool_required": "不能为空",
-        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
-        "tool_not_text": "必须是文本，收到的是 {kind}",
-        "tool_not_json": "不是有效的 JSON（{detail}）",
-        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
-        "tool_not_choice": "必须是 {choices} 之一",
-        "tool_catalog": "任务目录无效：{problems}",
-        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
-        "tool_unknown_task": "目录里没有任务 {task}",
-        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
-        "tool_no_user": "无法确定用户：请传入 user 参数",
-    },
-    "en": {
-        "ack_values": "OK, noted {values}.",
-        "ask_default": "What is your {slot}?",
-        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
-        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
-        "confirm_none": "Shall I go ahead with {task}?",
-        "deny": "OK, which one would you like to change? ({slots})",
-        "resume": "Let's continue with {task}.",
-        "cancelled": "{task} has been cancelled.",
-        "cascade": "{task} depended on what changed, so it was cancelled too.",
-        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
-        "reset": "OK, everything has been cleared.",
-        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
-        "handoff": "I am transferring you to a human agent, please wait.",
-        "guard": "One more thing needs confirming first.",
-        "nothing_open": "OK. Anything else I can help with?",
-        "rolled_back": "{slot} is back to {value}.",
-        "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
-        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
-        "exec_ok": "{task} is done.",
-        "exec_ok_with": " {task} was submitted with it.",
-        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-        "exec_dry_with": " Together with it: {task}: {values}.",
-        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
-        "exec_unknown": "the API did not report success",
-        "none": "none",
-        "value_sep": ", ",
-        "kv": "{slot}: {value}",
-        "yes": "yes",
-        "no": "no",
-        "list_sep": ", ",
-        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
-                          "please try again later or ask for a human agent.",
-        "internal": "Sorry, something went wrong on our side. Could you say that again?",
-        # the plugin tools' parameter errors (tools/_common.py)
-        "tool_bad_param": "Parameter {param} is invalid: {problem}",
-        "tool_required": "must not be empty",
-        "tool_too_long": "is too long ({n} characters, limit {limit})",
-        "tool_not_text": "must be text, got {kind}",
-        "tool_not_json": "is not valid JSON ({detail})",
-        "tool_not_int": "must be an integer from {low} to {high}",
-        "tool_not_choice": "must be one of {choices}",
-        "tool_catalog": "the task catalog is invalid: {problems}",
-        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
-        "tool_unknown_task": "the catalog has no task {task}",
-        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
-        "tool_no_user": "cannot tell which user this is: pass the user parameter",
-    },
-}
-
-
-def norm_lang(lang: object) -> str:
-    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
-def msg(key: str, lang: str = "zh", **values: object) -> str:
-    """The text ``key`` in ``lang`` with ``values`` filled in."""
-    table = MESSAGES[norm_lang(lang)]
-    return table[key].format(**values)
-
-
-def show_value(value: object, lang: str = "zh") -> str:
-    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
-    if isinstance(value, bool):
-        return msg("yes" if value else "no", lang)
-    if isinstance(value, list):
-        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
-    return str(value)
-
-
-# ---- dskit/gaps.py ----
-# Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
-
-def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
-    """Required slots of an open task that are empty or invalid, in ask order."""
-    missing = []
-    for name, slot in spec.slots.items():
-        if not slot.required:
-            continue
-        if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
-            missing.append(name)
-    return missing
-
-
-def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
-    """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
-    slot = spec.slots[slot_name]
-    return slot.ask or msg("ask_default", lang, slot=slot.display)
-
-
-# ---- dskit/views.py ----
-# Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
-
-# name -> kind of value in the dict; a code node declares "number" as number and everything else as
-# string (objects and arrays as compact JSON), the plugin declares each kind as it is.
-WORKFLOW_OUTPUTS: dict[str, str] = {
-    "sys_context_str": "string",  # the new state: write it back to the conversation variable
-    "next_action": "string",  # ask_slot | confirm | execute | faq | chitchat | handoff | fallback
-    "question": "string",  # ready text: the notices, then the question (or the pending one)
-    "current_task": "string",  # name of the task in focus, "" when none
-    "current_task_label": "string",
-    "current_task_stage": "string",  # COLLECTING | CONFIRMING, "" when none
-    "current_task_slots": "object",  # its filled slots in catalog order, {} when none
-    "slot": "string",  # the slot asked now, "" when none
-    "missing_slots": "array[string]",  # required slots still empty, in ask order
-    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
-    "execute_task": "string",  # the name of the task to execute, "" otherwise
-    "faq_question": "string",
-    "handoff_reason": "string",
-    "rewritten_query": "string",
-    "notices": "string",  # the engine's notices of this turn, one per line
-    "resumed_task": "string",
-    "stack_depth": "number",
-    "decision": "object",  # the whole decision (docs/engine-api.md)
-    "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
-}
-
-
-# ---------------------------------------------------------------- workflow outputs
-
-def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
-    """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
-    top = current_task(state)
-    if top is None:
-        return {"current_task": "", "current_task_label": "", "current_task_stage": "", "current_task_slots": {}}
-    spec = catalog.tasks.get(top["name"]) if catalog is not None else None
-    order = [n for n in (spec.slots if spec else []) if n in top["slots"]]
-    return {"current_task": top["name"], "current_task_label": spec.display if spec else top.get("label") or top["name"],
-            "current_task_stage": top["stage"],
-            "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
-
-
-def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
-    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
-    state, _ = load_state(new_state)
-    execute = decision.get("execute") or {}
-    return {
-        "sys_context_str": new_state,
-        "next_action": decision.get("next_action") or "fallback",
-        "question": decision.get("question") or "",
-        **task_outputs(state, catalog),
-        "slot": decision.get("slot") or "",
-        "missing_slots": list(decision.get("missing_slots") or []),
-        "execute_payload": dict(execute),
-        "execute_task": execute.get("task") or "",
-        "faq_question": (decision.get("faq") or {}).get("question") or "",
-        "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
-        "rewritten_query": decision.get("rewritten_query") or "",
-        "notices": "\n".join(str(n) for n in decision.get("notices") or []),
-        "resumed_task": (decision.get("resumed") or {}).get("task") or "",
-        "stack_depth": len(state["task_stack"]),
-        "decision": dict(decision),
-        "error": error or decision.get("error") or "",
-    }
-
-
-def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
-    """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
-    state, _ = load_state(kept_state)
-    top = current_task(state)
-    decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
-                            task=task_ref(top))
-    return workflow_outputs(kept_state, decision, None, error)
-
-
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -1422,6 +956,468 @@ def loads_strict_or_none(text: object) -> object | None:
         return None
 
 
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+
+
+class TaskRef(TypedDict):
+    """A task as the decision names it: the task in focus."""
+
+    id: str
+    name: str
+    label: str
+    stage: str
+
+
+class TaskRecord(TaskRef):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
+
+    slots: dict[str, Any]
+    history: dict[str, list[Any]]
+    parent_id: str | None
+    opened_turn: int
+
+
+class ExecutePayload(TypedDict):
+    """What the task API receives: the task, its slots, and the sub-tasks submitted with it."""
+
+    task_id: str
+    task: str
+    label: str
+    slots: dict[str, Any]
+    subtasks: list[ExecutePayload]
+
+
+class _DecisionError(TypedDict, total=False):
+    """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
+    and code nodes run on 3.10)."""
+
+    error: str
+
+
+class Decision(_DecisionError):
+    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
+
+    next_action: str
+    task: TaskRef | None
+    slot: str | None
+    question: str
+    execute: ExecutePayload | None
+    faq: dict[str, str] | None
+    handoff: dict[str, str] | None
+    resumed: dict[str, str] | None
+    notices: list[str]
+    missing_slots: list[str]
+    rewritten_query: str
+    applied: list[str]
+    dropped: list[dict[str, Any]]
+    ended: list[dict[str, str]]
+    progress: bool
+    lang: str
+    turn: int
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+
+
+def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
+    if task is None:
+        return None
+    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
+            "stage": task["stage"]}
+
+
+def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+    """A decision with every key present: the defaults below, then ``fields``.
+
+    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
+    or denied something, or reset): the history keeps such a turn longest.
+    """
+    decision: Decision = {
+        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
+        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
+        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
+        "lang": lang, "turn": turn,
+    }
+    unknown = set(fields) - set(Decision.__annotations__)
+    if unknown:
+        raise KeyError(f"not decision keys: {sorted(unknown)}")
+    decision.update(fields)  # type: ignore[typeddict-item]
+    return decision
+
+
+# ---- dskit/state.py ----
+# The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
+
+STATE_FORMAT = "dskit.state"
+STATE_VERSION = 1
+# An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
+# below: stack, timeline and errors are all bounded).
+MAX_STATE_CHARS = 150_000
+MAX_ERRORS = 5
+MAX_TIMELINE = 5
+MAX_DONE = 3
+MAX_SLOT_HISTORY = 10
+
+
+def new_counters() -> dict:
+    """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
+    return {"parse_failures": 0, "failed_asks": {}, "asking": None}
+
+
+def new_state() -> dict:
+    """A clean state: no task, nothing counted."""
+    return {
+        "format": STATE_FORMAT,
+        "version": STATE_VERSION,
+        "turn": 0,
+        "global_intent_lock": "UNLOCKED",
+        "current_task_id": None,
+        "task_stack": [],
+        "next_task_seq": 1,
+        "counters": new_counters(),
+        "handoff": None,
+        "done": [],
+        "errors": [],
+        "timeline": [],
+    }
+
+
+def _task_problem(task: Any, index: int) -> str:
+    """Why one stack entry is unusable ('' when it is fine)."""
+    where = f"task_stack[{index}]"
+    if not isinstance(task, dict):
+        return f"{where} is not an object"
+    for key, kind in (("id", str), ("name", str), ("stage", str), ("slots", dict), ("history", dict)):
+        if not isinstance(task.get(key), kind):
+            return f"{where}.{key} is missing or of the wrong type"
+    if task["stage"] not in STAGES:
+        return f"{where}.stage {task['stage']!r} is unknown"
+    if not all(isinstance(v, list) for v in task["history"].values()):
+        return f"{where}.history must map slots to lists"
+    return ""
+
+
+def state_problem(data: Any) -> str:
+    """Why a decoded state cannot be used ('' when it can)."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("format") != STATE_FORMAT:
+        return "not a dskit state (format field missing or foreign)"
+    if data.get("version") != STATE_VERSION:
+        return f"unsupported state version {data.get('version')!r}"
+    for key, kind in (("turn", int), ("task_stack", list), ("next_task_seq", int),
+                      ("counters", dict), ("done", list), ("errors", list), ("timeline", list)):
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            return f"field {key!r} is missing or of the wrong type"
+    for i, task in enumerate(data["task_stack"]):
+        problem = _task_problem(task, i)
+        if problem:
+            return problem
+    counters = data["counters"]
+    if not isinstance(counters.get("parse_failures", 0), int) or not isinstance(counters.get("failed_asks", {}), dict) \
+            or not all(isinstance(v, int) for v in counters.get("failed_asks", {}).values()) \
+            or not isinstance(counters.get("asking") or "", str):
+        return "counters are malformed"
+    ids = [t["id"] for t in data["task_stack"]]
+    if len(set(ids)) != len(ids):
+        return "task ids are not unique"
+    return ""
+
+
+def load_state(text: Any) -> tuple[dict, list[str]]:
+    """Decode a state string: (state, errors). Never raises; unusable input gives a clean state.
+
+    An empty string or None is simply a new conversation and is not an error.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return new_state(), []
+    if isinstance(text, dict):
+        data = text
+    elif not isinstance(text, str):
+        return new_state(), [f"state is a {type(text).__name__}, not a string; started clean"]
+    elif len(text) > MAX_STATE_CHARS:
+        return new_state(), [f"state is {len(text)} characters, over the {MAX_STATE_CHARS} limit; started clean"]
+    else:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return new_state(), [f"state is not valid JSON ({str(exc)[:80]}); started clean"]
+    problem = state_problem(data)
+    if problem:
+        return new_state(), [f"state unusable: {problem}; started clean"]
+    state = new_state()
+    state.update(data)
+    state["counters"] = {**new_counters(), **data["counters"]}
+    return state, []
+
+
+def _sync_derived(state: dict) -> None:
+    """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
+    stack = state["task_stack"]
+    state["current_task_id"] = stack[-1]["id"] if stack else None
+    state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
+    for task in stack[:-1]:
+        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
+            task["stage"] = "SUSPENDED"
+
+
+def dump_state(state: dict) -> str:
+    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON."""
+    _sync_derived(state)
+    state["errors"] = state["errors"][-MAX_ERRORS:]
+    state["timeline"] = state["timeline"][-MAX_TIMELINE:]
+    state["done"] = state["done"][-MAX_DONE:]
+    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+
+
+def current_task(state: dict) -> dict | None:
+    """The task in focus: the top of the stack."""
+    return state["task_stack"][-1] if state["task_stack"] else None
+
+
+def find_task(state: dict, task_id: str) -> dict | None:
+    """The open task with this id."""
+    for task in state["task_stack"]:
+        if task["id"] == task_id:
+            return task
+    return None
+
+
+def add_error(state: dict, code: str, message: str) -> None:
+    """Keep an error visible in the state (the last few only)."""
+    state["errors"].append({"turn": state["turn"], "code": code, "message": message[:300]})
+    del state["errors"][:-MAX_ERRORS]
+
+
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "zh": {
+        "ack_values": "好的，已记下{values}。",
+        "ask_default": "请问您的{slot}是？",
+        "confirm": "请确认：{task}，{values}。确认办理吗？",
+        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+        "confirm_none": "请确认是否办理「{task}」？",
+        "deny": "好的，请问需要修改哪一项？（{slots}）",
+        "resume": "我们继续刚才的「{task}」。",
+        "cancelled": "已取消「{task}」。",
+        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+        "evicted": "待办事项太多，已移除最早的「{task}」。",
+        "reset": "好的，已清空当前所有事项。",
+        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+        "handoff": "正在为您转接人工客服，请稍候。",
+        "guard": "还需要先确认一项信息。",
+        "nothing_open": "好的。还有什么可以帮您？",
+        "rolled_back": "已将{slot}改回{value}。",
+        "rolled_back_empty": "已清空{slot}。",
+        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+        "exec_ok": "「{task}」已办理完成。",
+        "exec_ok_with": "「{task}」已一并提交。",
+        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+        "exec_dry_with": "并一起提交「{task}」：{values}。",
+        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+        "exec_unknown": "接口没有返回成功",
+        "none": "无",
+        "value_sep": "，",
+        "kv": "{slot}：{value}",
+        "yes": "是",
+        "no": "否",
+        "list_sep": "、",
+        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+        "internal": "抱歉，系统出了点问题，请再说一遍。",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "参数 {param} 有误：{problem}",
+        "tool_required": "不能为空",
+        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+        "tool_not_text": "必须是文本，收到的是 {kind}",
+        "tool_not_json": "不是有效的 JSON（{detail}）",
+        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+        "tool_not_choice": "必须是 {choices} 之一",
+        "tool_catalog": "任务目录无效：{problems}",
+        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+        "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
+        "tool_no_user": "无法确定用户：请传入 user 参数",
+    },
+    "en": {
+        "ack_values": "OK, noted {values}.",
+        "ask_default": "What is your {slot}?",
+        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+        "confirm_none": "Shall I go ahead with {task}?",
+        "deny": "OK, which one would you like to change? ({slots})",
+        "resume": "Let's continue with {task}.",
+        "cancelled": "{task} has been cancelled.",
+        "cascade": "{task} depended on what changed, so it was cancelled too.",
+        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+        "reset": "OK, everything has been cleared.",
+        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+        "handoff": "I am transferring you to a human agent, please wait.",
+        "guard": "One more thing needs confirming first.",
+        "nothing_open": "OK. Anything else I can help with?",
+        "rolled_back": "{slot} is back to {value}.",
+        "rolled_back_empty": "{slot} has been cleared.",
+        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+        "exec_ok": "{task} is done.",
+        "exec_ok_with": " {task} was submitted with it.",
+        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+        "exec_dry_with": " Together with it: {task}: {values}.",
+        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+        "exec_unknown": "the API did not report success",
+        "none": "none",
+        "value_sep": ", ",
+        "kv": "{slot}: {value}",
+        "yes": "yes",
+        "no": "no",
+        "list_sep": ", ",
+        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
+                          "please try again later or ask for a human agent.",
+        "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        # the plugin tools' parameter errors (tools/_common.py)
+        "tool_bad_param": "Parameter {param} is invalid: {problem}",
+        "tool_required": "must not be empty",
+        "tool_too_long": "is too long ({n} characters, limit {limit})",
+        "tool_not_text": "must be text, got {kind}",
+        "tool_not_json": "is not valid JSON ({detail})",
+        "tool_not_int": "must be an integer from {low} to {high}",
+        "tool_not_choice": "must be one of {choices}",
+        "tool_catalog": "the task catalog is invalid: {problems}",
+        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+        "tool_unknown_task": "the catalog has no task {task}",
+        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
+        "tool_no_user": "cannot tell which user this is: pass the user parameter",
+    },
+}
+
+
+def norm_lang(lang: object) -> str:
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
+def msg(key: str, lang: str = "zh", **values: object) -> str:
+    """The text ``key`` in ``lang`` with ``values`` filled in."""
+    table = MESSAGES[norm_lang(lang)]
+    return table[key].format(**values)
+
+
+def show_value(value: object, lang: str = "zh") -> str:
+    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
+    if isinstance(value, bool):
+        return msg("yes" if value else "no", lang)
+    if isinstance(value, list):
+        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
+    return str(value)
+
+
+# ---- dskit/gaps.py ----
+# Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
+
+def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
+    """Required slots of an open task that are empty or invalid, in ask order."""
+    missing = []
+    for name, slot in spec.slots.items():
+        if not slot.required:
+            continue
+        if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
+            missing.append(name)
+    return missing
+
+
+def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
+    """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
+    slot = spec.slots[slot_name]
+    return slot.ask or msg("ask_default", lang, slot=slot.display)
+
+
+# ---- dskit/views.py ----
+# Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
+
+# name -> kind of value in the dict; a code node declares "number" as number and everything else as
+# string (objects and arrays as compact JSON), the plugin declares each kind as it is.
+WORKFLOW_OUTPUTS: dict[str, str] = {
+    "sys_context_str": "string",  # the new state: write it back to the conversation variable
+    "next_action": "string",  # ask_slot | confirm | execute | faq | chitchat | handoff | fallback
+    "question": "string",  # ready text: the notices, then the question (or the pending one)
+    "current_task": "string",  # name of the task in focus, "" when none
+    "current_task_label": "string",
+    "current_task_stage": "string",  # COLLECTING | CONFIRMING, "" when none
+    "current_task_slots": "object",  # its filled slots in catalog order, {} when none
+    "slot": "string",  # the slot asked now, "" when none
+    "missing_slots": "array[string]",  # required slots still empty, in ask order
+    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
+    "execute_task": "string",  # the name of the task to execute, "" otherwise
+    "faq_question": "string",
+    "handoff_reason": "string",
+    "rewritten_query": "string",
+    "notices": "string",  # the engine's notices of this turn, one per line
+    "resumed_task": "string",
+    "stack_depth": "number",
+    "decision": "object",  # the whole decision (docs/engine-api.md)
+    "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
+}
+
+
+# ---------------------------------------------------------------- workflow outputs
+
+def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
+    """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
+    top = current_task(state)
+    if top is None:
+        return {"current_task": "", "current_task_label": "", "current_task_stage": "", "current_task_slots": {}}
+    spec = catalog.tasks.get(top["name"]) if catalog is not None else None
+    order = [n for n in (spec.slots if spec else []) if n in top["slots"]]
+    return {"current_task": top["name"], "current_task_label": spec.display if spec else top.get("label") or top["name"],
+            "current_task_stage": top["stage"],
+            "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
+
+
+def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
+    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
+    state, _ = load_state(new_state)
+    execute = decision.get("execute") or {}
+    return {
+        "sys_context_str": new_state,
+        "next_action": decision.get("next_action") or "fallback",
+        "question": decision.get("question") or "",
+        **task_outputs(state, catalog),
+        "slot": decision.get("slot") or "",
+        "missing_slots": list(decision.get("missing_slots") or []),
+        "execute_payload": dict(execute),
+        "execute_task": execute.get("task") or "",
+        "faq_question": (decision.get("faq") or {}).get("question") or "",
+        "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
+        "rewritten_query": decision.get("rewritten_query") or "",
+        "notices": "\n".join(str(n) for n in decision.get("notices") or []),
+        "resumed_task": (decision.get("resumed") or {}).get("task") or "",
+        "stack_depth": len(state["task_stack"]),
+        "decision": dict(decision),
+        "error": error or decision.get("error") or "",
+    }
+
+
+def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
+    """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
+    state, _ = load_state(kept_state)
+    top = current_task(state)
+    decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
+                            task=task_ref(top))
+    return workflow_outputs(kept_state, decision, None, error)
+
+
 # ---- dskit/understanding.py ----
 # The understanding contract: the only thing an LLM produces.
 
@@ -1691,7 +1687,7 @@ class _MachineTurn:
         return True
 
     def _cascade(self, task: dict, slot: str) -> None:
-        """A changed or deleted value invalidates the sub-tasks opened for the old one (seed 003 turn 5)."""
+        """A changed or deleted value invalidates the sub-tasks opened for the old one (docs/design.md, "Cascades")."""
         for child in [t for t in self.state["task_stack"] if t.get("parent_id") == task["id"]]:
             watched = self.spec(child).depends_on_slots
             if not watched or slot in watched:
@@ -2243,10 +2239,7 @@ def _lang(lang: Any) -> str | None:
 
 def _catalog_lang(task_catalog: str) -> str | None:
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
-    try:
-        data = json.loads(task_catalog)
-    except (ValueError, RecursionError):
-        return None
+    data = loads_strict_or_none(task_catalog)
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
 
 

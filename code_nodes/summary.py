@@ -39,6 +39,22 @@ import re
 from typing import Any
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+def loads_strict_or_none(text: object) -> object | None:
+    """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip().lstrip("\ufeff")
+    if not stripped:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
@@ -48,7 +64,7 @@ def norm_lang(lang: object) -> str:
 
 
 # ---- dskit/noise.py ----
-# Noise tags for dialogue turns: essential | optional | noise (seed 001, §4.1).
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
 NOISE_TAGS = ("essential", "optional", "noise")
 NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
@@ -290,8 +306,8 @@ _TOK_NEWLINES = re.compile(r"\n+")
 _TOK_SPACES = re.compile(r"[ \t]+")
 _TOK_WHITESPACE = re.compile(r"\s")
 
-# Weights per unit, fitted by least squares on seed 000 and the English project docs, then checked
-# on seeds 001 and 003 (held out); the figures are in docs/tokens.md.
+# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
+# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
 TOKEN_WEIGHTS: dict[str, float] = {
     "cjk": 0.638,        # per Chinese character
     "cjk_punct": 0.897,   # per full-width punctuation mark or kana
@@ -690,25 +706,25 @@ def bounded_int(value: object, default: int, low: int | None = None, high: int |
 
 
 # ---- dskit/history.py ----
-# Dialogue history in one string conversation variable, in seed 003's format.
+# Dialogue history in one string conversation variable, as ``user: … / assistant: …`` blocks.
 
 HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before parsing
 
-_HIST_USER_ROLES = r"user|human|用户|客户|顾客"
-_HIST_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_HIST_LABEL = re.compile(
-    rf"^(?P<role>{_HIST_USER_ROLES}|{_HIST_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_USER_ROLES = r"user|human|用户|客户|顾客"
+_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
+_LABEL = re.compile(
+    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_HIST_USER_ROLE = re.compile(rf"^(?:{_HIST_USER_ROLES})$", re.I)
-_HIST_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
 
 
-def _hist_clean(text: object) -> str:
+def _clean(text: object) -> str:
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
-def _hist_from_messages(data: object) -> list[dict] | None:
+def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
         inner = data.get("history", data.get("messages"))
@@ -718,12 +734,12 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     turns: list[dict] = []
     for m in data:
         if "user" in m or "assistant" in m:
-            turns.append({"user": _hist_clean(m.get("user", "")).strip(),
-                          "assistant": _hist_clean(m.get("assistant", "")).strip(),
+            turns.append({"user": _clean(m.get("user", "")).strip(),
+                          "assistant": _clean(m.get("assistant", "")).strip(),
                           "tag": noise_hint_tag(m.get("tag"))})
             continue
         role = str(m.get("role", "")).lower()
-        content = _hist_clean(m.get("content", m.get("text", ""))).strip()
+        content = _clean(m.get("content", m.get("text", ""))).strip()
         if role in ("user", "human"):
             turns.append({"user": content, "assistant": "", "tag": ""})
         elif role in ("assistant", "ai", "bot") and turns and not turns[-1]["assistant"]:
@@ -733,17 +749,17 @@ def _hist_from_messages(data: object) -> list[dict] | None:
     return [t for t in turns if t["user"] or t["assistant"]]
 
 
-def _hist_parse_block(block: str) -> list[dict]:
+def _parse_block(block: str) -> list[dict]:
     """Turns in one block of text (normally exactly one)."""
     turns: list[dict] = []
-    labels = list(_HIST_LABEL.finditer(block))
+    labels = list(_LABEL.finditer(block))
     head = block[: labels[0].start()].strip() if labels else block.strip()
     if head:
         turns.append({"user": "", "assistant": head, "tag": ""})
     for i, m in enumerate(labels):
         end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
         text = block[m.end():end].strip()
-        if _HIST_USER_ROLE.match(m.group("role")):
+        if _USER_ROLE.match(m.group("role")):
             tag = (m.group("tag") or "").lower()
             turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
         elif turns and not turns[-1]["assistant"]:
@@ -758,26 +774,23 @@ def _hist_parse_block(block: str) -> list[dict]:
 def parse_history(text: object) -> list[dict]:
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
-    Best effort on anything: seed 003's format, Dify's "Human:/Assistant:" lines, a JSON list of
+    Best effort on anything: this module's format, Dify's "Human:/Assistant:" lines, a JSON list of
     messages, a truncated string (the cut head becomes an assistant-only turn), or plain text.
     """
     try:
         if isinstance(text, list):
-            return _hist_from_messages(text) or []
-        text = _hist_clean(text)
+            return _from_messages(text) or []
+        text = _clean(text)
         stripped = text.strip()
         if not stripped:
             return []
         if stripped[0] in "[{":
-            try:
-                found = _hist_from_messages(json.loads(stripped))
-            except (ValueError, RecursionError):
-                found = None
+            found = _from_messages(loads_strict_or_none(stripped))
             if found is not None:
                 return found
         turns: list[dict] = []
-        for block in _HIST_SPLIT.split(text):
-            turns.extend(_hist_parse_block(block))
+        for block in _SPLIT.split(text):
+            turns.extend(_parse_block(block))
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []

@@ -5,18 +5,18 @@ The classic Chatflow routes with a question classifier (one class per task, then
 classes below) and fills slots with a parameter extractor, instead of one understanding LLM.
 :data:`CLASSIC_CLASSES` is the one source of the non-task classes: the DSL generator writes their
 labels into the classifier, and the adapter reads a class name back through the same table, so a
-class can never be renamed in one place and missed in the other. Hand-built classifiers (seed-style
+class can never be renamed in one place and missed in the other. Hand-built classifiers (generic
 "单轮任务 / 多轮任务" classes, "人工" for a human) are read through each class's ``synonyms``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, TaskSpec
+from .jsonish import loads_strict_or_none
 from .state import current_task
 
 
@@ -73,14 +73,9 @@ def _is_empty(value: Any) -> bool:
 def merge_params(params: dict, params_json: str) -> dict:
     """Extractor outputs: the extra input variables, merged over an optional JSON object."""
     merged: dict = {}
-    text = params_json.strip()
-    if text:
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            data = None
-        if isinstance(data, dict):
-            merged.update(data)
+    data = loads_strict_or_none(params_json)
+    if isinstance(data, dict):
+        merged.update(data)
     for key, value in params.items():
         if isinstance(key, str) and not key.startswith("__"):
             merged[key] = value

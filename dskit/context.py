@@ -1,8 +1,8 @@
-"""Context assembly in seed 001's five zones, within a token budget.
+"""Context assembly in five zones, within a token budget (docs/design.md, "Zones and budgets").
 
-Zones, in prompt order: system · state · memory · history · external. Seed 001 gives each zone its
-own budget ("3K系统加1K状态加4K记忆加8K历史加8K外部信息") and a total; the state zone is the anchor
-that must always be whole ("始终保留"). When the text is over budget, items are cut in this order:
+Zones, in prompt order: system · state · memory · history · external. Each zone has its own budget
+and there is a total; the state zone is the anchor of every reference and is always whole. When the
+text is over budget, items are cut in this order:
 
 1. noise turns and folded duplicate questions, and summary lines that only acknowledged values a
    later line or the state zone shows again (always, whatever the budget);
@@ -65,7 +65,7 @@ def context_item(text: str) -> str:
     return line if line.startswith("- ") else "- " + line.removeprefix("-").lstrip()
 
 
-def _ctx_items(text: str) -> list[str]:
+def _items(text: str) -> list[str]:
     """A memory or external zone cut into items: paragraphs, or lines when there is one paragraph."""
     text = (text or "").strip()
     if not text:
@@ -76,7 +76,7 @@ def _ctx_items(text: str) -> list[str]:
     return [ln.strip() for ln in text.split("\n") if ln.strip()]
 
 
-class _CtxParts:
+class _Zones:
     """The zones' remaining items, how they render, and their token counts (cached per zone).
 
     Whoever changes a zone's items calls :meth:`touch`. :meth:`tokens` without a zone is the sum of
@@ -131,7 +131,7 @@ class _CtxParts:
         return sum(sizes) + max(0, len(sizes) - 1)
 
 
-def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bool = True) -> bool:
+def _cut_history(parts: _Zones, report: list, reason: str, keep_facts: bool = True) -> bool:
     """Cut one history item in trimming order; False when only the latest turn and facts are left.
 
     Optional turns (oldest first) are first cut short, to their reply's opening, then dropped; then
@@ -153,7 +153,7 @@ def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bo
                 return True
     for i, t in enumerate(parts.turns):
         if t["tag"] == "optional" and i != last:
-            report.append(_ctx_cut("history", "optional turn", t["turn"], reason))
+            report.append(_cut("history", "optional turn", t["turn"], reason))
             del parts.turns[i]
             parts.touch("history")
             return True
@@ -163,26 +163,26 @@ def _ctx_cut_history(parts: _CtxParts, report: list, reason: str, keep_facts: bo
         line = summary_fact_line(oldest["turn"], oldest["tag"], oldest["reason"], oldest["prev"], parts.lang)
         if line:  # an essential turn is summarised, not dropped
             parts.summary.append(line)
-        report.append(_ctx_cut("history", "oldest turn summarised" if line else "oldest turn",
+        report.append(_cut("history", "oldest turn summarised" if line else "oldest turn",
                                oldest["turn"], reason))
         return True
     victim = summary_victim(parts.summary, parts.lang, keep_facts)
     if victim >= 0:
         what = "summary line" if summary_is_fact(parts.summary[victim]) else "summary line (no fact)"
-        report.append(_ctx_cut("history", what, parts.summary[victim], reason))
+        report.append(_cut("history", what, parts.summary[victim], reason))
         del parts.summary[victim]
         parts.touch("history")
         return True
     return False
 
 
-def _ctx_cut(zone: str, what: str, item: object, reason: str) -> dict:
+def _cut(zone: str, what: str, item: object, reason: str) -> dict:
     text = render_history_for_model([item]) if isinstance(item, dict) else str(item)
     return {"zone": zone, "what": what, "tokens": estimate_tokens(text), "reason": reason,
             "preview": " ".join(text.split())[:40]}
 
 
-def _ctx_shorten_last_turn(parts: _CtxParts, over: int, report: list, reason: str) -> bool:
+def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> bool:
     """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
     if not parts.turns:
         return False
@@ -198,36 +198,36 @@ def _ctx_shorten_last_turn(parts: _CtxParts, over: int, report: list, reason: st
                            "reason": reason, "preview": ""})
             entry["turn"] = turn
             return True
-    report.append(_ctx_cut("history", "latest turn", entry["turn"], reason))
+    report.append(_cut("history", "latest turn", entry["turn"], reason))
     parts.turns.pop()
     return True
 
 
-def _ctx_cut_list(parts: _CtxParts, zone: str, report: list, reason: str) -> bool:
+def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
     items = getattr(parts, zone)
     if not items:
         return False
-    report.append(_ctx_cut(zone, "item", items[-1], reason))
+    report.append(_cut(zone, "item", items[-1], reason))
     items.pop()
     parts.touch(zone)
     return True
 
 
-def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> None:
+def _fit_zone(parts: _Zones, zone: str, budget: int, report: list) -> None:
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
     while parts.tokens(zone) > budget:
         if zone == "history":
-            if _ctx_cut_history(parts, report, reason):
+            if _cut_history(parts, report, reason):
                 continue
             latest = estimate_tokens(render_history_for_model([parts.turns[-1]["turn"]])) if parts.turns else 0
             if latest > budget:  # the latest turn alone is over the zone's budget: cut it to size
-                _ctx_shorten_last_turn(parts, latest - budget, report, reason)
+                _shorten_last_turn(parts, latest - budget, report, reason)
                 continue
             break  # what is left is the latest turn and the facts: the total budget decides
         items = getattr(parts, zone)
         if len(items) > 1:
-            _ctx_cut_list(parts, zone, report, reason)
+            _cut_list(parts, zone, report, reason)
         elif items:
             header = estimate_tokens(parts.h[zone]) + 1
             cut = truncate_to_tokens(items[0], budget - header - 1)
@@ -242,7 +242,7 @@ def _ctx_fit_zone(parts: _CtxParts, zone: str, budget: int, report: list) -> Non
             break
 
 
-def _ctx_precut_list(parts: _CtxParts, zone: str, limit: int, report: list) -> None:
+def _precut_list(parts: _Zones, zone: str, limit: int, report: list) -> None:
     """Drop, in one go, the items past the first ones that fit ``limit`` (a zone or total budget)."""
     items = getattr(parts, zone)
     used = 0
@@ -256,22 +256,22 @@ def _ctx_precut_list(parts: _CtxParts, zone: str, limit: int, report: list) -> N
             return
 
 
-def _ctx_fit_total(parts: _CtxParts, budget: int, report: list) -> None:
+def _fit_total(parts: _Zones, budget: int, report: list) -> None:
     """Cut across zones, in the module's order, until the whole text fits."""
     reason = f"total budget {budget}"
     steps = (
-        lambda: _ctx_cut_history(parts, report, reason),
-        lambda: _ctx_cut_list(parts, "external", report, reason),
-        lambda: _ctx_cut_list(parts, "memory", report, reason),
-        lambda: _ctx_cut_history(parts, report, reason, keep_facts=False),
-        lambda: _ctx_shorten_last_turn(parts, parts.tokens() - budget, report, reason),
+        lambda: _cut_history(parts, report, reason),
+        lambda: _cut_list(parts, "external", report, reason),
+        lambda: _cut_list(parts, "memory", report, reason),
+        lambda: _cut_history(parts, report, reason, keep_facts=False),
+        lambda: _shorten_last_turn(parts, parts.tokens() - budget, report, reason),
     )
     while parts.tokens() > budget:
         if not any(step() for step in steps):
             break
 
 
-def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
+def _fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
     """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
 
     "已记下时间：19:00" says nothing once "已为您预订…19:00…" follows, or once the state shows it; the
@@ -280,7 +280,7 @@ def _ctx_fresh_summary(lines: list[str], state_text: str, report: list) -> list[
     kept = []
     for line, rank in zip(lines, summary_ranks(lines, after=state_text or " ")):
         if rank == 1:
-            report.append(_ctx_cut("history", "summary line repeated later", line, "repeated"))
+            report.append(_cut("history", "summary line repeated later", line, "repeated"))
         else:
             kept.append(line)
     return kept
@@ -316,24 +316,24 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
         if info["tag"] == "noise":
-            cut.append(_ctx_cut("history", "noise turn", turn, info["reason"]))
+            cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget
             kept_turns.append({"turn": {"user": truncate_to_tokens(turn["user"], total_budget),
                                         "assistant": truncate_to_tokens(turn["assistant"], total_budget)},
                                "tag": info["tag"], "reason": info["reason"], "prev": prev})
         prev = turn["assistant"]
-    summary_lines = _ctx_fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
+    summary_lines = _fresh_summary((summary_units(text_of(summary)) + older_lines)[-SUMMARY_MAX_LINES:],
                                        state_view_text, cut)
-    parts = _CtxParts(text_of(system).strip(), state_view_text, _ctx_items(text_of(memory)),
-                      summary_lines, kept_turns, _ctx_items(text_of(external)), lang)
+    parts = _Zones(text_of(system).strip(), state_view_text, _items(text_of(memory)),
+                      summary_lines, kept_turns, _items(text_of(external)), lang)
     for zone in ("external", "memory"):  # far too many items: most go at once (the rest one by one)
-        _ctx_precut_list(parts, zone, min(bounded_int(zone_budgets.get(zone), 0, 0) or total_budget, total_budget), cut)
+        _precut_list(parts, zone, min(bounded_int(zone_budgets.get(zone), 0, 0) or total_budget, total_budget), cut)
     for zone in ("history", "external", "memory"):
         zone_budget = bounded_int(zone_budgets.get(zone), 0, 0)
         if zone_budget:
-            _ctx_fit_zone(parts, zone, zone_budget, cut)
-    _ctx_fit_total(parts, total_budget, cut)
+            _fit_zone(parts, zone, zone_budget, cut)
+    _fit_total(parts, total_budget, cut)
     text = parts.text()
     total = estimate_tokens(text)
     report = {

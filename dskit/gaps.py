@@ -1,7 +1,7 @@
 """Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
-This is the guard of seed 003 turn 4: a task is never executable while a required slot is empty or
-holds a value the (possibly edited) catalog no longer accepts, whatever the LLM says.
+This is the guard (docs/design.md, "The guard"): a task is never executable while a required slot
+is empty or holds a value the (possibly edited) catalog no longer accepts, whatever the LLM says.
 """
 
 from __future__ import annotations

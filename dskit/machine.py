@@ -169,7 +169,7 @@ class _MachineTurn:
         return True
 
     def _cascade(self, task: dict, slot: str) -> None:
-        """A changed or deleted value invalidates the sub-tasks opened for the old one (seed 003 turn 5)."""
+        """A changed or deleted value invalidates the sub-tasks opened for the old one (docs/design.md, "Cascades")."""
         for child in [t for t in self.state["task_stack"] if t.get("parent_id") == task["id"]]:
             watched = self.spec(child).depends_on_slots
             if not watched or slot in watched:

@@ -17,6 +17,7 @@ from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
 from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history
 from .machine import execute_reply, record_result, step
+from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
@@ -44,10 +45,7 @@ def _lang(lang: Any) -> str | None:
 
 def _catalog_lang(task_catalog: str) -> str | None:
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
-    try:
-        data = json.loads(task_catalog)
-    except (ValueError, RecursionError):
-        return None
+    data = loads_strict_or_none(task_catalog)
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
 
 
@@ -199,12 +197,7 @@ def _history_tag(tag: Any, decision: Any) -> str:
     text = text_in(tag).strip()
     if text:
         return text
-    if isinstance(decision, dict):
-        return history_tag(decision)
-    try:
-        return history_tag(json.loads(text_in(decision) or "null"))
-    except (ValueError, RecursionError):
-        return ""
+    return history_tag(decision if isinstance(decision, dict) else loads_strict_or_none(text_in(decision)))
 
 
 def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "", answer: Any = "",

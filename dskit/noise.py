@@ -1,8 +1,8 @@
-"""Noise tags for dialogue turns: essential | optional | noise (seed 001, §4.1).
+"""Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
-Seed 001 found that greetings, "嗯/好的/谢谢", venting, answers the user later corrected and failed
-system turns pollute the context ("上下文污染") and waste tokens, while the turns that set a slot or
-confirm something must survive until they are summarised. A turn is one user message and the
+Greetings, "嗯/好的/谢谢", venting, answers the user later corrected and failed system turns
+pollute the context (a model starts agreeing with a complaint it once acknowledged) and waste
+tokens, while the turns that set a slot or confirm something must survive until they are summarised. A turn is one user message and the
 assistant's reply to it.
 
 Tags come from two places:

@@ -16,26 +16,22 @@ STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
 NEXT_ACTIONS = ("ask_slot", "confirm", "execute", "faq", "chitchat", "handoff", "fallback")
 
 
-class TaskRecord(TypedDict):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md)."""
+class TaskRef(TypedDict):
+    """A task as the decision names it: the task in focus."""
 
     id: str
     name: str
     label: str
     stage: str
+
+
+class TaskRecord(TaskRef):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
+
     slots: dict[str, Any]
     history: dict[str, list[Any]]
     parent_id: str | None
     opened_turn: int
-
-
-class TaskRef(TypedDict):
-    """The decision's view of the task in focus."""
-
-    id: str
-    name: str
-    label: str
-    stage: str
 
 
 class ExecutePayload(TypedDict):

@@ -1,9 +1,9 @@
 """The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
 
-The state is external (seed 000: "状态外置"): the LLM never writes it, the engine does. Loading is
-defensive, because the string comes back from a Dify conversation variable that a user may have
-edited, truncated or pointed at another tool's data: anything unusable starts a clean state and the
-reason is kept in ``errors`` so that it shows in Dify's variable inspector.
+The state is external (docs/design.md, "External state"): the LLM never writes it, the engine
+does. Loading is defensive, because the string comes back from a Dify conversation variable that a
+user may have edited, truncated or pointed at another tool's data: anything unusable starts a clean
+state and the reason is kept in ``errors`` so that it shows in Dify's variable inspector.
 The format is documented in docs/state-format.md.
 """
 
@@ -118,7 +118,7 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 
 def _sync_derived(state: dict) -> None:
-    """Recompute the fields seed 003 shows but that follow from the stack: the lock and the focus."""
+    """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
     stack = state["task_stack"]
     state["current_task_id"] = stack[-1]["id"] if stack else None
     state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"

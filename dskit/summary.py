@@ -1,7 +1,8 @@
 """The rolling summary: turns that leave the history window are merged into one capped string.
 
-Seed 003 throws turns beyond the last 10 away and says production needs "压缩策略，而不是直接丢弃";
-seed 001 puts "摘要滚动" first among its cost fixes. Two ways to merge, the same contract:
+A plain window throws turns beyond the last 10 away; here they are summarised instead of dropped,
+the first fix for the cost of long conversations (docs/design.md, "History as text"). Two ways to
+merge, the same contract:
 
 - by an LLM, when the Chatflow has one: :func:`summary_prompt` gives the system and user text, and
   :func:`summary_accept` checks the answer (empty, refused, too long, or missing a value that the

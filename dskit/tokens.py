@@ -27,8 +27,8 @@ _TOK_NEWLINES = re.compile(r"\n+")
 _TOK_SPACES = re.compile(r"[ \t]+")
 _TOK_WHITESPACE = re.compile(r"\s")
 
-# Weights per unit, fitted by least squares on seed 000 and the English project docs, then checked
-# on seeds 001 and 003 (held out); the figures are in docs/tokens.md.
+# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
+# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
 TOKEN_WEIGHTS: dict[str, float] = {
     "cjk": 0.638,        # per Chinese character
     "cjk_punct": 0.897,   # per full-width punctuation mark or kana

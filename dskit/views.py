@@ -20,6 +20,7 @@ from typing import Any
 
 from .catalog import Catalog
 from .gaps import missing_slots
+from .jsonish import loads_strict_or_none
 from .messages import norm_lang
 from .records import Decision, new_decision, task_ref
 from .state import current_task, load_state, state_problem
@@ -122,12 +123,7 @@ def _asked_line(state: dict, w: dict) -> str:
 def is_dskit_state(value: Any) -> bool:
     """Whether ``value`` (a dict or JSON text) is a usable dskit state."""
     if isinstance(value, str):
-        if not value.strip().startswith("{"):
-            return False
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return False
+        value = loads_strict_or_none(value) if value.strip().startswith("{") else None
     return not state_problem(value)
 
 

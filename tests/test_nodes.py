@@ -22,6 +22,7 @@ from dskit.nodes import (
     summary_node,
 )
 from dskit.node_io import conform, text_in, text_out
+from dskit.records import NEXT_ACTIONS
 from dskit.state import load_state
 from dskit.understanding import parse_understanding
 from dskit.catalog import load_catalog
@@ -390,6 +391,7 @@ def test_a_valid_state_never_loses_a_confirmed_slot(history, latest):
     assert errors == []
     result = state_node(latest, old_text, TRAVEL)
     assert_outputs(result, STATE_NODE_OUTPUTS)
+    assert result["next_action"] in NEXT_ACTIONS
     new, new_errors = load_state(result["sys_context_str"])
     assert new_errors == [] and result["error"] == ""
     parsed = parse_understanding(latest, load_catalog(TRAVEL))

@@ -55,6 +55,15 @@ def test_plugin_tool_and_code_node_chatflow_give_the_model_byte_identical_text(m
     query = "不包含"
     node = context_node(query, d.state_str, history, summary, TRAVEL)
     assert node["error"] == ""
+    # the generated code node, run as Dify's sandbox runs it, builds the same text as the engine in-process
+    from dskit.tooling.codegen.code_nodes import CODE_NODES_DIR
+    from dskit.tooling.codegen.nodespecs import spec_by_name
+    from dskit.tooling.codegen.sandbox import run_code_node
+    spec = spec_by_name("context")
+    pasted = run_code_node((PLUGIN_ROOT / CODE_NODES_DIR / "context.py").read_text(encoding="utf-8"),
+                           {"query": query, "sys_context_str": d.state_str, "history": history, "summary": summary,
+                            "task_catalog": TRAVEL}, spec.output_types())
+    assert (pasted["context"], pasted["instructions"]) == (node["context"], node["instructions"])
     reply = json.dumps({"rewritten_query": query, "commands": [{"type": "set_slots", "slots": {"high_risk_confirm": False}}]})
     daemon = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml", llm_replies=(reply,)).patch(monkeypatch)
     out = invoke("track_state", {"query": query, "catalog": TRAVEL, "model": MODEL, "sys_context_str": d.state_str,

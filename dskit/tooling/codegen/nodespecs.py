@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dskit.classic import CLASSIC_CLASSES
+from dskit.records import NEXT_ACTIONS
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,7 @@ STATE = NodeSpec(
     ),
     outputs=(
         _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),
-        _s("next_action", "ask_slot | confirm | execute | faq | chitchat | handoff | fallback: branch on it",
-           "ask_slot | confirm | execute | faq | chitchat | handoff | fallback：按它分支"),
+        _s("next_action", f"{' | '.join(NEXT_ACTIONS)}: branch on it", f"{' | '.join(NEXT_ACTIONS)}：按它分支"),
         _s("question", "ready text to say: the slot question, the confirmation, or the open task's pending "
            "question after a FAQ/chitchat answer", "可直接回复的话术：追问、确认，或 FAQ/闲聊之后待继续的问题"),
         _s("current_task", "name of the task in focus ('' if none)", "当前任务名（无则为空）"),
