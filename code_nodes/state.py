@@ -591,6 +591,53 @@ _JSONISH_STRICT_FAILURES = 8
 # Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
 # bracketed prose fragments at most; this bounds the time spent on adversarial text.
 _JSONISH_MAX_FAILURES = 5_000
+_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _jsonish_join_pair(match: re.Match) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
+    if not _JSONISH_SURROGATE.search(text):
+        return text
+    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+
+
+def jsonish_scrub(value: object) -> object:
+    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
+
+    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = scrub_surrogates(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+            continue
+        for key in list(item):
+            child = item[key]
+            if isinstance(child, str):
+                child = item[key] = scrub_surrogates(child)
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+                del item[key]
+                item[scrub_surrogates(key)] = child
+    return value
 
 
 class _JsonishFail(Exception):
@@ -933,12 +980,13 @@ def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object |
         keys = _jsonish_keys(prefer_keys)
         whole = loads_strict_or_none(text)
         if isinstance(whole, (dict, list)):
-            return whole, ""
+            return jsonish_scrub(whole), ""
         if isinstance(whole, str) and whole.strip():
             inner, _error = _jsonish_pick(whole, keys)
             if inner is not None:
-                return inner, ""
-        return _jsonish_pick(text, keys)
+                return jsonish_scrub(inner), ""
+        value, error = _jsonish_pick(text, keys)
+        return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"
 
@@ -1522,6 +1570,14 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
     return commands, query, ""
 
 
+def _understanding_copy(raw: Any) -> tuple[Any, str]:
+    """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
+    try:
+        return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
+    except (TypeError, ValueError, RecursionError) as exc:
+        return None, f"not JSON data ({type(exc).__name__})"
+
+
 def parse_understanding(raw: Any, catalog: Catalog) -> dict:
     """Parse and check an LLM's understanding output. Never raises.
 
@@ -1530,13 +1586,14 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
     """
     result = {"usable": False, "rewritten_query": "", "commands": [], "dropped": [], "error": ""}
     try:
-        data = raw
         if isinstance(raw, (str, bytes)):
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             data, error = extract_json(text, prefer_keys=("commands",))
-            if error:
-                result["error"] = f"unreadable understanding: {error}"
-                return result
+        else:
+            data, error = _understanding_copy(raw)
+        if error:
+            result["error"] = f"unreadable understanding: {error}"
+            return result
         commands, query, error = _commands_of(data)
         result["rewritten_query"] = query
         if commands is None:

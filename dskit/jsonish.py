@@ -17,7 +17,10 @@ Design, in the order it matters:
 * valid JSON always means the same as for ``json.loads`` (the lenient grammar is a superset);
 * truncated text keeps only what is complete: open containers are closed, but a string, number or
   literal cut by the end of the text is dropped together with its key, because a half value
-  (``"北京大"`` for ``"北京大学"``) written into dialogue state is worse than a missing one.
+  (``"北京大"`` for ``"北京大学"``) written into dialogue state is worse than a missing one;
+* no lone surrogate (``"\\ud800"`` in a model's JSON) survives parsing: UTF-8 cannot encode one, so
+  it would break every later serialisation of the state, the execute payload or a plugin message.
+  Each becomes U+FFFD; a high and a low surrogate side by side become the character they encode.
 
 Standard library only (engine module).
 """
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["extract_json", "loads_strict_or_none"]
+__all__ = ["extract_json", "loads_strict_or_none", "scrub_surrogates", "jsonish_scrub"]
 
 # Deep nesting is never a real LLM answer; the limit also keeps recursion far from Python's limit.
 _JSONISH_MAX_DEPTH = 64
@@ -78,6 +81,53 @@ _JSONISH_STRICT_FAILURES = 8
 # Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
 # bracketed prose fragments at most; this bounds the time spent on adversarial text.
 _JSONISH_MAX_FAILURES = 5_000
+_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _jsonish_join_pair(match: re.Match) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
+    if not _JSONISH_SURROGATE.search(text):
+        return text
+    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+
+
+def jsonish_scrub(value: object) -> object:
+    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
+
+    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = scrub_surrogates(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+            continue
+        for key in list(item):
+            child = item[key]
+            if isinstance(child, str):
+                child = item[key] = scrub_surrogates(child)
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+                del item[key]
+                item[scrub_surrogates(key)] = child
+    return value
 
 
 class _JsonishFail(Exception):
@@ -420,12 +470,13 @@ def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object |
         keys = _jsonish_keys(prefer_keys)
         whole = loads_strict_or_none(text)
         if isinstance(whole, (dict, list)):
-            return whole, ""
+            return jsonish_scrub(whole), ""
         if isinstance(whole, str) and whole.strip():
             inner, _error = _jsonish_pick(whole, keys)
             if inner is not None:
-                return inner, ""
-        return _jsonish_pick(text, keys)
+                return jsonish_scrub(inner), ""
+        value, error = _jsonish_pick(text, keys)
+        return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"
 

@@ -12,10 +12,11 @@ Slot values are coerced later, by the state machine, once it knows which open ta
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .catalog import Catalog
-from .jsonish import extract_json
+from .jsonish import extract_json, jsonish_scrub
 
 COMMAND_TYPES = ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny",
                  "faq", "chitchat", "handoff", "reset", "cannot_handle")
@@ -118,6 +119,14 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
     return commands, query, ""
 
 
+def _understanding_copy(raw: Any) -> tuple[Any, str]:
+    """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
+    try:
+        return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
+    except (TypeError, ValueError, RecursionError) as exc:
+        return None, f"not JSON data ({type(exc).__name__})"
+
+
 def parse_understanding(raw: Any, catalog: Catalog) -> dict:
     """Parse and check an LLM's understanding output. Never raises.
 
@@ -126,13 +135,14 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
     """
     result = {"usable": False, "rewritten_query": "", "commands": [], "dropped": [], "error": ""}
     try:
-        data = raw
         if isinstance(raw, (str, bytes)):
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             data, error = extract_json(text, prefer_keys=("commands",))
-            if error:
-                result["error"] = f"unreadable understanding: {error}"
-                return result
+        else:
+            data, error = _understanding_copy(raw)
+        if error:
+            result["error"] = f"unreadable understanding: {error}"
+            return result
         commands, query, error = _commands_of(data)
         result["rewritten_query"] = query
         if commands is None:
