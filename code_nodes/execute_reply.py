@@ -47,6 +47,323 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _jsonish_join_pair(match: re.Match) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
+    if not _JSONISH_SURROGATE.search(text):
+        return text
+    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+
+
+def jsonish_scrub(value: object) -> object:
+    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
+
+    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = scrub_surrogates(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+            continue
+        for key in list(item):
+            child = item[key]
+            if isinstance(child, str):
+                child = item[key] = scrub_surrogates(child)
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+                del item[key]
+                item[scrub_surrogates(key)] = child
+    return value
+
+
+# ---- dskit/redos.py ----
+# A static check for regular expressions that backtrack catastrophically (ReDoS).
+
+# A repeat whose maximum count is above this iterates "many times" (rules 1-3).
+REDOS_MANY = 10
+# Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
+# beyond quadratic (rule 4).
+REDOS_CHAIN = 3
+_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+                          "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
+                          "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
+_REDOS_RANGE_POINTS = 16
+
+
+def _redos_parse(pattern: str) -> Any:
+    """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
+    parser = getattr(re, "_parser", None)
+    if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
+        import sre_parse as parser
+    return parser.parse(pattern)
+
+
+class _RedosInfo:
+    """What a piece of pattern can match, as bitmasks over the sample characters.
+
+    ``first``/``last``: characters a non-empty match can start/end with; ``chars``: every character it
+    can consume; ``heads``/``tails``: characters that a count-varying repeat can start/end with, where
+    that repeat can come first/last (only optional items before/after it); ``nullable``: it can match
+    the empty string.
+    """
+
+    __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
+
+    def __init__(self, first: int = 0, last: int = 0, chars: int = 0, heads: int = 0, tails: int = 0,
+                 nullable: bool = True) -> None:
+        self.first, self.last, self.chars = first, last, chars
+        self.heads, self.tails, self.nullable = heads, tails, nullable
+
+
+class _RedosChecker:
+    """One pattern's check: walks the parse tree once, collecting problems."""
+
+    def __init__(self, tree: Any) -> None:
+        self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
+        self.sample = self._sample(tree)
+        self.everything = (1 << len(self.sample)) - 1
+        self.problems: list[str] = []
+
+    # ------------------------------------------------------------ character sets
+
+    def _sample(self, tree: Any) -> list[str]:
+        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            for op, av in node:
+                name = str(op)
+                if name in ("LITERAL", "NOT_LITERAL"):
+                    points.add(chr(av))
+                elif name == "IN":
+                    for item_op, item_av in av:
+                        if str(item_op) == "LITERAL":
+                            points.add(chr(item_av))
+                        elif str(item_op) == "RANGE":
+                            low, high = item_av
+                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            points.update(chr(c) for c in range(low, high + 1, step))
+                            points.add(chr(high))
+                else:
+                    if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
+                        self.ignore_case = True
+                    stack.extend(_redos_children(name, av))
+        return sorted(points)
+
+    def _mask(self, accepts) -> int:
+        mask = 0
+        for index, char in enumerate(self.sample):
+            other = char.swapcase() if self.ignore_case else char
+            if accepts(char) or (len(other) == 1 and other != char and accepts(other)):
+                mask |= 1 << index
+        return mask
+
+    def _class_mask(self, name: str, av: Any) -> int:
+        if name == "LITERAL":
+            return self._mask(lambda c: ord(c) == av)
+        if name == "NOT_LITERAL":
+            return self._mask(lambda c: ord(c) != av)
+        if name == "ANY":
+            return self.everything
+        negate = bool(av) and str(av[0][0]) == "NEGATE"
+        items = av[1:] if negate else av
+        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        return self.everything & ~mask if negate else mask
+
+    # ------------------------------------------------------------ the walk
+
+    def sequence(self, items: Any, iterated: bool) -> _RedosInfo:
+        """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
+        infos = [self.node(str(op), av, iterated) for op, av in items]
+        self._check_neighbours(infos, iterated)
+        info = _RedosInfo()
+        for part in infos:  # forwards: first and heads stop at the first item that cannot be empty
+            if info.nullable:
+                info.first |= part.first
+                info.heads |= part.heads
+            info.chars |= part.chars
+            info.nullable = info.nullable and part.nullable
+        open_end = True
+        for part in reversed(infos):
+            if open_end:
+                info.last |= part.last
+                info.tails |= part.tails
+            open_end = open_end and part.nullable
+        return info
+
+    def _check_neighbours(self, infos: list[_RedosInfo], iterated: bool) -> None:
+        chain = 1
+        for index, part in enumerate(infos):
+            if not part.tails:
+                continue
+            overlapping = False
+            for later in infos[index + 1:]:
+                if part.tails & later.heads:
+                    overlapping = True
+                    break
+                if not later.nullable:
+                    break
+            if not overlapping:
+                chain = 1
+                continue
+            chain += 1
+            if iterated:
+                self.problems.append("inside a repeated group, two repeats side by side can match the same "
+                                     "characters, e.g. (\\w+\\d+)*")
+                return
+            if chain >= REDOS_CHAIN:
+                self.problems.append(f"{chain} repeats side by side can match the same characters, "
+                                     "e.g. .*.*.*= (polynomial backtracking)")
+                return
+
+    def node(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+        if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+            mask = self._class_mask(name, av)
+            return _RedosInfo(mask, mask, mask, 0, 0, False)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            return self.repeat(name, av, iterated)
+        if name == "SUBPATTERN":
+            return self.sequence(av[-1], iterated)
+        if name == "ATOMIC_GROUP":
+            inner = self.sequence(av, iterated)
+            return _RedosInfo(inner.first, inner.last, inner.chars, 0, 0, inner.nullable)
+        if name == "BRANCH":
+            return self.branch(av[1], iterated)
+        if name == "GROUPREF_EXISTS":
+            return self.branch([av[1], av[2] or []], iterated)
+        if name == "GROUPREF":  # a backreference: any text, of any length
+            return _RedosInfo(self.everything, self.everything, self.everything, self.everything,
+                              self.everything, True)
+        if name in ("ASSERT", "ASSERT_NOT"):
+            self.sequence(av[1], False)
+        return _RedosInfo()  # anchors, lookarounds: zero-width
+
+    def branch(self, alternatives: list, iterated: bool) -> _RedosInfo:
+        infos = [self.sequence(alt, iterated) for alt in alternatives]
+        if iterated:
+            seen = 0
+            empties = 0
+            for info in infos:
+                empties += info.nullable
+                if info.first & seen or empties > 1:
+                    self.problems.append("alternatives inside a repeated group can start with the same "
+                                         "character, e.g. (a|ab)* (write (ab?)*)")
+                    break
+                seen |= info.first
+        merged = _RedosInfo(nullable=False)
+        for info in infos:
+            merged.first |= info.first
+            merged.last |= info.last
+            merged.chars |= info.chars
+            merged.heads |= info.heads
+            merged.tails |= info.tails
+            merged.nullable = merged.nullable or info.nullable
+        if merged.nullable and not all(info.nullable for info in infos):  # (a|) is a?: (a|aa)* is (a(|a))*
+            merged.heads |= merged.first
+            merged.tails |= merged.last
+        return merged
+
+    def repeat(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+        low, high, body_items = av
+        possessive = name == "POSSESSIVE_REPEAT"
+        many = high > REDOS_MANY and not possessive
+        before = len(self.problems)
+        body = self.sequence(body_items, iterated or many)
+        if many and len(self.problems) == before and (body.tails & body.first or body.heads & body.last):
+            self.problems.append("nested repeats: a repeated group ends (or starts) with a repeat of characters "
+                                 "that can also start (or end) it, e.g. (a+)+ (write a+)")
+        if high == 0:
+            return _RedosInfo()
+        if possessive:
+            return _RedosInfo(body.first, body.last, body.chars, 0, 0, low == 0 or body.nullable)
+        varying = high > low
+        return _RedosInfo(body.first, body.last, body.chars,
+                          body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
+                          low == 0 or body.nullable)
+
+
+def _redos_children(name: str, av: Any) -> list:
+    """The sub-pattern lists under one parse-tree node."""
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        return [av[2]]
+    if name == "SUBPATTERN":
+        return [av[-1]]
+    if name == "ATOMIC_GROUP":
+        return [av]
+    if name == "BRANCH":
+        return list(av[1])
+    if name == "GROUPREF_EXISTS":
+        return [av[1]] + ([av[2]] if av[2] else [])
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [av[1]]
+    return []
+
+
+def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+    """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
+    code = ord(char)
+    if op == "LITERAL":
+        return code == av
+    if op == "RANGE":
+        return av[0] <= code <= av[1]
+    if op == "CATEGORY":
+        kind = str(av)
+        if "DIGIT" in kind:
+            hit = char.isdecimal()
+        elif "SPACE" in kind:
+            hit = char.isspace()
+        elif "WORD" in kind:
+            hit = char.isalnum() or char == "_"
+        elif "LINEBREAK" in kind:
+            hit = char in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+        else:
+            return True
+        return hit != ("NOT_" in kind)
+    return True
+
+
+def redos_problem(pattern: str) -> str:
+    """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
+
+    A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
+    """
+    try:
+        tree = _redos_parse(pattern)
+    except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
+        return ""
+    try:
+        checker = _RedosChecker(tree)
+        checker.sequence(tree, False)
+    except RecursionError:
+        return "nested too deeply to check"
+    except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
+        return ""
+    return checker.problems[0] if checker.problems else ""
+
+
 # ---- dskit/catalog.py ----
 # The task catalog: which tasks exist, which slots they need, and how values are validated.
 
@@ -56,10 +373,24 @@ TASK_KINDS = ("multi_turn", "single_turn")
 NAME_RE = re.compile(r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
+# The longest string value a slot takes, in characters, unless the slot sets ``max_length``. Longer
+# values are refused before any matching, so a pattern never runs on more than this.
+DEFAULT_MAX_LENGTH = 500
+# The largest ``max_length`` a catalog may set: a slot holds a value, not a document.
+MAX_LENGTH_LIMIT = 5_000
+# A ``multiple`` slot keeps at most this many items.
+MAX_SLOT_ITEMS = 20
+# The most characters one task's slot values may take at their longest (sum over its slots of each
+# slot's largest value): keeps a task within a share of the state's size limit (dskit.limits).
+TASK_VALUES_MAX_CHARS = 20_000
+# Task and slot labels are shown to users and copied into the state: a name, not a paragraph.
+LABEL_MAX_CHARS = 200
+# A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
+PATTERN_MAX_CHARS = 1_000
 
 _catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
-              "minimum", "maximum", "pattern"}
+              "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
@@ -88,6 +419,7 @@ class SlotSpec:
     minimum: float | None = None
     maximum: float | None = None
     pattern: str = ""
+    max_length: int = DEFAULT_MAX_LENGTH
 
     @property
     def display(self) -> str:
@@ -151,6 +483,34 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _catalog_show(value: Any, limit: int = 40) -> str:
+    """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def slot_max_chars(slot: Any) -> int:
+    """The most characters one stored value of a slot definition can have (a list counts its items).
+
+    ``slot`` is a raw slot definition (dict); validation uses this to bound a task's size.
+    """
+    slot_type = slot.get("type", "string")
+    enum = slot.get("enum")
+    if isinstance(enum, list) and enum:
+        longest = max(len(str(item)) for item in enum)
+    elif slot_type == "string":
+        longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
+        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+    elif slot_type == "boolean":
+        longest = 5
+    else:
+        longest = 24  # the longest repr of a float or an integer within ±2^63
+    return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+
+
 def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
@@ -181,6 +541,16 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     for key in ("ask", "label", "description", "pattern"):
         if key in slot and not isinstance(slot[key], str):
             problems.append(f"{path}.{key}: must be a string")
+    if isinstance(slot.get("label"), str) and len(slot["label"]) > LABEL_MAX_CHARS:
+        problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
+    max_length = slot.get("max_length", DEFAULT_MAX_LENGTH)
+    if "max_length" in slot:
+        if slot_type != "string":
+            problems.append(f"{path}.max_length: only string slots have a max_length")
+        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+            problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
+    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
         if not isinstance(enum, list) or not enum:
@@ -188,17 +558,26 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {item!r} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                elif isinstance(item, str) and len(item) > max_length:
+                    problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
     if aliases is not None:
         if not isinstance(aliases, dict):
             problems.append(f"{path}.aliases: must be an object mapping a phrase to a value")
         else:
+            lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {target!r} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {target!r} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                elif isinstance(target, str) and len(target) > max_length:
+                    problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
+                elif isinstance(target, str) and target.strip().lower() in lowered and \
+                        lowered[target.strip().lower()] != target:
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                                    "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
             if slot_type not in ("integer", "number"):
@@ -209,14 +588,24 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        if slot_type != "string":
-            problems.append(f"{path}.pattern: only string slots have a pattern")
-        else:
-            try:
-                re.compile(slot["pattern"])
-            except re.error as exc:
-                problems.append(f"{path}.pattern: not a valid regular expression ({exc})")
+        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+
+
+def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+    """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
+    if slot_type != "string":
+        return [f"{path}: only string slots have a pattern"]
+    if len(pattern) > PATTERN_MAX_CHARS:
+        return [f"{path}: longer than {PATTERN_MAX_CHARS} characters"]
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        return [f"{path}: not a valid regular expression ({str(exc)[:120]})"]
+    problem = redos_problem(pattern)
+    if problem:
+        return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
+    return []
 
 
 def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
@@ -232,6 +621,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
+    if isinstance(task.get("label"), str) and len(task["label"]) > LABEL_MAX_CHARS:
+        problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
     if "confirm" in task and not isinstance(task["confirm"], bool):
@@ -239,7 +630,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {parent!r} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -254,7 +645,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {s!r} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -265,6 +656,11 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     else:
         for slot_name, slot in slots.items():
             problems += _check_slot(f"{path}.slots.{slot_name}", slot_name, slot)
+        size = sum(len(str(n)) + slot_max_chars(s) for n, s in slots.items() if isinstance(s, dict))
+        if size > TASK_VALUES_MAX_CHARS:
+            problems.append(f"{path}.slots: at their longest these slots hold {size} characters, over the "
+                            f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
+                            "variable); lower max_length or split the task")
     return problems
 
 
@@ -284,13 +680,21 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def validate_catalog(data: Any) -> list[str]:
-    """Every problem of a catalog (a dict or its JSON text), each with its JSON path; [] when valid."""
-    if isinstance(data, (str, bytes)):
-        try:
+def _catalog_data(data: Any) -> tuple[Any, str]:
+    """The catalog as a private, surrogate-free JSON value: (data, problem)."""
+    try:
+        if isinstance(data, (str, bytes)):
             data = json.loads(data)
-        except (ValueError, TypeError) as exc:
-            return [f"$: not valid JSON ({exc})"]
+        else:
+            data = json.loads(json.dumps(data, ensure_ascii=False))
+    except RecursionError:
+        return None, "$: nested too deeply"
+    except (ValueError, TypeError) as exc:
+        return None, f"$: not valid JSON ({str(exc)[:200]})"
+    return jsonish_scrub(data), ""
+
+
+def _catalog_validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
@@ -334,6 +738,7 @@ def _build_slot(name: str, raw: dict) -> SlotSpec:
         minimum=raw.get("minimum"),
         maximum=raw.get("maximum"),
         pattern=raw.get("pattern", ""),
+        max_length=raw.get("max_length", DEFAULT_MAX_LENGTH),
     )
 
 
@@ -355,12 +760,13 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    if isinstance(source, (str, bytes)):
-        try:
-            source = json.loads(source)
-        except (ValueError, TypeError) as exc:
-            raise CatalogError([f"$: not valid JSON ({exc})"]) from None
-    problems = validate_catalog(source)
+    source, problem = _catalog_data(source)
+    if problem:
+        raise CatalogError([problem])
+    try:
+        problems = _catalog_validate(source)
+    except RecursionError:
+        problems = ["$: nested too deeply"]
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()

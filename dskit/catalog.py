@@ -13,16 +13,39 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .jsonish import jsonish_scrub, scrub_surrogates
+from .redos import redos_problem
+
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
 # Names may be Chinese (CrossWOZ uses 景点, 酒店设施 ...): unicode word characters and '-'.
 NAME_RE = re.compile(r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
+# The longest string value a slot takes, in characters, unless the slot sets ``max_length``. Longer
+# values are refused before any matching, so a pattern never runs on more than this.
+DEFAULT_MAX_LENGTH = 500
+# The largest ``max_length`` a catalog may set: a slot holds a value, not a document.
+MAX_LENGTH_LIMIT = 5_000
+# A ``multiple`` slot keeps at most this many items.
+MAX_SLOT_ITEMS = 20
+# The most characters one task's slot values may take at their longest (sum over its slots of each
+# slot's largest value): keeps a task within a share of the state's size limit (dskit.limits).
+TASK_VALUES_MAX_CHARS = 20_000
+# Task and slot labels are shown to users and copied into the state: a name, not a paragraph.
+LABEL_MAX_CHARS = 200
+# A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
+PATTERN_MAX_CHARS = 1_000
+# Numbers and booleans are never written with more characters than this; longer text is refused
+# before any parsing (no regular expression ever sees it).
+_CATALOG_SCALAR_TEXT_MAX = 100
+# Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
+# Dify's code node from every string output.
+_CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 _TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
-              "minimum", "maximum", "pattern"}
+              "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
@@ -51,6 +74,7 @@ class SlotSpec:
     minimum: float | None = None
     maximum: float | None = None
     pattern: str = ""
+    max_length: int = DEFAULT_MAX_LENGTH
 
     @property
     def display(self) -> str:
@@ -114,6 +138,34 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _catalog_show(value: Any, limit: int = 40) -> str:
+    """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def slot_max_chars(slot: Any) -> int:
+    """The most characters one stored value of a slot definition can have (a list counts its items).
+
+    ``slot`` is a raw slot definition (dict); validation uses this to bound a task's size.
+    """
+    slot_type = slot.get("type", "string")
+    enum = slot.get("enum")
+    if isinstance(enum, list) and enum:
+        longest = max(len(str(item)) for item in enum)
+    elif slot_type == "string":
+        longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
+        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+    elif slot_type == "boolean":
+        longest = 5
+    else:
+        longest = 24  # the longest repr of a float or an integer within ±2^63
+    return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+
+
 def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
@@ -144,6 +196,16 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     for key in ("ask", "label", "description", "pattern"):
         if key in slot and not isinstance(slot[key], str):
             problems.append(f"{path}.{key}: must be a string")
+    if isinstance(slot.get("label"), str) and len(slot["label"]) > LABEL_MAX_CHARS:
+        problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
+    max_length = slot.get("max_length", DEFAULT_MAX_LENGTH)
+    if "max_length" in slot:
+        if slot_type != "string":
+            problems.append(f"{path}.max_length: only string slots have a max_length")
+        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+            problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
+    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
         if not isinstance(enum, list) or not enum:
@@ -151,17 +213,26 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {item!r} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                elif isinstance(item, str) and len(item) > max_length:
+                    problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
     if aliases is not None:
         if not isinstance(aliases, dict):
             problems.append(f"{path}.aliases: must be an object mapping a phrase to a value")
         else:
+            lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {target!r} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {target!r} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                elif isinstance(target, str) and len(target) > max_length:
+                    problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
+                elif isinstance(target, str) and target.strip().lower() in lowered and \
+                        lowered[target.strip().lower()] != target:
+                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                                    "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
             if slot_type not in ("integer", "number"):
@@ -172,14 +243,24 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        if slot_type != "string":
-            problems.append(f"{path}.pattern: only string slots have a pattern")
-        else:
-            try:
-                re.compile(slot["pattern"])
-            except re.error as exc:
-                problems.append(f"{path}.pattern: not a valid regular expression ({exc})")
+        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+
+
+def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+    """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
+    if slot_type != "string":
+        return [f"{path}: only string slots have a pattern"]
+    if len(pattern) > PATTERN_MAX_CHARS:
+        return [f"{path}: longer than {PATTERN_MAX_CHARS} characters"]
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        return [f"{path}: not a valid regular expression ({str(exc)[:120]})"]
+    problem = redos_problem(pattern)
+    if problem:
+        return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
+    return []
 
 
 def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
@@ -195,6 +276,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
+    if isinstance(task.get("label"), str) and len(task["label"]) > LABEL_MAX_CHARS:
+        problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
     if "confirm" in task and not isinstance(task["confirm"], bool):
@@ -202,7 +285,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {parent!r} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -217,7 +300,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {s!r} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -228,6 +311,11 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     else:
         for slot_name, slot in slots.items():
             problems += _check_slot(f"{path}.slots.{slot_name}", slot_name, slot)
+        size = sum(len(str(n)) + slot_max_chars(s) for n, s in slots.items() if isinstance(s, dict))
+        if size > TASK_VALUES_MAX_CHARS:
+            problems.append(f"{path}.slots: at their longest these slots hold {size} characters, over the "
+                            f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
+                            "variable); lower max_length or split the task")
     return problems
 
 
@@ -247,13 +335,37 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def validate_catalog(data: Any) -> list[str]:
-    """Every problem of a catalog (a dict or its JSON text), each with its JSON path; [] when valid."""
-    if isinstance(data, (str, bytes)):
-        try:
+def _catalog_data(data: Any) -> tuple[Any, str]:
+    """The catalog as a private, surrogate-free JSON value: (data, problem)."""
+    try:
+        if isinstance(data, (str, bytes)):
             data = json.loads(data)
-        except (ValueError, TypeError) as exc:
-            return [f"$: not valid JSON ({exc})"]
+        else:
+            data = json.loads(json.dumps(data, ensure_ascii=False))
+    except RecursionError:
+        return None, "$: nested too deeply"
+    except (ValueError, TypeError) as exc:
+        return None, f"$: not valid JSON ({str(exc)[:200]})"
+    return jsonish_scrub(data), ""
+
+
+def validate_catalog(data: Any) -> list[str]:
+    """Every problem of a catalog (a dict or its JSON text), each with its JSON path; [] when valid.
+
+    Never raises.
+    """
+    if isinstance(data, Catalog):
+        return []
+    data, problem = _catalog_data(data)
+    if problem:
+        return [problem]
+    try:
+        return _catalog_validate(data)
+    except RecursionError:
+        return ["$: nested too deeply"]
+
+
+def _catalog_validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
@@ -297,6 +409,7 @@ def _build_slot(name: str, raw: dict) -> SlotSpec:
         minimum=raw.get("minimum"),
         maximum=raw.get("maximum"),
         pattern=raw.get("pattern", ""),
+        max_length=raw.get("max_length", DEFAULT_MAX_LENGTH),
     )
 
 
@@ -318,12 +431,13 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    if isinstance(source, (str, bytes)):
-        try:
-            source = json.loads(source)
-        except (ValueError, TypeError) as exc:
-            raise CatalogError([f"$: not valid JSON ({exc})"]) from None
-    problems = validate_catalog(source)
+    source, problem = _catalog_data(source)
+    if problem:
+        raise CatalogError([problem])
+    try:
+        problems = _catalog_validate(source)
+    except RecursionError:
+        problems = ["$: nested too deeply"]
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
@@ -379,7 +493,7 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
             try:
                 value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
             except ValueError:
-                return False, None, f"expected {kind}, got {value!r}"
+                return False, None, f"expected {kind}, got {_catalog_show(value)}"
     if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
         return False, None, f"expected {kind}, got {type(value).__name__}"
     if abs(value) >= NUMBER_LIMIT:
@@ -403,7 +517,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
             return True, True, ""
         if word in _FALSE_WORDS:
             return True, False, ""
-    return False, None, f"expected true or false, got {value!r}"
+    return False, None, f"expected true or false, got {_catalog_show(value)}"
 
 
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
@@ -427,19 +541,35 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
         for option in spec.enum:
             if isinstance(option, str) and option.lower() == value.strip().lower():
                 return True, option, ""
-    allowed = "、".join(str(v) for v in spec.enum)
-    return False, None, f"{value!r} is not one of: {allowed}"
+    allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
+    return False, None, f"{_catalog_show(value)} is not one of: {allowed[:200]}"
+
+
+def _catalog_clean_text(text: str) -> str:
+    """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
+    return _CATALOG_CONTROL_RE.sub("", scrub_surrogates(text)).strip()
 
 
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
-    """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern."""
+    """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
+
+    Text is measured before anything else reads it: a value longer than the slot takes is refused
+    before aliases, number words or the slot's pattern run on it.
+    """
+    if isinstance(value, str):
+        limit = spec.max_length if spec.type == "string" else _CATALOG_SCALAR_TEXT_MAX
+        if len(value) > 2 * limit + 100:  # the exact check follows once spaces are stripped
+            return False, None, f"text of {len(value)} characters, longer than the {limit} this slot takes"
+        value = _catalog_clean_text(value)
     value = _apply_aliases(spec, value)
     if spec.type == "string":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return False, None, f"expected text, got {type(value).__name__}"
-        value = str(value).strip()
+        value = _catalog_clean_text(str(value))
         if not value:
             return False, None, "empty text"
+        if len(value) > spec.max_length:
+            return False, None, f"text of {len(value)} characters, longer than the {spec.max_length} this slot takes"
     elif spec.type in ("integer", "number"):
         ok, value, reason = _coerce_number(value, spec.type == "integer")
         if not ok:
@@ -456,7 +586,7 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if not ok:
         return ok, value, reason
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
-        return False, None, f"{value!r} does not match the pattern {spec.pattern}"
+        return False, None, f"{_catalog_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
 
 
@@ -479,14 +609,18 @@ def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
         items = list(value) if isinstance(value, (list, tuple)) else [value]
         kept, reasons = [], []
         for item in items:
+            if len(kept) >= MAX_SLOT_ITEMS:
+                reasons.append(f"only the first {MAX_SLOT_ITEMS} items are kept")
+                break
             ok, coerced, reason = _coerce_one(spec, item)
             if ok and coerced not in kept:
                 kept.append(coerced)
             elif not ok:
                 reasons.append(reason)
+        more = f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
         if not kept:
-            return False, None, "; ".join(reasons) or "empty list"
-        return True, kept, "; ".join(reasons)
+            return False, None, ("; ".join(reasons[:3]) + more) or "empty list"
+        return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
 
