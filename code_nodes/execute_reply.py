@@ -779,6 +779,16 @@ def load_catalog(source: Any) -> Catalog:
     )
 
 
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
+
+
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
@@ -817,6 +827,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "参数 {param} 有误：{problem}",
         "tool_required": "不能为空",
@@ -866,6 +877,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
+                      "Please say it more briefly, or cancel something you no longer need.",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "Parameter {param} is invalid: {problem}",
         "tool_required": "must not be empty",
@@ -941,7 +954,7 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
 # ---- dskit/node_io.py ----
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODE_MAX_STRING = 400_000
+NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 _node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 

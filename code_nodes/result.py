@@ -36,6 +36,111 @@ import re
 from typing import Any, TypedDict
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _jsonish_join_pair(match: re.Match) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
+    if not _JSONISH_SURROGATE.search(text):
+        return text
+    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+
+
+def jsonish_scrub(value: object) -> object:
+    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
+
+    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = scrub_surrogates(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+            continue
+        for key in list(item):
+            child = item[key]
+            if isinstance(child, str):
+                child = item[key] = scrub_surrogates(child)
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+                del item[key]
+                item[scrub_surrogates(key)] = child
+    return value
+
+
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
+
+# A conversation variable's size in bytes. Dify api/configs/feature/__init__.py MAX_VARIABLE_SIZE,
+# default 200 KiB. api/factories/variable_factory.py ``_build_variable_from_mapping`` raises
+# VariableError("variable size ... exceeds limit ...") when ``result.size > MAX_VARIABLE_SIZE`` as a
+# conversation's variables are loaded for a run, so one oversized write breaks every later turn.
+# ``Segment.size`` is ``sys.getsizeof(self.value)`` (graphon variables/segments.py; Dify
+# core/variables/segments.py): for a string it depends on its widest character, not on UTF-8 bytes.
+MAX_VARIABLE_SIZE = 200 * 1024
+
+# sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
+# bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
+# 56. The larger ones are used, so the estimate is never below what any of these versions reports.
+_LIMITS_ASCII_HEADER = 48
+_LIMITS_WIDE_HEADER = 72
+_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def segment_size(text: str) -> int:
+    """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
+    if text.isascii():
+        return _LIMITS_ASCII_HEADER + len(text) + 1
+    try:
+        text.encode("latin-1")
+        width = 1
+    except UnicodeEncodeError:
+        width = 4 if _LIMITS_ASTRAL.search(text) else 2
+    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+
+
+def char_width(text: str) -> int:
+    """Bytes per character in ``segment_size``: 1, 2 or 4."""
+    if text.isascii():
+        return 1
+    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+
+
+def string_excess(text: str, reserve: int = 0) -> int:
+    """How many characters ``text`` must lose to be both a code-node output and a conversation
+    variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
+    width = char_width(text)
+    over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
+    over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
+    return max(0, over_length, -(-over_size // width))
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -74,12 +179,27 @@ def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage:
 
 STATE_FORMAT = "dskit.state"
 STATE_VERSION = 1
-# An incoming state larger than this is refused (Dify caps a variable at 200 KiB; ours stays far
-# below: stack, timeline and errors are all bounded).
-MAX_STATE_CHARS = 150_000
+# An incoming string longer than this is not even decoded (Dify never hands a code node more than
+# 400,000 characters; what the engine writes stays within dskit.limits).
+MAX_STATE_CHARS = 1_000_000
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
+MAX_SLOT_HISTORY = 10
+# The old values kept for one slot take at most this many characters of JSON; the newest is always
+# kept, so "还是原来的吧" works for a value of any allowed length.
+SLOT_HISTORY_MAX_CHARS = 2_000
+# Longest texts kept in errors, timeline entries and other engine-written fields.
+MAX_ERROR_TEXT = 300
+_STATE_SHORT_TEXT = 200
+# Room left free while trimming for the error entry that says what was trimmed.
+_STATE_NOTE_ROOM = 800
+_STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
+_STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
+_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn")
+_STATE_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -105,73 +225,235 @@ def new_state() -> dict:
     }
 
 
+def _state_is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
 def _task_problem(task: Any, index: int) -> str:
-    """Why one stack entry is unusable ('' when it is fine)."""
+    """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
     if not isinstance(task, dict):
         return f"{where} is not an object"
-    for key, kind in (("id", str), ("name", str), ("stage", str), ("slots", dict), ("history", dict)):
+    for key, kind in (("id", str), ("name", str), ("slots", dict)):
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
-    if task["stage"] not in STAGES:
-        return f"{where}.stage {task['stage']!r} is unknown"
-    if not all(isinstance(v, list) for v in task["history"].values()):
-        return f"{where}.history must map slots to lists"
     return ""
 
 
 def state_problem(data: Any) -> str:
-    """Why a decoded state cannot be used ('' when it can)."""
+    """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
         return "not a JSON object"
     if data.get("format") != STATE_FORMAT:
         return "not a dskit state (format field missing or foreign)"
     if data.get("version") != STATE_VERSION:
-        return f"unsupported state version {data.get('version')!r}"
+        return f"unsupported state version {data.get('version')!r}"[:200]
     for key, kind in (("turn", int), ("task_stack", list), ("next_task_seq", int),
                       ("counters", dict), ("done", list), ("errors", list), ("timeline", list)):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
-    for i, task in enumerate(data["task_stack"]):
-        problem = _task_problem(task, i)
-        if problem:
-            return problem
-    counters = data["counters"]
-    if not isinstance(counters.get("parse_failures", 0), int) or not isinstance(counters.get("failed_asks", {}), dict) \
-            or not all(isinstance(v, int) for v in counters.get("failed_asks", {}).values()) \
-            or not isinstance(counters.get("asking") or "", str):
-        return "counters are malformed"
-    ids = [t["id"] for t in data["task_stack"]]
-    if len(set(ids)) != len(ids):
-        return "task ids are not unique"
     return ""
 
 
-def load_state(text: Any) -> tuple[dict, list[str]]:
-    """Decode a state string: (state, errors). Never raises; unusable input gives a clean state.
-
-    An empty string or None is simply a new conversation and is not an error.
-    """
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return new_state(), []
+def _state_decode(text: Any) -> tuple[Any, str]:
+    """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
-        data = text
-    elif not isinstance(text, str):
-        return new_state(), [f"state is a {type(text).__name__}, not a string; started clean"]
-    elif len(text) > MAX_STATE_CHARS:
-        return new_state(), [f"state is {len(text)} characters, over the {MAX_STATE_CHARS} limit; started clean"]
-    else:
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return new_state(), [f"state is not valid JSON ({str(exc)[:80]}); started clean"]
-    problem = state_problem(data)
-    if problem:
-        return new_state(), [f"state unusable: {problem}; started clean"]
-    state = new_state()
-    state.update(data)
-    state["counters"] = {**new_counters(), **data["counters"]}
-    return state, []
+            text = json.dumps(text, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return None, f"state object is not JSON data ({type(exc).__name__})"
+    elif not isinstance(text, str):
+        return None, f"state is a {type(text).__name__}, not a string"
+    if len(text) > MAX_STATE_CHARS:
+        return None, f"state is {len(text)} characters, over the {MAX_STATE_CHARS} limit"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, f"state is not valid JSON ({str(exc)[:80]})"
+    if _STATE_SURROGATE_HINT.search(text):
+        data = jsonish_scrub(data)
+    return data, ""
+
+
+def load_state(text: Any) -> tuple[dict, list[str]]:
+    """Decode a state string: (state, errors). Never raises.
+
+    ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
+    the state is then clean. Damaged parts of a usable state are repaired or dropped, each with an
+    entry in the state's own ``errors``. A dict is accepted too and is never modified. An empty string
+    or None is simply a new conversation and is not an error.
+    """
+    try:
+        if text is None or (isinstance(text, str) and not text.strip()):
+            return new_state(), []
+        data, problem = _state_decode(text)
+        if not problem:
+            problem = state_problem(data)
+        if problem:
+            return new_state(), [f"state unusable: {problem}; started clean"
+                                 if not problem.startswith("state ") else f"{problem}; started clean"]
+        state = new_state()
+        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
+        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        for note in notes:
+            add_error(state, "state", note)
+        return state, []
+    except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
+        return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+
+
+# ---------------------------------------------------------------- repairs on load
+
+def _state_repair(state: dict, unknown: list) -> list[str]:
+    """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
+    notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
+    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["turn"] = max(0, state["turn"])
+    notes += _state_repair_stack(state)
+    notes += _state_repair_done(state)
+    notes += _state_repair_counters(state)
+    handoff = state.get("handoff")
+    if handoff is not None:
+        if isinstance(handoff, dict):
+            state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
+                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+        else:
+            state["handoff"] = None
+            notes.append("handoff was malformed; cleared")
+    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    if used and state["next_task_seq"] <= max(used):
+        notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
+        state["next_task_seq"] = max(used) + 1
+    state["next_task_seq"] = max(1, state["next_task_seq"])
+    return notes
+
+
+def _state_repair_stack(state: dict) -> list[str]:
+    notes: list[str] = []
+    kept: list[dict] = []
+    seen: set[str] = set()
+    for index, task in enumerate(state["task_stack"]):
+        problem = _task_problem(task, index)
+        if not problem and task["id"] in seen:
+            problem = f"task_stack[{index}].id {task['id'][:40]!r} is used twice"
+        if problem:
+            notes.append(f"{problem}; task dropped")
+            continue
+        seen.add(task["id"])
+        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
+        clean["label"] = _state_text(task.get("label")) or clean["name"]
+        if task.get("stage") not in STAGES:
+            notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
+            clean["stage"] = "COLLECTING"
+        parent = task.get("parent_id")
+        if parent is not None and not isinstance(parent, str):
+            notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
+            parent = None
+        clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
+        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        history = task.get("history") if isinstance(task.get("history"), dict) else {}
+        clean["history"] = {}
+        for slot, values in history.items():
+            if isinstance(values, list):
+                clean["history"][slot] = list(values)
+                bound_history(clean["history"][slot])
+        if len(clean["history"]) != len(history) or not isinstance(task.get("history"), dict):
+            notes.append(f"task {clean['id']}: malformed slot history dropped")
+        kept.append(clean)
+    state["task_stack"] = kept
+    return notes
+
+
+def _state_repair_done(state: dict) -> list[str]:
+    kept = []
+    for entry in state["done"]:
+        if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
+                and isinstance(entry.get("slots", {}), dict)):
+            continue
+        record = _state_payload(entry)
+        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
+                      detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
+                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+                      parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
+        kept.append(record)
+    dropped = len(state["done"]) - len(kept)
+    state["done"] = kept[-MAX_DONE:]
+    return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
+
+
+def _state_payload(entry: dict, nested: bool = False) -> dict:
+    """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
+    (one level: a sub-task's own ``subtasks`` is always empty)."""
+    subtasks = entry.get("subtasks") if isinstance(entry.get("subtasks"), list) and not nested else []
+    return {"task_id": entry["task_id"][:64], "task": entry["task"][:64],
+            "label": _state_text(entry.get("label")) or entry["task"][:64],
+            "slots": dict(entry.get("slots") or {}),
+            "subtasks": [_state_payload(sub, True) for sub in subtasks
+                         if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
+                         and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
+
+
+def _state_repair_counters(state: dict) -> list[str]:
+    raw = state["counters"]
+    counters = new_counters()
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    open_ids = {t["id"] for t in state["task_stack"]}
+    asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
+    counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
+                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+    asking = raw.get("asking")
+    counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
+    state["counters"] = counters
+    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+        or not isinstance(raw.get("asking") or "", str)
+    return ["counters were malformed; repaired"] if broken else []
+
+
+def _state_clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
+            "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+
+
+def _state_clean_timeline(entry: dict) -> dict:
+    """A timeline entry with every text and list capped (see machine's timeline writer)."""
+    def items(value: Any) -> list:
+        return [_state_text(v) if not isinstance(v, dict) else
+                {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
+                for v in value[:12]] if isinstance(value, list) else []
+    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+            "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
+            "action": _state_text(entry.get("action"), 40),
+            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
+
+
+def bound_history(history: list) -> None:
+    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
+    dropping the oldest first; the newest one always stays."""
+    del history[:-MAX_SLOT_HISTORY]
+    total = 0
+    for index in range(len(history) - 1, -1, -1):
+        total += _state_json_len(history[index]) + 1
+        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
+            del history[:index + 1]
+            return
+
+
+# ---------------------------------------------------------------- writing within Dify's limits
+
+def _state_json_len(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _state_encode(state: dict) -> str:
+    text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+    return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
 def _sync_derived(state: dict) -> None:
@@ -184,13 +466,97 @@ def _sync_derived(state: dict) -> None:
             task["stage"] = "SUSPENDED"
 
 
-def dump_state(state: dict) -> str:
-    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON."""
+def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+    """Drop the least valuable parts until the state fits with ``room`` characters to spare.
+
+    Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
+    records of executed tasks (finished before pending); with ``evict``, then suspended tasks (bottom
+    first) and last the current task's longest values. Returns (fits, what was dropped).
+    """
+    dropped: dict[str, int] = {}
+
+    def excess() -> int:
+        return string_excess(_state_encode(state), reserve=room)
+
+    def shrink(pools: list[list], label: str) -> None:
+        need = excess()
+        for pool in pools:
+            while pool and need > 0:
+                need -= _state_json_len(pool.pop(0)) + 1
+                dropped[label] = dropped.get(label, 0) + 1
+                if need <= 0:
+                    need = excess()
+
+    if excess() <= 0:
+        return True, []
+    shrink([state["timeline"]], "timeline entries")
+    shrink([state["errors"]], "errors")
+    for task in state["task_stack"]:
+        shrink(list(task["history"].values()), "old slot values")
+        task["history"] = {slot: values for slot, values in task["history"].items() if values}
+    finished = [d for d in state["done"] if d.get("status") != "pending"]
+    pending = [d for d in state["done"] if d.get("status") == "pending"]
+    shrink([finished, pending], "executed-task records")
+    state["done"] = [d for d in state["done"] if any(d is e for e in finished + pending)]
+    notes = [f"{count} {label}" for label, count in dropped.items()]
+    if evict and excess() > 0:
+        notes.append("LOST " + "; ".join(_state_evict(state, excess)))
+    return excess() <= 0, notes
+
+
+def _state_evict(state: dict, excess: Any) -> list[str]:
+    """Last resort of :func:`_state_trim`: suspended tasks (bottom first), then the current task's longest
+    values, then everything; returns what was lost. Reached only by states written elsewhere or
+    by a catalog bypassed: the engine refuses a turn rather than come here."""
+    lost = []
+    stack = state["task_stack"]
+    while len(stack) > 1 and excess() > 0:
+        task = stack.pop(0)
+        lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
+    if stack and excess() > 0:
+        top = stack[-1]
+        top["history"] = {}
+        for slot in sorted(top["slots"], key=lambda s: -_state_json_len(top["slots"][s])):
+            if excess() <= 0:
+                break
+            del top["slots"][slot]
+            lost.append(f"{top['id']}.{slot}")
+    if excess() > 0:
+        fresh = new_state()
+        fresh.update(turn=state["turn"], next_task_seq=state["next_task_seq"])
+        state.clear()
+        state.update(fresh)
+        lost.append("everything else")
+    return lost
+
+
+def fit_state(state: dict, *, evict: bool = True) -> str | None:
+    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_state_trim`).
+
+    Without ``evict``, returns None when only dropping open tasks or their values would make it fit
+    (the caller then refuses the turn instead). What was trimmed is recorded in ``errors``.
+    """
     _sync_derived(state)
-    state["errors"] = state["errors"][-MAX_ERRORS:]
-    state["timeline"] = state["timeline"][-MAX_TIMELINE:]
-    state["done"] = state["done"][-MAX_DONE:]
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+    del state["errors"][:-MAX_ERRORS]
+    del state["timeline"][:-MAX_TIMELINE]
+    del state["done"][:-MAX_DONE]
+    text = _state_encode(state)
+    if string_excess(text) == 0:
+        return text
+    fits, notes = _state_trim(state, _STATE_NOTE_ROOM, evict)
+    if not fits:
+        return None
+    _sync_derived(state)
+    add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
+                             f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
+    return _state_encode(state)
+
+
+def dump_state(state: dict) -> str:
+    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
+    Dify's limits; never raises for a state this module produced."""
+    text = fit_state(state, evict=True)
+    return text if text is not None else _state_encode(new_state())
 
 
 def find_task(state: dict, task_id: str) -> dict | None:
@@ -203,12 +569,24 @@ def find_task(state: dict, task_id: str) -> dict | None:
 
 def add_error(state: dict, code: str, message: str) -> None:
     """Keep an error visible in the state (the last few only)."""
-    state["errors"].append({"turn": state["turn"], "code": code, "message": message[:300]})
+    state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
 
 
 # ---- dskit/machine.py ----
 # The state machine: apply an understanding's commands to the state, then decide the next action.
+
+def _short(command: Any) -> str:
+    """A command as a short string for the timeline and the decision. Never raises."""
+    try:
+        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(command)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(command).__name__}>"
+    return scrub_surrogates(text[:160])
+
 
 def _restore_subtasks(state: dict, entry: dict) -> None:
     """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
@@ -224,31 +602,54 @@ def _restore_subtasks(state: dict, entry: dict) -> None:
         stack.insert(stack.index(parent) if parent in stack else len(stack), task)
 
 
+def _machine_error_text(exc: BaseException) -> str:
+    try:
+        return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
+    except Exception:  # noqa: BLE001
+        return ""
+
+
 def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
-    """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry."""
+    """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
+
+    Never raises: an unknown task id, or a state damaged in any way, is recorded in ``errors``.
+    """
     state, errors = load_state(state_str)
-    for error in errors:
-        add_error(state, "state", error)
-    entry = next((d for d in reversed(state["done"]) if d.get("task_id") == task_id), None)
-    if entry is None:
-        add_error(state, "result", f"no executed task {task_id!r} to record a result for")
+    try:
+        for error in errors:
+            add_error(state, "state", error)
+        task_id = task_id if isinstance(task_id, str) else _short(task_id)
+        entry = next((d for d in reversed(state["done"]) if d["task_id"] == task_id), None)
+        if entry is None:
+            add_error(state, "result", f"no executed task {task_id[:64]!r} to record a result for")
+            return dump_state(state)
+        entry["status"] = "success" if ok else "failed"
+        entry["detail"] = scrub_surrogates(_machine_text(detail))[:MAX_ERROR_TEXT]
+        if not ok:
+            add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
+            if find_task(state, task_id) is None:
+                state["task_stack"].append(task_record(
+                    task_id, entry["task"], entry["label"], opened_turn=state["turn"],
+                    stage="CONFIRMING", slots=entry["slots"], parent_id=entry["parent_id"]))
+            _restore_subtasks(state, entry)
         return dump_state(state)
-    entry["status"] = "success" if ok else "failed"
-    entry["detail"] = str(detail)[:300]
-    if not ok:
-        add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
-        if find_task(state, task_id) is None:
-            state["task_stack"].append(task_record(
-                task_id, entry["task"], entry.get("label", entry["task"]), opened_turn=state["turn"],
-                stage="CONFIRMING", slots=entry.get("slots"), parent_id=entry.get("parent_id")))
-        _restore_subtasks(state, entry)
-    return dump_state(state)
+    except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
+        old, _ = load_state(state_str)
+        add_error(old, "internal", f"record_result: {type(exc).__name__}: {_machine_error_text(exc)}")
+        return dump_state(old)
+
+
+def _machine_text(value: Any) -> str:
+    try:
+        return value if isinstance(value, str) else str(value)
+    except Exception:  # noqa: BLE001
+        return ""
 
 
 # ---- dskit/node_io.py ----
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODE_MAX_STRING = 400_000
+NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 _node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 

@@ -55,6 +55,16 @@ def loads_strict_or_none(text: object) -> object | None:
         return None
 
 
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
+
+
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
@@ -799,7 +809,7 @@ def parse_history(text: object) -> list[dict]:
 # ---- dskit/node_io.py ----
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
-NODE_MAX_STRING = 400_000
+NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 

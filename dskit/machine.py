@@ -16,10 +16,11 @@ from typing import Any
 
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
+from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
-from .state import (MAX_DONE, MAX_SLOT_HISTORY, MAX_TIMELINE, add_error, current_task, dump_state,
-                    find_task, load_state, new_counters)
+from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
+                    find_task, fit_state, load_state, new_counters)
 from .understanding import parse_understanding
 
 _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollback_slot": 3,
@@ -29,12 +30,15 @@ _TIMELINE_ITEMS = 12
 
 
 def _short(command: Any) -> str:
-    """A command as a short string for the timeline and the decision."""
+    """A command as a short string for the timeline and the decision. Never raises."""
     try:
         text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        text = repr(command)
-    return text[:160]
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(command)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(command).__name__}>"
+    return scrub_surrogates(text[:160])
 
 
 def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
@@ -157,7 +161,7 @@ class _MachineTurn:
             return False
         history = task["history"].setdefault(name, [])
         history.append(old)
-        del history[:-MAX_SLOT_HISTORY]
+        bound_history(history)
         if value is None:
             del task["slots"][name]
         else:
@@ -579,38 +583,98 @@ def _restore_subtasks(state: dict, entry: dict) -> None:
 
 
 def _reconcile(state: dict, catalog: Catalog) -> None:
-    """Drop what the current catalog no longer knows (a task or slot removed since), saying so."""
+    """Hold the loaded state to the current catalog: drop what it no longer knows (a task or slot
+    removed since) and every value it does not accept, saying so in ``errors``.
+
+    A state string comes back from a conversation variable that anyone may have edited; the catalog
+    may have changed since it was written. Only values that pass the catalog now stay in ``slots`` (and
+    can reach an execute payload) or in ``history`` (and can come back by a rollback). A value that the
+    catalog still accepts in another form ("3" after a slot became an integer) is kept in that form.
+    """
     kept = []
     for task in state["task_stack"]:
         spec = catalog.tasks.get(task["name"])
         if spec is None:
             add_error(state, "catalog", f"task {task['name']!r} ({task['id']}) is not in the catalog any more; dropped")
             continue
-        for slot in [s for s in task["slots"] if s not in spec.slots]:
-            add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
-            del task["slots"][slot]
+        for slot in list(task["slots"]):
+            if slot not in spec.slots:
+                add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
+                del task["slots"][slot]
+                continue
+            value = task["slots"][slot]
+            ok, coerced, reason = coerce_slot_value(spec.slots[slot], value)
+            if ok and not reason and coerced == value:
+                continue
+            if ok and not reason:
+                task["slots"][slot] = coerced
+                add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short(coerced)[:60]}")
+            else:
+                del task["slots"][slot]
+                add_error(state, "state", f"{task['id']}.{slot}: stored value {_short(value)[:60]} is invalid "
+                                          f"({reason[:100]}); dropped")
+        invalid = 0
+        for slot in list(task["history"]):
+            values = task["history"][slot]
+            if slot not in spec.slots:
+                del task["history"][slot]
+                continue
+            good = [v for v in values if v is None or _machine_stored_ok(spec.slots[slot], v)]
+            invalid += len(values) - len(good)
+            task["history"][slot] = good
+        if invalid:
+            add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
         kept.append(task)
     state["task_stack"] = kept
+
+
+def _machine_stored_ok(slot_spec: Any, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(slot_spec, value)
+    return ok and not reason and coerced == value
 
 
 def _timeline(state: dict, parsed: dict, decision: dict) -> None:
     state["timeline"].append({
         "turn": state["turn"],
         "query": parsed["rewritten_query"][:120],
-        "applied": decision["applied"][:_TIMELINE_ITEMS],
-        "dropped": decision["dropped"][:_TIMELINE_ITEMS],
+        "applied": [str(a)[:200] for a in decision["applied"][:_TIMELINE_ITEMS]],
+        "dropped": [{"command": str(d.get("command"))[:200], "reason": str(d.get("reason"))[:200]}
+                    for d in decision["dropped"][:_TIMELINE_ITEMS]],
         "action": decision["next_action"],
         "task": decision["task"]["id"] if decision["task"] else None,
     })
     del state["timeline"][:-MAX_TIMELINE]
 
 
+def _machine_kept_turn(state_str: Any, catalog: Catalog, lang: str, key: str, code: str,
+                       error: str) -> tuple[str, Decision]:
+    """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
+    and a fallback decision whose question says why (``key`` in dskit.messages)."""
+    old, errors = load_state(state_str)
+    for problem in errors:
+        add_error(old, "state", problem)
+    try:
+        _reconcile(old, catalog)
+    except Exception:  # noqa: BLE001 - the state as loaded is still better than none
+        pass
+    add_error(old, code, error)
+    top = current_task(old)
+    return dump_state(old), new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
+                                         task=task_ref(top), error=error)
+
+
 def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, Decision]:
-    """One turn: (new state string, decision). Raises CatalogError only for a broken catalog."""
+    """One turn: (new state string, decision). Raises CatalogError only for a broken catalog.
+
+    The state written always loads back as written and fits Dify's limits (dskit.limits): when only
+    dropping open tasks or their values could make it fit, the turn is refused instead and the
+    incoming state kept, with the reason in ``error`` and in the state's ``errors``. Neither argument
+    is modified.
+    """
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
-    state, errors = load_state(state_str)
     try:
+        state, errors = load_state(state_str)
         for error in errors:
             add_error(state, "state", error)
         _reconcile(state, cat)
@@ -629,33 +693,59 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
             decision = turn.not_understood(parsed["error"])
         decision["rewritten_query"] = parsed["rewritten_query"]
         _timeline(state, parsed, decision)
-        return dump_state(state), decision
+        text = fit_state(state, evict=False)
+        if text is None:
+            return _machine_kept_turn(state_str, cat, lang, "state_full", "size",
+                                      "this message was not applied: the dialogue state would exceed Dify's size "
+                                      "limits even without its history, timeline and old values")
+        return text, decision
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
-        old, _ = load_state(state_str)
-        add_error(old, "internal", f"{type(exc).__name__}: {exc}")
-        return dump_state(old), new_decision("fallback", lang=lang, turn=old["turn"], question=msg("fallback", lang),
-                                             error=f"{type(exc).__name__}: {exc}")
+        return _machine_kept_turn(state_str, cat, lang, "fallback", "internal",
+                                  f"{type(exc).__name__}: {_machine_error_text(exc)}")
+
+
+def _machine_error_text(exc: BaseException) -> str:
+    try:
+        return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
+    except Exception:  # noqa: BLE001
+        return ""
 
 
 def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
-    """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry."""
+    """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
+
+    Never raises: an unknown task id, or a state damaged in any way, is recorded in ``errors``.
+    """
     state, errors = load_state(state_str)
-    for error in errors:
-        add_error(state, "state", error)
-    entry = next((d for d in reversed(state["done"]) if d.get("task_id") == task_id), None)
-    if entry is None:
-        add_error(state, "result", f"no executed task {task_id!r} to record a result for")
+    try:
+        for error in errors:
+            add_error(state, "state", error)
+        task_id = task_id if isinstance(task_id, str) else _short(task_id)
+        entry = next((d for d in reversed(state["done"]) if d["task_id"] == task_id), None)
+        if entry is None:
+            add_error(state, "result", f"no executed task {task_id[:64]!r} to record a result for")
+            return dump_state(state)
+        entry["status"] = "success" if ok else "failed"
+        entry["detail"] = scrub_surrogates(_machine_text(detail))[:MAX_ERROR_TEXT]
+        if not ok:
+            add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
+            if find_task(state, task_id) is None:
+                state["task_stack"].append(task_record(
+                    task_id, entry["task"], entry["label"], opened_turn=state["turn"],
+                    stage="CONFIRMING", slots=entry["slots"], parent_id=entry["parent_id"]))
+            _restore_subtasks(state, entry)
         return dump_state(state)
-    entry["status"] = "success" if ok else "failed"
-    entry["detail"] = str(detail)[:300]
-    if not ok:
-        add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
-        if find_task(state, task_id) is None:
-            state["task_stack"].append(task_record(
-                task_id, entry["task"], entry.get("label", entry["task"]), opened_turn=state["turn"],
-                stage="CONFIRMING", slots=entry.get("slots"), parent_id=entry.get("parent_id")))
-        _restore_subtasks(state, entry)
-    return dump_state(state)
+    except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
+        old, _ = load_state(state_str)
+        add_error(old, "internal", f"record_result: {type(exc).__name__}: {_machine_error_text(exc)}")
+        return dump_state(old)
+
+
+def _machine_text(value: Any) -> str:
+    try:
+        return value if isinstance(value, str) else str(value)
+    except Exception:  # noqa: BLE001
+        return ""
 
 
 __all__ = ["step", "record_result", "execute_reply", "values_text", "MAX_TIMELINE"]

@@ -41,6 +41,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "参数 {param} 有误：{problem}",
         "tool_required": "不能为空",
@@ -90,6 +91,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
+                      "Please say it more briefly, or cancel something you no longer need.",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "Parameter {param} is invalid: {problem}",
         "tool_required": "must not be empty",

@@ -8,7 +8,7 @@ objects and arrays as compact JSON text. Conversation variables are string-typed
 
 Two Dify rules shape the outputs: a string that looks like scientific notation (``"1e+5"``) is
 turned into a float by Dify before it checks types, so such a string gets a trailing space; and a
-string output may not exceed 400,000 characters, so every text is capped.
+string output may not exceed 80,000 characters on Dify 1.8 (:mod:`dskit.limits`), so every text is capped.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import json
 import re
 from typing import Any
 
-NODE_MAX_STRING = 400_000
+from .limits import CODE_MAX_STRING_LENGTH
+
+NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 _TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 
