@@ -58,25 +58,44 @@ def _emit(result, args: argparse.Namespace) -> int:
     return 0
 
 
-def run_crosswoz(args: argparse.Namespace) -> int:
-    from dskit.tooling.replay import replay_crosswoz
+def _run(args: argparse.Namespace, dataset: str, replay) -> int:
+    """Replay and print; any problem with the file is one line on stderr and exit code 2.
+
+    The readers raise DataError for what they check; a file of the right kind of JSON but another
+    shape (a list where an object belongs, no dialogues at all) fails deeper, so those errors are
+    reported here as the file's problem too, never as a traceback.
+    """
+    from dskit.catalog import CatalogError
     from dskit.tooling.replay.data import DataError
 
     try:
-        result = replay_crosswoz(args.path, mode=args.source, limit=args.limit)
+        result = replay()
     except DataError as exc:
-        print(f"dskit replay: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    except CatalogError:
+        return _fail(f"{args.path}: no dialogue states to replay (no domain or slot in the file)")
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+        return _fail(f"{args.path}: not {dataset} data as expected ({type(exc).__name__}: {str(exc)[:160]})")
+    except RecursionError:
+        return _fail(f"{args.path}: not {dataset} data as expected (nested too deeply)")
+    if result.turns == 0:
+        return _fail(f"{args.path}: no {dataset} turns to replay")
     return _emit(result, args)
+
+
+def _fail(message: str) -> int:
+    print(f"dskit replay: {message}", file=sys.stderr)
+    return 2
+
+
+def run_crosswoz(args: argparse.Namespace) -> int:
+    from dskit.tooling.replay import replay_crosswoz
+
+    return _run(args, "CrossWOZ", lambda: replay_crosswoz(args.path, mode=args.source, limit=args.limit))
 
 
 def run_risawoz(args: argparse.Namespace) -> int:
     from dskit.tooling.replay import replay_risawoz
-    from dskit.tooling.replay.data import DataError
 
-    try:
-        result = replay_risawoz(args.path, teacher_forcing=args.teacher_forcing, limit=args.limit)
-    except DataError as exc:
-        print(f"dskit replay: {exc}", file=sys.stderr)
-        return 2
-    return _emit(result, args)
+    return _run(args, "RiSAWOZ",
+                lambda: replay_risawoz(args.path, teacher_forcing=args.teacher_forcing, limit=args.limit))

@@ -1,10 +1,18 @@
-"""``dskit validate CATALOG.json``: every problem of a task catalog, with its JSON path."""
+"""``dskit validate CATALOG.json``: every problem of a task catalog, with its JSON path.
+
+A file that cannot be checked at all (unreadable, not UTF-8, too large) is one line on stderr; a
+catalog with problems lists each with its JSON path. Either way the exit code is 1.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+# TASK_CATALOG lives in a Dify environment variable; a catalog is kilobytes, never megabytes.
+MAX_CATALOG_BYTES = 10 * 1024 * 1024
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,25 +22,48 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def read_catalog_text(path: Path) -> str:
+    """The file's text; ValueError with a one-line reason when it cannot be a catalog file at all."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_CATALOG_BYTES:
+            raise ValueError(f"{size} bytes, over the {MAX_CATALOG_BYTES} a catalog file may have")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read ({exc.strerror or exc})") from None
+    if raw.startswith(_UTF16_BOMS) or raw.startswith(b"\x00\x00\xfe\xff"):
+        raise ValueError("UTF-16/32 text; save the catalog as UTF-8")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                         "save the catalog as UTF-8") from None
+
+
+def _say(text: str, stream) -> None:
+    """Print even where the terminal's encoding cannot show every character of a catalog."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every catalog is valid, 1 otherwise."""
     from dskit.catalog import validate_catalog
 
     failed = False
     for name in args.catalog:
-        path = Path(name)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"{name}: cannot read ({exc.strerror})", file=sys.stderr)
+            text = read_catalog_text(Path(name))
+        except ValueError as exc:
+            _say(f"{name}: {exc}", sys.stderr)
             failed = True
             continue
         problems = validate_catalog(text)
         if problems:
             failed = True
-            print(f"{name}: {len(problems)} problem(s)")
+            _say(f"{name}: {len(problems)} problem(s)", sys.stdout)
             for problem in problems:
-                print(f"  {problem}")
+                _say(f"  {problem}", sys.stdout)
         else:
-            print(f"{name}: ok")
+            _say(f"{name}: ok", sys.stdout)
     return 1 if failed else 0
