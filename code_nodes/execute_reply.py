@@ -788,6 +788,54 @@ def load_catalog(source: Any) -> Catalog:
 # ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
 CODE_MAX_STRING_LENGTH = 80_000
 
+# A conversation variable's size in bytes. Dify api/configs/feature/__init__.py MAX_VARIABLE_SIZE,
+# default 200 KiB. api/factories/variable_factory.py ``_build_variable_from_mapping`` raises
+# VariableError("variable size ... exceeds limit ...") when ``result.size > MAX_VARIABLE_SIZE`` as a
+# conversation's variables are loaded for a run, so one oversized write breaks every later turn.
+# ``Segment.size`` is ``sys.getsizeof(self.value)`` (graphon variables/segments.py; Dify
+# core/variables/segments.py): for a string it depends on its widest character, not on UTF-8 bytes.
+MAX_VARIABLE_SIZE = 200 * 1024
+
+# sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
+# bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
+# 56. The larger ones are used, so the estimate is never below what any of these versions reports.
+_LIMITS_ASCII_HEADER = 48
+_LIMITS_WIDE_HEADER = 72
+_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def segment_size(text: str) -> int:
+    """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
+    if text.isascii():
+        return _LIMITS_ASCII_HEADER + len(text) + 1
+    try:
+        text.encode("latin-1")
+        width = 1
+    except UnicodeEncodeError:
+        width = 4 if _LIMITS_ASTRAL.search(text) else 2
+    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+
+
+def char_width(text: str) -> int:
+    """Bytes per character in ``segment_size``: 1, 2 or 4."""
+    if text.isascii():
+        return 1
+    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+
+
+def string_excess(text: str, reserve: int = 0) -> int:
+    """How many characters ``text`` must lose to be both a code-node output and a conversation
+    variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
+    width = char_width(text)
+    over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
+    over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
+    return max(0, over_length, -(-over_size // width))
+
+
+def fits_dify_string(text: str) -> bool:
+    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
+    return string_excess(text) == 0
+
 
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
@@ -1026,8 +1074,8 @@ def conform(result: Any, types: dict[str, str]) -> dict:
 
 
 def keep_state(state_text: str) -> str:
-    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+    """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
+    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
 def truthy(value: Any) -> bool:

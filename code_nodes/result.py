@@ -141,6 +141,11 @@ def string_excess(text: str, reserve: int = 0) -> int:
     return max(0, over_length, -(-over_size // width))
 
 
+def fits_dify_string(text: str) -> bool:
+    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
+    return string_excess(text) == 0
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -682,8 +687,8 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 
 
 def keep_state(state_text: str) -> str:
-    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+    """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
+    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
 def truthy(value: Any) -> bool:

@@ -1437,6 +1437,11 @@ def string_excess(text: str, reserve: int = 0) -> int:
     return max(0, over_length, -(-over_size // width))
 
 
+def fits_dify_string(text: str) -> bool:
+    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
+    return string_excess(text) == 0
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -3047,8 +3052,8 @@ def conform(result: Any, types: dict[str, str]) -> dict:
 
 
 def keep_state(state_text: str) -> str:
-    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+    """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
+    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
 # ---- dskit/nodes.py ----
@@ -3079,7 +3084,17 @@ def _catalog(task_catalog: Any) -> Catalog:
 def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(keep_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+
+
+def _kept_state(state_text: str) -> str:
+    """The incoming state for a turn that could not run; a usable one too large for Dify 1.8 (an earlier
+    engine wrote up to 150,000 characters) is re-written within the limits instead of emptied."""
+    kept = keep_state(state_text)
+    if kept or not state_text.strip():
+        return kept
+    state, errors = load_state(state_text)
+    return "" if errors else dump_state(state)
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",

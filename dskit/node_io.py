@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from .limits import CODE_MAX_STRING_LENGTH
+from .limits import CODE_MAX_STRING_LENGTH, fits_dify_string
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
@@ -97,8 +97,8 @@ def conform(result: Any, types: dict[str, str]) -> dict:
 
 
 def keep_state(state_text: str) -> str:
-    """The incoming state, returned unchanged when the turn cannot be processed (if it fits)."""
-    return state_text if len(state_text) <= NODE_MAX_STRING and not _SCIENTIFIC.match(state_text) else ""
+    """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
+    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
 def truthy(value: Any) -> bool:

@@ -22,7 +22,7 @@ from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
 from .prompts import understanding_instructions, understanding_prompt
-from .state import load_state
+from .state import dump_state, load_state
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
 from .views import WORKFLOW_OUTPUTS, failed_outputs, history_tag, state_text, workflow_outputs
@@ -63,7 +63,17 @@ def _summary(summary: Any) -> str:
 def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(keep_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+
+
+def _kept_state(state_text: str) -> str:
+    """The incoming state for a turn that could not run; a usable one too large for Dify 1.8 (an earlier
+    engine wrote up to 150,000 characters) is re-written within the limits instead of emptied."""
+    kept = keep_state(state_text)
+    if kept or not state_text.strip():
+        return kept
+    state, errors = load_state(state_text)
+    return "" if errors else dump_state(state)
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",

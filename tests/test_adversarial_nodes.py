@@ -80,3 +80,16 @@ def test_the_state_node_keeps_a_models_escaped_surrogates_out_of_every_output():
         if isinstance(value, str):
             value.encode("utf-8")
     assert json.loads(outputs["execute_payload"])["slots"] == {"city": "\ufffd北京"}
+
+
+def test_a_failed_turn_gives_back_a_large_legacy_state_within_limits_not_empty():
+    """Earlier engines wrote states of up to 150,000 characters; a turn that cannot run (broken catalog)
+    hands the state back, and on Dify 1.8 it must fit 80,000 characters with its slots intact."""
+    state = json.loads(BASE_STATES[1])
+    state["timeline"] = [{"turn": 1, "query": "q", "applied": ["x" * 20_000] * 6, "dropped": []}]
+    legacy = json.dumps(state, ensure_ascii=False)
+    assert not fits_dify_string(legacy)
+    outputs = entry("state")(understanding="{}", sys_context_str=legacy, task_catalog="{broken")
+    assert outputs["error"] and fits_dify_string(outputs["sys_context_str"])
+    kept = json.loads(outputs["sys_context_str"])
+    assert [t["slots"] for t in kept["task_stack"]] == [t["slots"] for t in state["task_stack"]]
