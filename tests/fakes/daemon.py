@@ -12,7 +12,17 @@ internal/core/io_tunnel/backwards_invocation/task.go):
 * ``set`` fails with "allocated size is greater than max storage size" when the plugin's total
   would exceed ``resource.permission.storage.size``; overwriting counts only the difference;
 * ``get`` and ``del`` of a missing key fail; ``exist`` answers a bool;
-* every call needs its permission in the manifest (storage, model.llm; summary needs llm too).
+* every call needs its permission in the manifest (storage, model.llm; summary needs llm too);
+* each storage request is one atomic step on the daemon's side (persistence.go serves it with one
+  read or write of the object storage): a request either happens whole or not at all, and requests
+  from several plugin threads or instances interleave only between requests.
+
+The fake can also be slow and unreliable at that boundary, to measure what the plugin does then:
+``latency`` (seconds, split between the way there and the way back, so concurrent callers
+interleave as they would over the daemon's pipe), ``fail`` (``(op, key) ->`` False, True — the
+daemon's error before the request is applied — or ``"after"`` — applied, but the answer is lost on
+the way back, as with a timeout) and ``gate`` (called before every
+request; tests use it to choose the interleaving step by step).
 
 This module imports nothing from ``dify_plugin`` so engine tests can use :class:`FakeKV` alone.
 """
@@ -20,6 +30,9 @@ This module imports nothing from ``dify_plugin`` so engine tests can use :class:
 from __future__ import annotations
 
 import binascii
+import random
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
@@ -67,12 +80,34 @@ def daemon_key_problem(key: str, op: str) -> str:
 class FakeStorage:
     """The daemon's persistence for one (tenant, plugin): a dict with the daemon's rules."""
 
-    def __init__(self, max_bytes: int = 1024 * 1024) -> None:
+    def __init__(
+        self,
+        max_bytes: int = 1024 * 1024,
+        *,
+        latency: float = 0.0,
+        jitter: float = 0.5,
+        seed: int = 0,
+        fail: Callable[[str, str], bool | str] | None = None,
+        gate: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.max_bytes = max_bytes
         self.data: dict[str, bytes] = {}
         self.log: list[tuple[str, str]] = []
         self.refused: list[tuple[str, str, str]] = []
         self.fail_next: deque[str] = deque()  # ops ("set", "get", ...) forced to fail once
+        self.latency = latency
+        self.jitter = jitter
+        self.fail = fail
+        self.gate = gate
+        self._rng = random.Random(seed)
+        self._lock = threading.RLock()
+
+    def _travel(self) -> None:
+        """Half the round trip of one request (jittered, so concurrent callers reorder)."""
+        if self.latency > 0:
+            with self._lock:
+                factor = 1 + self.jitter * (2 * self._rng.random() - 1)
+            time.sleep(self.latency / 2 * factor)
 
     @property
     def used(self) -> int:
@@ -83,7 +118,26 @@ class FakeStorage:
         raise FakeDaemonError(reason)
 
     def handle(self, request: dict) -> dict:
-        """Answer one storage request ``{opt, key, value?}`` like the daemon does."""
+        """Answer one storage request ``{opt, key, value?}`` like the daemon does.
+
+        The request travels (``latency``), passes the ``gate``, is applied atomically, and the
+        answer travels back; ``fail`` decides whether it fails before being applied or after.
+        """
+        self._travel()
+        if self.gate is not None:
+            self.gate(str(request.get("opt")), str(request.get("key")))
+        verdict = self.fail(str(request.get("opt")), str(request.get("key"))) if self.fail else False
+        with self._lock:
+            if verdict is True:
+                self._refuse(str(request.get("opt")), str(request.get("key")),
+                             f"{request.get('opt')} data failed: injected failure")
+            answer = self._apply(request)
+        self._travel()
+        if verdict == "after":
+            raise FakeDaemonError(f"{request.get('opt')} data failed: injected timeout after the request was applied")
+        return answer
+
+    def _apply(self, request: dict) -> dict:
         op, key = request.get("opt"), request.get("key")
         self.log.append((str(op), str(key)))
         if op not in ("get", "set", "del", "exist"):
