@@ -4,13 +4,18 @@ Why this shape: Dify gives a plugin one key-value store per (workspace, plugin) 
 delete / exist and nothing else — no listing, no transactions, keys at most 256 characters and no
 ``..``, ``//`` or ``\\`` in them. So this module
 
-* scopes every key by a *hash* of the user id (a raw id never reaches a key, whatever it contains);
-* keeps one index key per user (the store cannot list), holding what recall needs, so a recall is a
-  single read; each fact's full record (with its history) sits in its own key;
+* keeps each user's memory as one document (the facts, each with its history), stored through
+  :mod:`dskit.kvdoc`, which lets concurrent calls for the same user write without losing each
+  other's facts and leaves no copy behind that ``forget`` cannot reach;
+* scopes every key by a *hash* of the user (a raw id never reaches a key, whatever it contains);
+  ids are normalised first (NFKC, invisible characters out, spaces collapsed) so that one user has
+  one bucket; an optional *space* splits one user's memory further and never reaches another user's;
 * keeps facts typed (preference / profile / constraint), de-duplicates them, and lets a
   contradicting fact replace the old one while the old value stays in the fact's history;
-* refuses what is not worth remembering (empty, filler, questions, secrets) and what would
-  break the per-user item and byte limits, with a message a person can act on;
+* refuses what is not worth remembering (empty, filler, questions) and, above all, secrets
+  (:mod:`dskit.sensitive`: passwords, codes, keys, card and ID numbers) — checked on everything that
+  would be stored, together — and what would break the per-user item and byte limits, each with a
+  message a person can act on;
 * recalls the top k facts by BM25 over character bigrams, which works for Chinese without a
   word segmenter.
 
@@ -33,14 +38,17 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
-from .messages import norm_lang
+from .kvdoc import KVDocError, KVDocument, KVStore
+from .messages import memory_msg, norm_lang
+from .sensitive import sensitive_kind
 
 MEMORY_TYPES = ("preference", "profile", "constraint")
-MEMORY_KEY_PREFIX = "dskit_mem_v1"
+MEMORY_KEY_PREFIX = "dskit_mem_v2"
+MEMORY_LEGACY_PREFIX = "dskit_mem_v1"  # 0.1.0: one index key and one key per fact
 MEMORY_MAX_KEY_CHARS = 256
-MEMORY_FORMAT_VERSION = 1
+MEMORY_FORMAT_VERSION = 2
 
 _MEM_TYPE_ALIASES = {
     "preference": "preference", "pref": "preference", "偏好": "preference", "喜好": "preference",
@@ -54,92 +62,16 @@ _MEM_FILLERS = {
     "在吗", "再见", "拜拜", "是的", "对", "对的", "没问题", "ok", "okay", "k", "yes", "no", "yep",
     "thanks", "thank you", "thx", "hi", "hello", "bye", "sure", "fine", "cool", "lol", "hmm",
 }
-_MEM_SECRET_RE = re.compile(
-    r"(密码|口令|验证码|支付密码|password|passwd|pass\s*word|api[\s_-]?key|secret|token|私钥|private\s*key|cvv)",
-    re.IGNORECASE,
-)
-_MEM_LONG_DIGITS_RE = re.compile(r"\d[\d\s-]{14,}\d")
 _MEM_SUBJECT_SPLIT_RE = re.compile(r"^\s*([^:：=]{1,20}?)\s*[:：=]\s*(.+)$", re.DOTALL)
 _MEM_END_PUNCT = "。．.!！~～…,，;；、 "
-
-_MEM_TEXTS = {
-    "zh": {
-        "added": "已记住：{text}",
-        "duplicate": "这条已经记过了：{text}",
-        "replaced": "已更新：{subject}从「{old}」改为「{text}」（旧值保留在历史里）",
-        "rejected": "没有记住：{reason}",
-        "recalled": "找到 {n} 条相关记忆",
-        "recalled_none": "没有找到相关记忆",
-        "forgot": "已删除 {n} 条记忆",
-        "forgot_none": "没有找到要删除的记忆",
-        "listed": "共 {n} 条记忆",
-        "bad_param": "参数 {param} 有误：{problem}",
-        "full_items": "长期记忆已满：该用户已有 {n} 条（上限 {limit} 条）。请先用 forget 删除不再需要的记忆。",
-        "full_bytes": "长期记忆已满：该用户已用 {used} 字节，这条需要 {need} 字节，上限 {limit} 字节。请先用 forget 删除不再需要的记忆。",
-        "storage_full": "插件存储空间已满（Dify 对插件存储的总量限制），这条记忆没有写入。请删除一些旧记忆。",
-        "storage_error": "存储暂时不可用，记忆未改变：{detail}",
-        "corrupt": "该用户的记忆索引已损坏，无法读取。可用 forget（all=true）清空后重新开始。",
-        "r_empty": "内容为空",
-        "r_short": "内容太短，不像一条值得长期记住的事实",
-        "r_filler": "这是寒暄或附和，不值得长期记住",
-        "r_question": "这是一个提问，不是关于用户的事实",
-        "r_secret": "内容像是敏感信息（密码、密钥、验证码、证件或卡号），出于隐私不存入长期记忆",
-        "p_type": "必须是 preference、profile 或 constraint 之一（也可写 偏好、资料、约束）",
-        "p_too_long": "太长（{n} 个字符，上限 {limit}）",
-        "p_empty": "不能为空",
-        "p_k": "必须是 1 到 {limit} 之间的整数",
-        "p_forget_target": "请给出 fact_id、subject 或 all=true 之一",
-        "p_not_text": "必须是文本",
-    },
-    "en": {
-        "added": "Remembered: {text}",
-        "duplicate": "Already remembered: {text}",
-        "replaced": "Updated {subject}: \"{old}\" -> \"{text}\" (the old value is kept in its history)",
-        "rejected": "Not remembered: {reason}",
-        "recalled": "Found {n} related memories",
-        "recalled_none": "No related memories found",
-        "forgot": "Deleted {n} memories",
-        "forgot_none": "Nothing matched, nothing deleted",
-        "listed": "{n} memories in total",
-        "bad_param": "Parameter {param} is invalid: {problem}",
-        "full_items": "Long-term memory is full: this user has {n} facts (limit {limit}). Use forget to delete facts that are no longer needed.",
-        "full_bytes": "Long-term memory is full: this user uses {used} bytes, this fact needs {need} more, the limit is {limit} bytes. Use forget to delete facts that are no longer needed.",
-        "storage_full": "The plugin's storage is full (Dify's cap on plugin storage); the fact was not written. Delete some old memories.",
-        "storage_error": "Storage is unavailable right now; memory is unchanged: {detail}",
-        "corrupt": "This user's memory index is damaged and cannot be read. Use forget with all=true to start afresh.",
-        "r_empty": "the text is empty",
-        "r_short": "the text is too short to be a fact worth keeping",
-        "r_filler": "this is small talk or an acknowledgement, not worth keeping",
-        "r_question": "this is a question, not a fact about the user",
-        "r_secret": "this looks like sensitive data (password, key, code, ID or card number); it is not kept, for privacy",
-        "p_type": "must be one of preference, profile or constraint",
-        "p_too_long": "is too long ({n} characters, limit {limit})",
-        "p_empty": "must not be empty",
-        "p_k": "must be an integer from 1 to {limit}",
-        "p_forget_target": "give one of fact_id, subject or all=true",
-        "p_not_text": "must be text",
-    },
-}
+_MEM_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_MEM_ERASE_WINDOW = 64
+_MEM_BOOKKEEPING_BYTES = 256  # what kvdoc adds to a document (its version and clean-up list) at most
 
 
 def _mem_t(key: str, lang: str, **values: Any) -> str:
     """A memory text in ``lang`` (zh by default)."""
-    return _MEM_TEXTS[norm_lang(lang)][key].format(**values)
-
-
-class MemoryKV(Protocol):
-    """The key-value protocol the store needs: Dify's ``session.storage`` satisfies it.
-
-    ``get`` on a missing key raises (as Dify's does); values are bytes.
-    """
-
-    def get(self, key: str) -> bytes: ...
-
-    def set(self, key: str, val: bytes) -> None: ...
-
-    def delete(self, key: str) -> None: ...
-
-    def exist(self, key: str) -> bool: ...
+    return memory_msg(key, lang, **values)
 
 
 class MemoryDictKV:
@@ -167,7 +99,7 @@ class MemoryDictKV:
 
 @dataclass(frozen=True)
 class MemoryLimits:
-    """Per-user limits; ``max_bytes`` counts the index plus every fact record of the user."""
+    """Per-user limits; ``max_bytes`` counts the user's whole stored document."""
 
     max_items: int = 200
     max_bytes: int = 64 * 1024
@@ -180,35 +112,42 @@ class MemoryLimits:
     max_k: int = 50
 
 
-class _MemStorageError(Exception):
-    """A storage call failed; carries the user-facing text."""
+# ---------------------------------------------------------------- users and keys
 
 
-class _MemCorruptIndex(Exception):
-    """The user's index could not be decoded."""
+def memory_user_id(value: object) -> str:
+    """The canonical form of a user id or space name ("" when there is none).
 
-
-# ---------------------------------------------------------------- keys
-
-
-def memory_user_tag(user: str) -> str:
-    """A fixed-length, key-safe tag for a user id: the id itself never appears in a key.
-
-    Hashing (not escaping) also keeps the stored keys free of personal identifiers.
+    NFKC (full-width letters become ASCII), invisible characters removed, any run of spaces made
+    one space, ends trimmed; a UUID (Dify's ids) in lower case. So ``" ABC "``, ``"ＡＢＣ"`` and
+    ``"A\\u200bBC"`` are one user — one bucket — while ``"abc"`` and ``"ABC"`` stay two (ids other
+    than UUIDs may be case-sensitive).
     """
-    return hashlib.sha256(("dskit-user\x00" + user).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    if not isinstance(value, str):
+        return ""
+    text = "".join(" " if unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cc") else ch
+                   for ch in unicodedata.normalize("NFKC", value)
+                   if unicodedata.category(ch) != "Cf")
+    text = " ".join(text.split())
+    return text.lower() if _MEM_UUID_RE.fullmatch(text) else text
 
 
-def memory_index_key(user: str) -> str:
-    """The key of a user's index."""
-    return f"{MEMORY_KEY_PREFIX}:{memory_user_tag(user)}:idx"
+def memory_user_tag(user: str, space: str = "") -> str:
+    """A fixed-length, key-safe tag for (user, space): neither ever appears in a key.
+
+    Hashing (not escaping) also keeps the stored keys free of personal identifiers. The empty space
+    hashes exactly as the user alone did in 0.1.0, so a user's existing data keeps its keys.
+    """
+    owner = memory_user_id(user)
+    space = memory_user_id(space)
+    if space:
+        owner = f"{owner}\x00{space}"
+    return hashlib.sha256(("dskit-user\x00" + owner).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def memory_fact_key(user: str, fact_id: str) -> str:
-    """The key of one fact record; ``fact_id`` is re-hashed unless it is already a safe id."""
-    if not re.fullmatch(r"[0-9a-f]{16}", fact_id or ""):
-        fact_id = hashlib.sha256(str(fact_id).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{MEMORY_KEY_PREFIX}:{memory_user_tag(user)}:f:{fact_id}"
+def memory_document(kv: KVStore, user: str, space: str = "", **options: Any) -> KVDocument:
+    """The versioned document that holds (user, space)'s memory."""
+    return KVDocument(kv, MEMORY_KEY_PREFIX, memory_user_tag(user, space), **options)
 
 
 def memory_key_problem(key: str) -> str:
@@ -220,6 +159,16 @@ def memory_key_problem(key: str) -> str:
     if ".." in key or "//" in key or "\\" in key:
         return "key contains '..', '//' or '\\'"
     return ""
+
+
+def _mem_legacy_index_key(tag: str) -> str:
+    return f"{MEMORY_LEGACY_PREFIX}:{tag}:idx"
+
+
+def _mem_legacy_fact_key(tag: str, fact_id: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{16}", fact_id or ""):
+        fact_id = hashlib.sha256(str(fact_id).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{MEMORY_LEGACY_PREFIX}:{tag}:f:{fact_id}"
 
 
 # ---------------------------------------------------------------- text
@@ -304,13 +253,17 @@ def memory_bm25(query: str, docs: list[str], *, k1: float = 1.2, b: float = 0.75
     return scores
 
 
-def memory_worthiness(text: str, lang: str = "zh") -> str:
+def memory_worthiness(text: str, lang: str = "zh", *also: str) -> str:
     """Why ``text`` is not worth keeping ("" when it is): seed 001's "值得记住才记".
 
-    Rules, in order: empty; fewer than two letters or characters; small talk / acknowledgements;
-    a question; anything that looks like a secret (password, key, verification code) or a long
-    number (ID or card numbers: 16 digits or more). Emotion and opinions are the caller's call.
+    Secrets first — anything :func:`dskit.sensitive.sensitive_kind` finds in ``text`` together with
+    ``also`` (the subject and source that would be stored with it), with the kind said to the user —
+    then: empty; fewer than two letters or characters; small talk / acknowledgements; a question.
+    Emotion and opinions are the caller's call.
     """
+    kind = sensitive_kind(text, *also)
+    if kind:
+        return _mem_t(f"r_secret_{kind}", lang)
     norm = _mem_norm(text)
     if not norm:
         return _mem_t("r_empty", lang)
@@ -320,8 +273,6 @@ def memory_worthiness(text: str, lang: str = "zh") -> str:
         return _mem_t("r_filler", lang)
     if norm.rstrip().endswith(("?", "？", "吗", "么")):
         return _mem_t("r_question", lang)
-    if _MEM_SECRET_RE.search(norm) or _MEM_LONG_DIGITS_RE.search(norm):
-        return _mem_t("r_secret", lang)
     return ""
 
 
@@ -352,97 +303,138 @@ def _mem_split_subject(text: str, limits: MemoryLimits) -> tuple[str, str]:
 
 
 def _mem_dumps(data: object) -> bytes:
-    """Compact UTF-8 JSON (Chinese stays readable and small)."""
+    """Compact UTF-8 JSON (Chinese stays readable and small); the form the document is stored in."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
-def _mem_storage_text(exc: BaseException, lang: str) -> str:
+def _mem_storage_text(detail: str, lang: str) -> str:
     """A storage failure as a user-facing sentence, without a stack trace."""
-    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
     if "max storage size" in detail or "allocated size" in detail:
         return _mem_t("storage_full", lang)
     return _mem_t("storage_error", lang, detail=detail)
+
+
+def _mem_items(doc: dict) -> list[dict]:
+    """The fact records of a document (anything malformed is dropped, never raised on)."""
+    items = doc.get("items")
+    if not isinstance(items, list):
+        return []
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
+
+
+def _mem_public_fact(record: dict | None) -> dict | None:
+    if not record:
+        return None
+    return {k: record.get(k) for k in ("id", "type", "subject", "text", "created", "updated", "seen", "source", "history")}
 
 
 # ---------------------------------------------------------------- the store
 
 
 class MemoryStore:
-    """Typed long-term facts per user over a :class:`MemoryKV`.
+    """Typed long-term facts per user over a get/set/delete/exist store.
 
     Every public method returns a dict with ``ok`` and ``message`` (and ``error``, a short code,
     when ``ok`` is false) and never raises. Bad input and full limits leave storage untouched.
+    ``space`` (every method) keeps a separate memory for the same user; it never reaches another
+    user's. ``pause`` is the back-off between attempts when other calls write the same memory.
     """
 
     def __init__(
         self,
-        kv: MemoryKV,
+        kv: KVStore,
         *,
         limits: MemoryLimits | None = None,
         clock: Callable[[], float] | None = None,
+        pause: Callable[[int], None] | None = None,
     ) -> None:
         self.kv = kv
         self.limits = limits or MemoryLimits()
         self.clock = clock or time.time
+        self.pause = pause
 
-    # ---- storage helpers (raise _MemStorageError / _MemCorruptIndex)
+    # ---- storage
 
-    def _read_index(self, user: str, lang: str) -> dict:
-        key = memory_index_key(user)
+    def _document(self, user: str, space: str) -> KVDocument:
+        options = {"pause": self.pause} if self.pause else {}
+        return memory_document(self.kv, user, space, **options)
+
+    def _read(self, user: str, space: str) -> tuple[KVDocument, dict]:
+        """The user's current document, with the facts of a 0.1.0 store when there is none yet."""
+        document = self._document(user, space)
+        version, doc = document.read()
+        if version == 0:
+            doc = dict(doc, items=self._legacy_items(memory_user_tag(user, space)))
+        return document, doc
+
+    def _legacy_items(self, tag: str) -> list[dict]:
+        """Facts kept by 0.1.0 (an index key and one key per fact), so an upgrade loses nothing."""
+        try:
+            if not self.kv.exist(_mem_legacy_index_key(tag)):
+                return []
+            index = json.loads(bytes(self.kv.get(_mem_legacy_index_key(tag))).decode("utf-8"))
+            out = []
+            for entry in index.get("items", []):
+                record = {"id": entry["id"], "type": entry.get("type", "preference"),
+                          "subject": entry.get("subject", ""), "text": entry.get("text", ""),
+                          "created": entry.get("updated"), "updated": entry.get("updated"),
+                          "seen": 1, "source": "", "history": []}
+                key = _mem_legacy_fact_key(tag, entry["id"])
+                if self.kv.exist(key):
+                    stored = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
+                    record.update({k: stored[k] for k in record if k in stored and k != "id"})
+                out.append(record)
+            return out
+        except Exception:  # unreadable old data: start clean rather than fail every call
+            return []
+
+    def _legacy_erase(self, tag: str) -> bool:
+        """Delete 0.1.0's keys of this user once their facts are in the new document."""
+        key = _mem_legacy_index_key(tag)
         try:
             if not self.kv.exist(key):
-                return {"v": MEMORY_FORMAT_VERSION, "items": []}
-            raw = self.kv.get(key)
-        except Exception as exc:  # storage is a remote call: anything can happen
-            raise _MemStorageError(_mem_storage_text(exc, lang)) from None
-        try:
-            data = json.loads(bytes(raw).decode("utf-8"))
-            items = data["items"]
-            if not isinstance(items, list) or not all(isinstance(i, dict) and "id" in i for i in items):
-                raise ValueError("items")
-        except Exception:
-            raise _MemCorruptIndex() from None
-        data["v"] = MEMORY_FORMAT_VERSION
-        return data
-
-    def _read_fact(self, user: str, fact_id: str, lang: str) -> dict | None:
-        key = memory_fact_key(user, fact_id)
-        try:
-            if not self.kv.exist(key):
-                return None
-            raw = self.kv.get(key)
-        except Exception as exc:
-            raise _MemStorageError(_mem_storage_text(exc, lang)) from None
-        try:
-            fact = json.loads(bytes(raw).decode("utf-8"))
-            return fact if isinstance(fact, dict) else None
-        except Exception:
-            return None
-
-    def _write(self, key: str, data: bytes, lang: str) -> None:
-        try:
-            self.kv.set(key, data)
-        except Exception as exc:
-            raise _MemStorageError(_mem_storage_text(exc, lang)) from None
-
-    def _delete(self, key: str) -> None:
-        """Best effort: a missing key is already what we want."""
-        try:
+                return True
+            index = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
+            for entry in index.get("items", []):
+                fact_key = _mem_legacy_fact_key(tag, str(entry.get("id", "")))
+                if self.kv.exist(fact_key):
+                    self.kv.delete(fact_key)
             self.kv.delete(key)
+            return True
         except Exception:
-            pass
+            return False
+
+    def _update(self, user: str, space: str, change: Callable[[dict], tuple[dict | None, Any]],
+                *, lenient: bool = False) -> tuple[Any, list[str], KVDocument]:
+        """Apply ``change`` to the user's document durably (see :meth:`KVDocument.update`)."""
+        document = self._document(user, space)
+        tag = memory_user_tag(user, space)
+        legacy: list[bool] = []
+
+        def with_legacy(doc: dict) -> tuple[dict | None, Any]:
+            if doc.get("n") == 0:
+                items = self._legacy_items(tag)
+                legacy.append(bool(items))
+                doc = dict(doc, items=items)
+            return change(doc)
+
+        result, failures = document.update(with_legacy, lenient=lenient)
+        if (any(legacy) or lenient) and not self._legacy_erase(tag):
+            failures = failures + ["0.1.0 keys"]
+        return result, failures, document
 
     # ---- validation
 
     def _check_user(self, user: object, lang: str) -> tuple[str, dict | None]:
         if not isinstance(user, str):
             return "", self._bad("user", _mem_t("p_not_text", lang), lang)
-        if not user.strip():
-            return "", self._bad("user", _mem_t("p_empty", lang), lang)
         if len(user) > self.limits.max_user_chars:
             return "", self._bad(
                 "user", _mem_t("p_too_long", lang, n=len(user), limit=self.limits.max_user_chars), lang
             )
+        user = memory_user_id(user)
+        if not user:
+            return "", self._bad("user", _mem_t("p_empty", lang), lang)
         return user, None
 
     def _check_text(self, param: str, value: object, limit: int, lang: str, *, required: bool) -> tuple[str, dict | None]:
@@ -456,6 +448,10 @@ class MemoryStore:
             return "", self._bad(param, _mem_t("p_empty", lang), lang)
         return value, None
 
+    def _check_space(self, space: object, lang: str) -> tuple[str, dict | None]:
+        space, bad = self._check_text("space", space, self.limits.max_user_chars, lang, required=False)
+        return memory_user_id(space), bad
+
     @staticmethod
     def _bad(param: str, problem: str, lang: str) -> dict:
         return {"ok": False, "error": "bad_param", "param": param,
@@ -465,7 +461,17 @@ class MemoryStore:
     def _fail(error: str, message: str) -> dict:
         return {"ok": False, "error": error, "message": message}
 
-    # ---- public API
+    def _failure(self, exc: BaseException, lang: str) -> dict:
+        """Any failure of a public method as its result dict (never a stack trace)."""
+        if isinstance(exc, KVDocError):
+            if exc.kind == "corrupt":
+                return self._fail("corrupt", _mem_t("corrupt", lang))
+            if exc.kind == "busy":
+                return self._fail("busy", _mem_t("busy", lang))
+            return self._fail("storage", _mem_storage_text(exc.detail, lang))
+        return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc)))
+
+    # ---- remember
 
     def remember(
         self,
@@ -475,22 +481,20 @@ class MemoryStore:
         type: str | None = "preference",  # noqa: A002 - the parameter users see is "type"
         subject: str | None = "",
         source: str | None = "",
+        space: str | None = "",
         lang: str | None = "zh",
     ) -> dict:
         """Store one fact for ``user``: added, duplicate, replaced (contradiction) or rejected.
 
         Returns ``{ok, action, fact, replaced, message}``; ``action`` is one of ``added``,
-        ``duplicate``, ``replaced``, ``rejected`` (not worth keeping) or ``error``.
+        ``duplicate``, ``replaced``, ``rejected`` (not worth keeping, or a secret: nothing is
+        written and ``reason`` says why) or ``error``.
         """
         lang = norm_lang(lang)
         try:
-            return self._remember(user, text, type, subject, source, lang)
-        except _MemStorageError as exc:
-            return self._fail("storage", str(exc)) | {"action": "error"}
-        except _MemCorruptIndex:
-            return self._fail("corrupt_index", _mem_t("corrupt", lang)) | {"action": "error"}
+            return self._remember(user, text, type, subject, source, space, lang)
         except Exception as exc:  # last line of defence: never a stack trace
-            return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc))) | {"action": "error"}
+            return self._failure(exc, lang) | {"action": "error"}
 
     def check_fact(
         self,
@@ -500,6 +504,7 @@ class MemoryStore:
         type: Any = "preference",  # noqa: A002
         subject: Any = "",
         source: Any = "",
+        space: Any = "",
         lang: str | None = "zh",
     ) -> dict | None:
         """The bad-parameter result :meth:`remember` would return, or None when the input is fine.
@@ -507,16 +512,19 @@ class MemoryStore:
         Lets a caller validate a whole batch before writing any of it. Never raises.
         """
         try:
-            checked = self._validate(user, text, type, subject, source, norm_lang(lang))
+            checked = self._validate(user, text, type, subject, source, space, norm_lang(lang))
         except Exception as exc:
-            return self._fail("internal", _mem_t("storage_error", norm_lang(lang), detail=memory_exc_name(exc)))
+            return self._failure(exc, norm_lang(lang))
         return checked if isinstance(checked, dict) else None
 
-    def _validate(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any,
-                  lang: str) -> dict | tuple[str, str, str, str, str]:
-        """(user, text, type, subject, source) when valid, else the bad-parameter result."""
+    def _validate(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, space_in: Any,
+                  lang: str) -> dict | tuple[str, str, str, str, str, str]:
+        """(user, text, type, subject, source, space) when valid, else the bad-parameter result."""
         lim = self.limits
         user, bad = self._check_user(user, lang)
+        if bad:
+            return bad | {"action": "error"}
+        space, bad = self._check_space(space_in, lang)
         if bad:
             return bad | {"action": "error"}
         text, bad = self._check_text("text", text, lim.max_text_chars, lang, required=True)
@@ -531,118 +539,86 @@ class MemoryStore:
         kind = memory_type(kind_in)
         if not kind:
             return self._bad("type", _mem_t("p_type", lang), lang) | {"action": "error"}
-        return user, text, kind, subject, source
+        return user, text, kind, subject, source, space
 
-    def _remember(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, lang: str) -> dict:
-        lim = self.limits
-        checked = self._validate(user, text, kind_in, subject_in, source_in, lang)
+    def _remember(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, space_in: Any,
+                  lang: str) -> dict:
+        checked = self._validate(user, text, kind_in, subject_in, source_in, space_in, lang)
         if isinstance(checked, dict):
             return checked
-        user, text, kind, subject, source = checked
+        user, raw_text, kind, raw_subject, source, space = checked
 
-        text = _mem_clean(text)
-        subject = _mem_clean(subject)
+        # Secrets are looked for in everything that would be stored, before any splitting.
+        text = _mem_clean(raw_text)
+        subject = _mem_clean(raw_subject)
         if not subject:
-            subject, text = _mem_split_subject(text, lim)
-        reason = memory_worthiness(text, lang)
+            subject, text = _mem_split_subject(text, self.limits)
+        stored_together = f"{raw_subject}：{raw_text}" if raw_subject.strip() else ""
+        reason = memory_worthiness(raw_text, lang, stored_together, source) or memory_worthiness(text, lang)
         if reason:
             return {"ok": True, "action": "rejected", "fact": None, "replaced": None, "reason": reason,
                     "message": _mem_t("rejected", lang, reason=reason)}
 
-        index = self._read_index(user, lang)
-        items: list[dict] = index["items"]
         now = round(float(self.clock()), 3)
+        result, _failures, _document = self._update(
+            user, space, lambda doc: self._add(doc, kind, subject, text, source, now, lang))
+        return result
+
+    def _add(self, doc: dict, kind: str, subject: str, text: str, source: str, now: float,
+             lang: str) -> tuple[dict | None, dict]:
+        """The document with the fact added, replaced or seen again (None when a limit refuses it)."""
+        lim = self.limits
+        items = _mem_items(doc)
         fact_id = _mem_fact_id(kind, subject, text)
         norm_text = _mem_norm(text)
+        norm_subject = _mem_norm(subject)
 
         # De-duplication: same id with the same text, or the same text under the same type.
         same = next((i for i in items if i["id"] == fact_id), None)
-        norm_subject = _mem_norm(subject)
         twin = same if same and _mem_norm(same.get("text", "")) == norm_text else next(
             (i for i in items if i.get("type") == kind and _mem_norm(i.get("text", "")) == norm_text
              and (not norm_subject or not i.get("subject") or _mem_norm(i["subject"]) == norm_subject)),
             None,
         )
+        old = None
         if twin is not None:
-            record = self._read_fact(user, twin["id"], lang) or self._record_from_item(twin)
-            record["seen"] = int(record.get("seen", 1)) + 1
-            record["updated"] = now
-            return self._commit(user, index, record, None, "duplicate", lang)
-
-        old = self._read_fact(user, fact_id, lang) if same else None
-        if same and old is None:
-            old = self._record_from_item(same)
-        history = list(old.get("history", [])) if old else []
-        if old:
-            history.append({"text": old.get("text", ""), "created": old.get("created"), "replaced": now,
-                            "source": old.get("source", "")})
-            history = history[-lim.max_history:]
-        record = {
-            "v": MEMORY_FORMAT_VERSION, "id": fact_id, "type": kind, "subject": subject, "text": text,
-            "created": now, "updated": now, "seen": 1, "source": source, "history": history,
-        }
-        return self._commit(user, index, record, old, "replaced" if old else "added", lang)
-
-    @staticmethod
-    def _record_from_item(item: dict) -> dict:
-        """Rebuild a record from its index entry when the fact key is missing (a past failure)."""
-        return {"v": MEMORY_FORMAT_VERSION, "id": item["id"], "type": item.get("type", "preference"),
-                "subject": item.get("subject", ""), "text": item.get("text", ""),
-                "created": item.get("updated"), "updated": item.get("updated"), "seen": 1,
-                "source": "", "history": []}
-
-    def _commit(self, user: str, index: dict, record: dict, old: dict | None, action: str, lang: str) -> dict:
-        """Check the limits, then write the fact and the index (rolling the fact back on failure)."""
-        lim = self.limits
-        items = [i for i in index["items"] if i["id"] != record["id"]]
-        payload = _mem_dumps(record)
-        entry = {"id": record["id"], "type": record["type"], "subject": record["subject"],
-                 "text": record["text"], "updated": record["updated"], "size": len(payload)}
-        new_items = items + [entry]
-        if len(new_items) > lim.max_items:
-            return self._fail("full", _mem_t("full_items", lang, n=len(items), limit=lim.max_items)) | {
-                "action": "error"}
-        new_index = {"v": MEMORY_FORMAT_VERSION, "items": new_items}
-        index_bytes = _mem_dumps(new_index)
-        used_before = len(_mem_dumps(index)) + sum(int(i.get("size", 0)) for i in index["items"]) if index["items"] else 0
-        used_after = len(index_bytes) + sum(int(i.get("size", 0)) for i in new_items)
-        if used_after > lim.max_bytes:
-            return self._fail("full", _mem_t("full_bytes", lang, used=used_before,
-                                             need=max(0, used_after - used_before), limit=lim.max_bytes)) | {
-                "action": "error"}
-
-        fact_key = memory_fact_key(user, record["id"])
-        self._write(fact_key, payload, lang)
-        try:
-            self._write(memory_index_key(user), index_bytes, lang)
-        except _MemStorageError:
-            # Undo the fact write so storage matches the (unchanged) index.
-            previous = next((i for i in index["items"] if i["id"] == record["id"]), None)
-            if previous is None:
-                self._delete(fact_key)
-            elif old is not None:
-                try:
-                    self.kv.set(fact_key, _mem_dumps(old))
-                except Exception:
-                    pass
-            raise
-
-        fact = self._public_fact(record)
-        text = record["text"]
-        if action == "replaced":
-            message = _mem_t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "", text=text)
+            record = dict(twin, seen=int(twin.get("seen", 1) or 1) + 1, updated=now)
+            action = "duplicate"
         else:
-            message = _mem_t(action, lang, text=(record["subject"] + "：" if record["subject"] and lang == "zh" else
-                                                 record["subject"] + ": " if record["subject"] else "") + text)
-        return {"ok": True, "action": action, "fact": fact,
-                "replaced": self._public_fact(old) if action == "replaced" and old else None,
-                "message": message}
+            old = same
+            history = list(old.get("history", [])) if old else []
+            if old:
+                history.append({"text": old.get("text", ""), "created": old.get("created"), "replaced": now,
+                                "source": old.get("source", "")})
+                history = history[-lim.max_history:]
+            record = {"id": fact_id, "type": kind, "subject": subject, "text": text, "created": now,
+                      "updated": now, "seen": 1, "source": source, "history": history}
+            action = "replaced" if old else "added"
 
-    @staticmethod
-    def _public_fact(record: dict | None) -> dict | None:
-        if not record:
-            return None
-        return {k: record.get(k) for k in ("id", "type", "subject", "text", "created", "updated", "seen", "source", "history")}
+        others = [i for i in items if i["id"] != record["id"]]
+        new_items = others + [record]
+        if len(new_items) > lim.max_items:
+            return None, self._fail("full", _mem_t("full_items", lang, n=len(others), limit=lim.max_items)) | {
+                "action": "error"}
+        new_doc = dict(doc, v=MEMORY_FORMAT_VERSION, items=new_items)
+        used_before = len(_mem_dumps(doc)) if items else 0
+        used_after = len(_mem_dumps(new_doc)) + _MEM_BOOKKEEPING_BYTES
+        if used_after > lim.max_bytes:
+            return None, self._fail("full", _mem_t("full_bytes", lang, used=used_before,
+                                                   need=max(0, used_after - used_before), limit=lim.max_bytes)) | {
+                "action": "error"}
+
+        if action == "replaced":
+            message = _mem_t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "",
+                             text=text)
+        else:
+            shown = (record["subject"] + _mem_t("subject_sep", lang) if record["subject"] else "") + record["text"]
+            message = _mem_t(action, lang, text=shown)
+        return new_doc, {"ok": True, "action": action, "fact": _mem_public_fact(record),
+                         "replaced": _mem_public_fact(old) if action == "replaced" else None,
+                         "message": message}
+
+    # ---- recall
 
     def recall(
         self,
@@ -651,6 +627,7 @@ class MemoryStore:
         *,
         k: int | None = 5,
         type: str | None = None,  # noqa: A002
+        space: str | None = "",
         lang: str | None = "zh",
     ) -> dict:
         """The ``k`` facts of ``user`` most related to ``query`` (BM25 over bigrams).
@@ -661,18 +638,17 @@ class MemoryStore:
         """
         lang = norm_lang(lang)
         try:
-            return self._recall(user, query, k, type, lang)
-        except _MemStorageError as exc:
-            return self._fail("storage", str(exc)) | {"items": [], "text": ""}
-        except _MemCorruptIndex:
-            return self._fail("corrupt_index", _mem_t("corrupt", lang)) | {"items": [], "text": ""}
+            return self._recall(user, query, k, type, space, lang)
         except Exception as exc:
-            return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc))) | {"items": [], "text": ""}
+            return self._failure(exc, lang) | {"items": [], "text": ""}
 
-    def _recall(self, user: Any, query: Any, k: Any, kind_in: Any, lang: str) -> dict:
+    def _recall(self, user: Any, query: Any, k: Any, kind_in: Any, space_in: Any, lang: str) -> dict:
         lim = self.limits
         empty = {"items": [], "text": ""}
         user, bad = self._check_user(user, lang)
+        if bad:
+            return bad | empty
+        space, bad = self._check_space(space_in, lang)
         if bad:
             return bad | empty
         query, bad = self._check_text("query", query, lim.max_query_chars, lang, required=False)
@@ -692,7 +668,8 @@ class MemoryStore:
             if not kind:
                 return self._bad("type", _mem_t("p_type", lang), lang) | empty
 
-        items = [i for i in self._read_index(user, lang)["items"] if not kind or i.get("type") == kind]
+        _document, doc = self._read(user, space)
+        items = [i for i in _mem_items(doc) if not kind or i.get("type") == kind]
         if query.strip():
             scores = memory_bm25(query, [f"{i.get('subject', '')} {i.get('text', '')}" for i in items])
             ranked = sorted(
@@ -710,6 +687,8 @@ class MemoryStore:
         message = _mem_t("recalled", lang, n=len(found)) if found else _mem_t("recalled_none", lang)
         return {"ok": True, "items": found, "text": "\n".join(lines), "message": message}
 
+    # ---- forget
+
     def forget(
         self,
         user: str,
@@ -718,24 +697,29 @@ class MemoryStore:
         subject: str | None = "",
         type: str | None = None,  # noqa: A002
         all: bool = False,  # noqa: A002
+        space: str | None = "",
         lang: str | None = "zh",
     ) -> dict:
         """Delete facts of ``user``: one by id, those with a subject (optionally of one type), or all.
 
-        The index entry goes first, then the fact key, so a half-finished forget never leaves a
-        fact that recall can still see. Returns ``{ok, deleted: [ids], message}``.
+        The facts leave the current document first (so ``recall`` never returns them again), then
+        every older stored copy is erased. Returns ``{ok, deleted: [ids], message}``; when an old
+        copy could not be erased, ``ok`` is false, ``error`` is ``erase_incomplete`` and ``deleted``
+        still lists what memory no longer holds — calling ``forget`` again retries the erasing.
         """
         lang = norm_lang(lang)
         try:
-            return self._forget(user, fact_id, subject, type, all, lang)
-        except _MemStorageError as exc:
-            return self._fail("storage", str(exc)) | {"deleted": []}
+            return self._forget(user, fact_id, subject, type, all, space, lang)
         except Exception as exc:
-            return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc))) | {"deleted": []}
+            return self._failure(exc, lang) | {"deleted": []}
 
-    def _forget(self, user: Any, fact_id: Any, subject: Any, kind_in: Any, wipe: Any, lang: str) -> dict:
+    def _forget(self, user: Any, fact_id: Any, subject: Any, kind_in: Any, wipe: Any, space_in: Any,
+                lang: str) -> dict:
         lim = self.limits
         user, bad = self._check_user(user, lang)
+        if bad:
+            return bad | {"deleted": []}
+        space, bad = self._check_space(space_in, lang)
         if bad:
             return bad | {"deleted": []}
         fact_id, bad = self._check_text("fact_id", fact_id, 64, lang, required=False)
@@ -753,75 +737,72 @@ class MemoryStore:
         if not wipe and not fact_id.strip() and not subject.strip():
             return self._bad("fact_id", _mem_t("p_forget_target", lang), lang) | {"deleted": []}
 
-        index_key = memory_index_key(user)
-        try:
-            items = self._read_index(user, lang)["items"]
-        except _MemCorruptIndex:
-            if not wipe:
-                return self._fail("corrupt_index", _mem_t("corrupt", lang)) | {"deleted": []}
-            self._delete(index_key)  # unreadable: the fact keys cannot be found any more
-            return {"ok": True, "deleted": [], "message": _mem_t("forgot", lang, n=0)}
+        norm_subject = _mem_norm(subject)
 
-        if wipe:
-            doomed = list(items)
-        elif fact_id.strip():
-            doomed = [i for i in items if i["id"] == fact_id.strip()]
-        else:
-            norm_subject = _mem_norm(subject)
-            doomed = [i for i in items if _mem_norm(i.get("subject", "")) == norm_subject
-                      and (not kind or i.get("type") == kind)]
-        if not doomed:
+        def doomed_of(items: list[dict]) -> list[dict]:
+            if wipe:
+                return list(items)
+            if fact_id.strip():
+                return [i for i in items if i["id"] == fact_id.strip()]
+            return [i for i in items if _mem_norm(i.get("subject", "")) == norm_subject
+                    and (not kind or i.get("type") == kind)]
+
+        def change(doc: dict) -> tuple[dict | None, list[str]]:
+            items = _mem_items(doc)
+            doomed = {i["id"] for i in doomed_of(items)}
+            if not doomed and not wipe:
+                return None, []
+            kept = [i for i in items if i["id"] not in doomed]
+            return dict(doc, v=MEMORY_FORMAT_VERSION, items=kept), sorted(doomed)
+
+        deleted, failures, document = self._update(user, space, change, lenient=wipe)
+        deleted = deleted or []
+        # The write deleted the copies it replaced; sweep once more for any a failed delete (now or
+        # earlier) left behind, and report only what is still there.
+        failures = [f for f in failures if not f.isdigit()]
+        failures += document.erase_older(_MEM_ERASE_WINDOW)
+        if failures:
+            detail = ", ".join(sorted(set(failures)))[:120]
+            return {"ok": False, "error": "erase_incomplete", "deleted": deleted,
+                    "message": _mem_t("erase_failed", lang, n=len(deleted), detail=detail)}
+        if not deleted:
             return {"ok": True, "deleted": [], "message": _mem_t("forgot_none", lang)}
+        return {"ok": True, "deleted": deleted, "message": _mem_t("forgot", lang, n=len(deleted))}
 
-        gone = {i["id"] for i in doomed}
-        keep = [i for i in items if i["id"] not in gone]
-        if keep:
-            self._write(index_key, _mem_dumps({"v": MEMORY_FORMAT_VERSION, "items": keep}), lang)
-        else:
-            try:
-                self.kv.delete(index_key)
-            except Exception as exc:
-                raise _MemStorageError(_mem_storage_text(exc, lang)) from None
-        for item in doomed:
-            self._delete(memory_fact_key(user, item["id"]))
-        return {"ok": True, "deleted": [i["id"] for i in doomed],
-                "message": _mem_t("forgot", lang, n=len(doomed))}
+    # ---- export and usage
 
-    def facts(self, user: str, *, lang: str | None = "zh") -> dict:
-        """Every fact of ``user`` with its history (one read per fact): for export and review."""
+    def facts(self, user: str, *, space: str | None = "", lang: str | None = "zh") -> dict:
+        """Every fact of ``user`` with its history: for export and review."""
         lang = norm_lang(lang)
         try:
             user, bad = self._check_user(user, lang)
             if bad:
                 return bad | {"items": []}
-            items = self._read_index(user, lang)["items"]
-            out = [self._public_fact(self._read_fact(user, i["id"], lang) or self._record_from_item(i)) for i in items]
+            space, bad = self._check_space(space, lang)
+            if bad:
+                return bad | {"items": []}
+            _document, doc = self._read(user, space)
+            out = [_mem_public_fact(i) for i in _mem_items(doc)]
             return {"ok": True, "items": out, "message": _mem_t("listed", lang, n=len(out))}
-        except _MemStorageError as exc:
-            return self._fail("storage", str(exc)) | {"items": []}
-        except _MemCorruptIndex:
-            return self._fail("corrupt_index", _mem_t("corrupt", lang)) | {"items": []}
         except Exception as exc:
-            return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc))) | {"items": []}
+            return self._failure(exc, lang) | {"items": []}
 
-    def usage(self, user: str) -> dict:
-        """``{items, bytes}`` the user occupies (index plus fact records); zeros when unreadable."""
+    def usage(self, user: str, *, space: str | None = "") -> dict:
+        """``{items, bytes}`` the user occupies (the stored document); zeros when unreadable."""
         try:
-            index = self._read_index(user, "zh")
+            _document, doc = self._read(memory_user_id(user), memory_user_id(space))
         except Exception:
             return {"items": 0, "bytes": 0}
-        items = index["items"]
-        used = (len(_mem_dumps(index)) + sum(int(i.get("size", 0)) for i in items)) if items else 0
-        return {"items": len(items), "bytes": used}
+        items = _mem_items(doc)
+        return {"items": len(items), "bytes": len(_mem_dumps(doc)) if items else 0}
 
 
 def memory_line(fact: dict, lang: str = "zh") -> str:
     """One fact as a prompt line: ``[偏好] 座位：靠窗``."""
-    labels = {"zh": {"preference": "偏好", "profile": "资料", "constraint": "约束"},
-              "en": {"preference": "preference", "profile": "profile", "constraint": "constraint"}}
-    label = labels[norm_lang(lang)].get(str(fact.get("type")), str(fact.get("type")))
+    kind = str(fact.get("type"))
+    label = _mem_t(f"label_{kind}", lang) if kind in MEMORY_TYPES else kind
     subject = fact.get("subject") or ""
-    sep = "：" if norm_lang(lang) == "zh" else ": "
+    sep = _mem_t("subject_sep", lang)
     return f"[{label}] {subject}{sep if subject else ''}{fact.get('text', '')}"
 
 

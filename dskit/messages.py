@@ -54,7 +54,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
         "tool_unknown_task": "目录里没有任务 {task}",
         "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
-        "tool_no_user": "无法确定用户：请传入 user 参数",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -105,7 +104,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
         "tool_unknown_task": "the catalog has no task {task}",
         "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
-        "tool_no_user": "cannot tell which user this is: pass the user parameter",
     },
 }
 
@@ -128,3 +126,94 @@ def show_value(value: object, lang: str = "zh") -> str:
     if isinstance(value, list):
         return msg("list_sep", lang).join(show_value(v, lang) for v in value)
     return str(value)
+
+
+# ---------------------------------------------------------------- long-term memory (plugin)
+# What remember / recall / forget say. A table of its own because code nodes never use memory:
+# the bundler leaves it out of them.
+
+MEMORY_MESSAGES: dict[str, dict[str, str]] = {
+    "zh": {
+        "added": "已记住：{text}",
+        "duplicate": "这条已经记过了：{text}",
+        "replaced": "已更新：{subject}从「{old}」改为「{text}」（旧值保留在历史里）",
+        "rejected": "没有记住：{reason}",
+        "recalled": "找到 {n} 条相关记忆",
+        "recalled_none": "没有找到相关记忆",
+        "forgot": "已删除 {n} 条记忆",
+        "forgot_none": "没有找到要删除的记忆",
+        "erase_failed": "已从记忆中删除 {n} 条，但存储里还留有旧副本没能删除（{detail}）。请稍后再执行一次 forget。",
+        "listed": "共 {n} 条记忆",
+        "bad_param": "参数 {param} 有误：{problem}",
+        "full_items": "长期记忆已满：该用户已有 {n} 条（上限 {limit} 条）。请先用 forget 删除不再需要的记忆。",
+        "full_bytes": "长期记忆已满：该用户已用 {used} 字节，这条需要 {need} 字节，上限 {limit} 字节。请先用 forget 删除不再需要的记忆。",
+        "storage_full": "插件存储空间已满（Dify 对插件存储的总量限制），这条记忆没有写入。请删除一些旧记忆。",
+        "storage_error": "存储暂时不可用，记忆未改变：{detail}",
+        "busy": "这位用户的记忆正被其他调用同时修改，这次没有改动任何内容，请再试一次。",
+        "corrupt": "该用户的记忆数据已损坏，无法读取。可用 forget（all=true）清空后重新开始。",
+        "no_user": "无法确定当前用户：Dify 没有传入用户 ID，记忆未读取也未写入。",
+        "r_empty": "内容为空",
+        "r_short": "内容太短，不像一条值得长期记住的事实",
+        "r_filler": "这是寒暄或附和，不值得长期记住",
+        "r_question": "这是一个提问，不是关于用户的事实",
+        "r_secret_password": "内容像是密码、口令或 PIN，出于隐私不存入长期记忆",
+        "r_secret_code": "内容像是验证码，出于隐私不存入长期记忆",
+        "r_secret_key": "内容像是 API 密钥、令牌或私钥，出于隐私不存入长期记忆",
+        "r_secret_card": "内容像是银行卡号或卡片安全码，出于隐私不存入长期记忆",
+        "r_secret_id": "内容像是身份证件号码，出于隐私不存入长期记忆",
+        "p_type": "必须是 preference、profile 或 constraint 之一（也可写 偏好、资料、约束）",
+        "p_too_long": "太长（{n} 个字符，上限 {limit}）",
+        "p_empty": "不能为空",
+        "p_k": "必须是 1 到 {limit} 之间的整数",
+        "p_forget_target": "请给出 fact_id、subject 或 all=true 之一",
+        "p_not_text": "必须是文本",
+        "label_preference": "偏好",
+        "label_profile": "资料",
+        "label_constraint": "约束",
+        "subject_sep": "：",
+    },
+    "en": {
+        "added": "Remembered: {text}",
+        "duplicate": "Already remembered: {text}",
+        "replaced": "Updated {subject}: \"{old}\" -> \"{text}\" (the old value is kept in its history)",
+        "rejected": "Not remembered: {reason}",
+        "recalled": "Found {n} related memories",
+        "recalled_none": "No related memories found",
+        "forgot": "Deleted {n} memories",
+        "forgot_none": "Nothing matched, nothing deleted",
+        "erase_failed": "Removed {n} from memory, but an older stored copy could not be erased ({detail}). Run forget again later.",
+        "listed": "{n} memories in total",
+        "bad_param": "Parameter {param} is invalid: {problem}",
+        "full_items": "Long-term memory is full: this user has {n} facts (limit {limit}). Use forget to delete facts that are no longer needed.",
+        "full_bytes": "Long-term memory is full: this user uses {used} bytes, this fact needs {need} more, the limit is {limit} bytes. Use forget to delete facts that are no longer needed.",
+        "storage_full": "The plugin's storage is full (Dify's cap on plugin storage); the fact was not written. Delete some old memories.",
+        "storage_error": "Storage is unavailable right now; memory is unchanged: {detail}",
+        "busy": "This user's memory is being changed by other calls at the same moment; nothing was changed. Please try again.",
+        "corrupt": "This user's memory data is damaged and cannot be read. Use forget with all=true to start afresh.",
+        "no_user": "Cannot tell who the user is: Dify passed no user id, so memory was neither read nor written.",
+        "r_empty": "the text is empty",
+        "r_short": "the text is too short to be a fact worth keeping",
+        "r_filler": "this is small talk or an acknowledgement, not worth keeping",
+        "r_question": "this is a question, not a fact about the user",
+        "r_secret_password": "this looks like a password, passcode or PIN; it is not kept, for privacy",
+        "r_secret_code": "this looks like a verification code; it is not kept, for privacy",
+        "r_secret_key": "this looks like an API key, token or private key; it is not kept, for privacy",
+        "r_secret_card": "this looks like a payment card number or its security code; it is not kept, for privacy",
+        "r_secret_id": "this looks like an identity document number; it is not kept, for privacy",
+        "p_type": "must be one of preference, profile or constraint",
+        "p_too_long": "is too long ({n} characters, limit {limit})",
+        "p_empty": "must not be empty",
+        "p_k": "must be an integer from 1 to {limit}",
+        "p_forget_target": "give one of fact_id, subject or all=true",
+        "p_not_text": "must be text",
+        "label_preference": "preference",
+        "label_profile": "profile",
+        "label_constraint": "constraint",
+        "subject_sep": ": ",
+    },
+}
+
+
+def memory_msg(key: str, lang: str = "zh", **values: object) -> str:
+    """A text of the long-term memory tools in ``lang`` with ``values`` filled in."""
+    return MEMORY_MESSAGES[norm_lang(lang)][key].format(**values)

@@ -1,4 +1,9 @@
-"""remember / recall / forget through the SDK, with the fake daemon's storage rules and size cap."""
+"""remember / recall / forget through the SDK, with the fake daemon's storage rules and size cap.
+
+Whose memory a call touches comes from the runtime (``ToolInvokeRequest.user_id``, which the SDK
+puts in ``self.runtime.user_id``; Dify's tool node passes the run's user, api/core/workflow/nodes/
+tool/tool_node.py ``user_id=self.user_id``), never from a parameter a model can fill.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,9 @@ import re
 
 import pytest
 
-from dskit.memory import memory_fact_key, memory_index_key
+from dskit.memory import memory_document
 from fakes.daemon import FakeDaemon, daemon_key_problem
-from fakes.sdk import PLUGIN_ROOT, assert_consistent, invoke
+from fakes.sdk import PLUGIN_ROOT, assert_consistent, invoke, registration
 
 
 @pytest.fixture()
@@ -48,8 +53,16 @@ def test_remember_recall_forget_round_trip(daemon: FakeDaemon) -> None:
     assert_consistent("forget", gone)
     assert gone.variables["deleted"] == [fact_id]
     assert recall("座位").variables["count"] == 0
-    assert daemon.storage.data == {}  # fact key and (now empty) index both removed
+    assert stored_texts(daemon, "靠窗", "靠过道") == []  # no copy of the fact is left anywhere
     assert set(daemon.calls) == {"storage"}
+
+
+def stored_texts(daemon: FakeDaemon, *texts: str) -> list[str]:
+    return [t for t in texts if any(t.encode("utf-8") in v for v in daemon.storage.data.values())]
+
+
+def documents(daemon: FakeDaemon) -> dict[str, bytes]:
+    return {k: v for k, v in daemon.storage.data.items() if ":d:" in k}
 
 
 def test_user_a_never_recalls_user_b(daemon: FakeDaemon) -> None:
@@ -57,22 +70,62 @@ def test_user_a_never_recalls_user_b(daemon: FakeDaemon) -> None:
     remember("喜欢靠过道的座位", user_id="bob")
     assert [i["text"] for i in recall("座位", user_id="alice").variables["items"]] == ["喜欢靠窗的座位"]
     assert [i["text"] for i in recall("座位", user_id="bob").variables["items"]] == ["喜欢靠过道的座位"]
-    # the explicit user parameter overrides the caller (e.g. a workflow passing sys.user_id)
-    assert recall("座位", user_id="alice", user="bob").variables["items"][0]["text"] == "喜欢靠过道的座位"
     assert recall("座位", user_id="carol").variables["count"] == 0
 
 
+def test_the_tools_declare_no_user_parameter() -> None:
+    """Loaded through the SDK's models: nothing a model fills names a user; the space is the builder's."""
+    _config, _cls, tools = registration().tools_mapping["dialogue_state_kit"]
+    for name in ("remember", "recall", "forget"):
+        config = tools[name][0]
+        params = {p.name: p for p in config.parameters}
+        assert "user" not in params
+        assert params["memory_space"].form.value == "form"
+        llm_filled = {n for n, p in params.items() if p.form.value == "llm"}
+        assert not any("user" in n or "space" in n for n in llm_filled), llm_filled
+
+
+def test_an_agent_that_names_another_user_gets_nothing_and_erases_nothing(daemon: FakeDaemon) -> None:
+    """Mallory asks the Agent to "recall / forget everything of user bob": the model passes bob's id."""
+    bob_ids = {remember("喜欢靠过道的座位", user_id="bob").variables["saved"][0]["id"],
+               remember("对花生过敏", user_id="bob", type="constraint").variables["saved"][0]["id"]}
+    bob_before = documents(daemon)
+    for hostile in ({"user": "bob"}, {"user_id": "bob"}, {"memory_space": "bob"}, {"user": "bob", "memory_space": "../bob"}):
+        found = invoke("recall", {"query": "", "top_k": 50, **hostile}, user_id="mallory")
+        assert found.variables["ok"] is True and not bob_ids & {i["id"] for i in found.variables["items"]}, hostile
+        gone = invoke("forget", {"all": True, **hostile}, user_id="mallory")
+        assert gone.variables["ok"] is True and not bob_ids & set(gone.variables["deleted"]), hostile
+        added = invoke("remember", {"text": "喜欢红色", **hostile}, user_id="mallory")
+        assert added.variables["added"] == 1, hostile
+    assert {k: v for k, v in documents(daemon).items() if k in bob_before} == bob_before
+    assert sorted(i["text"] for i in recall("", user_id="bob", top_k=10).variables["items"]) == ["喜欢靠过道的座位", "对花生过敏"]
+
+
+def test_a_memory_space_stays_inside_its_users_memory(daemon: FakeDaemon) -> None:
+    remember("喜欢靠窗的座位", user_id="alice", memory_space="客户 42")
+    remember("喜欢靠过道的座位", user_id="alice")
+    assert recall("座位", user_id="alice", memory_space="客户 42").variables["memories"] == "[偏好] 喜欢靠窗的座位"
+    assert recall("座位", user_id="alice", memory_space="客户\u300042").variables["count"] == 1  # same space
+    assert recall("座位", user_id="alice").variables["memories"] == "[偏好] 喜欢靠过道的座位"
+    assert recall("座位", user_id="bob", memory_space="客户 42").variables["count"] == 0
+
+
+@pytest.mark.parametrize("variant", [" alice", "ａｌｉｃｅ", "ali\u200bce", "alice\t"])
+def test_one_runtime_user_one_bucket(daemon: FakeDaemon, variant: str) -> None:
+    remember("喜欢靠窗的座位", user_id="alice")
+    assert recall("座位", user_id=variant).variables["memories"] == "[偏好] 喜欢靠窗的座位"
+
+
 @pytest.mark.parametrize("user", ["..", "../../other-tenant/x", "a/b", "a\\b", "x" * 300, "//", "用户/../"])
-def test_hostile_user_ids_are_hashed_into_safe_keys(daemon: FakeDaemon, user: str) -> None:
-    out = remember("我对花生过敏", user=user, type="constraint")
+def test_hostile_runtime_ids_are_hashed_into_safe_keys(daemon: FakeDaemon, user: str) -> None:
+    out = remember("我对花生过敏", user_id=user, type="constraint")
     assert out.variables["ok"] is True, out.text
-    assert recall("花生", user=user).variables["count"] == 1
-    assert recall("花生", user="..x").variables["count"] == 0
-    assert daemon.storage.refused == []
+    assert recall("花生", user_id=user).variables["count"] == 1
+    assert recall("花生", user_id="..x").variables["count"] == 0
+    assert not [r for r in daemon.storage.refused if "traversal" in r[2] or "256" in r[2]]
     for _op, key in daemon.storage.log:
         assert re.fullmatch(r"[A-Za-z0-9_:]+", key) and len(key) <= 256
         assert not daemon_key_problem(key, "set")
-    assert user not in json.dumps(list(daemon.storage.data)) or user in ("..",)  # never the raw id
 
 
 def test_the_fake_daemon_refuses_raw_traversal_keys(daemon: FakeDaemon) -> None:
@@ -83,19 +136,26 @@ def test_the_fake_daemon_refuses_raw_traversal_keys(daemon: FakeDaemon) -> None:
         list(daemon.invoke("storage", {"opt": "set", "key": "k" * 300, "value": "00"}))
 
 
-def test_no_user_at_all_is_a_clear_error(daemon: FakeDaemon) -> None:
-    out = remember("喜欢猫", user_id="")
-    assert out.variables["ok"] is False and out.variables["error_param"] == "user"
+@pytest.mark.parametrize("user_id", ["", "  ", "\u200b"])
+def test_no_runtime_user_is_refused_not_shared(daemon: FakeDaemon, user_id: str) -> None:
+    """No user from Dify: no anonymous bucket that every such call would share."""
+    for tool, params in (("remember", {"text": "喜欢猫"}), ("recall", {"query": "猫"}), ("forget", {"all": True})):
+        out = invoke(tool, params, user_id=user_id)
+        assert out.variables["ok"] is False and "用户" in out.variables["error"], out.text
     assert daemon.storage.data == {}
 
 
 def test_batch_of_candidates(daemon: FakeDaemon) -> None:
     batch = json.dumps(["好的", "住在杭州", {"text": "不吃辣", "type": "constraint", "subject": "饮食"},
-                        {"text": "我的密码是123"}], ensure_ascii=False)
+                        {"text": "我的密码是123"}, {"text": "6222 0212 3456 7890", "subject": "卡号"},
+                        "API_KEY=AKIAIOSFODNN7EXAMPLE"], ensure_ascii=False)
     out = remember(batch)
     v = out.variables
-    assert (v["added"], v["rejected"]) == (2, 2)
-    assert len(out.text.splitlines()) == 4
+    assert (v["added"], v["rejected"]) == (2, 4)
+    lines = out.text.splitlines()
+    assert len(lines) == 6
+    assert "密码" in lines[3] and "银行卡号" in lines[4] and "API 密钥" in lines[5]
+    assert stored_texts(daemon, "123", "6222", "AKIA") == []
     assert recall("辣", type="constraint").variables["items"][0]["subject"] == "饮食"
 
 
@@ -118,7 +178,7 @@ def test_bad_remember_input_changes_nothing(daemon: FakeDaemon, params: dict, pa
     out = invoke("remember", params, user_id="alice")
     assert out.variables["ok"] is False and out.variables["error_param"] == param_name, out.text
     assert param_name in out.text and "Traceback" not in out.text
-    assert daemon.storage.data == before
+    assert daemon.storage.data == before  # not even a version marker
 
 
 @pytest.mark.parametrize("params, param_name", [({"top_k": 0}, "top_k"), ({"top_k": 2.5}, "top_k"),
@@ -137,17 +197,21 @@ def test_forget_needs_a_target(daemon: FakeDaemon) -> None:
     assert out.variables["ok"] is False and "fact_id" in out.text
     assert daemon.storage.data == before
     everything = invoke("forget", {"all": True}, user_id="alice")
-    assert everything.variables["count"] == 1 and daemon.storage.data == {}
+    assert everything.variables["count"] == 1 and stored_texts(daemon, "喜欢猫") == []
 
 
-def test_forget_removes_the_index_entry_even_if_the_fact_delete_fails(daemon: FakeDaemon) -> None:
+def test_a_failed_delete_is_reported_as_failed(daemon: FakeDaemon) -> None:
     keep = remember("喜欢猫").variables["saved"][0]["id"]
     drop = remember("喜欢狗").variables["saved"][0]["id"]
-    daemon.storage.fail_next.append("del")
+    daemon.storage.fail = lambda op, key: op == "del"
     out = invoke("forget", {"fact_id": drop}, user_id="alice")
-    assert out.variables["deleted"] == [drop]
+    assert_consistent("forget", out)
+    assert out.variables["ok"] is False and out.variables["deleted"] == [drop]
+    assert "没能删除" in out.variables["error"] and "forget" in out.text
     assert [i["id"] for i in recall("", top_k=10).variables["items"]] == [keep]
-    assert memory_index_key("alice") in daemon.storage.data
+    daemon.storage.fail = None
+    again = invoke("forget", {"fact_id": drop}, user_id="alice")
+    assert again.variables["ok"] is True and stored_texts(daemon, "喜欢狗") == []
 
 
 def test_user_limit_message_when_full(daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,10 +237,11 @@ def _limited_init(original, limits):
 def test_plugin_storage_cap_from_the_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
     small = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml", storage_size=600).patch(monkeypatch)
     assert remember("喜欢猫").variables["ok"] is True
-    before = copy.deepcopy(small.storage.data)
+    before = documents(small)
     out = remember("喜欢" + "很长的东西" * 60)
     assert out.variables["ok"] is False and "存储空间已满" in out.text
-    assert small.storage.data == before
+    assert documents(small) == before  # the claimed version stays an empty hole
+    assert recall("").variables["memories"] == "[偏好] 喜欢猫"
 
 
 def test_storage_permission_is_required(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -189,6 +254,8 @@ def test_storage_permission_is_required(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert out.variables["ok"] is False and "permission denied" in out.text
 
 
-def test_fact_keys_are_what_the_engine_says(daemon: FakeDaemon) -> None:
-    fact_id = remember("喜欢猫").variables["saved"][0]["id"]
-    assert set(daemon.storage.data) == {memory_index_key("alice"), memory_fact_key("alice", fact_id)}
+def test_keys_are_what_the_engine_says(daemon: FakeDaemon) -> None:
+    remember("喜欢猫")
+    document = memory_document(None, "alice")  # type: ignore[arg-type]
+    assert documents(daemon) == {document.doc_key(1): documents(daemon)[document.doc_key(1)]}
+    assert all(k.startswith(document.base + ":") for k in daemon.storage.data)

@@ -146,17 +146,6 @@ def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_co
     return text
 
 
-def user_param(tool: Any, params: Mapping[str, Any], lang: str | None) -> str:
-    """The workspace user the memory belongs to: the ``user`` parameter, else the caller's id."""
-    user = text_param(params, "user", lang, max_chars=1024)
-    if user.strip():
-        return user.strip()
-    runtime_user = getattr(getattr(tool, "runtime", None), "user_id", None)
-    if isinstance(runtime_user, str) and runtime_user.strip():
-        return runtime_user.strip()
-    raise ParamError("user", t("no_user", lang), lang)
-
-
 def json_param(params: Mapping[str, Any], name: str, lang: str | None, *, max_chars: int, default: Any) -> Any:
     """A JSON parameter (text or an already-decoded object/array)."""
     raw = params.get(name)

@@ -6,16 +6,17 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from tools._common import int_param, run_tool, text_param, user_param
-from tools._memory import memory_store, memory_type_param, raise_if_bad
+from tools._common import int_param, run_tool, text_param
+from tools._memory import memory_owner, memory_store, memory_type_param, raise_if_bad
 
 
 def _recall(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
-    user = user_param(tool, params, lang)
+    user, space = memory_owner(tool, params, lang)
     query = text_param(params, "query", lang, max_chars=2_000)
     k = int_param(params, "top_k", lang, default=5, low=1, high=50)
     kind = memory_type_param(params, "type", lang, allow_all=True)
-    result = memory_store(tool).recall(user, query, k=k, type=None if kind == "all" else kind, lang=lang)
+    result = memory_store(tool).recall(user, query, k=k, type=None if kind == "all" else kind, space=space,
+                                       lang=lang)
     raise_if_bad(result, lang)
     payload = {"memories": result.get("text", ""), "items": result.get("items", []),
                "count": len(result.get("items", []))}

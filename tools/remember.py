@@ -12,8 +12,8 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from tools._common import ParamError, run_tool, t, text_param, user_param
-from tools._memory import memory_store, memory_type_param, raise_if_bad
+from tools._common import ParamError, run_tool, t, text_param
+from tools._memory import memory_owner, memory_store, memory_type_param, raise_if_bad
 
 MAX_BATCH = 20
 
@@ -50,15 +50,17 @@ def _candidates(params: Mapping[str, Any], lang: str | None) -> list[dict]:
 
 
 def _remember(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
-    user = user_param(tool, params, lang)
+    user, space = memory_owner(tool, params, lang)
     source = text_param(params, "source", lang, max_chars=200)
     candidates = _candidates(params, lang)
     store = memory_store(tool)
     for c in candidates:  # all or nothing for bad input
-        bad = store.check_fact(user, c["text"], type=c["type"], subject=c["subject"], source=source, lang=lang)
+        bad = store.check_fact(user, c["text"], type=c["type"], subject=c["subject"], source=source,
+                               space=space, lang=lang)
         if bad:
             raise_if_bad(bad, lang)
-    results = [store.remember(user, c["text"], type=c["type"], subject=c["subject"], source=source, lang=lang)
+    results = [store.remember(user, c["text"], type=c["type"], subject=c["subject"], source=source, space=space,
+                              lang=lang)
                for c in candidates]
     saved = [r["fact"] for r in results if r.get("action") in ("added", "replaced", "duplicate") and r.get("fact")]
     failures = [r["message"] for r in results if not r.get("ok")]
