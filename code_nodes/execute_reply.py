@@ -888,7 +888,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
         "tool_unknown_task": "目录里没有任务 {task}",
         "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
-        "tool_no_user": "无法确定用户：请传入 user 参数",
     },
     "en": {
         "ack_values": "OK, noted {values}.",
@@ -939,7 +938,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
         "tool_unknown_task": "the catalog has no task {task}",
         "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
-        "tool_no_user": "cannot tell which user this is: pass the user parameter",
     },
 }
 
