@@ -91,7 +91,7 @@ _SENS_NAME_ENDINGS = ("token", "secret", "password", "passwd", "pwd")
 
 # -- numbers
 
-_SENS_DIGIT_RUN_RE = re.compile(r"\d(?:[ \-._·•/,|]{0,4}\d)*(?:[ \-._·]{0,4}x(?![a-z]))?")
+_SENS_DIGIT_RUN_RE = re.compile(r"\d(?:[ \-._·•/,|]{0,4}\d)*(?:[ \-._·•/,|]{0,4}x(?![a-z]))?")
 _SENS_CARD_WORDS = re.compile(
     r"卡号|银行卡|信用卡|储蓄卡|借记卡|银联|工资卡|卡片|visa|master ?card|amex|credit card|debit card|card")
 _SENS_ID_WORDS = re.compile(r"身份证|身份号|证件号|居民身份|id ?(?:number|card|no)|identity")
