@@ -20,7 +20,7 @@ GROUPS = {
     "views": ("#fde9c9", ("views", "prompts", "messages", "text")),
     "conversation memory": ("#e2f0d9", ("history", "noise", "summary", "tokens", "context")),
     "code nodes": ("#eadcf4", ("node_io", "nodes", "classic")),
-    "plugin memory": ("#f4dcdc", ("memory",)),
+    "plugin memory": ("#f4dcdc", ("memory", "sensitive", "kvdoc")),
 }
 TURN = [
     ("user message + sys_context_str, history, summary, catalog", "Dify variables / tool parameters"),
