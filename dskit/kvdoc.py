@@ -80,9 +80,9 @@ class KVDocError(Exception):
 
 
 KVDOC_RESERVED = ("n", "ids", "old")  # keys of a document that belong to this module
-_KVDOC_IDS = 64
-_KVDOC_X_KEEP = 64
-_KVDOC_WAITS = 3  # times a writer waits for another one's claimed version, per update
+_IDS_KEPT = 64
+_X_KEPT = 64
+_WAITS = 3  # times a writer waits for another one's claimed version, per update
 
 
 def kvdoc_pause(attempt: int, unit: float = 0.002) -> None:
@@ -94,7 +94,7 @@ def kvdoc_pause(attempt: int, unit: float = 0.002) -> None:
     time.sleep(random.uniform(0, min(0.5, unit * 2 ** min(attempt, 8))))
 
 
-def _kvdoc_dumps(data: object) -> bytes:
+def _dumps(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
@@ -266,7 +266,7 @@ class KVDocument:
             if attempt:
                 self.pause(attempt)
             version, doc, top, failed = self._find(lenient=lenient)
-            while top > version and waits < _KVDOC_WAITS:
+            while top > version and waits < _WAITS:
                 # A version above the newest document is claimed: its winner is about to write
                 # it (two requests away), and claiming above it now would make it withdraw. Give
                 # it that long; it may also be a hole nobody won, so only briefly.
@@ -293,7 +293,7 @@ class KVDocument:
             skipped = list(range(base_version + 1, target))
             new = dict(new, n=target, old=sorted({base_version, *skipped, *failed} - {0}))
             try:
-                self._call(self.kv.set, self.doc_key(target), _kvdoc_dumps(new))
+                self._call(self.kv.set, self.doc_key(target), _dumps(new))
             except KVDocError:
                 # The write may have happened although its answer was lost (a timeout): withdraw
                 # it, so that "not written" stays true. The version becomes a hole.
@@ -314,16 +314,16 @@ class KVDocument:
         new, result = change(copy.deepcopy(doc))
         if new is None:
             return None, result
-        return dict(new, ids=(ids + [me])[-_KVDOC_IDS:]), result
+        return dict(new, ids=(ids + [me])[-_IDS_KEPT:]), result
 
     def _collect(self, version: int, old: list[int]) -> list[str]:
         """After a durable write: delete older documents, an old marker, and move the hint."""
         failures = [str(v) for v in old if not self._delete(self.doc_key(v))]
-        if version > _KVDOC_X_KEEP:
-            self._delete(self.x_key(version - _KVDOC_X_KEEP))
+        if version > _X_KEPT:
+            self._delete(self.x_key(version - _X_KEPT))
         try:
             self._call(self.kv.set, self.head_key(),
-                       _kvdoc_dumps({"v": version, "failed": [int(v) for v in failures]}))
+                       _dumps({"v": version, "failed": [int(v) for v in failures]}))
         except KVDocError:
             pass  # only a hint: readers walk forward from an older one
         return failures

@@ -50,26 +50,26 @@ MEMORY_LEGACY_PREFIX = "dskit_mem_v1"  # 0.1.0: one index key and one key per fa
 MEMORY_MAX_KEY_CHARS = 256
 MEMORY_FORMAT_VERSION = 2
 
-_MEM_TYPE_ALIASES = {
+_TYPE_ALIASES = {
     "preference": "preference", "pref": "preference", "偏好": "preference", "喜好": "preference",
     "profile": "profile", "资料": "profile", "画像": "profile", "档案": "profile", "个人信息": "profile",
     "constraint": "constraint", "约束": "constraint", "限制": "constraint", "禁忌": "constraint",
 }
 
-_MEM_FILLERS = {
+_FILLERS = {
     "嗯", "嗯嗯", "哦", "哦哦", "噢", "啊", "好", "好的", "好吧", "行", "行吧", "可以", "收到", "知道了",
     "明白", "明白了", "了解", "谢谢", "谢谢你", "多谢", "感谢", "哈哈", "哈哈哈", "呵呵", "你好", "您好",
     "在吗", "再见", "拜拜", "是的", "对", "对的", "没问题", "ok", "okay", "k", "yes", "no", "yep",
     "thanks", "thank you", "thx", "hi", "hello", "bye", "sure", "fine", "cool", "lol", "hmm",
 }
-_MEM_SUBJECT_SPLIT_RE = re.compile(r"^\s*([^:：=]{1,20}?)\s*[:：=]\s*(.+)$", re.DOTALL)
-_MEM_END_PUNCT = "。．.!！~～…,，;；、 "
-_MEM_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_MEM_ERASE_WINDOW = 64
-_MEM_BOOKKEEPING_BYTES = 256  # what kvdoc adds to a document (its version and clean-up list) at most
+_SUBJECT_SPLIT_RE = re.compile(r"^\s*([^:：=]{1,20}?)\s*[:：=]\s*(.+)$", re.DOTALL)
+_END_PUNCT = "。．.!！~～…,，;；、 "
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ERASE_WINDOW = 64
+_BOOKKEEPING_BYTES = 256  # what kvdoc adds to a document (its version and clean-up list) at most
 
 
-def _mem_t(key: str, lang: str, **values: Any) -> str:
+def _t(key: str, lang: str, **values: Any) -> str:
     """A memory text in ``lang`` (zh by default)."""
     return memory_msg(key, lang, **values)
 
@@ -129,7 +129,7 @@ def memory_user_id(value: object) -> str:
                    for ch in unicodedata.normalize("NFKC", value)
                    if unicodedata.category(ch) != "Cf")
     text = " ".join(text.split())
-    return text.lower() if _MEM_UUID_RE.fullmatch(text) else text
+    return text.lower() if _UUID_RE.fullmatch(text) else text
 
 
 def memory_user_tag(user: str, space: str = "") -> str:
@@ -161,11 +161,11 @@ def memory_key_problem(key: str) -> str:
     return ""
 
 
-def _mem_legacy_index_key(tag: str) -> str:
+def _legacy_index_key(tag: str) -> str:
     return f"{MEMORY_LEGACY_PREFIX}:{tag}:idx"
 
 
-def _mem_legacy_fact_key(tag: str, fact_id: str) -> str:
+def _legacy_fact_key(tag: str, fact_id: str) -> str:
     if not re.fullmatch(r"[0-9a-f]{16}", fact_id or ""):
         fact_id = hashlib.sha256(str(fact_id).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{MEMORY_LEGACY_PREFIX}:{tag}:f:{fact_id}"
@@ -174,14 +174,14 @@ def _mem_legacy_fact_key(tag: str, fact_id: str) -> str:
 # ---------------------------------------------------------------- text
 
 
-def _mem_norm(text: str) -> str:
+def _norm(text: str) -> str:
     """Comparison form: NFKC, lower case, single spaces, no trailing punctuation."""
     text = unicodedata.normalize("NFKC", text).lower()
     text = " ".join(text.split())
-    return text.strip(_MEM_END_PUNCT)
+    return text.strip(_END_PUNCT)
 
 
-def _mem_clean(text: str) -> str:
+def _clean(text: str) -> str:
     """Display form: NFKC and single spaces, kept as the user wrote it otherwise."""
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
@@ -263,16 +263,16 @@ def memory_worthiness(text: str, lang: str = "zh", *also: str) -> str:
     """
     kind = sensitive_kind(text, *also)
     if kind:
-        return _mem_t(f"r_secret_{kind}", lang)
-    norm = _mem_norm(text)
+        return _t(f"r_secret_{kind}", lang)
+    norm = _norm(text)
     if not norm:
-        return _mem_t("r_empty", lang)
+        return _t("r_empty", lang)
     if sum(1 for ch in norm if ch.isalnum()) < 2:
-        return _mem_t("r_short", lang)
-    if norm.strip("!！?？ ") in _MEM_FILLERS:
-        return _mem_t("r_filler", lang)
+        return _t("r_short", lang)
+    if norm.strip("!！?？ ") in _FILLERS:
+        return _t("r_filler", lang)
     if norm.rstrip().endswith(("?", "？", "吗", "么")):
-        return _mem_t("r_question", lang)
+        return _t("r_question", lang)
     return ""
 
 
@@ -282,18 +282,18 @@ def memory_type(value: object) -> str:
         return "preference"
     if not isinstance(value, str):
         return ""
-    return _MEM_TYPE_ALIASES.get(value.strip().lower(), "")
+    return _TYPE_ALIASES.get(value.strip().lower(), "")
 
 
-def _mem_fact_id(kind: str, subject: str, text: str) -> str:
+def _fact_id(kind: str, subject: str, text: str) -> str:
     """Same type + subject -> same id (so a new value replaces); no subject -> id of the text."""
-    basis = f"s\x00{kind}\x00{_mem_norm(subject)}" if subject else f"t\x00{kind}\x00{_mem_norm(text)}"
+    basis = f"s\x00{kind}\x00{_norm(subject)}" if subject else f"t\x00{kind}\x00{_norm(text)}"
     return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _mem_split_subject(text: str, limits: MemoryLimits) -> tuple[str, str]:
+def _split_subject(text: str, limits: MemoryLimits) -> tuple[str, str]:
     """``"座位：靠窗"`` -> (``座位``, ``靠窗``); text without a short prefix -> ("", text)."""
-    m = _MEM_SUBJECT_SPLIT_RE.match(text)
+    m = _SUBJECT_SPLIT_RE.match(text)
     if not m or not m.group(2).strip():
         return "", text
     subject = m.group(1).strip()
@@ -302,19 +302,19 @@ def _mem_split_subject(text: str, limits: MemoryLimits) -> tuple[str, str]:
     return subject, m.group(2).strip()
 
 
-def _mem_dumps(data: object) -> bytes:
+def _dumps(data: object) -> bytes:
     """Compact UTF-8 JSON (Chinese stays readable and small); the form the document is stored in."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
-def _mem_storage_text(detail: str, lang: str) -> str:
+def _storage_text(detail: str, lang: str) -> str:
     """A storage failure as a user-facing sentence, without a stack trace."""
     if "max storage size" in detail or "allocated size" in detail:
-        return _mem_t("storage_full", lang)
-    return _mem_t("storage_error", lang, detail=detail)
+        return _t("storage_full", lang)
+    return _t("storage_error", lang, detail=detail)
 
 
-def _mem_items(doc: dict) -> list[dict]:
+def _items(doc: dict) -> list[dict]:
     """The fact records of a document (anything malformed is dropped, never raised on)."""
     items = doc.get("items")
     if not isinstance(items, list):
@@ -322,7 +322,7 @@ def _mem_items(doc: dict) -> list[dict]:
     return [i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
 
 
-def _mem_public_fact(record: dict | None) -> dict | None:
+def _public_fact(record: dict | None) -> dict | None:
     if not record:
         return None
     return {k: record.get(k) for k in ("id", "type", "subject", "text", "created", "updated", "seen", "source", "history")}
@@ -370,16 +370,16 @@ class MemoryStore:
     def _legacy_items(self, tag: str) -> list[dict]:
         """Facts kept by 0.1.0 (an index key and one key per fact), so an upgrade loses nothing."""
         try:
-            if not self.kv.exist(_mem_legacy_index_key(tag)):
+            if not self.kv.exist(_legacy_index_key(tag)):
                 return []
-            index = json.loads(bytes(self.kv.get(_mem_legacy_index_key(tag))).decode("utf-8"))
+            index = json.loads(bytes(self.kv.get(_legacy_index_key(tag))).decode("utf-8"))
             out = []
             for entry in index.get("items", []):
                 record = {"id": entry["id"], "type": entry.get("type", "preference"),
                           "subject": entry.get("subject", ""), "text": entry.get("text", ""),
                           "created": entry.get("updated"), "updated": entry.get("updated"),
                           "seen": 1, "source": "", "history": []}
-                key = _mem_legacy_fact_key(tag, entry["id"])
+                key = _legacy_fact_key(tag, entry["id"])
                 if self.kv.exist(key):
                     stored = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
                     record.update({k: stored[k] for k in record if k in stored and k != "id"})
@@ -390,13 +390,13 @@ class MemoryStore:
 
     def _legacy_erase(self, tag: str) -> bool:
         """Delete 0.1.0's keys of this user once their facts are in the new document."""
-        key = _mem_legacy_index_key(tag)
+        key = _legacy_index_key(tag)
         try:
             if not self.kv.exist(key):
                 return True
             index = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
             for entry in index.get("items", []):
-                fact_key = _mem_legacy_fact_key(tag, str(entry.get("id", "")))
+                fact_key = _legacy_fact_key(tag, str(entry.get("id", "")))
                 if self.kv.exist(fact_key):
                     self.kv.delete(fact_key)
             self.kv.delete(key)
@@ -427,25 +427,25 @@ class MemoryStore:
 
     def _check_user(self, user: object, lang: str) -> tuple[str, dict | None]:
         if not isinstance(user, str):
-            return "", self._bad("user", _mem_t("p_not_text", lang), lang)
+            return "", self._bad("user", _t("p_not_text", lang), lang)
         if len(user) > self.limits.max_user_chars:
             return "", self._bad(
-                "user", _mem_t("p_too_long", lang, n=len(user), limit=self.limits.max_user_chars), lang
+                "user", _t("p_too_long", lang, n=len(user), limit=self.limits.max_user_chars), lang
             )
         user = memory_user_id(user)
         if not user:
-            return "", self._bad("user", _mem_t("p_empty", lang), lang)
+            return "", self._bad("user", _t("p_empty", lang), lang)
         return user, None
 
     def _check_text(self, param: str, value: object, limit: int, lang: str, *, required: bool) -> tuple[str, dict | None]:
         if value is None:
             value = ""
         if not isinstance(value, str):
-            return "", self._bad(param, _mem_t("p_not_text", lang), lang)
+            return "", self._bad(param, _t("p_not_text", lang), lang)
         if len(value) > limit:
-            return "", self._bad(param, _mem_t("p_too_long", lang, n=len(value), limit=limit), lang)
+            return "", self._bad(param, _t("p_too_long", lang, n=len(value), limit=limit), lang)
         if required and not value.strip():
-            return "", self._bad(param, _mem_t("p_empty", lang), lang)
+            return "", self._bad(param, _t("p_empty", lang), lang)
         return value, None
 
     def _check_space(self, space: object, lang: str) -> tuple[str, dict | None]:
@@ -455,7 +455,7 @@ class MemoryStore:
     @staticmethod
     def _bad(param: str, problem: str, lang: str) -> dict:
         return {"ok": False, "error": "bad_param", "param": param,
-                "message": _mem_t("bad_param", lang, param=param, problem=problem)}
+                "message": _t("bad_param", lang, param=param, problem=problem)}
 
     @staticmethod
     def _fail(error: str, message: str) -> dict:
@@ -465,11 +465,11 @@ class MemoryStore:
         """Any failure of a public method as its result dict (never a stack trace)."""
         if isinstance(exc, KVDocError):
             if exc.kind == "corrupt":
-                return self._fail("corrupt", _mem_t("corrupt", lang))
+                return self._fail("corrupt", _t("corrupt", lang))
             if exc.kind == "busy":
-                return self._fail("busy", _mem_t("busy", lang))
-            return self._fail("storage", _mem_storage_text(exc.detail, lang))
-        return self._fail("internal", _mem_t("storage_error", lang, detail=memory_exc_name(exc)))
+                return self._fail("busy", _t("busy", lang))
+            return self._fail("storage", _storage_text(exc.detail, lang))
+        return self._fail("internal", _t("storage_error", lang, detail=memory_exc_name(exc)))
 
     # ---- remember
 
@@ -538,7 +538,7 @@ class MemoryStore:
             return bad | {"action": "error"}
         kind = memory_type(kind_in)
         if not kind:
-            return self._bad("type", _mem_t("p_type", lang), lang) | {"action": "error"}
+            return self._bad("type", _t("p_type", lang), lang) | {"action": "error"}
         return user, text, kind, subject, source, space
 
     def _remember(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, space_in: Any,
@@ -549,15 +549,15 @@ class MemoryStore:
         user, raw_text, kind, raw_subject, source, space = checked
 
         # Secrets are looked for in everything that would be stored, before any splitting.
-        text = _mem_clean(raw_text)
-        subject = _mem_clean(raw_subject)
+        text = _clean(raw_text)
+        subject = _clean(raw_subject)
         if not subject:
-            subject, text = _mem_split_subject(text, self.limits)
+            subject, text = _split_subject(text, self.limits)
         stored_together = f"{raw_subject}：{raw_text}" if raw_subject.strip() else ""
         reason = memory_worthiness(raw_text, lang, stored_together, source) or memory_worthiness(text, lang)
         if reason:
             return {"ok": True, "action": "rejected", "fact": None, "replaced": None, "reason": reason,
-                    "message": _mem_t("rejected", lang, reason=reason)}
+                    "message": _t("rejected", lang, reason=reason)}
 
         now = round(float(self.clock()), 3)
         result, _failures, _document = self._update(
@@ -568,16 +568,16 @@ class MemoryStore:
              lang: str) -> tuple[dict | None, dict]:
         """The document with the fact added, replaced or seen again (None when a limit refuses it)."""
         lim = self.limits
-        items = _mem_items(doc)
-        fact_id = _mem_fact_id(kind, subject, text)
-        norm_text = _mem_norm(text)
-        norm_subject = _mem_norm(subject)
+        items = _items(doc)
+        fact_id = _fact_id(kind, subject, text)
+        norm_text = _norm(text)
+        norm_subject = _norm(subject)
 
         # De-duplication: same id with the same text, or the same text under the same type.
         same = next((i for i in items if i["id"] == fact_id), None)
-        twin = same if same and _mem_norm(same.get("text", "")) == norm_text else next(
-            (i for i in items if i.get("type") == kind and _mem_norm(i.get("text", "")) == norm_text
-             and (not norm_subject or not i.get("subject") or _mem_norm(i["subject"]) == norm_subject)),
+        twin = same if same and _norm(same.get("text", "")) == norm_text else next(
+            (i for i in items if i.get("type") == kind and _norm(i.get("text", "")) == norm_text
+             and (not norm_subject or not i.get("subject") or _norm(i["subject"]) == norm_subject)),
             None,
         )
         old = None
@@ -598,24 +598,24 @@ class MemoryStore:
         others = [i for i in items if i["id"] != record["id"]]
         new_items = others + [record]
         if len(new_items) > lim.max_items:
-            return None, self._fail("full", _mem_t("full_items", lang, n=len(others), limit=lim.max_items)) | {
+            return None, self._fail("full", _t("full_items", lang, n=len(others), limit=lim.max_items)) | {
                 "action": "error"}
         new_doc = dict(doc, v=MEMORY_FORMAT_VERSION, items=new_items)
-        used_before = len(_mem_dumps(doc)) if items else 0
-        used_after = len(_mem_dumps(new_doc)) + _MEM_BOOKKEEPING_BYTES
+        used_before = len(_dumps(doc)) if items else 0
+        used_after = len(_dumps(new_doc)) + _BOOKKEEPING_BYTES
         if used_after > lim.max_bytes:
-            return None, self._fail("full", _mem_t("full_bytes", lang, used=used_before,
+            return None, self._fail("full", _t("full_bytes", lang, used=used_before,
                                                    need=max(0, used_after - used_before), limit=lim.max_bytes)) | {
                 "action": "error"}
 
         if action == "replaced":
-            message = _mem_t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "",
+            message = _t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "",
                              text=text)
         else:
-            shown = (record["subject"] + _mem_t("subject_sep", lang) if record["subject"] else "") + record["text"]
-            message = _mem_t(action, lang, text=shown)
-        return new_doc, {"ok": True, "action": action, "fact": _mem_public_fact(record),
-                         "replaced": _mem_public_fact(old) if action == "replaced" else None,
+            shown = (record["subject"] + _t("subject_sep", lang) if record["subject"] else "") + record["text"]
+            message = _t(action, lang, text=shown)
+        return new_doc, {"ok": True, "action": action, "fact": _public_fact(record),
+                         "replaced": _public_fact(old) if action == "replaced" else None,
                          "message": message}
 
     # ---- recall
@@ -661,15 +661,15 @@ class MemoryStore:
         except (TypeError, ValueError, OverflowError):
             k_int = -1
         if not 1 <= k_int <= lim.max_k:
-            return self._bad("k", _mem_t("p_k", lang, limit=lim.max_k), lang) | empty
+            return self._bad("k", _t("p_k", lang, limit=lim.max_k), lang) | empty
         kind = ""
         if kind_in not in (None, "", "all", "any"):
             kind = memory_type(kind_in)
             if not kind:
-                return self._bad("type", _mem_t("p_type", lang), lang) | empty
+                return self._bad("type", _t("p_type", lang), lang) | empty
 
         _document, doc = self._read(user, space)
-        items = [i for i in _mem_items(doc) if not kind or i.get("type") == kind]
+        items = [i for i in _items(doc) if not kind or i.get("type") == kind]
         if query.strip():
             scores = memory_bm25(query, [f"{i.get('subject', '')} {i.get('text', '')}" for i in items])
             ranked = sorted(
@@ -684,7 +684,7 @@ class MemoryStore:
             for s, i in ranked[:k_int]
         ]
         lines = [memory_line(f, lang) for f in found]
-        message = _mem_t("recalled", lang, n=len(found)) if found else _mem_t("recalled_none", lang)
+        message = _t("recalled", lang, n=len(found)) if found else _t("recalled_none", lang)
         return {"ok": True, "items": found, "text": "\n".join(lines), "message": message}
 
     # ---- forget
@@ -732,23 +732,23 @@ class MemoryStore:
         if kind_in not in (None, "", "all", "any"):
             kind = memory_type(kind_in)
             if not kind:
-                return self._bad("type", _mem_t("p_type", lang), lang) | {"deleted": []}
+                return self._bad("type", _t("p_type", lang), lang) | {"deleted": []}
         wipe = wipe is True or (isinstance(wipe, str) and wipe.strip().lower() in ("true", "1", "yes"))
         if not wipe and not fact_id.strip() and not subject.strip():
-            return self._bad("fact_id", _mem_t("p_forget_target", lang), lang) | {"deleted": []}
+            return self._bad("fact_id", _t("p_forget_target", lang), lang) | {"deleted": []}
 
-        norm_subject = _mem_norm(subject)
+        norm_subject = _norm(subject)
 
         def doomed_of(items: list[dict]) -> list[dict]:
             if wipe:
                 return list(items)
             if fact_id.strip():
                 return [i for i in items if i["id"] == fact_id.strip()]
-            return [i for i in items if _mem_norm(i.get("subject", "")) == norm_subject
+            return [i for i in items if _norm(i.get("subject", "")) == norm_subject
                     and (not kind or i.get("type") == kind)]
 
         def change(doc: dict) -> tuple[dict | None, list[str]]:
-            items = _mem_items(doc)
+            items = _items(doc)
             doomed = {i["id"] for i in doomed_of(items)}
             if not doomed and not wipe:
                 return None, []
@@ -760,14 +760,14 @@ class MemoryStore:
         # The write deleted the copies it replaced; sweep once more for any a failed delete (now or
         # earlier) left behind, and report only what is still there.
         failures = [f for f in failures if not f.isdigit()]
-        failures += document.erase_older(_MEM_ERASE_WINDOW)
+        failures += document.erase_older(_ERASE_WINDOW)
         if failures:
             detail = ", ".join(sorted(set(failures)))[:120]
             return {"ok": False, "error": "erase_incomplete", "deleted": deleted,
-                    "message": _mem_t("erase_failed", lang, n=len(deleted), detail=detail)}
+                    "message": _t("erase_failed", lang, n=len(deleted), detail=detail)}
         if not deleted:
-            return {"ok": True, "deleted": [], "message": _mem_t("forgot_none", lang)}
-        return {"ok": True, "deleted": deleted, "message": _mem_t("forgot", lang, n=len(deleted))}
+            return {"ok": True, "deleted": [], "message": _t("forgot_none", lang)}
+        return {"ok": True, "deleted": deleted, "message": _t("forgot", lang, n=len(deleted))}
 
     # ---- export and usage
 
@@ -782,8 +782,8 @@ class MemoryStore:
             if bad:
                 return bad | {"items": []}
             _document, doc = self._read(user, space)
-            out = [_mem_public_fact(i) for i in _mem_items(doc)]
-            return {"ok": True, "items": out, "message": _mem_t("listed", lang, n=len(out))}
+            out = [_public_fact(i) for i in _items(doc)]
+            return {"ok": True, "items": out, "message": _t("listed", lang, n=len(out))}
         except Exception as exc:
             return self._failure(exc, lang) | {"items": []}
 
@@ -793,16 +793,16 @@ class MemoryStore:
             _document, doc = self._read(memory_user_id(user), memory_user_id(space))
         except Exception:
             return {"items": 0, "bytes": 0}
-        items = _mem_items(doc)
-        return {"items": len(items), "bytes": len(_mem_dumps(doc)) if items else 0}
+        items = _items(doc)
+        return {"items": len(items), "bytes": len(_dumps(doc)) if items else 0}
 
 
 def memory_line(fact: dict, lang: str = "zh") -> str:
     """One fact as a prompt line: ``[偏好] 座位：靠窗``."""
     kind = str(fact.get("type"))
-    label = _mem_t(f"label_{kind}", lang) if kind in MEMORY_TYPES else kind
+    label = _t(f"label_{kind}", lang) if kind in MEMORY_TYPES else kind
     subject = fact.get("subject") or ""
-    sep = _mem_t("subject_sep", lang)
+    sep = _t("subject_sep", lang)
     return f"[{label}] {subject}{sep if subject else ''}{fact.get('text', '')}"
 
 

@@ -42,32 +42,32 @@ from datetime import date
 SENSITIVE_KINDS = ("password", "code", "key", "card", "id")
 
 # Invisible characters that are not in Unicode's "format" category (Cf is removed wholesale).
-_SENS_INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800})
-_SENS_CJK = "\u3400-\u9fff\uf900-\ufaff"
+_INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800})
+_CJK = "\u3400-\u9fff\uf900-\ufaff"
 
 # -- passwords, codes and keys said in words: a keyword, then a connector or a value
 
-_SENS_ZH_WORDS = {
+_ZH_WORDS = {
     "password": r"密码|口令",
     "code": r"验证码|校验码|动态码|短信码|授权码|提取码|激活码",
     "key": r"密钥|秘钥|私钥|令牌",
 }
-_SENS_ZH_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为|為|就是|改成|改为|设为|设置为|设成|换成|都是|用的是|叫)"
-_SENS_EN_STRONG = {
+_ZH_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为|為|就是|改成|改为|设为|设置为|设成|换成|都是|用的是|叫)"
+_EN_STRONG = {
     "password": r"password|passwd|passcode|passphrase|pass word|pwd|pin(?: ?code| ?number|码)?",
     "code": (r"otp|one[ -]time (?:code|password|passcode)|verification code|security code|"
              r"auth(?:entication|orization)? code|2fa code|mfa code|login code|sms code"),
 }
-_SENS_EN_WEAK = {
+_EN_WEAK = {
     "key": (r"api[ _-]?key|access[ _-]?key(?: id)?|secret[ _-]?key|private[ _-]?key|client[ _-]?secret|"
             r"secret|(?:access|refresh|auth|api|bearer|session) ?token|token|credentials?"),
 }
-_SENS_EN_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为)"
-_SENS_VALUE_WITH_MARK = r"(?=[^\s]*[0-9!@#$%^&*_+=~\-])[!-~]{3,}"
+_EN_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为)"
+_VALUE_WITH_MARK = r"(?=[^\s]*[0-9!@#$%^&*_+=~\-])[!-~]{3,}"
 
 # -- keys and tokens by shape (on case-folded text)
 
-_SENS_TOKEN_RE = re.compile(
+_TOKEN_RE = re.compile(
     r"(?<![a-z0-9])(?:"
     r"sk-(?:[a-z0-9]+-)*[a-z0-9_]{16,}"                                   # OpenAI / Anthropic style
     r"|(?:akia|asia|agpa|aida|aroa|aipa|anpa|anva|apka|abia|acca)[a-z0-9]{16}(?![a-z0-9])"  # AWS
@@ -81,28 +81,28 @@ _SENS_TOKEN_RE = re.compile(
     r"|authorization\s*[:=]\s*basic\s+[a-z0-9+/=]{8,}"
     r"|[a-z][a-z0-9+.-]*://[^\s/@:]+:[^\s/@]+@"                          # user:password@host
 )
-_SENS_ASSIGN_RE = re.compile(r"(?<![a-z0-9])([a-z0-9]+(?:[_.-][a-z0-9]+)*)\s*[:=]\s*[\"']?([!-~]{4,})")
-_SENS_NAME_PARTS = frozenset({
+_ASSIGN_RE = re.compile(r"(?<![a-z0-9])([a-z0-9]+(?:[_.-][a-z0-9]+)*)\s*[:=]\s*[\"']?([!-~]{4,})")
+_NAME_PARTS = frozenset({
     "key", "apikey", "accesskey", "secretkey", "privatekey", "passkey", "masterkey", "signingkey",
     "pin", "pass", "auth", "authorization", "bearer", "credential", "credentials", "sessionid",
     "cookie", "sig", "signature",
 })
-_SENS_NAME_ENDINGS = ("token", "secret", "password", "passwd", "pwd")
+_NAME_ENDINGS = ("token", "secret", "password", "passwd", "pwd")
 
 # -- numbers
 
-_SENS_DIGIT_RUN_RE = re.compile(r"\d(?:[ \-._·•/,|]{0,4}\d)*(?:[ \-._·•/,|]{0,4}x(?![a-z]))?")
-_SENS_CARD_WORDS = re.compile(
+_DIGIT_RUN_RE = re.compile(r"\d(?:[ \-._·•/,|]{0,4}\d)*(?:[ \-._·•/,|]{0,4}x(?![a-z]))?")
+_CARD_WORDS = re.compile(
     r"卡号|银行卡|信用卡|储蓄卡|借记卡|银联|工资卡|卡片|visa|master ?card|amex|credit card|debit card|card")
-_SENS_ID_WORDS = re.compile(r"身份证|身份号|证件号|居民身份|id ?(?:number|card|no)|identity")
-_SENS_OTHER_NUMBER_WORDS = re.compile(
+_ID_WORDS = re.compile(r"身份证|身份号|证件号|居民身份|id ?(?:number|card|no)|identity")
+_OTHER_NUMBER_WORDS = re.compile(
     r"订单|单号|运单|快递|物流|发票|流水|交易号|手机|电话|座机|会员号|工号|学号|"
     r"order|tracking|invoice|ticket|phone|mobile|tel")
-_SENS_PHONE_RE = re.compile(r"(?:0{0,2}86)?1[3-9]\d{9}")
-_SENS_PASSPORT_RE = re.compile(r"(?:护照|passport)[^0-9a-z]{0,8}[a-z]{1,2}\d{7,8}(?![0-9])")
-_SENS_SSN_RE = re.compile(r"(?:ssn|social security)[^0-9]{0,8}\d{3}-?\d{2}-?\d{4}(?![0-9])")
-_SENS_CVV_RE = re.compile(r"(?<![a-z])(?:cvv2?|cvc2?|安全码)\s*(?:[:=是为]\s*)?\d{3,4}(?![0-9])")
-_SENS_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_PHONE_RE = re.compile(r"(?:0{0,2}86)?1[3-9]\d{9}")
+_PASSPORT_RE = re.compile(r"(?:护照|passport)[^0-9a-z]{0,8}[a-z]{1,2}\d{7,8}(?![0-9])")
+_SSN_RE = re.compile(r"(?:ssn|social security)[^0-9]{0,8}\d{3}-?\d{2}-?\d{4}(?![0-9])")
+_CVV_RE = re.compile(r"(?<![a-z])(?:cvv2?|cvc2?|安全码)\s*(?:[:=是为]\s*)?\d{3,4}(?![0-9])")
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
 def sensitive_normalise(text: str) -> str:
@@ -111,7 +111,7 @@ def sensitive_normalise(text: str) -> str:
     for ch in unicodedata.normalize("NFKC", text):
         code = ord(ch)
         category = unicodedata.category(ch)
-        if (category == "Cf" or code in _SENS_INVISIBLE or 0xFE00 <= code <= 0xFE0F
+        if (category == "Cf" or code in _INVISIBLE or 0xFE00 <= code <= 0xFE0F
                 or 0xE0100 <= code <= 0xE01EF):
             continue
         if category in ("Zs", "Zl", "Zp", "Cc"):
@@ -121,7 +121,7 @@ def sensitive_normalise(text: str) -> str:
         else:
             out.append(ch)
     folded = " ".join("".join(out).casefold().split())
-    return re.sub(rf"(?<=[{_SENS_CJK}])[\s·・\-_.*]+(?=[{_SENS_CJK}])", "", folded)
+    return re.sub(rf"(?<=[{_CJK}])[\s·・\-_.*]+(?=[{_CJK}])", "", folded)
 
 
 def sensitive_luhn(digits: str) -> bool:
@@ -147,58 +147,58 @@ def sensitive_cn_id(chars: str) -> bool:
         return False
     if not 1900 <= born.year <= 2100:
         return False
-    check = "10x98765432"[sum(int(c) * w for c, w in zip(chars[:17], _SENS_ID_WEIGHTS)) % 11]
+    check = "10x98765432"[sum(int(c) * w for c, w in zip(chars[:17], _ID_WEIGHTS)) % 11]
     return chars[17] == check
 
 
-def _sens_words(text: str) -> str:
+def _said_in_words(text: str) -> str:
     """A secret said in words: keyword + connector + anything, or keyword + a value with a digit/mark."""
-    for kind, words in _SENS_ZH_WORDS.items():
-        if re.search(rf"(?:{words})\s*(?:{_SENS_ZH_CONNECTOR}\s*\S|{_SENS_VALUE_WITH_MARK}|[a-z]{{3,}}\d*)", text):
+    for kind, words in _ZH_WORDS.items():
+        if re.search(rf"(?:{words})\s*(?:{_ZH_CONNECTOR}\s*\S|{_VALUE_WITH_MARK}|[a-z]{{3,}}\d*)", text):
             return kind
-    for kind, words in _SENS_EN_STRONG.items():
-        if re.search(rf"(?<![a-z])(?:{words})(?![a-z])\s*(?:{_SENS_EN_CONNECTOR}\s*\S"
-                     rf"|{_SENS_VALUE_WITH_MARK})", text):
+    for kind, words in _EN_STRONG.items():
+        if re.search(rf"(?<![a-z])(?:{words})(?![a-z])\s*(?:{_EN_CONNECTOR}\s*\S"
+                     rf"|{_VALUE_WITH_MARK})", text):
             return kind
-    for kind, words in _SENS_EN_WEAK.items():
+    for kind, words in _EN_WEAK.items():
         if re.search(rf"(?<![a-z])(?:{words})(?![a-z])\s*(?:(?:[:=]|->)\s*[!-~]{{4,}}"
-                     rf"|{_SENS_EN_CONNECTOR}\s*{_SENS_VALUE_WITH_MARK}|{_SENS_VALUE_WITH_MARK})", text):
+                     rf"|{_EN_CONNECTOR}\s*{_VALUE_WITH_MARK}|{_VALUE_WITH_MARK})", text):
             return kind
     return ""
 
 
-def _sens_assignment(text: str) -> bool:
+def _named_assignment(text: str) -> bool:
     """``NAME=value`` / ``name: value`` where the name says key, secret, token or password."""
-    for match in _SENS_ASSIGN_RE.finditer(text):
+    for match in _ASSIGN_RE.finditer(text):
         value = match.group(2)
         if len(value) < 8 and not re.search(r"[0-9!@#$%^&*_+=~\-]", value):
             continue  # "auth: google" names a method, not a secret
         for part in re.split(r"[_.-]", match.group(1)):
-            if part in _SENS_NAME_PARTS or part.endswith(_SENS_NAME_ENDINGS):
+            if part in _NAME_PARTS or part.endswith(_NAME_ENDINGS):
                 return True
     return False
 
 
-def _sens_number(text: str) -> str:
+def _card_or_id_number(text: str) -> str:
     """A card or ID number among the digit runs of ``text`` ("" when none)."""
-    for match in _SENS_DIGIT_RUN_RE.finditer(text):
+    for match in _DIGIT_RUN_RE.finditer(text):
         run = re.sub(r"[^0-9x]", "", match.group(0))
         digits = run.rstrip("x")
         before = text[max(0, match.start() - 12):match.start()]
-        carded = bool(_SENS_CARD_WORDS.search(before))
+        carded = bool(_CARD_WORDS.search(before))
         if carded and len(digits) >= 12:
             return "card"
-        if _SENS_ID_WORDS.search(before) and (len(run) in (15, 18) or len(digits) in (15, 17, 18)):
+        if _ID_WORDS.search(before) and (len(run) in (15, 18) or len(digits) in (15, 17, 18)):
             return "id"
-        if _SENS_OTHER_NUMBER_WORDS.search(before) or _SENS_PHONE_RE.fullmatch(digits):
+        if _OTHER_NUMBER_WORDS.search(before) or _PHONE_RE.fullmatch(digits):
             continue
         if run == digits and 13 <= len(digits) <= 19 and sensitive_luhn(digits):
             return "card"
         if sensitive_cn_id(run):
             return "id"
-    if _SENS_CVV_RE.search(text):
+    if _CVV_RE.search(text):
         return "card"
-    if _SENS_PASSPORT_RE.search(text) or _SENS_SSN_RE.search(text):
+    if _PASSPORT_RE.search(text) or _SSN_RE.search(text):
         return "id"
     return ""
 
@@ -212,6 +212,6 @@ def sensitive_kind(*texts: str) -> str:
     text = sensitive_normalise(" ".join(t for t in texts if isinstance(t, str)))
     if not text:
         return ""
-    if _SENS_TOKEN_RE.search(text):
+    if _TOKEN_RE.search(text):
         return "key"
-    return _sens_words(text) or ("key" if _sens_assignment(text) else "") or _sens_number(text)
+    return _said_in_words(text) or ("key" if _named_assignment(text) else "") or _card_or_id_number(text)
