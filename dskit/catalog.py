@@ -43,10 +43,13 @@ _CATALOG_SCALAR_TEXT_MAX = 100
 # Dify's code node from every string output.
 _CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+              "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
+# Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
+_POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
@@ -78,8 +81,16 @@ class SlotSpec:
 
     @property
     def display(self) -> str:
-        """The name shown to end users: the label if there is one."""
-        return self.label or self.name
+        """The name shown to end users: the label, else the description's first phrase, else the name
+        (``dskit validate`` warns about a slot that has neither label nor description)."""
+        return self.label or description_name(self.description) or self.name
+
+
+def description_name(description: str) -> str:
+    """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
+    the description is empty or its first phrase is too long to read as a name."""
+    head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
+    return head if 0 < len(head) <= 16 else ""
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,8 @@ class TaskSpec:
     label: str = ""
     description: str = ""
     kind: str = "multi_turn"
-    confirm: bool = False
+    confirm: bool = True
+    read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
     slots: dict = field(default_factory=dict)
@@ -109,6 +121,7 @@ class Policy:
     max_attempts: int = 3
     max_parse_failures: int = 3
     max_stack: int = 5
+    ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
 
 @dataclass(frozen=True)
@@ -280,8 +293,9 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
-    if "confirm" in task and not isinstance(task["confirm"], bool):
-        problems.append(f"{path}.confirm: must be true or false")
+    for key in ("confirm", "read_only"):
+        if key in task and not isinstance(task[key], bool):
+            problems.append(f"{path}.{key}: must be true or false")
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
@@ -388,11 +402,29 @@ def _catalog_validate(data: Any) -> list[str]:
         problems.append("$.policy: must be an object")
     else:
         for key, value in policy.items():
-            if key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
-                problems.append(f"$.policy.{key}: unknown field (allowed: {', '.join(_POLICY_DEFAULTS)})")
+            if key in _POLICY_CHOICES:
+                problems += _check_policy_choice(key, value)
+            elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
+                allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
+                problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+
+
+def _check_policy_choice(key: str, value: Any) -> list[str]:
+    choices = _POLICY_CHOICES[key]
+    if value in choices:
+        return []
+    return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+
+
+def confirm_default(raw: dict) -> bool:
+    """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
+    ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
+    if isinstance(raw.get("confirm"), bool):
+        return raw["confirm"]
+    return not raw.get("read_only", False)
 
 
 def _build_slot(name: str, raw: dict) -> SlotSpec:
@@ -419,7 +451,8 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
         label=raw.get("label", ""),
         description=raw.get("description", ""),
         kind=raw.get("kind", "multi_turn"),
-        confirm=raw.get("confirm", False),
+        confirm=confirm_default(raw),
+        read_only=raw.get("read_only", False),
         depends_on=raw.get("depends_on"),
         depends_on_slots=tuple(raw.get("depends_on_slots") or ()),
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
@@ -441,7 +474,7 @@ def load_catalog(source: Any) -> Catalog:
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
-                                     if k in _POLICY_DEFAULTS}}
+                                     if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
         version=1,
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
@@ -639,6 +672,8 @@ def catalog_compact(catalog: Catalog) -> str:
         if task.label:
             head += f" ({task.label})"
         flags = [task.kind]
+        if task.read_only:
+            flags.append("read_only")
         if task.confirm:
             flags.append("confirm")
         if task.depends_on:

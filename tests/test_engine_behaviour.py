@@ -84,6 +84,8 @@ def test_faq_interrupts_and_the_task_resumes(restaurant):
     assert d.state["task_stack"] == before
     assert d.decision["question"] == "请问您想订哪家餐厅？"
     d.say(set_(restaurant="老广记"))
+    assert d.decision["next_action"] == "confirm"  # a booking changes something: confirmed first
+    d.say(cmd("confirm"))
     assert d.decision["next_action"] == "execute"
 
 
@@ -231,6 +233,7 @@ def test_broken_catalog_is_refused_with_paths(restaurant):
 def test_execute_then_record_failure_reopens_the_task(restaurant):
     d = Dialogue(restaurant)
     d.say(start("book_restaurant", date="周五", time="20:00", people=3, restaurant="老广记"))
+    d.say(cmd("confirm"))
     assert d.decision["next_action"] == "execute"
     task_id = d.decision["execute"]["task_id"]
     assert d.state["done"][-1]["status"] == "pending"

@@ -6,7 +6,7 @@ import json
 
 from dskit.machine import execute_reply
 from dskit.nodes import execute_reply_node
-from enginekit import Dialogue, start
+from enginekit import Dialogue, cmd, start
 
 PAYLOAD = {"task_id": "t1", "task": "book_restaurant", "label": "订餐",
            "slots": {"date": "周五", "people": 2, "private_room": True}}
@@ -24,6 +24,7 @@ def test_the_three_outcomes(restaurant):
 def test_a_failure_never_moves_on_and_the_state_keeps_the_task(restaurant):
     d = Dialogue(restaurant)
     d.say(start("book_restaurant", date="周五", time="20:00", people=2, restaurant="老广记"))
+    d.say(cmd("confirm"))
     payload = json.dumps(d.decision["execute"], ensure_ascii=False)
     from dskit.nodes import result_node
     recorded = result_node(d.state_str, payload, "503", "")["sys_context_str"]

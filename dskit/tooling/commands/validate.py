@@ -1,7 +1,9 @@
 """``dskit validate CATALOG.json``: every problem of a task catalog, with its JSON path.
 
 A file that cannot be checked at all (unreadable, not UTF-8, too large) is one line on stderr; a
-catalog with problems lists each with its JSON path. Either way the exit code is 1.
+catalog with problems lists each with its JSON path. Either way the exit code is 1. A valid catalog
+may still get warnings (dskit.catalog_lint: example values a model would copy, slots without a
+display name, tasks that act without asking); warnings do not fail the check.
 """
 
 from __future__ import annotations
@@ -48,7 +50,10 @@ def _say(text: str, stream) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every catalog is valid, 1 otherwise."""
+    import json
+
     from dskit.catalog import validate_catalog
+    from dskit.catalog_lint import catalog_warnings
 
     failed = False
     for name in args.catalog:
@@ -65,5 +70,8 @@ def run(args: argparse.Namespace) -> int:
             for problem in problems:
                 _say(f"  {problem}", sys.stdout)
         else:
-            _say(f"{name}: ok", sys.stdout)
+            warnings = catalog_warnings(json.loads(text))
+            _say(f"{name}: ok" + (f", {len(warnings)} warning(s)" if warnings else ""), sys.stdout)
+            for warning in warnings:
+                _say(f"  warning: {warning}", sys.stdout)
     return 1 if failed else 0
