@@ -43,7 +43,7 @@ CLASSIC_CLASSES = (
 )
 # Class names that say "a task" without naming it; the task then comes from a ``task`` parameter.
 GENERIC_TASK_CLASSES = ("单轮任务", "多轮任务", "任务", "业务办理", "task", "single_turn", "multi_turn")
-_TASK_KEYS = ("task", "intent", "task_name", "任务")
+TASK_PARAMETER_KEYS = ("task", "intent", "task_name", "任务")
 _EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
 
 
@@ -56,7 +56,8 @@ def _norm(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
-def _class_of(class_name: str) -> ClassicClass | None:
+def class_of(class_name: str) -> ClassicClass | None:
+    """The non-task class a class name stands for (its id, label or a synonym), else None."""
     name = _norm(class_name)
     for entry in CLASSIC_CLASSES:
         if name in {_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
@@ -86,7 +87,7 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
     """The catalog task a classifier class (or an extractor's task/intent parameter) names."""
     spec = catalog.task(class_name.strip()) if class_name.strip() else None
     if spec is None:
-        for key in _TASK_KEYS:
+        for key in TASK_PARAMETER_KEYS:
             value = params.get(key)
             if isinstance(value, str) and value.strip():
                 spec = catalog.task(value.strip())
@@ -97,7 +98,7 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
 
 def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog, state: dict) -> list[dict]:
     """The understanding commands for one classified, extracted message."""
-    entry = _class_of(class_name)
+    entry = class_of(class_name)
     command = entry.command if entry else ""
     current = current_task(state)
     spec = _pick_task(catalog, class_name, params)

@@ -135,6 +135,11 @@ def parse_history(text: object) -> list[dict]:
         return []
 
 
+def recent_user_messages(history: object, count: int) -> list[str]:
+    """The user's messages in a history string, oldest first: the last ``count`` (for grounding)."""
+    return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
+
+
 def render_turn(turn: dict) -> str:
     """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""

@@ -17,6 +17,8 @@ from typing import Any
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
+from .grounding import (Evidence, cancel_grounded, confirm_grounded, make_evidence, reset_grounded,
+                        revert_said, slot_touched, task_mentioned, text_grounded, value_grounded)
 from .messages import msg, norm_lang, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
@@ -27,6 +29,9 @@ _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollba
           "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
 _TIMELINE_ITEMS = 12
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+_UNSET = object()  # a slot's value before the turn, when it had none
 
 
 def _short(command: Any) -> str:
@@ -76,10 +81,18 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
 class _MachineTurn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
-    def __init__(self, state: dict, catalog: Catalog, lang: str):
+    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
         self.state = state
         self.catalog = catalog
         self.lang = lang
+        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
+        # (task_id, slot) -> (value before the turn or _UNSET, its history before the turn, ops this turn)
+        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
+        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
+        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in state["task_stack"]
+                                      if isinstance(t.get("unconfirmed"), dict)}
+        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
         self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
         self.dropped: list[dict] = []
         self.notices: list[str] = []
@@ -152,13 +165,23 @@ class _MachineTurn:
             self._remove(victim, "evicted")
         return self.notices[before:]
 
+    def _touch(self, task: dict, name: str, op: str) -> None:
+        """Remember a slot's value and history before its first change this turn (for the one
+        resolution per slot and turn, :meth:`_resolve_slots`)."""
+        key = (task["id"], name)
+        if key not in self.touched:
+            self.touched[key] = (task["slots"].get(name, _UNSET), list(task["history"].get(name) or []), [])
+        self.touched[key][2].append(op)
+
     def _set(self, task: dict, name: str, value: Any) -> bool:
-        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
+        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed.
+        Sub-tasks watching the slot are cancelled once the turn's final value is known."""
         old = task["slots"].get(name)
         if value is None and name not in task["slots"]:
             return False
         if value is not None and name in task["slots"] and old == value:
             return False
+        self._touch(task, name, "delete" if value is None else "set")
         history = task["history"].setdefault(name, [])
         history.append(old)
         bound_history(history)
@@ -168,9 +191,40 @@ class _MachineTurn:
             task["slots"][name] = value
             self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
         self.changed.setdefault(task["id"], []).append(name)
-        if old is not None:
-            self._cascade(task, name)
         return True
+
+    def _resolve_slots(self) -> None:
+        """One outcome per slot and turn: however many commands touched a slot ("clear, roll back,
+        set, clear"), its final value is compared with the value before the turn. Unchanged: the
+        history is as it was, and nothing is acknowledged or announced. Changed: one old value is
+        kept (so a rollback next turn returns to the value before this turn), the notice says the
+        final value, and the sub-tasks watching the slot are cancelled once.
+        """
+        for (task_id, name), (before, history, ops) in self.touched.items():
+            task = find_task(self.state, task_id)
+            if task is None:
+                continue
+            final = task["slots"].get(name, _UNSET)
+            if final == before:
+                task["history"][name] = history
+                if not history:
+                    task["history"].pop(name, None)
+                self.changed[task_id] = [n for n in self.changed.get(task_id, []) if n != name]
+                self.rolled_back.discard((task_id, name))
+                continue
+            if len(ops) > 1 and ops[-1] != "rollback":
+                merged = history + [None if before is _UNSET else before]
+                bound_history(merged)
+                task["history"][name] = merged
+            if ops[-1] == "rollback":
+                display = self.spec(task).slots[name].display
+                self.notices.append(msg("rolled_back_empty", self.lang, slot=display) if final is _UNSET else
+                                    msg("rolled_back", self.lang, slot=display, value=show_value(final, self.lang)))
+            else:
+                self.rolled_back.discard((task_id, name))
+            if before is not _UNSET and before is not None:
+                self._cascade(task, name)
+        self.touched.clear()
 
     def _cascade(self, task: dict, slot: str) -> None:
         """A changed or deleted value invalidates the sub-tasks opened for the old one (docs/design.md, "Cascades")."""
@@ -219,16 +273,19 @@ class _MachineTurn:
     def _settle_subtasks(self) -> None:
         """A sub-task never executes before its parent: once it could run, it waits for the parent.
 
-        It waits when it is complete and needs no confirmation, or was confirmed this turn; a waiting
-        one stays waiting unless a change makes it incomplete or needs a new confirmation. A waiting
-        task sits right below its parent, so the parent comes (back) to the top and is asked next.
+        It waits when it is complete and needs no confirmation, or was confirmed this turn, or its
+        parent asks for confirmation (the parent's confirmation lists it); a waiting one stays waiting
+        unless a change makes it incomplete or needs a new confirmation. A waiting task sits right
+        below its parent, so the parent comes (back) to the top and is asked next.
         """
         for task in list(self.state["task_stack"]):
             parent = self._open_parent(task)
             spec = self.spec(task)
             complete = not missing_slots(task, spec)
             changed = bool(self.changed.get(task["id"]))
+            # A parent that asks for confirmation shows its waiting sub-tasks too: one yes covers both.
             ready = complete and (not spec.confirm or task["id"] == self.confirmed_id
+                                  or (parent is not None and self.spec(parent).confirm)
                                   or (task["stage"] == "WAITING" and not changed))
             if parent is None or not ready:
                 if task["stage"] == "WAITING":
@@ -251,14 +308,96 @@ class _MachineTurn:
                 ids.add(task["id"])
         return found
 
+    # ------------------------------------------------------------ grounding (docs/grounding.md)
+
+    def _ungrounded_drop(self, command: Any, reason: str) -> None:
+        """A command the user's message does not support: dropped, with the reason, whatever the policy."""
+        self.drop(command, f"not grounded: {reason}")
+
+    def _admit(self, task: dict, name: str, value: Any) -> tuple[Any, str]:
+        """The part of a coerced value (None: a deletion) that the user's message supports, and why
+        the rest is not: (value or _UNSET when nothing is admitted, reason)."""
+        ev = self.evidence
+        old = task["slots"].get(name)
+        if ev is None or value == old:
+            return value, ""
+        spec = self.spec(task).slots[name]
+        if value is None:  # a deletion: the message must name the slot or the value it removes
+            if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+                return value, ""
+            return _UNSET, f"{name}: the message does not mention this slot; its value stays"
+        asked = self.asked == f"{task['id']}.{name}"
+        # A change of a value, or a slot that held one before, must be touched by this message; a
+        # slot filled for the first time may take a value the user gave in a recent turn.
+        first_fill = old is None and not task["history"].get(name)
+        items = value if isinstance(value, list) else [value]
+        kept = [item for item in items
+                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False)
+                or (value_grounded(spec, item, ev, old=old, recent=True)
+                    and (first_fill or slot_touched(spec, ev.message)))]
+        if not kept:
+            return _UNSET, f"{name}: {_short(value)} is not in what the user said"
+        if isinstance(value, list):
+            rest = [item for item in items if item not in kept]
+            return kept, f"{name}: {_short(rest)} is not in what the user said" if rest else ""
+        return value, ""
+
+    def _hold(self, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+        """An unsupported value under the policy: dropped ("drop"), or held for the user to check
+        ("ask": the next question shows it, and only a yes stores it)."""
+        if self.catalog.policy.ungrounded == "ask":
+            task.setdefault("unconfirmed", {})[name] = value
+            self.drop(command, f"held for the user to check: {reason}")
+            self.note(f"hold {task['id']}.{name}", progress=False)
+        else:
+            self._ungrounded_drop(command, reason)
+
+    def _start_grounded(self, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+        """Whether the message asks for this start. A task that is open or just ran is started again
+        only when the message names it or gives it a new value; a new task carrying values is
+        refused when none of them was said and the task is not named (a copied example)."""
+        ev = self.evidence
+        if ev is None or task_mentioned(spec, self.catalog, ev.message):
+            return True, ""
+        open_task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
+        ran = [d for d in self.state["done"] if d.get("task") == spec.name
+               and self.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+        before = open_task["slots"] if open_task else (ran[-1].get("slots") or {}) if ran else {}
+        new_values = False
+        for name, raw in (command.get("slots") or {}).items():
+            slot = spec.slots.get(name)
+            ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+            if ok and before.get(name) != value and value_grounded(slot, value, ev, recent=False,
+                                                                    asked=self.asked.endswith(f".{name}")):
+                new_values = True
+        if open_task is not None or ran:
+            why = "it is already open" if open_task is not None else "it has just run"
+            return new_values, f"start of {spec.name}: {why} and the message does not ask for it again"
+        if command.get("slots") and not new_values:
+            return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+        return True, ""
+
+    def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
+        """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…)."""
+        ev = self.evidence
+        if ev is None:
+            return True
+        spec = self.spec(task).slots[slot]
+        return (slot_touched(spec, ev.message) or revert_said(ev)
+                or (previous is not None and value_grounded(spec, previous, ev, recent=False)))
+
     # ------------------------------------------------------------ commands
 
     def reset(self, command: dict) -> None:
+        if self.evidence is not None and not reset_grounded(self.evidence):
+            self._ungrounded_drop(command, "the message does not ask to start over")
+            return
         for task in list(self.state["task_stack"]):
             self.ended[task["id"]] = "reset"
         self.state["task_stack"] = []
         self.state["counters"] = new_counters()
         self.state["handoff"] = None
+        self.held.clear()
         self.notices.append(msg("reset", self.lang))
         self.note("reset")
 
@@ -269,11 +408,18 @@ class _MachineTurn:
         if task is None:
             self.drop(command, f"no open task {name}" if name else "no open task to cancel")
             return
+        if self.evidence is not None and not cancel_grounded(self.evidence, self.spec(task)):
+            self._ungrounded_drop(command, "the message does not drop a task")
+            return
         self._remove(task, "cancelled")
         self.note(f"cancel {task['id']}:{task['name']}")
 
     def start_task(self, command: dict) -> None:
         spec = self.catalog.tasks[command["task"]]
+        grounded, reason = self._start_grounded(spec, command)
+        if not grounded:
+            self._ungrounded_drop(command, reason)
+            return
         task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
         if task is None:
             task = self._new_task(spec)
@@ -287,26 +433,35 @@ class _MachineTurn:
     def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
         spec = self.spec(task)
         for name, raw in slots.items():
+            item = {"task": task["name"], "slot": name, "value": raw}
             if name not in spec.slots:
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"unknown slot {name!r} for task {task['name']}")
+                self.drop(item, f"unknown slot {name!r} for task {task['name']}")
                 continue
-            if raw is None:
-                if self._set(task, name, None):
-                    self.note(f"delete {task['id']}.{name}")
+            value, reason = None, ""
+            if raw is not None:
+                ok, value, reason = coerce_slot_value(spec.slots[name], raw)
+                if not ok:
+                    self.drop(item, f"{name}: {reason}")
+                    continue
+                if reason:  # a list slot kept its valid items
+                    self.drop(item, f"{name}: partly kept; {reason}")
+            admitted, why = self._admit(task, name, value)
+            if admitted is _UNSET:
+                self._hold(task, name, value, item, why)
                 continue
-            ok, value, reason = coerce_slot_value(spec.slots[name], raw)
-            if not ok:
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: {reason}")
-                continue
-            if reason:  # a list slot kept its valid items
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: partly kept; {reason}")
-            if self._set(task, name, value):
-                self.note(f"set {task['id']}.{name}={_short(value)}")
+            if why:  # a list slot kept the items the user said
+                self._ungrounded_drop(item, why)
+            if self._set(task, name, admitted):
+                self.note(f"delete {task['id']}.{name}" if admitted is None else
+                          f"set {task['id']}.{name}={_short(admitted)}")
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
         if name and self._target(name, "") is None:
             self.start_task({"type": "start_task", "task": name, "slots": {}})
+            if self._target(name, "") is None:  # the start was not grounded: neither are its slots' task
+                self._ungrounded_drop(command, f"{name} is not open and the message does not ask for it")
+                return
         groups: dict[str, tuple[dict, dict]] = {}
         for slot, value in command["slots"].items():
             task = self._target(name, slot)
@@ -327,19 +482,17 @@ class _MachineTurn:
         if not history:
             self.drop(command, f"{slot} has no earlier value")
             return
+        if not self._rollback_grounded(task, slot, history[-1]):
+            self._ungrounded_drop(command, f"{slot}: the message does not take this slot back")
+            return
+        self._touch(task, slot, "rollback")
         previous = history.pop()
-        old = task["slots"].get(slot)
         if previous is None:
             task["slots"].pop(slot, None)
-            self.notices.append(msg("rolled_back_empty", self.lang, slot=self.spec(task).slots[slot].display))
         else:
             task["slots"][slot] = previous
-            self.notices.append(msg("rolled_back", self.lang, slot=self.spec(task).slots[slot].display,
-                                    value=show_value(previous, self.lang)))
         self.changed.setdefault(task["id"], []).append(slot)
         self.rolled_back.add((task["id"], slot))
-        if old is not None:
-            self._cascade(task, slot)
         self.note(f"rollback {task['id']}.{slot}")
 
     def confirm(self, command: dict) -> None:
@@ -347,12 +500,19 @@ class _MachineTurn:
         if task is None:
             self.drop(command, "no open task to confirm")
             return
+        if self.evidence is not None and not confirm_grounded(self.evidence):
+            self._ungrounded_drop(command, "the message does not say yes")
+            return
+        if task["id"] in self.held:  # a yes to the values held for checking, not to running the task
+            self._accept_held(task)
+            return
         missing = missing_slots(task, self.spec(task))
         if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
             self.drop(command, f"refused: required slot {missing[0]} is empty")
             self.notices.append(msg("guard", self.lang))
             return
-        if task["stage"] != "CONFIRMING" or self.changed.get(task["id"]):
+        if task["stage"] != "CONFIRMING" or self.changed.get(task["id"]) \
+                or any(self.changed.get(sub["id"]) for sub in self._waiting_under(task)):
             self.drop(command, "nothing has been shown for confirmation yet")
             return
         self.confirmed_id = task["id"]
@@ -360,6 +520,11 @@ class _MachineTurn:
 
     def deny(self, command: dict) -> None:
         task = current_task(self.state)
+        if task is not None and task["id"] in self.held:  # no to the values held for checking
+            self.held.pop(task["id"])
+            self.checked.add(task["id"])
+            self.note(f"deny held {task['id']}")
+            return
         if task is None or task["stage"] != "CONFIRMING":
             self.drop(command, "nothing to deny")
             return
@@ -367,13 +532,31 @@ class _MachineTurn:
         self.denied_id = task["id"]
         self.note(f"deny {task['id']}")
 
+    def _accept_held(self, task: dict) -> None:
+        """The user said yes to the values shown for checking: they are stored as if said."""
+        self.checked.add(task["id"])
+        for name, value in self.held.pop(task["id"]).items():
+            if name in self.spec(task).slots and self._set(task, name, value):
+                self.note(f"checked {task['id']}.{name}")
+
+    def _expire_held(self) -> None:
+        """Held values the user did not say yes to are forgotten (they were asked about once)."""
+        for task_id, values in self.held.items():
+            self.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
+        self.held.clear()
+
     def apply(self, commands: list[dict]) -> None:
-        """Apply commands in the fixed order; several starts keep the first-mentioned on top."""
+        """Apply commands in the fixed order; several starts keep the first-mentioned on top. The slot
+        changes are resolved to one outcome per slot before confirm and deny are read."""
         ordered = sorted(enumerate(commands), key=lambda p: (_ORDER[p[1]["type"]], p[0]))
         starts = [c for _, c in ordered if c["type"] == "start_task"]
         rest_ok = len(commands) > sum(1 for c in commands if c["type"] == "cannot_handle")
+        resolved = False
         for _, command in ordered:
             kind = command["type"]
+            if not resolved and _ORDER[kind] > _ORDER["set_slots"]:
+                self._resolve_slots()
+                resolved = True
             if kind == "start_task":
                 if command is starts[0]:
                     for start in reversed(starts):
@@ -392,6 +575,9 @@ class _MachineTurn:
                 self.note("chitchat", progress=False)
             elif kind == "cannot_handle" and rest_ok:
                 self.drop(command, "ignored: other commands were understood")
+        if not resolved:
+            self._resolve_slots()
+        self._expire_held()
 
     # ------------------------------------------------------------ decision
 
@@ -417,6 +603,9 @@ class _MachineTurn:
     def _prompt(self, task: dict, resumed: bool) -> tuple[str, str | None, str]:
         """What the open task needs next: (action, slot, question) with action ask_slot|confirm|execute|handoff."""
         spec = self.spec(task)
+        held = task.get("unconfirmed")
+        if held:  # values the user did not say (policy "ask"): checked before anything else
+            return "confirm", next(iter(held)), msg("check", self.lang, values=self._held_text(task, held))
         missing = missing_slots(task, spec)
         if missing:
             slot = missing[0]
@@ -437,12 +626,22 @@ class _MachineTurn:
         if task["id"] == self.confirmed_id or not confirm_needed:
             return "execute", None, ""
         task["stage"] = "CONFIRMING"
-        values = self._values_text(task)
+        values = self._values_text(task) + "".join(
+            msg("confirm_with", self.lang, task=self.spec(sub).display, values=self._values_text(sub))
+            for sub in self._waiting_under(task))
         if resumed and not spec.confirm:
             return "confirm", None, msg("confirm_resume", self.lang, task=spec.display, values=values)
         if not values:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
+
+    def _held_text(self, task: dict, held: dict) -> str:
+        """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
+        slots = self.spec(task).slots
+        parts = [msg("check_clear", self.lang, slot=slots[n].display) if v is None else
+                 msg("kv", self.lang, slot=slots[n].display, value=show_value(v, self.lang))
+                 for n, v in held.items() if n in slots]
+        return msg("value_sep", self.lang).join(parts)
 
     def _handoff(self, reason: str) -> Decision:
         self.state["handoff"] = {"reason": reason, "turn": self.state["turn"]}
@@ -663,8 +862,14 @@ def _machine_kept_turn(state_str: Any, catalog: Catalog, lang: str, key: str, co
                                          task=task_ref(top), error=error)
 
 
-def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, Decision]:
+def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
+         recent: Any = (), reference_date: Any = None) -> tuple[str, Decision]:
     """One turn: (new state string, decision). Raises CatalogError only for a broken catalog.
+
+    ``query`` is the user's message this turn, ``recent`` their earlier messages (oldest first) and
+    ``reference_date`` ("YYYY-MM-DD") the day relative dates count from: with them, only what the
+    user said is applied (docs/grounding.md). ``query`` None turns grounding off — for replaying
+    stored commands, whose messages are not at hand.
 
     The state written always loads back as written and fits Dify's limits (dskit.limits): when only
     dropping open tasks or their values could make it fit, the turn is refused instead and the
@@ -680,7 +885,7 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
         _reconcile(state, cat)
         state["turn"] += 1
         parsed = parse_understanding(understanding, cat)
-        turn = _MachineTurn(state, cat, lang)
+        turn = _MachineTurn(state, cat, lang, make_evidence(query, recent, reference_date))
         for item in parsed["dropped"]:
             turn.drop(item["command"], item["reason"])
         if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):

@@ -10,12 +10,14 @@ its decision (:mod:`dskit.views`), the history, the prompt assembly, the classic
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 from .catalog import Catalog, CatalogError, load_catalog
 from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history
+from .grounding import RECENT_TURNS, parse_reference_date
+from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history, recent_user_messages
 from .machine import execute_reply, record_result, step
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
@@ -76,11 +78,20 @@ def _kept_state(state_text: str) -> str:
     return "" if errors else dump_state(state)
 
 
+def _reference_date(value: Any) -> str:
+    """A "YYYY-MM-DD" input, else today by the sandbox's clock (the day 明天 and 上个月 count from)."""
+    text = text_in(value).strip()
+    return text if parse_reference_date(text) is not None else date.today().isoformat()
+
+
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
-               lang: Any = "") -> dict:
+               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
-    ``lang`` "" means the catalog's language. A broken catalog leaves the state untouched and says so in
+    ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
+    only what the user said (docs/grounding.md); without ``query`` every valid command is applied.
+    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
+    means the catalog's language. A broken catalog leaves the state untouched and says so in
     ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
     """
     state_in = text_in(sys_context_str)
@@ -94,7 +105,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
         return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        new_state, decision = step(state_in, raw, catalog, lang=language)
+        new_state, decision = step(state_in, raw, catalog, lang=language,
+                                   query=None if query is None else text_in(query)[:TURN_MAX_CHARS],
+                                   recent=recent_user_messages(text_in(history), RECENT_TURNS), reference_date=_reference_date(reference_date))
         if len(new_state) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(new_state)} characters, over Dify's limit")

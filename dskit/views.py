@@ -52,11 +52,11 @@ WORKFLOW_OUTPUTS: dict[str, str] = {
 
 _WORDS = {
     "zh": {"current": "当前任务", "suspended": "挂起任务", "waiting": "等待任务", "done": "已办理",
-           "with": "一并提交", "missing": "缺", "asked": "上一轮追问的槽位", "handoff": "已转人工",
+           "with": "一并提交", "missing": "缺", "asked": "上一轮追问的槽位", "handoff": "已转人工", "check": "待用户核对",
            "none": "（无进行中的任务）", "after": "{parent}办理后一起提交", "colon": "：", "sep": "，",
            "part": "；", "open": "（", "close": "）"},
     "en": {"current": "current task", "suspended": "suspended task", "waiting": "waiting task", "done": "done",
-           "with": "submitted with it", "missing": "missing", "asked": "asked last turn", "handoff": "handed off",
+           "with": "submitted with it", "missing": "missing", "asked": "asked last turn", "handoff": "handed off", "check": "to be checked by the user",
            "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
            "part": "; ", "open": " (", "close": ")"},
 }
@@ -98,6 +98,9 @@ def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: d
     missing = missing_slots(task, spec) if spec else []
     if missing and kind != "waiting":
         line += w["part"] + w["missing"] + w["colon"] + w["sep"].join(missing)
+    held = task.get("unconfirmed")
+    if isinstance(held, dict) and held:  # values shown to the user for a yes (docs/grounding.md, "ask")
+        line += w["part"] + w["check"] + w["colon"] + _slots_text(held, list(spec.slots) if spec else [], w["sep"])
     return line
 
 

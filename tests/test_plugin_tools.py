@@ -39,10 +39,24 @@ def test_update_dialogue_state_two_turns(daemon: FakeDaemon) -> None:
     second = invoke("update_dialogue_state", {"understanding": FILL, "sys_context_str": v["sys_context_str"],
                                               "catalog": CATALOG})
     v2 = second.variables
-    assert v2["next_action"] == "execute"
-    assert v2["execute_payload"]["slots"]["restaurant"] == "陶陶居" and v2["execute_task"] == "book_restaurant"
-    assert v2["current_task"] == "" and v2["current_task_slots"] == {}
+    assert v2["next_action"] == "confirm"  # a booking changes something: the user confirms first
+    assert v2["question"] == "请确认：订餐，日期：周五，时间：20:00，人数：3，餐厅：陶陶居。确认办理吗？"
+
+    unasked = invoke("update_dialogue_state", {"understanding": CONFIRM, "sys_context_str": v2["sys_context_str"],
+                                               "catalog": CATALOG, "query": "你们几点关门？"})
+    assert unasked.variables["next_action"] == "confirm"  # the model's yes, not the user's: nothing runs
+    assert unasked.variables["decision"]["dropped"][0]["reason"] == "not grounded: the message does not say yes"
+
+    third = invoke("update_dialogue_state", {"understanding": CONFIRM, "sys_context_str": v2["sys_context_str"],
+                                             "catalog": CATALOG, "query": "好的，就订这家"})
+    v3 = third.variables
+    assert v3["next_action"] == "execute"
+    assert v3["execute_payload"]["slots"]["restaurant"] == "陶陶居" and v3["execute_task"] == "book_restaurant"
+    assert v3["current_task"] == "" and v3["current_task_slots"] == {}
     assert daemon.calls == []  # the state tools make no reverse calls
+
+
+CONFIRM = json.dumps({"rewritten_query": "", "commands": [{"type": "confirm"}]})
 
 
 # An English catalog: with the Chinese example catalog the engine's own words are English but the
@@ -184,8 +198,10 @@ def test_build_context_bad_input(daemon: FakeDaemon, params: dict, name: str) ->
 
 def test_record_task_result(daemon: FakeDaemon) -> None:
     state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables
-    done = invoke("update_dialogue_state", {"understanding": FILL, "catalog": CATALOG,
-                                            "sys_context_str": state["sys_context_str"]}).variables
+    shown = invoke("update_dialogue_state", {"understanding": FILL, "catalog": CATALOG,
+                                             "sys_context_str": state["sys_context_str"]}).variables
+    done = invoke("update_dialogue_state", {"understanding": CONFIRM, "catalog": CATALOG,
+                                            "sys_context_str": shown["sys_context_str"]}).variables
     assert done["next_action"] == "execute"
     ok = invoke("record_task_result", {"sys_context_str": done["sys_context_str"],
                                        "execute": json.dumps(done["execute_payload"]), "success": True, "detail": "订单 A1"})

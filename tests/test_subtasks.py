@@ -93,8 +93,23 @@ def test_changing_the_parent_s_watched_slot_cancels_the_sub_task():
     assert [name for name, _ in d.stack()] == ["install_broadband"]
 
 
+def test_a_sub_task_is_confirmed_with_a_parent_that_asks_for_confirmation():
+    d = broadband_with_router()  # the router needs confirming (the default), and so does the broadband
+    assert d.decision["next_action"] == "ask_slot" and d.stack()[0] == ("router_rental", "WAITING")
+    d.say(set_(**BROADBAND_DETAILS))
+    assert d.decision["question"] == ("请确认：宽带办理，套餐：百兆，安装地址：北京市海淀区中关村大街1号，上门日期：周六，"
+                                      "联系电话：13800138000；一并提交「路由器租赁」：型号：AX3000。确认办理吗？")
+    d.say(set_(model="AX6000"))  # changed: shown again, so the next yes covers what the user saw
+    assert d.decision["next_action"] == "confirm" and "型号：AX6000" in d.decision["question"]
+    d.say(set_(model="AX3000"), cmd("confirm"))  # a change and a yes in one message: not yet
+    assert d.decision["next_action"] == "confirm" and d.decision["execute"] is None
+    d.say(cmd("confirm"))
+    assert d.decision["execute"]["subtasks"][0]["slots"] == {"model": "AX3000"}
+
+
 def test_a_sub_task_that_needs_confirming_waits_only_once_confirmed():
     catalog = json.loads(TELECOM_TEXT)
+    catalog["tasks"]["install_broadband"]["confirm"] = False  # the parent runs without asking
     catalog["tasks"]["router_rental"]["confirm"] = True
     d = Dialogue(catalog)
     d.say(start("install_broadband", plan="百兆"))
@@ -109,6 +124,8 @@ def test_a_sub_task_that_needs_confirming_waits_only_once_confirmed():
 def test_without_an_open_parent_the_task_runs_on_its_own():
     d = Dialogue(TELECOM)
     d.say(start("router_rental", model="AX3000"))
+    assert d.decision["next_action"] == "confirm"  # renting changes something: the user confirms first
+    d.say(cmd("confirm"))
     assert d.decision["next_action"] == "execute" and d.decision["execute"]["task"] == "router_rental"
 
 

@@ -146,6 +146,24 @@ def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_co
     return text
 
 
+def grounding_params(params: Mapping[str, Any], lang: str | None) -> dict[str, Any]:
+    """``step``'s grounding inputs: the user's message (none: grounding off), their recent messages
+    from the history, and the reference date (empty: today). docs/grounding.md."""
+    from datetime import date
+
+    from dskit.grounding import RECENT_TURNS, parse_reference_date
+    from dskit.history import recent_user_messages
+
+    query = text_param(params, "query", lang, max_chars=8_000)
+    history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
+    day = text_param(params, "reference_date", lang, max_chars=40).strip()
+    if day and parse_reference_date(day) is None:
+        raise ParamError("reference_date", "YYYY-MM-DD", lang)
+    recent = recent_user_messages(history, RECENT_TURNS)
+    return {"query": query if query.strip() else None, "recent": recent,
+            "reference_date": day or date.today().isoformat()}
+
+
 def json_param(params: Mapping[str, Any], name: str, lang: str | None, *, max_chars: int, default: Any) -> Any:
     """A JSON parameter (text or an already-decoded object/array)."""
     raw = params.get(name)

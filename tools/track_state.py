@@ -17,7 +17,7 @@ from dskit.messages import norm_lang
 from dskit.prompts import understanding_prompt
 from dskit.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
-                           run_tool, state_param, text_param)
+                           grounding_params, run_tool, state_param, text_param)
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param, repair
 
 _RETRY = {
@@ -50,7 +50,7 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
             attempts = 2
     except ModelCallError as exc:
         raise ParamError("model", str(exc), lang, message=str(exc)) from None
-    new_state, decision = step(state, answer, catalog, lang=lang)
+    new_state, decision = step(state, answer, catalog, lang=lang, **grounding_params(params, lang))
     payload = decision_payload(new_state, decision, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
     return payload, decision.get("question") or ""
 

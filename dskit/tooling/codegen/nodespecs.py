@@ -141,6 +141,17 @@ STATE = NodeSpec(
         NodeInput("sys_context_str", STATE_STR, "the dialogue state (JSON text; '' on the first turn)",
                   "对话状态（JSON 文本；首轮为空）"),
         NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
+        NodeInput("query", QUERY, "the user's message: only values and actions it supports are applied "
+                  "(docs/grounding.md); unbound, every valid command is applied",
+                  "用户本轮输入：只应用有据可查的值和动作（见 docs/grounding.md）；不绑定则应用所有有效指令",
+                  optional=True),
+        NodeInput("history", Bind("conversation", "history"), "the history, for the user's recent messages "
+                  "(a value given a turn or two ago is grounded too)", "对话历史：用户最近几轮说过的值也算有据",
+                  optional=True),
+    ),
+    settings=(
+        NodeSetting("reference_date", '""', "the day relative dates (明天, 上个月) count from, YYYY-MM-DD; "
+                    "'' = today by the sandbox's clock", "相对日期（明天、上个月）的基准日 YYYY-MM-DD；为空=沙箱时钟的今天"),
     ),
     outputs=(
         _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),

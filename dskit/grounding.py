@@ -1,0 +1,489 @@
+"""Grounding: whether what the model proposes can be traced to what the user said.
+
+A small model copies values from its prompt, repeats last turn's commands and invents values nobody
+gave. The engine's guards stop a task from running with a required slot *empty*; grounding stops it
+from storing a value — or running a task — that the user did not say. The rules (docs/grounding.md):
+
+- a **value** is grounded when it appears in the user's message or a recent user turn (after the
+  folding below: width, case, spaces and punctuation do not count; a free-text value may differ from
+  the user's words in a few characters, never in its digits), when it is a catalog option whose
+  option text or alias the user said, or when it is the result of one of the documented
+  normalisations of what the user said: numbers (两, 三, 十二, 3人), clock times (晚上七点 -> 19:00,
+  8点 -> 08:00 or 20:00, 7 pm), a shift of the old value (提前一小时), and dates relative to the
+  reference date the flow passes in (明天, 下周三, 上个月 -> 2026-11);
+- a **change** of a slot that already holds a value, and a **deletion**, must be touched by this
+  message: the message names the slot (its label, or two characters of it: "地址" for 安装地址) or
+  says the new value; a value from an earlier turn cannot silently overwrite a newer one;
+- a **start** of a task that is open or has just run must be asked for again: the message names the
+  task, or gives a new value for it;
+- **confirm**, **cancel** and **reset** need the words that say so ("好的", "不要了", "重新开始").
+
+Grounding is only as strong as this lexical evidence: it cannot tell a paraphrase it does not know
+from an invention, so it errs on the side of asking again. With no user message (replaying stored
+commands) there is no evidence and the engine applies commands unchecked.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+# Recent user turns a value may come from, besides this message.
+RECENT_TURNS = 4
+# A free-text value is grounded in a text that holds this share of its characters (digits aside).
+TEXT_COVERAGE = 0.75
+
+_CN_NUM = "零〇一二两三四五六七八九十百千万"
+_CN_NUM_RE = re.compile(f"[{_CN_NUM}]{{1,8}}")
+_ARABIC_RE = re.compile(r"\d{1,12}(?:\.\d{1,6})?")
+_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
+_EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
+
+# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
+_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
+_CLOCK_RE = re.compile(
+    r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?")
+_EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
+_AM = ("凌晨", "早上", "早晨", "清晨", "上午")
+_TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
+_DURATION_RE = re.compile(
+    rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
+_EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
+_LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
+
+# Dates, against the reference date.
+_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
+              "昨天": -1, "yesterday": -1, "前天": -2}
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
+             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+_WEEKDAY_RE = re.compile(r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_EN_WEEKDAY_RE = re.compile(r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_ISO_DATE_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
+_ISO_MONTH_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
+_MONTH_DAY_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_DAY_ONLY_RE = re.compile(rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_MONTH_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
+_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
+                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+# Words that say yes, no, drop it, start over (several languages' users mix them).
+_YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
+        "就这么", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right", "go ahead", "do it",
+        "please do", "fine", "sounds good")
+_YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
+_NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
+       "wrong", "stop")
+_CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
+           "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
+           "no longer", "stop")
+_RESET = ("重来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+          "restart", "from scratch", "clear everything")
+_REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
+           "original", "as before", "revert")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the user said that the engine may trust this turn."""
+
+    message: str  # this turn's message, folded
+    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
+    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
+    raw_recent: tuple[str, ...] = ()
+    reference: date | None = None
+
+    def texts(self, recent: bool) -> list[tuple[str, str]]:
+        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
+        pairs = [(self.message, self.raw)]
+        if recent:
+            pairs += list(zip(self.recent, self.raw_recent))
+        return pairs
+
+
+def fold(text: Any) -> str:
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _raw(text: str) -> str:
+    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+
+
+def parse_reference_date(value: Any) -> date | None:
+    """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
+        if match:
+            try:
+                return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+            except ValueError:
+                return None
+    return None
+
+
+def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> Evidence | None:
+    """The evidence of a turn; None (grounding off) when there is no user message at all.
+
+    ``recent``: earlier user messages, oldest first (a history's user turns); only the last
+    :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
+    counted from; without it, only dates the user wrote out in full are normalised.
+    """
+    if query is None:
+        return None
+    message = query if isinstance(query, str) else str(query)
+    earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
+    earlier = earlier[-RECENT_TURNS:][::-1]
+    return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
+                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date))
+
+
+# ---------------------------------------------------------------- numbers, times, dates
+
+def _number(token: str) -> float | None:
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+
+
+def numbers_in(raw: str) -> set[float]:
+    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words."""
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw)}
+    for match in _CN_NUM_RE.finditer(raw):
+        value = parse_cn_number(match.group())
+        if value is not None:
+            found.add(float(value))
+        for ch in match.group():  # "三四个人": each digit is a candidate too
+            single = parse_cn_number(ch)
+            if single is not None and ch not in "十百千万":
+                found.add(float(single))
+    for match in _EN_NUMBER_RE.finditer(raw):
+        found.add(float(_EN_NUMBERS[match.group(1)]))
+    return found
+
+
+def _minutes(token: str | None) -> int:
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+def times_in(raw: str) -> set[str]:
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
+    found: set[str] = set()
+    for match in _CLOCK_RE.finditer(raw):
+        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
+        hour = _number(hour_text)
+        minute = _minutes(minute_text)
+        if hour is None or minute < 0 or not 0 <= hour <= 24 or hour != int(hour):
+            continue
+        found.update(_clock(int(hour), minute, period))
+    for match in _EN_CLOCK_RE.finditer(raw):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour > 24 or minute > 59:
+            continue
+        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
+        found.update(_clock(hour, minute, period))
+    return found
+
+
+def _clock(hour: int, minute: int, period: str | None) -> set[str]:
+    hours: set[int]
+    if period in _PM:
+        hours = {hour + 12 if hour < 12 else hour % 24}
+    elif period == "中午":
+        hours = {hour if hour >= 11 else hour + 12}
+    elif period in _AM:
+        hours = {0 if hour == 12 and period == "凌晨" else hour}
+    else:
+        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
+    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
+
+
+def durations_in(raw: str) -> tuple[set[int], set[int]]:
+    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
+    minutes: set[int] = set()
+    for match in _DURATION_RE.finditer(raw):
+        if match.group(3):
+            amount, half, unit = match.group(1), match.group(2), match.group(3)
+            value = 0.5 if amount == "半" else _number(amount)
+            if value is None:
+                continue
+            total = value * 60 if unit in ("小时", "钟头") else value
+            minutes.add(int(total + (30 if half else 0)))
+        else:
+            amount, unit = match.group(4), match.group(5)
+            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
+            minutes.add(int(value * 60 if unit.startswith("hour") else value))
+    signs = set()
+    if any(w in raw for w in _EARLIER):
+        signs.add(-1)
+    if any(w in raw for w in _LATER):
+        signs.add(1)
+    return minutes, signs or {-1, 1}
+
+
+def _shifted_times(old: Any, raw: str) -> set[str]:
+    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
+    if not match:
+        return set()
+    base = int(match.group(1)) * 60 + int(match.group(2))
+    minutes, signs = durations_in(raw)
+    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+
+
+def _add_months(day: date, months: int) -> str:
+    index = day.year * 12 + day.month - 1 + months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def dates_in(raw: str, reference: date | None) -> set[str]:
+    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
+    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
+    found: set[str] = set()
+    for match in _ISO_DATE_RE.finditer(raw):
+        try:
+            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
+        except ValueError:
+            pass
+    for match in _ISO_MONTH_RE.finditer(raw):
+        if 1 <= int(match.group(2)) <= 12:
+            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
+    if reference is None:
+        return found
+    for word, days in _DAY_WORDS.items():
+        if word in raw:
+            found.add(_iso(reference + timedelta(days=days)))
+    monday = reference - timedelta(days=reference.weekday())
+    for match in _WEEKDAY_RE.finditer(raw):
+        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
+        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
+        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _EN_WEEKDAY_RE.finditer(raw):
+        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
+        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _MONTH_DAY_RE.finditer(raw):
+        month, day = _number(match.group(1)), _number(match.group(2))
+        for year in (reference.year, reference.year + 1):
+            try:
+                found.add(_iso(date(year, int(month or 0), int(day or 0))))
+            except ValueError:
+                pass
+    for match in _DAY_ONLY_RE.finditer(raw):
+        day = _number(match.group(1))
+        for months in (0, 1):
+            try:
+                first = date.fromisoformat(_add_months(reference, months) + "-01")
+                found.add(_iso(first.replace(day=int(day or 0))))
+            except ValueError:
+                pass
+    for word, months in _MONTH_WORDS.items():
+        if word in raw:
+            found.add(_add_months(reference, months))
+    for match in _MONTH_RE.finditer(raw):
+        month = _number(match.group(1))
+        if month is not None and 1 <= month <= 12:
+            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+    return found
+
+
+# ---------------------------------------------------------------- values
+
+def _digit_runs(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def text_grounded(value: str, folded: str) -> bool:
+    """A free-text value in a folded text: as a part of it, or nearly (its digits exactly)."""
+    target = fold(value)
+    if not target or not folded:
+        return False
+    if target in folded:
+        return True
+    runs = set(_digit_runs(folded))
+    if any(run not in runs for run in _digit_runs(target)):
+        return False
+    letters = [ch for ch in target if not ch.isdigit()]
+    if len(target) < 3 or not letters:
+        return False
+    present = set(folded)
+    coverage = sum(1 for ch in letters if ch in present) / len(letters)
+    pairs = any(target[i:i + 2] in folded for i in range(len(target) - 1))
+    return coverage >= TEXT_COVERAGE and pairs
+
+
+def _windows(text: str) -> set[str]:
+    folded = fold(text)
+    if len(folded) <= 2:
+        return {folded} if folded else set()
+    if folded.isascii():
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+
+
+def slot_touched(spec: SlotSpec, folded: str) -> bool:
+    """Whether a text names the slot: its label or two characters of it ("地址" for 安装地址), its
+    name, or one of its options or aliases."""
+    if not folded:
+        return False
+    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
+    for name in names:
+        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name))):
+            return True
+    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
+    return any(fold(o) and fold(o) in folded for o in options)
+
+
+def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
+    """An option value whose text or one of whose aliases the text holds."""
+    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
+    return any(fold(w) and fold(w) in folded for w in words)
+
+
+def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
+                        asked: bool, current: bool) -> bool:
+    if spec.type == "boolean":
+        return slot_touched(spec, folded) or (asked and current)
+    if _option_grounded(spec, value, folded):
+        return True
+    if spec.type in ("integer", "number"):
+        if not isinstance(value, (int, float)):
+            return False
+        numbers = numbers_in(raw)
+        if float(value) in numbers:
+            return True
+        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
+            and any(abs(float(value) - float(old)) == n for n in numbers if n)
+    if not isinstance(value, str):
+        return False
+    if _TIME_VALUE.match(value):
+        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
+        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+            return True
+    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
+        return True
+    return text_grounded(value, folded)
+
+
+def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
+                   recent: bool = True) -> bool:
+    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
+    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0)
+                   for index, (folded, raw) in enumerate(ev.texts(recent))):
+            return False
+    return True
+
+
+def _holds(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``words``: Chinese as a part, English as whole words."""
+    for word in words:
+        if word.isascii():
+            if re.search(r"(?<![a-z'])" + re.escape(word) + r"(?![a-z'])", text):
+                return True
+        elif word in text:
+            return True
+    return False
+
+
+def said(words: tuple[str, ...], ev: Evidence) -> bool:
+    """Whether this message holds one of ``words`` (for yes, no, cancel, reset, revert)."""
+    return _holds(ev.raw, words)
+
+
+def confirm_grounded(ev: Evidence) -> bool:
+    """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
+    "不错" say yes)."""
+    text = ev.raw
+    for phrase in _YES_DESPITE_NO:
+        text = text.replace(phrase, "好")
+    return _holds(text, _YES) and not _holds(text, _NO)
+
+
+def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
+    """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
+    return said(_CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+
+
+def reset_grounded(ev: Evidence) -> bool:
+    return said(_RESET, ev)
+
+
+def revert_said(ev: Evidence) -> bool:
+    return said(_REVERT, ev)
+
+
+def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
+    """Whether a text names the task: its label or name, two characters of its label that no other
+    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
+    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
+    "宽带连不上")."""
+    if not folded:
+        return False
+    for name in (spec.name.replace("_", " "), spec.label):
+        if name and fold(name) in folded:
+            return True
+    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
+    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
+    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
+        return True
+    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+
+
+def _task_words(spec: TaskSpec) -> set[str]:
+    """Two-character words (English: words) of a task's description and examples, digits left out."""
+    words: set[str] = set()
+    for text in (spec.description, *spec.examples):
+        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+    return words
+
+
+__all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "task_mentioned",
+           "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
+           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "RECENT_TURNS"]

@@ -1,0 +1,303 @@
+"""Grounding: the engine applies only what the user's message (or a recent one) supports.
+
+Each test is a failure a real small model produced on a shipped Chatflow (issue 13), replayed as the
+model's commands with the user's message: the copied example ("订周六的，顺便查下北京天气" came back
+as a weather enquiry), the repeated start of a task that just ran, the invented value, the
+unasked confirmation, the contradictory commands on one slot. Without a message (a replay of stored
+commands) grounding is off and every valid command applies, as before.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import load_example_catalog
+from dskit.catalog import load_catalog
+from dskit.grounding import (confirm_grounded, dates_in, durations_in, fold, make_evidence, numbers_in,
+                             task_mentioned, text_grounded, times_in, value_grounded)
+from dskit.machine import step
+from dskit.state import load_state
+
+RESTAURANT = load_example_catalog("restaurant")
+TRAVEL = load_example_catalog("travel_assistant")
+TELECOM = load_example_catalog("telecom")
+DEFAULT = {"version": 1, "language": "zh", "tasks": {**RESTAURANT["tasks"], **TRAVEL["tasks"]},
+           "policy": RESTAURANT["policy"]}
+REFERENCE = "2026-12-01"  # a Tuesday
+
+
+class Talk:
+    """A conversation: the model's commands and the user's message each turn, grounding on."""
+
+    def __init__(self, catalog: dict, policy: str = "drop"):
+        self.catalog = copy.deepcopy(catalog)
+        self.catalog.setdefault("policy", {})["ungrounded"] = policy
+        self.state = ""
+        self.said: list[str] = []
+        self.decision: dict = {}
+
+    def turn(self, message: str, *commands: dict) -> dict:
+        self.state, self.decision = step(self.state, {"rewritten_query": message, "commands": list(commands)},
+                                         self.catalog, query=message, recent=self.said, reference_date=REFERENCE)
+        self.said.append(message)
+        return self.decision
+
+    def slots(self, name: str) -> dict:
+        return next((t["slots"] for t in load_state(self.state)[0]["task_stack"] if t["name"] == name), {})
+
+    @property
+    def stack(self) -> list[str]:
+        return [t["name"] for t in load_state(self.state)[0]["task_stack"]]
+
+    def reasons(self) -> list[str]:
+        return [d["reason"] for d in self.decision["dropped"]]
+
+
+def start(task: str, **slots) -> dict:
+    return {"type": "start_task", "task": task, "slots": slots}
+
+
+def set_(**slots) -> dict:
+    return {"type": "set_slots", "slots": slots}
+
+
+def cmd(kind: str, **fields) -> dict:
+    return {"type": kind, **fields}
+
+
+SEED = {"date": "周五", "time": "20:00", "people": 3, "area": ["市中心"], "cuisine": "粤菜"}
+
+
+def seed_booking(policy: str = "drop") -> Talk:
+    talk = Talk(DEFAULT, policy)
+    talk.turn("帮我订周五晚上8点，三个人，市中心，老牌粤菜", start("book_restaurant", **SEED))
+    return talk
+
+
+# ---------------------------------------------------------------- values
+
+
+def test_the_users_values_are_stored_after_normalisation():
+    talk = seed_booking()
+    assert talk.slots("book_restaurant") == SEED  # 8点 -> 20:00 (晚上), 三个人 -> 3, 市中心 an option
+    talk.turn("两个人安静一点的，时间改成七点吧。", set_(people=2, quiet=True, time="19:00"))
+    assert talk.slots("book_restaurant") == {**SEED, "people": 2, "quiet": True, "time": "19:00"}
+    talk.turn("提前半小时吧", set_(time="18:30"))  # a shift of the old value
+    assert talk.slots("book_restaurant")["time"] == "18:30"
+
+
+def test_a_copied_example_starts_nothing_and_an_invented_value_is_dropped():
+    """The issue's turn: the system prompt's example came back as a weather enquiry, a date from a
+    catalog description and a boolean nobody said came back as slot values."""
+    talk = seed_booking()
+    talk.turn("两个人安静一点的，时间改成七点吧。", set_(people=2, quiet=True, time="19:00"),
+              start("weather", city="北京"))
+    assert talk.stack == ["book_restaurant"] and talk.decision["execute"] is None
+    talk.turn("就订老地方粤菜馆吧", set_(restaurant="老地方粤菜馆", date="2026-01-28", private_room=False))
+    assert talk.slots("book_restaurant") == {**SEED, "people": 2, "quiet": True, "time": "19:00",
+                                             "restaurant": "老地方粤菜馆"}
+    assert any("2026-01-28" in d["command"] and d["reason"].startswith("not grounded") for d in talk.decision["dropped"])
+    assert talk.decision["next_action"] == "confirm"  # a booking is confirmed before it runs
+
+
+def test_a_value_from_a_recent_turn_fills_an_empty_slot_but_never_overwrites():
+    talk = Talk(TELECOM)
+    talk.turn("地址是西湖区文三路259号，我想装宽带", start("install_broadband"))
+    talk.turn("要千兆的", set_(plan="千兆", address="西湖区文三路259号"))  # said a turn ago: fine
+    assert talk.slots("install_broadband") == {"plan": "千兆", "address": "西湖区文三路259号"}
+    talk.turn("地址改成文三路300号", set_(address="文三路300号"))
+    talk.turn("上门日期就周六吧", set_(date="周六", address="西湖区文三路259号"))  # the old address again
+    assert talk.slots("install_broadband")["address"] == "文三路300号"
+
+
+def test_a_free_text_value_may_differ_in_wording_never_in_digits():
+    assert text_grounded("固话无拨号音", fold("我要报修，故障是固话没有拨号音"))
+    assert text_grounded("西湖区文三路259号", fold("装在西湖区文三路259号5幢1201"))
+    assert not text_grounded("解放路18号", fold("地址在上城区解放路8号"))
+    assert not text_grounded("北京", fold("两个人安静一点的，时间改成七点吧"))
+
+
+def test_a_deletion_or_change_the_message_does_not_touch_is_dropped():
+    talk = Talk(TELECOM)
+    talk.turn("我要报修，故障现象是宽带无法上网", start("repair", fault="宽带无法上网"))
+    talk.turn("地址在上城区解放路8号", set_(address="上城区解放路8号"))
+    talk.turn("电话13788889999", set_(phone="13788889999", address=None, fault="网速慢"))
+    assert talk.slots("repair") == {"fault": "宽带无法上网", "address": "上城区解放路8号", "phone": "13788889999"}
+    assert len([r for r in talk.reasons() if r.startswith("not grounded")]) == 2
+    talk.turn("哦不对，地址我先不填", set_(address=None))  # names the slot: taken away
+    assert "address" not in talk.slots("repair")
+
+
+# ---------------------------------------------------------------- actions
+
+
+def test_a_task_that_just_ran_does_not_run_again_unless_asked():
+    """The issue's repeat: after a bill enquiry ran, the model repeated its start on the next messages."""
+    talk = Talk(TELECOM)
+    assert talk.turn("帮我查一下话费", start("bill_enquiry"))["next_action"] == "execute"
+    for message in ("套餐里包含多少流量", "我要报修，故障是固话没有拨号音"):
+        decision = talk.turn(message, start("bill_enquiry"), cmd("faq", question=message))
+        assert decision["execute"] is None
+        assert "has just run" in " ".join(talk.reasons())
+    assert talk.turn("那上个月的话费呢", start("bill_enquiry", month="上个月"))["next_action"] == "execute"
+    assert talk.turn("好的，谢谢", start("bill_enquiry", month="上个月"))["execute"] is None
+    assert talk.turn("再帮我查一次话费", start("bill_enquiry"))["next_action"] == "execute"  # names it
+
+
+def test_a_second_start_of_an_open_task_does_not_take_the_focus():
+    talk = Talk(TELECOM)
+    talk.turn("我想装宽带，千兆的", start("install_broadband", plan="千兆"))
+    talk.turn("先帮我报个修，故障是固话没有拨号音", start("repair", fault="固话没有拨号音"))
+    talk.turn("地址是拱墅区莫干山路100号", set_(address="拱墅区莫干山路100号"), start("install_broadband", plan="千兆"))
+    assert talk.stack == ["install_broadband", "repair"]  # the repair keeps the focus
+    assert talk.slots("repair")["address"] == "拱墅区莫干山路100号"
+
+
+def test_only_the_users_yes_confirms():
+    talk = seed_booking()
+    talk.turn("就订老地方粤菜馆吧", set_(restaurant="老地方粤菜馆"))
+    assert talk.turn("装修风格怎么样？", cmd("confirm"), cmd("faq", question="装修"))["execute"] is None
+    assert talk.turn("不对，我再想想", cmd("confirm"))["execute"] is None
+    assert talk.turn("没问题，就这样订", cmd("confirm"))["next_action"] == "execute"
+
+
+def test_cancel_and_reset_need_the_words():
+    talk = seed_booking()
+    talk.turn("餐厅有停车位吗", cmd("cancel_task", task="book_restaurant"), cmd("reset"))
+    assert talk.stack == ["book_restaurant"]
+    talk.turn("算了，不订了", cmd("cancel_task", task="book_restaurant"))
+    assert talk.stack == []
+
+
+def test_a_new_task_named_by_its_examples_starts():
+    talk = Talk(TELECOM, "ask")
+    talk.turn("我家网从昨天开始就连不上了", start("repair", fault="宽带连接失败"))
+    assert talk.stack == ["repair"]  # "连不"+"不上" are words of its example "宽带连不上"
+    assert talk.decision["next_action"] == "confirm" and "宽带连接失败" in talk.decision["question"]
+
+
+# ---------------------------------------------------------------- one outcome per slot and turn
+
+
+def test_contradictory_commands_on_a_slot_resolve_to_the_last_and_say_only_that():
+    """The issue's turn: clear, roll back, set, clear in one message; the reply said the address was
+    restored while the final state had none."""
+    talk = Talk(TELECOM)
+    talk.turn("我要报修，故障现象是宽带无法上网", start("repair", fault="宽带无法上网"))
+    talk.turn("地址在上城区解放路8号", set_(address="上城区解放路8号"))
+    decision = talk.turn("哦不对，地址我先不填，等我问问房东", set_(address=None), cmd("rollback_slot", slot="address"),
+                         set_(address="上城区解放路8号"), set_(address=None))
+    assert "address" not in talk.slots("repair")
+    assert decision["notices"] == [] and "已将" not in decision["question"]
+    assert decision["question"] == "请问报修地址是哪里？"
+    talk.turn("还是用原来那个地址吧", cmd("rollback_slot", slot="address"))  # one step back: the value before
+    assert talk.slots("repair")["address"] == "上城区解放路8号"
+
+
+def test_a_change_undone_in_the_same_message_changes_nothing_and_cascades_nothing():
+    talk = Talk(TELECOM)
+    talk.turn("办个百兆宽带，装在文三路1号", start("install_broadband", plan="百兆", address="文三路1号"))
+    talk.turn("再租个路由器，AX3000", start("router_rental", model="AX3000"))
+    before = load_state(talk.state)[0]["task_stack"]
+    talk.turn("地址改成文三路2号，哦不，还是文三路1号", set_(address="文三路2号"), set_(address="文三路1号"))
+    after = load_state(talk.state)[0]["task_stack"]
+    assert [t["name"] for t in after] == ["router_rental", "install_broadband"]  # the router was not cancelled
+    assert after[-1]["history"] == before[-1]["history"] and talk.decision["notices"] == []
+
+
+# ---------------------------------------------------------------- the "ask" policy
+
+
+def test_ask_policy_holds_an_unsaid_value_until_the_user_says_yes():
+    talk = Talk(TELECOM, "ask")
+    talk.turn("我要报修，故障是固话没有拨号音", start("repair", fault="固话没有拨号音", address="北京市朝阳区"))
+    assert talk.slots("repair") == {"fault": "固话没有拨号音"}
+    assert talk.decision["next_action"] == "confirm"
+    assert talk.decision["question"] == "想跟您核对一下：报修地址：北京市朝阳区，对吗？"
+    talk.turn("不对", cmd("deny"))
+    assert talk.slots("repair") == {"fault": "固话没有拨号音"} and talk.decision["slot"] == "address"
+    talk.turn("拱墅区", start("repair", address="北京市朝阳区"))  # held again, then not answered
+    talk.turn("你们几点下班", cmd("faq", question="几点下班"))
+    assert "address" not in talk.slots("repair")
+    talk.turn("拱墅区莫干山路100号", set_(address="莫干山路100号拱墅区"))
+    talk.turn("是的", cmd("confirm"))
+    assert talk.slots("repair")["address"] == "莫干山路100号拱墅区"
+
+
+# ---------------------------------------------------------------- off without a message
+
+
+def test_without_a_message_every_valid_command_applies():
+    state, decision = step("", {"commands": [start("weather", city="北京")]}, DEFAULT)
+    assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"city": "北京"}
+
+
+# ---------------------------------------------------------------- the normalisations
+
+
+@pytest.mark.parametrize("text, times", [
+    ("晚上七点", {"19:00"}), ("8点", {"08:00", "20:00"}), ("下午三点半", {"15:30"}), ("中午12点", {"12:00"}),
+    ("19:30", {"19:30"}), ("7 pm", {"19:00"}), ("早上8点一刻", {"08:15"}),
+])
+def test_clock_times(text, times):
+    assert times <= times_in(text)
+
+
+def test_numbers_dates_and_shifts():
+    assert {2.0, 12.0, 3.0} <= numbers_in("两位，十二号，3人") and 25.0 in numbers_in("二十五")
+    day = date(2026, 12, 1)
+    assert {"2026-12-02", "2026-12-03", "2026-12-09", "2026-11", "2026-12", "2026-03-05"} <= \
+        dates_in("明天还是后天，下周三，上个月和这个月，3月5号", day)
+    assert "2026-12-04" in dates_in("周五", day) and "2026-12-11" in dates_in("周五", day)
+    assert durations_in("提前一小时") == ({60}, {-1}) and durations_in("推迟半个小时") == ({30}, {1})
+    catalog = load_catalog(TELECOM)
+    month = catalog.tasks["bill_enquiry"].slots["month"]
+    assert value_grounded(month, "2026-11", make_evidence("上个月的话费", (), "2026-12-01"))
+    assert not value_grounded(month, "2026-01", make_evidence("上个月的话费", (), "2026-12-01"))
+
+
+def test_yes_no_words():
+    assert confirm_grounded(make_evidence("没问题，就这样办吧")) and confirm_grounded(make_evidence("OK, go ahead"))
+    assert not confirm_grounded(make_evidence("不对")) and not confirm_grounded(make_evidence("装好以后网速不达标怎么办"))
+    assert not confirm_grounded(make_evidence("I know it"))  # "no" inside a word is not a no, nor a yes
+
+
+def test_a_task_is_named_by_its_distinctive_words():
+    catalog = load_catalog(DEFAULT)
+    assert task_mentioned(catalog.tasks["weather"], catalog, fold("那边天气怎么样"))
+    assert not task_mentioned(catalog.tasks["weather"], catalog, fold("两个人安静一点的，时间改成七点吧"))
+    assert not task_mentioned(catalog.tasks["account_balance"], catalog, fold("查询一下"))  # 查询 is two tasks'
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300), st.text(max_size=40))
+def test_grounding_never_raises_and_a_said_value_is_grounded(message, value):
+    catalog = load_catalog(TELECOM)
+    ev = make_evidence(message + value, (message,), "2026-12-01")
+    for spec in catalog.tasks["install_broadband"].slots.values():
+        value_grounded(spec, value, ev)
+    times_in(message), dates_in(message, date(2026, 12, 1)), numbers_in(message), durations_in(message)
+    if fold(value):
+        assert text_grounded(value, fold(message + value))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([
+    start("repair", fault="网断了"), set_(address="文三路1号"), set_(address=None), set_(phone="13800000000"),
+    cmd("rollback_slot", slot="address"), cmd("confirm"), cmd("cancel_task"), start("bill_enquiry"),
+]), max_size=6), st.sampled_from(["网断了，地址文三路1号", "好的", "电话13800000000", "不要了", "还是原来的地址"]))
+def test_any_commands_any_message_leave_a_sound_state(commands, message):
+    talk = Talk(TELECOM)
+    talk.turn("我要报修，网断了", start("repair", fault="网断了"))
+    talk.turn(message, *commands)
+    state, errors = load_state(talk.state)
+    assert not errors and talk.decision.get("error") is None
+    for task in state["task_stack"]:
+        for name, value in task["slots"].items():  # every stored value was said at some point
+            assert fold(str(value)) in fold("我要报修，网断了" + message)
