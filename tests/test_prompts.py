@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 from dskit.catalog import load_catalog
+from dskit.catalog_lint import catalog_warnings
 from dskit.prompts import understanding_instructions, understanding_prompt
 from enginekit import Dialogue, start
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "examples" / "catalogs").glob("*.json")}
 
 
 def test_instructions_name_every_command():
@@ -12,7 +20,53 @@ def test_instructions_name_every_command():
         text = understanding_instructions(lang)
         for command in ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny", "faq",
                         "chitchat", "handoff", "reset", "cannot_handle"):
-            assert f'"{command}"' in text
+            assert re.search(rf"(?<![a-z_]){command}(?![a-z_])", text), command
+
+
+def _catalog_words(data: dict) -> set[str]:
+    """Every task example, option, alias and label of a catalog: text a model could turn into a command."""
+    words = set()
+    for task in data["tasks"].values():
+        words |= set(task.get("examples") or [])
+        for slot in task.get("slots", {}).values():
+            words |= {str(v) for v in slot.get("enum") or []} | set(slot.get("aliases") or {})
+    return {w for w in words if len(w) >= 2}
+
+
+def test_instructions_hold_no_value_a_model_could_copy_into_a_command():
+    """A small model returned the prompt's own example "订周六的，顺便查下北京天气" as a weather
+    enquiry for a message about a booking's time (issue 13). The instructions go to every catalog,
+    so they name no task, no value, no date, no time and no place: only the commands' shapes."""
+    for lang in ("zh", "en"):
+        text = understanding_instructions(lang)
+        for name, data in SHIPPED.items():
+            for word in _catalog_words(data) | set(data["tasks"]):
+                assert word not in text, (lang, name, word)
+        assert not re.search(r"\d", text.replace("1.", "").replace("2.", "").replace("3.", "").replace("4.", "")
+                             .replace("5.", "").replace("6.", "").replace("7.", ""))  # no numbers, times, dates
+        for value in ("北京", "周六", "七点", "天气", "餐厅", "订", "Paris", "Friday", "seven"):
+            assert value not in text, (lang, value)
+
+
+def test_the_json_skeleton_holds_no_placeholder_prose():
+    """The skeleton's placeholder 「结合上下文补全指代和省略后的完整问题」 came back as the
+    rewritten_query: the fields are described in words, and no JSON string value appears at all."""
+    for lang in ("zh", "en"):
+        text = understanding_instructions(lang)
+        assert not re.search(r'"\s*:\s*"', text) and "{" not in text
+
+
+def test_shipped_catalogs_carry_no_example_values_and_name_every_slot():
+    for name, data in SHIPPED.items():
+        assert catalog_warnings(data) == [], name
+        assert all("如" not in str(slot.get("description", "")) for task in data["tasks"].values()
+                   for slot in task.get("slots", {}).values()), name
+
+
+def test_catalog_descriptions_reach_the_prompt_without_examples():
+    for data in SHIPPED.values():
+        user = understanding_prompt(load_catalog(data), "", "你好")["user"]
+        assert "2026-" not in user and "如 " not in user and "->" not in user
 
 
 def test_state_shows_open_tasks_top_first_with_missing_slots_and_the_last_question(travel):
