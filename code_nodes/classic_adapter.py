@@ -394,10 +394,13 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+              "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
+# Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
+_POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
@@ -429,8 +432,16 @@ class SlotSpec:
 
     @property
     def display(self) -> str:
-        """The name shown to end users: the label if there is one."""
-        return self.label or self.name
+        """The name shown to end users: the label, else the description's first phrase, else the name
+        (``dskit validate`` warns about a slot that has neither label nor description)."""
+        return self.label or description_name(self.description) or self.name
+
+
+def description_name(description: str) -> str:
+    """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
+    the description is empty or its first phrase is too long to read as a name."""
+    head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
+    return head if 0 < len(head) <= 16 else ""
 
 
 @dataclass(frozen=True)
@@ -441,7 +452,8 @@ class TaskSpec:
     label: str = ""
     description: str = ""
     kind: str = "multi_turn"
-    confirm: bool = False
+    confirm: bool = True
+    read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
     slots: dict = field(default_factory=dict)
@@ -460,6 +472,7 @@ class Policy:
     max_attempts: int = 3
     max_parse_failures: int = 3
     max_stack: int = 5
+    ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
 
 @dataclass(frozen=True)
@@ -622,8 +635,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -631,8 +644,9 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
-    if "confirm" in task and not isinstance(task["confirm"], bool):
-        problems.append(f"{path}.confirm: must be true or false")
+    for key in ("confirm", "read_only"):
+        if key in task and not isinstance(task[key], bool):
+            problems.append(f"{path}.{key}: must be true or false")
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
@@ -723,11 +737,29 @@ def _catalog_validate(data: Any) -> list[str]:
         problems.append("$.policy: must be an object")
     else:
         for key, value in policy.items():
-            if key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
-                problems.append(f"$.policy.{key}: unknown field (allowed: {', '.join(_POLICY_DEFAULTS)})")
+            if key in _POLICY_CHOICES:
+                problems += _check_policy_choice(key, value)
+            elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
+                allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
+                problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+
+
+def _check_policy_choice(key: str, value: Any) -> list[str]:
+    choices = _POLICY_CHOICES[key]
+    if value in choices:
+        return []
+    return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+
+
+def confirm_default(raw: dict) -> bool:
+    """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
+    ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
+    if isinstance(raw.get("confirm"), bool):
+        return raw["confirm"]
+    return not raw.get("read_only", False)
 
 
 def _build_slot(name: str, raw: dict) -> SlotSpec:
@@ -754,7 +786,8 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
         label=raw.get("label", ""),
         description=raw.get("description", ""),
         kind=raw.get("kind", "multi_turn"),
-        confirm=raw.get("confirm", False),
+        confirm=confirm_default(raw),
+        read_only=raw.get("read_only", False),
         depends_on=raw.get("depends_on"),
         depends_on_slots=tuple(raw.get("depends_on_slots") or ()),
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
@@ -776,7 +809,7 @@ def load_catalog(source: Any) -> Catalog:
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
-                                     if k in _POLICY_DEFAULTS}}
+                                     if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
         version=1,
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
@@ -1115,7 +1148,7 @@ CLASSIC_CLASSES = (
 )
 # Class names that say "a task" without naming it; the task then comes from a ``task`` parameter.
 GENERIC_TASK_CLASSES = ("单轮任务", "多轮任务", "任务", "业务办理", "task", "single_turn", "multi_turn")
-_classic_TASK_KEYS = ("task", "intent", "task_name", "任务")
+TASK_PARAMETER_KEYS = ("task", "intent", "task_name", "任务")
 _EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
 
 
@@ -1123,7 +1156,8 @@ def _norm(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
-def _class_of(class_name: str) -> ClassicClass | None:
+def class_of(class_name: str) -> ClassicClass | None:
+    """The non-task class a class name stands for (its id, label or a synonym), else None."""
     name = _norm(class_name)
     for entry in CLASSIC_CLASSES:
         if name in {_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
@@ -1153,7 +1187,7 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
     """The catalog task a classifier class (or an extractor's task/intent parameter) names."""
     spec = catalog.task(class_name.strip()) if class_name.strip() else None
     if spec is None:
-        for key in _classic_TASK_KEYS:
+        for key in TASK_PARAMETER_KEYS:
             value = params.get(key)
             if isinstance(value, str) and value.strip():
                 spec = catalog.task(value.strip())
@@ -1164,7 +1198,7 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
 
 def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog, state: dict) -> list[dict]:
     """The understanding commands for one classified, extracted message."""
-    entry = _class_of(class_name)
+    entry = class_of(class_name)
     command = entry.command if entry else ""
     current = current_task(state)
     spec = _pick_task(catalog, class_name, params)

@@ -388,10 +388,13 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+              "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
+# Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
+_POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
@@ -423,8 +426,16 @@ class SlotSpec:
 
     @property
     def display(self) -> str:
-        """The name shown to end users: the label if there is one."""
-        return self.label or self.name
+        """The name shown to end users: the label, else the description's first phrase, else the name
+        (``dskit validate`` warns about a slot that has neither label nor description)."""
+        return self.label or description_name(self.description) or self.name
+
+
+def description_name(description: str) -> str:
+    """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
+    the description is empty or its first phrase is too long to read as a name."""
+    head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
+    return head if 0 < len(head) <= 16 else ""
 
 
 @dataclass(frozen=True)
@@ -435,7 +446,8 @@ class TaskSpec:
     label: str = ""
     description: str = ""
     kind: str = "multi_turn"
-    confirm: bool = False
+    confirm: bool = True
+    read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
     slots: dict = field(default_factory=dict)
@@ -454,6 +466,7 @@ class Policy:
     max_attempts: int = 3
     max_parse_failures: int = 3
     max_stack: int = 5
+    ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
 
 @dataclass(frozen=True)
@@ -616,8 +629,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -625,8 +638,9 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
-    if "confirm" in task and not isinstance(task["confirm"], bool):
-        problems.append(f"{path}.confirm: must be true or false")
+    for key in ("confirm", "read_only"):
+        if key in task and not isinstance(task[key], bool):
+            problems.append(f"{path}.{key}: must be true or false")
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
@@ -717,11 +731,29 @@ def _catalog_validate(data: Any) -> list[str]:
         problems.append("$.policy: must be an object")
     else:
         for key, value in policy.items():
-            if key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
-                problems.append(f"$.policy.{key}: unknown field (allowed: {', '.join(_POLICY_DEFAULTS)})")
+            if key in _POLICY_CHOICES:
+                problems += _check_policy_choice(key, value)
+            elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
+                allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
+                problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+
+
+def _check_policy_choice(key: str, value: Any) -> list[str]:
+    choices = _POLICY_CHOICES[key]
+    if value in choices:
+        return []
+    return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+
+
+def confirm_default(raw: dict) -> bool:
+    """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
+    ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
+    if isinstance(raw.get("confirm"), bool):
+        return raw["confirm"]
+    return not raw.get("read_only", False)
 
 
 def _build_slot(name: str, raw: dict) -> SlotSpec:
@@ -748,7 +780,8 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
         label=raw.get("label", ""),
         description=raw.get("description", ""),
         kind=raw.get("kind", "multi_turn"),
-        confirm=raw.get("confirm", False),
+        confirm=confirm_default(raw),
+        read_only=raw.get("read_only", False),
         depends_on=raw.get("depends_on"),
         depends_on_slots=tuple(raw.get("depends_on_slots") or ()),
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
@@ -770,7 +803,7 @@ def load_catalog(source: Any) -> Catalog:
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
-                                     if k in _POLICY_DEFAULTS}}
+                                     if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
         version=1,
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
@@ -847,6 +880,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "confirm": "请确认：{task}，{values}。确认办理吗？",
         "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
         "confirm_none": "请确认是否办理「{task}」？",
+        "confirm_with": "；一并提交「{task}」：{values}",
+        "check": "想跟您核对一下：{values}，对吗？",
+        "check_clear": "清空{slot}",
         "deny": "好的，请问需要修改哪一项？（{slots}）",
         "resume": "我们继续刚才的「{task}」。",
         "cancelled": "已取消「{task}」。",
@@ -895,6 +931,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
         "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
         "confirm_none": "Shall I go ahead with {task}?",
+        "confirm_with": "; together with {task}: {values}",
+        "check": "Just to check: {values}. Is that right?",
+        "check_clear": "clear {slot}",
         "deny": "OK, which one would you like to change? ({slots})",
         "resume": "Let's continue with {task}.",
         "cancelled": "{task} has been cancelled.",

@@ -16,6 +16,13 @@
 #                            the dialogue state (JSON text; '' on the first turn)
 #        task_catalog     <- {{#env.TASK_CATALOG#}}
 #                            the task catalog (JSON text)
+#        query            <- {{#sys.query#}} (optional/可选)
+#                            the user's message: only values and actions it supports are applied (docs/grounding.md); unbound, every valid command is applied
+#        history          <- {{#conversation.history#}} (optional/可选)
+#                            the history, for the user's recent messages (a value given a turn or two ago is grounded too)
+#      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
+#      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
+#        reference_date  = ""      the day relative dates (明天, 上个月) count from, YYYY-MM-DD; '' = today by the sandbox's clock
 #   3. Output variables, declare each with this type / 输出变量，按此类型逐个声明:
 #        sys_context_str     string   the new state: write it back
 #        next_action         string   ask_slot | confirm | execute | faq | chitchat | handoff | fallback: branch on it
@@ -37,7 +44,7 @@
 #        decision            string   the whole decision as JSON (for logs and advanced templates)
 #        error               string   '' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
-#        sys_context_str
+#        sys_context_str, history
 #   5. Environment variables (string) / 环境变量（字符串）: TASK_CATALOG
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
@@ -48,7 +55,9 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from typing import Any, TypedDict
 
 
@@ -812,10 +821,13 @@ _CATALOG_SCALAR_TEXT_MAX = 100
 # Dify's code node from every string output.
 _CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "depends_on", "depends_on_slots", "slots", "examples"}
+_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+              "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
+# Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
+_POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
@@ -847,8 +859,16 @@ class SlotSpec:
 
     @property
     def display(self) -> str:
-        """The name shown to end users: the label if there is one."""
-        return self.label or self.name
+        """The name shown to end users: the label, else the description's first phrase, else the name
+        (``dskit validate`` warns about a slot that has neither label nor description)."""
+        return self.label or description_name(self.description) or self.name
+
+
+def description_name(description: str) -> str:
+    """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
+    the description is empty or its first phrase is too long to read as a name."""
+    head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
+    return head if 0 < len(head) <= 16 else ""
 
 
 @dataclass(frozen=True)
@@ -859,7 +879,8 @@ class TaskSpec:
     label: str = ""
     description: str = ""
     kind: str = "multi_turn"
-    confirm: bool = False
+    confirm: bool = True
+    read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
     slots: dict = field(default_factory=dict)
@@ -878,6 +899,7 @@ class Policy:
     max_attempts: int = 3
     max_parse_failures: int = 3
     max_stack: int = 5
+    ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
 
 @dataclass(frozen=True)
@@ -1040,8 +1062,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -1049,8 +1071,9 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         problems.append(f"{path}.label: longer than {LABEL_MAX_CHARS} characters")
     if task.get("kind", "multi_turn") not in TASK_KINDS:
         problems.append(f"{path}.kind: must be one of {', '.join(TASK_KINDS)}")
-    if "confirm" in task and not isinstance(task["confirm"], bool):
-        problems.append(f"{path}.confirm: must be true or false")
+    for key in ("confirm", "read_only"):
+        if key in task and not isinstance(task[key], bool):
+            problems.append(f"{path}.{key}: must be true or false")
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
@@ -1141,11 +1164,29 @@ def _catalog_validate(data: Any) -> list[str]:
         problems.append("$.policy: must be an object")
     else:
         for key, value in policy.items():
-            if key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
-                problems.append(f"$.policy.{key}: unknown field (allowed: {', '.join(_POLICY_DEFAULTS)})")
+            if key in _POLICY_CHOICES:
+                problems += _check_policy_choice(key, value)
+            elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
+                allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
+                problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+
+
+def _check_policy_choice(key: str, value: Any) -> list[str]:
+    choices = _POLICY_CHOICES[key]
+    if value in choices:
+        return []
+    return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+
+
+def confirm_default(raw: dict) -> bool:
+    """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
+    ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
+    if isinstance(raw.get("confirm"), bool):
+        return raw["confirm"]
+    return not raw.get("read_only", False)
 
 
 def _build_slot(name: str, raw: dict) -> SlotSpec:
@@ -1172,7 +1213,8 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
         label=raw.get("label", ""),
         description=raw.get("description", ""),
         kind=raw.get("kind", "multi_turn"),
-        confirm=raw.get("confirm", False),
+        confirm=confirm_default(raw),
+        read_only=raw.get("read_only", False),
         depends_on=raw.get("depends_on"),
         depends_on_slots=tuple(raw.get("depends_on_slots") or ()),
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
@@ -1194,7 +1236,7 @@ def load_catalog(source: Any) -> Catalog:
     if problems:
         raise CatalogError(problems)
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
-                                     if k in _POLICY_DEFAULTS}}
+                                     if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
         version=1,
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
@@ -1955,6 +1997,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "confirm": "请确认：{task}，{values}。确认办理吗？",
         "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
         "confirm_none": "请确认是否办理「{task}」？",
+        "confirm_with": "；一并提交「{task}」：{values}",
+        "check": "想跟您核对一下：{values}，对吗？",
+        "check_clear": "清空{slot}",
         "deny": "好的，请问需要修改哪一项？（{slots}）",
         "resume": "我们继续刚才的「{task}」。",
         "cancelled": "已取消「{task}」。",
@@ -2003,6 +2048,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
         "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
         "confirm_none": "Shall I go ahead with {task}?",
+        "confirm_with": "; together with {task}: {values}",
+        "check": "Just to check: {values}. Is that right?",
+        "check_clear": "clear {slot}",
         "deny": "OK, which one would you like to change? ({slots})",
         "resume": "Let's continue with {task}.",
         "cancelled": "{task} has been cancelled.",
@@ -2068,6 +2116,153 @@ def show_value(value: object, lang: str = "zh") -> str:
     if isinstance(value, list):
         return msg("list_sep", lang).join(show_value(v, lang) for v in value)
     return str(value)
+
+
+# ---- dskit/noise.py ----
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
+
+NOISE_TAGS = ("essential", "optional", "noise")
+
+
+def noise_hint_tag(hint: object) -> str:
+    """A hint as a tag, or "chat", or '' when it says nothing.
+
+    True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
+    a question or small talk): the rules still decide between optional and noise, but never essential.
+    """
+    if isinstance(hint, bool):
+        return "essential" if hint else "chat"
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool):
+        return "essential" if hint else "chat"
+    if not isinstance(hint, str):
+        return ""
+    word = hint.strip().lower()
+    if word in NOISE_TAGS:
+        return word
+    if word in ("true", "yes", "1", "是", "关键", "重要"):
+        return "essential"
+    if word in ("false", "no", "0", "否", "chat", "nonessential", "not_essential", "闲聊"):
+        return "chat"
+    if word in ("普通", "一般"):
+        return "optional"
+    if word in ("噪声", "噪音", "无关"):
+        return "noise"
+    return ""
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# ---- dskit/history.py ----
+# Dialogue history in one string conversation variable, as ``user: … / assistant: …`` blocks.
+
+HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before parsing
+
+_USER_ROLES = r"user|human|用户|客户|顾客"
+_BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
+_LABEL = re.compile(
+    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+    re.I | re.M)
+_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+
+
+def _clean(text: object) -> str:
+    """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
+    return clean_text(text, HISTORY_MAX_INPUT_CHARS)
+
+
+def _from_messages(data: object) -> list[dict] | None:
+    """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
+    if isinstance(data, dict):
+        inner = data.get("history", data.get("messages"))
+        return parse_history(inner) if isinstance(inner, (str, list)) else None
+    if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
+        return None
+    turns: list[dict] = []
+    for m in data:
+        if "user" in m or "assistant" in m:
+            turns.append({"user": _clean(m.get("user", "")).strip(),
+                          "assistant": _clean(m.get("assistant", "")).strip(),
+                          "tag": noise_hint_tag(m.get("tag"))})
+            continue
+        role = str(m.get("role", "")).lower()
+        content = _clean(m.get("content", m.get("text", ""))).strip()
+        if role in ("user", "human"):
+            turns.append({"user": content, "assistant": "", "tag": ""})
+        elif role in ("assistant", "ai", "bot") and turns and not turns[-1]["assistant"]:
+            turns[-1]["assistant"] = content
+        elif role in ("assistant", "ai", "bot"):
+            turns.append({"user": "", "assistant": content, "tag": ""})
+    return [t for t in turns if t["user"] or t["assistant"]]
+
+
+def _parse_block(block: str) -> list[dict]:
+    """Turns in one block of text (normally exactly one)."""
+    turns: list[dict] = []
+    labels = list(_LABEL.finditer(block))
+    head = block[: labels[0].start()].strip() if labels else block.strip()
+    if head:
+        turns.append({"user": "", "assistant": head, "tag": ""})
+    for i, m in enumerate(labels):
+        end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
+        text = block[m.end():end].strip()
+        if _USER_ROLE.match(m.group("role")):
+            tag = (m.group("tag") or "").lower()
+            turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
+        elif turns and not turns[-1]["assistant"]:
+            turns[-1]["assistant"] = text
+        elif turns:
+            turns[-1]["assistant"] += "\n" + text
+        else:
+            turns.append({"user": "", "assistant": text, "tag": ""})
+    return turns
+
+
+def parse_history(text: object) -> list[dict]:
+    """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
+
+    Best effort on anything: this module's format, Dify's "Human:/Assistant:" lines, a JSON list of
+    messages, a truncated string (the cut head becomes an assistant-only turn), or plain text.
+    """
+    try:
+        if isinstance(text, list):
+            return _from_messages(text) or []
+        text = _clean(text)
+        stripped = text.strip()
+        if not stripped:
+            return []
+        if stripped[0] in "[{":
+            found = _from_messages(loads_strict_or_none(stripped))
+            if found is not None:
+                return found
+        turns: list[dict] = []
+        for block in _SPLIT.split(text):
+            turns.extend(_parse_block(block))
+        return [t for t in turns if t["user"] or t["assistant"]]
+    except Exception:  # a code node must never fail on its input
+        return []
+
+
+def recent_user_messages(history: object, count: int) -> list[str]:
+    """The user's messages in a history string, oldest first: the last ``count`` (for grounding)."""
+    return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
 
 
 # ---- dskit/gaps.py ----
@@ -2163,6 +2358,460 @@ def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh")
     decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
                             task=task_ref(top))
     return workflow_outputs(kept_state, decision, None, error)
+
+
+# ---- dskit/grounding.py ----
+# Grounding: whether what the model proposes can be traced to what the user said.
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+# Recent user turns a value may come from, besides this message.
+RECENT_TURNS = 4
+# A free-text value is grounded in a text that holds this share of its characters (digits aside).
+TEXT_COVERAGE = 0.75
+
+_CN_NUM = "零〇一二两三四五六七八九十百千万"
+_CN_NUM_RE = re.compile(f"[{_CN_NUM}]{{1,8}}")
+_ARABIC_RE = re.compile(r"\d{1,12}(?:\.\d{1,6})?")
+_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
+_EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
+
+# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
+_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
+_CLOCK_RE = re.compile(
+    r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?")
+_EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
+_AM = ("凌晨", "早上", "早晨", "清晨", "上午")
+_TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
+_DURATION_RE = re.compile(
+    rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
+_EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
+_LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
+
+# Dates, against the reference date.
+_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
+              "昨天": -1, "yesterday": -1, "前天": -2}
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
+             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+_WEEKDAY_RE = re.compile(r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_EN_WEEKDAY_RE = re.compile(r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_ISO_DATE_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
+_ISO_MONTH_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
+_MONTH_DAY_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_DAY_ONLY_RE = re.compile(rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_MONTH_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
+_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
+                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+# Words that say yes, no, drop it, start over (several languages' users mix them).
+_YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
+        "就这么", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right", "go ahead", "do it",
+        "please do", "fine", "sounds good")
+_YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
+_NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
+       "wrong", "stop")
+_CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
+           "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
+           "no longer", "stop")
+_RESET = ("重来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+          "restart", "from scratch", "clear everything")
+_REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
+           "original", "as before", "revert")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the user said that the engine may trust this turn."""
+
+    message: str  # this turn's message, folded
+    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
+    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
+    raw_recent: tuple[str, ...] = ()
+    reference: date | None = None
+
+    def texts(self, recent: bool) -> list[tuple[str, str]]:
+        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
+        pairs = [(self.message, self.raw)]
+        if recent:
+            pairs += list(zip(self.recent, self.raw_recent))
+        return pairs
+
+
+def fold(text: Any) -> str:
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _raw(text: str) -> str:
+    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+
+
+def parse_reference_date(value: Any) -> date | None:
+    """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
+        if match:
+            try:
+                return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+            except ValueError:
+                return None
+    return None
+
+
+def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> Evidence | None:
+    """The evidence of a turn; None (grounding off) when there is no user message at all.
+
+    ``recent``: earlier user messages, oldest first (a history's user turns); only the last
+    :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
+    counted from; without it, only dates the user wrote out in full are normalised.
+    """
+    if query is None:
+        return None
+    message = query if isinstance(query, str) else str(query)
+    earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
+    earlier = earlier[-RECENT_TURNS:][::-1]
+    return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
+                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date))
+
+
+# ---------------------------------------------------------------- numbers, times, dates
+
+def _number(token: str) -> float | None:
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+
+
+def numbers_in(raw: str) -> set[float]:
+    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words."""
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw)}
+    for match in _CN_NUM_RE.finditer(raw):
+        value = parse_cn_number(match.group())
+        if value is not None:
+            found.add(float(value))
+        for ch in match.group():  # "三四个人": each digit is a candidate too
+            single = parse_cn_number(ch)
+            if single is not None and ch not in "十百千万":
+                found.add(float(single))
+    for match in _EN_NUMBER_RE.finditer(raw):
+        found.add(float(_EN_NUMBERS[match.group(1)]))
+    return found
+
+
+def _minutes(token: str | None) -> int:
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+def times_in(raw: str) -> set[str]:
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
+    found: set[str] = set()
+    for match in _CLOCK_RE.finditer(raw):
+        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
+        hour = _number(hour_text)
+        minute = _minutes(minute_text)
+        if hour is None or minute < 0 or not 0 <= hour <= 24 or hour != int(hour):
+            continue
+        found.update(_clock(int(hour), minute, period))
+    for match in _EN_CLOCK_RE.finditer(raw):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour > 24 or minute > 59:
+            continue
+        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
+        found.update(_clock(hour, minute, period))
+    return found
+
+
+def _clock(hour: int, minute: int, period: str | None) -> set[str]:
+    hours: set[int]
+    if period in _PM:
+        hours = {hour + 12 if hour < 12 else hour % 24}
+    elif period == "中午":
+        hours = {hour if hour >= 11 else hour + 12}
+    elif period in _AM:
+        hours = {0 if hour == 12 and period == "凌晨" else hour}
+    else:
+        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
+    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
+
+
+def durations_in(raw: str) -> tuple[set[int], set[int]]:
+    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
+    minutes: set[int] = set()
+    for match in _DURATION_RE.finditer(raw):
+        if match.group(3):
+            amount, half, unit = match.group(1), match.group(2), match.group(3)
+            value = 0.5 if amount == "半" else _number(amount)
+            if value is None:
+                continue
+            total = value * 60 if unit in ("小时", "钟头") else value
+            minutes.add(int(total + (30 if half else 0)))
+        else:
+            amount, unit = match.group(4), match.group(5)
+            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
+            minutes.add(int(value * 60 if unit.startswith("hour") else value))
+    signs = set()
+    if any(w in raw for w in _EARLIER):
+        signs.add(-1)
+    if any(w in raw for w in _LATER):
+        signs.add(1)
+    return minutes, signs or {-1, 1}
+
+
+def _shifted_times(old: Any, raw: str) -> set[str]:
+    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
+    if not match:
+        return set()
+    base = int(match.group(1)) * 60 + int(match.group(2))
+    minutes, signs = durations_in(raw)
+    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+
+
+def _add_months(day: date, months: int) -> str:
+    index = day.year * 12 + day.month - 1 + months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def dates_in(raw: str, reference: date | None) -> set[str]:
+    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
+    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
+    found: set[str] = set()
+    for match in _ISO_DATE_RE.finditer(raw):
+        try:
+            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
+        except ValueError:
+            pass
+    for match in _ISO_MONTH_RE.finditer(raw):
+        if 1 <= int(match.group(2)) <= 12:
+            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
+    if reference is None:
+        return found
+    for word, days in _DAY_WORDS.items():
+        if word in raw:
+            found.add(_iso(reference + timedelta(days=days)))
+    monday = reference - timedelta(days=reference.weekday())
+    for match in _WEEKDAY_RE.finditer(raw):
+        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
+        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
+        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _EN_WEEKDAY_RE.finditer(raw):
+        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
+        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _MONTH_DAY_RE.finditer(raw):
+        month, day = _number(match.group(1)), _number(match.group(2))
+        for year in (reference.year, reference.year + 1):
+            try:
+                found.add(_iso(date(year, int(month or 0), int(day or 0))))
+            except ValueError:
+                pass
+    for match in _DAY_ONLY_RE.finditer(raw):
+        day = _number(match.group(1))
+        for months in (0, 1):
+            try:
+                first = date.fromisoformat(_add_months(reference, months) + "-01")
+                found.add(_iso(first.replace(day=int(day or 0))))
+            except ValueError:
+                pass
+    for word, months in _MONTH_WORDS.items():
+        if word in raw:
+            found.add(_add_months(reference, months))
+    for match in _MONTH_RE.finditer(raw):
+        month = _number(match.group(1))
+        if month is not None and 1 <= month <= 12:
+            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+    return found
+
+
+# ---------------------------------------------------------------- values
+
+def _digit_runs(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def text_grounded(value: str, folded: str) -> bool:
+    """A free-text value in a folded text: as a part of it, or nearly (its digits exactly)."""
+    target = fold(value)
+    if not target or not folded:
+        return False
+    if target in folded:
+        return True
+    runs = set(_digit_runs(folded))
+    if any(run not in runs for run in _digit_runs(target)):
+        return False
+    letters = [ch for ch in target if not ch.isdigit()]
+    if len(target) < 3 or not letters:
+        return False
+    present = set(folded)
+    coverage = sum(1 for ch in letters if ch in present) / len(letters)
+    pairs = any(target[i:i + 2] in folded for i in range(len(target) - 1))
+    return coverage >= TEXT_COVERAGE and pairs
+
+
+def _windows(text: str) -> set[str]:
+    folded = fold(text)
+    if len(folded) <= 2:
+        return {folded} if folded else set()
+    if folded.isascii():
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+
+
+def slot_touched(spec: SlotSpec, folded: str) -> bool:
+    """Whether a text names the slot: its label or two characters of it ("地址" for 安装地址), its
+    name, or one of its options or aliases."""
+    if not folded:
+        return False
+    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
+    for name in names:
+        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name))):
+            return True
+    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
+    return any(fold(o) and fold(o) in folded for o in options)
+
+
+def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
+    """An option value whose text or one of whose aliases the text holds."""
+    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
+    return any(fold(w) and fold(w) in folded for w in words)
+
+
+def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
+                        asked: bool, current: bool) -> bool:
+    if spec.type == "boolean":
+        return slot_touched(spec, folded) or (asked and current)
+    if _option_grounded(spec, value, folded):
+        return True
+    if spec.type in ("integer", "number"):
+        if not isinstance(value, (int, float)):
+            return False
+        numbers = numbers_in(raw)
+        if float(value) in numbers:
+            return True
+        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
+            and any(abs(float(value) - float(old)) == n for n in numbers if n)
+    if not isinstance(value, str):
+        return False
+    if _TIME_VALUE.match(value):
+        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
+        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+            return True
+    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
+        return True
+    return text_grounded(value, folded)
+
+
+def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
+                   recent: bool = True) -> bool:
+    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
+    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0)
+                   for index, (folded, raw) in enumerate(ev.texts(recent))):
+            return False
+    return True
+
+
+def _holds(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``words``: Chinese as a part, English as whole words."""
+    for word in words:
+        if word.isascii():
+            if re.search(r"(?<![a-z'])" + re.escape(word) + r"(?![a-z'])", text):
+                return True
+        elif word in text:
+            return True
+    return False
+
+
+def said(words: tuple[str, ...], ev: Evidence) -> bool:
+    """Whether this message holds one of ``words`` (for yes, no, cancel, reset, revert)."""
+    return _holds(ev.raw, words)
+
+
+def confirm_grounded(ev: Evidence) -> bool:
+    """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
+    "不错" say yes)."""
+    text = ev.raw
+    for phrase in _YES_DESPITE_NO:
+        text = text.replace(phrase, "好")
+    return _holds(text, _YES) and not _holds(text, _NO)
+
+
+def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
+    """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
+    return said(_CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+
+
+def reset_grounded(ev: Evidence) -> bool:
+    return said(_RESET, ev)
+
+
+def revert_said(ev: Evidence) -> bool:
+    return said(_REVERT, ev)
+
+
+def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
+    """Whether a text names the task: its label or name, two characters of its label that no other
+    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
+    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
+    "宽带连不上")."""
+    if not folded:
+        return False
+    for name in (spec.name.replace("_", " "), spec.label):
+        if name and fold(name) in folded:
+            return True
+    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
+    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
+    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
+        return True
+    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+
+
+def _task_words(spec: TaskSpec) -> set[str]:
+    """Two-character words (English: words) of a task's description and examples, digits left out."""
+    words: set[str] = set()
+    for text in (spec.description, *spec.examples):
+        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+    return words
 
 
 # ---- dskit/understanding.py ----
@@ -2325,6 +2974,9 @@ _ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollba
           "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
 _TIMELINE_ITEMS = 12
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+_UNSET = object()  # a slot's value before the turn, when it had none
 
 
 def _short(command: Any) -> str:
@@ -2349,10 +3001,18 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
 class _MachineTurn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
-    def __init__(self, state: dict, catalog: Catalog, lang: str):
+    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
         self.state = state
         self.catalog = catalog
         self.lang = lang
+        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
+        # (task_id, slot) -> (value before the turn or _UNSET, its history before the turn, ops this turn)
+        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
+        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
+        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in state["task_stack"]
+                                      if isinstance(t.get("unconfirmed"), dict)}
+        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
         self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
         self.dropped: list[dict] = []
         self.notices: list[str] = []
@@ -2425,13 +3085,23 @@ class _MachineTurn:
             self._remove(victim, "evicted")
         return self.notices[before:]
 
+    def _touch(self, task: dict, name: str, op: str) -> None:
+        """Remember a slot's value and history before its first change this turn (for the one
+        resolution per slot and turn, :meth:`_resolve_slots`)."""
+        key = (task["id"], name)
+        if key not in self.touched:
+            self.touched[key] = (task["slots"].get(name, _UNSET), list(task["history"].get(name) or []), [])
+        self.touched[key][2].append(op)
+
     def _set(self, task: dict, name: str, value: Any) -> bool:
-        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
+        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed.
+        Sub-tasks watching the slot are cancelled once the turn's final value is known."""
         old = task["slots"].get(name)
         if value is None and name not in task["slots"]:
             return False
         if value is not None and name in task["slots"] and old == value:
             return False
+        self._touch(task, name, "delete" if value is None else "set")
         history = task["history"].setdefault(name, [])
         history.append(old)
         bound_history(history)
@@ -2441,9 +3111,40 @@ class _MachineTurn:
             task["slots"][name] = value
             self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
         self.changed.setdefault(task["id"], []).append(name)
-        if old is not None:
-            self._cascade(task, name)
         return True
+
+    def _resolve_slots(self) -> None:
+        """One outcome per slot and turn: however many commands touched a slot ("clear, roll back,
+        set, clear"), its final value is compared with the value before the turn. Unchanged: the
+        history is as it was, and nothing is acknowledged or announced. Changed: one old value is
+        kept (so a rollback next turn returns to the value before this turn), the notice says the
+        final value, and the sub-tasks watching the slot are cancelled once.
+        """
+        for (task_id, name), (before, history, ops) in self.touched.items():
+            task = find_task(self.state, task_id)
+            if task is None:
+                continue
+            final = task["slots"].get(name, _UNSET)
+            if final == before:
+                task["history"][name] = history
+                if not history:
+                    task["history"].pop(name, None)
+                self.changed[task_id] = [n for n in self.changed.get(task_id, []) if n != name]
+                self.rolled_back.discard((task_id, name))
+                continue
+            if len(ops) > 1 and ops[-1] != "rollback":
+                merged = history + [None if before is _UNSET else before]
+                bound_history(merged)
+                task["history"][name] = merged
+            if ops[-1] == "rollback":
+                display = self.spec(task).slots[name].display
+                self.notices.append(msg("rolled_back_empty", self.lang, slot=display) if final is _UNSET else
+                                    msg("rolled_back", self.lang, slot=display, value=show_value(final, self.lang)))
+            else:
+                self.rolled_back.discard((task_id, name))
+            if before is not _UNSET and before is not None:
+                self._cascade(task, name)
+        self.touched.clear()
 
     def _cascade(self, task: dict, slot: str) -> None:
         """A changed or deleted value invalidates the sub-tasks opened for the old one (docs/design.md, "Cascades")."""
@@ -2492,16 +3193,19 @@ class _MachineTurn:
     def _settle_subtasks(self) -> None:
         """A sub-task never executes before its parent: once it could run, it waits for the parent.
 
-        It waits when it is complete and needs no confirmation, or was confirmed this turn; a waiting
-        one stays waiting unless a change makes it incomplete or needs a new confirmation. A waiting
-        task sits right below its parent, so the parent comes (back) to the top and is asked next.
+        It waits when it is complete and needs no confirmation, or was confirmed this turn, or its
+        parent asks for confirmation (the parent's confirmation lists it); a waiting one stays waiting
+        unless a change makes it incomplete or needs a new confirmation. A waiting task sits right
+        below its parent, so the parent comes (back) to the top and is asked next.
         """
         for task in list(self.state["task_stack"]):
             parent = self._open_parent(task)
             spec = self.spec(task)
             complete = not missing_slots(task, spec)
             changed = bool(self.changed.get(task["id"]))
+            # A parent that asks for confirmation shows its waiting sub-tasks too: one yes covers both.
             ready = complete and (not spec.confirm or task["id"] == self.confirmed_id
+                                  or (parent is not None and self.spec(parent).confirm)
                                   or (task["stage"] == "WAITING" and not changed))
             if parent is None or not ready:
                 if task["stage"] == "WAITING":
@@ -2524,14 +3228,96 @@ class _MachineTurn:
                 ids.add(task["id"])
         return found
 
+    # ------------------------------------------------------------ grounding (docs/grounding.md)
+
+    def _ungrounded_drop(self, command: Any, reason: str) -> None:
+        """A command the user's message does not support: dropped, with the reason, whatever the policy."""
+        self.drop(command, f"not grounded: {reason}")
+
+    def _admit(self, task: dict, name: str, value: Any) -> tuple[Any, str]:
+        """The part of a coerced value (None: a deletion) that the user's message supports, and why
+        the rest is not: (value or _UNSET when nothing is admitted, reason)."""
+        ev = self.evidence
+        old = task["slots"].get(name)
+        if ev is None or value == old:
+            return value, ""
+        spec = self.spec(task).slots[name]
+        if value is None:  # a deletion: the message must name the slot or the value it removes
+            if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+                return value, ""
+            return _UNSET, f"{name}: the message does not mention this slot; its value stays"
+        asked = self.asked == f"{task['id']}.{name}"
+        # A change of a value, or a slot that held one before, must be touched by this message; a
+        # slot filled for the first time may take a value the user gave in a recent turn.
+        first_fill = old is None and not task["history"].get(name)
+        items = value if isinstance(value, list) else [value]
+        kept = [item for item in items
+                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False)
+                or (value_grounded(spec, item, ev, old=old, recent=True)
+                    and (first_fill or slot_touched(spec, ev.message)))]
+        if not kept:
+            return _UNSET, f"{name}: {_short(value)} is not in what the user said"
+        if isinstance(value, list):
+            rest = [item for item in items if item not in kept]
+            return kept, f"{name}: {_short(rest)} is not in what the user said" if rest else ""
+        return value, ""
+
+    def _hold(self, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+        """An unsupported value under the policy: dropped ("drop"), or held for the user to check
+        ("ask": the next question shows it, and only a yes stores it)."""
+        if self.catalog.policy.ungrounded == "ask":
+            task.setdefault("unconfirmed", {})[name] = value
+            self.drop(command, f"held for the user to check: {reason}")
+            self.note(f"hold {task['id']}.{name}", progress=False)
+        else:
+            self._ungrounded_drop(command, reason)
+
+    def _start_grounded(self, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+        """Whether the message asks for this start. A task that is open or just ran is started again
+        only when the message names it or gives it a new value; a new task carrying values is
+        refused when none of them was said and the task is not named (a copied example)."""
+        ev = self.evidence
+        if ev is None or task_mentioned(spec, self.catalog, ev.message):
+            return True, ""
+        open_task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
+        ran = [d for d in self.state["done"] if d.get("task") == spec.name
+               and self.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+        before = open_task["slots"] if open_task else (ran[-1].get("slots") or {}) if ran else {}
+        new_values = False
+        for name, raw in (command.get("slots") or {}).items():
+            slot = spec.slots.get(name)
+            ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+            if ok and before.get(name) != value and value_grounded(slot, value, ev, recent=False,
+                                                                    asked=self.asked.endswith(f".{name}")):
+                new_values = True
+        if open_task is not None or ran:
+            why = "it is already open" if open_task is not None else "it has just run"
+            return new_values, f"start of {spec.name}: {why} and the message does not ask for it again"
+        if command.get("slots") and not new_values:
+            return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+        return True, ""
+
+    def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
+        """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…)."""
+        ev = self.evidence
+        if ev is None:
+            return True
+        spec = self.spec(task).slots[slot]
+        return (slot_touched(spec, ev.message) or revert_said(ev)
+                or (previous is not None and value_grounded(spec, previous, ev, recent=False)))
+
     # ------------------------------------------------------------ commands
 
     def reset(self, command: dict) -> None:
+        if self.evidence is not None and not reset_grounded(self.evidence):
+            self._ungrounded_drop(command, "the message does not ask to start over")
+            return
         for task in list(self.state["task_stack"]):
             self.ended[task["id"]] = "reset"
         self.state["task_stack"] = []
         self.state["counters"] = new_counters()
         self.state["handoff"] = None
+        self.held.clear()
         self.notices.append(msg("reset", self.lang))
         self.note("reset")
 
@@ -2542,11 +3328,18 @@ class _MachineTurn:
         if task is None:
             self.drop(command, f"no open task {name}" if name else "no open task to cancel")
             return
+        if self.evidence is not None and not cancel_grounded(self.evidence, self.spec(task)):
+            self._ungrounded_drop(command, "the message does not drop a task")
+            return
         self._remove(task, "cancelled")
         self.note(f"cancel {task['id']}:{task['name']}")
 
     def start_task(self, command: dict) -> None:
         spec = self.catalog.tasks[command["task"]]
+        grounded, reason = self._start_grounded(spec, command)
+        if not grounded:
+            self._ungrounded_drop(command, reason)
+            return
         task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
         if task is None:
             task = self._new_task(spec)
@@ -2560,26 +3353,35 @@ class _MachineTurn:
     def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
         spec = self.spec(task)
         for name, raw in slots.items():
+            item = {"task": task["name"], "slot": name, "value": raw}
             if name not in spec.slots:
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"unknown slot {name!r} for task {task['name']}")
+                self.drop(item, f"unknown slot {name!r} for task {task['name']}")
                 continue
-            if raw is None:
-                if self._set(task, name, None):
-                    self.note(f"delete {task['id']}.{name}")
+            value, reason = None, ""
+            if raw is not None:
+                ok, value, reason = coerce_slot_value(spec.slots[name], raw)
+                if not ok:
+                    self.drop(item, f"{name}: {reason}")
+                    continue
+                if reason:  # a list slot kept its valid items
+                    self.drop(item, f"{name}: partly kept; {reason}")
+            admitted, why = self._admit(task, name, value)
+            if admitted is _UNSET:
+                self._hold(task, name, value, item, why)
                 continue
-            ok, value, reason = coerce_slot_value(spec.slots[name], raw)
-            if not ok:
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: {reason}")
-                continue
-            if reason:  # a list slot kept its valid items
-                self.drop({"task": task["name"], "slot": name, "value": raw}, f"{name}: partly kept; {reason}")
-            if self._set(task, name, value):
-                self.note(f"set {task['id']}.{name}={_short(value)}")
+            if why:  # a list slot kept the items the user said
+                self._ungrounded_drop(item, why)
+            if self._set(task, name, admitted):
+                self.note(f"delete {task['id']}.{name}" if admitted is None else
+                          f"set {task['id']}.{name}={_short(admitted)}")
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
         if name and self._target(name, "") is None:
             self.start_task({"type": "start_task", "task": name, "slots": {}})
+            if self._target(name, "") is None:  # the start was not grounded: neither are its slots' task
+                self._ungrounded_drop(command, f"{name} is not open and the message does not ask for it")
+                return
         groups: dict[str, tuple[dict, dict]] = {}
         for slot, value in command["slots"].items():
             task = self._target(name, slot)
@@ -2600,19 +3402,17 @@ class _MachineTurn:
         if not history:
             self.drop(command, f"{slot} has no earlier value")
             return
+        if not self._rollback_grounded(task, slot, history[-1]):
+            self._ungrounded_drop(command, f"{slot}: the message does not take this slot back")
+            return
+        self._touch(task, slot, "rollback")
         previous = history.pop()
-        old = task["slots"].get(slot)
         if previous is None:
             task["slots"].pop(slot, None)
-            self.notices.append(msg("rolled_back_empty", self.lang, slot=self.spec(task).slots[slot].display))
         else:
             task["slots"][slot] = previous
-            self.notices.append(msg("rolled_back", self.lang, slot=self.spec(task).slots[slot].display,
-                                    value=show_value(previous, self.lang)))
         self.changed.setdefault(task["id"], []).append(slot)
         self.rolled_back.add((task["id"], slot))
-        if old is not None:
-            self._cascade(task, slot)
         self.note(f"rollback {task['id']}.{slot}")
 
     def confirm(self, command: dict) -> None:
@@ -2620,12 +3420,19 @@ class _MachineTurn:
         if task is None:
             self.drop(command, "no open task to confirm")
             return
+        if self.evidence is not None and not confirm_grounded(self.evidence):
+            self._ungrounded_drop(command, "the message does not say yes")
+            return
+        if task["id"] in self.held:  # a yes to the values held for checking, not to running the task
+            self._accept_held(task)
+            return
         missing = missing_slots(task, self.spec(task))
         if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
             self.drop(command, f"refused: required slot {missing[0]} is empty")
             self.notices.append(msg("guard", self.lang))
             return
-        if task["stage"] != "CONFIRMING" or self.changed.get(task["id"]):
+        if task["stage"] != "CONFIRMING" or self.changed.get(task["id"]) \
+                or any(self.changed.get(sub["id"]) for sub in self._waiting_under(task)):
             self.drop(command, "nothing has been shown for confirmation yet")
             return
         self.confirmed_id = task["id"]
@@ -2633,6 +3440,11 @@ class _MachineTurn:
 
     def deny(self, command: dict) -> None:
         task = current_task(self.state)
+        if task is not None and task["id"] in self.held:  # no to the values held for checking
+            self.held.pop(task["id"])
+            self.checked.add(task["id"])
+            self.note(f"deny held {task['id']}")
+            return
         if task is None or task["stage"] != "CONFIRMING":
             self.drop(command, "nothing to deny")
             return
@@ -2640,13 +3452,31 @@ class _MachineTurn:
         self.denied_id = task["id"]
         self.note(f"deny {task['id']}")
 
+    def _accept_held(self, task: dict) -> None:
+        """The user said yes to the values shown for checking: they are stored as if said."""
+        self.checked.add(task["id"])
+        for name, value in self.held.pop(task["id"]).items():
+            if name in self.spec(task).slots and self._set(task, name, value):
+                self.note(f"checked {task['id']}.{name}")
+
+    def _expire_held(self) -> None:
+        """Held values the user did not say yes to are forgotten (they were asked about once)."""
+        for task_id, values in self.held.items():
+            self.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
+        self.held.clear()
+
     def apply(self, commands: list[dict]) -> None:
-        """Apply commands in the fixed order; several starts keep the first-mentioned on top."""
+        """Apply commands in the fixed order; several starts keep the first-mentioned on top. The slot
+        changes are resolved to one outcome per slot before confirm and deny are read."""
         ordered = sorted(enumerate(commands), key=lambda p: (_ORDER[p[1]["type"]], p[0]))
         starts = [c for _, c in ordered if c["type"] == "start_task"]
         rest_ok = len(commands) > sum(1 for c in commands if c["type"] == "cannot_handle")
+        resolved = False
         for _, command in ordered:
             kind = command["type"]
+            if not resolved and _ORDER[kind] > _ORDER["set_slots"]:
+                self._resolve_slots()
+                resolved = True
             if kind == "start_task":
                 if command is starts[0]:
                     for start in reversed(starts):
@@ -2665,6 +3495,9 @@ class _MachineTurn:
                 self.note("chitchat", progress=False)
             elif kind == "cannot_handle" and rest_ok:
                 self.drop(command, "ignored: other commands were understood")
+        if not resolved:
+            self._resolve_slots()
+        self._expire_held()
 
     # ------------------------------------------------------------ decision
 
@@ -2690,6 +3523,9 @@ class _MachineTurn:
     def _prompt(self, task: dict, resumed: bool) -> tuple[str, str | None, str]:
         """What the open task needs next: (action, slot, question) with action ask_slot|confirm|execute|handoff."""
         spec = self.spec(task)
+        held = task.get("unconfirmed")
+        if held:  # values the user did not say (policy "ask"): checked before anything else
+            return "confirm", next(iter(held)), msg("check", self.lang, values=self._held_text(task, held))
         missing = missing_slots(task, spec)
         if missing:
             slot = missing[0]
@@ -2710,12 +3546,22 @@ class _MachineTurn:
         if task["id"] == self.confirmed_id or not confirm_needed:
             return "execute", None, ""
         task["stage"] = "CONFIRMING"
-        values = self._values_text(task)
+        values = self._values_text(task) + "".join(
+            msg("confirm_with", self.lang, task=self.spec(sub).display, values=self._values_text(sub))
+            for sub in self._waiting_under(task))
         if resumed and not spec.confirm:
             return "confirm", None, msg("confirm_resume", self.lang, task=spec.display, values=values)
         if not values:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
+
+    def _held_text(self, task: dict, held: dict) -> str:
+        """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
+        slots = self.spec(task).slots
+        parts = [msg("check_clear", self.lang, slot=slots[n].display) if v is None else
+                 msg("kv", self.lang, slot=slots[n].display, value=show_value(v, self.lang))
+                 for n, v in held.items() if n in slots]
+        return msg("value_sep", self.lang).join(parts)
 
     def _handoff(self, reason: str) -> Decision:
         self.state["handoff"] = {"reason": reason, "turn": self.state["turn"]}
@@ -2922,8 +3768,14 @@ def _machine_kept_turn(state_str: Any, catalog: Catalog, lang: str, key: str, co
                                          task=task_ref(top), error=error)
 
 
-def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None) -> tuple[str, Decision]:
+def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
+         recent: Any = (), reference_date: Any = None) -> tuple[str, Decision]:
     """One turn: (new state string, decision). Raises CatalogError only for a broken catalog.
+
+    ``query`` is the user's message this turn, ``recent`` their earlier messages (oldest first) and
+    ``reference_date`` ("YYYY-MM-DD") the day relative dates count from: with them, only what the
+    user said is applied (docs/grounding.md). ``query`` None turns grounding off — for replaying
+    stored commands, whose messages are not at hand.
 
     The state written always loads back as written and fits Dify's limits (dskit.limits): when only
     dropping open tasks or their values could make it fit, the turn is refused instead and the
@@ -2939,7 +3791,7 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
         _reconcile(state, cat)
         state["turn"] += 1
         parsed = parse_understanding(understanding, cat)
-        turn = _MachineTurn(state, cat, lang)
+        turn = _MachineTurn(state, cat, lang, make_evidence(query, recent, reference_date))
         for item in parsed["dropped"]:
             turn.drop(item["command"], item["reason"])
         if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
@@ -3058,6 +3910,9 @@ def keep_state(state_text: str) -> str:
 # Code-node entry functions: the engine as Dify code nodes call it.
 
 STATE_NODE_OUTPUTS = node_types(WORKFLOW_OUTPUTS)
+# One message longer than this cannot be kept whole in the history anyway (its byte cap cuts it);
+# reading only its opening keeps the noise rules fast on a megabyte of text.
+TURN_MAX_CHARS = 100_000
 
 
 def _lang(lang: Any) -> str | None:
@@ -3095,11 +3950,20 @@ def _kept_state(state_text: str) -> str:
     return "" if errors else dump_state(state)
 
 
+def _reference_date(value: Any) -> str:
+    """A "YYYY-MM-DD" input, else today by the sandbox's clock (the day 明天 and 上个月 count from)."""
+    text = text_in(value).strip()
+    return text if parse_reference_date(text) is not None else date.today().isoformat()
+
+
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
-               lang: Any = "") -> dict:
+               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
-    ``lang`` "" means the catalog's language. A broken catalog leaves the state untouched and says so in
+    ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
+    only what the user said (docs/grounding.md); without ``query`` every valid command is applied.
+    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
+    means the catalog's language. A broken catalog leaves the state untouched and says so in
     ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
     """
     state_in = text_in(sys_context_str)
@@ -3113,7 +3977,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
         return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        new_state, decision = step(state_in, raw, catalog, lang=language)
+        new_state, decision = step(state_in, raw, catalog, lang=language,
+                                   query=None if query is None else text_in(query)[:TURN_MAX_CHARS],
+                                   recent=recent_user_messages(text_in(history), RECENT_TURNS), reference_date=_reference_date(reference_date))
         if len(new_state) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(new_state)} characters, over Dify's limit")
@@ -3128,6 +3994,9 @@ def main(
     understanding: str = "",
     sys_context_str: str = "",
     task_catalog: str = "",
+    query: str = "",
+    history: str = "",
+    reference_date: str = "",
     **extra,
 ) -> dict:
     """Dify calls main(**inputs) with the node's input variables."""
@@ -3135,4 +4004,7 @@ def main(
         understanding=understanding,
         sys_context_str=sys_context_str,
         task_catalog=task_catalog,
+        query=query,
+        history=history,
+        reference_date=reference_date,
     )

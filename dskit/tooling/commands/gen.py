@@ -19,13 +19,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--provider", help="model provider for every LLM node, ORG/PLUGIN/PROVIDER "
                                            "(e.g. langgenius/tongyi/tongyi); sets the DSL's dependencies too")
     parser.add_argument("--model", help="model name for every LLM node (e.g. qwen-plus)")
+    parser.add_argument("--catalog", type=Path, default=None, metavar="FILE",
+                        help="build the three Chatflows for this task catalog (TASK_CATALOG, and the classic "
+                             "layout's classes and extractor parameters); default folder ./dsl_<name>/")
     parser.add_argument("--out", type=Path, default=None,
-                        help="with --provider/--model: folder for the DSL files (default: dsl/)")
+                        help="with --provider/--model/--catalog: folder for the DSL files (default: dsl/, "
+                             "or ./dsl_<catalog name>/ with --catalog)")
     parser.set_defaults(func=run)
 
 
+def _catalog_option(path: Path) -> tuple[str, str] | None:
+    """(catalog JSON, language) of ``--catalog``, or None after saying what is wrong with it."""
+    import json
+
+    from dskit.catalog import CatalogError, load_catalog
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        catalog = load_catalog(text)
+    except OSError as error:
+        print(f"dskit gen: --catalog {path}: cannot read ({error.strerror or error})", file=sys.stderr)
+        return None
+    except CatalogError as error:
+        print(f"dskit gen: --catalog {path}: {len(error.problems)} problem(s)", file=sys.stderr)
+        for problem in error.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return None
+    return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":")), catalog.language
+
+
 def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
-    """Write only the Chatflow DSL files (all three layouts), for the provider and model the user named."""
+    """Write only the Chatflow DSL files (all three layouts), for the provider, model and catalog the
+    user named."""
     from dskit.tooling.dslbuild.flows import FlowOptions
     from dskit.tooling.dslbuild.generate import dsl_texts
 
@@ -34,14 +59,23 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
     if provider.count("/") != 2 or not all(provider.split("/")):
         print(f"dskit gen: --provider must look like ORG/PLUGIN/PROVIDER, got {provider!r}", file=sys.stderr)
         return 2
-    options = FlowOptions(provider=provider, model=args.model or defaults.model)
-    out = (args.out or root / "dsl").resolve()
+    catalog_json, lang = None, defaults.lang
+    if args.catalog is not None:
+        loaded = _catalog_option(args.catalog)
+        if loaded is None:
+            return 2
+        catalog_json, lang = loaded
+    options = FlowOptions(provider=provider, model=args.model or defaults.model, catalog_json=catalog_json,
+                          lang=lang)
+    default_out = Path(f"dsl_{args.catalog.stem}") if args.catalog is not None else root / "dsl"
+    out = (args.out or default_out).resolve()
     files = dsl_texts(options)
     for relative, text in files.items():
         path = out / Path(relative).name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {path} ({options.provider}, {options.model})")
+        print(f"wrote {path} ({options.provider}, {options.model}"
+              + (f", catalog {args.catalog.name})" if args.catalog is not None else ")"))
     return 0
 
 
@@ -50,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.generated import REPO_ROOT, stale_files, write_all
 
     root = (args.root or REPO_ROOT).resolve()
-    if (args.provider or args.model) and not args.check:
+    if (args.provider or args.model or args.catalog) and not args.check:
         return _custom_dsl(args, root)
     try:
         if args.check:

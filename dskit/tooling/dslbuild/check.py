@@ -16,7 +16,10 @@ person can find it in the editor. Checks:
   outputs (statically from dict literals, else by running ``main`` once on empty inputs in a
   separate process);
 - flow: no cycle, no node unreachable from start, every path from start passes an answer node;
-- LLM nodes: provider ORG/PLUGIN/PROVIDER with a matching ``dependencies`` entry.
+- LLM nodes: provider ORG/PLUGIN/PROVIDER with a matching ``dependencies`` entry, and a
+  ``max_tokens`` on every model call (:mod:`.check_classic`);
+- the classic layout against TASK_CATALOG: every class a task or a known class, every task a class,
+  every extractor parameter a slot, every parameter an adapter input (:mod:`.check_classic`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dskit.tooling.codegen.sandbox import CodeNodeError, check_source, run_code_node
+from dskit.tooling.dslbuild.check_classic import bound_problems, classic_problems
 from dskit.tooling.dslbuild.layout import overlaps
 from dskit.tooling.dslbuild.node_data import node_outputs
 
@@ -98,6 +102,7 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = True, sandbox
     problems += graph.reference_problems()
     problems += graph.code_problems(run_code=run_code, sandbox=sandbox)
     problems += graph.model_problems()
+    problems += [Problem(*found) for found in bound_problems(doc) + classic_problems(doc)]
     problems += graph.layout_problems()
     return problems
 

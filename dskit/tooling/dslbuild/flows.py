@@ -122,8 +122,9 @@ def opening_statement(options: FlowOptions) -> str:
     return "您好！我可以帮您：" + "、".join(labels) + "。" if labels else "您好！有什么可以帮您？"
 
 
-def _model(options: FlowOptions, temperature: float) -> dict[str, Any]:
-    return n.model_config(options.provider, options.model, temperature)
+def _model(options: FlowOptions, temperature: float, node_id: str) -> dict[str, Any]:
+    """The model block of LLM node ``node_id``, its max_tokens bounded (:data:`prompts.MAX_TOKENS`)."""
+    return n.model_config(options.provider, options.model, temperature, {"max_tokens": prompts.MAX_TOKENS[node_id]})
 
 
 def _state_node(flow: Flow, understanding: list[str]) -> None:
@@ -131,8 +132,10 @@ def _state_node(flow: Flow, understanding: list[str]) -> None:
         "understanding": understanding,
         "sys_context_str": ["conversation", "sys_context_str"],
         "task_catalog": ["env", "TASK_CATALOG"],
-    }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）。Applies the "
-       "understanding's commands to the task stack and decides the next action.")
+        "query": ["sys", "query"], "history": ["conversation", "history"],
+    }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）；只应用用户说过的值和动作。"
+       "Applies the understanding's commands to the task stack and decides the next action; only what the "
+       "user's message (or a recent one) supports is applied (docs/grounding.md).")
 
 
 def _route(flow: Flow) -> None:
@@ -192,7 +195,7 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
         ["state", "faq_question"], title="知识库检索",
         desc="导入后请在此选择知识库。Pick your knowledge base here after import."))
     prompt = prompts.faq_prompt(options.lang, n.ref(["state", "faq_question"]))
-    flow.add("faq_answer", n.llm(_model(options, 0.3), prompt["system"], prompt["user"], title="FAQ 回答",
+    flow.add("faq_answer", n.llm(_model(options, 0.3, "faq_answer"), prompt["system"], prompt["user"], title="FAQ 回答",
                                  desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages.",
                                  context=["faq_search", "result"]))
     flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
@@ -205,7 +208,7 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
 
 def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
     prompt = prompts.chitchat_prompt(options.lang, n.ref(["state", "current_task_label"]))
-    flow.add("chat_answer", n.llm(_model(options, 0.7), prompt["system"], prompt["user"], title="闲聊回复",
+    flow.add("chat_answer", n.llm(_model(options, 0.7, "chat_answer"), prompt["system"], prompt["user"], title="闲聊回复",
                                   desc="一句话回应闲聊。A one-sentence reply to small talk."))
     flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
         ("answer", ["chat_answer", "text"]), ("question", ["state", "question"])],
@@ -239,7 +242,7 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
         [n.case("due", [n.condition(["history", "summary_due"], "is", True, var_type="boolean")])],
         title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an overflowing history costs "
                                         "an extra LLM call."))
-    flow.add("summarize", n.llm(_model(options, 0.2), n.ref(["history", "summary_system"]),
+    flow.add("summarize", n.llm(_model(options, 0.2, "summarize"), n.ref(["history", "summary_system"]),
                                 n.ref(["history", "summary_prompt"]), title="LLM 合并摘要",
                                 desc="把移出窗口的旧对话合并进摘要。Merges the turns that left the window "
                                      "into the summary."))
@@ -284,7 +287,7 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
                       "and extracts slots; the state machine decides.", options)
-    flow.add("understand", n.llm(_model(options, 0.1), n.ref(["context", "instructions"]),
+    flow.add("understand", n.llm(_model(options, 0.1, "understand"), n.ref(["context", "instructions"]),
                                  n.ref(["context", "context"]), title="理解：改写+路由+槽位",
                                  desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
                                       "JSON: rewritten_query and commands."))
@@ -337,15 +340,15 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
                       options)
     lang = "en" if options.lang == "en" else "zh"
     rewrite = prompts.REWRITE[lang]
-    flow.add("rewrite", n.llm(_model(options, 0.1), rewrite["system"], rewrite["user"], title="问题改写",
+    flow.add("rewrite", n.llm(_model(options, 0.1, "rewrite"), rewrite["system"], rewrite["user"], title="问题改写",
                               desc="结合历史把问题改写完整。Rewrites the message into a self-contained question."))
     classes = classic_classes(catalog, lang)
     flow.add("classify", n.question_classifier(
-        _model(options, 0.1), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
+        _model(options, 0.1, "classify"), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
         desc="任务 / 补充信息 / 确认 / 否认 / 取消 / 重置 / FAQ / 闲聊 / 转人工。Routes the question."))
     parameters = classic_parameters(catalog)
     flow.add("extract", n.parameter_extractor(
-        _model(options, 0.1), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
+        _model(options, 0.1, "extract"), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
         desc="提取这句话里说出的词槽。Extracts the slots this message states."))
     bindings: dict[str, list[str]] = {
         "class_name": ["classify", "class_name"],

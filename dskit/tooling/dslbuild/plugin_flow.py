@@ -61,10 +61,12 @@ def constant(value: Any) -> dict[str, Any]:
     return {"type": "constant", "value": value}
 
 
-def model_selector(options: FlowOptions) -> dict[str, Any]:
-    """A ``model-selector`` tool configuration (what the editor stores for a picked LLM)."""
+def model_selector(options: FlowOptions, max_tokens: int) -> dict[str, Any]:
+    """A ``model-selector`` tool configuration (what the editor stores for a picked LLM), its answers
+    bounded by ``max_tokens`` (prompts.MAX_TOKENS)."""
     return constant({"provider": options.provider, "model": options.model, "model_type": "llm",
-                     "mode": "chat", "type": "model-selector", "completion_params": {"temperature": 0.1}})
+                     "mode": "chat", "type": "model-selector",
+                     "completion_params": {"temperature": 0.1, "max_tokens": max_tokens}})
 
 
 def tool(tool_name: str, parameters: dict[str, dict[str, Any]], configurations: dict[str, Any], *,
@@ -104,7 +106,8 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         "catalog": variable(["env", "TASK_CATALOG"]),
         "history": variable(["conversation", "history"]),
         "summary": variable(["conversation", "summary"]),
-    }, {"model": model_selector(options), "bad_state": constant("refuse"), "lang": constant("auto")},
+    }, {"model": model_selector(options, prompts.MAX_TOKENS["understand"]), "bad_state": constant("refuse"),
+        "lang": constant("auto")},
         title="跟踪对话状态", desc="你选的模型理解本轮消息，状态机决定下一步。Your model understands the "
         "message; the state machine decides the next action."))
     flow.chain("start", "recall", "track_state")
@@ -136,7 +139,8 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.add("faq_search", n.knowledge_retrieval(["track_state", "rewritten_query"], title="知识库检索",
                                                  desc="导入后请在此选择知识库。Pick your knowledge base here."))
     faq = prompts.faq_prompt(lang, n.ref(["track_state", "rewritten_query"]))
-    flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3), faq["system"],
+    flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3,
+                                                       {"max_tokens": prompts.MAX_TOKENS["faq_answer"]}), faq["system"],
                                  faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
                                  desc="根据检索到的知识简短回答。Answers from the retrieved passages.",
                                  context=["faq_search", "result"]))
@@ -147,7 +151,8 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.chain("faq_search", "faq_answer", "faq_reply")
 
     chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task"]))
-    flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7), chat["system"],
+    flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7,
+                                                        {"max_tokens": prompts.MAX_TOKENS["chat_answer"]}), chat["system"],
                                   chat["user"] + "\n\n" + n.ref(["recall", "memories"]), title="闲聊回复",
                                   desc="一句话回应闲聊。A one-sentence reply to small talk."))
     flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
@@ -171,7 +176,8 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         "answer": mixed(n.ref(["reply", "output"])),
         "summary": variable(["conversation", "summary"]),
     }, {"max_turns": constant(10), "max_bytes": constant(150000), "summary_max_tokens": constant(400),
-        "summarizer": constant("auto"), "model": model_selector(options), "lang": constant("auto")},
+        "summarizer": constant("auto"), "model": model_selector(options, prompts.MAX_TOKENS["summarize"]),
+        "lang": constant("auto")},
         title="压缩历史", desc="追加本轮；移出窗口的轮次并入摘要。Appends the turn; turns that leave the "
         "window go into the summary."))
     flow.add("save", n.assigner([

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from dskit.tooling.dslbuild.node_data import ref
 
+# Each LLM node's max_tokens: room for its longest sensible answer and little more. A small model
+# sometimes never stops (a parameter extractor once generated for 14 minutes); the cap bounds the
+# time and cost of a call. The understanding JSON of a dense message with several commands is about
+# 150-250 tokens; the extractor writes every parameter (mostly empty strings); a classifier answers
+# one short JSON object; a rewrite is one sentence; FAQ answers are at most three sentences, small
+# talk one; a summary is at most 300 characters (zh) or 200 words (en).
+MAX_TOKENS = {"understand": 512, "rewrite": 160, "classify": 160, "extract": 512, "faq_answer": 320,
+              "chat_answer": 120, "summarize": 600}
+
 CONTEXT = ref(["context", "context"])  # catalog, state, summary, recent turns, latest message
 STATE = ref(["context", "state_text"])  # the model's view of the state alone
 SUMMARY = ref(["conversation", "summary"])
