@@ -15,8 +15,8 @@ from pathlib import Path
 ENGINE_DIR = Path(__file__).resolve().parents[1]
 # Colour by what a module is about (docs/design.md, "Module map"); a module missing here is grey.
 GROUPS = {
-    "decides": ("#dbe9f6", ("records", "limits", "catalog", "redos", "jsonish", "understanding", "state", "gaps",
-                            "machine")),
+    "decides": ("#dbe9f6", ("records", "limits", "catalog", "redos", "catalog_lint", "jsonish", "understanding",
+                            "state", "gaps", "grounding", "machine")),
     "views": ("#fde9c9", ("views", "prompts", "messages", "text")),
     "conversation memory": ("#e2f0d9", ("history", "noise", "summary", "tokens", "context")),
     "code nodes": ("#eadcf4", ("node_io", "nodes", "classic")),
@@ -26,7 +26,7 @@ TURN = [
     ("user message + sys_context_str, history, summary, catalog", "Dify variables / tool parameters"),
     ("the model's view: catalog, state view, memory, summary, recent turns, message", "prompts.understanding_prompt"),
     ("LLM -> {rewritten_query, commands}", "one call; parsed by understanding"),
-    ("apply commands in a fixed order, then decide", "machine.step"),
+    ("apply what the user said (grounding), in a fixed order; decide", "machine.step"),
     ("next_action, question, execute_payload, ...", "views.workflow_outputs"),
     ("ask / confirm / execute -> task API -> record_result / faq / chitchat / handoff", "the Chatflow or your workflow"),
     ("append the turn; what leaves the window -> summary", "history.history_update"),
