@@ -2384,7 +2384,7 @@ _EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, revers
 _HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
 _CLOCK_RE = re.compile(
     r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
-    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?")
+    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
 _AM = ("凌晨", "早上", "早晨", "清晨", "上午")
@@ -2416,7 +2416,8 @@ _DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 # Words that say yes, no, drop it, start over (several languages' users mix them).
 _YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
-        "就这么", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right", "go ahead", "do it",
+        "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
+        "go ahead", "do it", "try again", "retry",
         "please do", "fine", "sounds good")
 _YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
 _NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
@@ -2541,9 +2542,13 @@ def times_in(raw: str) -> set[str]:
         period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
         hour = _number(hour_text)
         minute = _minutes(minute_text)
-        if hour is None or minute < 0 or not 0 <= hour <= 24 or hour != int(hour):
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour):
             continue
-        found.update(_clock(int(hour), minute, period))
+        if minute >= 0:
+            found.update(_clock(int(hour), minute, period))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
+            found.update(_clock(int(hour), 0, period))
     for match in _EN_CLOCK_RE.finditer(raw):
         hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
         if hour > 24 or minute > 59:

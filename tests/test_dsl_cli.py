@@ -63,8 +63,8 @@ def test_demo_runs_seed000_with_recorded_outputs(capsys: pytest.CaptureFixture) 
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "录制" in out and "graphon" in out
-    assert out.count("next_action") == 5
-    assert "ask_slot" in out and "faq" in out and "execute" in out
+    assert out.count("next_action") == 6
+    assert "ask_slot" in out and "faq" in out and "confirm" in out and "execute" in out
     assert '"people": 2' in out and '"quiet": true' in out  # seed 000's last table row
     assert "餐厅：老地方粤菜馆" in out
 
@@ -130,8 +130,8 @@ def test_bench_flow_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     assert main(["bench", "flow", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     fast, classic = result["shared_turns"]["fast"], result["shared_turns"]["classic"]
-    assert fast["turns"] == classic["turns"] == 4
+    assert fast["turns"] == classic["turns"] == 5
     assert fast["llm_calls"] == {"mean": 1.0, "max": 1}
-    assert classic["llm_calls"] == {"mean": 3.0, "max": 3}
-    assert result["ratio_classic_over_fast"]["llm_calls"] == 3.0
+    assert classic["llm_calls"] == {"mean": 2.8, "max": 3}  # a yes needs no parameter extraction
+    assert result["ratio_classic_over_fast"]["llm_calls"] == 2.8
     assert fast["failed_turns"] == classic["failed_turns"] == 0

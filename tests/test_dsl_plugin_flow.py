@@ -217,12 +217,14 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
     assert "800元" in faq_prompt.system + faq_prompt.user  # the retrieved passage reached the FAQ LLM
     assert _slots(conv)["quiet"] is True and focused_task(conv.variables)[0] == "book_restaurant"
 
-    r5 = _turn(conv, daemon, "就订老地方粤菜馆吧", {
+    shown = _turn(conv, daemon, "就订老地方粤菜馆吧", {
         "rewritten_query": "订老地方粤菜馆", "commands": [{"type": "set_slots", "slots": {"restaurant": "老地方粤菜馆"}}]})
+    assert shown.output("track_state", "next_action") == "confirm" and "餐厅：老地方粤菜馆" in shown.answer
+    r5 = _turn(conv, daemon, "对，就这样订", {"rewritten_query": "确认预订", "commands": [{"type": "confirm"}]})
     assert r5.output("track_state", "next_action") == "execute"
     execute = r5.output("track_state", "execute_payload")
     assert execute["slots"]["restaurant"] == "老地方粤菜馆" and execute["slots"]["people"] == 2
     assert "老地方粤菜馆" in r5.answer and "time=19:00" in r5.answer
     assert focused_task(conv.variables) == ("", {})
     assert conv.variables["history"].count("老地方粤菜馆") >= 1
-    assert len(daemon.llm_requests) == 5  # one understanding call per turn, through the plugin
+    assert len(daemon.llm_requests) == 6  # one understanding call per turn, through the plugin

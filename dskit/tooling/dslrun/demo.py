@@ -23,7 +23,7 @@ def _u(query: str, *commands: dict[str, Any]) -> dict[str, Any]:
 
 
 # A booking that gives date, time, people, area and cuisine in one message, adds and corrects
-# details, asks an FAQ in the middle, then names the restaurant.
+# details, asks an FAQ in the middle, names the restaurant, and says yes to the values shown.
 DEMO_TURNS: list[ScenarioTurn] = [
     ScenarioTurn("帮我订周五晚上8点，三个人，市中心，老牌粤菜", _u(
         "帮我订周五晚上8点、三个人、市中心的老牌粤菜餐厅",
@@ -38,6 +38,7 @@ DEMO_TURNS: list[ScenarioTurn] = [
         {"type": "set_slots", "slots": {"people": 2, "quiet": True, "time": "19:00"}})),
     ScenarioTurn("就订老地方粤菜馆吧", _u("订老地方粤菜馆",
                                        {"type": "set_slots", "slots": {"restaurant": "老地方粤菜馆"}})),
+    ScenarioTurn("对，就这样订", _u("确认预订", {"type": "confirm"})),
 ]
 DEMO_KNOWLEDGE = [{"title": "包间", "content": "本店包间需提前一天预订，最低消费800元。"}]
 
