@@ -858,7 +858,7 @@ _STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
 _STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn")
+_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
 _STATE_DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -1026,6 +1026,9 @@ def _state_repair_stack(state: dict) -> list[str]:
                 bound_history(clean["history"][slot])
         if len(clean["history"]) != len(history) or not isinstance(task.get("history"), dict):
             notes.append(f"task {clean['id']}: malformed slot history dropped")
+        if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
+            notes.append(f"task {clean['id']}: malformed values to check dropped")
+            del clean["unconfirmed"]
         kept.append(clean)
     state["task_stack"] = kept
     return notes

@@ -1607,7 +1607,7 @@ _STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
 _STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn")
+_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
 _STATE_DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -1775,6 +1775,9 @@ def _state_repair_stack(state: dict) -> list[str]:
                 bound_history(clean["history"][slot])
         if len(clean["history"]) != len(history) or not isinstance(task.get("history"), dict):
             notes.append(f"task {clean['id']}: malformed slot history dropped")
+        if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
+            notes.append(f"task {clean['id']}: malformed values to check dropped")
+            del clean["unconfirmed"]
         kept.append(clean)
     state["task_stack"] = kept
     return notes
@@ -3382,11 +3385,9 @@ class _MachineTurn:
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
-        if name and self._target(name, "") is None:
-            self.start_task({"type": "start_task", "task": name, "slots": {}})
-            if self._target(name, "") is None:  # the start was not grounded: neither are its slots' task
-                self._ungrounded_drop(command, f"{name} is not open and the message does not ask for it")
-                return
+        if name and self._target(name, "") is None:  # slots for a task not open: a start, checked as one
+            self.start_task({"type": "start_task", "task": name, "slots": dict(command["slots"])})
+            return
         groups: dict[str, tuple[dict, dict]] = {}
         for slot, value in command["slots"].items():
             task = self._target(name, slot)
@@ -3460,8 +3461,16 @@ class _MachineTurn:
     def _accept_held(self, task: dict) -> None:
         """The user said yes to the values shown for checking: they are stored as if said."""
         self.checked.add(task["id"])
+        slots = self.spec(task).slots
         for name, value in self.held.pop(task["id"]).items():
-            if name in self.spec(task).slots and self._set(task, name, value):
+            if name not in slots:
+                continue
+            if value is not None:  # held in the state string, which anyone may edit: checked again
+                ok, coerced, reason = coerce_slot_value(slots[name], value)
+                if not ok or reason or coerced != value:
+                    self.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
+                    continue
+            if self._set(task, name, value):
                 self.note(f"checked {task['id']}.{name}")
 
     def _expire_held(self) -> None:
@@ -3966,7 +3975,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
-    only what the user said (docs/grounding.md); without ``query`` every valid command is applied.
+    only what the user said (docs/grounding.md); without ``query`` (unbound, or "": Dify never sends
+    an empty message) every valid command is applied.
     ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
     means the catalog's language. A broken catalog leaves the state untouched and says so in
     ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
@@ -3983,8 +3993,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
         new_state, decision = step(state_in, raw, catalog, lang=language,
-                                   query=None if query is None else text_in(query)[:TURN_MAX_CHARS],
-                                   recent=recent_user_messages(text_in(history), RECENT_TURNS), reference_date=_reference_date(reference_date))
+                                   query=text_in(query)[:TURN_MAX_CHARS] or None,  # unbound: ""
+                                   recent=recent_user_messages(text_in(history), RECENT_TURNS),
+                                   reference_date=_reference_date(reference_date))
         if len(new_state) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(new_state)} characters, over Dify's limit")

@@ -457,11 +457,9 @@ class _MachineTurn:
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")
-        if name and self._target(name, "") is None:
-            self.start_task({"type": "start_task", "task": name, "slots": {}})
-            if self._target(name, "") is None:  # the start was not grounded: neither are its slots' task
-                self._ungrounded_drop(command, f"{name} is not open and the message does not ask for it")
-                return
+        if name and self._target(name, "") is None:  # slots for a task not open: a start, checked as one
+            self.start_task({"type": "start_task", "task": name, "slots": dict(command["slots"])})
+            return
         groups: dict[str, tuple[dict, dict]] = {}
         for slot, value in command["slots"].items():
             task = self._target(name, slot)
@@ -535,8 +533,16 @@ class _MachineTurn:
     def _accept_held(self, task: dict) -> None:
         """The user said yes to the values shown for checking: they are stored as if said."""
         self.checked.add(task["id"])
+        slots = self.spec(task).slots
         for name, value in self.held.pop(task["id"]).items():
-            if name in self.spec(task).slots and self._set(task, name, value):
+            if name not in slots:
+                continue
+            if value is not None:  # held in the state string, which anyone may edit: checked again
+                ok, coerced, reason = coerce_slot_value(slots[name], value)
+                if not ok or reason or coerced != value:
+                    self.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
+                    continue
+            if self._set(task, name, value):
                 self.note(f"checked {task['id']}.{name}")
 
     def _expire_held(self) -> None:

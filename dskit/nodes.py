@@ -89,7 +89,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
-    only what the user said (docs/grounding.md); without ``query`` every valid command is applied.
+    only what the user said (docs/grounding.md); without ``query`` (unbound, or "": Dify never sends
+    an empty message) every valid command is applied.
     ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
     means the catalog's language. A broken catalog leaves the state untouched and says so in
     ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
@@ -106,8 +107,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
         new_state, decision = step(state_in, raw, catalog, lang=language,
-                                   query=None if query is None else text_in(query)[:TURN_MAX_CHARS],
-                                   recent=recent_user_messages(text_in(history), RECENT_TURNS), reference_date=_reference_date(reference_date))
+                                   query=text_in(query)[:TURN_MAX_CHARS] or None,  # unbound: ""
+                                   recent=recent_user_messages(text_in(history), RECENT_TURNS),
+                                   reference_date=_reference_date(reference_date))
         if len(new_state) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(new_state)} characters, over Dify's limit")

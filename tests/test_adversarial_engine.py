@@ -205,6 +205,9 @@ def test_lone_surrogates_never_reach_the_state_payload_or_query(restaurant, raw)
     assert slots["budget"] == "\ufffd"
     state_str, decision = step(state_str, '{"commands": [{"type": "set_slots", "slots": {"time": "20:00", '
                                           '"people": 2}}]}', restaurant)
+    assert decision["next_action"] == "confirm"  # a booking is confirmed before it runs
+    json.dumps(decision["question"], ensure_ascii=False).encode("utf-8")
+    state_str, decision = step(state_str, '{"commands": [{"type": "confirm"}]}', restaurant)
     assert decision["next_action"] == "execute"
     json.dumps(decision["execute"], ensure_ascii=False).encode("utf-8")
 
@@ -224,6 +227,8 @@ def test_invalid_optional_values_never_reach_the_execute_payload(restaurant):
     state = _state_with(restaurant, private_room="DROP TABLE", budget={"$gt": ""}, area=["市中心", {"$ne": 1}])
     new_str, decision = step(json.dumps(state, ensure_ascii=False), {"commands": [{"type": "set_slots", "slots": {
         "restaurant": "老广记"}}]}, restaurant)
+    assert decision["next_action"] == "confirm" and "DROP TABLE" not in decision["question"]
+    new_str, decision = step(new_str, {"commands": [{"type": "confirm"}]}, restaurant)
     assert decision["next_action"] == "execute"
     assert decision["execute"]["slots"] == {"date": "周五", "time": "20:00", "people": 3, "restaurant": "老广记"}
     messages = [e["message"] for e in json.loads(new_str)["errors"]]

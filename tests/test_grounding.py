@@ -301,3 +301,11 @@ def test_any_commands_any_message_leave_a_sound_state(commands, message):
     for task in state["task_stack"]:
         for name, value in task["slots"].items():  # every stored value was said at some point
             assert fold(str(value)) in fold("我要报修，网断了" + message)
+
+
+def test_slots_for_a_task_that_is_not_open_are_a_start_checked_as_one():
+    talk = Talk(TELECOM)
+    talk.turn("帮我查一下话费", start("bill_enquiry"))
+    assert talk.turn("好的谢谢", {"type": "set_slots", "task": "bill_enquiry", "slots": {"month": "本月"}})["execute"] is None
+    decision = talk.turn("那这个月的呢", {"type": "set_slots", "task": "bill_enquiry", "slots": {"month": "这个月"}})
+    assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"month": "这个月"}
