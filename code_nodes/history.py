@@ -25,7 +25,7 @@
 #      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
 #      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
 #        max_turns           = 10      turns kept in the window
-#        max_bytes           = 150000  byte cap of the history variable (Dify caps a variable at 200 KiB; use 4800 on early releases capped at 5,120 bytes)
+#        max_bytes           = 56000   byte cap of the history variable: fits Dify 1.8.0's 80,000-character limit on code-node strings; on Dify with the 400,000 limit (PR #26592) up to 190000
 #        summary_max_tokens  = 400     token budget of the summary
 #        llm_summary         = False   True: also ask an LLM to summarise (summary_due, summary_prompt)
 #        lang                = "zh"    language of the summary texts: zh or en
@@ -1230,7 +1230,7 @@ def main(
     answer: str = "",
     decision: str = "",
     max_turns: int = 10,
-    max_bytes: int = 150000,
+    max_bytes: int = 56000,
     summary_max_tokens: int = 400,
     llm_summary: bool = False,
     lang: str = "zh",

@@ -141,8 +141,8 @@ def test_assigner_writes_unknown_conversation_variable(fast: dict) -> None:
 
 def test_grouped_aggregator_read_without_output(fast: dict) -> None:
     doc = copy.deepcopy(fast)
-    _node(doc, "save")["data"]["items"][2]["value"] = ["reply", "sys_context_str"]
-    assert _has(check_dsl(doc), "save", "data.items[2].value", "[reply, sys_context_str, output]")
+    _node(doc, "save_state")["data"]["items"][0]["value"] = ["reply", "sys_context_str"]
+    assert _has(check_dsl(doc), "save_state", "data.items[0].value", "[reply, sys_context_str, output]")
 
 
 def test_code_variable_not_in_main_signature(fast: dict) -> None:
@@ -156,22 +156,30 @@ def test_code_variable_not_in_main_signature(fast: dict) -> None:
 
 
 def test_code_output_declared_but_not_returned_static(fast: dict) -> None:
+    """A main() returning dict literals is checked without running anything."""
     doc = copy.deepcopy(fast)
-    _node(doc, "execute_reply")["data"]["outputs"]["answer"] = {"type": "string", "children": None}
+    data = _node(doc, "execute_reply")["data"]
+    data["code"] = "def main(**inputs) -> dict:\n    return {" + ", ".join(
+        f"{name!r}: ''" for name in data["outputs"]) + "}\n"
+    data["outputs"]["answer"] = {"type": "string", "children": None}
     assert _has(check_dsl(doc), "execute_reply", "data.outputs", "'answer' is declared but main() does not return")
+    data["code"] = data["code"].replace("'reply': '', ", "")
+    assert _has(check_dsl(doc), "execute_reply", "data.outputs", "'reply' is declared but main() does not return")
 
 
 def test_code_output_returned_but_not_declared_dynamic(fast: dict) -> None:
-    """Engine nodes return a dict built at run time: the check runs main() once to compare keys."""
+    """Engine nodes return a dict built at run time: --run-code runs main() once to compare keys."""
     doc = copy.deepcopy(fast)
     del _node(doc, "state")["data"]["outputs"]["next_action"]
-    assert _has(check_dsl(doc), "state", "data.outputs", "returns 'next_action' but it is not a declared output")
+    assert not _has(check_dsl(doc), "state", "data.outputs")  # static by default: nothing runs
+    assert _has(check_dsl(doc, run_code=True), "state", "data.outputs",
+                "returns 'next_action' but it is not a declared output")
 
 
 def test_code_output_type_mismatch_dynamic(fast: dict) -> None:
     doc = copy.deepcopy(fast)
     _node(doc, "state")["data"]["outputs"]["stack_depth"]["type"] = "string"
-    assert _has(check_dsl(doc), "state", "data.outputs.stack_depth.type", "declared string")
+    assert _has(check_dsl(doc, run_code=True), "state", "data.outputs.stack_depth.type", "declared string")
 
 
 def test_code_syntax_error(fast: dict) -> None:
@@ -191,7 +199,7 @@ def test_unreachable_node(fast: dict) -> None:
 def test_path_that_never_answers(fast: dict) -> None:
     doc = copy.deepcopy(fast)
     edges = [e for e in _edges(doc) if "answer" not in (e["source"], e["target"])]
-    edges.append({"id": "skip", "source": "reply", "sourceHandle": "source", "target": "history",
+    edges.append({"id": "skip", "source": "save_state", "sourceHandle": "source", "target": "history",
                   "targetHandle": "target"})
     doc["workflow"]["graph"]["edges"] = edges
     problems = check_dsl(doc)
@@ -228,7 +236,7 @@ def test_overlapping_nodes(fast: dict) -> None:
 
 def test_document_level_problems(fast: dict) -> None:
     doc = copy.deepcopy(fast)
-    doc["version"] = 0.6
+    doc["version"] = 0.3
     doc["workflow"]["conversation_variables"][0]["value"] = None
     problems = check_dsl(doc)
     assert _has(problems, "document", "version", "string")

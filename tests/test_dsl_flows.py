@@ -148,21 +148,33 @@ def test_default_model_everywhere(docs: dict, layout: str) -> None:
     assert len(idents) == 1 and idents[0].startswith("langgenius/openai:")
 
 
+# A well-formed identifier for a provider whose checksum we do not know (tests only: a real one comes
+# from a Chatflow Dify exported, see `dskit gen --plugin-identifier`).
+TONGYI = "langgenius/tongyi:0.1.0@" + "ab" * 32
+DEEPSEEK = "langgenius/deepseek:0.1.0@" + "cd" * 32
+
+
 def test_provider_and_model_options() -> None:
-    options = FlowOptions(provider="langgenius/tongyi/tongyi", model="qwen-plus")
+    options = FlowOptions(provider="langgenius/tongyi/tongyi", model="qwen-plus", plugin_identifier=TONGYI)
     for build in (build_fast, build_classic):
         doc = build(options).to_dict()
         models = [n["data"]["model"] for n in _nodes(doc) if n["data"]["type"] in LLM_TYPES]
         assert models and all(m["provider"] == "langgenius/tongyi/tongyi" and m["name"] == "qwen-plus"
                               for m in models)
         idents = [d["value"]["marketplace_plugin_unique_identifier"] for d in doc["dependencies"]]
-        assert len(idents) == 1 and idents[0].startswith("langgenius/tongyi:")
+        assert idents == [TONGYI]
         assert check_dsl(doc, run_code=False) == []
 
 
 def test_bad_provider_is_refused() -> None:
     with pytest.raises(ValueError, match="ORG/PLUGIN/PROVIDER"):
         build_fast(FlowOptions(provider="openai"))
+
+
+def test_unknown_provider_needs_its_full_identifier() -> None:
+    """No made-up identifier: the daemon refuses one without a checksum (dify_rules)."""
+    with pytest.raises(ValueError, match="VERSION@CHECKSUM"):
+        build_fast(FlowOptions(provider="langgenius/tongyi/tongyi", model="qwen-plus"))
 
 
 @pytest.mark.parametrize("layout", ["fast", "classic"])
@@ -222,7 +234,8 @@ def test_classic_derivation_refuses_what_it_cannot_express() -> None:
 def test_generator_options_reach_every_file() -> None:
     from dskit.tooling.dslbuild.generate import dsl_texts
 
-    files = dsl_texts(FlowOptions(provider="langgenius/deepseek/deepseek", model="deepseek-chat"))
+    files = dsl_texts(FlowOptions(provider="langgenius/deepseek/deepseek", model="deepseek-chat",
+                                  plugin_identifier=DEEPSEEK))
     for text in files.values():
         assert "provider: langgenius/deepseek/deepseek" in text and "name: deepseek-chat" in text
         assert "marketplace_plugin_unique_identifier: langgenius/deepseek:" in text

@@ -28,13 +28,15 @@ import pytest
 import yaml
 
 from dskit.tooling.dslbuild.check import check_dsl, format_problems
-from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE, PLUGIN_IDENTIFIER, build_plugin
+from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE, build_plugin
+from dskit.tooling.plugin_package import plugin_identifier
 from dskit.tooling.dslrun.graphon import Conversation
 from dskit.tooling.dslrun.scenarios import focused_task
 from fakes.daemon import FakeDaemon
 from fakes.sdk import PLUGIN_ROOT, invoke
 
 DSL_PATH = PLUGIN_ROOT / PLUGIN_FILE
+PLUGIN_IDENTIFIER = plugin_identifier(PLUGIN_ROOT)  # author/name:version@checksum of this checkout's package
 
 
 def _dsl() -> str:
@@ -55,8 +57,7 @@ def test_dependencies_name_our_package_and_the_model_provider() -> None:
     deps = doc["dependencies"]
     package = [d for d in deps if d["type"] == "package"]
     assert package == [{"current_identifier": None, "type": "package",
-                        "value": {"plugin_unique_identifier": "dskit/dialogue_state_kit:0.1.0",
-                                  "version": "0.1.0"}}]
+                        "value": {"plugin_unique_identifier": PLUGIN_IDENTIFIER, "version": "0.1.0"}}]
     assert any(d["type"] == "marketplace" and d["value"]["marketplace_plugin_unique_identifier"]
                .startswith("langgenius/openai:") for d in deps)
     tools = [n["data"] for n in doc["workflow"]["graph"]["nodes"] if n["data"]["type"] == "tool"]
@@ -69,7 +70,7 @@ def test_dependencies_name_our_package_and_the_model_provider() -> None:
     (lambda d: d["tool_parameters"].update(nonsense={"type": "constant", "value": 1}), "no parameter 'nonsense'"),
     (lambda d: d["tool_parameters"].pop("query"), "required parameter not set"),
     (lambda d: d.update(tool_name="track_stat"), "no tool 'track_stat'"),
-    (lambda d: d.update(plugin_unique_identifier="dskit/other:1.0.0"), "has no dependencies entry"),
+    (lambda d: d.update(plugin_unique_identifier="dskit/other:1.0.0@" + "0" * 64), "has no dependencies entry"),
     (lambda d: d["tool_parameters"].update(sys_context_str={"type": "variable", "value": ["conversation", "nope"]}),
      "not a conversation variable"),
     (lambda d: d["tool_configurations"]["model"]["value"].update(provider="openai"), "ORG/PLUGIN/PROVIDER"),

@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tooling.plugin_package import BuildError, IgnorePattern, build, collect_files, copy_dsl, is_ignored, read_ignore
+from dskit.tooling.plugin_package import (
+    MAX_PACKAGE_FILE_BYTES,
+    BuildError,
+    IgnorePattern,
+    build,
+    collect_files,
+    copy_dsl,
+    is_ignored,
+    plugin_identifier,
+    read_ignore,
+)
 from dskit.tooling.cli import main as cli_main
 from fakes.daemon_rules import declaration_problems
 
@@ -53,6 +63,53 @@ def test_package_contents(package: Path) -> None:
                    "dskit/tooling/", ".venv/", "__pycache__/", ".git/"):
         assert not any(n.startswith(banned) or f"/{banned}" in n for n in names), banned
     assert "pyproject.toml" not in names and not any(n.endswith(".pyc") for n in names)
+
+
+def _daemon_checksum(package: Path) -> str:
+    """dify-plugin-daemon pkg/plugin_packager/decoder/checksum.go ``CalculateChecksum``, as written
+    there: walk the zip's entries, map path -> sha256(content), sort the paths, concatenate
+    sha256(path) + that digest for each, sha256 the whole, hex."""
+    import hashlib
+
+    with zipfile.ZipFile(package) as zf:
+        digests = {info.filename: hashlib.sha256(zf.read(info)).digest() for info in zf.infolist()}
+    data = b"".join(hashlib.sha256(name.encode()).digest() + digests[name] for name in sorted(digests))
+    return hashlib.sha256(data).hexdigest()
+
+
+def _package_identifier(dsl_text: str) -> str:
+    import yaml
+
+    deps = yaml.safe_load(dsl_text)["dependencies"]
+    return next(d["value"]["plugin_unique_identifier"] for d in deps if d["type"] == "package")
+
+
+def test_the_plugin_chatflow_names_the_built_package_exactly(package: Path) -> None:
+    """The identifier in dist/ and in dsl/ is author/name:version@checksum of this very .difypkg, the
+    checksum computed the daemon's way (issue 9: without it the daemon refuses the dependency check)."""
+    expected = f"dskit/dialogue_state_kit:0.1.0@{_daemon_checksum(package)}"
+    dist = (package.parent / "dialogue_chatflow_plugin.yml").read_text(encoding="utf-8")
+    assert _package_identifier(dist) == expected
+    assert dist.count(expected) == 1 + dist.count("tool_name:")  # the dependency and every tool node
+    assert plugin_identifier(ROOT) == expected
+    assert _package_identifier((ROOT / "dsl" / "dialogue_chatflow_plugin.yml").read_text(encoding="utf-8")) == expected
+
+
+def test_a_changed_plugin_file_changes_the_identifier(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "_assets").mkdir(parents=True)
+    for name in ("manifest.yaml", "main.py", "requirements.txt", "PRIVACY.md", "README.md"):
+        (root / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
+    first = plugin_identifier(root)
+    (root / "main.py").write_text("# changed\n", encoding="utf-8")
+    assert plugin_identifier(root) != first and first.startswith("dskit/dialogue_state_kit:0.1.0@")
+
+
+def test_the_package_file_fits_difys_upload_limit(package: Path) -> None:
+    """Dify refuses an uploaded package over PLUGIN_MAX_PACKAGE_SIZE, 15 MiB of the file
+    (api/configs/feature/__init__.py; api/controllers/console/workspace/plugin.py)."""
+    assert MAX_PACKAGE_FILE_BYTES == 15 * 1024 * 1024
+    assert package.stat().st_size < MAX_PACKAGE_FILE_BYTES
 
 
 def test_package_is_reproducible(package: Path, tmp_path: Path) -> None:
@@ -126,6 +183,8 @@ def test_dsl_files_are_copied(tmp_path: Path) -> None:
 def test_repo_build_copies_the_projects_dsl(package: Path) -> None:
     expected = sorted(p.name for p in (ROOT / "dsl").glob("*.yml")) if (ROOT / "dsl").is_dir() else []
     assert sorted(p.name for p in package.parent.glob("*.yml")) == expected
+    for name in expected:  # the repository copies already name this package: copied unchanged
+        assert (package.parent / name).read_text(encoding="utf-8") == (ROOT / "dsl" / name).read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ .difyignore semantics (go-git's)

@@ -1,12 +1,23 @@
 """Package the Dify plugin: ``dist/dialogue_state_kit-<version>.difypkg`` plus the DSL files.
 
 A ``.difypkg`` is a plain zip of the plugin directory (forward slashes), filtered by ``.difyignore``
-(gitignore syntax; ``.gitignore`` when there is none), at most 50 MB uncompressed. Dify's own
-packager is a Go binary (``dify plugin package``) we do not have here, so this module reproduces
-what it does, including the quirks of its ignore matcher (go-git's ``gitignore`` package): a
-pattern without a slash matches a path component at any depth, a pattern with one is anchored at the
-root and matches its prefix, and ``!negation`` never re-includes anything (the daemon only asks
-"does any pattern exclude this?").
+(gitignore syntax; ``.gitignore`` when there is none). Dify's own packager is a Go binary (``dify
+plugin package``) we do not have here, so this module reproduces what it does, including the quirks
+of its ignore matcher (go-git's ``gitignore`` package): a pattern without a slash matches a path
+component at any depth, a pattern with one is anchored at the root and matches its prefix, and
+``!negation`` never re-includes anything (the daemon only asks "does any pattern exclude this?").
+
+Two size limits apply: Dify refuses an uploaded file over ``PLUGIN_MAX_PACKAGE_SIZE`` (15 MiB by
+default; api/configs/feature/__init__.py, checked in api/controllers/console/workspace/plugin.py
+against the file's length), and the daemon one whose entries add up to more than
+``MAX_PLUGIN_PACKAGE_SIZE`` uncompressed (50 MB by default; dify-plugin-daemon .env.example,
+pkg/plugin_packager/decoder/zip.go ``NewZipPluginDecoderWithSizeLimit``).
+
+A package is known to Dify by its unique identifier ``author/name:version@checksum``; the checksum is
+the daemon's (pkg/plugin_packager/decoder/checksum.go ``CalculateChecksum``): for every zip entry,
+sorted by path, sha256 of the path then sha256 of the content, all concatenated and hashed with
+sha256. :func:`plugin_identifier` computes it for the package ``dskit build`` would write (the build
+is reproducible: same files, same identifier), so the plugin Chatflow can name it exactly.
 
 Two checks guard against packages that would install but not run:
 
@@ -19,13 +30,16 @@ Two checks guard against packages that would install but not run:
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import shutil
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_PACKAGE_BYTES = 50 * 1024 * 1024
+MAX_PACKAGE_FILE_BYTES = 15 * 1024 * 1024  # Dify's PLUGIN_MAX_PACKAGE_SIZE: the .difypkg file
+MAX_PACKAGE_BYTES = 50 * 1024 * 1024  # the daemon's MAX_PLUGIN_PACKAGE_SIZE: entries uncompressed
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed: the same tree gives the same bytes
 FORBIDDEN = ("pyproject.toml", "uv.lock")
 REQUIRED = ("manifest.yaml", "main.py", "requirements.txt", "PRIVACY.md", "README.md")
@@ -141,13 +155,42 @@ def collect_files(root: Path) -> list[str]:
 
 def manifest_identity(root: Path) -> tuple[str, str]:
     """(name, version) from manifest.yaml."""
+    author, name, version = manifest_author_name_version(root)
+    _ = author
+    return name, version
+
+
+def manifest_author_name_version(root: Path) -> tuple[str, str, str]:
+    """(author, name, version) from manifest.yaml: the daemon's plugin identity."""
     import yaml  # tooling: imported lazily
 
     data = yaml.safe_load((root / "manifest.yaml").read_text(encoding="utf-8")) or {}
-    name, version = data.get("name"), data.get("version")
-    if not isinstance(name, str) or not isinstance(version, str):
-        raise BuildError("manifest.yaml needs a name and a version")
-    return name, version
+    author, name, version = data.get("author"), data.get("name"), data.get("version")
+    if not all(isinstance(v, str) and v for v in (author, name, version)):
+        raise BuildError("manifest.yaml needs an author, a name and a version")
+    return author, name, version
+
+
+def daemon_checksum(entries: Iterable[tuple[str, bytes]]) -> str:
+    """The plugin daemon's checksum of a package's (path, content) entries (``CalculateChecksum``)."""
+    digests = {path: hashlib.sha256(content).digest() for path, content in entries}
+    data = b"".join(hashlib.sha256(path.encode("utf-8")).digest() + digests[path] for path in sorted(digests))
+    return hashlib.sha256(data).hexdigest()
+
+
+def package_checksum(package: Path) -> str:
+    """The daemon's checksum of a built ``.difypkg``: its zip entries as the daemon walks them."""
+    with zipfile.ZipFile(package) as zf:
+        return daemon_checksum((info.filename, zf.read(info)) for info in zf.infolist() if not info.is_dir())
+
+
+def plugin_identifier(root: Path, *, readme: Path | None = None) -> str:
+    """``author/name:version@checksum`` of the package ``dskit build`` writes from ``root`` (no zip
+    needed: the checksum depends only on the packaged paths and contents)."""
+    root = Path(root).resolve()
+    author, name, version = manifest_author_name_version(root)
+    sources, _ = package_sources(root, root / "dist", readme=readme)
+    return f"{author}/{name}:{version}@{daemon_checksum((rel, path.read_bytes()) for rel, path in sources.items())}"
 
 
 @dataclass
@@ -161,12 +204,11 @@ class BuildResult:
     dsl: list[Path] = field(default_factory=list)
 
 
-def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> BuildResult:
-    """Write ``<out_dir>/<name>-<version>.difypkg``; raises BuildError with the reason."""
+def package_sources(root: Path, out_dir: Path, *, readme: Path | None = None) -> tuple[dict[str, Path], str]:
+    """({path in the package: file on disk}, where README.md comes from): what the package holds."""
     root = root.resolve()
     if not (root / "manifest.yaml").is_file():
         raise BuildError(f"{root} has no manifest.yaml: not a plugin root")
-    name, version = manifest_identity(root)
     files = collect_files(root)
     out_dir = out_dir.resolve()
     if out_dir.is_relative_to(root):
@@ -189,11 +231,20 @@ def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> B
     missing = [f for f in REQUIRED if f not in sources]
     if missing:
         raise BuildError(f"required file(s) missing: {', '.join(missing)}")
+    return dict(sorted(sources.items())), readme_source
 
+
+def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> BuildResult:
+    """Write ``<out_dir>/<name>-<version>.difypkg``; raises BuildError with the reason."""
+    root = root.resolve()
+    sources, readme_source = package_sources(root, out_dir, readme=readme)
+    name, version = manifest_identity(root)
     total = sum(path.stat().st_size for path in sources.values())
     if total > MAX_PACKAGE_BYTES:
-        raise BuildError(f"the package would be {total} bytes uncompressed; Dify's limit is {MAX_PACKAGE_BYTES}")
+        raise BuildError(f"the package would be {total:,} bytes uncompressed; the plugin daemon refuses more "
+                         f"than {MAX_PACKAGE_BYTES:,} (MAX_PLUGIN_PACKAGE_SIZE)")
 
+    out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     package = out_dir / f"{name}-{version}.difypkg"
     tmp = package.with_suffix(".tmp")
@@ -203,30 +254,61 @@ def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> B
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, sources[rel].read_bytes())
+    size = tmp.stat().st_size
+    if size > MAX_PACKAGE_FILE_BYTES:
+        tmp.unlink()
+        raise BuildError(f"the package would be a {size:,}-byte file; Dify refuses uploads over "
+                         f"{MAX_PACKAGE_FILE_BYTES:,} bytes (PLUGIN_MAX_PACKAGE_SIZE, 15 MiB)")
     tmp.replace(package)
     return BuildResult(package, sorted(sources), total, readme_source)
 
 
-def copy_dsl(root: Path, out_dir: Path) -> list[Path]:
-    """Copy ``dsl/*.yml`` / ``*.yaml`` next to the package (Chatflows users import in Dify)."""
+def copy_dsl(root: Path, out_dir: Path, package: Path | None = None) -> list[Path]:
+    """Copy ``dsl/*.yml`` next to the package (the Chatflows users import in Dify); in a file that
+    depends on this plugin, the plugin's identifier becomes exactly that of ``package``."""
     dsl_dir = root / "dsl"
     if not dsl_dir.is_dir():
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
+    identity = None
+    if package is not None:
+        author, name, version = manifest_author_name_version(root.resolve())
+        identity = (f"{author}/{name}:", f"{author}/{name}:{version}@{package_checksum(package)}")
     copied = []
     for src in sorted(dsl_dir.iterdir()):
         if src.is_file() and src.suffix in (".yml", ".yaml"):
             dest = out_dir / src.name
-            shutil.copyfile(src, dest)
+            text = src.read_text(encoding="utf-8")
+            if identity is not None:
+                text = with_package_identifier(text, *identity)
+            dest.write_text(text, encoding="utf-8", newline="\n")
             copied.append(dest)
     return copied
 
 
+def with_package_identifier(text: str, prefix: str, identifier: str) -> str:
+    """``text`` (a DSL) with the identifier of its ``package`` dependency starting with ``prefix``
+    replaced by ``identifier`` everywhere (the dependency and every tool node naming it)."""
+    import yaml  # noqa: PLC0415
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    deps = doc.get("dependencies") if isinstance(doc, dict) else None
+    for dep in deps if isinstance(deps, list) else []:
+        value = dep.get("value") if isinstance(dep, dict) else None
+        old = value.get("plugin_unique_identifier") if isinstance(value, dict) else None
+        if dep.get("type") == "package" and isinstance(old, str) and old.startswith(prefix) and old != identifier:
+            text = text.replace(old, identifier)
+    return text
+
+
 def build(root: Path, out_dir: Path | None = None, *, dsl: bool = True, readme: Path | None = None) -> BuildResult:
-    """The ``dskit build`` step: the package, then the DSL files."""
+    """The ``dskit build`` step: the package, then the DSL files (the plugin one naming that package)."""
     root = Path(root)
     out_dir = Path(out_dir) if out_dir is not None else root / "dist"
     result = build_package(root, out_dir, readme=readme)
     if dsl:
-        result.dsl = copy_dsl(root, out_dir)
+        result.dsl = copy_dsl(root, out_dir, result.package)
     return result

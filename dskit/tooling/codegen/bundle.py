@@ -510,8 +510,12 @@ def _import_block(modules: list[_Module], keep_names: set[str]) -> str:
 
 
 def main_function(entry_function: str, params: list[MainParam], *, pass_extra: bool = False,
-                  doc: str = "Dify calls main(**inputs) with the node's input variables.") -> str:
-    """The ``main`` Dify calls: every input has a default so a missing variable cannot crash it."""
+                  doc: str = "Dify calls main(**inputs) with the node's input variables.",
+                  numbers_for_booleans: tuple[str, ...] = ()) -> str:
+    """The ``main`` Dify calls: every input has a default so a missing variable cannot crash it.
+
+    ``numbers_for_booleans`` names outputs returned as 1/0 instead of True/False (Dify before 1.8).
+    """
     signature = [f"{p.name}: {p.annotation} = {p.default}" for p in params] + ["**extra"]
     call = [f"{p.name}={p.name}" for p in params] + (["**extra"] if pass_extra else [])
     head = f"def main({', '.join(signature)}) -> dict:"
@@ -520,6 +524,10 @@ def main_function(entry_function: str, params: list[MainParam], *, pass_extra: b
     body = f"    return {entry_function}({', '.join(call)})"
     if len(body) > 100:
         body = f"    return {entry_function}(\n" + "".join(f"        {item},\n" for item in call) + "    )"
+    if numbers_for_booleans:
+        body = body.replace("    return ", "    outputs = ", 1) + (
+            f"\n    for name in {numbers_for_booleans!r}:  # this Dify has no boolean outputs: 1/0\n"
+            "        outputs[name] = int(bool(outputs[name]))\n    return outputs")
     return f'{head}\n    """{doc}"""\n{body}\n'
 
 
@@ -554,6 +562,7 @@ def bundle(
     package_dir: Path = ENGINE_DIR,
     package: str = ENGINE_PACKAGE,
     prune: bool = True,
+    numbers_for_booleans: tuple[str, ...] = (),
 ) -> str:
     """One script: header, hoisted imports, each needed module's body, then ``main``.
 
@@ -590,5 +599,6 @@ def bundle(
     if imports:
         parts.append(imports)
     parts.extend(sections)
-    parts.append("# ---- entry point ----\n\n" + main_function(function, params, pass_extra=pass_extra))
+    parts.append("# ---- entry point ----\n\n" + main_function(function, params, pass_extra=pass_extra,
+                                                             numbers_for_booleans=numbers_for_booleans))
     return "\n\n\n".join(part.strip("\n") for part in parts) + "\n"

@@ -74,12 +74,14 @@ def node_header(spec: NodeSpec) -> str:
     return "\n".join(f"# {line}".rstrip() for line in lines)
 
 
-def node_script(spec: NodeSpec, package_dir: Path = ENGINE_DIR) -> str:
-    """The full pasted script for one node."""
+def node_script(spec: NodeSpec, package_dir: Path = ENGINE_DIR, *, booleans: bool = True) -> str:
+    """The full pasted script for one node; ``booleans=False``: boolean outputs come out as 1/0 (Dify
+    before 1.8 has no boolean outputs)."""
     params = [MainParam(item.name) for item in spec.inputs]
     params += [MainParam(item.name, item.annotation, item.default) for item in spec.settings]
+    numbers = () if booleans else tuple(o.name for o in spec.outputs if o.type == "boolean")
     return bundle(spec.entry, params, header=node_header(spec), pass_extra=spec.pass_extra,
-                  package_dir=package_dir)
+                  package_dir=package_dir, numbers_for_booleans=numbers)
 
 
 def generate_code_nodes(root: Path) -> dict[str, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from dskit.classic import CLASSIC_CLASSES
 from dskit.records import NEXT_ACTIONS
+from dskit.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
 
 
 @dataclass(frozen=True)
@@ -290,6 +291,11 @@ EXECUTE_REPLY = NodeSpec(
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
 )
 
+# The history node's default byte cap. Dify 1.8 fails a code node whose string output is longer than
+# CODE_MAX_STRING_LENGTH (80,000 characters); the node's longest output is the summary prompt: up to
+# this cap of overflow, the summary (at most 20,000 characters are read) and the instructions.
+HISTORY_CODE_NODE_MAX_BYTES = CODE_MAX_STRING_LENGTH - 24_000
+
 HISTORY = NodeSpec(
     name="history",
     title_en="History (window + summary)",
@@ -314,9 +320,12 @@ HISTORY = NodeSpec(
     ),
     settings=(
         NodeSetting("max_turns", "10", "turns kept in the window", "窗口保留的轮数", "int"),
-        NodeSetting("max_bytes", "150000", "byte cap of the history variable (Dify caps a variable at "
-                    "200 KiB; use 4800 on early releases capped at 5,120 bytes)",
-                    "历史变量的字节上限（Dify 单个变量上限 200 KiB；早期版本上限 5,120 字节时用 4800）", "int"),
+        NodeSetting("max_bytes", str(HISTORY_CODE_NODE_MAX_BYTES),
+                    f"byte cap of the history variable: fits Dify {MIN_DIFY_VERSION}'s "
+                    f"{CODE_MAX_STRING_LENGTH:,}-character limit on code-node strings; on Dify with the "
+                    "400,000 limit (PR #26592) up to 190000", f"历史变量的字节上限：适配 Dify {MIN_DIFY_VERSION} "
+                    f"代码节点字符串 {CODE_MAX_STRING_LENGTH:,} 字符的上限；字符串上限为 400,000 的新版 Dify "
+                    "（PR #26592）可设到 190000", "int"),
         NodeSetting("summary_max_tokens", "400", "token budget of the summary", "摘要的 token 预算", "int"),
         NodeSetting("llm_summary", "False", "True: also ask an LLM to summarise (summary_due, summary_prompt)",
                     "True：另外请 LLM 生成摘要（见 summary_due、summary_prompt）", "bool"),

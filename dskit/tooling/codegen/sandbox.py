@@ -261,11 +261,19 @@ def _regex_problems(tree: ast.AST) -> list[str]:
 # Running
 # --------------------------------------------------------------------------------------------------
 
-# Started as ``python -I -S -c BOOTSTRAP``: reads {"path", "driver", "allowed"} on stdin, installs an
-# import guard, runs the pasted script as the ``__main__`` module (as dify-sandbox runs a file), then
-# Dify's driver in that module's namespace: together exactly the program :func:`dify_program` shows.
-# Loading the script from a file lets Python cache its bytecode: an engine node is 90-180 KB, and
-# compiling it on every run would dominate long graphon suites.
+# Started as ``python -I -S -c BOOTSTRAP``: reads {"path", "driver", "allowed", "restricted"} on
+# stdin, installs an import guard, runs the pasted script as the ``__main__`` module (as
+# dify-sandbox runs a file), then Dify's driver in that module's namespace: together exactly the
+# program :func:`dify_program` shows. Loading the script from a file lets Python cache its bytecode:
+# an engine node is 90-180 KB, and compiling it on every run would dominate long graphon suites.
+#
+# ``restricted`` (for code we did not write: ``check-dsl --run-code`` on a downloaded file) reads and
+# compiles the script first, then installs Dify's sandbox restrictions before any of it runs: the
+# script's own imports of os, subprocess, sockets and the like fail, and an audit hook (PEP 578,
+# which the script cannot remove) refuses process creation, network, ctypes, file-system changes,
+# directory listings, loading the C modules behind processes and sockets, and opening any file
+# outside the standard library, whatever path the script takes to reach them. The parent adds
+# resource limits (no files written, no new processes, memory, CPU).
 _BOOTSTRAP = r"""
 import sys, json
 _dskit_boot = json.loads(sys.stdin.buffer.read().decode("utf-8"))
@@ -278,13 +286,85 @@ class _DskitImportGuard:
             raise ImportError("import of '%s' is not allowed: code nodes may import the standard library only" % top)
         return None
 sys.meta_path.insert(0, _DskitImportGuard)
-import importlib.util
-_dskit_spec = importlib.util.spec_from_file_location("__main__", _dskit_boot["path"])
-_dskit_main = importlib.util.module_from_spec(_dskit_spec)
-sys.modules["__main__"] = _dskit_main
-_dskit_spec.loader.exec_module(_dskit_main)
-exec(compile(_dskit_boot["driver"], "<dify-driver>", "exec"), _dskit_main.__dict__)
+if _dskit_boot.get("restricted"):
+    import builtins, os, types
+    with open(_dskit_boot["path"], encoding="utf-8") as _dskit_file:
+        _dskit_code = compile(_dskit_file.read(), _dskit_boot["path"], "exec")
+    _dskit_driver = compile(_dskit_boot["driver"], "<dify-driver>", "exec")
+    _dskit_roots = (os.path.realpath(os.path.dirname(os.__file__)) + os.sep,)
+    _dskit_blocked_modules = frozenset(_dskit_boot["blocked"])
+    _dskit_never_loaded = frozenset(_dskit_boot["never_loaded"])
+    _dskit_blocked_events = frozenset(_dskit_boot["events"])
+    _dskit_write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    def _dskit_refuse(what):
+        raise PermissionError("refused by check-dsl's sandbox (as in Dify's): " + what)
+    def _dskit_audit(event, args):
+        if event in _dskit_blocked_events or event.startswith(("socket.", "ctypes.", "subprocess.", "shutil.")):
+            _dskit_refuse(event)
+        if event == "import" and str(args[0]).partition(".")[0] in _dskit_never_loaded:
+            _dskit_refuse("loading " + str(args[0]))
+        if event == "open":
+            path, mode, flags = (list(args) + [None, None, 0])[:3]
+            if isinstance(mode, str) and any(c in mode for c in "wax+") or (flags or 0) & _dskit_write:
+                _dskit_refuse("opening a file for writing")
+            _dskit_inside(path, "reading ")
+        if event in ("os.listdir", "os.scandir"):
+            _dskit_inside(args[0] if args else ".", "listing ")
+    def _dskit_inside(path, what):
+        if isinstance(path, (str, bytes)):
+            real = os.path.realpath(os.fsdecode(path)) + os.sep
+            if not real.startswith(_dskit_roots):
+                _dskit_refuse(what + real.rstrip(os.sep))
+        elif path is None:
+            _dskit_refuse(what + "the working directory")
+    _dskit_import = builtins.__import__
+    def _dskit_guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if (globals or {}).get("__name__") == "__main__" and name.partition(".")[0] in _dskit_blocked_modules:
+            raise ImportError("import of '%s' is refused by check-dsl's sandbox (Dify's sandbox forbids it)"
+                              % name.partition(".")[0])
+        return _dskit_import(name, globals, locals, fromlist, level)
+    _dskit_main = types.ModuleType("__main__")
+    _dskit_main.__file__ = _dskit_boot["path"]
+    sys.modules["__main__"] = _dskit_main
+    builtins.__import__ = _dskit_guarded_import
+    sys.addaudithook(_dskit_audit)
+    del _dskit_file, _dskit_boot
+    exec(_dskit_code, _dskit_main.__dict__)
+    exec(_dskit_driver, _dskit_main.__dict__)
+else:
+    import importlib.util
+    _dskit_spec = importlib.util.spec_from_file_location("__main__", _dskit_boot["path"])
+    _dskit_main = importlib.util.module_from_spec(_dskit_spec)
+    sys.modules["__main__"] = _dskit_main
+    _dskit_spec.loader.exec_module(_dskit_main)
+    exec(compile(_dskit_boot["driver"], "<dify-driver>", "exec"), _dskit_main.__dict__)
 """
+
+# What a restricted run refuses. Modules: a script importing one of these directly fails at once,
+# as in dify-sandbox. Audit events (https://docs.python.org/3/library/audit_events.html): every
+# socket.*, ctypes.*, subprocess.* and shutil.* event, plus these.
+RESTRICTED_MODULES = frozenset({
+    "os", "posix", "nt", "subprocess", "_posixsubprocess", "socket", "_socket", "ssl", "select", "selectors",
+    "asyncio", "ctypes", "_ctypes", "multiprocessing", "_multiprocessing", "pty", "fcntl", "signal", "resource",
+    "shutil", "tempfile", "glob", "pathlib", "urllib", "http", "ftplib", "smtplib", "poplib", "imaplib",
+    "telnetlib", "xmlrpc", "webbrowser", "mmap", "sqlite3", "_sqlite3", "importlib", "runpy", "code", "pdb",
+})
+RESTRICTED_EVENTS = frozenset({
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
+    "os.startfile", "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.chdir",
+    "os.link", "os.symlink", "os.truncate", "os.utime", "os.putenv", "os.unsetenv", "os.listxattr",
+    "os.setxattr", "os.removexattr", "os.chflags", "os.lchflags", "os.mkfifo",
+    "os.mknod", "pty.spawn", "glob.glob", "glob.glob/2", "sqlite3.connect", "urllib.Request", "http.client.connect",
+    "ftplib.connect", "smtplib.connect", "poplib.connect", "imaplib.open", "telnetlib.Telnet.open",
+    "webbrowser.open", "mmap.__new__", "resource.setrlimit", "sys.remote_exec",
+})
+# Modules a restricted run never loads, whoever asks (none of them is needed by json, re, dataclasses
+# or typing): the C parts of processes, sockets and ctypes, which a script could otherwise reach
+# through ``__import__`` without naming them in an import statement.
+NEVER_LOADED = frozenset({"_posixsubprocess", "subprocess", "_socket", "socket", "_ssl", "ssl", "_ctypes", "ctypes",
+                          "_multiprocessing", "multiprocessing", "pty", "_sqlite3", "mmap"})
+# Resource limits of a restricted run (seconds of CPU are the timeout's).
+RESTRICTED_MEMORY_BYTES = 1 << 30
 
 
 def dify_driver(inputs: Mapping[str, Any]) -> str:
@@ -317,12 +397,14 @@ def run_code_node(
     python: str | None = None,
     strict: bool = True,
     limits: Limits = DIFY_LIMITS,
+    restricted: bool = False,
 ) -> dict[str, Any]:
     """Run ``main(**inputs)`` of a pasted code node the way Dify does and return its checked outputs.
 
     ``outputs`` maps each declared output to its Dify type; ``None`` skips the output checks (graphon
     does them itself when it calls :class:`LocalCodeExecutor`). ``python`` picks another interpreter,
-    e.g. a 3.10 one to match the sandbox. Raises :class:`CodeNodeError` on any refusal or failure.
+    e.g. a 3.10 one to match the sandbox. ``restricted`` runs code we did not write under Dify's
+    sandbox restrictions (see ``_BOOTSTRAP``). Raises :class:`CodeNodeError` on any refusal or failure.
     """
     problems = _source_problems(code)
     if problems:
@@ -331,7 +413,8 @@ def run_code_node(
         json.dumps(dict(inputs), ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as error:  # UnicodeEncodeError: Dify's orjson refuses lone surrogates too
         raise CodeNodeError(f"inputs are not JSON-serialisable: {error}") from error
-    stdout = _run_process(_cached_script(code), dify_driver(inputs), python or sys.executable, timeout)
+    stdout = _run_process(_cached_script(code), dify_driver(inputs), python or sys.executable, timeout,
+                          restricted=restricted)
     result = parse_result(stdout)
     if outputs is None:
         return result
@@ -358,16 +441,20 @@ def _cached_script(code: str) -> str:
     return str(path)
 
 
-def _run_process(path: str, driver: str, python: str, timeout: float) -> str:
+def _run_process(path: str, driver: str, python: str, timeout: float, *, restricted: bool = False) -> str:
     """Run script + driver in a fresh isolated interpreter in a temporary directory; return stdout."""
-    request = json.dumps({"path": path, "driver": driver, "allowed": sorted(portable_stdlib())})
+    request: dict[str, Any] = {"path": path, "driver": driver, "allowed": sorted(portable_stdlib())}
+    if restricted:
+        request |= {"restricted": True, "blocked": sorted(RESTRICTED_MODULES), "events": sorted(RESTRICTED_EVENTS),
+                    "never_loaded": sorted(NEVER_LOADED)}
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONIOENCODING": "utf-8", "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="dskit-node-") as cwd:
         try:
             done = subprocess.run(  # noqa: S603 - a chosen interpreter on a checked script
                 [python, "-I", "-S", "-c", _BOOTSTRAP],
-                input=request.encode("utf-8"), capture_output=True, cwd=cwd, env=env, timeout=timeout,
-                check=False,
+                input=json.dumps(request).encode("utf-8"), capture_output=True, cwd=cwd, env=env,
+                timeout=timeout, check=False,
+                preexec_fn=_restricted_limits(timeout) if restricted else None,  # noqa: PLW1509
             )
         except subprocess.TimeoutExpired as error:
             raise CodeNodeError(f"code node timed out after {timeout:g} s") from error
@@ -376,6 +463,22 @@ def _run_process(path: str, driver: str, python: str, timeout: float) -> str:
         last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
         raise CodeNodeError(f"error: {last or f'exit status {done.returncode}'}", stderr)
     return done.stdout.decode("utf-8", "replace")
+
+
+def _restricted_limits(timeout: float) -> Callable[[], None]:
+    """Resource limits applied in the child before it starts: no file written, no new process, bounded
+    memory and CPU (root is exempt from the process limit; the audit hook covers that case)."""
+    def apply() -> None:
+        import resource  # noqa: PLC0415 - POSIX only, and only in the child
+
+        cpu = max(1, int(timeout) + 1)
+        for limit, value in ((resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_NPROC, 0),
+                             (resource.RLIMIT_AS, RESTRICTED_MEMORY_BYTES), (resource.RLIMIT_CPU, cpu)):
+            try:
+                resource.setrlimit(limit, (value, value))
+            except (ValueError, OSError):
+                pass
+    return apply
 
 
 def main_in_process(code: str, name: str) -> Callable[..., dict[str, Any]]:

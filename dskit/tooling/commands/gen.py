@@ -19,11 +19,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--provider", help="model provider for every LLM node, ORG/PLUGIN/PROVIDER "
                                            "(e.g. langgenius/tongyi/tongyi); sets the DSL's dependencies too")
     parser.add_argument("--model", help="model name for every LLM node (e.g. qwen-plus)")
+    parser.add_argument("--plugin-identifier", metavar="ORG/PLUGIN:VERSION@CHECKSUM",
+                        help="the provider plugin's full identifier, as in a Chatflow your Dify exported "
+                             "(needed for providers other than langgenius/openai: Dify's plugin daemon "
+                             "refuses identifiers without the checksum)")
+    parser.add_argument("--dify-version", metavar="X.Y",
+                        help="build the DSL files for this Dify release (1.0 or later); default: the "
+                             "minimum this project supports")
     parser.add_argument("--catalog", type=Path, default=None, metavar="FILE",
                         help="build the three Chatflows for this task catalog (TASK_CATALOG, and the classic "
                              "layout's classes and extractor parameters); default folder ./dsl_<name>/")
     parser.add_argument("--out", type=Path, default=None,
-                        help="with --provider/--model/--catalog: folder for the DSL files (default: dsl/, "
+                        help="with --provider/--model/--catalog/--dify-version: folder for the DSL files (default: dsl/, "
                              "or ./dsl_<catalog name>/ with --catalog)")
     parser.set_defaults(func=run)
 
@@ -49,15 +56,31 @@ def _catalog_option(path: Path) -> tuple[str, str] | None:
 
 
 def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
-    """Write only the Chatflow DSL files (all three layouts), for the provider, model and catalog the
-    user named."""
+    """Write only the Chatflow DSL files (all three layouts), for the provider, model, catalog and Dify
+    release the user named."""
+    from dskit.tooling.dslbuild.builder import KNOWN_PLUGINS, FlowError, plugin_of
+    from dskit.tooling.dslbuild.dify_rules import PLUGIN_IDENTIFIER
+    from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, DifyVersionError, Target, parse_release
     from dskit.tooling.dslbuild.flows import FlowOptions
     from dskit.tooling.dslbuild.generate import dsl_texts
 
     defaults = FlowOptions()
     provider = args.provider or defaults.provider
-    if provider.count("/") != 2 or not all(provider.split("/")):
-        print(f"dskit gen: --provider must look like ORG/PLUGIN/PROVIDER, got {provider!r}", file=sys.stderr)
+    try:
+        plugin = plugin_of(provider)
+        target = Target(parse_release(args.dify_version)) if args.dify_version else DEFAULT_TARGET
+    except (FlowError, DifyVersionError) as error:
+        print(f"dskit gen: {error}", file=sys.stderr)
+        return 2
+    identifier = args.plugin_identifier
+    if identifier is None and plugin not in KNOWN_PLUGINS:
+        print(f"dskit gen: give --plugin-identifier for {plugin} ({plugin}:VERSION@CHECKSUM, as in the "
+              "dependencies of a Chatflow your Dify exported): Dify's plugin daemon refuses an identifier "
+              "without its checksum", file=sys.stderr)
+        return 2
+    if identifier is not None and not (PLUGIN_IDENTIFIER.fullmatch(identifier) and identifier.startswith(plugin + ":")):
+        print(f"dskit gen: --plugin-identifier must look like {plugin}:VERSION@CHECKSUM (64 hex digits), "
+              f"got {identifier!r}", file=sys.stderr)
         return 2
     catalog_json, lang = None, defaults.lang
     if args.catalog is not None:
@@ -66,7 +89,7 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
             return 2
         catalog_json, lang = loaded
     options = FlowOptions(provider=provider, model=args.model or defaults.model, catalog_json=catalog_json,
-                          lang=lang)
+                          lang=lang, plugin_identifier=identifier, target=target)
     default_out = Path(f"dsl_{args.catalog.stem}") if args.catalog is not None else root / "dsl"
     out = (args.out or default_out).resolve()
     files = dsl_texts(options)
@@ -74,7 +97,7 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
         path = out / Path(relative).name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {path} ({options.provider}, {options.model}"
+        print(f"wrote {path} ({options.provider}, {options.model}, Dify {target.name}+, DSL {target.dsl_version}"
               + (f", catalog {args.catalog.name})" if args.catalog is not None else ")"))
     return 0
 
@@ -84,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.generated import REPO_ROOT, stale_files, write_all
 
     root = (args.root or REPO_ROOT).resolve()
-    if (args.provider or args.model or args.catalog) and not args.check:
+    custom = args.provider or args.model or args.catalog or args.dify_version or args.plugin_identifier
+    if custom and not args.check:
         return _custom_dsl(args, root)
     try:
         if args.check:

@@ -2,27 +2,43 @@
 
 A :class:`Flow` collects node ``data`` (from :mod:`dskit.tooling.dslbuild.node_data`) under readable ids, the
 edges between them, the conversation and environment variables, and the model provider; ``to_dict``
-lays it out left to right and returns the document Dify's "Import DSL" reads (version 0.6.0,
-kind app, mode advanced-chat).
+lays it out left to right and returns the document Dify's "Import DSL" reads (kind app, mode
+advanced-chat, the DSL version of the targeted Dify release: :mod:`.dify_versions`).
+
+Variable ids are UUIDs: Dify stores a conversation's variables with the DSL's ``id`` as primary key
+(api/models/workflow.py ``ConversationVariable.id``: ``StringUUID``, PostgreSQL's native ``uuid`` in
+the default set-up), so ``conv-history`` fails the first chat message with ``invalid input syntax
+for type uuid`` (langgenius/dify PR #37196). Each id is a uuid5 of a fixed namespace and the
+variable's scope and name: stable, so ``dskit gen --check`` stays byte-stable.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.layout import layout
 
-DSL_VERSION = "0.6.0"
+DSL_VERSION = DEFAULT_TARGET.dsl_version
+# Fixed namespace of this project's variable ids: the same name gives the same id in every file and run.
+VARIABLE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "dialogue-state-kit")
 DEFAULT_PROVIDER = "langgenius/openai/openai"
 DEFAULT_MODEL = "gpt-4o-mini"
 # Plugin identifiers as Dify exports them (org/plugin:version@checksum). graphon and Dify match a
-# node's provider to its plugin by the ``org/plugin:`` prefix; the version only matters when Dify
-# offers to install a missing plugin. Unknown providers get a bare version the user can correct.
+# node's provider to its plugin by the ``org/plugin:`` prefix; Dify's plugin daemon also wants the
+# checksum (dify_rules.dependency_problems), so a provider not listed here needs its identifier
+# given (``dskit gen --plugin-identifier``): no made-up identifier ever reaches a file.
 KNOWN_PLUGINS = {
     "langgenius/openai": "langgenius/openai:0.3.8@592c8252795b5f75807de2d609a03196ed02596b409f7642b4a07548c7ff57ef",
 }
+
+
+def variable_id(scope: str, name: str) -> str:
+    """The stable UUID of a conversation (``scope="conversation"``) or environment variable."""
+    return str(uuid.uuid5(VARIABLE_ID_NAMESPACE, f"{scope}:{name}"))
 
 
 class FlowError(ValueError):
@@ -40,7 +56,10 @@ def plugin_of(provider: str) -> str:
 def dependency_entry(provider: str, identifier: str | None = None) -> dict[str, Any]:
     """The ``dependencies`` item that lets Dify (and graphon) resolve ``provider``'s plugin."""
     plugin = plugin_of(provider)
-    ident = identifier or KNOWN_PLUGINS.get(plugin) or f"{plugin}:0.0.1"
+    ident = identifier or KNOWN_PLUGINS.get(plugin)
+    if ident is None:
+        raise FlowError(f"the plugin identifier of {plugin} is needed ({plugin}:VERSION@CHECKSUM, as in a "
+                        "Chatflow your Dify exported): Dify's plugin daemon refuses one without its checksum")
     if not ident.startswith(plugin + ":"):
         raise FlowError(f"plugin identifier {ident!r} does not belong to provider {provider!r}")
     return {"current_identifier": None, "type": "marketplace",
@@ -61,6 +80,7 @@ class Flow:
     conversation_variables: list[dict[str, Any]] = field(default_factory=list)
     environment_variables: list[dict[str, Any]] = field(default_factory=list)
     dependencies: list[dict[str, Any]] = field(default_factory=list)
+    target: Target = DEFAULT_TARGET  # the Dify release the document is for
 
     def add(self, node_id: str, data: Mapping[str, Any]) -> str:
         if any(n["id"] == node_id for n in self.nodes):
@@ -79,13 +99,13 @@ class Flow:
     def conversation_var(self, name: str, description: str, value: Any = "",
                          value_type: str = "string") -> None:
         self.conversation_variables.append({
-            "id": f"conv-{name}", "name": name, "value_type": value_type, "value": value,
+            "id": variable_id("conversation", name), "name": name, "value_type": value_type, "value": value,
             "description": description, "selector": ["conversation", name],
         })
 
     def env_var(self, name: str, value: Any, description: str, value_type: str = "string") -> None:
         self.environment_variables.append({
-            "id": f"env-{name}", "name": name, "value_type": value_type, "value": value,
+            "id": variable_id("env", name), "name": name, "value_type": value_type, "value": value,
             "description": description, "selector": ["env", name],
         })
 
@@ -131,7 +151,7 @@ class Flow:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": DSL_VERSION,
+            "version": self.target.dsl_version,
             "kind": "app",
             "app": {
                 "name": self.name, "mode": "advanced-chat", "icon": self.icon, "icon_type": "emoji",

@@ -13,13 +13,20 @@ person can find it in the editor. Checks:
   node, a conversation variable, an environment variable or a ``sys`` variable;
 - code nodes: what dify-sandbox refuses (Python 3.10 syntax, standard library only), ``main``
   exists, its parameters match the declared variables, its returned keys match the declared
-  outputs (statically from dict literals, else by running ``main`` once on empty inputs in a
-  separate process);
+  outputs where dict literals show them;
 - flow: no cycle, no node unreachable from start, every path from start passes an answer node;
 - LLM nodes: provider ORG/PLUGIN/PROVIDER with a matching ``dependencies`` entry, and a
   ``max_tokens`` on every model call (:mod:`.check_classic`);
 - the classic layout against TASK_CATALOG: every class a task or a known class, every task a class,
-  every extractor parameter a slot, every parameter an adapter input (:mod:`.check_classic`).
+  every extractor parameter a slot, every parameter an adapter input (:mod:`.check_classic`);
+- real Dify (:mod:`.dify_rules`): UUID variable ids, full plugin identifiers, the DSL version and
+  features of the targeted release, code-node limits, the state saved before the answer.
+
+Checking never executes the file: it is parsed as YAML with a bound on aliases and nesting (a 1 KB
+alias bomb would otherwise expand to gigabytes) and code is read with ``ast``. ``run_code=True``
+(``check-dsl --run-code``) also runs each code node's ``main`` once on empty inputs, in a separate
+interpreter with Dify's sandbox restrictions (:func:`dskit.tooling.codegen.sandbox.run_code_node`
+with ``restricted=True``: no os, subprocess, sockets or file writes).
 """
 
 from __future__ import annotations
@@ -29,13 +36,17 @@ import json
 import re
 from functools import lru_cache
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from dskit.tooling.codegen.sandbox import CodeNodeError, check_source, run_code_node
 from dskit.tooling.dslbuild.check_classic import bound_problems, classic_problems
+from dskit.tooling.dslbuild.dify_rules import dify_problems
+from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.layout import overlaps
 from dskit.tooling.dslbuild.node_data import node_outputs
+from dskit.tooling.dslbuild.problems import Problem, format_problems
+
+__all__ = ["Problem", "check_dsl", "check_code_node", "format_problems", "load_document", "DslLoadError"]
 
 SYS_VARIABLES = frozenset({
     "query", "files", "conversation_id", "user_id", "dialogue_count", "app_id", "workflow_id",
@@ -51,43 +62,104 @@ LOOKS_LIKE_REFERENCE = re.compile(r"\{\{#([^#{}]*)#\}\}")
 NODE_ID = re.compile(r"^[a-zA-Z0-9_]{1,50}$")
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a DSL: where (node id or section, field path) and what."""
-
-    node: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.node}: {self.field}" if self.field else self.node
-        return f"{where}: {self.message}"
-
-
 # --------------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------------
 
 
-def load_document(text: str) -> Any:
+# A document may use YAML aliases (Dify's own exports have none); more than this many, or an
+# expansion beyond MAX_EXPANDED_NODES, is an alias bomb: 1.3 KB of nested aliases expand to gigabytes
+# as soon as anything walks the document. Nesting deeper than MAX_DEPTH is refused for the same reason.
+MAX_ALIASES = 64
+MAX_EXPANDED_NODES = 500_000
+MAX_DEPTH = 200
+
+
+class DslLoadError(ValueError):
+    """The text cannot be read as a DSL document; the message is one line saying why."""
+
+
+@lru_cache(maxsize=1)
+def _bounded_loader() -> type:
+    """A ``yaml.SafeLoader`` that counts aliases, expanded nodes and depth while composing."""
     import yaml  # noqa: PLC0415
 
-    return yaml.safe_load(text)
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.dskit_aliases = 0
+            self.dskit_expanded = 0
+            self.dskit_depth = 0
+            self.dskit_sizes: dict[int, int] = {}
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                self.dskit_aliases += 1
+                if self.dskit_aliases > MAX_ALIASES:
+                    raise DslLoadError(f"more than {MAX_ALIASES} YAML aliases (refused: an alias bomb "
+                                       "expands to gigabytes; Dify's exports use none)")
+                target = self.anchors.get(event.anchor)
+                size = self.dskit_sizes.get(id(target)) if target is not None else None
+                if target is not None and size is None:
+                    raise DslLoadError(f"YAML alias *{event.anchor} refers to the node that contains it")
+                self.dskit_expanded += size or 0
+                if self.dskit_expanded > MAX_EXPANDED_NODES:
+                    raise DslLoadError(f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (refused)")
+                return super().compose_node(parent, index)
+            self.dskit_depth += 1
+            if self.dskit_depth > MAX_DEPTH:
+                raise DslLoadError(f"nested deeper than {MAX_DEPTH} levels")
+            node = super().compose_node(parent, index)
+            self.dskit_depth -= 1
+            self.dskit_sizes[id(node)] = 1 + self._dskit_children(node)
+            self.dskit_expanded += 1
+            if self.dskit_expanded > MAX_EXPANDED_NODES:
+                raise DslLoadError(f"more than {MAX_EXPANDED_NODES:,} YAML nodes (refused)")
+            return node
+
+        def _dskit_children(self, node: Any) -> int:
+            if isinstance(node, yaml.SequenceNode):
+                return sum(self.dskit_sizes.get(id(child), 1) for child in node.value)
+            if isinstance(node, yaml.MappingNode):
+                return sum(self.dskit_sizes.get(id(k), 1) + self.dskit_sizes.get(id(v), 1) for k, v in node.value)
+            return 0
+
+    return BoundedLoader
 
 
-def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = True, sandbox: bool = True
-              ) -> list[Problem]:
+def load_document(text: str) -> Any:
+    """The parsed document; raises :class:`DslLoadError` (one line) for anything that is not one."""
+    import yaml  # noqa: PLC0415
+
+    loader = _bounded_loader()(text)
+    try:
+        return loader.get_single_data()
+    except DslLoadError:
+        raise
+    except yaml.YAMLError as error:
+        raise DslLoadError("not valid YAML: " + " ".join(str(error).split())) from None
+    except (RecursionError, MemoryError):
+        raise DslLoadError("nested too deeply to read") from None
+    finally:
+        loader.dispose()
+
+
+def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbox: bool = True,
+              target: Target = DEFAULT_TARGET) -> list[Problem]:
     """Every problem found in a DSL document (YAML text or parsed mapping); empty when sound.
 
-    ``run_code=False`` skips running code nodes; ``sandbox=False`` skips the dify-sandbox source
-    checks (``dskit gen`` leaves those to the code-node tests, so one bad engine line does not stop
-    every generated file).
+    Static by default: nothing in the file is executed. ``run_code=True`` also runs each code node
+    whose return keys cannot be read statically, once on empty inputs, under Dify's sandbox
+    restrictions in another interpreter. ``sandbox=False`` skips the dify-sandbox source checks
+    (``dskit gen`` leaves those to the code-node tests, so one bad engine line does not stop every
+    generated file). ``target`` is the Dify release the file must import and run on.
     """
     if isinstance(source, str):
         try:
             doc = load_document(source)
-        except Exception as error:  # noqa: BLE001 - any YAML error is one problem
-            return [Problem("document", "", f"not valid YAML: {error}")]
+        except DslLoadError as error:
+            return [Problem("document", "", str(error))]
     else:
         doc = source
     problems = _document_problems(doc)
@@ -104,6 +176,7 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = True, sandbox
     problems += graph.model_problems()
     problems += [Problem(*found) for found in bound_problems(doc) + classic_problems(doc)]
     problems += graph.layout_problems()
+    problems += dify_problems(doc, graph.data, graph.succ, graph.pred, target)
     return problems
 
 
@@ -573,9 +646,9 @@ def _literal_keys(node: ast.expr | None) -> set[str] | None:
     return keys
 
 
-def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = True,
+def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = False,
                     sandbox: bool = True) -> list[Problem]:
-    """Signature and return-key checks for one code node."""
+    """Signature and return-key checks for one code node (static unless ``run_code``)."""
     source = data.get("code")
     if data.get("code_language") != "python3":
         return [Problem(node_id, "data.code_language", "only python3 code nodes are checked and supported")]
@@ -585,6 +658,8 @@ def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = T
         tree = ast.parse(source)
     except SyntaxError as error:
         return [Problem(node_id, "data.code", f"syntax error line {error.lineno}: {error.msg}")]
+    except (ValueError, RecursionError, MemoryError) as error:
+        return [Problem(node_id, "data.code", f"cannot be parsed: {type(error).__name__}")]
     func = _main_function(tree)
     if func is None:
         return [Problem(node_id, "data.code", "no top-level def main(...)")]
@@ -648,9 +723,10 @@ def _empty_input(annotation: ast.expr | None) -> Any:
 
 @lru_cache(maxsize=64)
 def _run_main_once(source: str, inputs_json: str) -> tuple[dict[str, Any] | None, str]:
-    """(result, error) of one run of ``main`` in another process; cached (same text, same result)."""
+    """(result, error) of one run of ``main`` in another process, under Dify's sandbox restrictions
+    (no os, subprocess, sockets or file writes); cached (same text, same result)."""
     try:
-        result = run_code_node(source, json.loads(inputs_json), None, timeout=30.0)
+        result = run_code_node(source, json.loads(inputs_json), None, timeout=30.0, restricted=True)
     except CodeNodeError as error:  # the failure itself is the finding
         return None, str(error)
     return dict(result), ""
@@ -658,7 +734,7 @@ def _run_main_once(source: str, inputs_json: str) -> tuple[dict[str, Any] | None
 
 def _dynamic_key_problems(node_id: str, source: str, func: ast.FunctionDef, declared: Sequence[str],
                           outputs: Mapping[str, Any]) -> list[Problem]:
-    """Run ``main`` once on empty inputs in another process and compare the keys it returns."""
+    """Run ``main`` once on empty inputs in a restricted process and compare the keys it returns."""
     annotations = {a.arg: a.annotation for a in func.args.args + func.args.kwonlyargs}
     inputs = {name: _empty_input(annotations.get(name)) for name in declared}
     result, error = _run_main_once(source, json.dumps(inputs, sort_keys=True))
@@ -787,6 +863,3 @@ def _tool_problems(node_id: str, data: Mapping[str, Any], identifiers: Sequence[
                                         f"no dependencies entry for plugin {'/'.join(parts[:2])!r}"))
     return problems
 
-
-def format_problems(problems: Sequence[Problem]) -> str:
-    return "\n".join(str(p) for p in problems)

@@ -28,12 +28,19 @@ class CodeSource:
 
 
 @lru_cache(maxsize=None)
-def code_source(name: str) -> CodeSource:
-    """The code node for role ``name`` (state, classic_adapter, result, history, execute_reply, ...)."""
+def code_source(name: str, *, booleans: bool = True) -> CodeSource:
+    """The code node for role ``name`` (state, classic_adapter, result, history, execute_reply, ...).
+
+    ``booleans=False`` is for Dify before 1.8, whose code nodes have no boolean outputs: those are
+    declared as numbers and ``main`` returns 1/0 (the code_nodes/ files are for 1.8 and later).
+    """
     try:
         spec = spec_by_name(name)
     except KeyError:
         raise KeyError(f"no code node for role {name!r}") from None
     settings = tuple(s.name for s in spec.settings)
-    return CodeSource(name, node_script(spec), tuple(i.name for i in spec.inputs) + settings,
-                      spec.output_types(), tuple(i.name for i in spec.inputs if i.optional) + settings)
+    outputs = spec.output_types()
+    if not booleans:
+        outputs = {key: "number" if kind == "boolean" else kind for key, kind in outputs.items()}
+    return CodeSource(name, node_script(spec, booleans=booleans), tuple(i.name for i in spec.inputs) + settings,
+                      outputs, tuple(i.name for i in spec.inputs if i.optional) + settings)

@@ -9,8 +9,16 @@ Both share everything after the state node:
                                  +- faq -> faq_search -> faq_answer -> faq_reply    |
                                  +- chitchat -> chat_answer -> chat_reply           |
                                                                                     v
-      reply -> answer -> history -> need_summary -(due)-> summarize -> summary_check -> summary_out -> save
-                                                \\------------------------------------------/
+      reply -> save_state -> answer -> history -> need_summary -(due)-> summarize -> summary_check
+                                                             \\                           |
+                                                              '-------------------> summary_out -> save
+
+The state is saved before the answer (``save_state``), so nothing that fails after the reply can
+lose it; ``save`` writes only the memory. After the answer every node that can fail has an error
+strategy: ``summarize`` (a model timeout) continues with an empty text, which ``summary_check``
+replaces by the extractive summary; ``summary_check`` failing takes its fail branch to
+``summary_out`` (the history node's summary); ``history`` failing ends the turn with the memory as
+it was. Every code node retries twice first (dify-sandbox's intermittent failures).
 
 Both also start the same way: the ``context`` code node builds the model's view of the turn
 (:func:`dskit.prompts.understanding_prompt`, the same text the plugin's ``track_state`` sends), so
@@ -34,6 +42,7 @@ from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
 from dskit.tooling.dslbuild.code_sources import code_source
 from dskit.classic import classic_labels
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
+from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -47,9 +56,11 @@ class FlowOptions:
 
     provider: str = DEFAULT_PROVIDER
     model: str = DEFAULT_MODEL
-    plugin_identifier: str | None = None
+    plugin_identifier: str | None = None  # the model provider's plugin, author/name:version@checksum
+    package_identifier: str | None = None  # our plugin's package; default: the one this checkout builds
     catalog_json: str | None = None  # default: the example catalogs merged
     lang: str = "zh"  # prompts' language
+    target: Target = DEFAULT_TARGET  # the Dify release the files are for (``dskit gen --dify-version``)
 
 
 def default_catalog() -> dict[str, Any]:
@@ -77,19 +88,22 @@ def catalog_text(options: FlowOptions) -> str:
 
 
 def _code_node(flow: Flow, node_id: str, role: str, bindings: dict[str, list[str]], title: str,
-               desc: str) -> None:
-    """Add a code node for ``role`` with every input bound (a missing binding is a bug here)."""
-    source = code_source(role)
+               desc: str, *, fail_branch: bool = False) -> None:
+    """Add a code node for ``role`` with every input bound (a missing binding is a bug here); it
+    retries on failure, and with ``fail_branch`` takes its fail branch instead of stopping the run."""
+    source = code_source(role, booleans=flow.target.booleans)
     missing = [name for name in source.inputs if name not in bindings and name not in source.optional]
     if missing:
         raise KeyError(f"{node_id}: no binding for inputs {missing}")
     inputs = [(name, bindings[name]) for name in source.inputs if name in bindings]
     inputs += [(name, sel) for name, sel in bindings.items() if name not in source.inputs]
-    flow.add(node_id, n.code(source.code, inputs, source.outputs, title=title, desc=desc))
+    data = n.with_retry(n.code(source.code, inputs, source.outputs, title=title, desc=desc))
+    flow.add(node_id, n.fail_branch(data) if fail_branch else data)
 
 
 def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
-    flow = Flow(name=name, description=description, opening_statement=opening_statement(options))
+    flow = Flow(name=name, description=description, opening_statement=opening_statement(options),
+                target=options.target)
     declare_conversation_variables(flow)
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
@@ -230,42 +244,51 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
         flow.edge("route", "reply", handle)
     for source in ("execute_reply", "faq_reply", "chat_reply"):
         flow.edge(source, "reply")
+    state_items = [("sys_context_str", ["reply", "sys_context_str", "output"])]
+    flow.add("save_state", n.assigner(state_items, title="保存对话状态", desc="回复之前先保存状态：之后的节点失败也不会"
+                                      "丢失。Saves the state before the reply, so that nothing failing after it "
+                                      "can lose the turn."))
     flow.add("answer", n.answer(n.ref(["reply", "reply", "output"]), title="回复用户",
                                 desc="本轮唯一的回复。The one reply of this turn."))
     _code_node(flow, "history", "history", {
         "old_history": ["conversation", "history"], "summary": ["conversation", "summary"],
         "user_query": ["sys", "query"], "answer": ["reply", "reply", "output"],
         "decision": ["state", "decision"], "llm_summary": ["env", "LLM_SUMMARY"],
-    }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃。Appends this turn, keeps the "
-       "recent ones; turns that leave the window go into the summary instead of being dropped.")
-    flow.add("need_summary", n.if_else(
-        [n.case("due", [n.condition(["history", "summary_due"], "is", True, var_type="boolean")])],
-        title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an overflowing history costs "
-                                        "an extra LLM call."))
-    flow.add("summarize", n.llm(_model(options, 0.2, "summarize"), n.ref(["history", "summary_system"]),
-                                n.ref(["history", "summary_prompt"]), title="LLM 合并摘要",
-                                desc="把移出窗口的旧对话合并进摘要。Merges the turns that left the window "
-                                     "into the summary."))
+    }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃；失败时记忆保持原样。Appends this turn, "
+       "keeps the recent ones; turns that leave the window go into the summary instead of being dropped. "
+       "On failure the memory stays as it was.", fail_branch=True)
+    flow.add("need_summary", n.if_else([n.case("due", [_flag_condition(flow, ["history", "summary_due"])])],
+                                       title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an "
+                                       "overflowing history costs an extra LLM call."))
+    flow.add("summarize", n.default_values(n.with_retry(n.llm(
+        _model(options, 0.2, "summarize"), n.ref(["history", "summary_system"]), n.ref(["history", "summary_prompt"]),
+        title="LLM 合并摘要", desc="把移出窗口的旧对话合并进摘要；失败时输出空文本，由校验节点退回抽取式摘要。Merges "
+        "the turns that left the window into the summary; on failure it outputs an empty text and the "
+        "check falls back to the extractive summary."), max_retries=1, interval_ms=300), {"text": ""}))
     _code_node(flow, "summary_check", "summary", {
         "llm_text": ["summarize", "text"], "summary": ["history", "summary"],
         "overflow": ["history", "overflow"],
     }, "校验摘要", "拒答、空或过长时退回抽取式摘要，补回遗漏的数值。Falls back to the extractive summary "
-       "on a refusal or an empty or over-long answer; adds back dropped values.")
+       "on a refusal or an empty or over-long answer; adds back dropped values.", fail_branch=True)
     flow.add("summary_out", n.aggregator([["summary_check", "summary"], ["history", "summary"]],
                                          title="本轮摘要", desc="LLM 摘要（若有）否则历史节点的摘要。The LLM "
                                          "summary if one was made, else the history node's."))
-    saved = [
-        ("history", ["history", "history"]),
-        ("summary", ["summary_out", "output"]),
-        ("sys_context_str", ["reply", "sys_context_str", "output"]),
-    ]
-    flow.add("save", n.assigner(saved, title="保存会话变量", desc="写回全部会话变量，供下一轮使用。Writes every conversation variable for the "
-                                 "next turn."))
-    flow.chain("reply", "answer", "history", "need_summary")
+    flow.add("save", n.assigner([("history", ["history", "history"]), ("summary", ["summary_out", "output"])],
+                                title="保存记忆", desc="写回历史和摘要，供下一轮使用。Writes the history and the "
+                                "summary for the next turn."))
+    flow.chain("reply", "save_state", "answer", "history", "need_summary")
     flow.edge("need_summary", "summarize", "due")
     flow.chain("summarize", "summary_check", "summary_out")
+    flow.edge("summary_check", "summary_out", "fail-branch")
     flow.edge("need_summary", "summary_out", "false")
     flow.edge("summary_out", "save")
+
+
+def _flag_condition(flow: Flow, selector: list[str]) -> dict[str, Any]:
+    """An if-else condition "this flag output is true": a boolean on Dify 1.8+, else the number 1."""
+    if flow.target.booleans:
+        return n.condition(selector, "is", True, var_type="boolean")
+    return n.condition(selector, "=", "1", var_type="number")
 
 
 def _after_state(flow: Flow, options: FlowOptions) -> None:

@@ -8,6 +8,7 @@ generated DSL that fails our own checks is a bug, never a file to write.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from dskit.tooling.dslbuild.check import check_dsl, format_problems
@@ -33,6 +34,14 @@ def dsl_texts(options: FlowOptions | None = None, *, check: bool = True) -> dict
 
 
 def generate_dsl(root: Path) -> dict[str, str]:
-    """The GENERATORS entry: the three DSL files with the default provider and model."""
-    _ = root
-    return dsl_texts()
+    """The GENERATORS entry: the three DSL files with the default provider and model; the plugin file
+    names the package ``dskit build`` makes from ``root``."""
+    from dskit.tooling.plugin_package import plugin_identifier  # noqa: PLC0415
+
+    return dsl_texts(FlowOptions(package_identifier=plugin_identifier(root)))
+
+
+def plugin_dsl_text(identifier: str, options: FlowOptions | None = None) -> str:
+    """The plugin Chatflow naming the package ``identifier`` (what ``dskit build`` writes to dist/)."""
+    options = replace(options or FlowOptions(), package_identifier=identifier)
+    return dsl_texts(options)[PLUGIN_FILE]

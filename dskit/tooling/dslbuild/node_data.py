@@ -173,6 +173,33 @@ def http_request(url: str, body_json: str, *, title: str, desc: str = "",
     }
 
 
+# ---------------------------------------------------------------- failure handling (any node)
+#
+# Dify's per-node settings (graphon entities/base_node_data.py ``RetryConfig``, ``ErrorStrategy``,
+# ``DefaultValue``): a node retries ``max_retries`` times ``retry_interval`` ms apart (code, LLM, tool
+# and HTTP nodes), then fails the run unless it has an error strategy: ``fail-branch`` takes the
+# node's ``fail-branch`` edge (none: the branch just ends), ``default-value`` continues with the
+# given outputs.
+
+def with_retry(data: Mapping[str, Any], max_retries: int = 2, interval_ms: int = 200) -> dict[str, Any]:
+    """``data`` retried on failure: code nodes are pure, so a retry only costs time (dify-sandbox's
+    intermittent seccomp failure, #274, passes on the next run)."""
+    return {**data, "retry_config": {"retry_enabled": True, "max_retries": max_retries,
+                                     "retry_interval": interval_ms}}
+
+
+def fail_branch(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` that, when it fails for good, takes its ``fail-branch`` edge instead of ending the run."""
+    return {**data, "error_strategy": "fail-branch"}
+
+
+def default_values(data: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` that, when it fails for good, continues with ``values`` as its outputs."""
+    typed = [{"key": key, "type": "number" if isinstance(value, int | float) else "string", "value": value}
+             for key, value in values.items()]
+    return {**data, "error_strategy": "default-value", "default_value": typed}
+
+
 def knowledge_retrieval(query: Selector, *, title: str, desc: str = "", top_k: int = 4
                         ) -> dict[str, Any]:
     """Knowledge retrieval with no dataset: the user picks one after import (README explains)."""

@@ -5,7 +5,7 @@
                                                           +- faq -> faq_search -> faq_answer -> faq_reply
                                                           +- chitchat -> chat_answer -> chat_reply
                                                                                                   v
-                                         reply -> answer -> compress -> save (conversation variables)
+                       reply -> save_state -> answer -> compress -> save (history and summary)
 
 ``track_state`` (one tool node) does what ``context`` + ``understand`` + ``state`` do in the fast
 layout: the user's model reads the message with our understanding prompt (a reverse LLM call from
@@ -14,6 +14,15 @@ nodes; ``recall`` feeds the user's long-term memory to the FAQ and chitchat answ
 the plugin installed (a ``package`` dependency: ``dskit build`` makes the .difypkg) and the model
 provider (a ``marketplace`` dependency). The execute branch replies with what would be done; a
 real task API goes between ``route`` and ``exec_reply`` (see the fast layout's ``call_api``).
+
+The package dependency names the package exactly, ``dskit/dialogue_state_kit:0.1.0@<checksum>``:
+Dify's plugin daemon refuses the whole missing-dependency check for an identifier without its
+checksum (:mod:`.dify_rules`). The checksum is that of the package ``dskit build`` makes from this
+checkout (:func:`dskit.tooling.plugin_package.plugin_identifier`), so ``dskit gen --check`` keeps the
+repository copy current and ``dskit build`` writes the same identifier into ``dist/``.
+
+As in the other layouts the state is saved before the answer; ``compress`` (which may call a model)
+retries once and, if it still fails, leaves the memory as it was (fail branch with no edge).
 """
 
 from __future__ import annotations
@@ -24,15 +33,11 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
-from dskit.tooling.dslbuild.flows import FlowOptions, catalog_text, opening_statement
+from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, opening_statement
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
 PLUGIN_NAME = "dialogue_state_kit"
-PLUGIN_VERSION = "0.1.0"
-# Dify writes org/plugin:version@checksum; the checksum belongs to one built package and is not
-# needed to find the installed plugin by its id, so the generated file names the version only.
-PLUGIN_IDENTIFIER = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}:{PLUGIN_VERSION}"
 PROVIDER_ID = f"{PLUGIN_AUTHOR}/{PLUGIN_NAME}/{PLUGIN_NAME}"
 
 TOOL_LABELS = {
@@ -43,10 +48,20 @@ TOOL_LABELS = {
 }
 
 
-def package_dependency() -> dict[str, Any]:
+def package_dependency(identifier: str) -> dict[str, Any]:
     """Dify's ``dependencies`` entry for a plugin installed from a local package file."""
+    version = identifier.partition(":")[2].partition("@")[0]
     return {"current_identifier": None, "type": "package",
-            "value": {"plugin_unique_identifier": PLUGIN_IDENTIFIER, "version": PLUGIN_VERSION}}
+            "value": {"plugin_unique_identifier": identifier, "version": version}}
+
+
+def our_plugin_identifier(options: FlowOptions) -> str:
+    """The identifier of the package this checkout builds, unless the options name one."""
+    if options.package_identifier:
+        return options.package_identifier
+    from dskit.tooling.plugin_package import plugin_identifier  # noqa: PLC0415
+
+    return plugin_identifier(ROOT)
 
 
 def variable(selector: list[str]) -> dict[str, Any]:
@@ -70,14 +85,14 @@ def model_selector(options: FlowOptions, max_tokens: int) -> dict[str, Any]:
 
 
 def tool(tool_name: str, parameters: dict[str, dict[str, Any]], configurations: dict[str, Any], *,
-         title: str, desc: str) -> dict[str, Any]:
+         title: str, desc: str, identifier: str) -> dict[str, Any]:
     """A Dify tool node calling one of our plugin's tools."""
     return {
         "type": "tool", "title": title, "desc": desc, "selected": False,
         "provider_id": PROVIDER_ID, "provider_type": "builtin", "provider_name": PROVIDER_ID,
         "tool_name": tool_name, "tool_label": TOOL_LABELS.get(tool_name, tool_name),
         "tool_description": "", "is_team_authorization": True,
-        "plugin_unique_identifier": PLUGIN_IDENTIFIER,
+        "plugin_unique_identifier": identifier,
         "tool_parameters": parameters, "tool_configurations": configurations,
         "tool_node_version": "2", "params": {}, "paramSchemas": [], "output_schema": None,
     }
@@ -85,21 +100,22 @@ def tool(tool_name: str, parameters: dict[str, dict[str, Any]], configurations: 
 
 def build_plugin(options: FlowOptions | None = None) -> Flow:
     options = options or FlowOptions()
+    identifier = our_plugin_identifier(options)
     flow = Flow(name="对话状态机（插件版）Dialogue State Kit - plugin tools",
                 description="用 Dialogue State Kit 插件的工具节点：跟踪状态、压缩历史、长期记忆。The fast layout "
                             "built from the Dialogue State Kit plugin's tool nodes.",
-                opening_statement=opening_statement(options))
+                opening_statement=opening_statement(options), target=options.target)
     declare_conversation_variables(flow)
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
-    flow.dependencies.append(package_dependency())
+    flow.dependencies.append(package_dependency(identifier))
     flow.use_provider(options.provider, options.plugin_identifier)
     lang = "en" if options.lang == "en" else "zh"
 
     flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
     flow.add("recall", tool("recall", {"query": mixed(n.ref(["sys", "query"]))}, {"lang": constant("auto")},
                             title="回忆用户记忆", desc="按本轮消息找出这位用户的长期记忆。Finds this user's "
-                            "long-term facts related to the message."))
+                            "long-term facts related to the message.", identifier=identifier))
     flow.add("track_state", tool("track_state", {
         "query": mixed(n.ref(["sys", "query"])),
         "sys_context_str": variable(["conversation", "sys_context_str"]),
@@ -109,7 +125,7 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     }, {"model": model_selector(options, prompts.MAX_TOKENS["understand"]), "bad_state": constant("refuse"),
         "lang": constant("auto")},
         title="跟踪对话状态", desc="你选的模型理解本轮消息，状态机决定下一步。Your model understands the "
-        "message; the state machine decides the next action."))
+        "message; the state machine decides the next action.", identifier=identifier))
     flow.chain("start", "recall", "track_state")
 
     action = ["track_state", "next_action"]
@@ -168,9 +184,13 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         flow.edge("route", "reply", handle)
     for source in ("exec_reply", "faq_reply", "chat_reply"):
         flow.edge(source, "reply")
+    flow.add("save_state", n.assigner([("sys_context_str", ["track_state", "sys_context_str"])],
+                                      title="保存对话状态", desc="回复之前先保存状态：之后的节点失败也不会丢失。Saves "
+                                      "the state before the reply, so that nothing failing after it can lose "
+                                      "the turn."))
     flow.add("answer", n.answer(n.ref(["reply", "output"]), title="回复用户", desc="本轮唯一的回复。"
                                 "The one reply of this turn."))
-    flow.add("compress", tool("compress_history", {
+    flow.add("compress", n.fail_branch(n.with_retry(tool("compress_history", {
         "history": variable(["conversation", "history"]),
         "user_query": mixed(n.ref(["sys", "query"])),
         "answer": mixed(n.ref(["reply", "output"])),
@@ -178,13 +198,12 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     }, {"max_turns": constant(10), "max_bytes": constant(150000), "summary_max_tokens": constant(400),
         "summarizer": constant("auto"), "model": model_selector(options, prompts.MAX_TOKENS["summarize"]),
         "lang": constant("auto")},
-        title="压缩历史", desc="追加本轮；移出窗口的轮次并入摘要。Appends the turn; turns that leave the "
-        "window go into the summary."))
+        title="压缩历史", desc="追加本轮；移出窗口的轮次并入摘要；失败时记忆保持原样。Appends the turn; turns that "
+        "leave the window go into the summary; on failure the memory stays as it was.", identifier=identifier),
+        max_retries=1, interval_ms=300)))
     flow.add("save", n.assigner([
         ("history", ["compress", "history"]),
         ("summary", ["compress", "summary"]),
-        ("sys_context_str", ["track_state", "sys_context_str"]),
-    ], title="保存会话变量", desc="写回全部会话变量。Writes every conversation variable."))
-    flow.chain("reply", "answer", "compress", "save")
+    ], title="保存记忆", desc="写回历史和摘要。Writes the history and the summary."))
+    flow.chain("reply", "save_state", "answer", "compress", "save")
     return flow
-

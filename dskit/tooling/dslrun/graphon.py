@@ -601,8 +601,10 @@ class Conversation:
         self._collect(engine, result)
         result.llm_calls = list(ctx.llm_calls)
         result.code_runs = list(ctx.code_runs)
-        if result.succeeded:
-            self.variables = self._read_conversation(engine)
+        # Read back even after a failed run: Dify persists an assigner's write as the node runs
+        # (api/core/workflow/nodes/variable_assigner/v2/node.py ``_run``: ``conv_var_updater.update``
+        # then ``flush``), so what ran before the failure stays written, and nothing else changes.
+        self.variables = self._read_conversation(engine)
         result.variables = dict(self.variables)
         self.turns.append(result)
         if not result.succeeded and raise_on_error:
