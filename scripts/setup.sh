@@ -26,5 +26,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
+# graphon without its ~900 MB of document parsers; `pip install -e .` alone leaves it out, and then
+# `dskit demo`, `dskit chat` and the DSL tests cannot run Dify's engine.
 .venv/bin/python -m pip install -q --no-deps graphon==0.8.0
-echo "ready: .venv/bin/dskit --help"
+echo "ready: .venv/bin/dskit --help  (graphon 0.8.0, Dify's workflow engine, installed for demo, chat and the DSL tests)"

@@ -135,3 +135,16 @@ def test_bench_flow_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     assert classic["llm_calls"] == {"mean": 2.8, "max": 3}  # a yes needs no parameter extraction
     assert result["ratio_classic_over_fast"]["llm_calls"] == 2.8
     assert fast["failed_turns"] == classic["failed_turns"] == 0
+
+
+def test_demo_without_graphon_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """`pip install -e .` without scripts/setup.sh leaves graphon out: one line, no traceback."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "graphon" else real(name, *a))
+    assert main(["demo"]) == 2
+    captured = capsys.readouterr()
+    assert len(captured.err.strip().splitlines()) == 1 and "scripts/setup.sh" in captured.err
+    assert "graphon" in captured.err and "Traceback" not in captured.err + captured.out

@@ -146,12 +146,17 @@ def test_overflow_summarised_extractively_without_a_model(monkeypatch: pytest.Mo
     assert daemon.calls == []
 
 
-def test_workspace_summary_uses_difys_summary_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    daemon = daemon_with(monkeypatch, summary=lambda text, instruction: "- 用户订过多次位子，最近一次4号、5个人")
+def test_a_saved_workspace_summarizer_uses_the_picked_model_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dify's summary call returns short text unchanged (api/core/plugin/backwards_invocation/model.py
+    ``invoke_summary``: under 60% of the default model's context window), so it is never used: an app
+    saved with ``summarizer = workspace`` gets the picked model (or the extractive merge) and a notice."""
+    daemon = daemon_with(monkeypatch, "- 用户订过多次位子，最近一次4号、5个人",
+                         summary=lambda text, instruction: text)
+    v = compress(summarizer="workspace", model=MODEL).variables
+    assert v["summary_source"] == "model" and "4号" in v["summary"] and "自动" in v["notice"]
+    assert daemon.summary_requests == [] and len(daemon.llm_requests) == 1
     v = compress(summarizer="workspace").variables
-    assert v["summary_source"] == "workspace" and "4号" in v["summary"]
-    assert len(daemon.summary_requests) == 1 and daemon.llm_requests == []
-    assert "第0轮" in daemon.summary_requests[0]["text"]
+    assert v["summary_source"] == "extractive" and v["summary"] and daemon.summary_requests == []
 
 
 def test_model_failure_falls_back_to_extractive(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,14 @@
 """compress_history: append the new turn, keep the window, roll what leaves it into the summary.
 
-The summary is written by the model the user picked (``model``), or by Dify's built-in summary
-with the workspace's default model (``summarizer = workspace``), else extractively (no model).
+The summary is written by the model the user picked (``model``), else extractively (no model).
 A model's summary is checked by ``dskit.summary.summary_accept``: refused, empty or bloated answers
 fall back to the extractive merge, and values the model dropped are added back.
+
+There is no "workspace default model" option any more: Dify's built-in summary call
+(``session.model.summary.invoke``) returns its input unchanged unless the text exceeds 60% of the
+default model's context window (Dify api/core/plugin/backwards_invocation/model.py
+``invoke_summary``), so for a few turns of overflow it never summarised and the tool silently fell
+back. A saved ``summarizer = workspace`` still works: it acts as ``auto`` and says so in ``notice``.
 """
 
 from collections.abc import Generator, Mapping
@@ -19,19 +24,19 @@ from tools._common import MAX_HISTORY_CHARS, choice_param, int_param, run_tool, 
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param
 
 
-def _summarize(tool: Tool, mode: str, config: Any, prompt: dict, usage: dict, lang: str | None) -> tuple[str, str]:
-    """(model text, notice): the model's merged summary, or "" and why when there is none."""
+_WORKSPACE_NOTICE = {
+    "zh": "“工作区默认模型”方式已取消（Dify 内置摘要不会摘要较短的文本），已按“自动”处理：选了摘要模型就用它，否则抽取式。",
+    "en": "the 'workspace default model' summarizer is gone (Dify's built-in summary leaves short text "
+          "unsummarised); treated as auto: the picked model if any, else extractive.",
+}
+
+
+def _summarize(tool: Tool, config: Any, prompt: dict, usage: dict, lang: str | None) -> tuple[str, str]:
+    """(model text, notice): the picked model's merged summary, or "" and why when there is none."""
     try:
-        if mode == "workspace":
-            usage["calls"] += 1
-            text = tool.session.model.summary.invoke(text=prompt["user"], instruction=prompt["system"],
-                                                     min_summarize_length=0)
-            return text, ""
         return call_llm(tool, config, chat(prompt["system"], prompt["user"]), usage, lang), ""
     except ModelCallError as exc:
         return "", str(exc)
-    except Exception as exc:  # the summary call reports errors as plain exceptions
-        return "", " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
 def _compress(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
@@ -45,9 +50,10 @@ def _compress(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[
     max_tokens = int_param(params, "summary_max_tokens", lang, default=SUMMARY_MAX_TOKENS, low=50, high=4_000)
     mode = choice_param(params, "summarizer", lang, ("auto", "workspace", "extractive"), "auto")
     config = model_param(params, "model", lang, required=False)
-    if mode == "auto":
-        mode = "model" if config is not None else "extractive"
     out_lang = norm_lang(lang)
+    retired = _WORKSPACE_NOTICE[out_lang] if mode == "workspace" else ""
+    if mode in ("auto", "workspace"):
+        mode = "model" if config is not None else "extractive"
 
     result = history_update(history, summary, user_query, answer, tag="" if tag == "auto" else tag,
                             max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=max_tokens,
@@ -56,11 +62,12 @@ def _compress(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[
     new_summary, source, notice = result["summary"], "extractive" if result["overflow_turns"] else "", ""
     if result["summary_due"]:
         prompt = {"system": result["summary_system"], "user": result["summary_prompt"]}
-        text, notice = _summarize(tool, mode, config, prompt, usage, lang)
+        text, notice = _summarize(tool, config, prompt, usage, lang)
         if text:
             checked = summary_accept(text, result["summary"], parse_history(result["overflow"]), max_tokens, out_lang)
             new_summary = checked["summary"]
-            source = ("workspace" if mode == "workspace" else "model") if checked["source"] == "llm" else "extractive"
+            source = "model" if checked["source"] == "llm" else "extractive"
+    notice = " ".join(part for part in (retired, notice) if part)
     payload = {
         "history": result["history"],
         "model_history": result["model_history"],

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 with the package written, 1 with the reason it could not be."""
-    from dskit.tooling.plugin_package import BuildError, build
+    from dskit.tooling.plugin_package import BuildError, build, manifest_author_name_version, package_checksum
 
     root = Path(args.root)
     try:
@@ -29,8 +29,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"build failed: {exc}", file=sys.stderr)
         return 1
     size = result.package.stat().st_size
+    author, name, version = manifest_author_name_version(root)
     print(f"{result.package}  ({len(result.files)} files, {result.uncompressed_bytes:,} bytes -> {size:,} bytes zipped; "
           f"README.md from {result.readme_source})")
+    print(f"identifier: {author}/{name}:{version}@{package_checksum(result.package)}  (the plugin Chatflow in "
+          "the same folder names exactly this package)")
     for path in result.dsl:
         print(f"{path}")
     print("Install: Dify > Plugins > Install from local package file. Unsigned packages need "

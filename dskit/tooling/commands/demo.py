@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 NOTICE = {
     "zh": "演示：每轮的理解结果是录制好的模型输出（不调用模型、不联网）；状态机、分支、历史和变量赋值都在 "
@@ -32,7 +33,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+INSTALL_HINT = ("dskit demo needs graphon (Dify's workflow engine) and the tooling dependencies: run "
+                "`bash scripts/setup.sh`, or `pip install -e '.[dev]' && pip install --no-deps graphon==0.8.0`")
+
+
+def missing_engine() -> str:
+    """The one-line install hint when graphon or a tooling dependency is absent, else ""."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("graphon", "yaml", "pydantic") if find_spec(name) is None]
+    return f"{INSTALL_HINT} (missing: {', '.join(missing)})" if missing else ""
+
+
 def run(args: argparse.Namespace) -> int:
+    hint = missing_engine()
+    if hint:
+        print(hint, file=sys.stderr)
+        return 2
     from dskit.tooling.dslrun.demo import DemoTurn, run_demo
 
     labels = LABELS[args.lang]
