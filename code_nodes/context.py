@@ -48,15 +48,30 @@ import json
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
-from typing import Any
+
+
+# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
+
+class _LazyPattern:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)
 
 
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
 def _jsonish_join_pair(match: re.Match) -> str:
@@ -388,7 +403,7 @@ def redos_problem(pattern: str) -> str:
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
 # Names may be Chinese (CrossWOZ uses 景点, 酒店设施 ...): unicode word characters and '-'.
-NAME_RE = re.compile(r"^[\w\-]{1,64}$")
+NAME_RE = _LazyPattern('NAME_RE', r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 # The longest string value a slot takes, in characters, unless the slot sets ``max_length``. Longer
@@ -410,7 +425,7 @@ PATTERN_MAX_CHARS = 1_000
 _CATALOG_SCALAR_TEXT_MAX = 100
 # Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
 # Dify's code node from every string output.
-_CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CATALOG_CONTROL_RE = _LazyPattern('_CATALOG_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 _TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
@@ -430,7 +445,6 @@ class CatalogError(ValueError):
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
 
-@dataclass(frozen=True)
 class SlotSpec:
     """One slot of a task; see docs/catalog.md for the meaning of each field."""
 
@@ -441,7 +455,7 @@ class SlotSpec:
     label: str = ""
     description: str = ""
     enum: tuple = ()
-    aliases: dict = field(default_factory=dict)
+    aliases: dict
     multiple: bool = False
     minimum: float | None = None
     maximum: float | None = None
@@ -454,6 +468,67 @@ class SlotSpec:
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
+        'minimum', 'maximum', 'pattern', 'max_length',
+    )
+
+    def __init__(
+        self, name, type=type, required=required, ask=ask, label=label, description=description,
+        enum=enum, aliases=__dskit_missing, multiple=multiple, minimum=minimum, maximum=maximum,
+        pattern=pattern, max_length=max_length,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'type', type)
+        object.__setattr__(self, 'required', required)
+        object.__setattr__(self, 'ask', ask)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'enum', enum)
+        object.__setattr__(self, 'aliases', dict() if aliases is self.__dskit_missing else aliases)
+        object.__setattr__(self, 'multiple', multiple)
+        object.__setattr__(self, 'minimum', minimum)
+        object.__setattr__(self, 'maximum', maximum)
+        object.__setattr__(self, 'pattern', pattern)
+        object.__setattr__(self, 'max_length', max_length)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
+            f", required={self.required!r}" f", ask={self.ask!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", enum={self.enum!r}"
+            f", aliases={self.aliases!r}" f", multiple={self.multiple!r}"
+            f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
+            f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.type, self.required, self.ask, self.label, self.description,
+                self.enum, self.aliases, self.multiple, self.minimum, self.maximum, self.pattern,
+                self.max_length,
+            ) == (other.name, other.type, other.required, other.ask, other.label, other.description,
+                other.enum, other.aliases, other.multiple, other.minimum, other.maximum,
+                other.pattern, other.max_length,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
+            self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
 
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
@@ -462,7 +537,6 @@ def description_name(description: str) -> str:
     return head if 0 < len(head) <= 16 else ""
 
 
-@dataclass(frozen=True)
 class TaskSpec:
     """One task: its slots in ask order, whether it needs confirmation, what it depends on."""
 
@@ -474,7 +548,7 @@ class TaskSpec:
     read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
-    slots: dict = field(default_factory=dict)
+    slots: dict
     examples: tuple = ()
 
     @property
@@ -482,8 +556,63 @@ class TaskSpec:
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
+        'depends_on_slots', 'slots', 'examples',
+    )
 
-@dataclass(frozen=True)
+    def __init__(
+        self, name, label=label, description=description, kind=kind, confirm=confirm,
+        read_only=read_only, depends_on=depends_on, depends_on_slots=depends_on_slots,
+        slots=__dskit_missing, examples=examples,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'kind', kind)
+        object.__setattr__(self, 'confirm', confirm)
+        object.__setattr__(self, 'read_only', read_only)
+        object.__setattr__(self, 'depends_on', depends_on)
+        object.__setattr__(self, 'depends_on_slots', depends_on_slots)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'examples', examples)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", kind={self.kind!r}"
+            f", confirm={self.confirm!r}" f", read_only={self.read_only!r}"
+            f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
+            f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+                self.depends_on, self.depends_on_slots, self.slots, self.examples,
+            ) == (other.name, other.label, other.description, other.kind, other.confirm,
+                other.read_only, other.depends_on, other.depends_on_slots, other.slots,
+                other.examples,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+            self.depends_on, self.depends_on_slots, self.slots, self.examples,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Policy:
     """Limits for the handoff policy and the task stack."""
 
@@ -492,8 +621,43 @@ class Policy:
     max_stack: int = 5
     ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('max_attempts', 'max_parse_failures', 'max_stack', 'ungrounded')
 
-@dataclass(frozen=True)
+    def __init__(
+        self, max_attempts=max_attempts, max_parse_failures=max_parse_failures,
+        max_stack=max_stack, ungrounded=ungrounded,
+    ):
+        object.__setattr__(self, 'max_attempts', max_attempts)
+        object.__setattr__(self, 'max_parse_failures', max_parse_failures)
+        object.__setattr__(self, 'max_stack', max_stack)
+        object.__setattr__(self, 'ungrounded', ungrounded)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
+            f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
+            f", ungrounded={self.ungrounded!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
+            ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Catalog:
     """A validated catalog; build it with :func:`load_catalog`."""
 
@@ -510,6 +674,36 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('version', 'tasks', 'policy', 'language')
+
+    def __init__(self, version, tasks, policy, language=language):
+        object.__setattr__(self, 'version', version)
+        object.__setattr__(self, 'tasks', tasks)
+        object.__setattr__(self, 'policy', policy)
+        object.__setattr__(self, 'language', language)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
+            f", policy={self.policy!r}" f", language={self.language!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.version, self.tasks, self.policy, self.language))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -844,7 +1038,7 @@ _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
 _FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
-_NUMBER_SUFFIX_RE = re.compile(r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
+_NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
 def parse_cn_number(text: str) -> int | None:
@@ -1089,8 +1283,8 @@ SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
 _STATE_SHORT_TEXT = 200
-_STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
+_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
 _STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
@@ -1382,42 +1576,42 @@ _NOISE_SOCIAL = (
 )
 _NOISE_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in _NOISE_SOCIAL}, key=len, reverse=True))
 # Yes/no answers: small talk, unless they answer a confirmation question.
-_NOISE_YES_NO = re.compile(
-    r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
+_NOISE_YES_NO = _LazyPattern(
+    '_NOISE_YES_NO', r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
     r"不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm(ed)?)+$", re.I)
-_NOISE_VENT = re.compile(
-    r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
+_NOISE_VENT = _LazyPattern(
+    '_NOISE_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate", re.I)
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_NOISE_VALUE = re.compile(
-    r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
+_NOISE_VALUE = _LazyPattern(
+    '_NOISE_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
     r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
     re.I)
-_NOISE_CORRECTION = re.compile(
-    r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
+_NOISE_CORRECTION = _LazyPattern(
+    '_NOISE_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
     r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
     re.I)
-_NOISE_DECISION = re.compile(
-    r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
+_NOISE_DECISION = _LazyPattern(
+    '_NOISE_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
     r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
 # The previous reply asked for a confirmation / asked a question.
-_NOISE_CONFIRM_ASK = re.compile(
-    r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
+_NOISE_CONFIRM_ASK = _LazyPattern(
+    '_NOISE_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
     r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
-_NOISE_SLOT_ASK = re.compile(
-    r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+_NOISE_SLOT_ASK = _LazyPattern(
+    '_NOISE_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
-_NOISE_DONE = re.compile(
-    r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
+_NOISE_DONE = _LazyPattern(
+    '_NOISE_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
     r"\bcancell?ed\b", re.I)
-_NOISE_FAILED = re.compile(
-    r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
+_NOISE_FAILED = _LazyPattern(
+    '_NOISE_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
     r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
-_NOISE_STRIP = re.compile(r"[\s\W_]+", re.UNICODE)
+_NOISE_STRIP = _LazyPattern('_NOISE_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
 def noise_norm(text: str) -> str:
@@ -1597,14 +1791,14 @@ def noise_is_question(text: str) -> bool:
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
 # Character classes, counted separately.
-_TOK_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_TOK_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
-_TOK_WORD = re.compile(r"[A-Za-z]+")
-_TOK_DIGIT = re.compile(r"[0-9]")
-_TOK_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
-_TOK_NEWLINES = re.compile(r"\n+")
-_TOK_SPACES = re.compile(r"[ \t]+")
-_TOK_WHITESPACE = re.compile(r"\s")
+_TOK_CJK = _LazyPattern('_TOK_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_TOK_CJK_PUNCT = _LazyPattern('_TOK_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+_TOK_WORD = _LazyPattern('_TOK_WORD', r"[A-Za-z]+")
+_TOK_DIGIT = _LazyPattern('_TOK_DIGIT', r"[0-9]")
+_TOK_PUNCT = _LazyPattern('_TOK_PUNCT', r"[!-/:-@\[-`{-~]")
+_TOK_NEWLINES = _LazyPattern('_TOK_NEWLINES', r"\n+")
+_TOK_SPACES = _LazyPattern('_TOK_SPACES', r"[ \t]+")
+_TOK_WHITESPACE = _LazyPattern('_TOK_WHITESPACE', r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -1679,11 +1873,11 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
 
 SUMMARY_LINE_CHARS = 160
 SUMMARY_MAX_LINES = 200  # only the newest lines of an oversized summary are considered
-_SUM_SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
-_SUM_ACK = re.compile(r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
-_SUM_CLAUSE = re.compile(r"[，,；;]")
-_SUM_PAIR_VALUE = re.compile(r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
-_SUM_VALUE_TOKEN = re.compile(r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
+_SUM_SENTENCE = _LazyPattern('_SUM_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
+_SUM_ACK = _LazyPattern('_SUM_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
+_SUM_CLAUSE = _LazyPattern('_SUM_CLAUSE', r"[，,；;]")
+_SUM_PAIR_VALUE = _LazyPattern('_SUM_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
+_SUM_VALUE_TOKEN = _LazyPattern('_SUM_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
 
 _SUM_TEXTS = {
     "zh": {
@@ -1896,9 +2090,9 @@ def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False)
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
 # Control characters other than tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What a model or tokenizer may read as a line break besides "\n" (str.splitlines' list, CR aside).
-_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_LINE_BREAKS = _LazyPattern('_LINE_BREAKS', r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 LINE_MARK = " ⏎ "
 
 
@@ -1960,11 +2154,11 @@ HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before
 
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_LABEL = re.compile(
-    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_LABEL = _LazyPattern(
+    '_LABEL', rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
-_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_USER_ROLE = _LazyPattern('_USER_ROLE', rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
 
 
 def _clean(text: object) -> str:
@@ -2082,8 +2276,8 @@ _WORDS = {
            "part": "; ", "open": " (", "close": ")"},
 }
 # A bare value may not hold what separates the parts of a state line, nor start like a JSON value.
-_BARE = re.compile(r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
-_JSON_LIKE = re.compile(r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
+_BARE = _LazyPattern('_BARE', r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
+_JSON_LIKE = _LazyPattern('_JSON_LIKE', r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
 
 
 # ---------------------------------------------------------------- the model's state text
@@ -2491,7 +2685,7 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
-_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
 def text_in(value: Any) -> str:

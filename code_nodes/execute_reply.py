@@ -43,15 +43,30 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+
+
+# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
+
+class _LazyPattern:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)
 
 
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
 def _jsonish_join_pair(match: re.Match) -> str:
@@ -370,7 +385,7 @@ def redos_problem(pattern: str) -> str:
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
 # Names may be Chinese (CrossWOZ uses 景点, 酒店设施 ...): unicode word characters and '-'.
-NAME_RE = re.compile(r"^[\w\-]{1,64}$")
+NAME_RE = _LazyPattern('NAME_RE', r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 # The longest string value a slot takes, in characters, unless the slot sets ``max_length``. Longer
@@ -406,7 +421,6 @@ class CatalogError(ValueError):
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
 
-@dataclass(frozen=True)
 class SlotSpec:
     """One slot of a task; see docs/catalog.md for the meaning of each field."""
 
@@ -417,7 +431,7 @@ class SlotSpec:
     label: str = ""
     description: str = ""
     enum: tuple = ()
-    aliases: dict = field(default_factory=dict)
+    aliases: dict
     multiple: bool = False
     minimum: float | None = None
     maximum: float | None = None
@@ -430,6 +444,67 @@ class SlotSpec:
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
+        'minimum', 'maximum', 'pattern', 'max_length',
+    )
+
+    def __init__(
+        self, name, type=type, required=required, ask=ask, label=label, description=description,
+        enum=enum, aliases=__dskit_missing, multiple=multiple, minimum=minimum, maximum=maximum,
+        pattern=pattern, max_length=max_length,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'type', type)
+        object.__setattr__(self, 'required', required)
+        object.__setattr__(self, 'ask', ask)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'enum', enum)
+        object.__setattr__(self, 'aliases', dict() if aliases is self.__dskit_missing else aliases)
+        object.__setattr__(self, 'multiple', multiple)
+        object.__setattr__(self, 'minimum', minimum)
+        object.__setattr__(self, 'maximum', maximum)
+        object.__setattr__(self, 'pattern', pattern)
+        object.__setattr__(self, 'max_length', max_length)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
+            f", required={self.required!r}" f", ask={self.ask!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", enum={self.enum!r}"
+            f", aliases={self.aliases!r}" f", multiple={self.multiple!r}"
+            f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
+            f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.type, self.required, self.ask, self.label, self.description,
+                self.enum, self.aliases, self.multiple, self.minimum, self.maximum, self.pattern,
+                self.max_length,
+            ) == (other.name, other.type, other.required, other.ask, other.label, other.description,
+                other.enum, other.aliases, other.multiple, other.minimum, other.maximum,
+                other.pattern, other.max_length,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
+            self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
 
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
@@ -438,7 +513,6 @@ def description_name(description: str) -> str:
     return head if 0 < len(head) <= 16 else ""
 
 
-@dataclass(frozen=True)
 class TaskSpec:
     """One task: its slots in ask order, whether it needs confirmation, what it depends on."""
 
@@ -450,7 +524,7 @@ class TaskSpec:
     read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
-    slots: dict = field(default_factory=dict)
+    slots: dict
     examples: tuple = ()
 
     @property
@@ -458,8 +532,63 @@ class TaskSpec:
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
+        'depends_on_slots', 'slots', 'examples',
+    )
 
-@dataclass(frozen=True)
+    def __init__(
+        self, name, label=label, description=description, kind=kind, confirm=confirm,
+        read_only=read_only, depends_on=depends_on, depends_on_slots=depends_on_slots,
+        slots=__dskit_missing, examples=examples,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'kind', kind)
+        object.__setattr__(self, 'confirm', confirm)
+        object.__setattr__(self, 'read_only', read_only)
+        object.__setattr__(self, 'depends_on', depends_on)
+        object.__setattr__(self, 'depends_on_slots', depends_on_slots)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'examples', examples)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", kind={self.kind!r}"
+            f", confirm={self.confirm!r}" f", read_only={self.read_only!r}"
+            f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
+            f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+                self.depends_on, self.depends_on_slots, self.slots, self.examples,
+            ) == (other.name, other.label, other.description, other.kind, other.confirm,
+                other.read_only, other.depends_on, other.depends_on_slots, other.slots,
+                other.examples,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+            self.depends_on, self.depends_on_slots, self.slots, self.examples,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Policy:
     """Limits for the handoff policy and the task stack."""
 
@@ -468,8 +597,43 @@ class Policy:
     max_stack: int = 5
     ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('max_attempts', 'max_parse_failures', 'max_stack', 'ungrounded')
 
-@dataclass(frozen=True)
+    def __init__(
+        self, max_attempts=max_attempts, max_parse_failures=max_parse_failures,
+        max_stack=max_stack, ungrounded=ungrounded,
+    ):
+        object.__setattr__(self, 'max_attempts', max_attempts)
+        object.__setattr__(self, 'max_parse_failures', max_parse_failures)
+        object.__setattr__(self, 'max_stack', max_stack)
+        object.__setattr__(self, 'ungrounded', ungrounded)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
+            f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
+            f", ungrounded={self.ungrounded!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
+            ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Catalog:
     """A validated catalog; build it with :func:`load_catalog`."""
 
@@ -486,6 +650,36 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('version', 'tasks', 'policy', 'language')
+
+    def __init__(self, version, tasks, policy, language=language):
+        object.__setattr__(self, 'version', version)
+        object.__setattr__(self, 'tasks', tasks)
+        object.__setattr__(self, 'policy', policy)
+        object.__setattr__(self, 'language', language)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
+            f", policy={self.policy!r}" f", language={self.language!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.version, self.tasks, self.policy, self.language))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -834,7 +1028,7 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
 _LIMITS_ASCII_HEADER = 48
 _LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
@@ -1040,7 +1234,7 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
-_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 _node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 
 

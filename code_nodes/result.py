@@ -33,14 +33,30 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+
+
+# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
+
+class _LazyPattern:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)
 
 
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
 def _jsonish_join_pair(match: re.Match) -> str:
@@ -110,7 +126,7 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
 _LIMITS_ASCII_HEADER = 48
 _LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
@@ -154,24 +170,6 @@ def fits_dify_string(text: str) -> bool:
 STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
 
 
-class TaskRef(TypedDict):
-    """A task as the decision names it: the task in focus."""
-
-    id: str
-    name: str
-    label: str
-    stage: str
-
-
-class TaskRecord(TaskRef):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
-
-    slots: dict[str, Any]
-    history: dict[str, list[Any]]
-    parent_id: str | None
-    opened_turn: int
-
-
 def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
@@ -199,8 +197,8 @@ MAX_ERROR_TEXT = 300
 _STATE_SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
 _STATE_NOTE_ROOM = 800
-_STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
+_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
 _STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
@@ -658,7 +656,7 @@ def _machine_text(value: Any) -> str:
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
-_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 _node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
 
 

@@ -56,9 +56,25 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
+
+
+# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
+
+class _LazyPattern:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)
 
 
 # ---- dskit/jsonish.py ----
@@ -67,8 +83,8 @@ from typing import Any, TypedDict
 # Deep nesting is never a real LLM answer; the limit also keeps recursion far from Python's limit.
 _JSONISH_MAX_DEPTH = 64
 # Whitespace (including full-width and no-break spaces, BOM) and //, #, /* */ comments.
-_JSONISH_SKIP = re.compile(r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
-_JSONISH_SPACE = re.compile(r"[ \t\r\n\u3000\xa0]*")
+_JSONISH_SKIP = _LazyPattern('_JSONISH_SKIP', r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+_JSONISH_SPACE = _LazyPattern('_JSONISH_SPACE', r"[ \t\r\n\u3000\xa0]*")
 # Where a container may start: "{" before a key, "}" or a comment, "[" before a value or "]".
 # The look-ahead runs in C and skips prose such as "{name}" or "x{" without a Python-level attempt;
 # its backtracking is bounded by the word or space run after the bracket (no possessive quantifiers:
@@ -82,10 +98,10 @@ _JSONISH_START = re.compile(
     _JSONISH_OBJECT_AHEAD
     + r"|\[(?=[\s\ufeff]*(?:\Z|[\]\[{\"'\u201c\u201d\u2018,\uff0c#+\-.\dtfnTFNIu]|//|/\*))"
 )
-_JSONISH_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_JSONISH_NUMBER_TAIL = re.compile(r"[\w.+-]*")
-_JSONISH_WORD = re.compile(r"[^\W\d]\w*")
-_JSONISH_BARE_KEY = re.compile(r"[\w$.+-]+")
+_JSONISH_NUMBER = _LazyPattern('_JSONISH_NUMBER', r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_JSONISH_NUMBER_TAIL = _LazyPattern('_JSONISH_NUMBER_TAIL', r"[\w.+-]*")
+_JSONISH_WORD = _LazyPattern('_JSONISH_WORD', r"[^\W\d]\w*")
+_JSONISH_BARE_KEY = _LazyPattern('_JSONISH_BARE_KEY', r"[\w$.+-]+")
 # Opening quote -> (closing quotes, regex for a run of ordinary characters).
 _JSONISH_QUOTES = {
     '"': ('"', re.compile(r'[^"\\]+')),
@@ -113,8 +129,8 @@ _JSONISH_STRICT_FAILURES = 8
 # Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
 # bracketed prose fragments at most; this bounds the time spent on adversarial text.
 _JSONISH_MAX_FAILURES = 5_000
-_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
+_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
 def _jsonish_join_pair(match: re.Match) -> str:
@@ -797,7 +813,7 @@ def redos_problem(pattern: str) -> str:
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
 # Names may be Chinese (CrossWOZ uses 景点, 酒店设施 ...): unicode word characters and '-'.
-NAME_RE = re.compile(r"^[\w\-]{1,64}$")
+NAME_RE = _LazyPattern('NAME_RE', r"^[\w\-]{1,64}$")
 # Dify's number limits for code-node outputs; values beyond them could not travel through a node.
 NUMBER_LIMIT = 2 ** 63
 # The longest string value a slot takes, in characters, unless the slot sets ``max_length``. Longer
@@ -819,7 +835,7 @@ PATTERN_MAX_CHARS = 1_000
 _CATALOG_SCALAR_TEXT_MAX = 100
 # Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
 # Dify's code node from every string output.
-_CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CATALOG_CONTROL_RE = _LazyPattern('_CATALOG_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 _TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
@@ -839,7 +855,6 @@ class CatalogError(ValueError):
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
 
-@dataclass(frozen=True)
 class SlotSpec:
     """One slot of a task; see docs/catalog.md for the meaning of each field."""
 
@@ -850,7 +865,7 @@ class SlotSpec:
     label: str = ""
     description: str = ""
     enum: tuple = ()
-    aliases: dict = field(default_factory=dict)
+    aliases: dict
     multiple: bool = False
     minimum: float | None = None
     maximum: float | None = None
@@ -863,6 +878,67 @@ class SlotSpec:
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
+        'minimum', 'maximum', 'pattern', 'max_length',
+    )
+
+    def __init__(
+        self, name, type=type, required=required, ask=ask, label=label, description=description,
+        enum=enum, aliases=__dskit_missing, multiple=multiple, minimum=minimum, maximum=maximum,
+        pattern=pattern, max_length=max_length,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'type', type)
+        object.__setattr__(self, 'required', required)
+        object.__setattr__(self, 'ask', ask)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'enum', enum)
+        object.__setattr__(self, 'aliases', dict() if aliases is self.__dskit_missing else aliases)
+        object.__setattr__(self, 'multiple', multiple)
+        object.__setattr__(self, 'minimum', minimum)
+        object.__setattr__(self, 'maximum', maximum)
+        object.__setattr__(self, 'pattern', pattern)
+        object.__setattr__(self, 'max_length', max_length)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
+            f", required={self.required!r}" f", ask={self.ask!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", enum={self.enum!r}"
+            f", aliases={self.aliases!r}" f", multiple={self.multiple!r}"
+            f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
+            f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.type, self.required, self.ask, self.label, self.description,
+                self.enum, self.aliases, self.multiple, self.minimum, self.maximum, self.pattern,
+                self.max_length,
+            ) == (other.name, other.type, other.required, other.ask, other.label, other.description,
+                other.enum, other.aliases, other.multiple, other.minimum, other.maximum,
+                other.pattern, other.max_length,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
+            self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
 
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
@@ -871,7 +947,6 @@ def description_name(description: str) -> str:
     return head if 0 < len(head) <= 16 else ""
 
 
-@dataclass(frozen=True)
 class TaskSpec:
     """One task: its slots in ask order, whether it needs confirmation, what it depends on."""
 
@@ -883,7 +958,7 @@ class TaskSpec:
     read_only: bool = False
     depends_on: str | None = None
     depends_on_slots: tuple = ()
-    slots: dict = field(default_factory=dict)
+    slots: dict
     examples: tuple = ()
 
     @property
@@ -891,8 +966,63 @@ class TaskSpec:
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = (
+        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
+        'depends_on_slots', 'slots', 'examples',
+    )
 
-@dataclass(frozen=True)
+    def __init__(
+        self, name, label=label, description=description, kind=kind, confirm=confirm,
+        read_only=read_only, depends_on=depends_on, depends_on_slots=depends_on_slots,
+        slots=__dskit_missing, examples=examples,
+    ):
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'description', description)
+        object.__setattr__(self, 'kind', kind)
+        object.__setattr__(self, 'confirm', confirm)
+        object.__setattr__(self, 'read_only', read_only)
+        object.__setattr__(self, 'depends_on', depends_on)
+        object.__setattr__(self, 'depends_on_slots', depends_on_slots)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'examples', examples)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
+            f", description={self.description!r}" f", kind={self.kind!r}"
+            f", confirm={self.confirm!r}" f", read_only={self.read_only!r}"
+            f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
+            f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+                self.depends_on, self.depends_on_slots, self.slots, self.examples,
+            ) == (other.name, other.label, other.description, other.kind, other.confirm,
+                other.read_only, other.depends_on, other.depends_on_slots, other.slots,
+                other.examples,
+            )
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
+            self.depends_on, self.depends_on_slots, self.slots, self.examples,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Policy:
     """Limits for the handoff policy and the task stack."""
 
@@ -901,8 +1031,43 @@ class Policy:
     max_stack: int = 5
     ungrounded: str = "drop"  # what happens to a value the user did not say: "drop" or "ask"
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('max_attempts', 'max_parse_failures', 'max_stack', 'ungrounded')
 
-@dataclass(frozen=True)
+    def __init__(
+        self, max_attempts=max_attempts, max_parse_failures=max_parse_failures,
+        max_stack=max_stack, ungrounded=ungrounded,
+    ):
+        object.__setattr__(self, 'max_attempts', max_attempts)
+        object.__setattr__(self, 'max_parse_failures', max_parse_failures)
+        object.__setattr__(self, 'max_stack', max_stack)
+        object.__setattr__(self, 'ungrounded', ungrounded)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
+            f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
+            f", ungrounded={self.ungrounded!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
+            ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
 class Catalog:
     """A validated catalog; build it with :func:`load_catalog`."""
 
@@ -919,6 +1084,36 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('version', 'tasks', 'policy', 'language')
+
+    def __init__(self, version, tasks, policy, language=language):
+        object.__setattr__(self, 'version', version)
+        object.__setattr__(self, 'tasks', tasks)
+        object.__setattr__(self, 'policy', policy)
+        object.__setattr__(self, 'language', language)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
+            f", policy={self.policy!r}" f", language={self.language!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.version, self.tasks, self.policy, self.language))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -1253,7 +1448,7 @@ _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
 _FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
-_NUMBER_SUFFIX_RE = re.compile(r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
+_NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
 def parse_cn_number(text: str) -> int | None:
@@ -1448,7 +1643,7 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
 _LIMITS_ASCII_HEADER = 48
 _LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
@@ -1490,34 +1685,6 @@ def fits_dify_string(text: str) -> bool:
 # Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
 # except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
 STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
-
-
-class TaskRef(TypedDict):
-    """A task as the decision names it: the task in focus."""
-
-    id: str
-    name: str
-    label: str
-    stage: str
-
-
-class TaskRecord(TaskRef):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
-
-    slots: dict[str, Any]
-    history: dict[str, list[Any]]
-    parent_id: str | None
-    opened_turn: int
-
-
-class ExecutePayload(TypedDict):
-    """What the task API receives: the task, its slots, and the sub-tasks submitted with it."""
-
-    task_id: str
-    task: str
-    label: str
-    slots: dict[str, Any]
-    subtasks: list[ExecutePayload]
 
 
 class _DecisionError(TypedDict, total=False):
@@ -1603,8 +1770,8 @@ MAX_ERROR_TEXT = 300
 _STATE_SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
 _STATE_NOTE_ROOM = 800
-_STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
+_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
 _STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
@@ -2157,7 +2324,7 @@ def noise_hint_tag(hint: object) -> str:
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
 # Control characters other than tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def clean_text(value: object, max_chars: int | None = None) -> str:
@@ -2179,11 +2346,11 @@ HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before
 
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_LABEL = re.compile(
-    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_LABEL = _LazyPattern(
+    '_LABEL', rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
-_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_USER_ROLE = _LazyPattern('_USER_ROLE', rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
 
 
 def _clean(text: object) -> str:
@@ -2375,27 +2542,27 @@ RECENT_TURNS = 4
 TEXT_COVERAGE = 0.75
 
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
-_CN_NUM_RE = re.compile(f"[{_CN_NUM}]{{1,8}}")
-_ARABIC_RE = re.compile(r"\d{1,12}(?:\.\d{1,6})?")
+_CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
+_ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
 _EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
                "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
                "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
-_EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
+_EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
 
 # Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
 _HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
-_CLOCK_RE = re.compile(
-    r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+_CLOCK_RE = _LazyPattern(
+    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
-_EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
 _AM = ("凌晨", "早上", "早晨", "清晨", "上午")
-_TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 # Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
-_DURATION_RE = re.compile(
-    rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+_DURATION_RE = _LazyPattern(
+    '_DURATION_RE', rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
     r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
 _EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
 _LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
@@ -2405,17 +2572,17 @@ _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "t
               "昨天": -1, "yesterday": -1, "前天": -2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
-_WEEKDAY_RE = re.compile(r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_EN_WEEKDAY_RE = re.compile(r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
-_ISO_DATE_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
-_ISO_MONTH_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
-_MONTH_DAY_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_DAY_ONLY_RE = re.compile(rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_MONTH_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
+_EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
+_ISO_MONTH_RE = _LazyPattern('_ISO_MONTH_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
+_MONTH_DAY_RE = _LazyPattern('_MONTH_DAY_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
-_DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+_DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 # Words that say yes, no, drop it, start over (several languages' users mix them).
 _YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
@@ -2434,7 +2601,6 @@ _REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回",
            "original", "as before", "revert")
 
 
-@dataclass(frozen=True)
 class Evidence:
     """What the user said that the engine may trust this turn."""
 
@@ -2450,6 +2616,38 @@ class Evidence:
         if recent:
             pairs += list(zip(self.recent, self.raw_recent))
         return pairs
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('message', 'recent', 'raw', 'raw_recent', 'reference')
+
+    def __init__(self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference):
+        object.__setattr__(self, 'message', message)
+        object.__setattr__(self, 'recent', recent)
+        object.__setattr__(self, 'raw', raw)
+        object.__setattr__(self, 'raw_recent', raw_recent)
+        object.__setattr__(self, 'reference', reference)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
+            f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
+            f", reference={self.reference!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.message, self.recent, self.raw, self.raw_recent, self.reference) == (other.message, other.recent, other.raw, other.raw_recent, other.reference)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.message, self.recent, self.raw, self.raw_recent, self.reference))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 def fold(text: Any) -> str:
@@ -3840,7 +4038,7 @@ def _machine_error_text(exc: BaseException) -> str:
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
-_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
 def text_in(value: Any) -> str:

@@ -36,7 +36,23 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+
+
+# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
+
+class _LazyPattern:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)
 
 
 # ---- dskit/jsonish.py ----
@@ -92,42 +108,42 @@ _NOISE_SOCIAL = (
 )
 _NOISE_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in _NOISE_SOCIAL}, key=len, reverse=True))
 # Yes/no answers: small talk, unless they answer a confirmation question.
-_NOISE_YES_NO = re.compile(
-    r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
+_NOISE_YES_NO = _LazyPattern(
+    '_NOISE_YES_NO', r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
     r"不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm(ed)?)+$", re.I)
-_NOISE_VENT = re.compile(
-    r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
+_NOISE_VENT = _LazyPattern(
+    '_NOISE_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate", re.I)
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_NOISE_VALUE = re.compile(
-    r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
+_NOISE_VALUE = _LazyPattern(
+    '_NOISE_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
     r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
     re.I)
-_NOISE_CORRECTION = re.compile(
-    r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
+_NOISE_CORRECTION = _LazyPattern(
+    '_NOISE_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
     r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
     re.I)
-_NOISE_DECISION = re.compile(
-    r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
+_NOISE_DECISION = _LazyPattern(
+    '_NOISE_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
     r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
 # The previous reply asked for a confirmation / asked a question.
-_NOISE_CONFIRM_ASK = re.compile(
-    r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
+_NOISE_CONFIRM_ASK = _LazyPattern(
+    '_NOISE_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
     r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
-_NOISE_SLOT_ASK = re.compile(
-    r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+_NOISE_SLOT_ASK = _LazyPattern(
+    '_NOISE_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
-_NOISE_DONE = re.compile(
-    r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
+_NOISE_DONE = _LazyPattern(
+    '_NOISE_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
     r"\bcancell?ed\b", re.I)
-_NOISE_FAILED = re.compile(
-    r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
+_NOISE_FAILED = _LazyPattern(
+    '_NOISE_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
     r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
-_NOISE_STRIP = re.compile(r"[\s\W_]+", re.UNICODE)
+_NOISE_STRIP = _LazyPattern('_NOISE_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
 def noise_norm(text: str) -> str:
@@ -307,14 +323,14 @@ def noise_is_question(text: str) -> bool:
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
 # Character classes, counted separately.
-_TOK_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_TOK_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
-_TOK_WORD = re.compile(r"[A-Za-z]+")
-_TOK_DIGIT = re.compile(r"[0-9]")
-_TOK_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
-_TOK_NEWLINES = re.compile(r"\n+")
-_TOK_SPACES = re.compile(r"[ \t]+")
-_TOK_WHITESPACE = re.compile(r"\s")
+_TOK_CJK = _LazyPattern('_TOK_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_TOK_CJK_PUNCT = _LazyPattern('_TOK_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+_TOK_WORD = _LazyPattern('_TOK_WORD', r"[A-Za-z]+")
+_TOK_DIGIT = _LazyPattern('_TOK_DIGIT', r"[0-9]")
+_TOK_PUNCT = _LazyPattern('_TOK_PUNCT', r"[!-/:-@\[-`{-~]")
+_TOK_NEWLINES = _LazyPattern('_TOK_NEWLINES', r"\n+")
+_TOK_SPACES = _LazyPattern('_TOK_SPACES', r"[ \t]+")
+_TOK_WHITESPACE = _LazyPattern('_TOK_WHITESPACE', r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -391,14 +407,14 @@ SUMMARY_MAX_TOKENS = 400
 SUMMARY_MAX_BYTES = 4_800  # fits the 5,120-byte variable limit of early Dify releases
 SUMMARY_LINE_CHARS = 160
 SUMMARY_MAX_LINES = 200  # only the newest lines of an oversized summary are considered
-_SUM_SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
-_SUM_ACK = re.compile(r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
-_SUM_CLAUSE = re.compile(r"[，,；;]")
-_SUM_PAIR_VALUE = re.compile(r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
-_SUM_VALUE_TOKEN = re.compile(r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
-_SUM_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-_SUM_PREFIX = re.compile(r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
-_SUM_REFUSAL = re.compile(r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
+_SUM_SENTENCE = _LazyPattern('_SUM_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
+_SUM_ACK = _LazyPattern('_SUM_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
+_SUM_CLAUSE = _LazyPattern('_SUM_CLAUSE', r"[，,；;]")
+_SUM_PAIR_VALUE = _LazyPattern('_SUM_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
+_SUM_VALUE_TOKEN = _LazyPattern('_SUM_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
+_SUM_FENCE = _LazyPattern('_SUM_FENCE', r"^```[a-zA-Z]*\s*|\s*```$")
+_SUM_PREFIX = _LazyPattern('_SUM_PREFIX', r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
+_SUM_REFUSAL = _LazyPattern('_SUM_REFUSAL', r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
 
 _SUM_TEXTS = {
     "zh": {
@@ -684,7 +700,7 @@ def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
 # Control characters other than tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def clean_text(value: object, max_chars: int | None = None) -> str:
@@ -722,11 +738,11 @@ HISTORY_MAX_INPUT_CHARS = 2_000_000  # anything longer is cut to its tail before
 
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
-_LABEL = re.compile(
-    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+_LABEL = _LazyPattern(
+    '_LABEL', rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
-_SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_USER_ROLE = _LazyPattern('_USER_ROLE', rf"^(?:{_USER_ROLES})$", re.I)
+_SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
 
 
 def _clean(text: object) -> str:
@@ -810,7 +826,7 @@ def parse_history(text: object) -> list[dict]:
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
-_SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+_SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
 def text_in(value: Any) -> str:

@@ -1,4 +1,5 @@
-"""``dskit bench nodes``: time per call and output sizes of every generated code node.
+"""``dskit bench nodes``: time per call and output sizes of every generated code node; ``--cold``: the
+fresh-interpreter cost of each node compared with a bare one.
 
 The scenario is a heavy conversation: a 50-turn history (with its summary), a catalog of 10 tasks and
 all 10 open on the task stack. Each node's generated script (exactly what users paste) is executed
@@ -7,6 +8,13 @@ each node is also run end to end through the local runner (a fresh interpreter p
 sandbox does), which adds interpreter start and compiling the pasted script. Sizes are reported for
 every string output in characters, UTF-8 bytes and Dify's variable size (``sys.getsizeof``), with
 the conversation variables each node writes back marked.
+
+``--cold`` measures what Dify pays on every call, since dify-sandbox starts a fresh interpreter per
+code node: each node's script plus Dify's driver, run with ``python -I -S`` on one ordinary turn's
+inputs, against a bare ``def main(): return {}`` run the same way. The programs run interleaved,
+round after round (bare, then every node), and each figure is a median over the rounds, so a busy
+machine slows all of them alike; the ratio to the bare node is the figure to compare. Figures are
+printed, never asserted (tests check sizes and what the bundle leaves out).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from typing import Any
@@ -146,7 +155,108 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- cold start (--cold)
+
+BARE_NODE = "def main() -> dict:\n    return {}\n"
+
+
+def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each node's inputs on one ordinary turn: the second message of a restaurant booking with the
+    Chatflows' default catalog, a two-turn history, no summary yet."""
+    from dskit.tooling.dslbuild.flows import default_catalog
+
+    catalog = json.dumps(default_catalog(), ensure_ascii=False, separators=(",", ":"))
+    first = json.dumps({"rewritten_query": "订周五晚上的餐厅", "commands": [
+        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "周五"}}]}, ensure_ascii=False)
+    second = json.dumps({"rewritten_query": "两位，晚上7点", "commands": [
+        {"type": "set_slots", "slots": {"people": 2, "time": "19:00"}}]}, ensure_ascii=False)
+    state_main, history_main = scripts["state"], scripts["history"]
+    turn1 = state_main(understanding=first, sys_context_str="", task_catalog=catalog)
+    history = history_main(old_history="", summary="", user_query="我想订周五晚上的餐厅", answer=turn1["question"],
+                           decision=turn1["decision"])["history"]
+    turn2 = state_main(understanding=second, sys_context_str=turn1["sys_context_str"], task_catalog=catalog)
+    state = turn1["sys_context_str"]
+    return {
+        "state": {"understanding": second, "sys_context_str": state, "task_catalog": catalog},
+        "history": {"old_history": history, "summary": "", "user_query": "两位，晚上7点", "answer": turn2["question"],
+                    "decision": turn2["decision"]},
+        "context": {"query": "两位，晚上7点", "sys_context_str": state, "history": history, "summary": "",
+                    "task_catalog": catalog},
+        "classic_adapter": {"class_name": "补充信息", "query": "两位，晚上7点", "task_catalog": catalog,
+                            "sys_context_str": state, "params_json": "", "people": "2", "time": "19:00"},
+        "result": {"sys_context_str": turn2["sys_context_str"], "ok": "200", "detail": "ok", "execute_payload":
+                   json.dumps({"task_id": "t1", "task": "book_restaurant", "label": "订餐", "slots": {}})},
+        "execute_reply": {"execute_payload": "", "question": turn2["question"], "api_url": "",
+                          "sys_context_str": turn2["sys_context_str"], "task_catalog": catalog},
+        "summary": {"llm_text": "- 用户要订周五晚上7点两位的餐厅", "summary": "",
+                    "overflow": "用户：我想订周五晚上的餐厅\n助手：" + turn1["question"]},
+    }
+
+
+def measure_cold(rounds: int = 15, python: str | None = None) -> dict:
+    """Per node: script bytes, median fresh-interpreter ms and its ratio to the bare node's."""
+    import tempfile
+    from pathlib import Path
+
+    from dskit.tooling.codegen.code_nodes import node_script
+    from dskit.tooling.codegen.nodespecs import NODE_SPECS
+    from dskit.tooling.codegen.sandbox import dify_program, main_in_process
+
+    python = python or sys.executable
+    codes = {spec.name: node_script(spec) for spec in NODE_SPECS}
+    inputs = typical_inputs({name: main_in_process(code, name) for name, code in codes.items()})
+    times: dict[str, list[float]] = {"bare": [], **{name: [] for name in codes},
+                                     **{f"{name}/start": [] for name in codes}}
+    with tempfile.TemporaryDirectory(prefix="dskit-cold-") as folder:
+        programs = {"bare": Path(folder) / "bare.py"}
+        programs["bare"].write_text(dify_program(BARE_NODE, {}), encoding="utf-8")
+        for name, code in codes.items():
+            programs[name] = Path(folder) / f"{name}.py"
+            programs[name].write_text(dify_program(code, inputs.get(name, {})), encoding="utf-8")
+            programs[f"{name}/start"] = Path(folder) / f"{name}_start.py"
+            programs[f"{name}/start"].write_text(dify_program(code, {}), encoding="utf-8")
+        for _ in range(max(1, rounds)):
+            for name, path in programs.items():
+                started = time.perf_counter()
+                done = subprocess.run([python, "-I", "-S", str(path)], cwd=folder, capture_output=True, check=False)
+                times[name].append((time.perf_counter() - started) * 1000)
+                if done.returncode != 0:
+                    raise RuntimeError(f"{name} failed in a fresh interpreter: {done.stderr.decode()[-300:]}")
+    bare = statistics.median(times["bare"])
+    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
+                             text=True, check=False).stdout.strip()
+
+    def figures(name: str) -> dict[str, float]:
+        turn, start = statistics.median(times[name]), statistics.median(times[f"{name}/start"])
+        return {"bytes": len(codes[name].encode("utf-8")), "median_ms": round(turn, 1),
+                "ratio": round(turn / bare, 2), "start_ms": round(start, 1), "start_ratio": round(start / bare, 2)}
+
+    return {
+        "scenario": {"rounds": rounds, "python": version,
+                     "inputs": "ratio: one ordinary turn (typical_inputs); start_ratio: empty inputs, i.e. "
+                               "compiling and defining the node plus a trivial call"},
+        "bare": {"bytes": len(BARE_NODE.encode()), "median_ms": round(bare, 1), "ratio": 1.0},
+        "nodes": {name: figures(name) for name in codes},
+    }
+
+
+def format_cold(report: dict) -> str:
+    scenario = report["scenario"]
+    lines = [f"bench nodes --cold: fresh `python -I -S` per run (as dify-sandbox), {scenario['rounds']} interleaved "
+             f"rounds, medians, Python {scenario['python']}", "",
+             f"{'node':<16}{'bytes':>9}{'turn ms':>9}{'x bare':>8}{'start ms':>10}{'x bare':>8}",
+             f"{'bare':<16}{report['bare']['bytes']:>9,}{report['bare']['median_ms']:>9.1f}{1.0:>8.2f}"]
+    for name, node in report["nodes"].items():
+        lines.append(f"{name:<16}{node['bytes']:>9,}{node['median_ms']:>9.1f}{node['ratio']:>8.2f}"
+                     f"{node['start_ms']:>10.1f}{node['start_ratio']:>8.2f}")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.cold:
+        report = measure_cold(rounds=args.rounds, python=args.python)
+        print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_cold(report))
+        return 0
     report = measure(repeat=args.repeat, process=args.process)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
     return 0
@@ -163,4 +273,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repeat", type=int, default=30, help="calls per node (default 30)")
     parser.add_argument("--process", action="store_true",
                         help="also time 3 end-to-end runs per node through the local runner (fresh interpreter)")
+    parser.add_argument("--cold", action="store_true",
+                        help="instead: each node's size and fresh-interpreter time as a ratio to a bare "
+                             "`def main(): return {}`, interleaved rounds, medians")
+    parser.add_argument("--rounds", type=int, default=15, help="with --cold: rounds (default 15)")
+    parser.add_argument("--python", default=None, help="with --cold: the interpreter to run (default: this one)")
     parser.set_defaults(func=run)

@@ -11,7 +11,10 @@ define one, both are renamed after their module (``_classic_norm``, :func:`separ
 so the engine is written with ordinary names and the bundle still has one binding per name.
 
 Definitions the entry function cannot reach are left out (``prune``) so a node carries only the code
-it runs. Anything that would make the result wrong — a name defined in two modules, a name that
+it runs; names only annotations mention count as unreached, since annotations are never evaluated
+(``from __future__ import annotations``). With ``lean`` (the default) the bundle also writes plain
+dataclasses out and compiles module-level regular expressions on first use, so a fresh interpreter
+pays only for what the turn needs (:mod:`.lean`; measured by ``dskit bench nodes --cold``). Anything that would make the result wrong — a name defined in two modules, a name that
 shadows a builtin or the driver Dify appends, an import cycle, a non-standard import — fails loudly
 with :class:`BundleError` instead of producing a script that misbehaves in Dify. The output depends
 only on the sources, so ``dskit gen --check`` can compare it byte for byte.
@@ -28,6 +31,8 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dskit.tooling.codegen import lean as _lean
 
 ENGINE_PACKAGE = "dskit"
 ENGINE_DIR = Path(__file__).resolve().parents[2]
@@ -374,8 +379,14 @@ def _table_globals(table: symtable.SymbolTable) -> set[str]:
     return names
 
 
-def _scope_names(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
-    """What a def/class needs from module scope: decorators, defaults, annotations, bases, and its body's globals."""
+def _scope_names(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, runtime: bool = False) -> set[str]:
+    """What a def/class needs from module scope: decorators, defaults, annotations, bases, and its body's globals.
+
+    ``runtime``: leave out what only annotations name (never evaluated under ``from __future__ import
+    annotations``), except the field annotations of a decorated class, which a decorator may read.
+    """
+    if runtime:
+        stmt = _lean.without_annotations(stmt)  # type: ignore[assignment]
     outer: set[str] = set()
     for decorator in stmt.decorator_list:
         outer |= _ast_names(decorator)
@@ -401,20 +412,24 @@ def _scope_names(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
     return outer | inner
 
 
-# id(stmt) -> (stmt, names); holding the statement keeps its id from being reused by another object.
-_NAMES_CACHE: dict[int, tuple[ast.stmt, set[str]]] = {}
+# (id(stmt), runtime) -> (stmt, names); holding the statement keeps its id from being reused.
+_NAMES_CACHE: dict[tuple[int, bool], tuple[ast.stmt, set[str]]] = {}
+_RUNTIME_ONLY = {"on": False}  # set by bundle(): every bundled module defers its annotations
 
 
 def _used_names(node: ast.stmt) -> set[str]:
     """Names a top-level statement reads from module scope (local variables of functions are not)."""
-    cached = _NAMES_CACHE.get(id(node))
+    runtime = _RUNTIME_ONLY["on"]
+    cached = _NAMES_CACHE.get((id(node), runtime))
     if cached is not None and cached[0] is node:
         return cached[1]
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        names = _scope_names(node)
+        names = _scope_names(node, runtime)
+    elif runtime and isinstance(node, ast.AnnAssign):
+        names = _ast_names(node.target) | _ast_names(node.value)
     else:
         names = _ast_names(node)
-    _NAMES_CACHE[id(node)] = (node, names)
+    _NAMES_CACHE[(id(node), runtime)] = (node, names)
     return names
 
 
@@ -553,6 +568,34 @@ def _drop_dangling_comments(text: str) -> str:
     return "\n".join(line for line, kept in zip(lines, keep) if kept)
 
 
+def _leaner(modules: list[_Module], package: str) -> tuple[list[_Module], bool]:
+    """The modules with :mod:`.lean`'s source rewrites; whether any pattern is now compiled on first use."""
+    taken = {n for m in modules for s in m.stmts for n in bound_names(s)} | {n for m in modules for n in m.imports}
+    if _lean.LAZY_NAME in taken:
+        raise BundleError(f"`{_lean.LAZY_NAME}` is defined by an engine module; the bundler needs the name")
+    expanded = []
+    for module in modules:
+        names = [n for n, line in module.imports.items() if line.endswith("import dataclass")
+                 or line.endswith(f"dataclass as {n}")]
+        source = _lean.expand_dataclasses(module.source, names) if names else module.source
+        expanded.append((module, source))
+    trees = [ast.parse(source) for _, source in expanded]
+    deferred = _lean.lazy_pattern_names(trees)
+    result = []
+    for module, source in expanded:
+        mine = {n for s in module.stmts for n in bound_names(s)} & deferred
+        if mine:
+            source = _lean.defer_patterns(source, mine)
+        result.append(module if source == module.source else
+                      _parse_module(module.name, module.path, source, package))
+    return result, bool(deferred)
+
+
+def lean_uses_pattern(modules: list[_Module], keep: set[int]) -> bool:
+    """Whether a kept statement mentions the deferred-pattern class."""
+    return any(_lean.LAZY_NAME in _ast_names(s) for m in modules for s in m.stmts if id(s) in keep)
+
+
 def bundle(
     entry: str,
     params: list[MainParam],
@@ -563,10 +606,13 @@ def bundle(
     package: str = ENGINE_PACKAGE,
     prune: bool = True,
     numbers_for_booleans: tuple[str, ...] = (),
+    lean: bool = True,
 ) -> str:
     """One script: header, hoisted imports, each needed module's body, then ``main``.
 
     ``entry`` is ``"module:function"`` (``"dskit.nodes:state_node"`` or ``"nodes:state_node"``).
+    ``lean`` applies :mod:`.lean`'s rewrites (annotation-only names out, dataclasses written out,
+    regular expressions compiled on first use).
     """
     module_name, _, function = entry.partition(":")
     module_name = module_name.removeprefix(package + ".")
@@ -577,13 +623,23 @@ def bundle(
     entry_module = modules[-1]
     if function not in {n for s in entry_module.stmts for n in bound_names(s)}:
         raise BundleError(f"{package}/{module_name}.py has no top-level `{function}`")
-    if prune:
-        keep = reachable(modules, {function})
-        keep_names = {n for m in modules for s in m.stmts if id(s) in keep for n in _used_names(s)}
-        keep_names |= {n for m in modules for s in m.stmts if id(s) in keep for n in bound_names(s)}
-    else:
-        keep = {id(s) for m in modules for s in m.stmts}
-        keep_names = set(n for m in modules for n in m.imports)
+    lazy = False
+    if lean:
+        modules, lazy = _leaner(modules, package)
+    _RUNTIME_ONLY["on"] = lean and all("annotations" in m.futures for m in modules)
+    try:
+        if prune:
+            keep = reachable(modules, {function})
+            keep_names = {n for m in modules for s in m.stmts if id(s) in keep for n in _used_names(s)}
+            keep_names |= {n for m in modules for s in m.stmts if id(s) in keep for n in bound_names(s)}
+        else:
+            keep = {id(s) for m in modules for s in m.stmts}
+            keep_names = set(n for m in modules for n in m.imports)
+    finally:
+        _RUNTIME_ONLY["on"] = False
+    lazy = lazy and lean_uses_pattern(modules, keep)
+    if lazy:
+        keep_names.add("re")  # the deferred compile needs it even if nothing else does
     keep_names |= {name for m in modules for _a, name in m.aliases}
     sections = []
     for module in modules:
@@ -598,6 +654,8 @@ def bundle(
     imports = _import_block(modules, keep_names)
     if imports:
         parts.append(imports)
+    if lazy:
+        parts.append("# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----\n\n" + _lean.LAZY_PATTERN)
     parts.extend(sections)
     parts.append("# ---- entry point ----\n\n" + main_function(function, params, pass_extra=pass_extra,
                                                              numbers_for_booleans=numbers_for_booleans))

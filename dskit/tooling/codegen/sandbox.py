@@ -245,11 +245,15 @@ def _regex_problems(tree: ast.AST) -> list[str]:
     names = {stmt.targets[0].id: stmt.value for stmt in getattr(tree, "body", [])
              if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
-                and node.func.attr in _RE_FUNCTIONS):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_LazyPattern" \
+                and len(node.args) >= 2:  # the bundler's deferred re.compile(pattern): name, then pattern
+            argument = node.args[1]
+        elif not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                  and node.func.attr in _RE_FUNCTIONS):
             continue
-        argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pattern"), None)
+        else:
+            argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pattern"), None)
         pattern = _folded_string(argument, names)
         problem = regex_310_problem(pattern) if pattern is not None else ""
         if problem:

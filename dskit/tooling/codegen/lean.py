@@ -1,0 +1,299 @@
+"""What a code node pays for before ``main`` runs, cut to what it uses: the bundle's cold start.
+
+dify-sandbox runs every code node in a fresh interpreter, so each call pays for compiling the pasted
+script and for everything its module level does. Three things cost more than the code itself, and the
+bundler (:mod:`.bundle`) rewrites them without changing what the node computes:
+
+- **Names used only in annotations.** Every engine module has ``from __future__ import annotations``,
+  so an annotation is never evaluated: a ``TypedDict`` or ``from typing import Any`` that only
+  annotations mention is left out, and with it the ``typing`` import (:func:`runtime_names`).
+- **Dataclasses.** ``@dataclass`` imports ``dataclasses`` (and with it ``inspect``, ``ast``, ``dis``,
+  ...) and generates each class's methods with ``exec`` when the module runs. A plain dataclass is
+  written out instead: the same ``__init__`` (defaults and ``default_factory`` included), ``__repr__``,
+  ``__eq__``, ``__hash__``, ``__match_args__`` and, when frozen, the same refusal to assign
+  (:func:`expand_dataclasses`). Anything beyond that (inheritance, ``order``, ``slots``, other
+  ``field()`` options, ``InitVar``/``ClassVar``, uses of ``dataclasses.fields`` and friends) keeps its
+  decorator.
+- **Regular expressions.** A module-level ``X = re.compile(...)`` is compiled on its first use
+  instead (:data:`LAZY_PATTERN`): a turn compiles only the patterns it needs. Only names used solely as
+  ``X.method(...)`` are deferred; the first use puts the compiled pattern in ``X``'s place.
+
+``tests/test_bundle_lean.py`` checks each rewrite against the original (same values, same errors).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Iterable
+
+LAZY_NAME = "_LazyPattern"
+LAZY_PATTERN = f'''class {LAZY_NAME}:
+    """re.compile deferred to the first use; that use puts the compiled pattern in the name's place."""
+
+    __slots__ = ("_name", "_args")
+
+    def __init__(self, name, *args):
+        self._name = name
+        self._args = args
+
+    def __getattr__(self, attribute):
+        pattern = re.compile(*self._args)
+        globals()[self._name] = pattern
+        return getattr(pattern, attribute)'''
+
+# ---------------------------------------------------------------- names used only in annotations
+
+
+def without_annotations(stmt: ast.stmt) -> ast.stmt:
+    """A copy of ``stmt`` without the annotations Python never evaluates under
+    ``from __future__ import annotations`` (arguments, returns, variable annotations). The class-body
+    annotations of a decorated class stay: a decorator such as ``@dataclass`` reads them."""
+    clone = copy.deepcopy(stmt)
+    _strip(clone, keep_fields=False)
+    return clone
+
+
+def _strip(node: ast.AST, keep_fields: bool) -> None:
+    if isinstance(node, ast.ClassDef):
+        for child in node.bases + node.keywords + node.decorator_list:
+            _strip(child, False)
+        for child in node.body:
+            _strip(child, keep_fields=bool(node.decorator_list))
+        return
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        node.returns = None
+    if isinstance(node, ast.arg):
+        node.annotation = None
+    if isinstance(node, ast.AnnAssign) and not keep_fields:
+        node.annotation = ast.Constant(value="")
+    for child in ast.iter_child_nodes(node):
+        _strip(child, False)
+
+
+# ---------------------------------------------------------------- dataclasses written out
+
+_SIMPLE_OPTIONS = {"frozen"}
+
+
+class _NotPlain(Exception):
+    """This dataclass uses something the expansion does not reproduce: keep its decorator."""
+
+
+def expand_dataclasses(source: str, names: Iterable[str] = ("dataclass",)) -> str:
+    """``source`` with every plain ``@dataclass`` class written out as an ordinary class.
+
+    ``names`` are the names ``dataclass`` is imported under. Returns ``source`` unchanged when the
+    module uses any other part of ``dataclasses`` than ``dataclass`` and ``field``.
+    """
+    tree = ast.parse(source)
+    imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                and node.module == "dataclasses" for alias in node.names}
+    if imported - {"dataclass", "field"} or any(isinstance(node, ast.Import) and any(
+            a.name == "dataclasses" for a in node.names) for node in tree.body):
+        return source
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement), 1-based inclusive
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or len(node.decorator_list) != 1:
+            continue
+        options = _dataclass_options(node.decorator_list[0], set(names))
+        if options is None:
+            continue
+        try:
+            text = _expanded_class(node, lines, frozen=options.get("frozen", False))
+        except _NotPlain:
+            continue
+        first = node.decorator_list[0].lineno
+        edits.append((first, node.end_lineno or node.lineno, text))
+    for first, last, text in reversed(edits):
+        lines[first - 1:last] = [text]
+    return "".join(lines)
+
+
+def _dataclass_options(decorator: ast.expr, names: set[str]) -> dict[str, bool] | None:
+    """{"frozen": ...} for ``@dataclass`` / ``@dataclass(frozen=True)``; None for anything else."""
+    if isinstance(decorator, ast.Name) and decorator.id in names:
+        return {}
+    if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) and decorator.func.id in names \
+            and not decorator.args:
+        options = {}
+        for keyword in decorator.keywords:
+            if keyword.arg not in _SIMPLE_OPTIONS or not isinstance(keyword.value, ast.Constant) \
+                    or not isinstance(keyword.value.value, bool):
+                return None
+            options[keyword.arg] = keyword.value.value
+        return options
+    return None
+
+
+def _expanded_class(node: ast.ClassDef, lines: list[str], *, frozen: bool) -> str:
+    if node.bases or node.keywords:
+        raise _NotPlain("inheritance")
+    defined = {stmt.name for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if defined & {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__post_init__"}:
+        raise _NotPlain("own dunder methods")
+    fields: list[tuple[str, str | None, str | None]] = []  # (name, default source, factory source)
+    edits: list[tuple[int, int, int, int, str]] = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign):
+            continue
+        if not isinstance(stmt.target, ast.Name) or not stmt.simple:
+            raise _NotPlain("odd field")
+        annotation = ast.unparse(stmt.annotation)
+        if re.match(r"^(typing\.)?(ClassVar|InitVar|dataclasses\.InitVar)\b", annotation.strip("'\"")):
+            raise _NotPlain("ClassVar/InitVar")
+        name, value = stmt.target.id, stmt.value
+        if value is None:
+            fields.append((name, None, None))
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field":
+            if value.args or len(value.keywords) != 1 or value.keywords[0].arg != "default_factory":
+                raise _NotPlain("field() options")
+            fields.append((name, None, ast.unparse(value.keywords[0].value)))
+            # ``name: T = field(...)`` becomes ``name: T``: a dataclass leaves no class attribute there.
+            edits.append((stmt.lineno, stmt.col_offset, value.end_lineno or stmt.lineno, value.end_col_offset or 0,
+                          f"{name}: {_source_segment(lines, stmt.annotation)}"))
+        else:
+            fields.append((name, "default", None))
+    if not fields:
+        raise _NotPlain("no fields")
+    seen_default = False
+    for name, default, factory in fields:
+        if default or factory:
+            seen_default = True
+        elif seen_default:
+            raise _NotPlain("non-default after default")  # a dataclass refuses this; keep its error
+    body = _class_text(node, lines, edits)
+    return body + _methods(node.name, fields, frozen)
+
+
+def _source_segment(lines: list[str], node: ast.expr) -> str:
+    segment = ast.get_source_segment("".join(lines), node)
+    return segment if segment is not None else ast.unparse(node)
+
+
+def _class_text(node: ast.ClassDef, lines: list[str], edits: list[tuple[int, int, int, int, str]]) -> str:
+    """The class's own lines (decorator left out), with the ``field(...)`` defaults removed."""
+    start, end = node.lineno, node.end_lineno or node.lineno
+    text = lines[start - 1:end]
+    for first, first_col, last, last_col, replacement in sorted(edits, reverse=True):
+        i, j = first - start, last - start
+        text[i:j + 1] = [text[i][:first_col] + replacement + text[j][last_col:]]
+    out = "".join(text)
+    return out if out.endswith("\n") else out + "\n"
+
+
+def _methods(class_name: str, fields: list[tuple[str, str | None, str | None]], frozen: bool) -> str:
+    """The methods ``@dataclass`` would generate, as source indented for the class body."""
+    names = [name for name, _, _ in fields]
+    missing = "__dskit_missing"
+    params, sets = [], []
+    for name, default, factory in fields:
+        if factory is not None:
+            params.append(f"{name}={missing}")
+            value = f"{factory}() if {name} is self.{missing} else {name}"
+        elif default is not None:
+            params.append(f"{name}={name}")  # evaluated in the class body: the class attribute, as @dataclass
+            value = name
+        else:
+            params.append(name)
+            value = name
+        sets.append(f"object.__setattr__(self, {name!r}, {value})" if frozen else f"self.{name} = {value}")
+    ind = "    "
+    out = ["", f"{ind}# Written out by the bundler from @dataclass{'(frozen=True)' if frozen else ''}: the same",
+           f"{ind}# methods, without importing dataclasses (see dskit/tooling/codegen/lean.py)."]
+    if any(factory for _, _, factory in fields):
+        out.append(f"{ind}{missing} = object()")
+    out.append(_wrapped(f"{ind}__match_args__ = (", [f"{name!r}," for name in names], ")", ind))
+    out.append("")
+    out.append(_wrapped(f"{ind}def __init__(", ["self,"] + [f"{p}," for p in params], "):", ind))
+    out += [f"{ind * 2}{line}" for line in sets]
+    parts = [f"{name}={{self.{name}!r}}" for name in names]
+    pieces = [f'f"{{type(self).__qualname__}}({parts[0]}"'] + [f'f", {part}"' for part in parts[1:]] + ['")"']
+    out += ["", f"{ind}def __repr__(self):", _wrapped(f"{ind * 2}return (", pieces, ")", ind * 2, sep=" ")]
+    own = _wrapped(f"{ind * 3}return (", [f"self.{name}," for name in names], ") == (", ind * 3)
+    theirs = _wrapped("", [f"other.{name}," for name in names], ")", ind * 3)
+    out += ["", f"{ind}def __eq__(self, other):", f"{ind * 2}if other.__class__ is self.__class__:",
+            own + theirs.lstrip(), f"{ind * 2}return NotImplemented"]
+    if frozen:
+        out += ["", f"{ind}def __hash__(self):",
+                _wrapped(f"{ind * 2}return hash((", [f"self.{name}," for name in names], "))", ind * 2),
+                "", f"{ind}def __setattr__(self, name, value):",
+                f'{ind * 2}raise AttributeError(f"cannot assign to field {{name!r}}")',
+                "", f"{ind}def __delattr__(self, name):",
+                f'{ind * 2}raise AttributeError(f"cannot delete field {{name!r}}")']
+    else:
+        out += ["", f"{ind}__hash__ = None"]
+    return "\n".join(out) + "\n"
+
+
+def _wrapped(head: str, items: list[str], tail: str, indent: str, *, width: int = 100, sep: str = " ") -> str:
+    """``head`` + items + ``tail`` on one line when it fits, else the items on lines of their own.
+
+    On one line the last item's comma goes, unless it is the only one of a tuple (``('a',)``).
+    """
+    last = items[-1] if items else ""
+    if last.endswith(",") and (len(items) > 1 or not tail.startswith(")") or head.rstrip().endswith("def __init__(")):
+        last = last[:-1]
+    line = head + sep.join(items[:-1] + [last]) + tail
+    if len(line) <= width:
+        return line
+    rows, row = [], indent + "    "
+    for item in items:
+        if len(row) + len(item) + 1 > width and row.strip():
+            rows.append(row.rstrip())
+            row = indent + "    "
+        row += item + sep
+    rows.append(row.rstrip())
+    return head + "\n" + "\n".join(rows) + "\n" + indent + tail
+
+
+# ---------------------------------------------------------------- regular expressions on first use
+
+
+def lazy_pattern_names(trees: Iterable[ast.Module]) -> set[str]:
+    """Module-level ``X = re.compile(...)`` names that every bundled module uses only as ``X.attr``."""
+    candidates: set[str] = set()
+    trees = list(trees)
+    for tree in trees:
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and _is_re_compile(stmt.value):
+                candidates.add(stmt.targets[0].id)
+    for tree in trees:
+        parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Load):
+                parent = parents.get(id(node))
+                if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                    candidates.discard(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                candidates -= set(node.names)
+    assigned = [stmt.targets[0].id for tree in trees for stmt in tree.body if isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)]
+    return {name for name in candidates if assigned.count(name) == 1}
+
+
+def _is_re_compile(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and not node.keywords
+            and 1 <= len(node.args) <= 2)
+
+
+def defer_patterns(source: str, names: set[str]) -> str:
+    """``source`` with ``X = re.compile(args)`` written ``X = _LazyPattern("X", args)`` for ``names``."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    inserts: list[tuple[int, int, int, str]] = []  # (line, start col, end col, replacement)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id in names and _is_re_compile(stmt.value):
+            func, first_arg = stmt.value.func, stmt.value.args[0]
+            inserts.append((first_arg.lineno, first_arg.col_offset, first_arg.col_offset,
+                            f"{stmt.targets[0].id!r}, "))
+            inserts.append((func.lineno, func.col_offset, func.end_col_offset or func.col_offset, LAZY_NAME))
+    for row, start, end, text in sorted(inserts, key=lambda e: (e[0], e[1]), reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + text + line[end:]
+    return "".join(lines)

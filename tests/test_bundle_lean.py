@@ -1,0 +1,251 @@
+"""The bundler's cold-start rewrites (dskit/tooling/codegen/lean.py) change no result (issue 9, item 7).
+
+Dify runs each code node in a fresh interpreter, so the bundle leaves out names only annotations
+mention, writes plain dataclasses out (no ``import dataclasses``) and compiles module-level regular
+expressions on first use. Each rewrite is checked against the original: the lean and the plain
+bundle of every node return the same outputs, the written-out classes behave like the dataclasses
+they replace, and a pattern compiled later matches the same. Times are not asserted here; ``dskit
+bench nodes --cold`` prints them.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dskit.tooling.bench.code_nodes import bench_inputs, typical_inputs
+from dskit.tooling.codegen.bundle import MainParam, bundle
+from dskit.tooling.codegen.code_nodes import node_script
+from dskit.tooling.codegen.lean import LAZY_NAME, expand_dataclasses
+from dskit.tooling.codegen.nodespecs import NODE_SPECS
+from dskit.tooling.codegen.sandbox import check_source, main_in_process
+
+ENGINE = Path(__file__).resolve().parents[1] / "dskit"
+
+
+@pytest.fixture(scope="module")
+def lean_mains() -> dict[str, Any]:
+    return {spec.name: main_in_process(node_script(spec), f"lean_{spec.name}") for spec in NODE_SPECS}
+
+
+@pytest.fixture(scope="module")
+def plain_mains() -> dict[str, Any]:
+    from dskit.tooling.codegen.code_nodes import node_header
+
+    def plain(spec: Any) -> str:
+        params = [MainParam(i.name) for i in spec.inputs] + [MainParam(s.name, s.annotation, s.default)
+                                                                for s in spec.settings]
+        return bundle(spec.entry, params, header=node_header(spec), pass_extra=spec.pass_extra, lean=False)
+
+    return {spec.name: main_in_process(plain(spec), f"plain_{spec.name}") for spec in NODE_SPECS}
+
+
+def _cases(mains: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    typical, heavy = typical_inputs(mains), bench_inputs(mains)
+    out = []
+    for spec in NODE_SPECS:
+        out += [(spec.name, typical.get(spec.name, {})), (spec.name, heavy.get(spec.name, {})), (spec.name, {})]
+        out.append((spec.name, {i.name: "{not json" for i in spec.inputs}))
+    return out
+
+
+def test_lean_and_plain_bundles_return_the_same(lean_mains: dict, plain_mains: dict) -> None:
+    for name, inputs in _cases(plain_mains):
+        assert lean_mains[name](**inputs) == plain_mains[name](**inputs), name
+
+
+def test_every_node_is_standard_library_without_dataclasses_or_annotation_imports() -> None:
+    for spec in NODE_SPECS:
+        code = node_script(spec)
+        assert check_source(code) == [], spec.name
+        tree = ast.parse(code)
+        imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+        imported |= {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+        assert "dataclass" not in imported and "dataclasses" not in imported, spec.name
+        assert "Any" not in imported, spec.name  # it only ever annotates
+
+
+def test_each_node_leaves_out_the_engine_it_does_not_reach() -> None:
+    """Sizes: a node carries its own part of the engine, not the rest (figures: bench nodes --cold)."""
+    scripts = {spec.name: node_script(spec) for spec in NODE_SPECS}
+    assert "def state_node" not in scripts["history"] and "class _MachineTurn" not in scripts["history"]
+    assert "def history_update" not in scripts["state"] and "def estimate_tokens" not in scripts["result"]
+    assert all(len(code.encode()) < 150_000 for code in scripts.values())
+    assert len(scripts["result"].encode()) < len(scripts["state"].encode()) / 4
+
+
+# ---------------------------------------------------------------- dataclasses written out
+
+
+def _engine_dataclasses() -> list[tuple[str, str]]:
+    found = []
+    for path in sorted(ENGINE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and any("dataclass" in ast.unparse(d) for d in node.decorator_list):
+                found.append((path.stem, node.name))
+    return found
+
+
+def _expanded(module: str, name: str) -> type | None:
+    """The class as a bundle carries it (taken from the first node that has it), else None."""
+    for spec in NODE_SPECS:
+        main = main_in_process(node_script(spec), f"classes_{spec.name}")
+        cls = main.__globals__.get(name)
+        if isinstance(cls, type):
+            return cls
+    return None
+
+
+def _sample(cls: type, original: type) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for index, field in enumerate(dataclasses.fields(original)):
+        values[field.name] = f"v{index}" if field.type in ("str", str) else (index,)
+    return values
+
+
+@pytest.mark.parametrize(("module", "name"), _engine_dataclasses())
+def test_a_written_out_dataclass_behaves_like_the_original(module: str, name: str) -> None:
+    original = getattr(importlib.import_module(f"dskit.{module}"), name)
+    lean = _expanded(module, name)
+    if lean is None:
+        pytest.skip(f"{name} is in no node")
+    if dataclasses.is_dataclass(lean):
+        pytest.skip(f"{name} keeps its decorator (not a plain dataclass)")
+    fields = dataclasses.fields(original)
+    assert lean.__match_args__ == original.__match_args__
+    required = {f.name: f"r{i}" for i, f in enumerate(fields)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    a, b = original(**required), lean(**required)
+    assert repr(b) == repr(a).replace(original.__qualname__, lean.__qualname__)
+    for field in fields:
+        assert getattr(b, field.name) == getattr(a, field.name)
+        assert hasattr(lean, field.name) == hasattr(original, field.name)  # class attributes as @dataclass
+    if any(f.default_factory is not dataclasses.MISSING for f in fields):
+        other = lean(**required)
+        assert all(getattr(other, f.name) is not getattr(b, f.name) for f in fields
+                   if f.default_factory is not dataclasses.MISSING)
+    full = _sample(lean, original)
+    x, y = original(**full), lean(**full)
+    positional = lean(*full.values())
+    assert positional == y == lean(**full) and y != b and (y == x) is False  # equal only to its own class
+    assert repr(y) == repr(x).replace(original.__qualname__, lean.__qualname__)
+    frozen = original.__dataclass_params__.frozen
+    if frozen:
+        assert hash(y) == hash(lean(**full)) == hash(tuple(full.values()))
+        name0 = fields[0].name
+        for attempt in (lambda: setattr(y, name0, 1), lambda: delattr(y, name0)):
+            with pytest.raises(AttributeError) as lean_error:
+                attempt()
+            with pytest.raises(dataclasses.FrozenInstanceError) as original_error:
+                (lambda: setattr(x, name0, 1) if attempt.__code__.co_names[0] == "setattr" else delattr(x, name0))()
+            assert str(lean_error.value) == str(original_error.value)
+    else:
+        assert lean.__hash__ is None
+
+
+def test_a_dataclass_the_expansion_cannot_reproduce_keeps_its_decorator() -> None:
+    source = textwrap.dedent('''
+        from dataclasses import dataclass, field
+
+        @dataclass(order=True)
+        class Ordered:
+            a: int
+
+        @dataclass
+        class WithOptions:
+            a: list = field(default_factory=list, repr=False)
+
+        @dataclass(frozen=True)
+        class Plain:
+            a: int
+            b: list = field(default_factory=list)
+    ''')
+    out = expand_dataclasses(source)
+    decorated = [line for line in out.splitlines() if line.startswith("@dataclass")]
+    assert decorated == ["@dataclass(order=True)", "@dataclass"]
+    assert "class Plain:" in out and "def __init__(self, a, b=" in out
+
+
+# ---------------------------------------------------------------- patterns compiled on first use
+
+
+def _demo_bundle(tmp_path: Path, source: str) -> str:
+    package = tmp_path / "demo"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "entry.py").write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return bundle("entry:entry_node", [MainParam("text")], package_dir=package, package="demo")
+
+
+def test_only_patterns_used_as_pattern_methods_wait_for_their_first_use(tmp_path: Path) -> None:
+    code = _demo_bundle(tmp_path, '''
+        from __future__ import annotations
+
+        import re
+
+        WORD = re.compile(r"\\w+")
+        SPACE = re.compile(r"\\s+", re.S)
+        PASSED = re.compile(r"x")
+
+
+        def entry_node(text: str = "") -> dict:
+            return {"words": WORD.findall(text), "n": len(re.findall(PASSED, text)),
+                    "parts": SPACE.split(text)}
+    ''')
+    assert f"WORD = {LAZY_NAME}('WORD', r\"\\w+\")" in code and f"SPACE = {LAZY_NAME}('SPACE'" in code
+    assert 'PASSED = re.compile(r"x")' in code  # handed to re.findall: must stay a real pattern
+    main = main_in_process(code, "lazy_demo")
+    module = main.__globals__
+    assert type(module["WORD"]).__name__ == LAZY_NAME
+    assert main(text="ax b  c") == {"words": ["ax", "b", "c"], "n": 1, "parts": ["ax", "b", "c"]}
+    assert isinstance(module["WORD"], re.Pattern) and module["WORD"].flags == re.compile(r"\w+").flags
+    assert module["SPACE"].flags & re.S
+
+
+def test_the_engine_patterns_deferred_in_a_node_match_the_originals(lean_mains: dict) -> None:
+    module = lean_mains["state"].__globals__
+    lazy = {name: value for name, value in module.items() if type(value).__name__ == LAZY_NAME}
+    assert lazy  # the state node defers some
+    for name, proxy in lazy.items():
+        args = object.__getattribute__(proxy, "_args")
+        compiled = re.compile(*args)
+        assert proxy.pattern == compiled.pattern and proxy.flags == compiled.flags, name
+        assert module[name] is not proxy and isinstance(module[name], re.Pattern)
+
+
+def test_names_only_annotations_mention_are_left_out(tmp_path: Path) -> None:
+    code = _demo_bundle(tmp_path, '''
+        from __future__ import annotations
+
+        from typing import Any, TypedDict
+
+
+        class OnlyAnnotates(TypedDict):
+            a: int
+
+
+        class UsedAtRunTime(TypedDict):
+            b: int
+
+
+        def entry_node(text: Any = "") -> OnlyAnnotates:
+            x: OnlyAnnotates = {"a": 1}
+            return {"keys": sorted(UsedAtRunTime.__annotations__), "x": json_safe(x)}
+
+
+        def json_safe(value: dict[str, Any]) -> str:
+            return str(value)
+    ''')
+    assert "class OnlyAnnotates" not in code and "class UsedAtRunTime" in code
+    assert "from typing import TypedDict\n" in code
+    assert main_in_process(code, "annotations_demo")(text="") == {"keys": ["b"], "x": "{'a': 1}"}
+    json.dumps(main_in_process(code, "annotations_demo2")())
