@@ -256,6 +256,11 @@ def run(args: argparse.Namespace) -> int:
     if args.cold:
         report = measure_cold(rounds=args.rounds, python=args.python)
         print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_cold(report))
+        if args.record:
+            from dskit.tooling.codegen.code_nodes import COLD_START_RECORD
+
+            COLD_START_RECORD.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            print(f"recorded in {COLD_START_RECORD}; `dskit gen` puts it in code_nodes/README*.md", file=sys.stderr)
         return 0
     report = measure(repeat=args.repeat, process=args.process)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_report(report))
@@ -278,4 +283,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "`def main(): return {}`, interleaved rounds, medians")
     parser.add_argument("--rounds", type=int, default=15, help="with --cold: rounds (default 15)")
     parser.add_argument("--python", default=None, help="with --cold: the interpreter to run (default: this one)")
+    parser.add_argument("--record", action="store_true",
+                        help="with --cold: keep the figures for code_nodes/README*.md (then run `dskit gen`)")
     parser.set_defaults(func=run)

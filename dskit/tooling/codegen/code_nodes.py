@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dskit.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
 from dskit.tooling.codegen.bundle import ENGINE_DIR, MainParam, bundle
 from dskit.tooling.codegen.nodespecs import NODE_SPECS, NodeSpec
 
@@ -98,7 +99,8 @@ _README_TEXT = {
             "Each file here is one Dify **Code** node (Python 3): copy the whole file into the node. The files "
             "are generated from the engine in `dskit/` by `dskit gen` (never edit them by hand); each is "
             "self-contained, uses the standard library only, and runs on the Python 3.10 of older "
-            "dify-sandbox releases as well as on newer ones.\n\n"
+            "dify-sandbox releases as well as on newer ones. They need Dify <MIN_DIFY> or later (boolean outputs); "
+            "their defaults fit its limits (<CODE_MAX> characters per string output).\n\n"
             "All conversation variables are **string** variables with the default value `''`; JSON travels "
             "as text. Every node returns all of its declared outputs whatever it receives, so a node never "
             "stops your Chatflow; problems are reported in its `error` output."),
@@ -126,7 +128,8 @@ _README_TEXT = {
         "intro": (
             "这里的每个文件就是一个 Dify **代码执行** 节点（Python 3）：把整个文件复制进节点即可。这些文件由 "
             "`dskit gen` 从 `dskit/` 中的引擎代码生成（请勿手改）；每个文件都自包含、只用标准库，既能在旧版 "
-            "dify-sandbox 的 Python 3.10 上运行，也能在新版上运行。\n\n"
+            "dify-sandbox 的 Python 3.10 上运行，也能在新版上运行。需要 Dify <MIN_DIFY> 或更高版本（布尔类型输出）；"
+            "默认值都在它的上限之内（每个字符串输出 <CODE_MAX> 字符）。\n\n"
             "所有会话变量都是 **字符串（string）** 类型，默认值为 `''`；JSON 以文本形式传递。无论收到什么输入，"
             "节点都会返回全部声明的输出，不会让 Chatflow 中断；问题写在 `error` 输出里。"),
         "other": "English: [README.md](README.md)",
@@ -173,8 +176,9 @@ compress the older ones into a summary instead:
    `context.py` before the LLM and use its `context` output instead.
 
 Turns now leave the window only after they were merged into `summary` (noise
-first), and the variable stays under the byte cap you set (`max_bytes`; use 4800 on early
-Dify releases that cap a variable at 5,120 bytes).
+first), and the variable stays under the byte cap you set (`max_bytes`: the default fits Dify
+<MIN_DIFY>'s <CODE_MAX>-character limit on a code node's strings; on a Dify with the 400,000 limit of PR
+#26592 it may go up to 190000).
 """,
     "zh": """## 示例：三步给现有 Chatflow 加上历史压缩
 
@@ -192,7 +196,7 @@ Dify releases that cap a variable at 5,120 bytes).
    如需去噪并控制 token 预算，在 LLM 之前加 `context.py`，改用它的 `context` 输出。
 
 这样，轮次只有在并入 `summary` 之后才会移出窗口（噪声优先移出），变量大小也始终低于你设置的字节上限
-（`max_bytes`；早期 Dify 版本单个变量上限 5,120 字节时用 4800）。
+（`max_bytes`：默认值适配 Dify <MIN_DIFY> 代码节点字符串 <CODE_MAX> 字符的上限；字符串上限为 400,000 的新版 Dify（PR #26592）可设到 190000）。
 """,
 }
 
@@ -217,6 +221,65 @@ understanding LLM (the classic layout), put `classic_adapter.py` between them an
 `state.py` 之间加 `classic_adapter.py`。
 """,
 }
+
+
+COLD_START_RECORD = Path(__file__).resolve().parents[1] / "bench" / "cold_start.json"
+
+_COLD_TEXT = {
+    "en": {
+        "title": "## Cold start",
+        "intro": ("Dify's sandbox starts a fresh Python interpreter for every code-node call, so each call pays "
+                  "for compiling the pasted file and for what its module level does. Each file carries only the "
+                  "engine code its node reaches; names that only annotations mention are left out, plain "
+                  "dataclasses are written out (no `import dataclasses`) and module-level regular expressions "
+                  "are compiled on first use (`dskit/tooling/codegen/lean.py`). Measured with "
+                  "`dskit bench nodes --cold`: a fresh `python -I -S` per run, as the sandbox does, interleaved "
+                  "with a bare `def main(): return {}` run the same way; {rounds} rounds, medians, Python "
+                  "{python}. *One turn*: an ordinary turn's inputs; *start*: empty inputs (compiling and "
+                  "defining the node)."),
+        "head": "| File | Size now | Size measured | One turn, × bare | Start, × bare |\n|---|---|---|---|---|",
+        "none": "No measurement is recorded yet: run `dskit bench nodes --cold --record`.",
+        "note": ("The figures vary with the machine's load (the bare run is the yardstick, measured in the same "
+                 "rounds); the sandbox's own start-up makes every ratio smaller in Dify. What is left above 2× "
+                 "is compiling code the turn runs: an ordinary turn executes about two thirds of `state.py` "
+                 "and `context.py`."),
+    },
+    "zh": {
+        "title": "## 冷启动",
+        "intro": ("Dify 的沙箱每次调用代码节点都会启动一个全新的 Python 解释器，所以每次调用都要编译粘贴进去的文件、"
+                  "执行它的模块级代码。每个文件只包含该节点用得到的引擎代码；只在类型注解里出现的名字不会打包进去，"
+                  "普通 dataclass 被展开成普通类（不再 `import dataclasses`），模块级正则表达式在第一次使用时才编译"
+                  "（`dskit/tooling/codegen/lean.py`）。用 `dskit bench nodes --cold` 测量：每次运行都是一个新的 "
+                  "`python -I -S`（与沙箱相同），与同样方式运行的空节点 `def main(): return {}` 交替进行；{rounds} 轮，"
+                  "取中位数，Python {python}。“一轮”：一次普通对话轮次的输入；“启动”：空输入（编译并定义节点）。"),
+        "head": "| 文件 | 当前大小 | 测量时大小 | 一轮，× 空节点 | 启动，× 空节点 |\n|---|---|---|---|---|",
+        "none": "尚未记录测量结果：运行 `dskit bench nodes --cold --record`。",
+        "note": ("数字随机器负载变化（以同一轮中测量的空节点为基准）；Dify 沙箱自身的启动开销会让所有比值在实际环境中更小。"
+                 "仍高于 2 倍的部分是编译本轮真正要运行的代码：一次普通轮次会执行 `state.py` 和 `context.py` 约三分之二的代码。"),
+    },
+}
+
+
+def cold_start_section(lang: str) -> str:
+    """The README's cold-start table: sizes as generated now, ratios as last recorded."""
+    import json  # noqa: PLC0415
+
+    t = _COLD_TEXT[lang]
+    if not COLD_START_RECORD.is_file():
+        return f"{t['title']}\n\n{t['none']}\n"
+    record = json.loads(COLD_START_RECORD.read_text(encoding="utf-8"))
+    scenario = record["scenario"]
+    rows = [t["head"]]
+    for spec in NODE_SPECS:
+        measured = record["nodes"].get(spec.name)
+        now = len(node_script(spec).encode("utf-8"))
+        if measured is None:
+            rows.append(f"| `{spec.filename}` | {now:,} | – | – | – |")
+            continue
+        rows.append(f"| `{spec.filename}` | {now:,} | {measured['bytes']:,} | {measured['ratio']:.2f} | "
+                    f"{measured['start_ratio']:.2f} |")
+    intro = t["intro"].replace("{rounds}", str(scenario["rounds"])).replace("{python}", str(scenario["python"]))
+    return f"{t['title']}\n\n{intro}\n\n" + "\n".join(rows) + f"\n\n{t['note']}\n"
 
 
 def _cell(text: str) -> str:
@@ -264,8 +327,9 @@ def readme(lang: str) -> str:
     index = "\n".join(f"- [`{s.filename}`]({s.filename}) — {s.title_zh if lang == 'zh' else s.title_en}"
                       for s in NODE_SPECS)
     sections = "\n\n".join(_node_section(spec, lang) for spec in NODE_SPECS)
-    return (f"{mark}\n\n{t['title']}\n\n{t['other']}\n\n{t['intro']}\n\n{index}\n\n{_WORKED_EXAMPLE[lang]}\n{_OVERVIEW[lang]}\n"
-            f"{t['nodes']}\n\n{sections}\n")
+    text = (f"{mark}\n\n{t['title']}\n\n{t['other']}\n\n{t['intro']}\n\n{index}\n\n{_WORKED_EXAMPLE[lang]}\n"
+            f"{_OVERVIEW[lang]}\n{t['nodes']}\n\n{sections}\n\n{cold_start_section(lang)}")
+    return text.replace("<MIN_DIFY>", MIN_DIFY_VERSION).replace("<CODE_MAX>", f"{CODE_MAX_STRING_LENGTH:,}")
 
 
 def generate_code_node_readmes(root: Path) -> dict[str, str]:
