@@ -9,6 +9,7 @@ Layout (arrows are imports; there are no cycles)::
     generated.py           every generated file (GENERATORS): ``dskit gen`` and ``gen --check``
         |-> codegen/       code nodes: the engine bundled into pasted scripts
         |     bundle.py      one standard-library file from dskit/*.py for an entry function
+        |     lean.py        the bundle's cold-start rewrites (dataclasses written out, lazy regexes)
         |     nodespecs.py   each code node's inputs, outputs, settings and write-backs
         |     code_nodes.py  code_nodes/<name>.py and code_nodes/README*.md
         |     sandbox.py     THE code runner: runs a script as dify-sandbox does (everyone uses it)
@@ -22,6 +23,8 @@ Layout (arrows are imports; there are no cycles)::
               plugin_flow.py the plugin layout (our plugin's tool nodes)
               generate.py    the three dsl/*.yml files, each checked by check.py
               check.py       ``check-dsl``: what Dify's import does not check
+              dify_rules.py  ``check-dsl``: what Dify's database, plugin daemon and release refuse
+              dify_versions.py  which Dify release accepts what (DSL version, booleans)
               layout.py, render.py  node positions; a PNG/SVG picture of a flow
     dslrun/                running Chatflow DSL in graphon (Dify's engine); imports dslbuild, not back
         graphon.py           the harness: Conversation, scripted/live LLM stand-ins, code via sandbox.py
@@ -33,7 +36,7 @@ Layout (arrows are imports; there are no cycles)::
     plugin_package.py      ``dskit build``: the .difypkg, packed as Dify's packager does
     design_figure.py       docs/design.png: the engine's modules (read from the source) and one turn
 
-Build vs run: ``dslbuild`` produces YAML and checks it statically (running a code node's ``main``
-once on empty inputs through ``codegen.sandbox`` is the only execution); ``dslrun`` loads YAML and
-executes it. ``codegen`` imports neither, so building code nodes never depends on DSL.
+Build vs run: ``dslbuild`` produces YAML and checks it statically (nothing in a checked file runs;
+``check-dsl --run-code`` alone runs a code node's ``main`` once on empty inputs, through
+``codegen.sandbox`` with Dify's restrictions); ``dslrun`` loads YAML and executes it. ``codegen`` imports neither, so building code nodes never depends on DSL.
 """
