@@ -1,0 +1,246 @@
+"""A client for any OpenAI-compatible ``/chat/completions`` endpoint, made for measuring.
+
+What it adds to a bare POST, and why:
+
+- **one deadline for the whole request** (:mod:`.http`): a slow or stuck server costs at most
+  ``deadline`` seconds per attempt, never an open-ended wait;
+- **retries with exponential backoff** on HTTP 429, 5xx and connection errors (``Retry-After`` is
+  honoured up to ``backoff_max``); a request that ran into its deadline is not retried, because the next
+  attempt would wait as long again;
+- **JSON mode where the endpoint accepts it**: a call that expects JSON asks for
+  ``response_format: {"type": "json_object"}``; when the endpoint answers HTTP 400/422 to the first such
+  call, the call is sent once more without it, and if that succeeds JSON mode is off for good (detected
+  once per client: servers word the refusal differently, the retry is what tells);
+- **usage and latency of every call** in :class:`Completion` (token counts from the endpoint's
+  ``usage``, estimated with :func:`dskit.tokens.estimate_tokens` when it sends none);
+- **an on-disk cache** (:class:`.cache.Cache`) keyed by model, messages and parameters: a rerun costs
+  nothing, and tests replay recorded answers of a real model;
+- one ``requests`` session per thread, so N conversations can run in parallel on one client.
+
+Every failure is an :class:`LLMError` with a one-line message; nothing else escapes :meth:`complete`.
+The API key comes from the caller (the CLI reads it from an environment variable) and is never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .cache import Cache, NotRecorded, cache_key
+from .http import DeadlineExceeded, RawResponse, TransportError, new_session, request_with_deadline
+
+Message = Mapping[str, str]  # {"role": ..., "content": ...}
+JSON_MODES = ("auto", "on", "off")
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class LLMError(RuntimeError):
+    """A call that produced no usable completion; ``str()`` is one line fit for a report."""
+
+    def __init__(self, message: str, *, kind: str = "error", attempts: int = 0) -> None:
+        super().__init__(" ".join(message.split())[:400])
+        self.kind = kind  # deadline | transport | http | protocol | not_recorded
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answered call: the text and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency: float  # seconds of the successful request (as recorded, for a cached answer)
+    cached: bool = False
+    attempts: int = 1
+    json_mode: bool = False
+    usage_estimated: bool = False
+    finish_reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Everything that decides how calls are made (the CLI fills it from its options)."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    deadline: float = 120.0
+    retries: int = 3
+    backoff: float = 1.0
+    backoff_max: float = 30.0
+    json_mode: str = "auto"
+    max_tokens: int | None = None  # a cap on every call's max_tokens (None: the caller's value)
+
+
+class LLMClient:
+    """OpenAI-compatible chat completions with a deadline, retries, JSON mode, usage and a cache."""
+
+    def __init__(self, config: ClientConfig, *, cache: Cache | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        if config.json_mode not in JSON_MODES:
+            raise ValueError(f"json_mode must be one of {JSON_MODES}, not {config.json_mode!r}")
+        self.config = config
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self.cache = cache
+        self.sleep = sleep
+        self.clock = clock
+        self._json_supported: bool | None = {"on": True, "off": False}.get(config.json_mode)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self.http_requests = 0  # requests actually sent (retries included): what tests count
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def json_supported(self) -> bool | None:
+        """True/False once known; None until the first call that asked for JSON."""
+        return self._json_supported
+
+    def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                 max_tokens: int | None = None, want_json: bool = False) -> Completion:
+        """One completion for ``messages``; raises :class:`LLMError` (one line) when there is none."""
+        clean = [{"role": str(m.get("role") or "user"), "content": str(m.get("content") or "")} for m in messages]
+        if self.config.max_tokens is not None:
+            max_tokens = min(max_tokens or self.config.max_tokens, self.config.max_tokens)
+        asks_json = want_json and self.config.json_mode != "off"
+        params = {"temperature": temperature, "max_tokens": max_tokens, "json": asks_json}
+        key = cache_key(self.config.model, clean, params)
+        if self.cache is not None:
+            try:
+                hit = self.cache.get(key)
+            except NotRecorded as error:
+                raise LLMError(str(error), kind="not_recorded") from None
+            if hit is not None:
+                return hit
+        completion = self._call(clean, temperature, max_tokens, asks_json)
+        if self.cache is not None:
+            self.cache.put(key, completion, clean, self.config.model)
+        return completion
+
+    # ------------------------------------------------------------------ the call
+
+    def _session(self) -> Any:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = new_session()
+        return session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key:
+            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        return headers
+
+    def _body(self, messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None,
+              json_mode: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _call(self, messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None,
+              asks_json: bool) -> Completion:
+        json_mode = asks_json and self._json_supported is not False
+        probing = False  # JSON mode was refused once: this attempt goes without it
+        attempts = 0
+        while True:
+            attempts += 1
+            started = self.clock()
+            try:
+                response = self._send(self._body(messages, temperature, max_tokens, json_mode))
+            except DeadlineExceeded as error:
+                raise LLMError(f"{error}", kind="deadline", attempts=attempts) from None
+            except TransportError as error:
+                if attempts > self.config.retries:
+                    raise LLMError(f"cannot reach {self.url}: {error}", kind="transport",
+                                   attempts=attempts) from None
+                self.sleep(self._backoff(attempts, None))
+                continue
+            latency = self.clock() - started
+            if response.status < 400:
+                if asks_json and self._json_supported is None:
+                    self._set_json(not probing)
+                return self._completion(response, latency, attempts, json_mode, messages)
+            if json_mode and self._json_supported is None and response.status in (400, 422):
+                json_mode, probing = False, True
+                continue
+            if response.status in RETRY_STATUSES or response.status >= 500:
+                if attempts <= self.config.retries:
+                    self.sleep(self._backoff(attempts, response.headers))
+                    continue
+            raise LLMError(f"{self.url} answered HTTP {response.status}: {_error_text(response)}",
+                           kind="http", attempts=attempts)
+
+    def _send(self, body: dict[str, Any]) -> RawResponse:
+        with self._lock:
+            self.http_requests += 1
+        return request_with_deadline(self._session(), "POST", self.url, deadline=self.config.deadline,
+                                     headers=self._headers(), json_body=body)
+
+    def _set_json(self, supported: bool) -> None:
+        with self._lock:
+            if self._json_supported is None:
+                self._json_supported = supported
+
+    def _backoff(self, attempt: int, headers: Mapping[str, str] | None) -> float:
+        """Seconds to wait before the next attempt: Retry-After when given, else exponential."""
+        retry_after = None
+        for name, value in (headers or {}).items():
+            if name.lower() == "retry-after":
+                try:
+                    retry_after = float(value)
+                except ValueError:
+                    retry_after = None
+        wait = retry_after if retry_after is not None else self.config.backoff * 2 ** (attempt - 1)
+        return max(0.0, min(wait, self.config.backoff_max))
+
+    def _completion(self, response: RawResponse, latency: float, attempts: int, json_mode: bool,
+                    messages: list[dict[str, str]]) -> Completion:
+        try:
+            data = json.loads(response.text())
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not a string")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise LLMError(f"{self.url} answered something that is not a chat completion: "
+                           f"{response.text()[:160]!r}", kind="protocol", attempts=attempts) from None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        estimated = not (isinstance(prompt, int) and isinstance(completion, int))
+        if estimated:
+            from dskit.tokens import estimate_tokens  # noqa: PLC0415
+
+            prompt = sum(estimate_tokens(m["content"]) for m in messages)
+            completion = estimate_tokens(text)
+        return Completion(text=text, prompt_tokens=int(prompt), completion_tokens=int(completion),
+                          latency=round(latency, 3), attempts=attempts, json_mode=json_mode,
+                          usage_estimated=estimated, finish_reason=str(choice.get("finish_reason") or ""))
+
+
+def _error_text(response: RawResponse) -> str:
+    """The error message of an error body ({"error": {"message": ...}} or any text), one line."""
+    text = response.text()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return " ".join(text.split())[:200] or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("detail") or error)[:200]
+        return str(error)[:200]
+    return str(data)[:200]
