@@ -1,78 +1,107 @@
-"""Live LLM calls for ``dskit chat``: any OpenAI-compatible ``/chat/completions`` endpoint.
+"""Live LLM calls for a Chatflow run in graphon (``dskit chat``, ``dskit eval --target flow``).
 
 The Chatflow runs in graphon exactly as in the tests; only the responder differs: each LLM node's
-messages go to the endpoint, with the node's temperature. A tiny keyword retriever over a text file
-stands in for the knowledge base (passages separated by blank lines).
+messages go to the model through the shared client (:mod:`dskit.tooling.llm`: one deadline per
+request, retries, JSON mode, usage, cache), with the node's own parameters from the DSL (temperature,
+max_tokens). A tiny keyword retriever over a text file stands in for the knowledge base.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from dskit.tooling.dslrun.graphon import LLMRequest
 
-Poster = Callable[[str, Mapping[str, str], Mapping[str, Any], float], Mapping[str, Any]]
+# Node types whose answer graphon parses as JSON; LLM nodes named here answer JSON too.
+JSON_NODE_TYPES = frozenset({"question-classifier", "parameter-extractor"})
+JSON_LLM_NODES = frozenset({"understand"})
 
 
 class LiveLLMError(RuntimeError):
-    """The endpoint refused or answered something that is not a chat completion."""
+    """A node's model call failed; the message is one line (graphon shows it as the node's error)."""
 
 
-def _post_json(url: str, headers: Mapping[str, str], body: Mapping[str, Any], timeout: float
-               ) -> Mapping[str, Any]:
-    import httpx  # noqa: PLC0415
-
-    try:
-        response = httpx.post(url, headers=dict(headers), json=dict(body), timeout=timeout)
-    except httpx.HTTPError as error:
-        raise LiveLLMError(f"cannot reach {url}: {error}") from error
-    if response.status_code >= 400:
-        raise LiveLLMError(f"{url} answered {response.status_code}: {response.text[:300]}")
-    try:
-        return response.json()
-    except ValueError as error:
-        raise LiveLLMError(f"{url} did not answer JSON") from error
+def node_parameters(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each LLM-backed node's completion parameters as the DSL sets them (temperature, max_tokens...)."""
+    params: dict[str, dict[str, Any]] = {}
+    for node in doc["workflow"]["graph"]["nodes"]:
+        data = node.get("data") or {}
+        model = data.get("model") or {}
+        if not model:
+            continue
+        values = dict(model.get("completion_params") or {})
+        values["_type"] = str(data.get("type") or "")
+        params[str(node["id"])] = values
+    return params
 
 
-class OpenAICompatible:
-    """A responder for :class:`dskit.tooling.dslrun.graphon.Conversation` backed by a live model."""
+class ClientResponder:
+    """A responder for :class:`dskit.tooling.dslrun.graphon.Conversation` backed by :class:`LLMClient`.
 
-    def __init__(self, base_url: str, model: str, api_key: str = "", *, timeout: float = 60.0,
-                 temperatures: Mapping[str, float] | None = None, post: Poster | None = None) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
-        self.temperatures = dict(temperatures or {})
-        self.post = post or _post_json
+    Every call is kept in ``calls`` (node id, completion or error) until :meth:`take` hands them over,
+    so a caller can attribute calls, tokens and latency to the turn that made them.
+    """
+
+    def __init__(self, client: Any, parameters: Mapping[str, Mapping[str, Any]]) -> None:
+        self.client = client
+        self.parameters = {k: dict(v) for k, v in parameters.items()}
+        self.calls: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def wants_json(self, request: LLMRequest) -> bool:
+        params = self.parameters.get(request.node_id, {})
+        return (request.node_type in JSON_NODE_TYPES or request.node_id in JSON_LLM_NODES
+                or "json" in str(params.get("response_format") or "").lower())
 
     def __call__(self, request: LLMRequest) -> str:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        from dskit.tooling.llm import LLMError  # noqa: PLC0415
+
+        params = self.parameters.get(request.node_id, {})
         messages = [{"role": role if role in {"system", "user", "assistant"} else "user", "content": text}
                     for role, text in request.messages if text]
-        body = {"model": self.model, "messages": messages,
-                "temperature": self.temperatures.get(request.node_id, 0.2)}
-        data = self.post(self.url, headers, body, self.timeout)
+        max_tokens = params.get("max_tokens")
         try:
-            return str(data["choices"][0]["message"]["content"] or "")
-        except (KeyError, IndexError, TypeError) as error:
-            raise LiveLLMError(f"unexpected answer from {self.url}: {str(data)[:300]}") from error
+            answer = self.client.complete(messages, temperature=params.get("temperature"),
+                                          max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+                                          want_json=self.wants_json(request))
+        except LLMError as error:
+            with self._lock:
+                self.calls.append((request.node_id, error))
+            raise LiveLLMError(f"{request.node_id}: {error}") from None
+        with self._lock:
+            self.calls.append((request.node_id, answer))
+        return answer.text
+
+    def take(self) -> list[tuple[str, Any]]:
+        """The calls made since the last take (node id, Completion or LLMError)."""
+        with self._lock:
+            calls, self.calls = self.calls, []
+        return calls
 
 
-def node_temperatures(doc: Mapping[str, Any]) -> dict[str, float]:
-    """Each LLM-backed node's temperature as the DSL sets it."""
-    temps = {}
-    for node in doc["workflow"]["graph"]["nodes"]:
-        model = (node.get("data") or {}).get("model") or {}
-        value = (model.get("completion_params") or {}).get("temperature")
-        if isinstance(value, int | float):
-            temps[str(node["id"])] = float(value)
-    return temps
+@contextmanager
+def quiet_graphon() -> Iterator[None]:
+    """Keep graphon's own error logging (full tracebacks) off the terminal; the turn's result says
+    what failed, in one line."""
+    logger = logging.getLogger("graphon")
+    saved = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(saved)
+
+
+def turn_error(result: Any) -> str:
+    """One line saying why a graphon turn failed (the first node error, else the graph's)."""
+    text = next(iter(result.errors.values()), "") or result.graph_error or "the run failed"
+    return " ".join(str(text).split())[:300]
 
 
 def keyword_knowledge(path: Path, top_k: int = 3) -> Callable[[str], Sequence[Mapping[str, Any]]]:

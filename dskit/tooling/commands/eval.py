@@ -1,0 +1,178 @@
+"""``dskit eval``: run evaluation suites against a model and score every turn.
+
+    dskit eval [SUITE ...] --base-url URL --model NAME [--target engine|flow|dify] [--layout fast ...]
+               [--repeat N] [--parallel N] [--json] [--trace FILE] [--report DIR] [--cache FILE ...]
+
+Suites default to examples/eval/. Exit status: 0 when every conversation ran to its end, 1 when any
+could not be run (each such turn has a one-line error in the table and the trace), 2 for bad options
+or suite files. Definitions of every figure: docs/eval.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from dskit.tooling.llm.options import add_model_options  # noqa: PLC0415
+
+    parser = subparsers.add_parser(
+        "eval", help="measure a model on evaluation suites (accuracy, wrongful executions, cost, latency)",
+        description="Run conversations with known right answers (examples/eval/*.yaml) against a live "
+                    "model and score every turn: joint goal accuracy, slot F1, task success, wrongful "
+                    "executions, unasked slot writes, calls, tokens and latency. See docs/eval.md.")
+    parser.add_argument("suites", nargs="*", type=Path, help="suite files or directories (default: examples/eval)")
+    parser.add_argument("--target", choices=("engine", "flow", "dify"), default="engine",
+                        help="engine: the fast Chatflow's understanding call + the engine (default); flow: the "
+                             "shipped DSL in graphon, every LLM node on the model; dify: a deployed app")
+    parser.add_argument("--layout", action="append", choices=("fast", "classic", "plugin"), default=None,
+                        help="flow target: layout(s) to run side by side (repeatable; default fast)")
+    parser.add_argument("--dsl", action="append", type=Path, default=None, metavar="PATH",
+                        help="flow target: run this DSL file (repeatable: e.g. an older file for before/after)")
+    parser.add_argument("--suite", action="append", default=None, metavar="NAME",
+                        help="only the suites with this name (repeatable)")
+    parser.add_argument("--repeat", type=int, default=None, help="run every conversation N times (consistency)")
+    parser.add_argument("--parallel", type=int, default=1, help="conversations at once (default 1)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--trace", type=Path, default=None, metavar="FILE", help="write every turn as JSON lines")
+    parser.add_argument("--report", type=Path, default=None, metavar="DIR",
+                        help="write index.html, chart.png and trace.jsonl into DIR")
+    parser.add_argument("--quantization", default="", help="label recorded with the figures, e.g. Q4_K_M")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    dify = parser.add_argument_group("dify target (a deployed app over Dify's Service API)")
+    dify.add_argument("--dify-url", default=None, help="Service API base, e.g. https://api.dify.ai/v1")
+    dify.add_argument("--dify-key-env", default="DIFY_API_KEY",
+                      help="environment variable holding the app's API key (default DIFY_API_KEY)")
+    dify.add_argument("--dify-mode", choices=("blocking", "streaming"), default="blocking")
+    add_model_options(parser, required=False)
+    parser.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"dskit eval: {message}", file=sys.stderr)
+    return 2
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False,  # noqa: S607
+                             cwd=Path(__file__).resolve().parent, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip()
+
+
+def machine() -> str:
+    """The machine the figures come from: CPU model, cores, OS."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def _meta(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+                            "dskit_commit": _git_commit()}
+    if client is not None:
+        meta.update(model=client.config.model, quantization=args.quantization, deadline=client.config.deadline,
+                    json_mode=args.json_mode, cache=str(args.replay or args.record or args.cache or ""))
+    if args.target == "dify":
+        meta.update(model=args.model or "(the app's)", dify_mode=args.dify_mode)
+    return meta
+
+
+def _runs(args: argparse.Namespace, client: Any) -> list[tuple[str, Any]]:
+    """(label, target) pairs to run side by side."""
+    if args.target == "engine":
+        from dskit.tooling.eval.engine_target import EngineTarget  # noqa: PLC0415
+
+        return [("engine", EngineTarget(client))]
+    if args.target == "flow":
+        from dskit.tooling.eval.flow_target import FlowTarget  # noqa: PLC0415
+
+        runs = [(f"flow:{path.name}", FlowTarget(client, dsl_path=path)) for path in args.dsl or []]
+        if args.layout or not runs:
+            runs += [(f"flow:{layout}", FlowTarget(client, layout=layout)) for layout in args.layout or ["fast"]]
+        return runs
+    from dskit.tooling.eval.dify_target import DifyTarget  # noqa: PLC0415
+
+    key = os.environ.get(args.dify_key_env, "")
+    return [(f"dify:{args.dify_mode}", DifyTarget(args.dify_url, key, mode=args.dify_mode,
+                                                  deadline=args.deadline))]
+
+
+def run(args: argparse.Namespace) -> int:
+    from dskit.tooling.eval import report  # noqa: PLC0415
+    from dskit.tooling.eval.runner import run_suites, total_turns  # noqa: PLC0415
+    from dskit.tooling.eval.suite import SuiteError, load_suites  # noqa: PLC0415
+    from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
+
+    if args.target == "dify":
+        if not args.dify_url:
+            return _fail("--target dify needs --dify-url (the app's Service API base URL)")
+        client = None
+    else:
+        try:
+            client = client_from_args(args)
+        except OptionError as error:
+            return _fail(str(error))
+    if args.parallel < 1 or (args.repeat is not None and args.repeat < 1):
+        return _fail("--parallel and --repeat must be at least 1")
+    try:
+        suites = load_suites([str(p) for p in args.suites] or None)
+    except SuiteError as error:
+        return _fail(str(error))
+    if args.suite:
+        suites = [s for s in suites if s.name in set(args.suite)]
+        if not suites:
+            return _fail(f"no suite named {', '.join(args.suite)}")
+    try:
+        targets = _runs(args, client)
+    except (OSError, ValueError) as error:
+        return _fail(str(error))
+    meta = _meta(args, client)
+    runs = []
+    for label, target in targets:
+        runs.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat)))
+    if args.trace:
+        report.write_trace(runs, args.trace)
+    if args.report:
+        page = report.write_report(runs, meta, args.report)
+        if not args.json:
+            print(f"report: {page}")
+    if args.json:
+        print(json.dumps(report.as_json(runs, meta), ensure_ascii=False))
+    else:
+        report.print_table(runs, meta)
+    return 1 if any(run.errors() for run in runs) else 0
+
+
+def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, total: int) -> Any:
+    from dskit.tooling.eval.runner import run_suites  # noqa: PLC0415
+
+    if args.quiet or args.json or not sys.stderr.isatty():
+        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel)
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    with Progress(TextColumn(f"[bold]{label}[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=Console(stderr=True), transient=False) as progress:
+        task = progress.add_task("", total=total)
+
+        def step(name: str) -> None:
+            progress.update(task, advance=1, description=name)
+
+        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, progress=step)

@@ -1,0 +1,109 @@
+"""The ``engine`` target: the fast Chatflow's understanding call, without graphon.
+
+Per turn it does what the fast Chatflow's nodes do, with the same engine functions they bundle
+(``dskit.nodes``), so the model sees exactly the prompt it would see in Dify:
+
+1. ``context_node`` builds the prompt (catalog, state, summary, de-noised history, the message) and the
+   system instructions — the ``context`` code node;
+2. one LLM call with those two messages and the ``understand`` node's parameters as the shipped DSL
+   sets them (temperature, max_tokens) — the ``understand`` LLM node;
+3. ``state_node`` folds the model's text into the state — the ``state`` code node;
+4. the reply: the decision's question, or for an execution ``execute_reply_node`` without a task API
+   (the dry-run text) — what the Chatflow answers on those branches;
+5. ``history_node`` appends the turn and rolls overflow into an extractive summary — the ``history``
+   node with ``LLM_SUMMARY=false``.
+
+What it leaves out, to stay the quick reference: the FAQ and chitchat answer LLMs (their turns answer
+with the engine's pending question) and the LLM summary. ``dskit eval --target flow`` runs them all.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from typing import Any
+
+from dskit.nodes import context_node, execute_reply_node, history_node, state_node
+
+from .suite import ROOT, Suite
+from .turn import Call, TurnOutput
+
+FAST_DSL = ROOT / "dsl" / "dialogue_chatflow.yml"
+UNDERSTAND_NODE = "understand"
+
+
+@cache
+def understand_parameters(dsl_path: str = str(FAST_DSL)) -> dict[str, Any]:
+    """The understand node's completion parameters in the shipped fast DSL (temperature, max_tokens)."""
+    import yaml  # noqa: PLC0415
+
+    doc = yaml.safe_load(open(dsl_path, encoding="utf-8").read())
+    for node in doc["workflow"]["graph"]["nodes"]:
+        if node["id"] == UNDERSTAND_NODE:
+            params = dict((node["data"].get("model") or {}).get("completion_params") or {})
+            return {k: params[k] for k in ("temperature", "max_tokens") if k in params}
+    return {}
+
+
+def understanding_messages(context: dict[str, Any]) -> list[dict[str, str]]:
+    """The two messages of the understand node: system = instructions, user = the assembled context."""
+    return [{"role": "system", "content": str(context["instructions"])},
+            {"role": "user", "content": str(context["context"])}]
+
+
+class EngineConversation:
+    """One conversation: the conversation variables the Chatflow would keep, carried turn to turn."""
+
+    def __init__(self, suite: Suite, client: Any) -> None:
+        self.catalog = suite.catalog_json
+        self.client = client
+        self.params = understand_parameters()
+        self.state = ""
+        self.history = ""
+        self.summary = ""
+
+    def turn(self, user: str) -> TurnOutput:
+        from dskit.tooling.llm import LLMError  # noqa: PLC0415
+
+        started = time.monotonic()
+        context = context_node(query=user, sys_context_str=self.state, history=self.history,
+                               summary=self.summary, task_catalog=self.catalog)
+        messages = understanding_messages(context)
+        try:
+            answer = self.client.complete(messages, temperature=self.params.get("temperature"),
+                                          max_tokens=self.params.get("max_tokens"), want_json=True)
+        except LLMError as error:
+            return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
+                              calls=[Call(UNDERSTAND_NODE, "", error=str(error))])
+        call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
+                    answer.cached, answer.json_mode)
+        out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog)
+        reply = out["question"]
+        if out["next_action"] == "execute":
+            reply = execute_reply_node(execute_payload=out["execute_payload"], question=out["question"],
+                                       api_url="", sys_context_str=out["sys_context_str"],
+                                       task_catalog=self.catalog)["reply"]
+        history = history_node(old_history=self.history, summary=self.summary, user_query=user, answer=reply,
+                               decision=out["decision"], llm_summary=False)
+        self.state, self.history, self.summary = out["sys_context_str"], history["history"], history["summary"]
+        return TurnOutput(answer=reply, state_text=self.state, calls=[call], seconds=time.monotonic() - started,
+                          detail={"next_action": out["next_action"], "rewritten_query": out["rewritten_query"],
+                                  "prompt_tokens_estimated": context.get("tokens"),
+                                  "node_error": out.get("error") or ""})
+
+
+class EngineTarget:
+    """``--target engine``: the understanding prompt of the fast Chatflow -> model -> ``step``."""
+
+    name = "engine"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def conversation(self, suite: Suite, run_id: str) -> EngineConversation:
+        _ = run_id
+        return EngineConversation(suite, self.client)
+
+    def describe(self) -> dict[str, Any]:
+        return {"target": "engine", "layout": "fast (understanding call only)",
+                "understand_parameters": understand_parameters()}

@@ -1,0 +1,100 @@
+"""The ``flow`` target: a Chatflow DSL run in graphon, every LLM node on the live model.
+
+The shipped DSL (``dsl/dialogue_chatflow.yml`` for ``fast``, ``dsl/dialogue_chatflow_classic.yml`` for
+``classic``) or any file given with ``--dsl`` — an older one, for a before/after comparison — runs as
+``dskit chat`` runs it: graphon's own nodes, our code nodes in the sandbox-like runner, the knowledge
+base answering with the suite's passages, and each LLM node's messages sent to the model with the
+node's parameters. The suite's catalog goes in as ``TASK_CATALOG``; the classic layout bakes its
+classes and extractor parameters from the catalog, so for another catalog it is generated for it.
+
+The ``plugin`` layout needs the plugin's tools running behind graphon's tool nodes; that harness lives
+in the tests (tests/fakes) and is not available here yet.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .suite import ROOT, Suite
+from .turn import Call, TurnOutput
+
+SHIPPED = {"fast": ROOT / "dsl" / "dialogue_chatflow.yml", "classic": ROOT / "dsl" / "dialogue_chatflow_classic.yml"}
+
+
+@cache
+def _classic_for(catalog_json: str) -> str:
+    from dskit.tooling.dslbuild.flows import FlowOptions, build_classic  # noqa: PLC0415
+
+    return build_classic(FlowOptions(catalog_json=catalog_json)).to_yaml()
+
+
+class FlowConversation:
+    """One graphon conversation; conversation variables carried from turn to turn as Dify does."""
+
+    def __init__(self, dsl_text: str, suite: Suite, client: Any, run_id: str) -> None:
+        import yaml  # noqa: PLC0415
+
+        from dskit.tooling.dslrun.live import ClientResponder, node_parameters  # noqa: PLC0415
+        from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
+
+        self.responder = ClientResponder(client, node_parameters(yaml.safe_load(dsl_text)))
+        passages = [dict(p) for p in suite.knowledge]
+        self.conversation = Conversation(dsl_text, responder=self.responder,
+                                         knowledge=(lambda query: passages) if passages else None,
+                                         env={"TASK_CATALOG": suite.catalog_json, "TASK_API_URL": ""},
+                                         conversation_id=run_id)
+        self.state = ""
+
+    def turn(self, user: str) -> TurnOutput:
+        from dskit.tooling.dslrun.live import turn_error  # noqa: PLC0415
+
+        started = time.monotonic()
+        result = self.conversation.turn(user, raise_on_error=False)
+        calls = []
+        for node, answer in self.responder.take():
+            if isinstance(answer, Exception):
+                calls.append(Call(node, "", error=str(answer)))
+            else:
+                calls.append(Call(node, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
+                                  answer.cached, answer.json_mode))
+        seconds = time.monotonic() - started
+        if not result.succeeded:
+            return TurnOutput(state_text=self.state, calls=calls, error=turn_error(result), seconds=seconds,
+                              detail={"path": result.path})
+        self.state = str(result.variables.get("sys_context_str") or "")
+        return TurnOutput(answer=result.answer, state_text=self.state, calls=calls, seconds=seconds,
+                          detail={"next_action": result.output("state", "next_action"),
+                                  "rewritten_query": result.output("state", "rewritten_query")})
+
+
+class FlowTarget:
+    """``--target flow``: a layout's shipped DSL, or a DSL file, in graphon on the live model."""
+
+    name = "flow"
+
+    def __init__(self, client: Any, *, layout: str = "fast", dsl_path: Path | None = None) -> None:
+        from dskit.tooling.dslrun.live import quiet_graphon  # noqa: PLC0415
+
+        if dsl_path is None and layout not in SHIPPED:
+            raise ValueError(f"layout {layout!r} cannot be run by dskit eval yet (available: "
+                             f"{', '.join(SHIPPED)}; or --dsl FILE)")
+        self.client = client
+        self.layout = layout if dsl_path is None else "dsl"
+        self.dsl_path = dsl_path
+        self.text = (dsl_path or SHIPPED[layout]).read_text(encoding="utf-8")
+        quiet_graphon().__enter__()  # graphon's tracebacks would bury the progress bar; errors are traced
+
+    def _dsl_for(self, suite: Suite) -> str:
+        if self.layout == "classic" and suite.catalog_name != "default":
+            return _classic_for(suite.catalog_json)
+        return self.text
+
+    def conversation(self, suite: Suite, run_id: str) -> FlowConversation:
+        return FlowConversation(self._dsl_for(suite), suite, self.client, run_id)
+
+    def describe(self) -> dict[str, Any]:
+        return {"target": "flow", "layout": self.layout,
+                "dsl": str(self.dsl_path or SHIPPED.get(self.layout, "")).replace(str(ROOT) + "/", "")}

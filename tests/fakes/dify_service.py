@@ -1,0 +1,228 @@
+"""A local fake of Dify's Service API for Chatflow apps: what ``dskit eval --target dify`` talks to.
+
+Written from Dify's API reference (langgenius/dify-docs, en/api-reference/openapi_chatflow.json;
+https://docs.dify.ai/en/api-reference/chatflows/send-chat-message and
+https://docs.dify.ai/en/api-reference/conversations/list-conversation-variables):
+
+- ``POST /v1/chat-messages`` ``{inputs, query, response_mode, conversation_id, user}`` with
+  ``Authorization: Bearer {key}``. ``conversation_id: ""`` starts a conversation; an unknown id, or one
+  of another user, is 404 ``{"status": 404, "code": "not_found", "message": "Conversation Not Exists."}``.
+- blocking: ``{"event": "message", "task_id", "id", "message_id", "conversation_id", "mode":
+  "advanced-chat", "answer", "metadata": {"usage": {...}}, "created_at"}``;
+- streaming (``text/event-stream``): ``data: {json}`` blocks: ``workflow_started``, ``node_started`` /
+  ``node_finished`` per node, ``message`` chunks, ``message_end`` (usage), ``workflow_finished``; a
+  keep-alive ``event: ping`` block; on failure ``workflow_finished`` with ``status: failed`` then
+  ``error`` (``status``, ``code``, ``message``), no ``message_end``, HTTP still 200;
+- errors as ``{"status", "code", "message"}``: 400 ``invalid_param`` / ``app_unavailable``, 401 for a
+  wrong key, 404 ``not_found``, 429 ``too_many_requests``, 500 ``internal_server_error``;
+- ``GET /v1/conversations/{id}/variables?user=&last_id=&limit=`` → ``{"limit", "has_more", "data":
+  [{"id", "name", "value_type", "value", "description", "created_at", "updated_at"}]}``.
+
+Behind it runs an *app*: ``app(conversation_id, query) -> AppTurn`` (the tests use the real fast
+Chatflow in graphon with a scripted model). ``faults`` lets a test make the next chat message fail the
+documented ways: ``("http", status, code, message)`` or ``("stream_error", code, message)``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+
+@dataclass
+class AppTurn:
+    answer: str
+    variables: dict[str, Any]
+    nodes: list[tuple[str, str, str]] = field(default_factory=list)  # (node_id, node_type, title)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+class AppFailure(RuntimeError):
+    """The app's run failed (a node error): a failed workflow in Dify's terms."""
+
+
+App = Callable[[str, str], AppTurn]
+
+
+@dataclass
+class FakeDify:
+    app: App
+    api_key: str = "app-test-key"
+    base_url: str = ""
+    page_size: int = 2  # small, so that readers must follow has_more
+    faults: deque = field(default_factory=deque)
+    owners: dict[str, str] = field(default_factory=dict)  # conversation id -> user
+    variables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: list[tuple[str, str, Any]] = field(default_factory=list)
+
+
+def _error(status: int, code: str, message: str) -> dict[str, Any]:
+    return {"status": status, "code": code, "message": message}
+
+
+def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            _ = format, args
+
+        def _json(self, status: int, body: Any) -> None:
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _authorized(self) -> bool:
+            if self.headers.get("Authorization") != f"Bearer {fake.api_key}":
+                self._json(401, _error(401, "unauthorized", "Access token is invalid"))
+                return False
+            return True
+
+        def do_GET(self) -> None:  # noqa: N802
+            url = urlparse(self.path)
+            query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            fake.requests.append(("GET", url.path, query))
+            if not self._authorized():
+                return
+            parts = url.path.strip("/").split("/")
+            if len(parts) != 4 or parts[:2] != ["v1", "conversations"] or parts[3] != "variables":
+                self._json(404, _error(404, "not_found", "The requested URL was not found on the server."))
+                return
+            cid = parts[2]
+            if fake.owners.get(cid) != query.get("user"):
+                self._json(404, _error(404, "not_found", "Conversation Not Exists."))
+                return
+            items = [{"id": f"var-{name}", "name": name, "value_type": "string", "value": value,
+                      "description": "", "created_at": 1705407629, "updated_at": 1705407629}
+                     for name, value in fake.variables[cid].items()]
+            limit = min(int(query.get("limit") or 20), fake.page_size)
+            start = 0
+            if query.get("last_id"):
+                start = next((i + 1 for i, item in enumerate(items) if item["id"] == query["last_id"]), len(items))
+            page = items[start:start + limit]
+            self._json(200, {"limit": limit, "has_more": start + limit < len(items), "data": page})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length).decode("utf-8") or "{}")
+            except ValueError:
+                body = None
+            fake.requests.append(("POST", self.path, body))
+            if not self._authorized():
+                return
+            if self.path != "/v1/chat-messages":
+                self._json(404, _error(404, "not_found", "The requested URL was not found on the server."))
+                return
+            if not isinstance(body, dict) or not str(body.get("query") or "").strip() or not body.get("user"):
+                self._json(400, _error(400, "invalid_param", "query and user are required"))
+                return
+            mode = body.get("response_mode") or "blocking"
+            if mode not in ("blocking", "streaming"):
+                self._json(400, _error(400, "invalid_param", "response_mode must be blocking or streaming"))
+                return
+            cid = str(body.get("conversation_id") or "")
+            if cid and fake.owners.get(cid) != body["user"]:
+                self._json(404, _error(404, "not_found", "Conversation Not Exists."))
+                return
+            fault = fake.faults.popleft() if fake.faults else None
+            if fault and fault[0] == "http":
+                self._json(fault[1], _error(fault[1], fault[2], fault[3]))
+                return
+            if not cid:
+                cid = str(uuid.uuid4())
+                fake.owners[cid] = body["user"]
+                fake.variables[cid] = {}
+            try:
+                turn = fake.app(cid, body["query"])
+                failure = fault[2] if fault and fault[0] == "stream_error" else None
+                if failure is None:
+                    fake.variables[cid] = {k: v for k, v in turn.variables.items()}
+            except AppFailure as error:
+                turn, failure = None, str(error)
+            if mode == "blocking":
+                if turn is None or failure:
+                    self._json(400, _error(400, "completion_request_error", failure or "Completion request failed."))
+                    return
+                self._json(200, {"event": "message", "task_id": str(uuid.uuid4()), "id": str(uuid.uuid4()),
+                                 "message_id": str(uuid.uuid4()), "conversation_id": cid, "mode": "advanced-chat",
+                                 "answer": turn.answer, "metadata": {"usage": turn.usage, "retriever_resources": []},
+                                 "created_at": int(time.time())})
+                return
+            self._stream(cid, turn, failure, fault[1] if fault and fault[0] == "stream_error" else "")
+
+        def _stream(self, cid: str, turn: AppTurn | None, failure: str | None, code: str) -> None:
+            ids = {"task_id": str(uuid.uuid4()), "message_id": str(uuid.uuid4()), "conversation_id": cid}
+            run_id = str(uuid.uuid4())
+            now = int(time.time())
+            events: list[str] = []
+
+            def emit(event: dict[str, Any]) -> None:
+                events.append("data: " + json.dumps(event, ensure_ascii=False) + "\n\n")
+
+            emit({"event": "workflow_started", **ids, "workflow_run_id": run_id, "created_at": now,
+                  "data": {"id": run_id, "workflow_id": "wf", "inputs": {}, "created_at": now}})
+            events.append("event: ping\n\n")
+            for index, (node_id, node_type, title) in enumerate(turn.nodes if turn else [], 1):
+                node = {"id": f"ne-{index}", "node_id": node_id, "node_type": node_type, "title": title,
+                        "index": index, "created_at": now}
+                emit({"event": "node_started", **ids, "workflow_run_id": run_id, "created_at": now, "data": node})
+                emit({"event": "node_finished", **ids, "workflow_run_id": run_id, "created_at": now,
+                      "data": {**node, "status": "succeeded", "elapsed_time": 0.5, "outputs": {},
+                               "execution_metadata": {}}})
+            if failure is None and turn is not None:
+                text = turn.answer
+                for start in range(0, len(text), 7):
+                    emit({"event": "message", **ids, "answer": text[start:start + 7], "created_at": now})
+                emit({"event": "message_end", **ids, "created_at": now,
+                      "metadata": {"usage": turn.usage, "retriever_resources": []}})
+                emit({"event": "workflow_finished", **ids, "workflow_run_id": run_id, "created_at": now,
+                      "data": {"id": run_id, "workflow_id": "wf", "status": "succeeded", "outputs": {},
+                               "elapsed_time": 1.0, "total_tokens": 0, "total_steps": len(turn.nodes),
+                               "created_at": now, "finished_at": now}})
+            else:
+                emit({"event": "workflow_finished", **ids, "workflow_run_id": run_id, "created_at": now,
+                      "data": {"id": run_id, "workflow_id": "wf", "status": "failed", "error": failure,
+                               "outputs": {}, "elapsed_time": 1.0, "total_tokens": 0, "total_steps": 1,
+                               "created_at": now, "finished_at": now}})
+                emit({"event": "error", "conversation_id": cid, "message_id": ids["message_id"], "created_at": now,
+                      "status": 400, "code": code or "completion_request_error", "message": failure})
+            data = "".join(events).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for chunk in (data[i:i + 200] for i in range(0, len(data), 200)):
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+
+    return Handler
+
+
+@contextmanager
+def fake_dify(app: App, **options: Any) -> Iterator[FakeDify]:
+    """Serve the fake Service API at ``fake.base_url`` (ends in /v1) for the duration of the block."""
+    fake = FakeDify(app=app, **options)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, name="fake-dify", daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

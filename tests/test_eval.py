@@ -1,0 +1,286 @@
+"""``dskit eval``: the shipped suites, the metrics, the engine and flow targets, errors and reports.
+
+A local OpenAI-compatible server plays the model (tests/fakes/openai_server.py): the perfect model of
+tests/fixtures/eval/oracle.yaml, or scripted bad answers. Figures are checked as counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dskit.state import load_state, new_state
+from dskit.tooling.cli import main
+from dskit.tooling.eval.engine_target import EngineTarget
+from dskit.tooling.eval.flow_target import FlowTarget
+from dskit.tooling.eval.metrics import ConversationScorer
+from dskit.tooling.eval.runner import run_suites
+from dskit.tooling.eval.suite import SUITE_DIR, Suite, SuiteError, load_suite, load_suites
+from dskit.tooling.eval.turn import TurnOutput
+from dskit.tooling.llm import ClientConfig, LLMClient
+from evalkit import latest_message, model
+from fakes.openai_server import fake_openai
+
+
+def engine_run(suites: list[Suite], overrides: dict | None = None, **kwargs):
+    with fake_openai(("answer", model(overrides))) as fake:
+        run = run_suites(EngineTarget(LLMClient(ClientConfig(fake.base_url, "scripted"))), suites, **kwargs)
+    return run, fake
+
+
+def suite(name: str) -> Suite:
+    return load_suite(SUITE_DIR / f"{name}.yaml")
+
+
+# ------------------------------------------------------------------------------ the shipped suites
+
+
+def test_shipped_suites_have_60_user_turns_in_chinese_and_english() -> None:
+    suites = load_suites()
+    assert sum(len(s.turns) for s in suites) >= 60
+    assert {s.lang for s in suites} == {"zh", "en"}
+    assert len({t.user for s in suites for t in s.turns}) == sum(len(s.turns) for s in suites)
+
+
+def test_a_perfect_model_gets_every_turn_of_every_suite_right() -> None:
+    """With correct understanding the engine meets every expectation: the suites are consistent."""
+    run, _ = engine_run(load_suites())
+    figures = run.figures()
+    failing = [(t["suite"], t["turn"], t["failures"]) for t in run.traces if not t["passed"]]
+    assert not failing
+    assert figures["turn_accuracy"] == figures["jga"] == figures["task_success"] == 1.0
+    assert figures["wrongful_executions"] == figures["unasked_writes"] == figures["wrong_writes"] == 0
+    assert figures["errors"] == figures["forbidden"] == 0
+
+
+def test_the_suites_exercise_every_engine_behaviour_the_issue_lists() -> None:
+    run, _ = engine_run(load_suites())
+    applied = Counter(a.split(" ", 1)[0] for t in run.traces for a in t["applied"])
+    dropped = [d["reason"] for t in run.traces for d in t["dropped"]]
+    actions = Counter(t["action"] for t in run.traces)
+    answers = " ".join(t["answer"] for t in run.traces)
+    assert applied["rollback"] >= 2  # zh and en
+    assert applied["cancel"] >= 2  # cancel-then-restart
+    assert applied["reset"] >= 1
+    assert actions["faq"] >= 3 and actions["handoff"] >= 2 and actions["chitchat"] >= 4
+    assert any(r.startswith("refused: required slot") for r in dropped)  # the guard
+    assert "已一并取消" in answers or "cancelled too" in answers  # the cascade
+    assert "我们继续刚才的" in answers or "Let's continue with" in answers  # resume after an interruption
+    multi = [t for t in run.traces if len({a.split(' ', 1)[0] for a in t["applied"]} & {"start", "set"}) == 2
+             and any(a.startswith("start") for a in t["applied"])]
+    assert multi  # two intents in one message
+    dependent = [t for t in run.traces for s in t["state"] if s["task"] == "travel_insurance"]
+    assert dependent  # a sub-task (depends_on)
+
+
+def test_suite_errors_name_the_file_and_place(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nturns:\n  - user: 订个位子\n    expect: {slots: {people: 3}}\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"bad.yaml: turns\[0\].expect: slots needs task"):
+        load_suite(bad)
+    bad.write_text("turns:\n  - user: 订个位子\n    understanding: {commands: []}\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match="unknown keys .'understanding'."):
+        load_suite(bad)
+    bad.write_text("turns:\n  - user: 订\n    expect: {task: book_restaurant, slots: {people: 0}}\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match="people: 0 is not a valid value"):
+        load_suite(bad)
+
+
+# ------------------------------------------------------------------------------ the engine target
+
+
+def test_engine_target_sends_exactly_the_fast_chatflows_understanding_prompt() -> None:
+    """Same conversation, same perfect model: the understand requests of the engine target and of the
+    fast Chatflow in graphon are identical, message for message (system and user). Up to the first FAQ
+    or chitchat turn: there the Chatflow's answer LLM speaks, and its reply enters the history."""
+    route = suite("zh_travel_insurance")
+    route.turns = route.turns[:3]  # the third turn is a FAQ: its prompt is still the same
+    suites = [suite("zh_multi_intent"), route]
+    _, engine_fake = engine_run(suites)
+    with fake_openai(("answer", model())) as flow_fake:
+        run_suites(FlowTarget(LLMClient(ClientConfig(flow_fake.base_url, "scripted")), layout="fast"), suites)
+
+    def understand(fake) -> list:
+        return [(r["messages"], r.get("temperature")) for r in fake.requests if latest_message(r) is not None]
+
+    assert understand(engine_fake) == understand(flow_fake)
+    assert len(understand(engine_fake)) == sum(len(s.turns) for s in suites)
+
+
+def test_flow_target_scores_like_the_engine_target_and_counts_every_llm_node() -> None:
+    with fake_openai(("answer", model())) as fake:
+        run = run_suites(FlowTarget(LLMClient(ClientConfig(fake.base_url, "scripted"))),
+                         [suite("zh_travel_insurance")])
+    figures = run.figures()
+    assert figures["turn_accuracy"] == 1.0 and figures["wrongful_executions"] == 0
+    nodes = [c["node"] for t in run.traces for c in t["calls"]]
+    assert nodes.count("understand") == 6 and nodes.count("faq_answer") == 1  # one FAQ turn
+    assert figures["llm_calls_per_turn"] == round(len(nodes) / 6, 3)
+
+
+# ------------------------------------------------------------------------------ the metrics
+
+
+BAD_FIRST_TURN = {"周六晚上想订个位子，八点左右，我们五个人": {"commands": [{
+    "type": "start_task", "task": "book_restaurant",
+    "slots": {"date": "2026-01-30", "time": "20:00", "people": 5, "area": ["市中心"], "restaurant": "五星级酒店",
+              "private_room": False}}]}}
+
+
+def test_an_execution_nobody_asked_for_is_wrongful_and_invented_values_are_unasked_writes() -> None:
+    """The 1.5B model's first answer on seed 000 (issue 13): invented slots, the booking runs at once."""
+    run, _ = engine_run([suite("zh_booking_table")], BAD_FIRST_TURN)
+    figures = run.figures()
+    first = run.traces[0]
+    assert first["executed"][0]["wrongful"] and first["executed"][0]["reasons"] == ["nobody asked for it"]
+    kinds = {w["slot"]: w["kind"] for w in first["writes"]}
+    assert kinds == {"date": "wrong", "time": "asked", "people": "asked", "area": "unasked",
+                     "restaurant": "unasked", "private_room": "unasked"}
+    assert figures["wrongful_executions"] == figures["executions"] == 1
+    # wrong: the invented date, and turn 6's rollback of a time that had no earlier value in the new task
+    assert figures["unasked_writes"] == 3 and figures["wrong_writes"] == 2
+    assert figures["forbidden"] == 1  # the first turn forbids any execution
+    assert figures["task_success"] == 0.0  # what the user said first went with the wrong booking
+
+
+def test_an_execution_with_a_wrong_slot_is_wrongful_and_names_the_slot() -> None:
+    overrides = {"订蜀香阁": {"commands": [{"type": "set_slots", "task": "book_restaurant",
+                                          "slots": {"restaurant": "蜀香阁", "people": 5}}]}}
+    run, _ = engine_run([suite("zh_booking_table")], overrides)
+    last = run.traces[-1]
+    assert last["executed"][0]["wrongful"]
+    assert last["executed"][0]["reasons"] == ["slots people=5 (expected 4)"]
+    assert [w["kind"] for w in last["writes"] if w["slot"] == "people"] == ["unasked"]
+    assert run.figures()["wrongful_executions"] == 1 and run.figures()["task_success"] == 0.0
+
+
+def test_an_execution_without_the_catalogs_confirmation_is_wrongful() -> None:
+    """Strict even where the engine's guard makes it impossible: read from the states alone."""
+    route = suite("zh_travel_insurance")
+    slots = {"origin": "成都", "destination": "三亚", "date": "下周三", "mode": "自驾"}
+    before = dict(new_state(), turn=5, next_task_seq=2, task_stack=[
+        {"id": "t1", "name": "plan_route", "label": "路线规划", "stage": "COLLECTING", "slots": slots,
+         "history": {}, "parent_id": None, "opened_turn": 1}])
+    after = dict(before, turn=6, task_stack=[], done=[{"task_id": "t1", "task": "plan_route", "label": "路线规划",
+                                                        "slots": slots, "status": "pending", "turn": 6}],
+                 timeline=[{"turn": 6, "query": "", "applied": [], "dropped": [], "action": "execute"}])
+    assert load_state(json.dumps(after))[1] == []  # a state the engine would accept
+    scorer = ConversationScorer(route.catalog, route.turns)
+    for index in range(5):
+        scorer._register(index)
+    score = scorer.score(5, json.dumps(before), TurnOutput(state_text=json.dumps(after)))
+    assert score.wrongful == 1
+    assert score.executions[0].reasons == ["the catalog asks for confirmation and the user did not confirm these slots"]
+    assert score.expected_executions[0]["success"] is False
+
+
+def test_a_late_execution_with_the_right_slots_completes_the_task_but_fails_the_turn(tmp_path: Path) -> None:
+    path = tmp_path / "late.yaml"
+    path.write_text("""
+name: late
+catalog: default
+turns:
+  - user: 下周三想从成都自驾去拉萨
+    expect: {next_action: confirm, task: plan_route, slots: {origin: 成都, destination: 拉萨, date: 下周三, mode: 自驾}}
+  - user: 对，就这样
+    expect:
+      next_action: execute
+      task: ""
+      execute: {task: plan_route, slots: {origin: 成都, destination: 拉萨, date: 下周三, mode: 自驾}}
+  - user: 好的谢谢
+    expect: {task: ""}
+""", encoding="utf-8")
+    overrides = {"对，就这样": {"commands": [{"type": "chitchat"}]}, "好的谢谢": {"commands": [{"type": "confirm"}]}}
+    run, _ = engine_run([load_suite(path)], overrides)
+    figures = run.figures()
+    assert figures["wrongful_executions"] == 0 and figures["task_success"] == 1.0
+    assert figures["turns_to_completion"] == 3 and figures["turns_to_completion_scripted"] == 2
+    assert [t["passed"] for t in run.traces] == [True, False, False]
+
+
+def test_unreadable_answers_count_as_fallbacks_then_hand_over() -> None:
+    overrides = {t.user: "I am not sure what you mean." for t in suite("zh_booking_table").turns}
+    run, _ = engine_run([suite("zh_booking_table")], overrides)
+    figures = run.figures()
+    actions = [t["action"] for t in run.traces]
+    assert actions[:3] == ["fallback", "fallback", "handoff"]  # policy: 3 unusable outputs in a row
+    assert figures["unreadable_rate"] == 1.0 and figures["errors"] == 0
+    assert figures["executions"] == 0
+    assert figures["jga"] == round(1 / 7, 4)  # only the last turn, which expects no open task, is right
+
+
+def test_consistency_over_repeats_is_the_share_agreeing_with_the_majority() -> None:
+    answers = iter([json.dumps({"commands": [{"type": "start_task", "task": "weather", "slots": {"city": c}}]})
+                    for c in ("上海", "上海", "北京")])
+    case = Suite(name="w", description="", turns=suite("zh_noise_reset_handoff").turns[5:6],
+                 catalog_data=suite("zh_noise_reset_handoff").catalog_data)
+    with fake_openai(("answer", lambda body: next(answers))) as fake:
+        run = run_suites(EngineTarget(LLMClient(ClientConfig(fake.base_url, "m"))), [case], repeat=3)
+    assert run.figures()["consistency"] == round(2 / 3, 4)
+    assert len(run.conversations) == 3
+
+
+# ------------------------------------------------------------------------------ failures and the CLI
+
+
+def test_an_unreachable_endpoint_is_one_line_per_conversation_and_exit_1(capsys) -> None:
+    code = main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--retries", "0", "--json"])
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    run = result["runs"][0]
+    assert code == 1 and "Traceback" not in err
+    assert run["figures"]["errors"] == run["figures"]["conversations"] == len(run["errors"])
+    assert run["figures"]["not_run"] == run["figures"]["turns"] - run["figures"]["errors"]
+    assert all("turn 1: cannot reach" in line and "\n" not in line for line in run["errors"])
+
+
+def test_a_dripping_server_hits_the_deadline_on_each_conversation(capsys) -> None:
+    with fake_openai(("drip", 0.05, "{}")) as fake:
+        code = main(["eval", str(SUITE_DIR / "zh_multi_intent.yaml"), str(SUITE_DIR / "en_booking.yaml"),
+                     "--base-url", fake.base_url, "--model", "m", "--deadline", "0.4", "--json"])
+        assert len(fake.requests) == 2  # one request per conversation, not retried
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert code == 1 and len(run["errors"]) == 2
+    assert all("within 0.4 s" in line for line in run["errors"])
+
+
+def test_bad_options_and_suites_exit_2_with_one_line(capsys, tmp_path: Path) -> None:
+    assert main(["eval", "--model", "m"]) == 2
+    assert "--base-url is required" in capsys.readouterr().err
+    assert main(["eval", str(tmp_path / "none.yaml"), "--base-url", "http://x/v1", "--model", "m"]) == 2
+    assert "no such suite" in capsys.readouterr().err
+    assert main(["eval", "--target", "flow", "--layout", "plugin", "--base-url", "http://x/v1", "--model", "m"]) == 2
+    assert "plugin" in capsys.readouterr().err
+
+
+def test_json_trace_and_report(capsys, tmp_path: Path) -> None:
+    with fake_openai(("answer", model(BAD_FIRST_TURN))) as fake:
+        code = main(["eval", str(SUITE_DIR / "zh_booking_table.yaml"), "--base-url", fake.base_url, "--model",
+                     "m", "--json", "--quantization", "none", "--trace", str(tmp_path / "t.jsonl"),
+                     "--report", str(tmp_path / "report")])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["model"] == "m" and result["machine"] and result["date"]
+    figures = result["runs"][0]["figures"]
+    assert figures["wrongful_executions"] == 1 and result["runs"][0]["suites"]["zh_booking_table"]["turns"] == 7
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 7 and lines[0]["model_text"] and lines[0]["applied"][0].startswith("start")
+    assert {"user", "answer", "dropped", "state", "calls", "prompt_tokens", "llm_seconds"} <= set(lines[0])
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "WRONGFUL" in page and "五星级酒店" in page and "class='n bad'" in page
+    assert (tmp_path / "report" / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_table_shows_wrongful_executions_in_red() -> None:
+    from rich.console import Console
+
+    from dskit.tooling.eval.report import print_table
+
+    run, _ = engine_run([suite("zh_booking_table")], BAD_FIRST_TURN)
+    console = Console(record=True, force_terminal=True, width=120)
+    print_table([run], {"model": "m", "date": "today"}, console)
+    text = console.export_text(styles=True)
+    row = next(line for line in text.splitlines() if "WRONGFUL" in line)
+    assert "\x1b[1;31m1" in row or "\x1b[31m1" in row.replace("\x1b[1m", "")
