@@ -15,9 +15,11 @@ from typing import Any
 
 import yaml
 
+from dskit.context import CONTEXT_HEADERS
+
 ROOT = Path(__file__).resolve().parents[1]
 ORACLE = ROOT / "tests" / "fixtures" / "eval" / "oracle.yaml"
-MARKERS = ("## 用户最新输入\n", "## User's latest message\n")
+MARKERS = tuple(headers["latest"] + "\n" for headers in CONTEXT_HEADERS.values())
 
 
 @cache
@@ -30,7 +32,7 @@ def latest_message(body: Mapping[str, Any]) -> str | None:
     text = str(body["messages"][-1]["content"])
     for marker in MARKERS:
         if marker in text:
-            return text.rsplit(marker, 1)[1].strip()
+            return text.rsplit(marker, 1)[1].strip().removeprefix(">").strip()
     return None
 
 

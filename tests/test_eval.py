@@ -64,7 +64,7 @@ def test_the_suites_exercise_every_engine_behaviour_the_issue_lists() -> None:
     answers = " ".join(t["answer"] for t in run.traces)
     assert applied["rollback"] >= 2  # zh and en
     assert applied["cancel"] >= 2  # cancel-then-restart
-    assert applied["reset"] >= 1
+    assert applied["reset"] >= 1 and applied["deny"] >= 1
     assert actions["faq"] >= 3 and actions["handoff"] >= 2 and actions["chitchat"] >= 4
     assert any(r.startswith("refused: required slot") for r in dropped)  # the guard
     assert "已一并取消" in answers or "cancelled too" in answers  # the cascade
@@ -73,7 +73,10 @@ def test_the_suites_exercise_every_engine_behaviour_the_issue_lists() -> None:
              and any(a.startswith("start") for a in t["applied"])]
     assert multi  # two intents in one message
     dependent = [t for t in run.traces for s in t["state"] if s["task"] == "travel_insurance"]
-    assert dependent  # a sub-task (depends_on)
+    assert dependent  # a sub-task (depends_on), cancelled by a change of its parent
+    waiting = [t for t in run.traces if any(s["stage"] == "WAITING" for s in t["state"])]
+    together = [t for t in run.traces if len(t["executed"]) == 2 and t["executed"][1]["task"] == "router_rental"]
+    assert len(waiting) >= 2 and together  # a sub-task waits for its parent and is submitted with it
 
 
 def test_suite_errors_name_the_file_and_place(tmp_path: Path) -> None:

@@ -32,7 +32,10 @@ Layout (arrows are imports; there are no cycles)::
         demo.py, costs.py    ``dskit demo``; LLM calls and prompt size per layout
         taskapi.py, live.py  a local task API; an OpenAI-compatible responder for ``dskit chat``
     bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``)
-    replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine
+    replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine (``--from llm``:
+                           through a model first)
+    llm/                   the model client of chat, eval and replay: deadline, retries, JSON mode, cache
+    eval/                  ``dskit eval``: suites (examples/eval), engine/flow/dify targets, metrics, reports
     plugin_package.py      ``dskit build``: the .difypkg, packed as Dify's packager does
     design_figure.py       docs/design.png: the engine's modules (read from the source) and one turn
 

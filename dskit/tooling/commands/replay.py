@@ -24,20 +24,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            description="Replay CrossWOZ: gold state deltas, or a rule tracker over the "
                                        "gold user dialogue acts (the CrossWOZ paper's rule DST evaluation).")
     cross.add_argument("path", help="CrossWOZ file, e.g. val.json.zip")
-    cross.add_argument("--from", dest="source", choices=("gold-deltas", "user-acts"), default="gold-deltas",
-                       help="commands from consecutive gold states (default) or from the user dialogue acts")
+    cross.add_argument("--from", dest="source", choices=("gold-deltas", "user-acts", "llm"), default="gold-deltas",
+                       help="commands from consecutive gold states (default), from the user dialogue acts, or "
+                            "from a model reading each user turn (llm: needs --base-url and --model)")
+    cross.add_argument("--teacher-forcing", action="store_true",
+                       help="llm: start each turn from the previous gold state instead of the engine's own")
     _common(cross)
+    _llm_options(cross)
     cross.set_defaults(func=run_crosswoz)
 
     risa = sub.add_parser("risawoz", help="RiSAWOZ (json or json.gz, stanford-oval/dialogues format)",
                           description="Replay RiSAWOZ turn_inform deltas.")
     risa.add_argument("path", help="RiSAWOZ file, e.g. zh_fewshot.json.gz")
+    risa.add_argument("--from", dest="source", choices=("turn-inform", "llm"), default="turn-inform",
+                      help="the turn_inform deltas (default) or a model reading each user turn")
     risa.add_argument("--teacher-forcing", action="store_true",
                       help="start each turn from the previous turn's gold state instead of the engine's own")
     _common(risa)
+    _llm_options(risa)
     risa.set_defaults(func=run_risawoz)
 
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
+
+
+def _llm_options(parser: argparse.ArgumentParser) -> None:
+    from dskit.tooling.replay.llm_cli import add_llm_options
+
+    add_llm_options(parser)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -89,12 +102,20 @@ def _fail(message: str) -> int:
 
 
 def run_crosswoz(args: argparse.Namespace) -> int:
+    if args.source == "llm":
+        from dskit.tooling.replay.llm_cli import run_llm
+
+        return run_llm(args, "crosswoz")
     from dskit.tooling.replay import replay_crosswoz
 
     return _run(args, "CrossWOZ", lambda: replay_crosswoz(args.path, mode=args.source, limit=args.limit))
 
 
 def run_risawoz(args: argparse.Namespace) -> int:
+    if args.source == "llm":
+        from dskit.tooling.replay.llm_cli import run_llm
+
+        return run_llm(args, "risawoz")
     from dskit.tooling.replay import replay_risawoz
 
     return _run(args, "RiSAWOZ",

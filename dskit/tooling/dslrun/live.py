@@ -85,17 +85,27 @@ class ClientResponder:
         return calls
 
 
+_QUIET_LOCK = threading.Lock()
+_QUIET = {"depth": 0, "saved": logging.NOTSET}  # parallel conversations share one logger
+
+
 @contextmanager
 def quiet_graphon() -> Iterator[None]:
-    """Keep graphon's own error logging (full tracebacks) off the terminal; the turn's result says
-    what failed, in one line."""
+    """Keep graphon's own error logging (full tracebacks) off the terminal while live turns run; the
+    turn's result says what failed, in one line."""
     logger = logging.getLogger("graphon")
-    saved = logger.level
-    logger.setLevel(logging.CRITICAL + 1)
+    with _QUIET_LOCK:
+        if not _QUIET["depth"]:
+            _QUIET["saved"] = logger.level
+            logger.setLevel(logging.CRITICAL + 1)
+        _QUIET["depth"] += 1
     try:
         yield
     finally:
-        logger.setLevel(saved)
+        with _QUIET_LOCK:
+            _QUIET["depth"] -= 1
+            if not _QUIET["depth"]:
+                logger.setLevel(_QUIET["saved"])
 
 
 def turn_error(result: Any) -> str:

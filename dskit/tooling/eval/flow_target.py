@@ -49,10 +49,11 @@ class FlowConversation:
         self.state = ""
 
     def turn(self, user: str) -> TurnOutput:
-        from dskit.tooling.dslrun.live import turn_error  # noqa: PLC0415
+        from dskit.tooling.dslrun.live import quiet_graphon, turn_error  # noqa: PLC0415
 
         started = time.monotonic()
-        result = self.conversation.turn(user, raise_on_error=False)
+        with quiet_graphon():
+            result = self.conversation.turn(user, raise_on_error=False)
         calls = []
         for node, answer in self.responder.take():
             if isinstance(answer, Exception):
@@ -76,8 +77,6 @@ class FlowTarget:
     name = "flow"
 
     def __init__(self, client: Any, *, layout: str = "fast", dsl_path: Path | None = None) -> None:
-        from dskit.tooling.dslrun.live import quiet_graphon  # noqa: PLC0415
-
         if dsl_path is None and layout not in SHIPPED:
             raise ValueError(f"layout {layout!r} cannot be run by dskit eval yet (available: "
                              f"{', '.join(SHIPPED)}; or --dsl FILE)")
@@ -85,7 +84,6 @@ class FlowTarget:
         self.layout = layout if dsl_path is None else "dsl"
         self.dsl_path = dsl_path
         self.text = (dsl_path or SHIPPED[layout]).read_text(encoding="utf-8")
-        quiet_graphon().__enter__()  # graphon's tracebacks would bury the progress bar; errors are traced
 
     def _dsl_for(self, suite: Suite) -> str:
         if self.layout == "classic" and suite.catalog_name != "default":

@@ -219,9 +219,14 @@ class TurnScorer:
         return canon_slots(self.catalog, task, left) == canon_slots(self.catalog, task, right)
 
     def _executed(self) -> list[dict[str, Any]]:
+        """What ran this turn: each submission and the waiting sub-tasks submitted with it."""
         if not self.ran:
             return []
-        return [d for d in self.after.done if d.get("turn") == self.after.turn]
+        out = []
+        for entry in (d for d in self.after.done if d.get("turn") == self.after.turn):
+            out.append(entry)
+            out += [dict(sub, _with_parent=True) for sub in entry.get("subtasks") or [] if isinstance(sub, dict)]
+        return out
 
     def _expected_slots_for(self, task: str) -> Slots | None:
         """What the turn expects ``task``'s slots to be afterwards, None when it does not say."""
@@ -289,13 +294,19 @@ class TurnScorer:
             s.fp += len(pairs_have - pairs_want)
             s.fn += len(pairs_want - pairs_have)
 
-    def _confirmed(self, task_id: str, slots: Slots, name: str) -> bool:
+    def _confirmed(self, task_id: str, slots: Slots, name: str, with_parent: bool) -> bool:
         """The user said yes to exactly these slots: the task was awaiting confirmation with them last
-        turn, and this turn applied a confirm of it."""
+        turn, and this turn applied a confirm of it. A sub-task submitted with its parent may have been
+        confirmed on an earlier turn: then it was waiting for the parent with exactly these slots (the
+        engine lets a task that asks for confirmation wait only once confirmed, and any change to it
+        ends the wait)."""
         before = self.before.open_by_id().get(task_id)
         applied = self.entry.get("applied") or [] if self.entry else []
-        return (before is not None and before[2] == "CONFIRMING" and self._same(name, before[1], slots)
-                and f"confirm {task_id}" in applied)
+        if before is None or not self._same(name, before[1], slots):
+            return False
+        if with_parent and before[2] == "WAITING":
+            return True
+        return before[2] == "CONFIRMING" and f"confirm {task_id}" in applied
 
     def _executions(self) -> None:
         """Score what ran: an execution matches an expected one of this turn (its slots must be
@@ -322,7 +333,8 @@ class TurnScorer:
                     reasons.append("slots " + ", ".join(
                         f"{k}={json.loads(have[k]) if k in have else None!r} (expected "
                         f"{json.loads(want[k]) if k in want else None!r})" for k in wrong))
-            if spec is not None and spec.confirm and not self._confirmed(task_id, slots, name):
+            if spec is not None and spec.confirm and not self._confirmed(task_id, slots, name,
+                                                                          bool(done.get("_with_parent"))):
                 reasons.append("the catalog asks for confirmation and the user did not confirm these slots")
             if match is not None and not reasons:
                 match["success"], match["done_turn"] = True, s.index

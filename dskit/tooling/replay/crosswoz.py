@@ -163,3 +163,30 @@ def replay_crosswoz(path: str, mode: str = "gold-deltas", limit: int | None = No
     result.anomaly_examples = driver.examples
     result.notes["whitespace_values"] = _whitespace_values(dialogues)
     return result
+
+
+def llm_turns(dialogue: dict) -> list[tuple[str, str, State, State | None]]:
+    """(user text, system text, gold to score, previous gold to start from) per user turn, for
+    ``--from llm``. The start is the previous system turn's ``sys_state`` (None on the first turn)."""
+    messages = dialogue["messages"]
+    turns: list[tuple[str, str, State, State | None]] = []
+    previous: State | None = None
+    for i, message in enumerate(messages):
+        if message.get("role") != "sys":
+            continue
+        user = messages[i - 1] if i > 0 and messages[i - 1].get("role") == "usr" else {}
+        turns.append((str(user.get("content") or ""), str(message.get("content") or ""),
+                      raw_state(message.get("sys_state_init")), previous))
+        previous = raw_state(message.get("sys_state"))
+    return turns
+
+
+def replay_crosswoz_llm(path: str, client: object, *, limit: int | None = None, teacher_forcing: bool = False,
+                        noise: str | None = None, seed: int = 0, progress=None) -> ReplayResult:  # noqa: ANN001
+    """CrossWOZ through a model: each user turn understood by ``client`` (see :mod:`.llm`)."""
+    from .llm import CROSSWOZ_SLOTS, CROSSWOZ_TASKS, replay_llm
+
+    dialogues = limited(load_crosswoz(path), limit)
+    return replay_llm("crosswoz", [(did, llm_turns(d)) for did, d in dialogues], crosswoz_schema(dialogues), client,
+                      teacher_forcing=teacher_forcing, task_text=CROSSWOZ_TASKS, slot_text=CROSSWOZ_SLOTS,
+                      noise=noise, seed=seed, progress=progress)

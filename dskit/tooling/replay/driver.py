@@ -70,6 +70,7 @@ class EngineDriver:
 
     def __init__(self, schema: dict[str, list[str]]) -> None:
         catalog, self.task_names, self.slot_names = build_catalog(schema)
+        self.catalog_data = catalog
         self.catalog = load_catalog(catalog)
         self.domain_of = {task: domain for domain, task in self.task_names.items()}
         self.slot_of = {self.task_names[d]: {e: s for s, e in names.items()}
@@ -78,6 +79,11 @@ class EngineDriver:
         self.anomalies: Counter = Counter()
         self.examples: dict[str, list[str]] = {}
         self.reset()
+
+    def set_catalog(self, catalog: dict) -> None:
+        """Use a described version of the same catalog (labels and descriptions for a model)."""
+        self.catalog_data = catalog
+        self.catalog = load_catalog(catalog)
 
     def reset(self) -> None:
         """Start a new conversation (an empty state string, as Dify gives on the first turn)."""
@@ -113,7 +119,10 @@ class EngineDriver:
 
     def apply(self, changes: Changes) -> dict:
         """One engine turn with these changes (an empty list of commands is a turn too)."""
-        understanding = {"rewritten_query": "", "commands": self.commands(changes)}
+        return self.apply_understanding({"rewritten_query": "", "commands": self.commands(changes)})
+
+    def apply_understanding(self, understanding: dict) -> dict:
+        """One engine turn with an understanding (from the changes, or from a model)."""
         self.state_str, decision = step(self.state_str, understanding, self.catalog)
         self.steps += 1
         for item in decision.get("dropped") or []:

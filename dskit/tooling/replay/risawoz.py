@@ -90,3 +90,25 @@ def replay_risawoz(path: str, teacher_forcing: bool = False, limit: int | None =
     result.anomalies = dict(driver.anomalies)
     result.anomaly_examples = driver.examples
     return result
+
+
+def llm_turns(dialogue: dict) -> list[tuple[str, str, State, State | None]]:
+    """(user text, system text, gold to score, previous gold to start from) per turn, for ``--from llm``."""
+    turns: list[tuple[str, str, State, State | None]] = []
+    previous: State | None = None
+    for turn in dialogue["dialogue"]:
+        gold = flat_to_state(_belief(turn).get("inform slot-values"))
+        turns.append((str(turn.get("user_utterance") or ""), str(turn.get("system_utterance") or ""), gold, previous))
+        previous = gold
+    return turns
+
+
+def replay_risawoz_llm(path: str, client: object, *, limit: int | None = None, teacher_forcing: bool = False,
+                       noise: str | None = None, seed: int = 0, progress=None) -> ReplayResult:  # noqa: ANN001
+    """RiSAWOZ through a model: each user turn understood by ``client`` (see :mod:`.llm`)."""
+    from .llm import replay_llm
+
+    dialogues = limited(load_risawoz(path), limit)
+    return replay_llm("risawoz", [(str(d.get("dialogue_id", i)), llm_turns(d)) for i, d in enumerate(dialogues)],
+                      risawoz_schema(dialogues), client, teacher_forcing=teacher_forcing, noise=noise, seed=seed,
+                      progress=progress)

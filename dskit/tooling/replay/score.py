@@ -55,6 +55,8 @@ class ReplayResult:
     anomalies: dict[str, int] = field(default_factory=dict)
     anomaly_examples: dict[str, list[str]] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
+    domains: dict[str, list[int]] = field(default_factory=dict)  # domain -> [right, turns where it is in play]
+    llm: dict | None = None  # calls, errors, tokens, latency when a model understood the turns
 
     @property
     def jga(self) -> float:
@@ -70,8 +72,17 @@ class ReplayResult:
 
     def as_json(self) -> dict:
         """The machine-readable summary printed by ``--json``."""
-        return {"jga": self.jga, "slot_accuracy": self.slot_accuracy, "dialogues": self.dialogues,
+        data = {"jga": self.jga, "slot_accuracy": self.slot_accuracy, "dialogues": self.dialogues,
                 "turns": self.turns, "turns_per_second": round(self.turns_per_second, 1)}
+        if self.llm is not None:
+            data.update(self.llm)
+            data["domains"] = self.domain_jga()
+        return data
+
+    def domain_jga(self) -> dict[str, float]:
+        """Per domain: the share of turns, among those where gold or the engine has the domain, whose
+        slots of that domain are all right."""
+        return {d: round(right / seen, 4) for d, (right, seen) in self.domains.items() if seen}
 
 
 class Scorer:
@@ -92,6 +103,10 @@ class Scorer:
             if mine != theirs:
                 diffs[f"{domain}.{slot}"] = (mine, theirs)
         total = len(self.positions) + len(extra)
+        for domain in {d for state in (predicted, gold) for d, slots in state.items() if slots}:
+            counts = self.result.domains.setdefault(domain, [0, 0])
+            counts[1] += 1
+            counts[0] += not any(key.startswith(f"{domain}.") for key in diffs)
         self.result.turns += 1
         self.result.slots_total += total
         self.result.slots_correct += total - len(diffs)
