@@ -45,13 +45,24 @@ def test_shipped_suites_have_60_user_turns_in_chinese_and_english() -> None:
     assert len({t.user for s in suites for t in s.turns}) == sum(len(s.turns) for s in suites)
 
 
-def test_a_perfect_model_gets_every_turn_of_every_suite_right() -> None:
-    """With correct understanding the engine meets every expectation: the suites are consistent."""
+# Turns that fail even with perfect answers: what the suites found the engine's grounding does not
+# read (docs/eval.md, "Ceiling"). Each one loses the value or command, and the loss carries on to the
+# conversation's later turns. Remove an entry when the engine learns it.
+ENGINE_GAPS = {
+    ("en_booking", turn): "'half past seven in the evening' is not grounded as 19:30" for turn in range(1, 9)
+} | {
+    ("zh_noise_reset_handoff", turn): "'全部重新来吧' is not grounded as a reset" for turn in (5, 6, 7)
+}
+
+
+def test_with_perfect_answers_every_turn_is_right_but_the_known_engine_gaps() -> None:
+    """The suites are consistent: with correct understanding the engine meets every expectation,
+    except where its grounding refuses what the user did say (ENGINE_GAPS)."""
     run, _ = engine_run(load_suites())
     figures = run.figures()
-    failing = [(t["suite"], t["turn"], t["failures"]) for t in run.traces if not t["passed"]]
-    assert not failing
-    assert figures["turn_accuracy"] == figures["jga"] == figures["task_success"] == 1.0
+    failing = {(t["suite"], t["turn"]) for t in run.traces if not t["passed"]}
+    assert failing == set(ENGINE_GAPS)
+    assert figures["turns"] == 74 and figures["turn_accuracy"] == round(63 / 74, 4)
     assert figures["wrongful_executions"] == figures["unasked_writes"] == figures["wrong_writes"] == 0
     assert figures["errors"] == figures["forbidden"] == 0
 
@@ -64,7 +75,8 @@ def test_the_suites_exercise_every_engine_behaviour_the_issue_lists() -> None:
     answers = " ".join(t["answer"] for t in run.traces)
     assert applied["rollback"] >= 2  # zh and en
     assert applied["cancel"] >= 2  # cancel-then-restart
-    assert applied["reset"] >= 1 and applied["deny"] >= 1
+    asked = Counter(c["type"] for t in run.traces for text in t["model_text"] for c in json.loads(text)["commands"])
+    assert asked["reset"] >= 1 and applied["deny"] >= 1  # the reset is asked for (ENGINE_GAPS: not applied)
     assert actions["faq"] >= 3 and actions["handoff"] >= 2 and actions["chitchat"] >= 4
     assert any(r.startswith("refused: required slot") for r in dropped)  # the guard
     assert "已一并取消" in answers or "cancelled too" in answers  # the cascade
@@ -127,37 +139,69 @@ def test_flow_target_scores_like_the_engine_target_and_counts_every_llm_node() -
 # ------------------------------------------------------------------------------ the metrics
 
 
-BAD_FIRST_TURN = {"周六晚上想订个位子，八点左右，我们五个人": {"commands": [{
-    "type": "start_task", "task": "book_restaurant",
-    "slots": {"date": "2026-01-30", "time": "20:00", "people": 5, "area": ["市中心"], "restaurant": "五星级酒店",
-              "private_room": False}}]}}
+UNASKED = """
+name: unasked
+catalog: default
+turns:
+  - user: 我明天去杭州，帮我订个那边的位子，两个人
+    expect: {next_action: ask_slot, task: book_restaurant, slots: {date: 明天, people: 2}}
+    forbid: {execute: true}
+"""
+# A real small model's kind of mistake that the engine cannot refuse: every value is in the message,
+# and the weather check is read-only (runs at once), but nobody asked for it.
+UNASKED_ANSWER = {"我明天去杭州，帮我订个那边的位子，两个人": {"commands": [
+    {"type": "start_task", "task": "weather", "slots": {"city": "杭州", "date": "明天"}},
+    {"type": "start_task", "task": "book_restaurant", "slots": {"date": "明天", "people": 2}}]}}
+
+WRONG_SLOT = """
+name: wrong_slot
+catalog: default
+turns:
+  - user: 订后天晚上七点的位子，蜀香阁，我们三个人，上次是两个人
+    expect:
+      next_action: confirm
+      task: book_restaurant
+      slots: {date: 后天, time: "19:00", people: 3, restaurant: 蜀香阁}
+  - user: 确认
+    expect:
+      next_action: execute
+      task: ""
+      execute: {task: book_restaurant, slots: {date: 后天, time: "19:00", people: 3, restaurant: 蜀香阁}}
+"""
+WRONG_SLOT_ANSWER = {"订后天晚上七点的位子，蜀香阁，我们三个人，上次是两个人": {"commands": [
+    {"type": "start_task", "task": "book_restaurant",
+     "slots": {"date": "后天", "time": "19:00", "people": 2, "restaurant": "蜀香阁"}}]},
+                     "确认": {"commands": [{"type": "confirm"}]}}
 
 
-def test_an_execution_nobody_asked_for_is_wrongful_and_invented_values_are_unasked_writes() -> None:
-    """The 1.5B model's first answer on seed 000 (issue 13): invented slots, the booking runs at once."""
-    run, _ = engine_run([suite("zh_booking_table")], BAD_FIRST_TURN)
+def write_suite(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_an_execution_nobody_asked_for_is_wrongful_and_its_writes_are_unasked(tmp_path: Path) -> None:
+    run, _ = engine_run([load_suite(write_suite(tmp_path, UNASKED))], UNASKED_ANSWER)
     figures = run.figures()
     first = run.traces[0]
-    assert first["executed"][0]["wrongful"] and first["executed"][0]["reasons"] == ["nobody asked for it"]
-    kinds = {w["slot"]: w["kind"] for w in first["writes"]}
-    assert kinds == {"date": "wrong", "time": "asked", "people": "asked", "area": "unasked",
-                     "restaurant": "unasked", "private_room": "unasked"}
+    assert [(e["task"], e["wrongful"], e["reasons"]) for e in first["executed"]] == [
+        ("weather", True, ["nobody asked for it"])]
+    assert {(w["task"], w["slot"], w["kind"]) for w in first["writes"]} == {
+        ("weather", "city", "unasked"), ("weather", "date", "unasked"),
+        ("book_restaurant", "date", "asked"), ("book_restaurant", "people", "asked")}
     assert figures["wrongful_executions"] == figures["executions"] == 1
-    # wrong: the invented date, and turn 6's rollback of a time that had no earlier value in the new task
-    assert figures["unasked_writes"] == 3 and figures["wrong_writes"] == 2
-    assert figures["forbidden"] == 1  # the first turn forbids any execution
-    assert figures["task_success"] == 0.0  # what the user said first went with the wrong booking
+    assert figures["unasked_writes"] == 2 and figures["forbidden"] == 1
+    assert figures["jga"] == 1.0 and figures["turn_accuracy"] == 0.0  # the state is right, the turn is not
 
 
-def test_an_execution_with_a_wrong_slot_is_wrongful_and_names_the_slot() -> None:
-    overrides = {"订蜀香阁": {"commands": [{"type": "set_slots", "task": "book_restaurant",
-                                          "slots": {"restaurant": "蜀香阁", "people": 5}}]}}
-    run, _ = engine_run([suite("zh_booking_table")], overrides)
+def test_an_execution_with_a_wrong_slot_is_wrongful_and_names_the_slot(tmp_path: Path) -> None:
+    """The model took the distractor ("上次是两个人"); the user confirmed without reading."""
+    run, _ = engine_run([load_suite(write_suite(tmp_path, WRONG_SLOT))], WRONG_SLOT_ANSWER)
+    figures = run.figures()
+    assert [w["kind"] for w in run.traces[0]["writes"] if w["slot"] == "people"] == ["wrong"]
     last = run.traces[-1]
-    assert last["executed"][0]["wrongful"]
-    assert last["executed"][0]["reasons"] == ["slots people=5 (expected 4)"]
-    assert [w["kind"] for w in last["writes"] if w["slot"] == "people"] == ["unasked"]
-    assert run.figures()["wrongful_executions"] == 1 and run.figures()["task_success"] == 0.0
+    assert last["executed"][0]["wrongful"] and last["executed"][0]["reasons"] == ["slots people=2 (expected 3)"]
+    assert figures["wrongful_executions"] == 1 and figures["task_success"] == 0.0 and figures["wrong_writes"] == 1
 
 
 def test_an_execution_without_the_catalogs_confirmation_is_wrongful() -> None:
@@ -212,7 +256,7 @@ def test_unreadable_answers_count_as_fallbacks_then_hand_over() -> None:
     assert actions[:3] == ["fallback", "fallback", "handoff"]  # policy: 3 unusable outputs in a row
     assert figures["unreadable_rate"] == 1.0 and figures["errors"] == 0
     assert figures["executions"] == 0
-    assert figures["jga"] == round(1 / 7, 4)  # only the last turn, which expects no open task, is right
+    assert figures["jga"] == 1 / 8  # only the last turn, which expects no open task, is right
 
 
 def test_consistency_over_repeats_is_the_share_agreeing_with_the_majority() -> None:
@@ -260,28 +304,30 @@ def test_bad_options_and_suites_exit_2_with_one_line(capsys, tmp_path: Path) -> 
 
 
 def test_json_trace_and_report(capsys, tmp_path: Path) -> None:
-    with fake_openai(("answer", model(BAD_FIRST_TURN))) as fake:
-        code = main(["eval", str(SUITE_DIR / "zh_booking_table.yaml"), "--base-url", fake.base_url, "--model",
+    with fake_openai(("answer", model(UNASKED_ANSWER))) as fake:
+        code = main(["eval", str(write_suite(tmp_path, UNASKED)), str(SUITE_DIR / "zh_booking_table.yaml"),
+                     "--base-url", fake.base_url, "--model",
                      "m", "--json", "--quantization", "none", "--trace", str(tmp_path / "t.jsonl"),
                      "--report", str(tmp_path / "report")])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["model"] == "m" and result["machine"] and result["date"]
     figures = result["runs"][0]["figures"]
-    assert figures["wrongful_executions"] == 1 and result["runs"][0]["suites"]["zh_booking_table"]["turns"] == 7
+    assert figures["wrongful_executions"] == 1 and result["runs"][0]["suites"]["zh_booking_table"]["turns"] == 8
+    assert result["runs"][0]["suites"]["unasked"]["wrongful_executions"] == 1
     lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 7 and lines[0]["model_text"] and lines[0]["applied"][0].startswith("start")
+    assert len(lines) == 9 and lines[0]["model_text"] and lines[0]["applied"][0].startswith("start")
     assert {"user", "answer", "dropped", "state", "calls", "prompt_tokens", "llm_seconds"} <= set(lines[0])
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
-    assert "WRONGFUL" in page and "五星级酒店" in page and "class='n bad'" in page
+    assert "WRONGFUL" in page and "nobody asked for it" in page and "class='n bad'" in page
     assert (tmp_path / "report" / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_the_table_shows_wrongful_executions_in_red() -> None:
+def test_the_table_shows_wrongful_executions_in_red(tmp_path: Path) -> None:
     from rich.console import Console
 
     from dskit.tooling.eval.report import print_table
 
-    run, _ = engine_run([suite("zh_booking_table")], BAD_FIRST_TURN)
+    run, _ = engine_run([load_suite(write_suite(tmp_path, UNASKED))], UNASKED_ANSWER)
     console = Console(record=True, force_terminal=True, width=120)
     print_table([run], {"model": "m", "date": "today"}, console)
     text = console.export_text(styles=True)

@@ -116,7 +116,7 @@ def _runs(args: argparse.Namespace, client: Any) -> list[tuple[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from dskit.tooling.eval import report  # noqa: PLC0415
-    from dskit.tooling.eval.runner import run_suites, total_turns  # noqa: PLC0415
+    from dskit.tooling.eval.runner import total_turns  # noqa: PLC0415
     from dskit.tooling.eval.suite import SuiteError, load_suites  # noqa: PLC0415
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
 
@@ -145,10 +145,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     meta = _meta(args, client)
     runs = []
-    for label, target in targets:
-        runs.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat)))
-    if args.trace:
-        report.write_trace(runs, args.trace)
+    with report.TraceWriter(args.trace) as trace:  # each turn written as it ends: a long run can be followed
+        for label, target in targets:
+            runs.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat), trace.sink(label)))
     if args.report:
         page = report.write_report(runs, meta, args.report)
         if not args.json:
@@ -160,11 +159,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(run.errors() for run in runs) else 0
 
 
-def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, total: int) -> Any:
+def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, total: int, sink: Any) -> Any:
     from dskit.tooling.eval.runner import run_suites  # noqa: PLC0415
 
     if args.quiet or args.json or not sys.stderr.isatty():
-        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel)
+        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, sink=sink)
     from rich.console import Console  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
@@ -175,4 +174,5 @@ def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, to
         def step(name: str) -> None:
             progress.update(task, advance=1, description=name)
 
-        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, progress=step)
+        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, progress=step,
+                          sink=sink)

@@ -7,7 +7,8 @@ Per turn it does what the fast Chatflow's nodes do, with the same engine functio
    system instructions — the ``context`` code node;
 2. one LLM call with those two messages and the ``understand`` node's parameters as the shipped DSL
    sets them (temperature, max_tokens) — the ``understand`` LLM node;
-3. ``state_node`` folds the model's text into the state — the ``state`` code node;
+3. ``state_node`` folds the model's text into the state, grounded in the user's message and their
+   recent ones from the history — the ``state`` code node with its ``query`` and ``history`` inputs;
 4. the reply: the decision's question, or for an execution ``execute_reply_node`` without a task API
    (the dry-run text) — what the Chatflow answers on those branches;
 5. ``history_node`` appends the turn and rolls overflow into an extractive summary — the ``history``
@@ -77,7 +78,8 @@ class EngineConversation:
                               calls=[Call(UNDERSTAND_NODE, "", error=str(error))])
         call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
                     answer.cached, answer.json_mode)
-        out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog)
+        out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog,
+                         query=user, history=self.history)
         reply = out["question"]
         if out["next_action"] == "execute":
             reply = execute_reply_node(execute_payload=out["execute_payload"], question=out["question"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,36 @@ def as_json(runs: Sequence[EvalRun], meta: dict[str, Any]) -> dict[str, Any]:
     """One object: what was measured, how, and every figure per run and per suite."""
     return {**meta, "runs": [{"label": run.label, **run.target, "figures": run.figures(),
                               "suites": run.per_suite(), "errors": run.errors()} for run in runs]}
+
+
+class TraceWriter:
+    """``--trace FILE`` written turn by turn (a run of an hour can be followed with ``tail -f``)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.handle: Any = None
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> TraceWriter:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.handle = self.path.open("w", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+    def sink(self, label: str) -> Any:
+        if self.handle is None:
+            return None
+
+        def write(record: dict[str, Any]) -> None:
+            with self.lock:
+                self.handle.write(json.dumps({"run": label, **record}, ensure_ascii=False) + "\n")
+                self.handle.flush()
+
+        return write
 
 
 def write_trace(runs: Sequence[EvalRun], path: Path) -> None:

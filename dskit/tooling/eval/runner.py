@@ -19,6 +19,7 @@ from .suite import Suite
 from .turn import Target, TurnOutput
 
 Progress = Callable[[str], None]  # called once per finished turn with a short label
+Sink = Callable[[dict[str, Any]], None]  # called with each turn's trace record as soon as it is scored
 
 
 @dataclass
@@ -62,8 +63,8 @@ def _trace(suite: Suite, repeat: int, score: TurnScore, output: TurnOutput) -> d
     }
 
 
-def run_conversation(target: Target, suite: Suite, repeat: int, progress: Progress | None = None
-                     ) -> tuple[ConversationResult, list[dict[str, Any]]]:
+def run_conversation(target: Target, suite: Suite, repeat: int, progress: Progress | None = None,
+                     sink: Sink | None = None) -> tuple[ConversationResult, list[dict[str, Any]]]:
     """One run of one suite's conversation; never raises."""
     scorer = ConversationScorer(suite.catalog, suite.turns)
     result = ConversationResult(suite=suite.name, repeat=repeat, turns=[])
@@ -88,6 +89,8 @@ def run_conversation(target: Target, suite: Suite, repeat: int, progress: Progre
         score = scorer.score(index, before, output)
         result.turns.append(score)
         traces.append(_trace(suite, repeat, score, output))
+        if sink is not None:
+            sink(traces[-1])
         if output.error:
             result.error = f"turn {index + 1}: {output.error}"
         before = output.state_text
@@ -97,7 +100,7 @@ def run_conversation(target: Target, suite: Suite, repeat: int, progress: Progre
 
 
 def run_suites(target: Target, suites: Sequence[Suite], *, label: str = "", repeat: int | None = None,
-               parallel: int = 1, progress: Progress | None = None) -> EvalRun:
+               parallel: int = 1, progress: Progress | None = None, sink: Sink | None = None) -> EvalRun:
     """Every suite (``repeat`` times, else each suite's own ``repeat``) against ``target``."""
     run = EvalRun(label=label or target.name, target=target.describe())
     jobs = [(suite, r) for suite in suites for r in range(1, (repeat or suite.repeat) + 1)]
@@ -106,7 +109,7 @@ def run_suites(target: Target, suites: Sequence[Suite], *, label: str = "", repe
 
     def work(position: int) -> None:
         suite, number = jobs[position]
-        outcome = run_conversation(target, suite, number, progress)
+        outcome = run_conversation(target, suite, number, progress, sink)
         with lock:
             results[position] = outcome
 

@@ -3,8 +3,9 @@
 Each user turn goes through the understanding prompt the fast Chatflow sends (``context_node``:
 instructions, the catalog, the state, the summary and the recent turns) with the dialogue's own
 history — user and system utterances, kept by ``history_node`` as the Chatflow keeps them. The model's
-commands are folded by the engine (``step``) and the engine's slots are scored against the turn's gold
-state, as in the other modes.
+commands are folded by the engine (``step``), grounded in the user's message and their recent ones as
+the Chatflow's state node does, and the engine's slots are scored against the turn's gold state, as in
+the other modes.
 
 - The catalog is the data set's schema (:func:`.driver.build_catalog`) with a label and a description
   for every task and slot, so the model knows what each slot means.
@@ -29,6 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dskit.grounding import RECENT_TURNS
+from dskit.history import recent_user_messages
 from dskit.nodes import context_node, history_node
 from dskit.understanding import parse_understanding
 
@@ -192,7 +195,8 @@ class LLMTracker:
             else:
                 commands = [c for c in parsed["commands"] if c["type"] not in ("confirm", "deny")]
                 self.stats.ignored_confirms += len(parsed["commands"]) - len(commands)
-                self.driver.apply_understanding({"rewritten_query": parsed["rewritten_query"], "commands": commands})
+                self.driver.apply_understanding({"rewritten_query": parsed["rewritten_query"], "commands": commands},
+                                                query=user, recent=recent_user_messages(self.history, RECENT_TURNS))
         kept = history_node(old_history=self.history, summary=self.summary, user_query=user, answer=system)
         self.history, self.summary = kept["history"], kept["summary"]
 
