@@ -42,8 +42,7 @@ def test_instructions_hold_no_value_a_model_could_copy_into_a_command():
         for name, data in SHIPPED.items():
             for word in _catalog_words(data) | set(data["tasks"]):
                 assert word not in text, (lang, name, word)
-        assert not re.search(r"\d", text.replace("1.", "").replace("2.", "").replace("3.", "").replace("4.", "")
-                             .replace("5.", "").replace("6.", "").replace("7.", ""))  # no numbers, times, dates
+        assert not re.search(r"\d", re.sub(r"(?m)^\d+\. ", "", text))  # no numbers, times, dates (rule numbers aside)
         for value in ("北京", "周六", "七点", "天气", "餐厅", "订", "Paris", "Friday", "seven"):
             assert value not in text, (lang, value)
 
