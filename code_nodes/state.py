@@ -2750,6 +2750,8 @@ def times_in(raw: str) -> set[str]:
         # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
         if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
             found.update(_clock(int(hour), 0, period))
+    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
+        found.add("12:00")
     for match in _EN_CLOCK_RE.finditer(raw):
         hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
         if hour > 24 or minute > 59:
@@ -2757,6 +2759,16 @@ def times_in(raw: str) -> set[str]:
         period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
         found.update(_clock(hour, minute, period))
     return found
+
+
+def clock_value(text: Any) -> str | None:
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(_raw(text))
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
@@ -3204,6 +3216,23 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
     return msg("value_sep", lang).join(parts)
 
 
+def _as_clock(spec: Any, raw: Any) -> Any:
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
+            or _pattern_takes(spec.pattern, raw):
+        return raw
+    clock = clock_value(raw)
+    return clock if clock is not None and _pattern_takes(spec.pattern, clock) else raw
+
+
+def _pattern_takes(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+
+
 class _MachineTurn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
@@ -3565,6 +3594,7 @@ class _MachineTurn:
                 continue
             value, reason = None, ""
             if raw is not None:
+                raw = _as_clock(spec.slots[name], raw)
                 ok, value, reason = coerce_slot_value(spec.slots[name], raw)
                 if not ok:
                     self.drop(item, f"{name}: {reason}")

@@ -219,6 +219,8 @@ def times_in(raw: str) -> set[str]:
         # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
         if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
             found.update(_clock(int(hour), 0, period))
+    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
+        found.add("12:00")
     for match in _EN_CLOCK_RE.finditer(raw):
         hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
         if hour > 24 or minute > 59:
@@ -226,6 +228,16 @@ def times_in(raw: str) -> set[str]:
         period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
         found.update(_clock(hour, minute, period))
     return found
+
+
+def clock_value(text: Any) -> str | None:
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(_raw(text))
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
@@ -491,4 +503,4 @@ def _task_words(spec: TaskSpec) -> set[str]:
 
 __all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "task_mentioned",
            "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
-           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "RECENT_TURNS"]
+           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "RECENT_TURNS"]

@@ -12,12 +12,13 @@ The order makes "不订了，下周六再说吧" (cancel + start) and "订周六
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
-from .grounding import (Evidence, cancel_grounded, confirm_grounded, make_evidence, reset_grounded,
+from .grounding import (Evidence, cancel_grounded, clock_value, confirm_grounded, make_evidence, reset_grounded,
                         revert_said, slot_touched, task_mentioned, text_grounded, value_grounded)
 from .messages import msg, norm_lang, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
@@ -76,6 +77,23 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
         return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
     also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
     return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
+
+
+def _as_clock(spec: Any, raw: Any) -> Any:
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
+            or _pattern_takes(spec.pattern, raw):
+        return raw
+    clock = clock_value(raw)
+    return clock if clock is not None and _pattern_takes(spec.pattern, clock) else raw
+
+
+def _pattern_takes(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
 
 
 class _MachineTurn:
@@ -439,6 +457,7 @@ class _MachineTurn:
                 continue
             value, reason = None, ""
             if raw is not None:
+                raw = _as_clock(spec.slots[name], raw)
                 ok, value, reason = coerce_slot_value(spec.slots[name], raw)
                 if not ok:
                     self.drop(item, f"{name}: {reason}")

@@ -309,3 +309,13 @@ def test_slots_for_a_task_that_is_not_open_are_a_start_checked_as_one():
     assert talk.turn("好的谢谢", {"type": "set_slots", "task": "bill_enquiry", "slots": {"month": "本月"}})["execute"] is None
     decision = talk.turn("那这个月的呢", {"type": "set_slots", "task": "bill_enquiry", "slots": {"month": "这个月"}})
     assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"month": "这个月"}
+
+
+def test_a_time_in_the_users_words_is_stored_as_the_clock_time_it_names():
+    talk = Talk(DEFAULT)
+    talk.turn("周日中午想订个位子，4个人", start("book_restaurant", date="周日", time="中午", people=4))
+    assert talk.slots("book_restaurant") == {"date": "周日", "time": "12:00", "people": 4}
+    talk.turn("改到晚上七点", set_(time="晚上七点"))
+    assert talk.slots("book_restaurant")["time"] == "19:00"
+    talk.turn("改到八点", set_(time="8点"))  # 08:00 or 20:00: not guessed, the slot keeps its value
+    assert talk.slots("book_restaurant")["time"] == "19:00"
