@@ -3587,10 +3587,14 @@ class _MachineTurn:
 
     def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
         spec = self.spec(task)
+        shared = self._shared_words(task, slots)
         for name, raw in slots.items():
             item = {"task": task["name"], "slot": name, "value": raw}
             if name not in spec.slots:
                 self.drop(item, f"unknown slot {name!r} for task {task['name']}")
+                continue
+            if name in shared:
+                self._ungrounded_drop(item, f"{name}: the same words were given to several slots")
                 continue
             value, reason = None, ""
             if raw is not None:
@@ -3610,6 +3614,19 @@ class _MachineTurn:
             if self._set(task, name, admitted):
                 self.note(f"delete {task['id']}.{name}" if admitted is None else
                           f"set {task['id']}.{name}={_short(admitted)}")
+
+    def _shared_words(self, task: dict, slots: dict) -> set[str]:
+        """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
+        fault): one thing the user said fills one slot, so which one is unknown and none is filled,
+        unless one of them was asked last turn (the answer goes there). Grounding only."""
+        if self.evidence is None:
+            return set()
+        by_text: dict[str, list[str]] = {}
+        for name, raw in slots.items():
+            if isinstance(raw, str) and name in self.spec(task).slots and raw.strip():
+                by_text.setdefault(raw.strip(), []).append(name)
+        shared = {n for names in by_text.values() if len(names) > 1 for n in names}
+        return {n for n in shared if self.asked != f"{task['id']}.{n}"}
 
     def set_slots(self, command: dict) -> None:
         name = command.get("task")

@@ -319,3 +319,12 @@ def test_a_time_in_the_users_words_is_stored_as_the_clock_time_it_names():
     assert talk.slots("book_restaurant")["time"] == "19:00"
     talk.turn("改到八点", set_(time="8点"))  # 08:00 or 20:00: not guessed, the slot keeps its value
     assert talk.slots("book_restaurant")["time"] == "19:00"
+
+
+def test_the_same_words_for_several_slots_fill_none_of_them():
+    talk = Talk(TELECOM)
+    talk.turn("我要报修，宽带特别慢", start("repair", address="宽带特别慢", fault="宽带特别慢"))
+    assert talk.stack == ["repair"] and talk.slots("repair") == {}
+    assert talk.decision["slot"] == "address"
+    talk.turn("余杭区文一西路969号", set_(address="余杭区文一西路969号", fault="余杭区文一西路969号"))
+    assert talk.slots("repair") == {"address": "余杭区文一西路969号"}  # the slot asked last turn gets it
