@@ -42,7 +42,7 @@ JSON 有两个字段：rewritten_query 是用户最新输入补全指代和省�
 规则：
 1. 槽位的值只能来自用户说过的话：用用户的原话，或目录里的可选值。用户没说的槽位不要写，不要猜，不要用默认值。一句话里的几个信息分别写进各自的槽位（日期和时间分开写）。
 2. 只输出本轮的变化：没提到的槽位不要输出，状态由系统保存。
-3. 任务已在当前状态里打开时，用 set_slots 补充，不要再 start_task。刚办理完的任务，用户没有再次提出就不要 start_task。
+3. 用户要办的事或要查的信息在目录里有对应的任务时，用 start_task（不是 faq）。任务已在当前状态里打开时，用 set_slots 补充，不要再 start_task。刚办理完的任务，用户没有再次提出就不要 start_task。
 4. 新值覆盖旧值；相对的说法（提前、推后、多加、少）按当前状态里的旧值算出新值。
 5. 一句话有几个意图就输出几条指令；有多个打开的任务时 set_slots 要写 task。
 6. 当前状态里的任务在等待确认（CONFIRMING）时，用户表示同意（好、可以、对、没问题）输出 confirm，表示不同意输出 deny；其他时候不要输出 confirm。回答是/否类（布尔）槽位时用 set_slots 写 true 或 false。
@@ -71,7 +71,8 @@ Rules:
    out every slot the user did not give; never guess, never fill in a default. Several pieces of
    information in one message go into their own slots (a date and a time are two slots).
 2. Report only what changes this turn: leave unmentioned slots out (the system keeps the state).
-3. A task already open in the current state gets set_slots, not another start_task. Do not start a task
+3. When the catalog has a task for what the user wants done or wants to know, use start_task (not faq).
+   A task already open in the current state gets set_slots, not another start_task. Do not start a task
    that has just been done unless the user asks for it again.
 4. A new value replaces the old one; compute relative changes (earlier, later, one more) from the old
    value in the current state.
