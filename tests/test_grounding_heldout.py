@@ -62,3 +62,40 @@ def test_a_perfect_model_is_right_on_every_held_out_turn(path: Path) -> None:
             assert executed["slots"] == _canon(catalog, executed["task"], expect["execute"].get("slots") or {}), where
         else:
             assert executed is None, where
+
+
+BEFORE = ROOT / "tests" / "cassettes" / "heldout_before_fast_answers.jsonl"
+
+
+def _recorded() -> dict[str, list[dict]]:
+    """The understanding answers a 1.5B model (Qwen2.5-Coder-1.5B, Q4_K_M) gave on the held-out
+    conversations in the shipped fast Chatflow before grounding (commit c682fd0; docs/eval-grounding.md)."""
+    by_suite: dict[str, list[dict]] = {}
+    for line in BEFORE.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        by_suite.setdefault(entry["suite"], []).append(entry)
+    return by_suite
+
+
+@pytest.mark.parametrize("path", HELDOUT, ids=[p.stem for p in HELDOUT])
+def test_the_real_models_failures_execute_nothing_unasked(path: Path) -> None:
+    """Replayed through today's engine, the model's recorded answers — the weather enquiry copied from
+    the old prompt, the bill enquiry repeated on an FAQ and on a fault report, a date copied from a
+    catalog description — run nothing the user did not ask for, and store none of the copied values.
+    (On the old engine these answers ran 6 executions nobody asked for.)"""
+    suite = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = _catalog(suite["catalog"])
+    catalog = load_catalog(data)
+    state, said = "", []
+    for entry, turn in zip(_recorded()[suite["name"]], suite["turns"]):
+        assert entry["user"] == turn["user"]
+        state, decision = step(state, entry["understand"], data, query=turn["user"], recent=said[-4:],
+                               reference_date="2026-12-01")
+        said.append(turn["user"])
+        expected = (turn.get("expect") or {}).get("execute")
+        executed = decision["execute"]
+        if executed is not None:
+            assert expected and executed["task"] == expected["task"], turn["user"]
+            assert executed["slots"] == _canon(catalog, executed["task"], expected.get("slots") or {}), turn["user"]
+        stored = json.dumps(load_state(state)[0]["task_stack"], ensure_ascii=False)
+        assert "2026-01-28" not in stored and "北京" not in stored, turn["user"]
