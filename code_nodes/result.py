@@ -436,7 +436,9 @@ def _state_clean_timeline(entry: dict) -> dict:
     return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
-            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
+            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
+            "changed": [_state_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
+            if isinstance(entry.get("changed"), list) else []}
 
 
 def bound_history(history: list) -> None:

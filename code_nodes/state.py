@@ -2009,7 +2009,9 @@ def _state_clean_timeline(entry: dict) -> dict:
     return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
-            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
+            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
+            "changed": [_state_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
+            if isinstance(entry.get("changed"), list) else []}
 
 
 def bound_history(history: list) -> None:
@@ -3083,6 +3085,9 @@ def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
+    if kind not in COMMAND_TYPES and kind and catalog.task(kind) is not None and not raw.get("task"):
+        raw = {**raw, "task": catalog.task(kind).name}  # {"type": "weather", ...}: small models name the task
+        kind = "start_task"
     if kind not in COMMAND_TYPES:
         return None, f"unknown command type {kind!r}" if kind else "command has no type"
     task, reason = _resolve_task(catalog, raw.get("task"))
@@ -3533,13 +3538,29 @@ class _MachineTurn:
         return True, ""
 
     def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
-        """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…)."""
+        """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
+        Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after
+        a change that was never applied must not empty a value the user gave long ago."""
         ev = self.evidence
         if ev is None:
             return True
         spec = self.spec(task).slots[slot]
+        if previous is None and not self._changed_lately(task, slot):
+            return False
         return (slot_touched(spec, ev.message) or revert_said(ev)
                 or (previous is not None and value_grounded(spec, previous, ev, recent=False)))
+
+    def _changed_lately(self, task: dict, slot: str) -> bool:
+        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
+        if (task["id"], slot) in self.touched:
+            return True
+        key = f"{task['id']}.{slot}"
+        return any(entry.get("turn") == self.state["turn"] - 1 and key in (entry.get("changed") or [])
+                   for entry in self.state["timeline"] if isinstance(entry, dict))
+
+    def changed_keys(self) -> list[str]:
+        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
+        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
 
     # ------------------------------------------------------------ commands
 
@@ -3997,9 +4018,10 @@ def _machine_stored_ok(slot_spec: Any, value: Any) -> bool:
     return ok and not reason and coerced == value
 
 
-def _timeline(state: dict, parsed: dict, decision: dict) -> None:
+def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> None:
     state["timeline"].append({
         "turn": state["turn"],
+        "changed": [str(c)[:140] for c in changed[:_TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
         "query": parsed["rewritten_query"][:120],
         "applied": [str(a)[:200] for a in decision["applied"][:_TIMELINE_ITEMS]],
         "dropped": [{"command": str(d.get("command"))[:200], "reason": str(d.get("reason"))[:200]}
@@ -4062,7 +4084,7 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
         else:
             decision = turn.not_understood(parsed["error"])
         decision["rewritten_query"] = parsed["rewritten_query"]
-        _timeline(state, parsed, decision)
+        _timeline(state, parsed, decision, turn.changed_keys() if parsed["usable"] else [])
         text = fit_state(state, evict=False)
         if text is None:
             return _machine_kept_turn(state_str, cat, lang, "state_full", "size",

@@ -66,6 +66,9 @@ def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
+    if kind not in COMMAND_TYPES and kind and catalog.task(kind) is not None and not raw.get("task"):
+        raw = {**raw, "task": catalog.task(kind).name}  # {"type": "weather", ...}: small models name the task
+        kind = "start_task"
     if kind not in COMMAND_TYPES:
         return None, f"unknown command type {kind!r}" if kind else "command has no type"
     task, reason = _resolve_task(catalog, raw.get("task"))

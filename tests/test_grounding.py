@@ -328,3 +328,21 @@ def test_the_same_words_for_several_slots_fill_none_of_them():
     assert talk.decision["slot"] == "address"
     talk.turn("余杭区文一西路969号", set_(address="余杭区文一西路969号", fault="余杭区文一西路969号"))
     assert talk.slots("repair") == {"address": "余杭区文一西路969号"}  # the slot asked last turn gets it
+
+
+def test_a_take_back_never_empties_a_value_given_long_ago():
+    """The 1.5B model answered "算了，人数还是按原来的吧" with a rollback after its change of the head
+    count had been dropped: the only older value was empty, and the booking lost its head count."""
+    talk = Talk(DEFAULT)
+    talk.turn("周日中午想订个位子，4个人", start("book_restaurant", date="周日", time="12:00", people=4))
+    talk.turn("最好是西区", set_(area="西区"))
+    talk.turn("算了，人数还是按原来的吧", cmd("rollback_slot", slot="people"))
+    assert talk.slots("book_restaurant")["people"] == 4
+    talk.turn("再加个包间", set_(private_room=True))
+    talk.turn("算了，包间不要了，撤回", cmd("rollback_slot", slot="private_room"))  # given last turn: taken back
+    assert "private_room" not in talk.slots("book_restaurant")
+
+
+def test_a_command_named_after_a_task_starts_it():
+    state, decision = step("", {"commands": [{"type": "weather", "slots": {"city": "深圳"}}]}, DEFAULT)
+    assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"city": "深圳"}
