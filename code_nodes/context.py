@@ -1212,20 +1212,17 @@ def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
 
 
 def catalog_compact(catalog: Catalog) -> str:
-    """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values."""
+    """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values
+    (what the model needs to name tasks and fill slots; nothing the engine decides)."""
     lines = []
     for task in catalog.tasks.values():
         head = f"- {task.name}"
         if task.label:
             head += f" ({task.label})"
-        flags = [task.kind]
-        if task.read_only:
-            flags.append("read_only")
-        if task.confirm:
-            flags.append("confirm")
+        # The engine's flags (kind, confirm, read_only) are not the model's business, and a small model
+        # returned them as command types ({"type": "read_only"}, {"type": "confirm"} to start a task).
         if task.depends_on:
-            flags.append(f"depends_on={task.depends_on}")
-        head += f" [{', '.join(flags)}]"
+            head += f" [depends_on={task.depends_on}]"
         if task.description:
             head += f": {task.description}"
         lines.append(head)

@@ -2773,6 +2773,20 @@ def clock_value(text: Any) -> str | None:
     return next(iter(found)) if len(found) == 1 else None
 
 
+def split_clock(text: Any) -> tuple[str, str | None]:
+    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = _raw(text)
+    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
+    if match is None:
+        return text, None
+    clock = clock_value(match.group())
+    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
+    return (rest, clock) if clock and rest else (text, None)
+
+
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     hours: set[int]
     if period in _PM:
@@ -3608,6 +3622,7 @@ class _MachineTurn:
 
     def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
         spec = self.spec(task)
+        slots = self._split_clock(task, slots)
         shared = self._shared_words(task, slots)
         for name, raw in slots.items():
             item = {"task": task["name"], "slot": name, "value": raw}
@@ -3635,6 +3650,25 @@ class _MachineTurn:
             if self._set(task, name, admitted):
                 self.note(f"delete {task['id']}.{name}" if admitted is None else
                           f"set {task['id']}.{name}={_short(admitted)}")
+
+    def _split_clock(self, task: dict, slots: dict) -> dict:
+        """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's
+        one time slot (a string slot whose pattern takes HH:MM) when the command does not fill that
+        slot itself: one thing the user said, one slot. Grounding only (replays stay as stored)."""
+        spec = self.spec(task)
+        clocks = [n for n, s in spec.slots.items()
+                  if s.type == "string" and s.pattern and _pattern_takes(s.pattern, "19:00")]
+        if self.evidence is None or len(clocks) != 1 or clocks[0] in slots:
+            return slots
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if clock is not None:
+                self.note(f"split {task['id']}.{name}", progress=False)
+                return {**slots, name: rest, clocks[0]: clock}
+        return slots
 
     def _shared_words(self, task: dict, slots: dict) -> set[str]:
         """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the

@@ -240,6 +240,20 @@ def clock_value(text: Any) -> str | None:
     return next(iter(found)) if len(found) == 1 else None
 
 
+def split_clock(text: Any) -> tuple[str, str | None]:
+    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = _raw(text)
+    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
+    if match is None:
+        return text, None
+    clock = clock_value(match.group())
+    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
+    return (rest, clock) if clock and rest else (text, None)
+
+
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     hours: set[int]
     if period in _PM:
@@ -503,4 +517,5 @@ def _task_words(spec: TaskSpec) -> set[str]:
 
 __all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "task_mentioned",
            "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
-           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "RECENT_TURNS"]
+           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
+           "RECENT_TURNS"]

@@ -19,7 +19,7 @@ from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
 from .grounding import (Evidence, cancel_grounded, clock_value, confirm_grounded, make_evidence, reset_grounded,
-                        revert_said, slot_touched, task_mentioned, text_grounded, value_grounded)
+                        revert_said, slot_touched, split_clock, task_mentioned, text_grounded, value_grounded)
 from .messages import msg, norm_lang, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
@@ -466,6 +466,7 @@ class _MachineTurn:
 
     def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
         spec = self.spec(task)
+        slots = self._split_clock(task, slots)
         shared = self._shared_words(task, slots)
         for name, raw in slots.items():
             item = {"task": task["name"], "slot": name, "value": raw}
@@ -493,6 +494,25 @@ class _MachineTurn:
             if self._set(task, name, admitted):
                 self.note(f"delete {task['id']}.{name}" if admitted is None else
                           f"set {task['id']}.{name}={_short(admitted)}")
+
+    def _split_clock(self, task: dict, slots: dict) -> dict:
+        """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's
+        one time slot (a string slot whose pattern takes HH:MM) when the command does not fill that
+        slot itself: one thing the user said, one slot. Grounding only (replays stay as stored)."""
+        spec = self.spec(task)
+        clocks = [n for n, s in spec.slots.items()
+                  if s.type == "string" and s.pattern and _pattern_takes(s.pattern, "19:00")]
+        if self.evidence is None or len(clocks) != 1 or clocks[0] in slots:
+            return slots
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if clock is not None:
+                self.note(f"split {task['id']}.{name}", progress=False)
+                return {**slots, name: rest, clocks[0]: clock}
+        return slots
 
     def _shared_words(self, task: dict, slots: dict) -> set[str]:
         """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the

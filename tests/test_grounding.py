@@ -346,3 +346,14 @@ def test_a_take_back_never_empties_a_value_given_long_ago():
 def test_a_command_named_after_a_task_starts_it():
     state, decision = step("", {"commands": [{"type": "weather", "slots": {"city": "深圳"}}]}, DEFAULT)
     assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"city": "深圳"}
+
+
+def test_a_clock_time_folded_into_the_date_goes_to_the_time_slot():
+    """The 1.5B model wrote "周日中午" and "周五晚上8点" as the date and left the time empty."""
+    talk = Talk(DEFAULT)
+    talk.turn("帮我订周五晚上8点，三个人", start("book_restaurant", date="周五晚上8点", people=3))
+    assert talk.slots("book_restaurant") == {"date": "周五", "time": "20:00", "people": 3}
+    talk.turn("改到周日中午吧", set_(date="周日中午"))
+    assert talk.slots("book_restaurant") == {"date": "周日", "time": "12:00", "people": 3}
+    talk.turn("周六，晚上七点", set_(date="周六晚上七点", time="19:30"))  # the time given too: no split
+    assert talk.slots("book_restaurant") == {"date": "周六晚上七点", "time": "12:00", "people": 3}  # 19:30 unsaid
