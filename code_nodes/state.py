@@ -2558,6 +2558,16 @@ _CLOCK_RE = _LazyPattern(
     '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
+# (a bare "six" is not a time: "a table for six" must not ground 18:00).
+_EN_SPOKEN_CLOCK_RE = _LazyPattern(
+    '_EN_SPOKEN_CLOCK_RE', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
+    r"|this evening|tonight|at night))?\b")
+_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
+               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
+               "at night": "晚上"}
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
 _AM = ("凌晨", "早上", "早晨", "清晨", "上午")
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -2597,7 +2607,7 @@ _NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "�
 _CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
            "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
            "no longer", "stop")
-_RESET = ("重来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+_RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
           "restart", "from scratch", "clear everything")
 _REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
            "original", "as before", "revert")
@@ -2760,7 +2770,33 @@ def times_in(raw: str) -> set[str]:
             continue
         period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
         found.update(_clock(hour, minute, period))
+    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
+        fraction, direction, hour_text, oclock, period_words = match.groups()
+        if not (fraction or oclock or period_words):
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
     return found
+
+
+def same_half_day(value: Any, old: Any, raw: str) -> Any:
+    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
+    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
+    Any other value comes back as it is."""
+    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
+    if not new or not before:
+        return value
+    hour, minute = int(new.group(1)), new.group(2)
+    other = hour + 12 if hour < 12 else hour - 12
+    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
+        return value
+    candidate = f"{other:02d}:{minute}"
+    said = times_in(raw)
+    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
 
 
 def clock_value(text: Any) -> str | None:
@@ -3528,8 +3564,8 @@ class _MachineTurn:
 
     def _start_grounded(self, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         """Whether the message asks for this start. A task that is open or just ran is started again
-        only when the message names it or gives it a new value; a new task carrying values is
-        refused when none of them was said and the task is not named (a copied example)."""
+        only when the message names it or gives it a new value; a new task the message does not name
+        is refused when most of its values were not said (a copied example, an invented errand)."""
         ev = self.evidence
         if ev is None or task_mentioned(spec, self.catalog, ev.message):
             return True, ""
@@ -3537,18 +3573,22 @@ class _MachineTurn:
         ran = [d for d in self.state["done"] if d.get("task") == spec.name
                and self.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
         before = open_task["slots"] if open_task else (ran[-1].get("slots") or {}) if ran else {}
-        new_values = False
+        given = grounded = 0
         for name, raw in (command.get("slots") or {}).items():
             slot = spec.slots.get(name)
             ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-            if ok and before.get(name) != value and value_grounded(slot, value, ev, recent=False,
-                                                                    asked=self.asked.endswith(f".{name}")):
-                new_values = True
+            if not ok or before.get(name) == value:
+                continue
+            given += 1
+            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}")):
+                grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"
-            return new_values, f"start of {spec.name}: {why} and the message does not ask for it again"
-        if command.get("slots") and not new_values:
+            return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+        if command.get("slots") and not grounded:  # values for slots it does not even have count too
             return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+        if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+            return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
         return True, ""
 
     def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
@@ -3641,6 +3681,8 @@ class _MachineTurn:
                     continue
                 if reason:  # a list slot kept its valid items
                     self.drop(item, f"{name}: partly kept; {reason}")
+                if self.evidence is not None:
+                    value = same_half_day(value, task["slots"].get(name), self.evidence.raw)
             admitted, why = self._admit(task, name, value)
             if admitted is _UNSET:
                 self._hold(task, name, value, item, why)

@@ -56,6 +56,16 @@ _CLOCK_RE = re.compile(
     r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
+# (a bare "six" is not a time: "a table for six" must not ground 18:00).
+_EN_SPOKEN_CLOCK_RE = re.compile(
+    r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
+    r"|this evening|tonight|at night))?\b")
+_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
+               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
+               "at night": "晚上"}
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
 _AM = ("凌晨", "早上", "早晨", "清晨", "上午")
 _TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -95,7 +105,7 @@ _NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "�
 _CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
            "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
            "no longer", "stop")
-_RESET = ("重来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+_RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
           "restart", "from scratch", "clear everything")
 _REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
            "original", "as before", "revert")
@@ -227,7 +237,33 @@ def times_in(raw: str) -> set[str]:
             continue
         period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
         found.update(_clock(hour, minute, period))
+    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
+        fraction, direction, hour_text, oclock, period_words = match.groups()
+        if not (fraction or oclock or period_words):
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
     return found
+
+
+def same_half_day(value: Any, old: Any, raw: str) -> Any:
+    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
+    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
+    Any other value comes back as it is."""
+    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
+    if not new or not before:
+        return value
+    hour, minute = int(new.group(1)), new.group(2)
+    other = hour + 12 if hour < 12 else hour - 12
+    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
+        return value
+    candidate = f"{other:02d}:{minute}"
+    said = times_in(raw)
+    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
 
 
 def clock_value(text: Any) -> str | None:
@@ -518,4 +554,5 @@ def _task_words(spec: TaskSpec) -> set[str]:
 __all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "task_mentioned",
            "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
+           "same_half_day",
            "RECENT_TURNS"]

@@ -19,7 +19,8 @@ from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
 from .grounding import (Evidence, cancel_grounded, clock_value, confirm_grounded, make_evidence, reset_grounded,
-                        revert_said, slot_touched, split_clock, task_mentioned, text_grounded, value_grounded)
+                        revert_said, same_half_day, slot_touched, split_clock, task_mentioned, text_grounded,
+                        value_grounded)
 from .messages import msg, norm_lang, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
@@ -372,8 +373,8 @@ class _MachineTurn:
 
     def _start_grounded(self, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         """Whether the message asks for this start. A task that is open or just ran is started again
-        only when the message names it or gives it a new value; a new task carrying values is
-        refused when none of them was said and the task is not named (a copied example)."""
+        only when the message names it or gives it a new value; a new task the message does not name
+        is refused when most of its values were not said (a copied example, an invented errand)."""
         ev = self.evidence
         if ev is None or task_mentioned(spec, self.catalog, ev.message):
             return True, ""
@@ -381,18 +382,22 @@ class _MachineTurn:
         ran = [d for d in self.state["done"] if d.get("task") == spec.name
                and self.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
         before = open_task["slots"] if open_task else (ran[-1].get("slots") or {}) if ran else {}
-        new_values = False
+        given = grounded = 0
         for name, raw in (command.get("slots") or {}).items():
             slot = spec.slots.get(name)
             ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-            if ok and before.get(name) != value and value_grounded(slot, value, ev, recent=False,
-                                                                    asked=self.asked.endswith(f".{name}")):
-                new_values = True
+            if not ok or before.get(name) == value:
+                continue
+            given += 1
+            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}")):
+                grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"
-            return new_values, f"start of {spec.name}: {why} and the message does not ask for it again"
-        if command.get("slots") and not new_values:
+            return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+        if command.get("slots") and not grounded:  # values for slots it does not even have count too
             return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+        if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+            return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
         return True, ""
 
     def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
@@ -485,6 +490,8 @@ class _MachineTurn:
                     continue
                 if reason:  # a list slot kept its valid items
                     self.drop(item, f"{name}: partly kept; {reason}")
+                if self.evidence is not None:
+                    value = same_half_day(value, task["slots"].get(name), self.evidence.raw)
             admitted, why = self._admit(task, name, value)
             if admitted is _UNSET:
                 self._hold(task, name, value, item, why)

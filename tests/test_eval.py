@@ -45,24 +45,15 @@ def test_shipped_suites_have_60_user_turns_in_chinese_and_english() -> None:
     assert len({t.user for s in suites for t in s.turns}) == sum(len(s.turns) for s in suites)
 
 
-# Turns that fail even with perfect answers: what the suites found the engine's grounding does not
-# read (docs/eval.md, "Ceiling"). Each one loses the value or command, and the loss carries on to the
-# conversation's later turns. Remove an entry when the engine learns it.
-ENGINE_GAPS = {
-    ("en_booking", turn): "'half past seven in the evening' is not grounded as 19:30" for turn in range(1, 9)
-} | {
-    ("zh_noise_reset_handoff", turn): "'全部重新来吧' is not grounded as a reset" for turn in (5, 6, 7)
-}
-
-
-def test_with_perfect_answers_every_turn_is_right_but_the_known_engine_gaps() -> None:
+def test_with_perfect_answers_every_turn_is_right() -> None:
     """The suites are consistent: with correct understanding the engine meets every expectation,
-    except where its grounding refuses what the user did say (ENGINE_GAPS)."""
+    and its grounding refuses nothing the user did say ("half past seven in the evening" is 19:30,
+    "全部重新来吧" is a reset: the two gaps the first ceiling run found)."""
     run, _ = engine_run(load_suites())
     figures = run.figures()
     failing = {(t["suite"], t["turn"]) for t in run.traces if not t["passed"]}
-    assert failing == set(ENGINE_GAPS)
-    assert figures["turns"] == 74 and figures["turn_accuracy"] == round(63 / 74, 4)
+    assert failing == set()
+    assert figures["turns"] == 74 and figures["turn_accuracy"] == 1.0
     assert figures["wrongful_executions"] == figures["unasked_writes"] == figures["wrong_writes"] == 0
     assert figures["errors"] == figures["forbidden"] == 0
 
@@ -76,7 +67,7 @@ def test_the_suites_exercise_every_engine_behaviour_the_issue_lists() -> None:
     assert applied["rollback"] >= 2  # zh and en
     assert applied["cancel"] >= 2  # cancel-then-restart
     asked = Counter(c["type"] for t in run.traces for text in t["model_text"] for c in json.loads(text)["commands"])
-    assert asked["reset"] >= 1 and applied["deny"] >= 1  # the reset is asked for (ENGINE_GAPS: not applied)
+    assert asked["reset"] >= 1 and applied["reset"] >= 1 and applied["deny"] >= 1
     assert actions["faq"] >= 3 and actions["handoff"] >= 2 and actions["chitchat"] >= 4
     assert any(r.startswith("refused: required slot") for r in dropped)  # the guard
     assert "已一并取消" in answers or "cancelled too" in answers  # the cascade

@@ -357,3 +357,34 @@ def test_a_clock_time_folded_into_the_date_goes_to_the_time_slot():
     assert talk.slots("book_restaurant") == {"date": "周日", "time": "12:00", "people": 3}
     talk.turn("周六，晚上七点", set_(date="周六晚上七点", time="19:30"))  # the time given too: no split
     assert talk.slots("book_restaurant") == {"date": "周六晚上七点", "time": "12:00", "people": 3}  # 19:30 unsaid
+
+
+def test_an_hour_said_without_morning_or_evening_keeps_the_half_of_the_day():
+    """Seed 000's "时间改成七点吧" after 晚上8点: the 1.5B model wrote 7:00, and the booking ran for
+    seven in the morning after the user confirmed what was shown (held-out run, 2026-12-01)."""
+    talk = seed_booking()
+    talk.turn("两个人安静一点的，时间改成七点吧。", set_(people=2, quiet=True, time="7:00"))
+    assert talk.slots("book_restaurant")["time"] == "19:00"
+    talk.turn("改成早上七点", set_(time="07:00"))  # said: morning
+    assert talk.slots("book_restaurant")["time"] == "07:00"
+    talk.turn("还是九点吧", set_(time="21:00"))  # 07:00 -> nine: the morning's nine
+    assert talk.slots("book_restaurant")["time"] == "09:00"
+
+
+@pytest.mark.parametrize("text, times", [
+    ("half past seven in the evening", {"19:30"}), ("quarter to eight tonight", {"19:45"}),
+    ("seven o'clock", {"07:00", "19:00"}), ("a table for six on thursday", set()),
+])
+def test_spoken_english_clock_times(text, times):
+    assert times_in(text) == times
+
+
+def test_a_new_task_whose_values_are_mostly_unsaid_does_not_start():
+    """en_errands: "Forget that booking. Make it Saturday at 6pm instead, for three" came back as a
+    route from "home" to "work" on Saturday; only "Saturday" was said, and the route was confirmed
+    and ran. A new task the message does not name needs most of its values said."""
+    talk = Talk(DEFAULT)
+    talk.turn("周六下午6点，三个人", start("plan_route", origin="家", destination="公司", date="周六"))
+    assert talk.stack == [] and any("most of its values" in r for r in talk.reasons())
+    talk.turn("周六下午6点，三个人", start("book_restaurant", date="周六", time="18:00", people=3, quiet=False))
+    assert talk.slots("book_restaurant") == {"date": "周六", "time": "18:00", "people": 3}
