@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from dskit.nodes import context_node, execute_reply_node, history_node, state_node
@@ -38,7 +39,7 @@ def understand_parameters(dsl_path: str = str(FAST_DSL)) -> dict[str, Any]:
     """The understand node's completion parameters in the shipped fast DSL (temperature, max_tokens)."""
     import yaml  # noqa: PLC0415
 
-    doc = yaml.safe_load(open(dsl_path, encoding="utf-8").read())
+    doc = yaml.safe_load(Path(dsl_path).read_text(encoding="utf-8"))
     for node in doc["workflow"]["graph"]["nodes"]:
         if node["id"] == UNDERSTAND_NODE:
             params = dict((node["data"].get("model") or {}).get("completion_params") or {})

@@ -138,6 +138,7 @@ def write_chart(runs: Sequence[EvalRun], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     figures = [run.figures() for run in runs]
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(12, 4), gridspec_kw={"width_ratios": [3, 1, 1]})
@@ -154,6 +155,7 @@ def write_chart(runs: Sequence[EvalRun], path: Path) -> None:
     wrongful = [figs.get("wrongful_executions") or 0 for figs in figures]
     middle.bar(labels, wrongful, color=["#c62828" if w else "#2e7d32" for w in wrongful])
     middle.set_title("wrongful executions (must be 0)", fontsize=9)
+    middle.yaxis.set_major_locator(MaxNLocator(integer=True))
     right.bar(labels, [figs.get("llm_calls_per_turn") or 0 for figs in figures], color="#455a64")
     right.set_title("LLM calls / turn", fontsize=9)
     for axis in (middle, right):
