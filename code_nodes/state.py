@@ -2281,6 +2281,11 @@ def msg(key: str, lang: str = "zh", **values: object) -> str:
     return table[key].format(**values)
 
 
+def sentences(lang: str, *parts: str) -> str:
+    """Sentences one after another: Chinese runs them together, English needs a space between."""
+    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
+
+
 def show_value(value: object, lang: str = "zh") -> str:
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
@@ -3893,7 +3898,7 @@ class _MachineTurn:
                        if n in task["slots"] and (task["id"], n) not in self.rolled_back]
             if changed:
                 ack = msg("ack_values", self.lang, values=self._values_text(task, list(dict.fromkeys(changed))))
-            return "ask_slot", slot, ack + ask_text(spec, slot, self.lang)
+            return "ask_slot", slot, sentences(self.lang, ack, ask_text(spec, slot, self.lang))
         if task["id"] == self.denied_id and not self.changed.get(task["id"]):
             task["stage"] = "COLLECTING"
             names = msg("list_sep", self.lang).join(s.display for s in spec.slots.values())
@@ -3994,7 +3999,7 @@ class _MachineTurn:
         self._evict()
         decision["notices"] = list(self.notices)
         decision["ended"] = self._ended()
-        decision["question"] = "".join(self.notices) + decision["question"]
+        decision["question"] = sentences(self.lang, *self.notices, decision["question"])
         return decision
 
     def _decide(self) -> Decision:

@@ -21,7 +21,7 @@ from .jsonish import scrub_surrogates
 from .grounding import (Evidence, cancel_grounded, clock_value, confirm_grounded, make_evidence, reset_grounded,
                         revert_said, same_half_day, slot_touched, split_clock, task_mentioned, text_grounded,
                         value_grounded)
-from .messages import msg, norm_lang, show_value
+from .messages import msg, norm_lang, sentences, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
                     find_task, fit_state, load_state, new_counters)
@@ -702,7 +702,7 @@ class _MachineTurn:
                        if n in task["slots"] and (task["id"], n) not in self.rolled_back]
             if changed:
                 ack = msg("ack_values", self.lang, values=self._values_text(task, list(dict.fromkeys(changed))))
-            return "ask_slot", slot, ack + ask_text(spec, slot, self.lang)
+            return "ask_slot", slot, sentences(self.lang, ack, ask_text(spec, slot, self.lang))
         if task["id"] == self.denied_id and not self.changed.get(task["id"]):
             task["stage"] = "COLLECTING"
             names = msg("list_sep", self.lang).join(s.display for s in spec.slots.values())
@@ -803,7 +803,7 @@ class _MachineTurn:
         self._evict()
         decision["notices"] = list(self.notices)
         decision["ended"] = self._ended()
-        decision["question"] = "".join(self.notices) + decision["question"]
+        decision["question"] = sentences(self.lang, *self.notices, decision["question"])
         return decision
 
     def _decide(self) -> Decision:

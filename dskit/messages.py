@@ -125,6 +125,11 @@ def msg(key: str, lang: str = "zh", **values: object) -> str:
     return table[key].format(**values)
 
 
+def sentences(lang: str, *parts: str) -> str:
+    """Sentences one after another: Chinese runs them together, English needs a space between."""
+    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
+
+
 def show_value(value: object, lang: str = "zh") -> str:
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):

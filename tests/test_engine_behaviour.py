@@ -287,3 +287,21 @@ def test_state_stays_small_whatever_the_model_sends(restaurant):
         state_str, _ = step(state_str, flood, restaurant)
         state_str, _ = step(state_str, "garbage", restaurant)
     assert len(state_str) < 10000
+
+
+def test_english_sentences_are_separated_by_a_space():
+    """An English acknowledgement or notice followed by the question reads as two sentences
+    ("...date: Saturday. What time..."), not "Saturday.What"; Chinese runs them together."""
+    import json as _json
+    from pathlib import Path as _Path
+
+    from dskit.machine import step as _step
+
+    catalog = _json.loads((_Path(__file__).resolve().parents[1] / "examples/eval/catalogs/restaurant_travel_en.json")
+                          .read_text(encoding="utf-8"))
+    state, _ = _step("", {"commands": [{"type": "start_task", "task": "book_restaurant",
+                                        "slots": {"date": "Friday", "people": 2}}]}, catalog, query="book Friday for two")
+    _, decision = _step(state, {"commands": [{"type": "set_slots", "slots": {"people": 3, "date": "Saturday"}}]},
+                        catalog, query="make it Saturday, three people")
+    assert "Saturday. What time" in decision["question"]
+    assert ".W" not in decision["question"].replace("...", "")
