@@ -40,6 +40,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dskit.limits import CODE_MAX_STRING_LENGTH
+
 RESULT_TAG = "<<RESULT>>"
 SCIENTIFIC_NOTATION = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 OUTPUT_TYPES = (
@@ -56,9 +58,11 @@ OUTPUT_TYPES = (
 
 @dataclass(frozen=True)
 class Limits:
-    """Dify's code-node output limits (api/configs/feature defaults, same in graphon 0.8.0)."""
+    """Dify's code-node output limits (api/configs/feature defaults, same in graphon 0.8.0), with
+    the string cap of the oldest Dify we support (dskit/limits.py: 80,000 in 1.8.0; 400,000 since
+    Dify PR #26592), so that a pasted node that 1.8 would fail fails in our runner too."""
 
-    max_string_length: int = 400_000
+    max_string_length: int = CODE_MAX_STRING_LENGTH
     max_number: int = 9_223_372_036_854_775_807
     min_number: int = -9_223_372_036_854_775_807
     max_precision: int = 20

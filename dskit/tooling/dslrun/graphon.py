@@ -443,7 +443,7 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
                 init_params=self.init_params,
                 runtime_state=self.runtime_state,
                 code_executor=_CountingExecutor(ctx.executor, request.node_id, ctx),
-                code_limits=factory_module._code_limits(self.credentials.code),  # noqa: SLF001
+                code_limits=_oldest_dify_limits(factory_module._code_limits(self.credentials.code)),  # noqa: SLF001
             )
 
         def _create_knowledge_node(self, request: Any) -> Any:
@@ -686,3 +686,14 @@ def run_turns(dsl_text: str, turns: Sequence[tuple[str, Mapping[str, str | Respo
     """Convenience: run (query, script) pairs in one conversation."""
     conversation = Conversation(dsl_text, **kwargs)
     return [conversation.turn(query, script) for query, script in turns]
+
+
+def _oldest_dify_limits(limits: Any) -> Any:
+    """graphon's code limits with the string cap of the oldest Dify we support (dskit/limits.py:
+    80,000 characters in Dify 1.8.0; graphon's default is the 400,000 of later releases), so a node
+    output that Dify 1.8 would refuse fails here too."""
+    import dataclasses  # noqa: PLC0415
+
+    from dskit.limits import CODE_MAX_STRING_LENGTH  # noqa: PLC0415
+
+    return dataclasses.replace(limits, max_string_length=min(limits.max_string_length, CODE_MAX_STRING_LENGTH))
