@@ -4,13 +4,14 @@ What runs for real: ``graphon.dsl.loads`` builds every node of the generated DSL
 tool nodes, through graphon's own node factory and its ``SlimToolNodeRuntime`` (the Slim plugin
 daemon adapter: parameter forms, ``tool_configurations`` resolution, model-selector values, message
 conversion). Only the Slim daemon's socket is replaced: ``SlimToolNodeRuntime`` accepts an
-``action_invoker`` (graphon's own hook for that), and ours answers ``get_tool_runtime_parameters``
-from tools/*.yaml and ``invoke_tool`` by running the plugin's real Tool classes in-process through
-the SDK (``PluginRegistration`` + ``PluginExecutor.invoke_tool``, tests/fakes/sdk.py), with the
-fake daemon (tests/fakes/daemon.py) answering their reverse calls: storage for recall, and the
-LLM call of ``track_state``, which answers from the turn's script. The harness
-(dskit/tooling/dslrun/graphon.py) supplies the scripted LLM nodes and the knowledge stand-in as for the
-other layouts.
+``action_invoker`` (graphon's own hook for that), and the tooling's one harness for it
+(dskit/tooling/dslrun/plugin_tools.py ``PluginTools``, also what ``dskit eval --layout plugin`` runs)
+answers ``get_tool_runtime_parameters`` from tools/*.yaml and ``invoke_tool`` by running the plugin's
+real Tool classes in-process through the SDK (``PluginRegistration`` + ``PluginExecutor.invoke_tool``),
+with the fake daemon (dskit/tooling/dslrun/plugin_daemon.py) answering their reverse calls: storage
+for recall, and the LLM call of ``track_state``, which answers from the turn's script. The graphon
+harness (dskit/tooling/dslrun/graphon.py) supplies the scripted LLM nodes and the knowledge stand-in as
+for the other layouts.
 
 Import ``dify_plugin`` first: it monkey-patches with gevent.
 """
@@ -21,7 +22,6 @@ import dify_plugin  # noqa: F401  (first: gevent monkey-patching)
 
 import json
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +31,9 @@ from dskit.tooling.dslbuild.check import check_dsl, format_problems
 from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE, build_plugin
 from dskit.tooling.plugin_package import plugin_identifier
 from dskit.tooling.dslrun.graphon import Conversation
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, PluginTools
 from dskit.tooling.dslrun.scenarios import focused_task
-from fakes.daemon import FakeDaemon
-from fakes.sdk import PLUGIN_ROOT, invoke
 
 DSL_PATH = PLUGIN_ROOT / PLUGIN_FILE
 PLUGIN_IDENTIFIER = plugin_identifier(PLUGIN_ROOT)  # author/name:version@checksum of this checkout's package
@@ -94,64 +94,10 @@ def test_check_dsl_knows_tool_outputs() -> None:
 # ------------------------------------------------------------------------------ graphon run
 
 
-def _runtime_parameters(tool: str) -> list[dict[str, Any]]:
-    spec = yaml.safe_load((PLUGIN_ROOT / "tools" / f"{tool}.yaml").read_text(encoding="utf-8"))
-    return [{k: p.get(k) for k in ("name", "type", "form", "required", "default", "options")}
-            for p in spec["parameters"]]
-
-
-def _payload(message: Any) -> dict[str, Any]:
-    """An SDK ToolInvokeMessage as the daemon streams it to Dify."""
-    kind = message.type.value if hasattr(message.type, "value") else str(message.type)
-    m = message.message
-    if kind == "variable":
-        body = {"variable_name": m.variable_name, "variable_value": m.variable_value,
-                "stream": bool(getattr(m, "stream", False))}
-    elif kind == "json":
-        body = {"json_object": m.json_object}
-    elif kind == "text":
-        body = {"text": m.text}
-    else:
-        raise AssertionError(f"our tools do not send {kind} messages")
-    return {"type": kind, "message": body, "meta": None}
-
-
-class InProcessPlugin:
-    """graphon's Slim action invoker, answered by our tool classes in this process."""
-
-    def __init__(self, daemon: FakeDaemon, user_id: str, conversation_id: str) -> None:
-        self.daemon = daemon
-        self.user_id = user_id
-        self.conversation_id = conversation_id
-        self.invocations: list[tuple[str, dict[str, Any]]] = []
-
-    def __call__(self, plugin_id: str, action: Any, data: dict[str, Any]):
-        assert plugin_id == PLUGIN_IDENTIFIER
-        assert data["provider"] == "dialogue_state_kit"
-        if str(action) == "get_tool_runtime_parameters":
-            yield {"parameters": _runtime_parameters(data["tool"])}
-            return
-        assert str(action) == "invoke_tool", action
-        params = dict(data["tool_parameters"])
-        self.invocations.append((data["tool"], params))
-        out = invoke(data["tool"], params, user_id=self.user_id, conversation_id=self.conversation_id)
-        for message in out.messages:
-            yield _payload(message)
-
-
 @pytest.fixture()
-def plugin_run(monkeypatch: pytest.MonkeyPatch):
-    from graphon.dsl import node_factory
-    from graphon.dsl.tool_runtime import SlimToolNodeRuntime
-
-    daemon = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml").patch(monkeypatch)
-    plugin = InProcessPlugin(daemon, "dskit-user", "conv-plugin-1")
-
-    def runtime(**kwargs: Any) -> SlimToolNodeRuntime:
-        return SlimToolNodeRuntime(**kwargs, action_invoker=plugin)
-
-    monkeypatch.setattr(node_factory, "SlimToolNodeRuntime", runtime)
-    return daemon, plugin
+def plugin_run():
+    daemon = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml")
+    return daemon, PluginTools(daemon, user_id="dskit-user", conversation_id="conv-plugin-1")
 
 
 KNOWLEDGE = [{"title": "包间", "content": "本店包间需提前一天预订，最低消费800元。"}]
@@ -172,7 +118,7 @@ def _slots(conv: Conversation) -> dict[str, Any]:
 def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> None:
     daemon, plugin = plugin_run
     conv = Conversation(_dsl(), knowledge=lambda q: KNOWLEDGE, conversation_id="conv-plugin-1",
-                        user_id="dskit-user")
+                        user_id="dskit-user", tool_invoker=plugin)
 
     r1 = _turn(conv, daemon, "帮我订周五晚上8点，三个人，市中心，老牌粤菜", {
         "rewritten_query": "帮我订周五晚上8点、三个人、市中心的老牌粤菜餐厅",

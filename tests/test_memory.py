@@ -25,7 +25,7 @@ from dskit.memory import (
     memory_user_tag,
     memory_worthiness,
 )
-from fakes.daemon import FakeDaemonError, FakeKV, FakeStorage, daemon_key_problem, go_path_clean
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemonError, FakeKV, FakeStorage, daemon_key_problem, go_path_clean
 
 SAFE_KEY = re.compile(r"^[A-Za-z0-9_:]+$")
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from dskit.kvdoc import KVDocument
 from dskit.memory import MemoryStore
-from fakes.daemon import FakeKV, FakeStorage
+from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 from fakes.interleave import StepScheduler
 from fakes.memory_race import USER, forget_race, orphans_after_forget_all, recalled_texts, remember_race, \
     silent_failed_deletes

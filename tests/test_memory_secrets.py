@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dskit.memory import MemoryStore
 from dskit.messages import memory_msg
 from dskit.sensitive import sensitive_cn_id, sensitive_kind, sensitive_luhn, sensitive_normalise
-from fakes.daemon import FakeKV, FakeStorage
+from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.Xx4kN3sQ8mP1rT6vY9wZ2aB5cD7eF0gH"
 

@@ -15,7 +15,7 @@ from dify_plugin.entities.tool import ToolConfiguration, ToolProviderConfigurati
 from dify_plugin.interfaces.tool import Tool, ToolProvider
 
 from fakes.daemon_rules import declaration_problems
-from fakes.sdk import PLUGIN_ROOT, plugin_cwd, registration
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, plugin_cwd, registration
 
 EXPECTED_TOOLS = {"track_state", "update_dialogue_state", "detect_slot_gaps", "record_task_result", "compress_history",
                   "build_context", "remember", "recall", "forget"}

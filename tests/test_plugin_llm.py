@@ -9,8 +9,9 @@ import json
 import pytest
 
 from dskit.history import render_history
-from fakes.daemon import FakeDaemon, FakeDaemonError
-from fakes.sdk import PLUGIN_ROOT, assert_consistent, invoke
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon, FakeDaemonError
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke
+from fakes.sdk import assert_consistent
 
 CATALOG = (PLUGIN_ROOT / "examples/catalogs/restaurant.json").read_text(encoding="utf-8")
 MODEL = {"provider": "langgenius/openai/openai", "model": "gpt-4o-mini", "model_type": "llm", "mode": "chat",

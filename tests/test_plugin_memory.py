@@ -16,8 +16,9 @@ import re
 import pytest
 
 from dskit.memory import memory_document
-from fakes.daemon import FakeDaemon, daemon_key_problem
-from fakes.sdk import PLUGIN_ROOT, assert_consistent, invoke, registration
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon, daemon_key_problem
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke, registration
+from fakes.sdk import assert_consistent
 
 
 @pytest.fixture()

@@ -133,7 +133,7 @@ def test_unzipped_package_loads_and_runs_through_the_sdk(unzipped: Path) -> None
         from dify_plugin.core.plugin_registration import PluginRegistration
         from dify_plugin.core.runtime import Session
         from _pytest.monkeypatch import MonkeyPatch
-        from fakes.daemon import FakeDaemon
+        from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
         import dskit
         reg = PluginRegistration(DifyPluginEnv())
         executor = PluginExecutor(DifyPluginEnv(), reg)

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from fakes.daemon import FakeDaemon
-from fakes.sdk import PLUGIN_ROOT, assert_consistent, invoke
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke
+from fakes.sdk import assert_consistent
 
 CATALOG = (PLUGIN_ROOT / "examples/catalogs/restaurant.json").read_text(encoding="utf-8")
 START = json.dumps({"rewritten_query": "订周五晚上8点三个人", "commands": [
@@ -117,7 +118,7 @@ def test_bad_state_messages_are_english_on_request(daemon: FakeDaemon) -> None:
 
 
 def test_an_engine_bug_never_shows_a_traceback(daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fakes.sdk import registration
+    from dskit.tooling.dslrun.plugin_tools import registration
 
     def boom(*args, **kwargs):
         raise RuntimeError("secret internals /etc/passwd")
@@ -228,7 +229,7 @@ def test_record_task_result(daemon: FakeDaemon) -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from fakes.sdk import registration  # noqa: E402
+from dskit.tooling.dslrun.plugin_tools import registration  # noqa: E402
 
 TOOL_PARAMS = {name: [p.name for p in config.parameters]
                for name, (config, _cls) in registration().tools_mapping["dialogue_state_kit"][2].items()}

@@ -18,8 +18,8 @@ from dskit.nodes import execute_reply_node, result_node, state_node
 from dskit.views import state_text
 from dskit.catalog import load_catalog
 from enginekit import Dialogue, cmd, set_, start
-from fakes.daemon import FakeDaemon
-from fakes.sdk import PLUGIN_ROOT, invoke
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke
 
 TELECOM = load_example_catalog("telecom")
 TELECOM_TEXT = json.dumps(TELECOM, ensure_ascii=False)

@@ -21,8 +21,8 @@ from dskit.nodes import STATE_NODE_OUTPUTS, context_node, state_node
 from dskit.prompts import understanding_prompt
 from dskit.views import WORKFLOW_OUTPUTS, history_tag, state_text, value_text
 from enginekit import Dialogue, cmd, set_, start
-from fakes.daemon import FakeDaemon
-from fakes.sdk import PLUGIN_ROOT, invoke
+from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
+from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke
 
 TRAVEL = (PLUGIN_ROOT / "examples/catalogs/travel_assistant.json").read_text(encoding="utf-8")
 RESTAURANT = (PLUGIN_ROOT / "examples/catalogs/restaurant.json").read_text(encoding="utf-8")

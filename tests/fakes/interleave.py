@@ -16,7 +16,7 @@ from typing import Any
 
 
 class StepScheduler:
-    """A gate for :class:`fakes.daemon.FakeStorage` that serialises requests in a chosen order."""
+    """A gate for :class:`dskit.tooling.dslrun.plugin_daemon.FakeStorage` that serialises requests in a chosen order."""
 
     def __init__(self, choose: Callable[[int], int], *, max_steps: int = 100_000) -> None:
         self.choose = choose

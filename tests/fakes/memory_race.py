@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dskit.memory import MemoryStore
-from fakes.daemon import FakeKV, FakeStorage
+from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 
 USER = "race-user"
 

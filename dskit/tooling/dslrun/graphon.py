@@ -12,7 +12,10 @@ stand-ins for exactly those three and nothing else:
 - code nodes run through :class:`dskit.tooling.codegen.sandbox.LocalCodeExecutor`, the tooling's one
   code runner (a separate ``python -I -S`` process per run, checked as dify-sandbox would);
 - knowledge-retrieval (not supported by graphon) becomes :class:`KnowledgeRetrievalStandIn`, which asks
-  a *knowledge* callable for passages.
+  a *knowledge* callable for passages;
+- a tool node's plugin daemon, when a *tool invoker* is given (:class:`.plugin_tools.PluginTools`: our
+  plugin's tools, run in this process), is reached through graphon's own ``action_invoker`` hook of
+  ``SlimToolNodeRuntime``; the runtime itself is graphon's.
 
 Everything else — start, if-else, answer, assigner, http-request, template-transform, aggregator — is
 graphon's own code. :class:`Conversation` carries conversation variables from turn to turn the way Dify
@@ -83,6 +86,7 @@ class LLMCall:
 
 Responder = Callable[[LLMRequest], str]
 Knowledge = Callable[[str], Sequence[Mapping[str, Any]]]
+ToolInvoker = Callable[[str, Any, Mapping[str, Any]], Iterator[Any]]  # graphon's SlimActionInvoker
 
 
 class ScriptError(LookupError):
@@ -194,11 +198,12 @@ class _RunContext:
     """Collects calls from the worker threads of one graph run."""
 
     def __init__(self, turn: int, responder: Responder, knowledge: Knowledge | None,
-                 executor: Any) -> None:
+                 executor: Any, tool_invoker: ToolInvoker | None = None) -> None:
         self.turn = turn
         self.responder = responder
         self.knowledge = knowledge
         self.executor = executor
+        self.tool_invoker = tool_invoker
         self.titles: dict[str, str] = {}
         self.llm_calls: list[LLMCall] = []
         self.code_runs: list[str] = []
@@ -446,6 +451,24 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
                 code_limits=_oldest_dify_limits(factory_module._code_limits(self.credentials.code)),  # noqa: SLF001
             )
 
+        def _create_tool_runtime(self, node_data: Any) -> Any:
+            # graphon's own runtime, with graphon's hook for the daemon's socket when we have a
+            # tool invoker (factory_module.SlimDslNodeFactory._create_tool_runtime, same arguments).
+            ctx = type(self).dskit_ctx
+            if ctx is None or ctx.tool_invoker is None:
+                return super()._create_tool_runtime(node_data)
+            plugin_id, provider, credential = self._resolve_tool_runtime_settings(node_data)
+            return factory_module.SlimToolNodeRuntime(
+                config=self.slim_client_config,
+                plugin_id=plugin_id,
+                provider=provider,
+                provider_id=node_data.provider_id,
+                tool_name=node_data.tool_name,
+                credentials=credential.values,
+                credential_type=credential.credential_type,
+                action_invoker=ctx.tool_invoker,
+            )
+
         def _create_knowledge_node(self, request: Any) -> Any:
             node = KnowledgeRetrievalStandIn(
                 node_id=request.node_id,
@@ -570,8 +593,10 @@ class Conversation:
         conversation_id: str | None = None,
         user_id: str = "dskit-user",
         workers: int = 1,
+        tool_invoker: ToolInvoker | None = None,
     ) -> None:
         self.dsl_text = dsl_text
+        self.tool_invoker = tool_invoker
         self.scripted = responder is None
         self.responder: Responder = responder or ScriptedResponder()
         self.knowledge = knowledge
@@ -594,7 +619,7 @@ class Conversation:
         elif isinstance(self.responder, ScriptedResponder):
             self.responder.set_turn({})
         index = len(self.turns) + 1
-        ctx = _RunContext(index, self.responder, self.knowledge, self.executor)
+        ctx = _RunContext(index, self.responder, self.knowledge, self.executor, self.tool_invoker)
         ctx.titles = self.titles
         result = TurnResult(turn=index, query=query)
         engine = self._load(ctx, query, index)
@@ -615,7 +640,7 @@ class Conversation:
     def build_engine(self, query: str = "") -> Any:
         """A graphon engine for the next turn, built but not run (graph validated, nodes created)."""
         index = len(self.turns) + 1
-        ctx = _RunContext(index, self.responder, self.knowledge, self.executor)
+        ctx = _RunContext(index, self.responder, self.knowledge, self.executor, self.tool_invoker)
         ctx.titles = self.titles
         return self._load(ctx, query, index)
 

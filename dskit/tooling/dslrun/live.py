@@ -18,9 +18,10 @@ from typing import Any
 
 from dskit.tooling.dslrun.graphon import LLMRequest
 
-# Node types whose answer graphon parses as JSON; LLM nodes named here answer JSON too.
+# Node types whose answer graphon parses as JSON; LLM nodes named here answer JSON too, and so do the
+# model calls of the plugin tool named here (the same understanding, made by the tool: plugin_tools.py).
 JSON_NODE_TYPES = frozenset({"question-classifier", "parameter-extractor"})
-JSON_LLM_NODES = frozenset({"understand"})
+JSON_LLM_NODES = frozenset({"understand", "track_state"})
 
 
 class LiveLLMError(RuntimeError):
@@ -55,28 +56,38 @@ class ClientResponder:
         self._lock = threading.Lock()
 
     def wants_json(self, request: LLMRequest) -> bool:
-        params = self.parameters.get(request.node_id, {})
-        return (request.node_type in JSON_NODE_TYPES or request.node_id in JSON_LLM_NODES
+        return self._wants_json(request.node_id, request.node_type, self.parameters.get(request.node_id, {}))
+
+    @staticmethod
+    def _wants_json(node: str, node_type: str, params: Mapping[str, Any]) -> bool:
+        return (node_type in JSON_NODE_TYPES or node in JSON_LLM_NODES
                 or "json" in str(params.get("response_format") or "").lower())
 
     def __call__(self, request: LLMRequest) -> str:
+        params = self.parameters.get(request.node_id, {})
+        return self.ask(request.node_id, request.messages, params, node_type=request.node_type).text
+
+    def ask(self, node: str, messages: Sequence[tuple[str, str]], params: Mapping[str, Any], *,
+            node_type: str = "") -> Any:
+        """One call for ``node`` (an LLM node, or a plugin tool calling the model): the client's
+        Completion. ``params`` are the completion parameters the DSL gives it (temperature, max_tokens,
+        response_format); empty messages are left out, other roles than system/assistant are user."""
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
 
-        params = self.parameters.get(request.node_id, {})
-        messages = [{"role": role if role in {"system", "user", "assistant"} else "user", "content": text}
-                    for role, text in request.messages if text]
+        chat = [{"role": role if role in {"system", "user", "assistant"} else "user", "content": text}
+                for role, text in messages if text]
         max_tokens = params.get("max_tokens")
         try:
-            answer = self.client.complete(messages, temperature=params.get("temperature"),
+            answer = self.client.complete(chat, temperature=params.get("temperature"),
                                           max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-                                          want_json=self.wants_json(request))
+                                          want_json=self._wants_json(node, node_type, params))
         except LLMError as error:
             with self._lock:
-                self.calls.append((request.node_id, error))
-            raise LiveLLMError(f"{request.node_id}: {error}") from None
+                self.calls.append((node, error))
+            raise LiveLLMError(f"{node}: {error}") from None
         with self._lock:
-            self.calls.append((request.node_id, answer))
-        return answer.text
+            self.calls.append((node, answer))
+        return answer
 
     def take(self) -> list[tuple[str, Any]]:
         """The calls made since the last take (node id, Completion or LLMError)."""

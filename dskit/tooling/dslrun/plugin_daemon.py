@@ -1,7 +1,13 @@
 """A fake Dify plugin daemon: what answers the plugin's reverse calls (storage, LLM, summary).
 
+The daemon (Go, with Dify's database and model providers behind it) cannot run here, so this is the
+one stand-in for it, shared by the tests and by ``dskit eval --target flow --layout plugin``
+(:mod:`.plugin_tools` runs the plugin's real tools in graphon's tool nodes against it).
+
 It sits exactly where the real daemon sits for the SDK — behind
-``BackwardsInvocation._backwards_invoke`` — and answers with the dicts the daemon sends, so the
+``BackwardsInvocation._backwards_invoke`` (:func:`install` replaces that method once; the daemon
+answering a call is the one :func:`serving` names for the current thread, else the default set by
+:meth:`FakeDaemon.patch`) — and answers with the dicts the daemon sends, so the
 SDK's own code (hex encoding, chunk accumulation, ``data_type(**data)`` parsing, error events
 raised as plain ``Exception``) runs unchanged. Its rules are the daemon's, read from
 langgenius/dify-plugin-daemon (internal/core/persistence/persistence.go,
@@ -24,17 +30,26 @@ daemon's error before the request is applied — or ``"after"`` — applied, but
 the way back, as with a timeout) and ``gate`` (called before every
 request; tests use it to choose the interleaving step by step).
 
-This module imports nothing from ``dify_plugin`` so engine tests can use :class:`FakeKV` alone.
+The model behind the LLM reverse call is either a script (``llm_replies``, for tests) or ``model``, a
+callable that gets the request as the daemon receives it and the calling tool's name, and returns the
+answer with its usage: the eval passes one that sends the request to the live model through
+:mod:`dskit.tooling.llm`, as Dify would forward it to the model provider the tool's model-selector names.
+
+This module imports nothing from ``dify_plugin`` at import time, so engine tests can use
+:class:`FakeKV` alone.
 """
 
 from __future__ import annotations
 
 import binascii
+import contextvars
 import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +207,20 @@ class FakeKV:
 LLMReply = str | Exception | Callable[[dict], str]
 
 
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict:
+@dataclass(frozen=True)
+class ModelAnswer:
+    """What a ``model`` callable returns: the text and what the call cost (streamed back as LLMUsage)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency: float = 0.0
+
+
+Model = Callable[[dict, str], ModelAnswer]  # (request as the daemon receives it, calling tool) -> answer
+
+
+def _usage(prompt_tokens: int, completion_tokens: int, latency: float = 0.5) -> dict:
     """An LLMUsage dict as the daemon streams it in the last chunk."""
     return {
         "prompt_tokens": prompt_tokens, "prompt_unit_price": "0.001", "prompt_price_unit": "0.001",
@@ -201,15 +229,16 @@ def _usage(prompt_tokens: int, completion_tokens: int) -> dict:
         "completion_price_unit": "0.001", "completion_price": str(completion_tokens * 0.000002),
         "total_tokens": prompt_tokens + completion_tokens,
         "total_price": str(prompt_tokens * 0.000001 + completion_tokens * 0.000002),
-        "currency": "USD", "latency": 0.5,
+        "currency": "USD", "latency": latency,
     }
 
 
 class FakeDaemon:
-    """Storage + scripted LLM + summary behind the SDK's reverse-call method.
+    """Storage + LLM + summary behind the SDK's reverse-call method.
 
     ``llm_replies`` are consumed one per LLM call: a string is the model's text, an exception is
-    raised as the daemon's error, a callable gets the request and returns the text.
+    raised as the daemon's error, a callable gets the request and returns the text. With ``model``
+    every LLM call goes to it instead (an exception it raises is the daemon's error).
     """
 
     def __init__(
@@ -219,6 +248,7 @@ class FakeDaemon:
         manifest: str | Path | None = None,
         llm_replies: Iterable[LLMReply] = (),
         summary: Callable[[str, str], str] | None = None,
+        model: Model | None = None,
     ) -> None:
         permission = _manifest_permission(manifest) if manifest else {
             "storage": {"enabled": True, "size": storage_size or 1024 * 1024},
@@ -228,6 +258,7 @@ class FakeDaemon:
         size = storage_size or int((permission.get("storage") or {}).get("size") or 1024 * 1024)
         self.storage = FakeStorage(size)
         self.llm_replies: deque[LLMReply] = deque(llm_replies)
+        self.model = model
         self.llm_requests: list[dict] = []
         self.summary_fn = summary or (lambda text, instruction: "摘要：" + text[:60])
         self.summary_requests: list[dict] = []
@@ -246,8 +277,8 @@ class FakeDaemon:
 
     # -- the reverse call
 
-    def invoke(self, type_value: str, data: dict) -> Generator[dict, None, None]:
-        """Yield the response dicts for one reverse call (raising on an error event)."""
+    def invoke(self, type_value: str, data: dict, caller: str = "") -> Generator[dict, None, None]:
+        """Yield the response dicts for one reverse call of tool ``caller`` (raising on an error event)."""
         self.calls.append(type_value)
         data = _over_the_wire(data)
         if type_value == "storage":
@@ -260,7 +291,7 @@ class FakeDaemon:
             denied = self._allowed("llm")
             if denied:
                 raise FakeDaemonError(denied)
-            yield from self._llm(data)
+            yield from self._llm(data, caller)
             return
         if type_value == "system_summary":
             denied = self._allowed("llm")
@@ -271,11 +302,10 @@ class FakeDaemon:
             return
         raise FakeDaemonError(f"unsupported invoke type: {type_value}")
 
-    def _llm(self, data: dict) -> Generator[dict, None, None]:
-        for key in ("provider", "model", "model_type", "mode", "prompt_messages", "stream"):
-            if key not in data:
-                raise FakeDaemonError(f"invalid llm request: missing {key}")
-        self.llm_requests.append(data)
+    def _answer(self, data: dict, caller: str) -> ModelAnswer:
+        """The model's answer to one LLM request: ``model``'s, else the next scripted reply."""
+        if self.model is not None:
+            return self.model(data, caller)
         if not self.llm_replies:
             raise FakeDaemonError("invoke llm failed: no scripted reply left")
         reply = self.llm_replies.popleft()
@@ -283,6 +313,15 @@ class FakeDaemon:
             raise reply
         text = reply(data) if callable(reply) else reply
         prompt_chars = sum(len(str(m.get("content") or "")) for m in data["prompt_messages"])
+        return ModelAnswer(text, prompt_chars // 2 + 1, max(1, len(text) // 2), 0.5)
+
+    def _llm(self, data: dict, caller: str) -> Generator[dict, None, None]:
+        for key in ("provider", "model", "model_type", "mode", "prompt_messages", "stream"):
+            if key not in data:
+                raise FakeDaemonError(f"invalid llm request: missing {key}")
+        self.llm_requests.append(data)
+        answer = self._answer(data, caller)
+        text = answer.text
         half = len(text) // 2
         pieces = [text[:half], text[half:]] if text else [""]
         for i, piece in enumerate(pieces):
@@ -293,28 +332,73 @@ class FakeDaemon:
                 "delta": {
                     "index": i,
                     "message": {"role": "assistant", "content": piece, "tool_calls": []},
-                    "usage": _usage(prompt_chars // 2 + 1, max(1, len(text) // 2)) if last else None,
+                    "usage": _usage(answer.prompt_tokens, answer.completion_tokens, answer.latency) if last else None,
                     "finish_reason": "stop" if last else None,
                 },
             }
 
     def patch(self, monkeypatch: Any) -> "FakeDaemon":
-        """Route every ``BackwardsInvocation._backwards_invoke`` of the SDK to this daemon."""
-        from dify_plugin.core.runtime import BackwardsInvocation
+        """Answer every reverse call of the SDK made outside :func:`serving` (undone with ``monkeypatch``)."""
+        install()
+        monkeypatch.setattr(_DEFAULT, "daemon", self)
+        return self
 
-        daemon = self
 
-        def fake_backwards_invoke(self_: Any, type: Any, data_type: type, data: dict):  # noqa: A002
+class _Default:
+    """The daemon answering calls made outside :func:`serving` (tests set it with ``patch``)."""
+
+    daemon: FakeDaemon | None = None
+
+
+_DEFAULT = _Default()
+_SERVING: contextvars.ContextVar[tuple[FakeDaemon, str] | None] = contextvars.ContextVar("dskit_daemon", default=None)
+_INSTALL_LOCK = threading.Lock()
+
+
+@contextmanager
+def serving(daemon: FakeDaemon, caller: str) -> Iterator[None]:
+    """Reverse calls made in this thread meanwhile go to ``daemon``, on behalf of tool ``caller``.
+
+    Per thread (a context variable), so conversations running in parallel each reach their own
+    daemon, as each Dify tenant's plugin reaches its own storage.
+    """
+    install()
+    token = _SERVING.set((daemon, caller))
+    try:
+        yield
+    finally:
+        _SERVING.reset(token)
+
+
+def install() -> None:
+    """Route the SDK's ``BackwardsInvocation._backwards_invoke`` to the serving daemon (once).
+
+    A call with no daemon serving and no default goes to the SDK's own method (which needs a real
+    daemon), so nothing else in the process changes.
+    """
+    from dify_plugin.core.runtime import BackwardsInvocation  # noqa: PLC0415
+
+    with _INSTALL_LOCK:
+        original = BackwardsInvocation._backwards_invoke  # noqa: SLF001
+        if getattr(original, "_dskit_daemon", False):
+            return
+
+        def backwards_invoke(self_: Any, type: Any, data_type: type, data: dict):  # noqa: A002
+            current = _SERVING.get()
+            daemon, caller = current if current is not None else (_DEFAULT.daemon, "")
+            if daemon is None:
+                return original(self_, type, data_type, data)
+
             def gen():
-                for answer in daemon.invoke(type.value, data):
+                for answer in daemon.invoke(type.value, data, caller):
                     try:
                         yield data_type(**answer)
                     except Exception as exc:  # the SDK wraps parse failures the same way
                         raise Exception(f"Failed to parse response: {exc!s}") from exc
             return gen()
 
-        monkeypatch.setattr(BackwardsInvocation, "_backwards_invoke", fake_backwards_invoke)
-        return self
+        backwards_invoke._dskit_daemon = True  # type: ignore[attr-defined]
+        BackwardsInvocation._backwards_invoke = backwards_invoke  # noqa: SLF001
 
 
 def _over_the_wire(data: dict) -> dict:
@@ -333,8 +417,8 @@ def _over_the_wire(data: dict) -> dict:
 
 
 def _manifest_permission(manifest: str | Path) -> dict:
-    """``resource.permission`` of a manifest.yaml (PyYAML is a test dependency)."""
-    import yaml
+    """``resource.permission`` of a manifest.yaml."""
+    import yaml  # noqa: PLC0415
 
     data = yaml.safe_load(Path(manifest).read_text(encoding="utf-8"))
     return ((data or {}).get("resource") or {}).get("permission") or {}
