@@ -290,8 +290,8 @@ def test_bad_options_and_suites_exit_2_with_one_line(capsys, tmp_path: Path) -> 
     assert "--base-url is required" in capsys.readouterr().err
     assert main(["eval", str(tmp_path / "none.yaml"), "--base-url", "http://x/v1", "--model", "m"]) == 2
     assert "no such suite" in capsys.readouterr().err
-    assert main(["eval", "--target", "flow", "--layout", "plugin", "--base-url", "http://x/v1", "--model", "m"]) == 2
-    assert "plugin" in capsys.readouterr().err
+    assert main(["eval", "--target", "flow", "--parallel", "0", "--base-url", "http://x/v1", "--model", "m"]) == 2
+    assert "--parallel and --repeat must be at least 1" in capsys.readouterr().err
 
 
 def test_json_trace_and_report(capsys, tmp_path: Path) -> None:

@@ -1,14 +1,18 @@
-"""The ``flow`` target: a Chatflow DSL run in graphon, every LLM node on the live model.
+"""The ``flow`` target: a Chatflow DSL run in graphon, every LLM call on the live model.
 
 The shipped DSL (``dsl/dialogue_chatflow.yml`` for ``fast``, ``dsl/dialogue_chatflow_classic.yml`` for
-``classic``) or any file given with ``--dsl`` — an older one, for a before/after comparison — runs as
-``dskit chat`` runs it: graphon's own nodes, our code nodes in the sandbox-like runner, the knowledge
-base answering with the suite's passages, and each LLM node's messages sent to the model with the
-node's parameters. The suite's catalog goes in as ``TASK_CATALOG``; the classic layout bakes its
-classes and extractor parameters from the catalog, so for another catalog it is generated for it.
+``classic``, ``dsl/dialogue_chatflow_plugin.yml`` for ``plugin``) or any file given with ``--dsl`` — an
+older one, for a before/after comparison — runs as ``dskit chat`` runs it: graphon's own nodes, our
+code nodes in the sandbox-like runner, the knowledge base answering with the suite's passages, and each
+LLM node's messages sent to the model with the node's parameters. The suite's catalog goes in as
+``TASK_CATALOG``; the classic layout bakes its classes and extractor parameters from the catalog, so for
+another catalog it is generated for it.
 
-The ``plugin`` layout needs the plugin's tools running behind graphon's tool nodes; that harness lives
-in the tests (tests/fakes) and is not available here yet.
+A DSL with tool nodes (the ``plugin`` layout) runs the plugin's own tools behind graphon's tool nodes
+(:mod:`dskit.tooling.dslrun.plugin_tools`), with a fresh stand-in plugin daemon per conversation
+(storage, as a new install has it); the model calls the tools make through the daemon
+(``track_state``'s understanding, ``compress_history``'s summary) go to the same client as the LLM
+nodes' and are counted the same way, under the tool's name.
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from typing import Any
 from .suite import ROOT, Suite
 from .turn import Call, TurnOutput
 
-SHIPPED = {"fast": ROOT / "dsl" / "dialogue_chatflow.yml", "classic": ROOT / "dsl" / "dialogue_chatflow_classic.yml"}
+SHIPPED = {"fast": ROOT / "dsl" / "dialogue_chatflow.yml", "classic": ROOT / "dsl" / "dialogue_chatflow_classic.yml",
+           "plugin": ROOT / "dsl" / "dialogue_chatflow_plugin.yml"}
+
+
+def has_tool_nodes(doc: dict[str, Any]) -> bool:
+    """Whether a DSL calls plugin tools (then our plugin must run behind graphon's tool nodes)."""
+    nodes = ((doc.get("workflow") or {}).get("graph") or {}).get("nodes") or []
+    return any((node.get("data") or {}).get("type") == "tool" for node in nodes)
 
 
 @cache
@@ -37,16 +48,26 @@ class FlowConversation:
     def __init__(self, dsl_text: str, suite: Suite, client: Any, run_id: str) -> None:
         import yaml  # noqa: PLC0415
 
-        from dskit.tooling.dslrun.live import ClientResponder, node_parameters  # noqa: PLC0415
         from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
+        from dskit.tooling.dslrun.live import ClientResponder, node_parameters  # noqa: PLC0415
 
-        self.responder = ClientResponder(client, node_parameters(yaml.safe_load(dsl_text)))
+        doc = yaml.safe_load(dsl_text)
+        self.responder = ClientResponder(client, node_parameters(doc))
         passages = [dict(p) for p in suite.knowledge]
         self.conversation = Conversation(dsl_text, responder=self.responder,
                                          knowledge=(lambda query: passages) if passages else None,
                                          env={"TASK_CATALOG": suite.catalog_json, "TASK_API_URL": ""},
-                                         conversation_id=run_id)
+                                         conversation_id=run_id,
+                                         tool_invoker=self._plugin(run_id) if has_tool_nodes(doc) else None)
         self.state = ""
+
+    def _plugin(self, run_id: str) -> Any:
+        """Our plugin behind the tool nodes: its daemon's model is this conversation's responder."""
+        from dskit.tooling.dslrun.plugin_daemon import FakeDaemon  # noqa: PLC0415
+        from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, PluginTools, client_model  # noqa: PLC0415
+
+        daemon = FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml", model=client_model(self.responder))
+        return PluginTools(daemon, user_id="dskit-user", conversation_id=run_id)
 
     def turn(self, user: str) -> TurnOutput:
         from dskit.tooling.dslrun.live import quiet_graphon, turn_error  # noqa: PLC0415
@@ -62,13 +83,18 @@ class FlowConversation:
                 calls.append(Call(node, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
                                   answer.cached, answer.json_mode))
         seconds = time.monotonic() - started
-        if not result.succeeded:
-            return TurnOutput(state_text=self.state, calls=calls, error=turn_error(result), seconds=seconds,
+        failed = next((call for call in calls if call.error), None)
+        if not result.succeeded or failed is not None:
+            # A model call that failed is the turn's error, whether the flow failed with it (an LLM
+            # node) or went on (a tool reports it in its outputs): the model gave no answer.
+            error = turn_error(result) if not result.succeeded else f"{failed.node}: {failed.error}"
+            return TurnOutput(state_text=self.state, calls=calls, error=error, seconds=seconds,
                               detail={"path": result.path})
         self.state = str(result.variables.get("sys_context_str") or "")
+        node = "state" if "state" in result.outputs else "track_state"
         return TurnOutput(answer=result.answer, state_text=self.state, calls=calls, seconds=seconds,
-                          detail={"next_action": result.output("state", "next_action"),
-                                  "rewritten_query": result.output("state", "rewritten_query")})
+                          detail={"next_action": result.output(node, "next_action"),
+                                  "rewritten_query": result.output(node, "rewritten_query")})
 
 
 class FlowTarget:
@@ -78,12 +104,17 @@ class FlowTarget:
 
     def __init__(self, client: Any, *, layout: str = "fast", dsl_path: Path | None = None) -> None:
         if dsl_path is None and layout not in SHIPPED:
-            raise ValueError(f"layout {layout!r} cannot be run by dskit eval yet (available: "
-                             f"{', '.join(SHIPPED)}; or --dsl FILE)")
+            raise ValueError(f"no layout {layout!r} (available: {', '.join(SHIPPED)}; or --dsl FILE)")
         self.client = client
         self.layout = layout if dsl_path is None else "dsl"
         self.dsl_path = dsl_path
         self.text = (dsl_path or SHIPPED[layout]).read_text(encoding="utf-8")
+        import yaml  # noqa: PLC0415
+
+        if has_tool_nodes(yaml.load(self.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}):  # noqa: S506
+            from dskit.tooling.dslrun.plugin_tools import load_sdk  # noqa: PLC0415
+
+            load_sdk()  # its gevent patching must come before any conversation's thread starts
 
     def _dsl_for(self, suite: Suite) -> str:
         if self.layout == "classic" and suite.catalog_name != "default":
