@@ -31,6 +31,8 @@ Layout (arrows are imports; there are no cycles)::
         scenarios.py         tests/scenarios/*.yml turn by turn with expectations
         demo.py, costs.py    ``dskit demo``; LLM calls and prompt size per layout
         taskapi.py, live.py  a local task API; an OpenAI-compatible responder for ``dskit chat``
+        plugin_tools.py      our plugin's tools behind graphon's tool nodes (plugin layout; tests and eval)
+        plugin_daemon.py     the stand-in plugin daemon they call back: storage, model, summary
     bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``)
     replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine (``--from llm``:
                            through a model first)
