@@ -2950,6 +2950,9 @@ def text_grounded(value: str, folded: str) -> bool:
     runs = set(_digit_runs(folded))
     if any(run not in runs for run in _digit_runs(target)):
         return False
+    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
+        words = [w for w in re.split(r"[^a-z0-9]+", unicodedata.normalize("NFKC", str(value)).lower()) if len(w) >= 3]
+        return bool(words) and sum(w in folded for w in words) >= max(2, -(-len(words) * 3 // 4))
     letters = [ch for ch in target if not ch.isdigit()]
     if len(target) < 3 or not letters:
         return False
@@ -2968,17 +2971,42 @@ def _windows(text: str) -> set[str]:
     return {folded[i:i + 2] for i in range(len(folded) - 1)}
 
 
-def slot_touched(spec: SlotSpec, folded: str) -> bool:
-    """Whether a text names the slot: its label or two characters of it ("地址" for 安装地址), its
-    name, or one of its options or aliases."""
+def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
+    """Words of a task's label and of its other slots' names and labels: a message that says them
+    does not name ``slot`` ("table" in "book us a table" does not name the slot "quiet table")."""
+    words: set[str] = set()
+    for text in (task.name.replace("_", " "), task.label,
+                 *(t for other in task.slots.values() if other.name != slot
+                   for t in (other.name.replace("_", " "), other.label))):
+        if text:
+            words |= _windows(text)
+    return frozenset(words)
+
+
+def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
+    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
+    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
     if not folded:
         return False
     names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
     for name in names:
-        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name))):
+        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name) - common)):
             return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+
+
+def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    spec = task.slots.get(slot)
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
 
 
 def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
@@ -2988,9 +3016,9 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
 
 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
-                        asked: bool, current: bool) -> bool:
+                        asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        return slot_touched(spec, folded) or (asked and current)
+        return slot_touched(spec, folded, common) or (asked and current)
     if _option_grounded(spec, value, folded):
         return True
     if spec.type in ("integer", "number"):
@@ -3013,13 +3041,14 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
-                   recent: bool = True) -> bool:
+                   recent: bool = True, common: frozenset[str] = frozenset()) -> bool:
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
     ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
-    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it."""
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
+    ``common``: words that do not name the slot (:func:`common_words`)."""
     items = value if isinstance(value, list) else [value]
     for item in items:
-        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0)
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
@@ -3536,19 +3565,24 @@ class _MachineTurn:
         old = task["slots"].get(name)
         if ev is None or value == old:
             return value, ""
-        spec = self.spec(task).slots[name]
+        task_spec = self.spec(task)
+        spec = task_spec.slots[name]
+        common = common_words(task_spec, name)
         if value is None:  # a deletion: the message must name the slot or the value it removes
             if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
                 return value, ""
             return _UNSET, f"{name}: the message does not mention this slot; its value stays"
+        owner = other_slot_value(task_spec, name, value)
+        if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
+            return _UNSET, f"{name}: {_short(value)} is a value of {owner}"
         asked = self.asked == f"{task['id']}.{name}"
         # A change of a value, or a slot that held one before, must be touched by this message; a
         # slot filled for the first time may take a value the user gave in a recent turn.
         first_fill = old is None and not task["history"].get(name)
         items = value if isinstance(value, list) else [value]
         kept = [item for item in items
-                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False)
-                or (value_grounded(spec, item, ev, old=old, recent=True)
+                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+                or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
                     and (first_fill or slot_touched(spec, ev.message)))]
         if not kept:
             return _UNSET, f"{name}: {_short(value)} is not in what the user said"
@@ -3585,7 +3619,8 @@ class _MachineTurn:
             if not ok or before.get(name) == value:
                 continue
             given += 1
-            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}")):
+            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}"),
+                              common=common_words(spec, name)) and not other_slot_value(spec, name, value):
                 grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"
@@ -3607,7 +3642,8 @@ class _MachineTurn:
         if previous is None and not self._changed_lately(task, slot):
             return False
         return (slot_touched(spec, ev.message) or revert_said(ev)
-                or (previous is not None and value_grounded(spec, previous, ev, recent=False)))
+                or (previous is not None and value_grounded(spec, previous, ev, recent=False,
+                                                            common=common_words(self.spec(task), slot))))
 
     def _changed_lately(self, task: dict, slot: str) -> bool:
         """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""

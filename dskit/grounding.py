@@ -412,6 +412,9 @@ def text_grounded(value: str, folded: str) -> bool:
     runs = set(_digit_runs(folded))
     if any(run not in runs for run in _digit_runs(target)):
         return False
+    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
+        words = [w for w in re.split(r"[^a-z0-9]+", unicodedata.normalize("NFKC", str(value)).lower()) if len(w) >= 3]
+        return bool(words) and sum(w in folded for w in words) >= max(2, -(-len(words) * 3 // 4))
     letters = [ch for ch in target if not ch.isdigit()]
     if len(target) < 3 or not letters:
         return False
@@ -430,17 +433,42 @@ def _windows(text: str) -> set[str]:
     return {folded[i:i + 2] for i in range(len(folded) - 1)}
 
 
-def slot_touched(spec: SlotSpec, folded: str) -> bool:
-    """Whether a text names the slot: its label or two characters of it ("地址" for 安装地址), its
-    name, or one of its options or aliases."""
+def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
+    """Words of a task's label and of its other slots' names and labels: a message that says them
+    does not name ``slot`` ("table" in "book us a table" does not name the slot "quiet table")."""
+    words: set[str] = set()
+    for text in (task.name.replace("_", " "), task.label,
+                 *(t for other in task.slots.values() if other.name != slot
+                   for t in (other.name.replace("_", " "), other.label))):
+        if text:
+            words |= _windows(text)
+    return frozenset(words)
+
+
+def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
+    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
+    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
     if not folded:
         return False
     names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
     for name in names:
-        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name))):
+        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name) - common)):
             return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+
+
+def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    spec = task.slots.get(slot)
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
 
 
 def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
@@ -450,9 +478,9 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
 
 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
-                        asked: bool, current: bool) -> bool:
+                        asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        return slot_touched(spec, folded) or (asked and current)
+        return slot_touched(spec, folded, common) or (asked and current)
     if _option_grounded(spec, value, folded):
         return True
     if spec.type in ("integer", "number"):
@@ -475,13 +503,14 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
-                   recent: bool = True) -> bool:
+                   recent: bool = True, common: frozenset[str] = frozenset()) -> bool:
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
     ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
-    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it."""
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
+    ``common``: words that do not name the slot (:func:`common_words`)."""
     items = value if isinstance(value, list) else [value]
     for item in items:
-        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0)
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
@@ -551,7 +580,8 @@ def _task_words(spec: TaskSpec) -> set[str]:
     return words
 
 
-__all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "task_mentioned",
+__all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
+           "task_mentioned",
            "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
            "same_half_day",

@@ -18,9 +18,9 @@ from typing import Any
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
-from .grounding import (Evidence, cancel_grounded, clock_value, confirm_grounded, make_evidence, reset_grounded,
-                        revert_said, same_half_day, slot_touched, split_clock, task_mentioned, text_grounded,
-                        value_grounded)
+from .grounding import (Evidence, cancel_grounded, clock_value, common_words, confirm_grounded, make_evidence,
+                        other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched, split_clock,
+                        task_mentioned, text_grounded, value_grounded)
 from .messages import msg, norm_lang, sentences, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
@@ -340,19 +340,24 @@ class _MachineTurn:
         old = task["slots"].get(name)
         if ev is None or value == old:
             return value, ""
-        spec = self.spec(task).slots[name]
+        task_spec = self.spec(task)
+        spec = task_spec.slots[name]
+        common = common_words(task_spec, name)
         if value is None:  # a deletion: the message must name the slot or the value it removes
             if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
                 return value, ""
             return _UNSET, f"{name}: the message does not mention this slot; its value stays"
+        owner = other_slot_value(task_spec, name, value)
+        if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
+            return _UNSET, f"{name}: {_short(value)} is a value of {owner}"
         asked = self.asked == f"{task['id']}.{name}"
         # A change of a value, or a slot that held one before, must be touched by this message; a
         # slot filled for the first time may take a value the user gave in a recent turn.
         first_fill = old is None and not task["history"].get(name)
         items = value if isinstance(value, list) else [value]
         kept = [item for item in items
-                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False)
-                or (value_grounded(spec, item, ev, old=old, recent=True)
+                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+                or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
                     and (first_fill or slot_touched(spec, ev.message)))]
         if not kept:
             return _UNSET, f"{name}: {_short(value)} is not in what the user said"
@@ -389,7 +394,8 @@ class _MachineTurn:
             if not ok or before.get(name) == value:
                 continue
             given += 1
-            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}")):
+            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}"),
+                              common=common_words(spec, name)) and not other_slot_value(spec, name, value):
                 grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"
@@ -411,7 +417,8 @@ class _MachineTurn:
         if previous is None and not self._changed_lately(task, slot):
             return False
         return (slot_touched(spec, ev.message) or revert_said(ev)
-                or (previous is not None and value_grounded(spec, previous, ev, recent=False)))
+                or (previous is not None and value_grounded(spec, previous, ev, recent=False,
+                                                            common=common_words(self.spec(task), slot))))
 
     def _changed_lately(self, task: dict, slot: str) -> bool:
         """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""

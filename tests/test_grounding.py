@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import load_example_catalog
 from dskit.catalog import load_catalog
-from dskit.grounding import (confirm_grounded, dates_in, durations_in, fold, make_evidence, numbers_in,
+from dskit.grounding import (common_words, confirm_grounded, dates_in, durations_in, fold, make_evidence, numbers_in,
                              task_mentioned, text_grounded, times_in, value_grounded)
 from dskit.machine import step
 from dskit.state import load_state
@@ -388,3 +389,29 @@ def test_a_new_task_whose_values_are_mostly_unsaid_does_not_start():
     assert talk.stack == [] and any("most of its values" in r for r in talk.reasons())
     talk.turn("周六下午6点，三个人", start("book_restaurant", date="周六", time="18:00", people=3, quiet=False))
     assert talk.slots("book_restaurant") == {"date": "周六", "time": "18:00", "people": 3}
+
+
+def test_english_values_are_matched_by_their_words_and_labels_by_their_own_words():
+    """en_errands on the 1.5B model: "book us a table for two tomorrow at 1pm" stored area
+    "downtown" (its letters are in any English sentence) and quiet=false ("table" is in the slot's
+    label "quiet table", and in the task's own), and the booking ran with both after a yes."""
+    catalog = load_catalog(json.loads((Path(__file__).resolve().parents[1]
+                                       / "examples/eval/catalogs/restaurant_travel_en.json").read_text("utf-8")))
+    task = catalog.tasks["book_restaurant"]
+    message = "What's the weather in Boston tomorrow? Also book us a table for two tomorrow at 1pm"
+    ev = make_evidence(message)
+    assert not value_grounded(task.slots["area"], "downtown", ev)
+    assert not value_grounded(task.slots["quiet"], False, ev, common=common_words(task, "quiet"))
+    assert value_grounded(task.slots["quiet"], True, make_evidence("a quiet one please"), common=common_words(task, "quiet"))
+    assert value_grounded(task.slots["restaurant"], "Harbor Grill", make_evidence("the harbor grill on 5th, please"))
+    assert not text_grounded("Harbor Grill", fold("a grill near the harbour"))
+
+
+def test_a_value_of_another_slot_does_not_fill_a_free_text_slot():
+    """zh_booking_table on the 1.5B model: "最好在城东，想吃川菜" came back as date="城东"; the
+    booking ran for the date 城东 after a yes. 城东 is an alias of the area 东区."""
+    talk = Talk(DEFAULT)
+    talk.turn("周六晚上想订个位子，八点左右，我们五个人", start("book_restaurant", time="20:00", people=5))
+    talk.turn("最好在城东，想吃川菜", set_(date="城东", cuisine="川菜"))
+    assert talk.slots("book_restaurant") == {"time": "20:00", "people": 5, "cuisine": "川菜"}
+    assert any("is a value of area" in r for r in talk.reasons())

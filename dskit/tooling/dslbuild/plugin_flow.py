@@ -152,9 +152,9 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
                                "done, sub-tasks included."))
     flow.edge("route", "exec_reply", "execute")
 
-    flow.add("faq_search", n.knowledge_retrieval(["track_state", "rewritten_query"], title="知识库检索",
+    flow.add("faq_search", n.knowledge_retrieval(["track_state", "faq_question"], title="知识库检索",
                                                  desc="导入后请在此选择知识库。Pick your knowledge base here."))
-    faq = prompts.faq_prompt(lang, n.ref(["track_state", "rewritten_query"]))
+    faq = prompts.faq_prompt(lang, n.ref(["track_state", "faq_question"]))  # as the fast Chatflow asks
     flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3,
                                                        {"max_tokens": prompts.MAX_TOKENS["faq_answer"]}), faq["system"],
                                  faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
@@ -166,7 +166,7 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.edge("route", "faq_search", "faq")
     flow.chain("faq_search", "faq_answer", "faq_reply")
 
-    chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task"]))
+    chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task_label"]))  # as the fast Chatflow
     flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7,
                                                         {"max_tokens": prompts.MAX_TOKENS["chat_answer"]}), chat["system"],
                                   chat["user"] + "\n\n" + n.ref(["recall", "memories"]), title="闲聊回复",
