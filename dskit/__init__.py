@@ -9,4 +9,4 @@ imports between engine modules are written ``from .module import name`` (never `
 and every top-level name is unique across the engine modules.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -128,7 +128,7 @@ def test_every_dependency_identifier_passes_the_daemon(docs: dict) -> None:
         assert idents and all(DAEMON_IDENTIFIER.match(i) for i in idents)
     tools = [n["data"] for n in docs["plugin"]["workflow"]["graph"]["nodes"] if n["data"]["type"] == "tool"]
     package = next(d for d in docs["plugin"]["dependencies"] if d["type"] == "package")["value"]
-    assert package["plugin_unique_identifier"].startswith("dskit/dialogue_state_kit:0.1.0@")
+    assert package["plugin_unique_identifier"].startswith("dskit/dialogue_state_kit:0.2.0@")
     assert {t["plugin_unique_identifier"] for t in tools} == {package["plugin_unique_identifier"]}
 
 

@@ -57,7 +57,7 @@ def test_dependencies_name_our_package_and_the_model_provider() -> None:
     deps = doc["dependencies"]
     package = [d for d in deps if d["type"] == "package"]
     assert package == [{"current_identifier": None, "type": "package",
-                        "value": {"plugin_unique_identifier": PLUGIN_IDENTIFIER, "version": "0.1.0"}}]
+                        "value": {"plugin_unique_identifier": PLUGIN_IDENTIFIER, "version": "0.2.0"}}]
     assert any(d["type"] == "marketplace" and d["value"]["marketplace_plugin_unique_identifier"]
                .startswith("langgenius/openai:") for d in deps)
     tools = [n["data"] for n in doc["workflow"]["graph"]["nodes"] if n["data"]["type"] == "tool"]

@@ -33,7 +33,7 @@ def test_manifest_loads_through_sdk_model() -> None:
     manifest = PluginConfiguration(**load("manifest.yaml"))
     assert manifest.author == "dskit"
     assert manifest.name == "dialogue_state_kit"
-    assert manifest.version == "0.1.0"
+    assert manifest.version == "0.2.0"
     assert manifest.icon == "icon.svg"
     permission = manifest.resource.permission
     assert permission and permission.storage and permission.storage.enabled

@@ -34,7 +34,7 @@ TESTS = Path(__file__).resolve().parent
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     assert cli_main(["build", "--root", str(ROOT), "--out", str(out)]) == 0
-    return out / "dialogue_state_kit-0.1.0.difypkg"
+    return out / "dialogue_state_kit-0.2.0.difypkg"
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def _package_identifier(dsl_text: str) -> str:
 def test_the_plugin_chatflow_names_the_built_package_exactly(package: Path) -> None:
     """The identifier in dist/ and in dsl/ is author/name:version@checksum of this very .difypkg, the
     checksum computed the daemon's way (issue 9: without it the daemon refuses the dependency check)."""
-    expected = f"dskit/dialogue_state_kit:0.1.0@{_daemon_checksum(package)}"
+    expected = f"dskit/dialogue_state_kit:0.2.0@{_daemon_checksum(package)}"
     dist = (package.parent / "dialogue_chatflow_plugin.yml").read_text(encoding="utf-8")
     assert _package_identifier(dist) == expected
     assert dist.count(expected) == 1 + dist.count("tool_name:")  # the dependency and every tool node
@@ -102,7 +102,7 @@ def test_a_changed_plugin_file_changes_the_identifier(tmp_path: Path) -> None:
         (root / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
     first = plugin_identifier(root)
     (root / "main.py").write_text("# changed\n", encoding="utf-8")
-    assert plugin_identifier(root) != first and first.startswith("dskit/dialogue_state_kit:0.1.0@")
+    assert plugin_identifier(root) != first and first.startswith("dskit/dialogue_state_kit:0.2.0@")
 
 
 def test_the_package_file_fits_difys_upload_limit(package: Path) -> None:

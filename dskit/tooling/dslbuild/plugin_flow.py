@@ -15,7 +15,7 @@ the plugin installed (a ``package`` dependency: ``dskit build`` makes the .difyp
 provider (a ``marketplace`` dependency). The execute branch replies with what would be done; a
 real task API goes between ``route`` and ``exec_reply`` (see the fast layout's ``call_api``).
 
-The package dependency names the package exactly, ``dskit/dialogue_state_kit:0.1.0@<checksum>``:
+The package dependency names the package exactly, ``dskit/dialogue_state_kit:0.2.0@<checksum>``:
 Dify's plugin daemon refuses the whole missing-dependency check for an identifier without its
 checksum (:mod:`.dify_rules`). The checksum is that of the package ``dskit build`` makes from this
 checkout (:func:`dskit.tooling.plugin_package.plugin_identifier`), so ``dskit gen --check`` keeps the
