@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="flow target: run this DSL file (repeatable: e.g. an older file for before/after)")
     parser.add_argument("--suite", action="append", default=None, metavar="NAME",
                         help="only the suites with this name (repeatable)")
+    parser.add_argument("--ungrounded", choices=("drop", "ask"), default=None,
+                        help="override every suite catalog's policy.ungrounded: what happens to a value the "
+                             "user did not say (docs/grounding.md), to measure both ways")
     parser.add_argument("--repeat", type=int, default=None, help="run every conversation N times (consistency)")
     parser.add_argument("--parallel", type=int, default=1, help="conversations at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -135,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
         suites = load_suites([str(p) for p in args.suites] or None)
     except SuiteError as error:
         return _fail(str(error))
+    if args.ungrounded:
+        for suite in suites:
+            suite.catalog_data = {**suite.catalog_data,
+                                  "policy": {**(suite.catalog_data.get("policy") or {}), "ungrounded": args.ungrounded}}
     if args.suite:
         suites = [s for s in suites if s.name in set(args.suite)]
         if not suites:
