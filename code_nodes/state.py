@@ -3315,6 +3315,18 @@ def _as_clock(spec: Any, raw: Any) -> Any:
     return clock if clock is not None and _pattern_takes(spec.pattern, clock) else raw
 
 
+def _clock_owner(task: TaskSpec, slot: str, value: Any) -> str:
+    """The task's time slot (a string slot whose pattern takes HH:MM) when ``value`` is a bare clock
+    time given to another slot without a pattern ("20:00" as the date: the 1.5B model did, and the
+    booking ran for the date 20:00 after a yes); "" otherwise."""
+    spec = task.slots.get(slot)
+    if spec is None or spec.pattern or spec.enum or not isinstance(value, str) \
+            or not re.fullmatch(r"\s*([01]?\d|2[0-3])[:：][0-5]\d\s*", value):
+        return ""
+    return next((n for n, s in task.slots.items() if n != slot and s.type == "string" and s.pattern
+                 and _pattern_takes(s.pattern, "19:00")), "")
+
+
 def _pattern_takes(pattern: str, text: str) -> bool:
     try:
         return re.fullmatch(pattern, text) is not None
@@ -3572,7 +3584,7 @@ class _MachineTurn:
             if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
                 return value, ""
             return _UNSET, f"{name}: the message does not mention this slot; its value stays"
-        owner = other_slot_value(task_spec, name, value)
+        owner = other_slot_value(task_spec, name, value) or _clock_owner(task_spec, name, value)
         if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
             return _UNSET, f"{name}: {_short(value)} is a value of {owner}"
         asked = self.asked == f"{task['id']}.{name}"
@@ -3620,7 +3632,8 @@ class _MachineTurn:
                 continue
             given += 1
             if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}"),
-                              common=common_words(spec, name)) and not other_slot_value(spec, name, value):
+                              common=common_words(spec, name)) \
+                    and not (other_slot_value(spec, name, value) or _clock_owner(spec, name, value)):
                 grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"

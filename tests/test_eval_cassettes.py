@@ -1,0 +1,131 @@
+"""The recorded real-model runs, replayed offline: the figures published in docs/eval.md and
+docs/eval-grounding.md, checked as counts.
+
+The cassettes hold the answers of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp on 2 CPU cores,
+2026-12-01) to every model request of the runs, recorded with ``dskit eval`` / ``dskit replay`` against
+``../shared/tools/local-llm.sh``:
+
+- ``engine_qwen-1.5b.jsonl``: the engine target on the shipped suites (examples/eval, 74 user turns);
+- ``heldout_qwen-1.5b.jsonl``: the held-out conversations (examples/eval/heldout, 31 user turns) through
+  the shipped fast, classic and plugin Chatflows in graphon, and the fast one with ``policy.ungrounded:
+  ask``;
+- ``crosswoz_qwen-1.5b.jsonl``: the first CrossWOZ validation dialogues, teacher-forced.
+
+Replaying runs today's engine and DSL on those real answers; nothing reaches a network (``--replay``
+refuses any request that is not recorded). A cassette is keyed by the exact prompt: when a change to a
+prompt, the state view, a catalog or a suite makes a test fail with "not in the cassette", re-record
+with the command in the failure message (the model is a measuring instrument, never a CI dependency)
+and update the figures here and in the docs. A change to the engine alone may change the figures
+without a re-recording: that is the point — they are the engine's, on a real model's answers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dskit.tooling.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTES = ROOT / "tests" / "cassettes"
+ENGINE = CASSETTES / "engine_qwen-1.5b.jsonl"
+HELDOUT = CASSETTES / "heldout_qwen-1.5b.jsonl"
+CROSSWOZ_CASSETTE = CASSETTES / "crosswoz_qwen-1.5b.jsonl"
+CROSSWOZ = ROOT.parent / "shared" / "data" / "crosswoz" / "val.json.zip"
+MODEL = ["--model", "qwen-1.5b"]
+RERECORD = ("stale cassette {name}: re-record it against the local model, e.g. `dskit eval ... --base-url "
+            "http://127.0.0.1:8765/v1 --model qwen-1.5b --quantization Q4_K_M --deadline 1800 --record "
+            "tests/cassettes/{name}` (see this file's docstring)")
+
+
+def replay_eval(capsys, cassette: Path, *args: str) -> dict:
+    """One ``dskit eval`` run replayed from ``cassette``: its figures."""
+    code = main(["eval", *args, *MODEL, "--replay", str(cassette), "--json", "--quiet"])
+    result = json.loads(capsys.readouterr().out)
+    run = result["runs"][0]
+    assert not run.get("errors"), RERECORD.format(name=cassette.name) + "\n" + "\n".join(run["errors"][:3])
+    assert code == 0
+    return run["figures"]
+
+
+def counts(figures: dict) -> dict:
+    """The figures as the docs state them: counts of turns, executions and writes, and the cost."""
+    return {"turns_right": round(figures["turn_accuracy"] * figures["turns"]),
+            "jga_right": round(figures["jga"] * figures["jga_turns"]), "jga_turns": figures["jga_turns"],
+            "executions": figures["executions"], "wrongful": figures["wrongful_executions"],
+            "task_success": round((figures["task_success"] or 0) * figures["expected_executions"]),
+            "expected_executions": figures["expected_executions"], "unasked_writes": figures["unasked_writes"],
+            "wrong_writes": figures["wrong_writes"], "llm_calls_per_turn": figures["llm_calls_per_turn"]}
+
+
+def test_cassettes_are_small_and_hold_no_prompt() -> None:
+    for cassette in (ENGINE, HELDOUT, CROSSWOZ_CASSETTE):
+        lines = cassette.read_text(encoding="utf-8").splitlines()
+        assert cassette.stat().st_size < 200_000, cassette.name
+        assert all(set(json.loads(line)) >= {"key", "text", "prompt_tokens", "completion_tokens", "latency"}
+                   for line in lines)
+        assert all("【任务目录】" not in line and "[Task catalog]" not in line for line in lines)
+
+
+# ---------------------------------------------------------------- the engine target, shipped suites
+
+ENGINE_EXPECTED: dict = {}
+
+
+def test_the_engine_target_on_the_shipped_suites(capsys) -> None:
+    figures = replay_eval(capsys, ENGINE)
+    assert figures["turns"] == 74 and figures["llm_calls_per_turn"] == 1.0
+    assert counts(figures) == ENGINE_EXPECTED
+
+
+# ---------------------------------------------------------------- held-out conversations, three layouts
+
+HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
+FAST_EXPECTED: dict = {}
+CLASSIC_EXPECTED: dict = {}
+PLUGIN_EXPECTED: dict = {}
+ASK_EXPECTED: dict = {}
+
+
+@pytest.fixture(scope="module")
+def layouts() -> dict:
+    return {}
+
+
+def test_the_fast_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
+    layouts["fast"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", HELDOUT_SUITES)
+    assert counts(layouts["fast"]) == FAST_EXPECTED
+
+
+def test_the_classic_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
+    layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES)
+    assert counts(layouts["classic"]) == CLASSIC_EXPECTED
+
+
+def test_the_plugin_chatflow_on_the_held_out_conversations(capsys) -> None:
+    figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "plugin", HELDOUT_SUITES)
+    assert counts(figures) == PLUGIN_EXPECTED
+
+
+def test_the_ask_policy_on_the_held_out_conversations(capsys) -> None:
+    figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", "--ungrounded", "ask", HELDOUT_SUITES)
+    assert counts(figures) == ASK_EXPECTED
+
+
+# ---------------------------------------------------------------- CrossWOZ
+
+CROSSWOZ_EXPECTED: dict = {}
+
+
+def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:
+    """The first LLM figure on CrossWOZ (docs/eval.md): the first validation dialogues, teacher-forced."""
+    if not CROSSWOZ.exists():
+        pytest.skip("needs ../shared/data/crosswoz/val.json.zip (the CrossWOZ validation set)")
+    code = main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing", "--limit",
+                 str(CROSSWOZ_EXPECTED["dialogues"]), *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["errors"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
+    assert code == 0
+    assert {k: result[k] for k in CROSSWOZ_EXPECTED} == CROSSWOZ_EXPECTED
