@@ -71,7 +71,11 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 
 # ---------------------------------------------------------------- the engine target, shipped suites
 
-ENGINE_EXPECTED: dict = {}
+# 24 of 74 turns right; the one wrongful execution is en_booking's: the model wrote the user's "Somewhere
+# downtown" as the restaurant, the confirmation showed it, and the scripted user said yes.
+ENGINE_EXPECTED = {"turns_right": 24, "jga_right": 31, "jga_turns": 72, "executions": 6, "wrongful": 1,
+                   "task_success": 5, "expected_executions": 17, "unasked_writes": 9, "wrong_writes": 3,
+                   "llm_calls_per_turn": 1.0}
 
 
 def test_the_engine_target_on_the_shipped_suites(capsys) -> None:
@@ -83,10 +87,19 @@ def test_the_engine_target_on_the_shipped_suites(capsys) -> None:
 # ---------------------------------------------------------------- held-out conversations, three layouts
 
 HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
-FAST_EXPECTED: dict = {}
-CLASSIC_EXPECTED: dict = {}
-PLUGIN_EXPECTED: dict = {}
-ASK_EXPECTED: dict = {}
+# Seed 000's booking runs confirmed with 老牌粤菜 (expected 粤菜) and without "quiet", which the model
+# never sent: the one wrongful execution of fast, plugin and ask. Classic's is a repair confirmed with
+# the fault 宽带故障 where the user said 宽带无法上网.
+FAST_EXPECTED = {"turns_right": 22, "jga_right": 25, "jga_turns": 31, "executions": 6, "wrongful": 1,
+                 "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+                 "llm_calls_per_turn": 1.097}
+CLASSIC_EXPECTED = {"turns_right": 7, "jga_right": 8, "jga_turns": 31, "executions": 3, "wrongful": 1,
+                    "task_success": 2, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
+                    "llm_calls_per_turn": 2.968}
+PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
+ASK_EXPECTED = {"turns_right": 23, "jga_right": 25, "jga_turns": 31, "executions": 5, "wrongful": 1,
+                "task_success": 4, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+                "llm_calls_per_turn": 1.065}
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +115,16 @@ def test_the_fast_chatflow_on_the_held_out_conversations(capsys, layouts) -> Non
 def test_the_classic_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
     layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES)
     assert counts(layouts["classic"]) == CLASSIC_EXPECTED
+
+
+def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(layouts) -> None:
+    """Issue 12: on the same model and conversations, the fast layout's task success and joint goal
+    accuracy are at least the classic layout's, with at least 2.5x fewer LLM calls a turn."""
+    fast, classic = layouts.get("fast"), layouts.get("classic")
+    if fast is None or classic is None:
+        pytest.skip("runs after the two layout tests above (pytest -p no:randomly)")
+    assert fast["task_success"] >= classic["task_success"] and fast["jga"] >= classic["jga"]
+    assert classic["llm_calls_per_turn"] >= 2.5 * fast["llm_calls_per_turn"]
 
 
 def test_the_plugin_chatflow_on_the_held_out_conversations(capsys) -> None:
