@@ -139,7 +139,11 @@ def test_the_ask_policy_on_the_held_out_conversations(capsys) -> None:
 
 # ---------------------------------------------------------------- CrossWOZ
 
-CROSSWOZ_EXPECTED: dict = {}
+# The first 16 validation dialogues (130 user turns), each turn from the previous gold state: JGA
+# 72/130; 5 answers were unreadable (an error and a wrong turn each); confirms are counted, not applied.
+CROSSWOZ_EXPECTED = {"dialogues": 16, "turns": 130, "jga": 72 / 130, "llm_calls": 130, "failed_calls": 0,
+                     "unreadable": 5, "errors": 5, "ignored_confirms": 9,
+                     "domains": {"餐馆": 0.8172, "景点": 0.8, "酒店": 0.7143, "出租": 0.8571}}
 
 
 def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:
@@ -149,6 +153,5 @@ def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:
     code = main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing", "--limit",
                  str(CROSSWOZ_EXPECTED["dialogues"]), *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert result["errors"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
-    assert code == 0
+    assert result["failed_calls"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
     assert {k: result[k] for k in CROSSWOZ_EXPECTED} == CROSSWOZ_EXPECTED
