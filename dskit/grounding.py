@@ -250,6 +250,11 @@ def times_in(raw: str) -> set[str]:
     return found
 
 
+def is_clock(value: Any) -> bool:
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+
+
 def same_half_day(value: Any, old: Any, raw: str) -> Any:
     """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
     replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
@@ -584,5 +589,5 @@ __all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched"
            "task_mentioned",
            "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
-           "same_half_day",
+           "same_half_day", "is_clock",
            "RECENT_TURNS"]

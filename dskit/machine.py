@@ -18,9 +18,9 @@ from typing import Any
 from .catalog import Catalog, TaskSpec, coerce_slot_value, load_catalog
 from .gaps import ask_text, missing_slots
 from .jsonish import scrub_surrogates
-from .grounding import (Evidence, cancel_grounded, clock_value, common_words, confirm_grounded, make_evidence,
-                        other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched, split_clock,
-                        task_mentioned, text_grounded, value_grounded)
+from .grounding import (Evidence, cancel_grounded, clock_value, common_words, confirm_grounded, is_clock,
+                        make_evidence, other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched,
+                        split_clock, task_mentioned, text_grounded, value_grounded)
 from .messages import msg, norm_lang, sentences, show_value
 from .records import Decision, ExecutePayload, TaskRecord, TaskRef, new_decision, task_record, task_ref
 from .state import (MAX_DONE, MAX_ERROR_TEXT, MAX_TIMELINE, add_error, bound_history, current_task, dump_state,
@@ -90,16 +90,22 @@ def _as_clock(spec: Any, raw: Any) -> Any:
     return clock if clock is not None and _pattern_takes(spec.pattern, clock) else raw
 
 
-def _clock_owner(task: TaskSpec, slot: str, value: Any) -> str:
-    """The task's time slot (a string slot whose pattern takes HH:MM) when ``value`` is a bare clock
-    time given to another slot without a pattern ("20:00" as the date: the 1.5B model did, and the
-    booking ran for the date 20:00 after a yes); "" otherwise."""
+def _time_slots(task: TaskSpec) -> list[str]:
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and _pattern_takes(s.pattern, "19:00")]
+
+
+def _owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). The 1.5B model did both, and the booking ran with them
+    after a yes. One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
     spec = task.slots.get(slot)
-    if spec is None or spec.pattern or spec.enum or not isinstance(value, str) \
-            or not re.fullmatch(r"\s*([01]?\d|2[0-3])[:：][0-5]\d\s*", value):
-        return ""
-    return next((n for n, s in task.slots.items() if n != slot and s.type == "string" and s.pattern
-                 and _pattern_takes(s.pattern, "19:00")), "")
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in _time_slots(task) if n != slot), "")
 
 
 def _pattern_takes(pattern: str, text: str) -> bool:
@@ -359,7 +365,7 @@ class _MachineTurn:
             if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
                 return value, ""
             return _UNSET, f"{name}: the message does not mention this slot; its value stays"
-        owner = other_slot_value(task_spec, name, value) or _clock_owner(task_spec, name, value)
+        owner = _owner_elsewhere(task_spec, name, value)
         if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
             return _UNSET, f"{name}: {_short(value)} is a value of {owner}"
         asked = self.asked == f"{task['id']}.{name}"
@@ -408,7 +414,7 @@ class _MachineTurn:
             given += 1
             if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}"),
                               common=common_words(spec, name)) \
-                    and not (other_slot_value(spec, name, value) or _clock_owner(spec, name, value)):
+                    and not _owner_elsewhere(spec, name, value):
                 grounded += 1
         if open_task is not None or ran:
             why = "it is already open" if open_task is not None else "it has just run"
@@ -527,8 +533,7 @@ class _MachineTurn:
         one time slot (a string slot whose pattern takes HH:MM) when the command does not fill that
         slot itself: one thing the user said, one slot. Grounding only (replays stay as stored)."""
         spec = self.spec(task)
-        clocks = [n for n, s in spec.slots.items()
-                  if s.type == "string" and s.pattern and _pattern_takes(s.pattern, "19:00")]
+        clocks = _time_slots(spec)
         if self.evidence is None or len(clocks) != 1 or clocks[0] in slots:
             return slots
         for name, raw in slots.items():
