@@ -2173,6 +2173,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "check": "想跟您核对一下：{values}，对吗？",
         "check_clear": "清空{slot}",
         "deny": "好的，请问需要修改哪一项？（{slots}）",
+        "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
         "resume": "我们继续刚才的「{task}」。",
         "cancelled": "已取消「{task}」。",
         "cascade": "「{task}」依赖的信息已变化，已一并取消。",
@@ -2224,6 +2225,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "check": "Just to check: {values}. Is that right?",
         "check_clear": "clear {slot}",
         "deny": "OK, which one would you like to change? ({slots})",
+        "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
         "resume": "Let's continue with {task}.",
         "cancelled": "{task} has been cancelled.",
         "cascade": "{task} depended on what changed, so it was cancelled too.",
@@ -3373,6 +3375,9 @@ class _MachineTurn:
         self.handoff: str | None = None
         self.top_before = current_task(state)["id"] if current_task(state) else None
         self.existing_ids = {t["id"] for t in state["task_stack"]}
+        # Tasks whose confirmation question was the last thing the user saw.
+        self.confirming_before = {t["id"] for t in state["task_stack"] if t.get("stage") == "CONFIRMING"}
+        self.unapplied = False  # a change the model read into this message was refused as not said
         self.ended: dict[str, str] = {}
 
     # ------------------------------------------------------------ helpers
@@ -3578,8 +3583,11 @@ class _MachineTurn:
     # ------------------------------------------------------------ grounding (docs/grounding.md)
 
     def _ungrounded_drop(self, command: Any, reason: str) -> None:
-        """A command the user's message does not support: dropped, with the reason, whatever the policy."""
+        """A command the user's message does not support: dropped, with the reason, whatever the policy.
+        A refused change (anything but a yes) also withdraws a pending confirmation (see _prompt)."""
         self.drop(command, f"not grounded: {reason}")
+        if not (isinstance(command, dict) and command.get("type") == "confirm"):
+            self.unapplied = True
 
     def _admit(self, task: dict, name: str, value: Any) -> tuple[Any, str]:
         """The part of a coerced value (None: a deletion) that the user's message supports, and why
@@ -3962,6 +3970,9 @@ class _MachineTurn:
             task["stage"] = "COLLECTING"
             names = msg("list_sep", self.lang).join(s.display for s in spec.slots.values())
             return "ask_slot", "", msg("deny", self.lang, slots=names)
+        if self._withdraws_confirmation(task):
+            task["stage"] = "COLLECTING"
+            return "ask_slot", "", msg("unapplied", self.lang, task=spec.display, values=self._values_text(task) or "—")
         confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
         if task["id"] == self.confirmed_id or not confirm_needed:
             return "execute", None, ""
@@ -3974,6 +3985,15 @@ class _MachineTurn:
         if not values:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
+
+    def _withdraws_confirmation(self, task: dict) -> bool:
+        """The user answered a confirmation question with something the model read as a change that
+        the message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the
+        same question again would let the next "yes" run the values the user was trying to change, so
+        the question is withdrawn: the reply says nothing was changed and asks what to change; only a
+        fresh confirmation question, answered yes, runs the task (docs/grounding.md)."""
+        return (self.unapplied and task["id"] in self.confirming_before and not self.changed.get(task["id"])
+                and self.faq is None and not self.progress)
 
     def _held_text(self, task: dict, held: dict) -> str:
         """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""

@@ -143,6 +143,9 @@ class _MachineTurn:
         self.handoff: str | None = None
         self.top_before = current_task(state)["id"] if current_task(state) else None
         self.existing_ids = {t["id"] for t in state["task_stack"]}
+        # Tasks whose confirmation question was the last thing the user saw.
+        self.confirming_before = {t["id"] for t in state["task_stack"] if t.get("stage") == "CONFIRMING"}
+        self.unapplied = False  # a change the model read into this message was refused as not said
         self.ended: dict[str, str] = {}
 
     # ------------------------------------------------------------ helpers
@@ -348,8 +351,11 @@ class _MachineTurn:
     # ------------------------------------------------------------ grounding (docs/grounding.md)
 
     def _ungrounded_drop(self, command: Any, reason: str) -> None:
-        """A command the user's message does not support: dropped, with the reason, whatever the policy."""
+        """A command the user's message does not support: dropped, with the reason, whatever the policy.
+        A refused change (anything but a yes) also withdraws a pending confirmation (see _prompt)."""
         self.drop(command, f"not grounded: {reason}")
+        if not (isinstance(command, dict) and command.get("type") == "confirm"):
+            self.unapplied = True
 
     def _admit(self, task: dict, name: str, value: Any) -> tuple[Any, str]:
         """The part of a coerced value (None: a deletion) that the user's message supports, and why
@@ -732,6 +738,9 @@ class _MachineTurn:
             task["stage"] = "COLLECTING"
             names = msg("list_sep", self.lang).join(s.display for s in spec.slots.values())
             return "ask_slot", "", msg("deny", self.lang, slots=names)
+        if self._withdraws_confirmation(task):
+            task["stage"] = "COLLECTING"
+            return "ask_slot", "", msg("unapplied", self.lang, task=spec.display, values=self._values_text(task) or "—")
         confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
         if task["id"] == self.confirmed_id or not confirm_needed:
             return "execute", None, ""
@@ -744,6 +753,15 @@ class _MachineTurn:
         if not values:
             return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
         return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
+
+    def _withdraws_confirmation(self, task: dict) -> bool:
+        """The user answered a confirmation question with something the model read as a change that
+        the message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the
+        same question again would let the next "yes" run the values the user was trying to change, so
+        the question is withdrawn: the reply says nothing was changed and asks what to change; only a
+        fresh confirmation question, answered yes, runs the task (docs/grounding.md)."""
+        return (self.unapplied and task["id"] in self.confirming_before and not self.changed.get(task["id"])
+                and self.faq is None and not self.progress)
 
     def _held_text(self, task: dict, held: dict) -> str:
         """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""

@@ -168,6 +168,31 @@ def test_only_the_users_yes_confirms():
     assert talk.turn("没问题，就这样订", cmd("confirm"))["next_action"] == "execute"
 
 
+def test_a_change_that_could_not_be_applied_withdraws_the_confirmation():
+    """The 1.5B model on en_booking: asked to confirm, the user named another restaurant, the model read
+    it as a new route (refused: nothing of it was said), the engine asked the same question again and
+    the next "Yes, book it" ran the old restaurant. Now the reply says nothing changed and asks what to
+    change; a yes then gets a fresh confirmation question, and only a yes to that runs the booking."""
+    talk = seed_booking()
+    assert talk.turn("就订老地方粤菜馆吧", set_(restaurant="老地方粤菜馆"))["next_action"] == "confirm"
+    decision = talk.turn("还是换成海底捞吧", start("plan_route", origin="家", destination="公司"))
+    assert decision["next_action"] == "ask_slot" and decision["execute"] is None
+    assert "没能确定您要修改什么" in decision["question"] and "老地方粤菜馆" in decision["question"]
+    decision = talk.turn("好的，订吧", cmd("confirm"))
+    assert decision["next_action"] == "confirm" and decision["execute"] is None
+    assert "nothing has been shown for confirmation yet" in talk.reasons()
+    assert talk.turn("对，就这样订", cmd("confirm"))["execute"]["slots"]["restaurant"] == "老地方粤菜馆"
+
+
+def test_a_question_during_confirmation_keeps_it_even_when_a_stray_change_is_refused():
+    """An FAQ is understood, so the stray change beside it costs no extra question."""
+    talk = seed_booking()
+    talk.turn("就订老地方粤菜馆吧", set_(restaurant="老地方粤菜馆"))
+    decision = talk.turn("餐厅有停车位吗", set_(people=5), cmd("faq", question="停车位"))
+    assert decision["next_action"] == "faq" and "确认办理吗" in decision["question"]
+    assert talk.turn("没问题，就这样订", cmd("confirm"))["next_action"] == "execute"
+
+
 def test_cancel_and_reset_need_the_words():
     talk = seed_booking()
     talk.turn("餐厅有停车位吗", cmd("cancel_task", task="book_restaurant"), cmd("reset"))
