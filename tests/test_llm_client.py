@@ -170,6 +170,22 @@ def test_cache_hit_is_no_call_and_replay_never_calls(tmp_path: Path) -> None:
     assert info.value.kind == "not_recorded" and replay.http_requests == 0
 
 
+def test_a_gzip_cassette_records_and_replays_like_a_plain_one(tmp_path: Path) -> None:
+    """Large recorded runs are checked in compressed (tests/cassettes/*.jsonl.gz)."""
+    path = tmp_path / "answers.jsonl.gz"
+    with fake_openai(("ok", '{"a": 1}'), ("ok", '{"b": 2}')) as fake:
+        llm, _ = client(fake.base_url, cache=Cache(path))
+        llm.complete(MESSAGES, temperature=0.1)
+        llm.complete(MESSAGES, temperature=0.3)  # appended as a second gzip member
+        assert len(fake.requests) == 2
+    assert path.read_bytes()[:2] == b"\x1f\x8b"
+    replay, _ = client("http://127.0.0.1:9/v1", cache=Cache(path, "replay"))
+    assert [replay.complete(MESSAGES, temperature=t).text for t in (0.1, 0.3)] == ['{"a": 1}', '{"b": 2}']
+    (tmp_path / "broken.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(ValueError, match="not a gzip file"):
+        Cache(tmp_path / "broken.jsonl.gz", "replay")
+
+
 def test_many_conversations_in_parallel_share_one_client() -> None:
     with fake_openai(("answer", lambda body: body["messages"][-1]["content"])) as fake:
         llm, _ = client(fake.base_url)

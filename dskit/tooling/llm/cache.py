@@ -9,7 +9,9 @@ A cache file is JSON lines, one recorded answer a line::
 The key is a SHA-256 of the model name, the messages and the parameters that change the answer
 (temperature, max_tokens, JSON mode) — not the endpoint's address, so a cassette recorded against one
 server replays anywhere. The prompt itself is not stored (it is long and the key already pins it);
-``asked`` keeps its tail so that a person can tell the lines apart.
+``asked`` keeps its tail so that a person can tell the lines apart. A path ending in ``.gz`` is the same
+lines gzip-compressed (a large recorded run checked in as a cassette: model answers are repetitive JSON
+and shrink about fivefold); new answers are appended as another gzip member, which readers join.
 
 Modes: ``readwrite`` (``--cache``: use what is there, add what is new), ``record`` (``--record``: the
 same, into a cassette meant to be checked in), ``replay`` (``--replay``: never call; an answer that is
@@ -18,6 +20,7 @@ not recorded is an error, so a test can never reach the network by accident).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import threading
@@ -62,7 +65,7 @@ class Cache:
             if self.mode == "replay":
                 raise FileNotFoundError(f"no cassette at {self.path}")
             return
-        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+        for number, line in enumerate(self._text().splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -71,6 +74,14 @@ class Cache:
                 raise ValueError(f"{self.path}:{number}: not a JSON line") from None
             if isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("text"), str):
                 self.entries[entry["key"]] = entry
+
+    def _text(self) -> str:
+        if self.path.suffix == ".gz":
+            try:
+                return gzip.decompress(self.path.read_bytes()).decode("utf-8")
+            except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+                raise ValueError(f"{self.path}: not a gzip file ({exc})") from None
+        return self.path.read_text(encoding="utf-8")
 
     def get(self, key: str) -> Completion | None:
         """The recorded answer for ``key``; None (readwrite/record) or :class:`NotRecorded` (replay)."""
@@ -107,5 +118,10 @@ class Cache:
                 return
             self.entries[key] = entry
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            if self.path.suffix == ".gz":
+                with gzip.open(self.path, "at", encoding="utf-8") as handle:
+                    handle.write(line)
+            else:
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(line)
