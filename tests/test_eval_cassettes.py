@@ -9,7 +9,9 @@ The cassettes hold the answers of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp
 - ``heldout_qwen-1.5b.jsonl``: the held-out conversations (examples/eval/heldout, 31 user turns) through
   the shipped fast, classic and plugin Chatflows in graphon, and the fast one with ``policy.ungrounded:
   ask``;
-- ``crosswoz_qwen-1.5b.jsonl``: the first CrossWOZ validation dialogues, teacher-forced.
+- ``crosswoz_qwen-1.5b.jsonl.gz``: the first 50 CrossWOZ validation dialogues, teacher-forced, the first
+  of them cumulative (the engine's own state carried on), and the first 5 with typos (gzip-compressed:
+  about 1,400 answers).
 
 Replaying runs today's engine and DSL on those real answers; nothing reaches a network (``--replay``
 refuses any request that is not recorded). A cassette is keyed by the exact prompt: when a change to a
@@ -21,6 +23,7 @@ without a re-recording: that is the point — they are the engine's, on a real m
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "tests" / "cassettes"
 ENGINE = CASSETTES / "engine_qwen-1.5b.jsonl"
 HELDOUT = CASSETTES / "heldout_qwen-1.5b.jsonl"
-CROSSWOZ_CASSETTE = CASSETTES / "crosswoz_qwen-1.5b.jsonl"
+CROSSWOZ_CASSETTE = CASSETTES / "crosswoz_qwen-1.5b.jsonl.gz"
 CROSSWOZ = ROOT.parent / "shared" / "data" / "crosswoz" / "val.json.zip"
 MODEL = ["--model", "qwen-1.5b"]
 RERECORD = ("stale cassette {name}: re-record it against the local model, e.g. `dskit eval ... --base-url "
@@ -62,7 +65,8 @@ def counts(figures: dict) -> dict:
 
 def test_cassettes_are_small_and_hold_no_prompt() -> None:
     for cassette in (ENGINE, HELDOUT, CROSSWOZ_CASSETTE):
-        lines = cassette.read_text(encoding="utf-8").splitlines()
+        raw = cassette.read_bytes()
+        lines = (gzip.decompress(raw) if cassette.suffix == ".gz" else raw).decode("utf-8").splitlines()
         assert cassette.stat().st_size < 200_000, cassette.name
         assert all(set(json.loads(line)) >= {"key", "text", "prompt_tokens", "completion_tokens", "latency"}
                    for line in lines)
@@ -71,9 +75,11 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 
 # ---------------------------------------------------------------- the engine target, shipped suites
 
-# 24 of 74 turns right; the one wrongful execution is en_booking's: the model wrote the user's "Somewhere
-# downtown" as the restaurant, the confirmation showed it, and the scripted user said yes.
-ENGINE_EXPECTED = {"turns_right": 24, "jga_right": 31, "jga_turns": 72, "executions": 6, "wrongful": 1,
+# 25 of 74 turns right, no wrongful execution. Until the engine withdrew a confirmation after a refused
+# change (docs/grounding.md), en_booking ran with the model's restaurant "Somewhere downtown": the user's
+# "Let's go with Bangkok Garden" was read as a new route and refused, the same confirmation was asked
+# again, and the scripted "Yes, book it" ran it (24 right, 6 executions, 1 wrongful).
+ENGINE_EXPECTED = {"turns_right": 25, "jga_right": 31, "jga_turns": 72, "executions": 5, "wrongful": 0,
                    "task_success": 5, "expected_executions": 17, "unasked_writes": 9, "wrong_writes": 3,
                    "llm_calls_per_turn": 1.0}
 
@@ -139,19 +145,36 @@ def test_the_ask_policy_on_the_held_out_conversations(capsys) -> None:
 
 # ---------------------------------------------------------------- CrossWOZ
 
-# The first 16 validation dialogues (130 user turns), each turn from the previous gold state: JGA
-# 72/130; 5 answers were unreadable (an error and a wrong turn each); confirms are counted, not applied.
-CROSSWOZ_EXPECTED = {"dialogues": 16, "turns": 130, "jga": 72 / 130, "llm_calls": 130, "failed_calls": 0,
-                     "unreadable": 5, "errors": 5, "ignored_confirms": 9,
-                     "domains": {"餐馆": 0.8172, "景点": 0.8, "酒店": 0.7143, "出租": 0.8571}}
+# Each figure: the first N validation dialogues through the fast Chatflow's understanding prompt.
+# Teacher-forced: each turn from the previous gold state; cumulative: the engine's own state carries on;
+# typo: teacher-forced with two characters swapped and one doubled in every user turn (seed 0).
+# Unreadable answers are an error and a wrong turn each; confirms are counted, never applied.
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 249 / 418, "llm_calls": 418, "failed_calls": 0,
+               "unreadable": 20,
+               "domains": {"餐馆": 0.8328, "景点": 0.8178, "酒店": 0.7785, "出租": 0.7381, "地铁": 1.0}}
+CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 10 / 143, "failed_calls": 0, "unreadable": 10}
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 28 / 46, "failed_calls": 0}
+
+
+def replay_crosswoz(capsys, expected: dict, *args: str) -> None:
+    if not CROSSWOZ.exists():
+        pytest.skip("needs ../shared/data/crosswoz/val.json.zip (the CrossWOZ validation set)")
+    main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--limit", str(expected["dialogues"]), *args,
+          *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed_calls"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
+    assert {k: result[k] for k in expected} == expected
 
 
 def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:
-    """The first LLM figure on CrossWOZ (docs/eval.md): the first validation dialogues, teacher-forced."""
-    if not CROSSWOZ.exists():
-        pytest.skip("needs ../shared/data/crosswoz/val.json.zip (the CrossWOZ validation set)")
-    code = main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing", "--limit",
-                 str(CROSSWOZ_EXPECTED["dialogues"]), *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
-    result = json.loads(capsys.readouterr().out)
-    assert result["failed_calls"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
-    assert {k: result[k] for k in CROSSWOZ_EXPECTED} == CROSSWOZ_EXPECTED
+    """The first LLM figure on CrossWOZ (docs/eval.md): the first 50 validation dialogues, teacher-forced."""
+    replay_crosswoz(capsys, CROSSWOZ_TF, "--teacher-forcing")
+
+
+def test_crosswoz_through_the_local_model_cumulative(capsys) -> None:
+    """The engine's own state carried on: an early miss stays missed, so JGA is lower."""
+    replay_crosswoz(capsys, CROSSWOZ_CUMULATIVE)
+
+
+def test_crosswoz_through_the_local_model_with_typos(capsys) -> None:
+    replay_crosswoz(capsys, CROSSWOZ_TYPO, "--teacher-forcing", "--noise", "typo", "--seed", "0")
