@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import Enum
 
 
 # ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
@@ -58,20 +59,20 @@ class _LazyPattern:
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -101,7 +102,7 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -128,13 +129,13 @@ REDOS_MANY = 10
 # Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
 # beyond quadratic (rule 4).
 REDOS_CHAIN = 3
-_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
                           "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
                           "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
-_REDOS_RANGE_POINTS = 16
+_RANGE_POINTS = 16
 
 
-def _redos_parse(pattern: str) -> Any:
+def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -171,7 +172,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     def _sample(self, tree: Any) -> list[str]:
-        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
             node = stack.pop()
@@ -185,13 +186,13 @@ class _RedosChecker:
                             points.add(chr(item_av))
                         elif str(item_op) == "RANGE":
                             low, high = item_av
-                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            step = max(1, (high - low) // _RANGE_POINTS)
                             points.update(chr(c) for c in range(low, high + 1, step))
                             points.add(chr(high))
                 else:
                     if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
                         self.ignore_case = True
-                    stack.extend(_redos_children(name, av))
+                    stack.extend(_children(name, av))
         return sorted(points)
 
     def _mask(self, accepts) -> int:
@@ -211,7 +212,7 @@ class _RedosChecker:
             return self.everything
         negate = bool(av) and str(av[0][0]) == "NEGATE"
         items = av[1:] if negate else av
-        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
 
     # ------------------------------------------------------------ the walk
@@ -326,7 +327,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _redos_children(name: str, av: Any) -> list:
+def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -343,7 +344,7 @@ def _redos_children(name: str, av: Any) -> list:
     return []
 
 
-def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -372,7 +373,7 @@ def redos_problem(pattern: str) -> str:
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
     """
     try:
-        tree = _redos_parse(pattern)
+        tree = _parse(pattern)
     except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
         return ""
     try:
@@ -383,6 +384,14 @@ def redos_problem(pattern: str) -> str:
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- dskit/catalog.py ----
@@ -409,14 +418,14 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
-_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+_catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
 class CatalogError(ValueError):
@@ -688,15 +697,11 @@ class Catalog:
         raise AttributeError(f"cannot delete field {name!r}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _catalog_show(value: Any, limit: int = 40) -> str:
+def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -716,7 +721,7 @@ def slot_max_chars(slot: Any) -> int:
         longest = max(len(str(item)) for item in enum)
     elif slot_type == "string":
         longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
-        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+        longest = longest if is_int(longest) else DEFAULT_MAX_LENGTH
     elif slot_type == "boolean":
         longest = 5
     else:
@@ -728,7 +733,7 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
-        return _is_int(value)
+        return is_int(value)
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
@@ -760,9 +765,9 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if "max_length" in slot:
         if slot_type != "string":
             problems.append(f"{path}.max_length: only string slots have a max_length")
-        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        elif not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
             problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
-    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+    if not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
         max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
@@ -771,7 +776,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
@@ -782,14 +787,14 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not in enum")
                 elif isinstance(target, str) and len(target) > max_length:
                     problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
                 elif isinstance(target, str) and target.strip().lower() in lowered and \
                         lowered[target.strip().lower()] != target:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is itself an alias of "
                                     "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
@@ -801,11 +806,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+        problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
 
 
-def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -829,8 +834,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -844,7 +849,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -859,7 +864,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -894,7 +899,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _catalog_data(data: Any) -> tuple[Any, str]:
+def _data(data: Any) -> tuple[Any, str]:
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -908,13 +913,13 @@ def _catalog_data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def _catalog_validate(data: Any) -> list[str]:
+def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
     for key in data:
-        if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
     if data.get("version") != 1:
         problems.append("$.version: must be 1")
     if "language" in data and data["language"] not in ("zh", "en"):
@@ -936,7 +941,7 @@ def _catalog_validate(data: Any) -> list[str]:
             elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
                 allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
-            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+            elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
 
@@ -993,11 +998,11 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    source, problem = _catalog_data(source)
+    source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
     try:
-        problems = _catalog_validate(source)
+        problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
@@ -1025,9 +1030,21 @@ CODE_MAX_STRING_LENGTH = 80_000
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
 
 
 # ---- dskit/state.py ----
@@ -1047,13 +1064,13 @@ MAX_SLOT_HISTORY = 10
 SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
-_STATE_SHORT_TEXT = 200
-_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+_SHORT_TEXT = 200
+_TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
+_SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
-_STATE_DONE_STATUS = ("pending", "success", "failed")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -1079,11 +1096,7 @@ def new_state() -> dict:
     }
 
 
-def _state_is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
@@ -1113,7 +1126,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _state_decode(text: Any) -> tuple[Any, str]:
+def _decode(text: Any) -> tuple[Any, str]:
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -1128,7 +1141,7 @@ def _state_decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _STATE_SURROGATE_HINT.search(text):
+    if _SURROGATE_HINT.search(text):
         data = jsonish_scrub(data)
     return data, ""
 
@@ -1144,15 +1157,15 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
-        data, problem = _state_decode(text)
+        data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
         if problem:
             return new_state(), [f"state unusable: {problem}; started clean"
                                  if not problem.startswith("state ") else f"{problem}; started clean"]
         state = new_state()
-        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
-        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        state.update({key: data[key] for key in _state_TOP_KEYS if key in data})
+        notes = _repair(state, [key for key in data if key not in _state_TOP_KEYS])
         for note in notes:
             add_error(state, "state", note)
         return state, []
@@ -1162,25 +1175,25 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _state_repair(state: dict, unknown: list) -> list[str]:
+def _repair(state: dict, unknown: list) -> list[str]:
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
-    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
-    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
     state["turn"] = max(0, state["turn"])
-    notes += _state_repair_stack(state)
-    notes += _state_repair_done(state)
-    notes += _state_repair_counters(state)
+    notes += _repair_stack(state)
+    notes += _repair_done(state)
+    notes += _repair_counters(state)
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
             state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
-                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+                                "turn": handoff["turn"] if is_int(handoff.get("turn")) else 0}
         else:
             state["handoff"] = None
             notes.append("handoff was malformed; cleared")
-    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
-    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    used = [int(m.group(1)) for m in (_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
     if used and state["next_task_seq"] <= max(used):
         notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
         state["next_task_seq"] = max(used) + 1
@@ -1188,7 +1201,7 @@ def _state_repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _state_repair_stack(state: dict) -> list[str]:
+def _repair_stack(state: dict) -> list[str]:
     notes: list[str] = []
     kept: list[dict] = []
     seen: set[str] = set()
@@ -1200,18 +1213,18 @@ def _state_repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
             notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
-            clean["stage"] = "COLLECTING"
+            clean["stage"] = Stage.COLLECTING.value
         parent = task.get("parent_id")
         if parent is not None and not isinstance(parent, str):
             notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
             parent = None
         clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
-        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        clean["opened_turn"] = task["opened_turn"] if is_int(task.get("opened_turn")) else 0
         history = task.get("history") if isinstance(task.get("history"), dict) else {}
         clean["history"] = {}
         for slot, values in history.items():
@@ -1228,16 +1241,16 @@ def _state_repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _state_repair_done(state: dict) -> list[str]:
+def _repair_done(state: dict) -> list[str]:
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
                 and isinstance(entry.get("slots", {}), dict)):
             continue
         record = _state_payload(entry)
-        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
+        record.update(status=entry["status"] if entry.get("status") in _DONE_STATUS else "pending",
                       detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
-                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+                      turn=entry["turn"] if is_int(entry.get("turn")) else 0,
                       parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
         kept.append(record)
     dropped = len(state["done"]) - len(kept)
@@ -1257,34 +1270,34 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _state_repair_counters(state: dict) -> list[str]:
+def _repair_counters(state: dict) -> list[str]:
     raw = state["counters"]
     counters = new_counters()
-    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
     open_ids = {t["id"] for t in state["task_stack"]}
     asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
     counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
-                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+                               if is_int(count) and key.partition(".")[0] in open_ids}
     asking = raw.get("asking")
     counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
     state["counters"] = counters
-    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+    broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
 
 
-def _state_clean_error(entry: dict) -> dict:
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
+def _clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 
 
-def _state_clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry: dict) -> dict:
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value: Any) -> list:
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
@@ -1298,7 +1311,7 @@ def bound_history(history: list) -> None:
     del history[:-MAX_SLOT_HISTORY]
     total = 0
     for index in range(len(history) - 1, -1, -1):
-        total += _state_json_len(history[index]) + 1
+        total += _json_len(history[index]) + 1
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
@@ -1306,7 +1319,7 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _state_json_len(value: Any) -> int:
+def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 

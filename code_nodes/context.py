@@ -48,6 +48,8 @@ import json
 import math
 import re
 import unicodedata
+from datetime import date, timedelta
+from enum import Enum
 
 
 # ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
@@ -70,20 +72,20 @@ class _LazyPattern:
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -113,7 +115,7 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -140,13 +142,13 @@ REDOS_MANY = 10
 # Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
 # beyond quadratic (rule 4).
 REDOS_CHAIN = 3
-_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
                           "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
                           "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
-_REDOS_RANGE_POINTS = 16
+_RANGE_POINTS = 16
 
 
-def _redos_parse(pattern: str) -> Any:
+def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -183,7 +185,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     def _sample(self, tree: Any) -> list[str]:
-        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
             node = stack.pop()
@@ -197,13 +199,13 @@ class _RedosChecker:
                             points.add(chr(item_av))
                         elif str(item_op) == "RANGE":
                             low, high = item_av
-                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            step = max(1, (high - low) // _RANGE_POINTS)
                             points.update(chr(c) for c in range(low, high + 1, step))
                             points.add(chr(high))
                 else:
                     if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
                         self.ignore_case = True
-                    stack.extend(_redos_children(name, av))
+                    stack.extend(_children(name, av))
         return sorted(points)
 
     def _mask(self, accepts) -> int:
@@ -223,7 +225,7 @@ class _RedosChecker:
             return self.everything
         negate = bool(av) and str(av[0][0]) == "NEGATE"
         items = av[1:] if negate else av
-        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
 
     # ------------------------------------------------------------ the walk
@@ -338,7 +340,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _redos_children(name: str, av: Any) -> list:
+def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -355,7 +357,7 @@ def _redos_children(name: str, av: Any) -> list:
     return []
 
 
-def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -384,7 +386,7 @@ def redos_problem(pattern: str) -> str:
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
     """
     try:
-        tree = _redos_parse(pattern)
+        tree = _parse(pattern)
     except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
         return ""
     try:
@@ -395,6 +397,71 @@ def redos_problem(pattern: str) -> str:
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What a model or tokenizer may read as a line break besides "\n" (str.splitlines' list, CR aside).
+_LINE_BREAKS = _LazyPattern('_LINE_BREAKS', r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+LINE_MARK = " ⏎ "
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _invisible(char: str) -> bool:
+    """Zero-width and direction marks (Unicode "format" characters): invisible, yet they let a line
+    that starts with one (``"\\u200bassistant:"``) slip past a check for a role label."""
+    return unicodedata.category(char) == "Cf"
+
+
+def one_line(value: object) -> str:
+    """User-provided text for a prompt: on one line (breaks shown as ``⏎``), invisible characters out.
+
+    Text on one line cannot start a line, so it cannot pass itself off as a zone header or a role
+    label that the engine writes at the start of a line (docs/context.md, "What the model can trust").
+    """
+    text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
+    return _LINE_BREAKS.sub(LINE_MARK, text.strip())
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
+    (for JSON text, which leaves them raw)."""
+    return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
+
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
+    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
+    ``default`` when it is not a finite number (booleans included)."""
+    if isinstance(value, bool):
+        return default
+    try:
+        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    if low is not None:
+        number = max(number, low)
+    if high is not None:
+        number = min(number, high)
+    return number
 
 
 # ---- dskit/catalog.py ----
@@ -422,19 +489,19 @@ LABEL_MAX_CHARS = 200
 PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
-_CATALOG_SCALAR_TEXT_MAX = 100
+_SCALAR_TEXT_MAX = 100
 # Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
 # Dify's code node from every string output.
-_CATALOG_CONTROL_RE = _LazyPattern('_CATALOG_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
-_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+_catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
 class CatalogError(ValueError):
@@ -706,15 +773,11 @@ class Catalog:
         raise AttributeError(f"cannot delete field {name!r}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _catalog_show(value: Any, limit: int = 40) -> str:
+def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -734,7 +797,7 @@ def slot_max_chars(slot: Any) -> int:
         longest = max(len(str(item)) for item in enum)
     elif slot_type == "string":
         longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
-        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+        longest = longest if is_int(longest) else DEFAULT_MAX_LENGTH
     elif slot_type == "boolean":
         longest = 5
     else:
@@ -746,7 +809,7 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
-        return _is_int(value)
+        return is_int(value)
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
@@ -778,9 +841,9 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if "max_length" in slot:
         if slot_type != "string":
             problems.append(f"{path}.max_length: only string slots have a max_length")
-        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        elif not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
             problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
-    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+    if not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
         max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
@@ -789,7 +852,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
@@ -800,14 +863,14 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not in enum")
                 elif isinstance(target, str) and len(target) > max_length:
                     problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
                 elif isinstance(target, str) and target.strip().lower() in lowered and \
                         lowered[target.strip().lower()] != target:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is itself an alias of "
                                     "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
@@ -819,11 +882,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+        problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
 
 
-def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -847,8 +910,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -862,7 +925,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -877,7 +940,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -912,7 +975,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _catalog_data(data: Any) -> tuple[Any, str]:
+def _data(data: Any) -> tuple[Any, str]:
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -926,13 +989,13 @@ def _catalog_data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def _catalog_validate(data: Any) -> list[str]:
+def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
     for key in data:
-        if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
     if data.get("version") != 1:
         problems.append("$.version: must be 1")
     if "language" in data and data["language"] not in ("zh", "en"):
@@ -954,7 +1017,7 @@ def _catalog_validate(data: Any) -> list[str]:
             elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
                 allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
-            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+            elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
 
@@ -1011,11 +1074,11 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    source, problem = _catalog_data(source)
+    source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
     try:
-        problems = _catalog_validate(source)
+        problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
@@ -1073,7 +1136,7 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
             try:
                 value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
             except ValueError:
-                return False, None, f"expected {kind}, got {_catalog_show(value)}"
+                return False, None, f"expected {kind}, got {_show(value)}"
     if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
         return False, None, f"expected {kind}, got {type(value).__name__}"
     if abs(value) >= NUMBER_LIMIT:
@@ -1097,7 +1160,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
             return True, True, ""
         if word in _FALSE_WORDS:
             return True, False, ""
-    return False, None, f"expected true or false, got {_catalog_show(value)}"
+    return False, None, f"expected true or false, got {_show(value)}"
 
 
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
@@ -1122,12 +1185,12 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
             if isinstance(option, str) and option.lower() == value.strip().lower():
                 return True, option, ""
     allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
-    return False, None, f"{_catalog_show(value)} is not one of: {allowed[:200]}"
+    return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
 
 
-def _catalog_clean_text(text: str) -> str:
+def _clean_text(text: str) -> str:
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CATALOG_CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
 
 
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
@@ -1137,15 +1200,15 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     before aliases, number words or the slot's pattern run on it.
     """
     if isinstance(value, str):
-        limit = spec.max_length if spec.type == "string" else _CATALOG_SCALAR_TEXT_MAX
+        limit = spec.max_length if spec.type == "string" else _SCALAR_TEXT_MAX
         if len(value) > 2 * limit + 100:  # the exact check follows once spaces are stripped
             return False, None, f"text of {len(value)} characters, longer than the {limit} this slot takes"
-        value = _catalog_clean_text(value)
+        value = _clean_text(value)
     value = _apply_aliases(spec, value)
     if spec.type == "string":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return False, None, f"expected text, got {type(value).__name__}"
-        value = _catalog_clean_text(str(value))
+        value = _clean_text(str(value))
         if not value:
             return False, None, "empty text"
         if len(value) > spec.max_length:
@@ -1166,7 +1229,7 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if not ok:
         return ok, value, reason
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
-        return False, None, f"{_catalog_show(value)} does not match the pattern {spec.pattern[:100]}"
+        return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
 
 
@@ -1257,9 +1320,21 @@ CODE_MAX_STRING_LENGTH = 80_000
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
 
 
 # ---- dskit/state.py ----
@@ -1279,13 +1354,13 @@ MAX_SLOT_HISTORY = 10
 SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
-_STATE_SHORT_TEXT = 200
-_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+_SHORT_TEXT = 200
+_TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
+_SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
-_STATE_DONE_STATUS = ("pending", "success", "failed")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -1311,11 +1386,7 @@ def new_state() -> dict:
     }
 
 
-def _state_is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
@@ -1345,7 +1416,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _state_decode(text: Any) -> tuple[Any, str]:
+def _decode(text: Any) -> tuple[Any, str]:
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -1360,7 +1431,7 @@ def _state_decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _STATE_SURROGATE_HINT.search(text):
+    if _SURROGATE_HINT.search(text):
         data = jsonish_scrub(data)
     return data, ""
 
@@ -1376,15 +1447,15 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
-        data, problem = _state_decode(text)
+        data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
         if problem:
             return new_state(), [f"state unusable: {problem}; started clean"
                                  if not problem.startswith("state ") else f"{problem}; started clean"]
         state = new_state()
-        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
-        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        state.update({key: data[key] for key in _state_TOP_KEYS if key in data})
+        notes = _repair(state, [key for key in data if key not in _state_TOP_KEYS])
         for note in notes:
             add_error(state, "state", note)
         return state, []
@@ -1394,25 +1465,25 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _state_repair(state: dict, unknown: list) -> list[str]:
+def _repair(state: dict, unknown: list) -> list[str]:
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
-    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
-    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
     state["turn"] = max(0, state["turn"])
-    notes += _state_repair_stack(state)
-    notes += _state_repair_done(state)
-    notes += _state_repair_counters(state)
+    notes += _repair_stack(state)
+    notes += _repair_done(state)
+    notes += _repair_counters(state)
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
             state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
-                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+                                "turn": handoff["turn"] if is_int(handoff.get("turn")) else 0}
         else:
             state["handoff"] = None
             notes.append("handoff was malformed; cleared")
-    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
-    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    used = [int(m.group(1)) for m in (_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
     if used and state["next_task_seq"] <= max(used):
         notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
         state["next_task_seq"] = max(used) + 1
@@ -1420,7 +1491,7 @@ def _state_repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _state_repair_stack(state: dict) -> list[str]:
+def _repair_stack(state: dict) -> list[str]:
     notes: list[str] = []
     kept: list[dict] = []
     seen: set[str] = set()
@@ -1432,18 +1503,18 @@ def _state_repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
             notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
-            clean["stage"] = "COLLECTING"
+            clean["stage"] = Stage.COLLECTING.value
         parent = task.get("parent_id")
         if parent is not None and not isinstance(parent, str):
             notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
             parent = None
         clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
-        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        clean["opened_turn"] = task["opened_turn"] if is_int(task.get("opened_turn")) else 0
         history = task.get("history") if isinstance(task.get("history"), dict) else {}
         clean["history"] = {}
         for slot, values in history.items():
@@ -1460,16 +1531,16 @@ def _state_repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _state_repair_done(state: dict) -> list[str]:
+def _repair_done(state: dict) -> list[str]:
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
                 and isinstance(entry.get("slots", {}), dict)):
             continue
         record = _state_payload(entry)
-        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
+        record.update(status=entry["status"] if entry.get("status") in _DONE_STATUS else "pending",
                       detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
-                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+                      turn=entry["turn"] if is_int(entry.get("turn")) else 0,
                       parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
         kept.append(record)
     dropped = len(state["done"]) - len(kept)
@@ -1489,34 +1560,34 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _state_repair_counters(state: dict) -> list[str]:
+def _repair_counters(state: dict) -> list[str]:
     raw = state["counters"]
     counters = new_counters()
-    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
     open_ids = {t["id"] for t in state["task_stack"]}
     asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
     counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
-                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+                               if is_int(count) and key.partition(".")[0] in open_ids}
     asking = raw.get("asking")
     counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
     state["counters"] = counters
-    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+    broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
 
 
-def _state_clean_error(entry: dict) -> dict:
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
+def _clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 
 
-def _state_clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry: dict) -> dict:
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value: Any) -> list:
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
@@ -1530,7 +1601,7 @@ def bound_history(history: list) -> None:
     del history[:-MAX_SLOT_HISTORY]
     total = 0
     for index in range(len(history) - 1, -1, -1):
-        total += _state_json_len(history[index]) + 1
+        total += _json_len(history[index]) + 1
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
@@ -1538,7 +1609,7 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _state_json_len(value: Any) -> int:
+def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -1556,14 +1627,36 @@ def norm_lang(lang: object) -> str:
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
-# ---- dskit/noise.py ----
-# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
+# ---- dskit/cues.py ----
+# The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
 
-NOISE_TAGS = ("essential", "optional", "noise")
-NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
+# Words that say yes (grounding: a confirm needs one of them, and none of NO).
+YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
+       "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
+       "go ahead", "do it", "try again", "retry", "please do", "fine", "sounds good")
+# Phrases built from a no-word that say yes ("没问题": no problem).
+YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
+# Words that say no.
+NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
+      "wrong", "stop")
+# Words that drop something (a task, a value).
+CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
+          "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
+          "no longer", "stop")
+# Words that ask to start over.
+RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+         "restart", "from scratch", "clear everything")
+# Words that take a change back.
+REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
+          "original", "as before", "revert")
 
-# Whole-message social phrases: a message made only of these (and punctuation) is small talk.
-_NOISE_SOCIAL = (
+# Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
+YES_NO_REPLIES = ("是", "是的", "对", "对的", "没错", "没问题", "可以", "可以的", "行", "行的", "好", "好的", "嗯", "确认", "确定",
+                  "同意", "就这样", "就这么办", "办吧", "不是", "不对", "不用", "不用了", "不要", "不要了", "不行", "算了", "取消",
+                  "否", "yes", "yep", "yeah", "no", "nope", "ok", "okay", "sure", "correct", "right", "confirm",
+                  "confirmed")
+# Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
+SOCIAL_REPLIES = (
     "你好", "您好", "你们好", "嗨", "哈喽", "哈啰", "在吗", "在不在", "有人吗", "早上好", "早安", "上午好",
     "中午好", "下午好", "晚上好", "晚安", "再见", "拜拜", "回见", "嗯嗯", "嗯", "恩", "哦哦", "哦", "噢", "喔",
     "啊", "呃", "额", "好的好的", "好的", "好滴", "好嘞", "好吧", "好", "行吧", "行", "收到", "知道了", "明白了",
@@ -1573,64 +1666,72 @@ _NOISE_SOCIAL = (
     "thanks", "thank you", "thx", "bye", "goodbye", "good morning", "good night", "got it", "cool", "sure",
     "alright", "yeah", "yep", "hmm", "lol",
 )
-_NOISE_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in _NOISE_SOCIAL}, key=len, reverse=True))
+
+
+# ---- dskit/noise.py ----
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
+
+NOISE_TAGS = ("essential", "optional", "noise")
+NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
+
+# Whole-message social phrases: a message made only of these (and punctuation) is small talk.
+_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
 # Yes/no answers: small talk, unless they answer a confirmation question.
-_NOISE_YES_NO = _LazyPattern(
-    '_NOISE_YES_NO', r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
-    r"不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm(ed)?)+$", re.I)
-_NOISE_VENT = _LazyPattern(
-    '_NOISE_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
+_YES_NO = _LazyPattern(
+    '_YES_NO', "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+_VENT = _LazyPattern(
+    '_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate", re.I)
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_NOISE_VALUE = _LazyPattern(
-    '_NOISE_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
+_VALUE = _LazyPattern(
+    '_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
     r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
     re.I)
-_NOISE_CORRECTION = _LazyPattern(
-    '_NOISE_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
+_CORRECTION = _LazyPattern(
+    '_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
     r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
     re.I)
-_NOISE_DECISION = _LazyPattern(
-    '_NOISE_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
+_DECISION = _LazyPattern(
+    '_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
     r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
 # The previous reply asked for a confirmation / asked a question.
-_NOISE_CONFIRM_ASK = _LazyPattern(
-    '_NOISE_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
+_CONFIRM_ASK = _LazyPattern(
+    '_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
     r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
-_NOISE_SLOT_ASK = _LazyPattern(
-    '_NOISE_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+_SLOT_ASK = _LazyPattern(
+    '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
-_NOISE_DONE = _LazyPattern(
-    '_NOISE_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
+_DONE = _LazyPattern(
+    '_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
     r"\bcancell?ed\b", re.I)
-_NOISE_FAILED = _LazyPattern(
-    '_NOISE_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
+_FAILED = _LazyPattern(
+    '_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
     r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
-_NOISE_STRIP = _LazyPattern('_NOISE_STRIP', r"[\s\W_]+", re.UNICODE)
+_STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
 def noise_norm(text: str) -> str:
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
-    return _NOISE_STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
+    return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
 
 
-def _noise_is_social(text: str) -> bool:
+def _is_social(text: str) -> bool:
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
     if not rest:
         return True
     if len(rest) > 40:
         return False
-    for phrase in _NOISE_SOCIAL_NORM:
+    for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
 
 
-def _noise_is_question(text: str) -> bool:
+def _is_question(text: str) -> bool:
     return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
 
 
@@ -1646,21 +1747,21 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if not text:
         return "empty"
     short = noise_norm(text)
-    asked_confirm = bool(_NOISE_CONFIRM_ASK.search(prev_assistant or ""))
-    if asked_confirm and (_NOISE_YES_NO.match(short) or _NOISE_DECISION.search(text)):
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
         return "confirmation"
-    if _NOISE_CORRECTION.search(text):
+    if _CORRECTION.search(text):
         return "correction"
-    if _NOISE_DECISION.search(text):
+    if _DECISION.search(text):
         return "confirmation"
-    if _NOISE_VALUE.search(text):
+    if _VALUE.search(text):
         return "value"
-    if _noise_is_social(text):
+    if _is_social(text):
         return "social"
-    if _NOISE_VENT.search(text):
+    if _VENT.search(text):
         return "vent"
-    asked_slot = _noise_is_question(prev_assistant) and bool(_NOISE_SLOT_ASK.search(prev_assistant or ""))
-    if asked_slot and len(short) <= 30 and not _noise_is_question(text):
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
 
@@ -1668,9 +1769,9 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
-    if _NOISE_DONE.search(text):
+    if _DONE.search(text):
         return "done"
-    if _NOISE_FAILED.search(text):
+    if _FAILED.search(text):
         return "failed"
     return "other"
 
@@ -1739,14 +1840,14 @@ def noise_tag_turns(turns: list[dict]) -> list[dict]:
         out.append({"tag": tag, "reason": reason, "repeats": 1,
                     "signal": noise_user_signal(turn.get("user", ""), prev_assistant)})
         prev_assistant = turn.get("assistant", "")
-    _noise_mark_corrected(turns, out)
-    _noise_fold_duplicates(turns, out)
+    _mark_corrected(turns, out)
+    _fold_duplicates(turns, out)
     for info in out:
         info.pop("signal", None)
     return out
 
 
-def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
+def _mark_corrected(turns: list[dict], tags: list[dict]) -> None:
     """A correction demotes the nearest earlier essential turn (what it corrected) to optional."""
     for i in range(1, len(turns)):
         if tags[i]["signal"] != "correction":
@@ -1757,12 +1858,12 @@ def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
                 break
 
 
-def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
+def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
         a, b = turns[i], turns[i + 1]
         same_user = noise_norm(a.get("user", "")) and noise_norm(a.get("user", "")) == noise_norm(b.get("user", ""))
-        same_ask = (noise_norm(a.get("assistant", "")) and _noise_is_question(a.get("assistant", ""))
+        same_ask = (noise_norm(a.get("assistant", "")) and _is_question(a.get("assistant", ""))
                     and noise_norm(a.get("assistant", "")) == noise_norm(b.get("assistant", ""))
                     and tags[i]["tag"] != "essential")
         if same_user or same_ask:
@@ -1773,31 +1874,31 @@ def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS]
-    return bool(_NOISE_VALUE.search(text) or _NOISE_CORRECTION.search(text) or _NOISE_DECISION.search(text))
+    return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
 
 
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
-    return bool(_NOISE_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
 
 
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
-    return _noise_is_question(text)
+    return _is_question(text)
 
 
 # ---- dskit/tokens.py ----
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
 # Character classes, counted separately.
-_TOK_CJK = _LazyPattern('_TOK_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_TOK_CJK_PUNCT = _LazyPattern('_TOK_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
-_TOK_WORD = _LazyPattern('_TOK_WORD', r"[A-Za-z]+")
-_TOK_DIGIT = _LazyPattern('_TOK_DIGIT', r"[0-9]")
-_TOK_PUNCT = _LazyPattern('_TOK_PUNCT', r"[!-/:-@\[-`{-~]")
-_TOK_NEWLINES = _LazyPattern('_TOK_NEWLINES', r"\n+")
-_TOK_SPACES = _LazyPattern('_TOK_SPACES', r"[ \t]+")
-_TOK_WHITESPACE = _LazyPattern('_TOK_WHITESPACE', r"\s")
+_CJK = _LazyPattern('_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_CJK_PUNCT = _LazyPattern('_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+_tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
+_DIGIT = _LazyPattern('_DIGIT', r"[0-9]")
+_PUNCT = _LazyPattern('_PUNCT', r"[!-/:-@\[-`{-~]")
+_NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
+_SPACES = _LazyPattern('_SPACES', r"[ \t]+")
+_WHITESPACE = _LazyPattern('_WHITESPACE', r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -1818,19 +1919,19 @@ def token_counts(text: str) -> dict[str, int]:
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
         return {key: 0 for key in TOKEN_WEIGHTS}
-    words = _TOK_WORD.findall(text)
+    words = _tokens_WORD.findall(text)
     counts = {
-        "cjk": len(_TOK_CJK.findall(text)),
-        "cjk_punct": len(_TOK_CJK_PUNCT.findall(text)),
+        "cjk": len(_CJK.findall(text)),
+        "cjk_punct": len(_CJK_PUNCT.findall(text)),
         "word": len(words),
         "word_char": sum(len(w) for w in words),
-        "digit": len(_TOK_DIGIT.findall(text)),
-        "punct": len(_TOK_PUNCT.findall(text)),
-        "newline_run": len(_TOK_NEWLINES.findall(text)),
-        "space_run": len(_TOK_SPACES.findall(text)),
+        "digit": len(_DIGIT.findall(text)),
+        "punct": len(_PUNCT.findall(text)),
+        "newline_run": len(_NEWLINES.findall(text)),
+        "space_run": len(_SPACES.findall(text)),
     }
     classified = (counts["cjk"] + counts["cjk_punct"] + counts["word_char"] + counts["digit"]
-                  + counts["punct"] + len(_TOK_WHITESPACE.findall(text)))
+                  + counts["punct"] + len(_WHITESPACE.findall(text)))
     counts["other"] = max(0, len(text) - classified)
     return counts
 
@@ -1872,13 +1973,13 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
 
 SUMMARY_LINE_CHARS = 160
 SUMMARY_MAX_LINES = 200  # only the newest lines of an oversized summary are considered
-_SUM_SENTENCE = _LazyPattern('_SUM_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
-_SUM_ACK = _LazyPattern('_SUM_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
-_SUM_CLAUSE = _LazyPattern('_SUM_CLAUSE', r"[，,；;]")
-_SUM_PAIR_VALUE = _LazyPattern('_SUM_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
-_SUM_VALUE_TOKEN = _LazyPattern('_SUM_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
+_SENTENCE = _LazyPattern('_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
+_ACK = _LazyPattern('_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
+_CLAUSE = _LazyPattern('_CLAUSE', r"[，,；;]")
+_PAIR_VALUE = _LazyPattern('_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
+_VALUE_TOKEN = _LazyPattern('_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
 
-_SUM_TEXTS = {
+_TEXTS = {
     "zh": {
         "user": "用户：", "assistant": "助手：", "join": "；", "corrected": "（后被更正）",
         "answered": "（答「{q}」）", "none": "（无）",
@@ -1920,21 +2021,21 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+def _clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sum_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SUM_SENTENCE.findall(text or "") if s.strip()]
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
 
 
-def _sum_record(reply: str) -> str:
+def _record(reply: str) -> str:
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if not noise_records(sentence):
             continue
-        clauses = [c for c in _SUM_CLAUSE.split(sentence) if c.strip()]
+        clauses = [c for c in _CLAUSE.split(sentence) if c.strip()]
         start = next(i for i, c in enumerate(clauses) if noise_records(c) or i == len(clauses) - 1)
         kept = [clauses[start].strip()]
         for clause in clauses[start + 1:]:
@@ -1945,14 +2046,14 @@ def _sum_record(reply: str) -> str:
     return ""
 
 
-def _sum_echo(reply: str, answer: str) -> str:
+def _echo(reply: str, answer: str) -> str:
     """The reply's clauses that repeat a short user answer ("苏州" -> "苏州今天：晴转多云，5℃~18℃")."""
     key = answer.strip(" 。.!！?？")
     if len(key) < 2:
         return ""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if key in sentence and not noise_is_question(sentence):
-            return _sum_clip(sentence, 60)
+            return _clip(sentence, 60)
     return ""
 
 
@@ -1967,24 +2068,24 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
     lang = norm_lang(lang)
-    t = _SUM_TEXTS[lang]
+    t = _TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
-    said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
+    said = [s for s in _sentences(user) if noise_carries_value(s)]
     if not said and user and len(user) <= 60:
         said = [user]
-    record = _sum_record(turn.get("assistant", "") or "")
+    record = _record(turn.get("assistant", "") or "")
     if not record and said and len(user) <= 20:
-        record = _sum_echo(turn.get("assistant", "") or "", user)
-    if record and said and all(v in record for v in _SUM_VALUE_TOKEN.findall("".join(said))):
+        record = _echo(turn.get("assistant", "") or "", user)
+    if record and said and all(v in record for v in _VALUE_TOKEN.findall("".join(said))):
         said = []  # the reply recorded everything the user said with a value: keep the record only
     parts = []
     if said:
-        text = _sum_clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
+        text = _clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
         if not record and prev_assistant and noise_is_question(prev_assistant) and len(user) <= 20:
-            text += t["answered"].format(q=_sum_clip(prev_assistant, 40))
+            text += t["answered"].format(q=_clip(prev_assistant, 40))
         parts.append(t["user"] + text)
     if record:
-        parts.append(t["assistant"] + _sum_clip(record, 100))
+        parts.append(t["assistant"] + _clip(record, 100))
     if not parts:
         return ""
     line = "- " + t["join"].join(parts)
@@ -2020,7 +2121,7 @@ def summary_units(summary: str) -> list[str]:
         return []
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     if len(lines) == 1 and estimate_tokens(lines[0]) > 60:
-        lines = _sum_sentences(lines[0])
+        lines = _sentences(lines[0])
     return lines[-SUMMARY_MAX_LINES:]
 
 
@@ -2029,11 +2130,11 @@ def summary_values(line: str) -> set[str]:
     body = re.sub(r"^- ?", "", line)
     for label in ("用户：", "助手：", "user: ", "assistant: "):
         body = body.replace(label, "；")
-    values = set(_SUM_VALUE_TOKEN.findall(body)) | set(_SUM_PAIR_VALUE.findall(body))
+    values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
 
 
-def _sum_shows(value: str, text: str, start: int = 0) -> bool:
+def _shows(value: str, text: str, start: int = 0) -> bool:
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
@@ -2045,10 +2146,10 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
 
     Only acknowledgements qualify: their values are all "slot：value" pairs, so nothing else is lost.
     """
-    if len(line) > SUMMARY_LINE_CHARS * 4 or not _SUM_ACK.search(line):
+    if len(line) > SUMMARY_LINE_CHARS * 4 or not _ACK.search(line):
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
-    return bool(values) and all(_sum_shows(v, later, start) for v in values)
+    return bool(values) and all(_shows(v, later, start) for v in values)
 
 
 def summary_is_fact(line: str) -> bool:
@@ -2059,7 +2160,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
+    corrected = _TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -2083,66 +2184,6 @@ def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False)
     ranks = summary_ranks(lines, lang)
     best = min(range(len(lines)), key=lambda i: (ranks[i], i))
     return -1 if keep_facts and ranks[best] == 3 else best
-
-
-# ---- dskit/text.py ----
-# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
-
-# Control characters other than tab and newline.
-_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# What a model or tokenizer may read as a line break besides "\n" (str.splitlines' list, CR aside).
-_LINE_BREAKS = _LazyPattern('_LINE_BREAKS', r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-LINE_MARK = " ⏎ "
-
-
-def clean_text(value: object, max_chars: int | None = None) -> str:
-    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
-    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if max_chars is not None and len(text) > max_chars:
-        text = text[-max_chars:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
-def _invisible(char: str) -> bool:
-    """Zero-width and direction marks (Unicode "format" characters): invisible, yet they let a line
-    that starts with one (``"\\u200bassistant:"``) slip past a check for a role label."""
-    return unicodedata.category(char) == "Cf"
-
-
-def one_line(value: object) -> str:
-    """User-provided text for a prompt: on one line (breaks shown as ``⏎``), invisible characters out.
-
-    Text on one line cannot start a line, so it cannot pass itself off as a zone header or a role
-    label that the engine writes at the start of a line (docs/context.md, "What the model can trust").
-    """
-    text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
-    return _LINE_BREAKS.sub(LINE_MARK, text.strip())
-
-
-def escape_invisible(text: str) -> str:
-    """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
-    (for JSON text, which leaves them raw)."""
-    return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
-
-
-def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
-    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
-    ``default`` when it is not a finite number (booleans included)."""
-    if isinstance(value, bool):
-        return default
-    try:
-        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    if low is not None:
-        number = max(number, low)
-    if high is not None:
-        number = min(number, high)
-    return number
 
 
 # ---- dskit/history.py ----
@@ -2680,6 +2721,1091 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
     return {"text": text, "report": report}
 
 
+# ---- dskit/grounding.py ----
+# Grounding: whether what the model proposes can be traced to what the user said.
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+# A free-text value is grounded in a text that holds this share of its characters (digits aside).
+TEXT_COVERAGE = 0.75
+
+_CN_NUM = "零〇一二两三四五六七八九十百千万"
+_CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
+_ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
+_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
+_EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
+
+# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
+_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
+_CLOCK_RE = _LazyPattern(
+    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
+_EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
+# (a bare "six" is not a time: "a table for six" must not ground 18:00).
+_EN_SPOKEN_CLOCK_RE = _LazyPattern(
+    '_EN_SPOKEN_CLOCK_RE', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
+    r"|this evening|tonight|at night))?\b")
+_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
+               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
+               "at night": "晚上"}
+_PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
+_AM = ("凌晨", "早上", "早晨", "清晨", "上午")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
+_DURATION_RE = _LazyPattern(
+    '_DURATION_RE', rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
+_EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
+_LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
+
+# Dates, against the reference date.
+_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
+              "昨天": -1, "yesterday": -1, "前天": -2}
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
+             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
+_ISO_MONTH_RE = _LazyPattern('_ISO_MONTH_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
+_MONTH_DAY_RE = _LazyPattern('_MONTH_DAY_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
+_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
+                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+
+def fold(text: Any) -> str:
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _raw(text: str) -> str:
+    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+
+
+# ---------------------------------------------------------------- numbers, times, dates
+
+def _number(token: str) -> float | None:
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+
+
+def numbers_in(raw: str) -> set[float]:
+    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words."""
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw)}
+    for match in _CN_NUM_RE.finditer(raw):
+        value = parse_cn_number(match.group())
+        if value is not None:
+            found.add(float(value))
+        for ch in match.group():  # "三四个人": each digit is a candidate too
+            single = parse_cn_number(ch)
+            if single is not None and ch not in "十百千万":
+                found.add(float(single))
+    for match in _EN_NUMBER_RE.finditer(raw):
+        found.add(float(_EN_NUMBERS[match.group(1)]))
+    return found
+
+
+def _minutes(token: str | None) -> int:
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+def times_in(raw: str) -> set[str]:
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
+    found: set[str] = set()
+    for match in _CLOCK_RE.finditer(raw):
+        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
+        hour = _number(hour_text)
+        minute = _minutes(minute_text)
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour):
+            continue
+        if minute >= 0:
+            found.update(_clock(int(hour), minute, period))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
+            found.update(_clock(int(hour), 0, period))
+    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
+        found.add("12:00")
+    for match in _EN_CLOCK_RE.finditer(raw):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour > 24 or minute > 59:
+            continue
+        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
+        found.update(_clock(hour, minute, period))
+    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
+        fraction, direction, hour_text, oclock, period_words = match.groups()
+        if not (fraction or oclock or period_words):
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
+    return found
+
+
+def is_clock(value: Any) -> bool:
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+
+
+def same_half_day(value: Any, old: Any, raw: str) -> Any:
+    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
+    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
+    Any other value comes back as it is."""
+    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
+    if not new or not before:
+        return value
+    hour, minute = int(new.group(1)), new.group(2)
+    other = hour + 12 if hour < 12 else hour - 12
+    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
+        return value
+    candidate = f"{other:02d}:{minute}"
+    said = times_in(raw)
+    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
+
+
+def clock_value(text: Any) -> str | None:
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(_raw(text))
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def split_clock(text: Any) -> tuple[str, str | None]:
+    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = _raw(text)
+    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
+    if match is None:
+        return text, None
+    clock = clock_value(match.group())
+    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
+    return (rest, clock) if clock and rest else (text, None)
+
+
+def _clock(hour: int, minute: int, period: str | None) -> set[str]:
+    hours: set[int]
+    if period in _PM:
+        hours = {hour + 12 if hour < 12 else hour % 24}
+    elif period == "中午":
+        hours = {hour if hour >= 11 else hour + 12}
+    elif period in _AM:
+        hours = {0 if hour == 12 and period == "凌晨" else hour}
+    else:
+        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
+    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
+
+
+def durations_in(raw: str) -> tuple[set[int], set[int]]:
+    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
+    minutes: set[int] = set()
+    for match in _DURATION_RE.finditer(raw):
+        if match.group(3):
+            amount, half, unit = match.group(1), match.group(2), match.group(3)
+            value = 0.5 if amount == "半" else _number(amount)
+            if value is None:
+                continue
+            total = value * 60 if unit in ("小时", "钟头") else value
+            minutes.add(int(total + (30 if half else 0)))
+        else:
+            amount, unit = match.group(4), match.group(5)
+            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
+            minutes.add(int(value * 60 if unit.startswith("hour") else value))
+    signs = set()
+    if any(w in raw for w in _EARLIER):
+        signs.add(-1)
+    if any(w in raw for w in _LATER):
+        signs.add(1)
+    return minutes, signs or {-1, 1}
+
+
+def _shifted_times(old: Any, raw: str) -> set[str]:
+    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
+    if not match:
+        return set()
+    base = int(match.group(1)) * 60 + int(match.group(2))
+    minutes, signs = durations_in(raw)
+    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+
+
+def _add_months(day: date, months: int) -> str:
+    index = day.year * 12 + day.month - 1 + months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def dates_in(raw: str, reference: date | None) -> set[str]:
+    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
+    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
+    found: set[str] = set()
+    for match in _ISO_DATE_RE.finditer(raw):
+        try:
+            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
+        except ValueError:
+            pass
+    for match in _ISO_MONTH_RE.finditer(raw):
+        if 1 <= int(match.group(2)) <= 12:
+            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
+    if reference is None:
+        return found
+    for word, days in _DAY_WORDS.items():
+        if word in raw:
+            found.add(_iso(reference + timedelta(days=days)))
+    monday = reference - timedelta(days=reference.weekday())
+    for match in _WEEKDAY_RE.finditer(raw):
+        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
+        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
+        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _EN_WEEKDAY_RE.finditer(raw):
+        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
+        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _MONTH_DAY_RE.finditer(raw):
+        month, day = _number(match.group(1)), _number(match.group(2))
+        for year in (reference.year, reference.year + 1):
+            try:
+                found.add(_iso(date(year, int(month or 0), int(day or 0))))
+            except ValueError:
+                pass
+    for match in _DAY_ONLY_RE.finditer(raw):
+        day = _number(match.group(1))
+        for months in (0, 1):
+            try:
+                first = date.fromisoformat(_add_months(reference, months) + "-01")
+                found.add(_iso(first.replace(day=int(day or 0))))
+            except ValueError:
+                pass
+    for word, months in _MONTH_WORDS.items():
+        if word in raw:
+            found.add(_add_months(reference, months))
+    for match in _MONTH_RE.finditer(raw):
+        month = _number(match.group(1))
+        if month is not None and 1 <= month <= 12:
+            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+    return found
+
+
+# ---------------------------------------------------------------- values
+
+def _digit_runs(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def text_grounded(value: str, folded: str) -> bool:
+    """A free-text value in a folded text: as a part of it, or nearly (its digits exactly)."""
+    target = fold(value)
+    if not target or not folded:
+        return False
+    if target in folded:
+        return True
+    runs = set(_digit_runs(folded))
+    if any(run not in runs for run in _digit_runs(target)):
+        return False
+    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
+        words = [w for w in re.split(r"[^a-z0-9]+", unicodedata.normalize("NFKC", str(value)).lower()) if len(w) >= 3]
+        return bool(words) and sum(w in folded for w in words) >= max(2, -(-len(words) * 3 // 4))
+    letters = [ch for ch in target if not ch.isdigit()]
+    if len(target) < 3 or not letters:
+        return False
+    present = set(folded)
+    coverage = sum(1 for ch in letters if ch in present) / len(letters)
+    pairs = any(target[i:i + 2] in folded for i in range(len(target) - 1))
+    return coverage >= TEXT_COVERAGE and pairs
+
+
+def _windows(text: str) -> set[str]:
+    folded = fold(text)
+    if len(folded) <= 2:
+        return {folded} if folded else set()
+    if folded.isascii():
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+
+
+def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
+    """Words of a task's label and of its other slots' names and labels: a message that says them
+    does not name ``slot`` ("table" in "book us a table" does not name the slot "quiet table")."""
+    words: set[str] = set()
+    for text in (task.name.replace("_", " "), task.label,
+                 *(t for other in task.slots.values() if other.name != slot
+                   for t in (other.name.replace("_", " "), other.label))):
+        if text:
+            words |= _windows(text)
+    return frozenset(words)
+
+
+def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
+    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
+    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
+    if not folded:
+        return False
+    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
+    for name in names:
+        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name) - common)):
+            return True
+    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
+    return any(fold(o) and fold(o) in folded for o in options)
+
+
+def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    spec = task.slots.get(slot)
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
+
+
+def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
+    """An option value whose text or one of whose aliases the text holds."""
+    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
+    return any(fold(w) and fold(w) in folded for w in words)
+
+
+def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
+                        asked: bool, current: bool, common: frozenset[str]) -> bool:
+    if spec.type == "boolean":
+        return slot_touched(spec, folded, common) or (asked and current)
+    if _option_grounded(spec, value, folded):
+        return True
+    if spec.type in ("integer", "number"):
+        if not isinstance(value, (int, float)):
+            return False
+        numbers = numbers_in(raw)
+        if float(value) in numbers:
+            return True
+        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
+            and any(abs(float(value) - float(old)) == n for n in numbers if n)
+    if not isinstance(value, str):
+        return False
+    if _TIME_VALUE.match(value):
+        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
+        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+            return True
+    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
+        return True
+    return text_grounded(value, folded)
+
+
+def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
+                   recent: bool = True, common: frozenset[str] = frozenset()) -> bool:
+    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
+    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
+    ``common``: words that do not name the slot (:func:`common_words`)."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
+                   for index, (folded, raw) in enumerate(ev.texts(recent))):
+            return False
+    return True
+
+
+def _holds(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``words``: Chinese as a part, English as whole words."""
+    for word in words:
+        if word.isascii():
+            if re.search(r"(?<![a-z'])" + re.escape(word) + r"(?![a-z'])", text):
+                return True
+        elif word in text:
+            return True
+    return False
+
+
+def said(words: tuple[str, ...], ev: Evidence) -> bool:
+    """Whether this message holds one of ``words`` (for yes, no, cancel, reset, revert)."""
+    return _holds(ev.raw, words)
+
+
+def confirm_grounded(ev: Evidence) -> bool:
+    """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
+    "不错" say yes)."""
+    text = ev.raw
+    for phrase in YES_DESPITE_NO:
+        text = text.replace(phrase, "好")
+    return _holds(text, YES) and not _holds(text, NO)
+
+
+def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
+    """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
+    return said(CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+
+
+def reset_grounded(ev: Evidence) -> bool:
+    return said(RESET, ev)
+
+
+def revert_said(ev: Evidence) -> bool:
+    return said(REVERT, ev)
+
+
+def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
+    """Whether a text names the task: its label or name, two characters of its label that no other
+    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
+    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
+    "宽带连不上")."""
+    if not folded:
+        return False
+    for name in (spec.name.replace("_", " "), spec.label):
+        if name and fold(name) in folded:
+            return True
+    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
+    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
+    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
+        return True
+    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+
+
+def _task_words(spec: TaskSpec) -> set[str]:
+    """Two-character words (English: words) of a task's description and examples, digits left out."""
+    words: set[str] = set()
+    for text in (spec.description, *spec.examples):
+        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+    return words
+
+
+# ---- dskit/slot_writes.py ----
+# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
+
+UNSET = object()  # a slot's value before the turn, when it had none
+
+
+# ---- dskit/turn.py ----
+# One turn in progress: what the commands of a message see and what they leave for the decision.
+
+def short_text(command: Any) -> str:
+    """A command as a short string for the timeline and the decision. Never raises."""
+    try:
+        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(command)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(command).__name__}>"
+    return scrub_surrogates(text[:160])
+
+
+# ---- dskit/admission.py ----
+# Admission: how the user's words decide which of the model's commands the turn applies.
+
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+
+
+# ---------------------------------------------------------------- slot shapes
+
+def pattern_takes(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def time_slots(task: TaskSpec) -> list[str]:
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+
+
+def as_clock(spec: SlotSpec, raw: Any) -> Any:
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
+            or pattern_takes(spec.pattern, raw):
+        return raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+
+
+def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+
+
+# ---------------------------------------------------------------- values
+
+def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
+    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
+    if turn.evidence is None:
+        return value
+    return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
+
+
+def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
+    """The part of a coerced value (None: a deletion) that the user's message supports, and why the
+    rest is not: (value, or UNSET when nothing is admitted; reason)."""
+    ev = turn.evidence
+    old = task["slots"].get(name)
+    if ev is None or value == old:
+        return value, ""
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[name]
+    common = common_words(task_spec, name)
+    if value is None:  # a deletion: the message must name the slot or the value it removes
+        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+            return value, ""
+        return UNSET, f"{name}: the message does not mention this slot; its value stays"
+    owner = owner_elsewhere(task_spec, name, value)
+    if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
+        return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
+    asked = turn.asked == f"{task['id']}.{name}"
+    # A change of a value, or a slot that held one before, must be touched by this message; a
+    # slot filled for the first time may take a value the user gave in a recent turn.
+    first_fill = old is None and not task["history"].get(name)
+    items = value if isinstance(value, list) else [value]
+    kept = [item for item in items
+            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
+                and (first_fill or slot_touched(spec, ev.message)))]
+    if not kept:
+        return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    if isinstance(value, list):
+        rest = [item for item in items if item not in kept]
+        return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
+    return value, ""
+
+
+def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+    """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
+    the next question shows it, and only a yes stores it)."""
+    if turn.catalog.policy.ungrounded == "ask":
+        task.setdefault("unconfirmed", {})[name] = value
+        turn.drop(command, f"held for the user to check: {reason}")
+        turn.note(f"hold {task['id']}.{name}", progress=False)
+    else:
+        turn.refuse(command, reason)
+
+
+def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
+    """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
+    time slot when the command does not fill that slot itself: one thing the user said, one slot."""
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if turn.evidence is None or len(clocks) != 1 or clocks[0] in slots:
+        return slots
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            continue
+        rest, clock = split_clock(raw)
+        if clock is not None:
+            turn.note(f"split {task['id']}.{name}", progress=False)
+            return {**slots, name: rest, clocks[0]: clock}
+    return slots
+
+
+def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
+    """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
+    fault): one thing the user said fills one slot, so which one is unknown and none is filled,
+    unless one of them was asked last turn (the answer goes there)."""
+    if turn.evidence is None:
+        return set()
+    by_text: dict[str, list[str]] = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    shared = {n for names in by_text.values() if len(names) > 1 for n in names}
+    return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
+
+
+# ---------------------------------------------------------------- starts, take-backs, yes, no
+
+def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
+    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
+    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
+           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+    return ran[-1] if ran else None
+
+
+def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
+    """(values given, values said) among a start's slots that differ from ``before``."""
+    given = grounded = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok or before.get(name) == value:
+            continue
+        given += 1
+        if value_grounded(slot, value, turn.evidence, recent=False, asked=turn.asked.endswith(f".{name}"),
+                          common=common_words(spec, name)) and not owner_elsewhere(spec, name, value):
+            grounded += 1
+    return given, grounded
+
+
+def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+    """Whether the message asks for this start. A task that is open or just ran is started again only
+    when the message names it or gives it a new value; a new task the message does not name is refused
+    when most of its values were not said (a copied example, an invented errand)."""
+    ev = turn.evidence
+    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+        return True, ""
+    open_task = turn.stack.named(spec.name)
+    ran = _recent_run(turn, spec)
+    before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
+    given, grounded = _said_values(turn, spec, command.get("slots") or {}, before)
+    if open_task is not None or ran:
+        why = "it is already open" if open_task is not None else "it has just run"
+        return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if command.get("slots") and not grounded:  # values for slots it does not even have count too
+        return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+        return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+    return True, ""
+
+
+def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
+    """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
+    Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after a change
+    that was never applied must not empty a value the user gave long ago."""
+    ev = turn.evidence
+    if ev is None:
+        return True
+    spec = turn.spec(task).slots[slot]
+    if previous is None and not turn.writes.changed_lately(task, slot):
+        return False
+    return (slot_touched(spec, ev.message) or revert_said(ev)
+            or (previous is not None and value_grounded(spec, previous, ev, recent=False,
+                                                        common=common_words(turn.spec(task), slot))))
+
+
+def admit_confirm(turn: Turn) -> bool:
+    """A yes: the message says so."""
+    return turn.evidence is None or confirm_grounded(turn.evidence)
+
+
+def admit_cancel(turn: Turn, task: dict) -> bool:
+    """A cancellation: the message drops something."""
+    return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
+
+
+def admit_reset(turn: Turn) -> bool:
+    """A reset: the message asks to start over."""
+    return turn.evidence is None or reset_grounded(turn.evidence)
+
+
+# ---- dskit/commands.py ----
+# The commands of the understanding contract, one class each, and the registry that names them.
+
+MAX_TEXT = 2000
+
+
+def command_text(value: Any) -> str:
+    """A text field of a command (a question, a reason), trimmed and bounded."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+class Command:
+    """One kind of command. Subclasses set the class attributes and override what differs."""
+
+    kind = ""
+    aliases: tuple[str, ...] = ()
+    order = 9
+    meaning: dict[str, str] | None = None  # None: described with another command in the prompt
+    title = ""  # the name the prompt gives it, when not ``kind``
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
+        return {"type": self.kind}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        """Check the command's evidence and apply its effect to the turn."""
+
+    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+        """Apply this kind's commands of one message (they come together in the fixed order)."""
+        for command in commands:
+            self.apply(turn, command)
+
+
+# ---------------------------------------------------------------- tasks
+
+class StartTask(Command):
+    kind = "start_task"
+    aliases = ("start", "start_flow", "new_task")
+    order = 2
+    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
+               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
+                     "gave, with their values)"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slots = raw.get("slots")
+        if task is None:
+            return None, "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return None, "slots must be an object"
+        return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
+
+    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+        """Several starts keep the first-mentioned on top; tasks started together find their parents."""
+        for command in reversed(commands):
+            self.apply(turn, command)
+        _link_parents(turn)
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        spec = turn.catalog.tasks[command["task"]]
+        grounded, reason = admit_start(turn, spec, command)
+        if not grounded:
+            turn.refuse(command, reason)
+            return
+        task = turn.stack.named(spec.name)
+        if task is None:
+            task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
+            turn.note(f"start {task['id']}:{spec.name}")
+        else:
+            turn.note(f"focus {task['id']}:{spec.name}")
+        turn.stack.push(task)
+        if command.get("slots"):
+            apply_slots(turn, task, command["slots"])
+
+
+class CancelTask(Command):
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "task": task}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
+        if task is None:
+            turn.drop(command, f"no open task {name}" if name else "no open task to cancel")
+            return
+        if not admit_cancel(turn, task):
+            turn.refuse(command, "the message does not drop a task")
+            return
+        turn.stack.remove(task, "cancelled")
+        turn.note(f"cancel {task['id']}:{task['name']}")
+
+
+class Reset(Command):
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        if not admit_reset(turn):
+            turn.refuse(command, "the message does not ask to start over")
+            return
+        turn.stack.clear("reset")
+        turn.state["counters"] = new_counters()
+        turn.state["handoff"] = None
+        turn.held.clear()
+        turn.notice("reset")
+        turn.note("reset")
+
+
+# ---------------------------------------------------------------- slots
+
+class SetSlots(Command):
+    kind = "set_slots"
+    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
+    order = 3
+    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
+               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
+                     "gets null"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slots = raw.get("slots")
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return None, "set_slots needs a slots object"
+        if not slots:
+            return None, "set_slots has no slots"
+        return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
+            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
+            return
+        groups: dict[str, tuple[dict, dict]] = {}
+        for slot, value in command["slots"].items():
+            task = turn.target(name, slot)
+            if task is None:
+                turn.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
+                continue
+            groups.setdefault(task["id"], (task, {}))[1][slot] = value
+        for task, slots in groups.values():
+            apply_slots(turn, task, slots)
+
+
+class RollbackSlot(Command):
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return None, "rollback_slot needs a slot"
+        return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        slot = command["slot"]
+        task = turn.target(command.get("task"), slot)
+        if task is None or slot not in turn.spec(task).slots:
+            turn.drop(command, f"no open task has slot {slot!r}")
+            return
+        history = task["history"].get(slot) or []
+        if not history:
+            turn.drop(command, f"{slot} has no earlier value")
+            return
+        if not admit_rollback(turn, task, slot, history[-1]):
+            turn.refuse(command, f"{slot}: the message does not take this slot back")
+            return
+        turn.writes.rollback(task, slot)
+        turn.note(f"rollback {task['id']}.{slot}")
+
+
+def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
+    """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
+    spec = turn.spec(task)
+    slots = split_clock_slots(turn, task, slots)
+    shared = shared_words(turn, task, slots)
+    for name, raw in slots.items():
+        item = {"task": task["name"], "slot": name, "value": raw}
+        if name not in spec.slots:
+            turn.drop(item, f"unknown slot {name!r} for task {task['name']}")
+            continue
+        if name in shared:
+            turn.refuse(item, f"{name}: the same words were given to several slots")
+            continue
+        value: Any = None
+        if raw is not None:
+            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
+            if not ok:
+                turn.drop(item, f"{name}: {reason}")
+                continue
+            if reason:  # a list slot kept its valid items
+                turn.drop(item, f"{name}: partly kept; {reason}")
+            value = keep_half_day(turn, task, name, value)
+        _write(turn, task, name, value, item)
+
+
+def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
+    admitted, why = admit_value(turn, task, name, value)
+    if admitted is UNSET:
+        hold_or_refuse(turn, task, name, value, item, why)
+        return
+    if why:  # a list slot kept the items the user said
+        turn.refuse(item, why)
+    if turn.writes.set(task, name, admitted):
+        turn.note(f"delete {task['id']}.{name}" if admitted is None else
+                  f"set {task['id']}.{name}={short_text(admitted)}")
+
+
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        task = turn.stack.top()
+        if task is None:
+            turn.drop(command, "no open task to confirm")
+            return
+        if not admit_confirm(turn):
+            turn.refuse(command, "the message does not say yes")
+            return
+        if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
+            _accept_held(turn, task)
+            return
+        missing = missing_slots(task, turn.spec(task))
+        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
+            turn.drop(command, f"refused: required slot {missing[0]} is empty")
+            turn.notice("guard")
+            return
+        if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
+                or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
+            turn.drop(command, "nothing has been shown for confirmation yet")
+            return
+        turn.confirmed_id = task["id"]
+        turn.note(f"confirm {task['id']}")
+
+
+class Deny(Command):
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.held:  # no to the values held for checking
+            turn.held.pop(task["id"])
+            turn.checked.add(task["id"])
+            turn.note(f"deny held {task['id']}")
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            turn.drop(command, "nothing to deny")
+            return
+        turn.stack.set_stage(task, Stage.COLLECTING)
+        turn.denied_id = task["id"]
+        turn.note(f"deny {task['id']}")
+
+
+def _accept_held(turn: Turn, task: dict) -> None:
+    """The user said yes to the values shown for checking: they are stored as if said."""
+    turn.checked.add(task["id"])
+    slots = turn.spec(task).slots
+    for name, value in turn.held.pop(task["id"]).items():
+        if name not in slots:
+            continue
+        if value is not None:  # held in the state string, which anyone may edit: checked again
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                turn.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
+                continue
+        if turn.writes.set(task, name, value):
+            turn.note(f"checked {task['id']}.{name}")
+
+
+# ---------------------------------------------------------------- outside the tasks
+
+class Faq(Command):
+    kind = "faq"
+    aliases = ("knowledge", "knowledge_answer", "question")
+    order = 6
+    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
+               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.faq = command.get("question") or ""
+        turn.note("faq", progress=False)
+
+
+class Chitchat(Command):
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.chitchat = True
+        turn.note("chitchat", progress=False)
+
+
+class Handoff(Command):
+    kind = "handoff"
+    aliases = ("human_handoff", "transfer")
+    order = 5
+    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.handoff = command.get("reason") or "user_request"
+        turn.note("handoff", progress=False)
+
+
+class CannotHandle(Command):
+    kind = "cannot_handle"
+    aliases = ("unknown", "fallback")
+    order = 7
+    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
+        turn.drop(command, "ignored: other commands were understood")
+
+
+# ---------------------------------------------------------------- sub-tasks started together
+
+def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
+    """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
+    return turn.stack.named(depends_on) if depends_on else None
+
+
+def _link_parents(turn: Turn) -> None:
+    """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
+    for task in turn.stack.tasks:
+        if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
+            parent = _open_parent_named(turn, turn.spec(task).depends_on)
+            if parent is not None and parent is not task:
+                task["parent_id"] = parent["id"]
+
+
+# ---------------------------------------------------------------- the registry
+
+REGISTRY: dict[str, Command] = {command.kind: command for command in (
+    StartTask(), SetSlots(), RollbackSlot(), CancelTask(), Confirm(), Deny(), Faq(), Chitchat(), Handoff(), Reset(),
+    CannotHandle(),
+)}
+
+
+def command_lines(lang: str) -> str:
+    """The understanding prompt's list of commands, one line each, in registry order."""
+    sep = "：" if lang == "zh" else ": "
+    return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
+
+
 # ---- dskit/node_io.py ----
 # Input and output hygiene of the code nodes: anything in, only what Dify accepts out.
 
@@ -2776,16 +3902,7 @@ _INSTRUCTIONS_ZH = """你是对话理解器。阅读任务目录、当前状态�
 JSON 有两个字段：rewritten_query 是用户最新输入补全指代和省略后的一句话；commands 是本轮的指令列表，没有指令时为空列表。
 
 每条指令是一个对象，type 取下面之一：
-- start_task：用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）
-- set_slots：补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null
-- rollback_slot：用户要撤回某个槽位的上一次修改。字段：task、slot
-- cancel_task：用户不要某个任务了。字段：task
-- confirm / deny：用户对确认问题回答“是”/“不是”
-- faq：知识性提问（政策、规则、介绍），不改变任务。字段：question
-- chitchat：寒暄、闲聊、情绪表达
-- handoff：用户要求人工客服。字段：reason
-- reset：用户要求全部重来
-- cannot_handle：完全无法理解
+{commands}
 
 规则：
 1. 槽位的值只能来自用户说过的话：用用户的原话，或目录里的可选值。用户没说的槽位不要写，不要猜，不要用默认值。一句话里的几个信息分别写进各自的槽位（日期和时间分开写）。
@@ -2803,16 +3920,7 @@ The object has two fields: rewritten_query is the latest message made self-conta
 ellipsis resolved); commands is this turn's list of commands, empty when there are none.
 
 Each command is an object whose type is one of:
-- start_task: the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user gave, with their values)
-- set_slots: add to or change the slots of an open task. Fields: task, slots; a slot the user takes away gets null
-- rollback_slot: the user takes back the last change of a slot. Fields: task, slot
-- cancel_task: the user drops a task. Field: task
-- confirm / deny: yes / no to a confirmation question
-- faq: a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question
-- chitchat: greetings, small talk, feelings
-- handoff: the user asks for a human. Field: reason
-- reset: the user wants to start over
-- cannot_handle: the message cannot be understood at all
+{commands}
 
 Rules:
 1. A slot value comes only from what the user said: their own words, or an option from the catalog. Leave
@@ -2834,8 +3942,11 @@ Rules:
 
 
 def understanding_instructions(lang: str = "zh") -> str:
-    """The system prompt of the understanding LLM (static, so it can sit in a DSL node as it is)."""
-    return _INSTRUCTIONS_EN if norm_lang(lang) == "en" else _INSTRUCTIONS_ZH
+    """The system prompt of the understanding LLM (static, so it can sit in a DSL node as it is); its
+    list of commands comes from the command registry (:func:`dskit.commands.command_lines`)."""
+    language = norm_lang(lang)
+    template = _INSTRUCTIONS_EN if language == "en" else _INSTRUCTIONS_ZH
+    return template.replace("{commands}", command_lines(language))
 
 
 def understanding_prompt(catalog: Catalog | None, state: str, query: str, *, history: str = "", summary: str = "",

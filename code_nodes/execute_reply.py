@@ -65,20 +65,20 @@ class _LazyPattern:
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -108,7 +108,7 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -122,13 +122,13 @@ REDOS_MANY = 10
 # Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
 # beyond quadratic (rule 4).
 REDOS_CHAIN = 3
-_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
                           "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
                           "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
-_REDOS_RANGE_POINTS = 16
+_RANGE_POINTS = 16
 
 
-def _redos_parse(pattern: str) -> Any:
+def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -165,7 +165,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     def _sample(self, tree: Any) -> list[str]:
-        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
             node = stack.pop()
@@ -179,13 +179,13 @@ class _RedosChecker:
                             points.add(chr(item_av))
                         elif str(item_op) == "RANGE":
                             low, high = item_av
-                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            step = max(1, (high - low) // _RANGE_POINTS)
                             points.update(chr(c) for c in range(low, high + 1, step))
                             points.add(chr(high))
                 else:
                     if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
                         self.ignore_case = True
-                    stack.extend(_redos_children(name, av))
+                    stack.extend(_children(name, av))
         return sorted(points)
 
     def _mask(self, accepts) -> int:
@@ -205,7 +205,7 @@ class _RedosChecker:
             return self.everything
         negate = bool(av) and str(av[0][0]) == "NEGATE"
         items = av[1:] if negate else av
-        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
 
     # ------------------------------------------------------------ the walk
@@ -320,7 +320,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _redos_children(name: str, av: Any) -> list:
+def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -337,7 +337,7 @@ def _redos_children(name: str, av: Any) -> list:
     return []
 
 
-def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -366,7 +366,7 @@ def redos_problem(pattern: str) -> str:
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
     """
     try:
-        tree = _redos_parse(pattern)
+        tree = _parse(pattern)
     except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
         return ""
     try:
@@ -377,6 +377,14 @@ def redos_problem(pattern: str) -> str:
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- dskit/catalog.py ----
@@ -403,14 +411,14 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
-_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+_catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
 class CatalogError(ValueError):
@@ -682,15 +690,11 @@ class Catalog:
         raise AttributeError(f"cannot delete field {name!r}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _catalog_show(value: Any, limit: int = 40) -> str:
+def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -710,7 +714,7 @@ def slot_max_chars(slot: Any) -> int:
         longest = max(len(str(item)) for item in enum)
     elif slot_type == "string":
         longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
-        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+        longest = longest if is_int(longest) else DEFAULT_MAX_LENGTH
     elif slot_type == "boolean":
         longest = 5
     else:
@@ -722,7 +726,7 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
-        return _is_int(value)
+        return is_int(value)
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
@@ -754,9 +758,9 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if "max_length" in slot:
         if slot_type != "string":
             problems.append(f"{path}.max_length: only string slots have a max_length")
-        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        elif not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
             problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
-    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+    if not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
         max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
@@ -765,7 +769,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
@@ -776,14 +780,14 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not in enum")
                 elif isinstance(target, str) and len(target) > max_length:
                     problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
                 elif isinstance(target, str) and target.strip().lower() in lowered and \
                         lowered[target.strip().lower()] != target:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is itself an alias of "
                                     "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
@@ -795,11 +799,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+        problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
 
 
-def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -823,8 +827,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -838,7 +842,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -853,7 +857,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -888,7 +892,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _catalog_data(data: Any) -> tuple[Any, str]:
+def _data(data: Any) -> tuple[Any, str]:
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -902,13 +906,13 @@ def _catalog_data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def _catalog_validate(data: Any) -> list[str]:
+def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
     for key in data:
-        if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
     if data.get("version") != 1:
         problems.append("$.version: must be 1")
     if "language" in data and data["language"] not in ("zh", "en"):
@@ -930,7 +934,7 @@ def _catalog_validate(data: Any) -> list[str]:
             elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
                 allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
-            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+            elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
 
@@ -987,11 +991,11 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    source, problem = _catalog_data(source)
+    source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
     try:
-        problems = _catalog_validate(source)
+        problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
@@ -1026,28 +1030,28 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
 # bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
-_LIMITS_ASCII_HEADER = 48
-_LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
-        return _LIMITS_ASCII_HEADER + len(text) + 1
+        return _ASCII_HEADER + len(text) + 1
     try:
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _LIMITS_ASTRAL.search(text) else 2
-    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+        width = 4 if _ASTRAL.search(text) else 2
+    return _WIDE_HEADER + (len(text) + 1) * width
 
 
 def char_width(text: str) -> int:
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
-    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
 def string_excess(text: str, reserve: int = 0) -> int:
@@ -1106,6 +1110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
         "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "参数 {param} 有误：{problem}",
@@ -1159,6 +1164,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
         "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
                       "Please say it more briefly, or cancel something you no longer need.",
         # the plugin tools' parameter errors (tools/_common.py)
@@ -1197,8 +1203,10 @@ def show_value(value: object, lang: str = "zh") -> str:
     return str(value)
 
 
-# ---- dskit/machine.py ----
-# The state machine: apply an understanding's commands to the state, then decide the next action.
+# ---- dskit/views.py ----
+# Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
+
+# ---------------------------------------------------------------- what the user reads of a task
 
 def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
     """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import Enum
 
 
 # ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
@@ -55,20 +56,20 @@ class _LazyPattern:
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
-_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -98,10 +99,18 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- dskit/limits.py ----
@@ -124,28 +133,28 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
 # bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
-_LIMITS_ASCII_HEADER = 48
-_LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
-        return _LIMITS_ASCII_HEADER + len(text) + 1
+        return _ASCII_HEADER + len(text) + 1
     try:
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _LIMITS_ASTRAL.search(text) else 2
-    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+        width = 4 if _ASTRAL.search(text) else 2
+    return _WIDE_HEADER + (len(text) + 1) * width
 
 
 def char_width(text: str) -> int:
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
-    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
 def string_excess(text: str, reserve: int = 0) -> int:
@@ -165,16 +174,182 @@ def fits_dify_string(text: str) -> bool:
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
 
 
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+STAGES = tuple(stage.value for stage in Stage)
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+
+
+# ---- dskit/taskstack.py ----
+# The task stack: the open tasks of a conversation, bottom first, and the only code that edits them.
+
+class TaskStack:
+    """The open tasks of ``state["task_stack"]`` (bottom first), edited in place.
+
+    Removals are reported to ``on_removed(task, reason)`` one task at a time, parents before the
+    tasks opened for them, so the caller can say what ended and why.
+    """
+
+    def __init__(self, state: dict, on_removed: Callable[[dict, str], None] | None = None) -> None:
+        self._state = state
+        self._on_removed = on_removed
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def tasks(self) -> list[TaskRecord]:
+        """The open tasks, bottom first (the state's own list: read it, never edit it)."""
+        return self._state["task_stack"]
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __contains__(self, task: object) -> bool:
+        return any(task is t for t in self.tasks)
+
+    def top(self) -> TaskRecord | None:
+        """The task in focus."""
+        return self.tasks[-1] if self.tasks else None
+
+    def find(self, task_id: Any) -> TaskRecord | None:
+        """The open task with this id."""
+        return next((t for t in self.tasks if t["id"] == task_id), None)
+
+    def named(self, name: str) -> TaskRecord | None:
+        """The open task of this catalog name nearest the top."""
+        return next((t for t in reversed(self.tasks) if t["name"] == name), None)
+
+    def ids(self) -> set[str]:
+        return {t["id"] for t in self.tasks}
+
+    def children(self, task: dict) -> list[TaskRecord]:
+        """The tasks opened for ``task``, bottom first."""
+        return [t for t in self.tasks if t.get("parent_id") == task["id"]]
+
+    def open_parent(self, task: dict) -> TaskRecord | None:
+        """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
+        parent_id = task.get("parent_id")
+        return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+
+    def waiting_under(self, parent: dict) -> list[TaskRecord]:
+        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
+        found: list[TaskRecord] = []
+        ids = {parent["id"]}
+        for task in reversed(self.tasks):
+            if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
+                found.append(task)
+                ids.add(task["id"])
+        return found
+
+    def in_stage(self, stage: Stage) -> set[str]:
+        """Ids of the open tasks in ``stage``."""
+        return {t["id"] for t in self.tasks if t.get("stage") == stage}
+
+    # ------------------------------------------------------------ editing
+
+    def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
+        """A new task record with the state's next id (not yet on the stack)."""
+        task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
+                           parent_id=parent["id"] if parent else None)
+        self._state["next_task_seq"] += 1
+        return task
+
+    def push(self, task: TaskRecord) -> None:
+        """Put a task on top, moving it there when it is open already (the one below is suspended)."""
+        self._detach(task)
+        self.tasks.append(task)
+
+    def set_stage(self, task: dict, stage: Stage) -> None:
+        task["stage"] = Stage(stage).value
+
+    def remove(self, task: dict, reason: str) -> None:
+        """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
+        if task not in self:
+            return
+        self._detach(task)
+        self._removed(task, reason)
+        for child in self.children(task):
+            self.remove(child, "cascade")
+
+    def clear(self, reason: str) -> None:
+        """Take every task off (a reset)."""
+        tasks, self._state["task_stack"] = list(self.tasks), []
+        for task in tasks:
+            self._removed(task, reason)
+
+    def take(self, task: dict) -> None:
+        """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
+        self._detach(task)
+
+    def place_below(self, task: dict, parent: dict) -> None:
+        """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
+        self._detach(task)
+        self.tasks.insert(self._index(parent), task)
+
+    def is_above(self, task: dict, other: dict) -> bool:
+        """Whether ``task`` sits above ``other``."""
+        return self._index(task) > self._index(other)
+
+    def restore(self, task: TaskRecord, below: dict | None = None) -> None:
+        """Put a task back: right below ``below`` when that one is open, else on top."""
+        self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
+
+    def evict(self, limit: int) -> None:
+        """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
+        if len(self.tasks) <= limit:
+            return
+        keep: set[str] = set()
+        parent = self.tasks[-1]["id"]
+        while parent and parent not in keep:
+            keep.add(parent)
+            parent = next((t.get("parent_id") for t in self.tasks if t["id"] == parent), None)
+        while len(self.tasks) > limit:
+            victim = next((t for t in self.tasks if t["id"] not in keep), None)
+            if victim is None:
+                return
+            self.remove(victim, "evicted")
+
+    def pop_bottom(self) -> TaskRecord:
+        """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
+        return self.tasks.pop(0)
+
+    def suspend_below_top(self) -> None:
+        """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
+        for task in self.tasks[:-1]:
+            if task["stage"] != Stage.WAITING:
+                self.set_stage(task, Stage.SUSPENDED)
+
+    # ------------------------------------------------------------ internals
+
+    def _index(self, task: dict | None) -> int:
+        return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
+
+    def _detach(self, task: dict) -> None:
+        index = next((i for i, t in enumerate(self.tasks) if t is task), None)
+        if index is not None:
+            del self.tasks[index]
+
+    def _removed(self, task: dict, reason: str) -> None:
+        if self._on_removed is not None:
+            self._on_removed(task, reason)
 
 
 # ---- dskit/state.py ----
@@ -194,15 +369,15 @@ MAX_SLOT_HISTORY = 10
 SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
-_STATE_SHORT_TEXT = 200
+_SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
-_STATE_NOTE_ROOM = 800
-_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+_NOTE_ROOM = 800
+_TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
+_SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
-_STATE_DONE_STATUS = ("pending", "success", "failed")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -228,11 +403,7 @@ def new_state() -> dict:
     }
 
 
-def _state_is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
@@ -262,7 +433,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _state_decode(text: Any) -> tuple[Any, str]:
+def _decode(text: Any) -> tuple[Any, str]:
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -277,7 +448,7 @@ def _state_decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _STATE_SURROGATE_HINT.search(text):
+    if _SURROGATE_HINT.search(text):
         data = jsonish_scrub(data)
     return data, ""
 
@@ -293,15 +464,15 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
-        data, problem = _state_decode(text)
+        data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
         if problem:
             return new_state(), [f"state unusable: {problem}; started clean"
                                  if not problem.startswith("state ") else f"{problem}; started clean"]
         state = new_state()
-        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
-        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        state.update({key: data[key] for key in _state_TOP_KEYS if key in data})
+        notes = _repair(state, [key for key in data if key not in _state_TOP_KEYS])
         for note in notes:
             add_error(state, "state", note)
         return state, []
@@ -311,25 +482,25 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _state_repair(state: dict, unknown: list) -> list[str]:
+def _repair(state: dict, unknown: list) -> list[str]:
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
-    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
-    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
     state["turn"] = max(0, state["turn"])
-    notes += _state_repair_stack(state)
-    notes += _state_repair_done(state)
-    notes += _state_repair_counters(state)
+    notes += _repair_stack(state)
+    notes += _repair_done(state)
+    notes += _repair_counters(state)
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
             state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
-                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+                                "turn": handoff["turn"] if is_int(handoff.get("turn")) else 0}
         else:
             state["handoff"] = None
             notes.append("handoff was malformed; cleared")
-    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
-    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    used = [int(m.group(1)) for m in (_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
     if used and state["next_task_seq"] <= max(used):
         notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
         state["next_task_seq"] = max(used) + 1
@@ -337,7 +508,7 @@ def _state_repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _state_repair_stack(state: dict) -> list[str]:
+def _repair_stack(state: dict) -> list[str]:
     notes: list[str] = []
     kept: list[dict] = []
     seen: set[str] = set()
@@ -349,18 +520,18 @@ def _state_repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
             notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
-            clean["stage"] = "COLLECTING"
+            clean["stage"] = Stage.COLLECTING.value
         parent = task.get("parent_id")
         if parent is not None and not isinstance(parent, str):
             notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
             parent = None
         clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
-        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        clean["opened_turn"] = task["opened_turn"] if is_int(task.get("opened_turn")) else 0
         history = task.get("history") if isinstance(task.get("history"), dict) else {}
         clean["history"] = {}
         for slot, values in history.items():
@@ -377,16 +548,16 @@ def _state_repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _state_repair_done(state: dict) -> list[str]:
+def _repair_done(state: dict) -> list[str]:
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
                 and isinstance(entry.get("slots", {}), dict)):
             continue
         record = _state_payload(entry)
-        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
+        record.update(status=entry["status"] if entry.get("status") in _DONE_STATUS else "pending",
                       detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
-                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+                      turn=entry["turn"] if is_int(entry.get("turn")) else 0,
                       parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
         kept.append(record)
     dropped = len(state["done"]) - len(kept)
@@ -406,34 +577,34 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _state_repair_counters(state: dict) -> list[str]:
+def _repair_counters(state: dict) -> list[str]:
     raw = state["counters"]
     counters = new_counters()
-    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
     open_ids = {t["id"] for t in state["task_stack"]}
     asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
     counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
-                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+                               if is_int(count) and key.partition(".")[0] in open_ids}
     asking = raw.get("asking")
     counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
     state["counters"] = counters
-    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+    broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
 
 
-def _state_clean_error(entry: dict) -> dict:
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
+def _clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 
 
-def _state_clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry: dict) -> dict:
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value: Any) -> list:
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
@@ -447,7 +618,7 @@ def bound_history(history: list) -> None:
     del history[:-MAX_SLOT_HISTORY]
     total = 0
     for index in range(len(history) - 1, -1, -1):
-        total += _state_json_len(history[index]) + 1
+        total += _json_len(history[index]) + 1
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
@@ -455,26 +626,25 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _state_json_len(value: Any) -> int:
+def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _state_encode(state: dict) -> str:
+def _encode(state: dict) -> str:
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
 def _sync_derived(state: dict) -> None:
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
-    stack = state["task_stack"]
-    state["current_task_id"] = stack[-1]["id"] if stack else None
-    state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
-    for task in stack[:-1]:
-        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
-            task["stage"] = "SUSPENDED"
+    stack = TaskStack(state)
+    top = stack.top()
+    state["current_task_id"] = top["id"] if top else None
+    state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
+    stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -484,13 +654,13 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_state_encode(state), reserve=room)
+        return string_excess(_encode(state), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
         for pool in pools:
             while pool and need > 0:
-                need -= _state_json_len(pool.pop(0)) + 1
+                need -= _json_len(pool.pop(0)) + 1
                 dropped[label] = dropped.get(label, 0) + 1
                 if need <= 0:
                     need = excess()
@@ -508,23 +678,23 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     state["done"] = [d for d in state["done"] if any(d is e for e in finished + pending)]
     notes = [f"{count} {label}" for label, count in dropped.items()]
     if evict and excess() > 0:
-        notes.append("LOST " + "; ".join(_state_evict(state, excess)))
+        notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
 
 
-def _state_evict(state: dict, excess: Any) -> list[str]:
-    """Last resort of :func:`_state_trim`: suspended tasks (bottom first), then the current task's longest
+def _evict(state: dict, excess: Any) -> list[str]:
+    """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
     by a catalog bypassed: the engine refuses a turn rather than come here."""
     lost = []
-    stack = state["task_stack"]
+    stack = TaskStack(state)
     while len(stack) > 1 and excess() > 0:
-        task = stack.pop(0)
+        task = stack.pop_bottom()
         lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
-    if stack and excess() > 0:
-        top = stack[-1]
+    top = stack.top()
+    if top is not None and excess() > 0:
         top["history"] = {}
-        for slot in sorted(top["slots"], key=lambda s: -_state_json_len(top["slots"][s])):
+        for slot in sorted(top["slots"], key=lambda s: -_json_len(top["slots"][s])):
             if excess() <= 0:
                 break
             del top["slots"][slot]
@@ -539,7 +709,7 @@ def _state_evict(state: dict, excess: Any) -> list[str]:
 
 
 def fit_state(state: dict, *, evict: bool = True) -> str | None:
-    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_state_trim`).
+    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
     (the caller then refuses the turn instead). What was trimmed is recorded in ``errors``.
@@ -548,23 +718,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _state_encode(state)
+    text = _encode(state)
     if string_excess(text) == 0:
         return text
-    fits, notes = _state_trim(state, _STATE_NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _state_encode(state)
+    return _encode(state)
 
 
 def dump_state(state: dict) -> str:
     """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
     Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True)
-    return text if text is not None else _state_encode(new_state())
+    return text if text is not None else _encode(new_state())
 
 
 def find_task(state: dict, task_id: str) -> dict | None:
@@ -581,10 +751,10 @@ def add_error(state: dict, code: str, message: str) -> None:
     del state["errors"][:-MAX_ERRORS]
 
 
-# ---- dskit/machine.py ----
-# The state machine: apply an understanding's commands to the state, then decide the next action.
+# ---- dskit/turn.py ----
+# One turn in progress: what the commands of a message see and what they leave for the decision.
 
-def _short(command: Any) -> str:
+def short_text(command: Any) -> str:
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
         text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
@@ -596,23 +766,37 @@ def _short(command: Any) -> str:
     return scrub_surrogates(text[:160])
 
 
-def _restore_subtasks(state: dict, entry: dict) -> None:
+# ---- dskit/subtasks.py ----
+# Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
+
+def restore_subtasks(state: dict, entry: dict) -> None:
     """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
-    parent = find_task(state, str(entry.get("task_id")))
+    stack = TaskStack(state)
+    parent = stack.find(str(entry.get("task_id")))
     for sub in entry.get("subtasks") or []:
-        if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or find_task(state, sub["task_id"]):
+        if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or stack.find(sub["task_id"]):
             continue
         slots = sub.get("slots") if isinstance(sub.get("slots"), dict) else {}
         task = task_record(sub["task_id"], str(sub.get("task") or ""), str(sub.get("label") or sub.get("task") or ""),
-                           opened_turn=state["turn"], stage="WAITING", slots=slots,
+                           opened_turn=state["turn"], stage=Stage.WAITING, slots=slots,
                            parent_id=parent["id"] if parent else None)
-        stack = state["task_stack"]
-        stack.insert(stack.index(parent) if parent in stack else len(stack), task)
+        stack.restore(task, below=parent)
 
 
-def _machine_error_text(exc: BaseException) -> str:
+# ---- dskit/machine.py ----
+# The state machine's entry points: one turn, and a task API's outcome written back.
+
+def error_text(exc: BaseException) -> str:
+    """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return value if isinstance(value, str) else str(value)
     except Exception:  # noqa: BLE001
         return ""
 
@@ -626,32 +810,25 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
     try:
         for error in errors:
             add_error(state, "state", error)
-        task_id = task_id if isinstance(task_id, str) else _short(task_id)
+        task_id = task_id if isinstance(task_id, str) else short_text(task_id)
         entry = next((d for d in reversed(state["done"]) if d["task_id"] == task_id), None)
         if entry is None:
             add_error(state, "result", f"no executed task {task_id[:64]!r} to record a result for")
             return dump_state(state)
         entry["status"] = "success" if ok else "failed"
-        entry["detail"] = scrub_surrogates(_machine_text(detail))[:MAX_ERROR_TEXT]
+        entry["detail"] = scrub_surrogates(_as_text(detail))[:MAX_ERROR_TEXT]
         if not ok:
             add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
             if find_task(state, task_id) is None:
-                state["task_stack"].append(task_record(
+                TaskStack(state).push(task_record(
                     task_id, entry["task"], entry["label"], opened_turn=state["turn"],
-                    stage="CONFIRMING", slots=entry["slots"], parent_id=entry["parent_id"]))
-            _restore_subtasks(state, entry)
+                    stage=Stage.CONFIRMING, slots=entry["slots"], parent_id=entry["parent_id"]))
+            restore_subtasks(state, entry)
         return dump_state(state)
     except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
         old, _ = load_state(state_str)
-        add_error(old, "internal", f"record_result: {type(exc).__name__}: {_machine_error_text(exc)}")
+        add_error(old, "internal", f"record_result: {type(exc).__name__}: {error_text(exc)}")
         return dump_state(old)
-
-
-def _machine_text(value: Any) -> str:
-    try:
-        return value if isinstance(value, str) else str(value)
-    except Exception:  # noqa: BLE001
-        return ""
 
 
 # ---- dskit/node_io.py ----

@@ -57,6 +57,7 @@ import json
 import re
 import unicodedata
 from datetime import date, timedelta
+from enum import Enum
 from typing import TypedDict
 
 
@@ -81,68 +82,68 @@ class _LazyPattern:
 # Lenient JSON from raw LLM text.
 
 # Deep nesting is never a real LLM answer; the limit also keeps recursion far from Python's limit.
-_JSONISH_MAX_DEPTH = 64
+_MAX_DEPTH = 64
 # Whitespace (including full-width and no-break spaces, BOM) and //, #, /* */ comments.
-_JSONISH_SKIP = _LazyPattern('_JSONISH_SKIP', r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
-_JSONISH_SPACE = _LazyPattern('_JSONISH_SPACE', r"[ \t\r\n\u3000\xa0]*")
+_SKIP = _LazyPattern('_SKIP', r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+_SPACE = _LazyPattern('_SPACE', r"[ \t\r\n\u3000\xa0]*")
 # Where a container may start: "{" before a key, "}" or a comment, "[" before a value or "]".
 # The look-ahead runs in C and skips prose such as "{name}" or "x{" without a Python-level attempt;
 # its backtracking is bounded by the word or space run after the bracket (no possessive quantifiers:
 # the Dify sandbox may run Python 3.10).
-_JSONISH_OBJECT_AHEAD = (
+_OBJECT_AHEAD = (
     r"\{(?=[\s\ufeff]*(?:\Z|[}\"'\u201c\u201d\u2018,\uff0c#]|//|/\*"
     r"|[\w$.+-]+[\s\ufeff]*(?:[:\uff1a]|\Z)))"
 )
-_JSONISH_START_OBJECT = re.compile(_JSONISH_OBJECT_AHEAD)
-_JSONISH_START = re.compile(
-    _JSONISH_OBJECT_AHEAD
+_START_OBJECT = re.compile(_OBJECT_AHEAD)
+_START = re.compile(
+    _OBJECT_AHEAD
     + r"|\[(?=[\s\ufeff]*(?:\Z|[\]\[{\"'\u201c\u201d\u2018,\uff0c#+\-.\dtfnTFNIu]|//|/\*))"
 )
-_JSONISH_NUMBER = _LazyPattern('_JSONISH_NUMBER', r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_JSONISH_NUMBER_TAIL = _LazyPattern('_JSONISH_NUMBER_TAIL', r"[\w.+-]*")
-_JSONISH_WORD = _LazyPattern('_JSONISH_WORD', r"[^\W\d]\w*")
-_JSONISH_BARE_KEY = _LazyPattern('_JSONISH_BARE_KEY', r"[\w$.+-]+")
+_NUMBER = _LazyPattern('_NUMBER', r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER_TAIL = _LazyPattern('_NUMBER_TAIL', r"[\w.+-]*")
+_jsonish_WORD = _LazyPattern('_jsonish_WORD', r"[^\W\d]\w*")
+_BARE_KEY = _LazyPattern('_BARE_KEY', r"[\w$.+-]+")
 # Opening quote -> (closing quotes, regex for a run of ordinary characters).
-_JSONISH_QUOTES = {
+_QUOTES = {
     '"': ('"', re.compile(r'[^"\\]+')),
     "'": ("'", re.compile(r"[^'\\]+")),
     "\u201c": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # “…” (and sloppy “…“)
     "\u201d": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # ”…”
     "\u2018": ("\u2019\u2018", re.compile(r"[^\u2019\u2018\\]+")),  # ‘…’
 }
-_JSONISH_ESCAPES = {
+_ESCAPES = {
     '"': '"', "\\": "\\", "/": "/", "'": "'",
     "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
 }
-_JSONISH_HEX = "0123456789abcdefABCDEF"
-_JSONISH_LITERALS = {
+_HEX = "0123456789abcdefABCDEF"
+_LITERALS = {
     "true": True, "false": False, "null": None,
     "True": True, "False": False, "None": None,
     "NaN": float("nan"), "Infinity": float("inf"), "undefined": None,
 }
-_JSONISH_COMMAS = ",\uff0c"   # , ，
-_JSONISH_COLONS = ":\uff1a"   # : ：
-_JSONISH_BUDGET_FLOOR = 20_000
+_COMMAS = ",\uff0c"   # , ，
+_COLONS = ":\uff1a"   # : ：
+_BUDGET_FLOOR = 20_000
 # json's errors count newlines up to the failure (O(position)), so strict decoding stops being tried
 # after a few failures; successes are cheap and keep it on (prose + JSON blocks run at C speed).
-_JSONISH_STRICT_FAILURES = 8
+_STRICT_FAILURES = 8
 # Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
 # bracketed prose fragments at most; this bounds the time spent on adversarial text.
-_JSONISH_MAX_FAILURES = 5_000
-_JSONISH_SURROGATE = _LazyPattern('_JSONISH_SURROGATE', "[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = _LazyPattern('_JSONISH_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+_MAX_FAILURES = 5_000
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -172,7 +173,7 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -190,14 +191,14 @@ class _JsonishCut:
     """Marker for a scalar cut off by the end of the text (dropped, never returned)."""
 
 
-_JSONISH_CUT = _JsonishCut()
+_CUT = _JsonishCut()
 
 
 class _JsonishParser:
     """Recursive-descent reader for the lenient grammar; one instance per text.
 
     Each method takes a position and returns ``(value, next_position)``; it raises
-    :class:`_JsonishFail` on text that cannot be JSON-ish, and returns :data:`_JSONISH_CUT` for a
+    :class:`_JsonishFail` on text that cannot be JSON-ish, and returns :data:`_CUT` for a
     scalar that the end of the text interrupted.
     """
 
@@ -206,7 +207,7 @@ class _JsonishParser:
         self.n = len(text)
 
     def skip(self, pos: int) -> int:
-        return _JSONISH_SKIP.match(self.text, pos).end()
+        return _SKIP.match(self.text, pos).end()
 
     def parse(self, pos: int) -> tuple[object, int]:
         """Parse the container starting at ``pos`` (a ``{`` or ``[``)."""
@@ -216,12 +217,12 @@ class _JsonishParser:
         text = self.text
         char = text[pos]
         if char == "{" or char == "[":
-            if depth >= _JSONISH_MAX_DEPTH:
+            if depth >= _MAX_DEPTH:
                 raise _JsonishFail(pos)
             if char == "{":
                 return self.object(pos + 1, depth + 1, stack + "{")
             return self.array(pos + 1, depth + 1, stack + "[")
-        if char in _JSONISH_QUOTES:
+        if char in _QUOTES:
             return self.string(pos, False)
         if char in "+-" and text.startswith("Infinity", pos + 1):
             return (float("-inf") if char == "-" else float("inf")), pos + 9
@@ -241,22 +242,22 @@ class _JsonishParser:
                 return result, pos + 1
             if char == "]" and "[" in stack:
                 return result, pos  # mismatched closer: close this object, let the array take it
-            if char in _JSONISH_COMMAS:
+            if char in _COMMAS:
                 pos += 1  # trailing or doubled comma
                 continue
             key, pos = self.key(pos)
-            if key is _JSONISH_CUT:
+            if key is _CUT:
                 return result, n
             pos = self.skip(pos)
             if pos >= n:
                 return result, n  # dangling key without value
-            if text[pos] not in _JSONISH_COLONS:
+            if text[pos] not in _COLONS:
                 raise _JsonishFail(pos)
             pos = self.skip(pos + 1)
             if pos >= n:
                 return result, n
             item, pos = self.value(pos, depth, stack)
-            if item is _JSONISH_CUT:
+            if item is _CUT:
                 return result, n
             result[key] = item
             pos = self.after_item(pos, "}")
@@ -273,11 +274,11 @@ class _JsonishParser:
                 return result, pos + 1
             if char == "}" and "{" in stack:
                 return result, pos
-            if char in _JSONISH_COMMAS:
+            if char in _COMMAS:
                 pos += 1
                 continue
             item, pos = self.value(pos, depth, stack)
-            if item is _JSONISH_CUT:
+            if item is _CUT:
                 return result, n
             result.append(item)
             pos = self.after_item(pos, "]")
@@ -288,26 +289,26 @@ class _JsonishParser:
         if pos >= self.n:
             return pos
         char = self.text[pos]
-        if char in _JSONISH_COMMAS:
+        if char in _COMMAS:
             return pos + 1
-        if char in "}]" or char in _JSONISH_QUOTES or char in "{[+-." or char.isalnum() or char == "_":
+        if char in "}]" or char in _QUOTES or char in "{[+-." or char.isalnum() or char == "_":
             return pos  # closer (checked by the caller) or the next member without a comma
         raise _JsonishFail(pos)
 
     def key(self, pos: int) -> tuple[object, int]:
         char = self.text[pos]
-        if char in _JSONISH_QUOTES:
+        if char in _QUOTES:
             return self.string(pos, True)
-        match = _JSONISH_BARE_KEY.match(self.text, pos)
+        match = _BARE_KEY.match(self.text, pos)
         if not match:
             raise _JsonishFail(pos)
         if match.end() >= self.n:
-            return _JSONISH_CUT, self.n
+            return _CUT, self.n
         return match.group(), match.end()
 
     def string(self, pos: int, is_key: bool) -> tuple[object, int]:
         text, n = self.text, self.n
-        closers, plain = _JSONISH_QUOTES[text[pos]]
+        closers, plain = _QUOTES[text[pos]]
         ascii_quote = closers in ('"', "'")
         parts: list[str] = []
         pos += 1
@@ -317,12 +318,12 @@ class _JsonishParser:
                 parts.append(match.group())
                 pos = match.end()
             if pos >= n:
-                return _JSONISH_CUT, n
+                return _CUT, n
             char = text[pos]
             if char == "\\":
                 piece, pos = self.escape(pos)
                 if piece is None:
-                    return _JSONISH_CUT, n
+                    return _CUT, n
                 parts.append(piece)
                 continue
             pos += 1
@@ -338,7 +339,7 @@ class _JsonishParser:
         between lines), a full-width comma then a quote, and a full-width colon after a key.
         """
         text = self.text
-        end = _JSONISH_SPACE.match(text, pos).end()
+        end = _SPACE.match(text, pos).end()
         if end >= self.n:
             return True
         char = text[end]
@@ -347,8 +348,8 @@ class _JsonishParser:
         if is_key and char == "\uff1a":
             return True
         if char == "\uff0c":  # "北京"，"人数" closes; 他说"你好"，然后 does not
-            after = _JSONISH_SPACE.match(text, end + 1).end()
-            return after < self.n and text[after] in _JSONISH_QUOTES
+            after = _SPACE.match(text, end + 1).end()
+            return after < self.n and text[after] in _QUOTES
         if char == "/" and text.startswith(("//", "/*"), end):
             return True
         return char in "\"'" and text.find("\n", pos, end) >= 0
@@ -359,13 +360,13 @@ class _JsonishParser:
         if pos + 1 >= self.n:
             return None, self.n
         char = text[pos + 1]
-        if char in _JSONISH_ESCAPES:
-            return _JSONISH_ESCAPES[char], pos + 2
+        if char in _ESCAPES:
+            return _ESCAPES[char], pos + 2
         if char == "x":  # Python's \xNN (JSON never has it)
             digits = text[pos + 2:pos + 4]
-            if len(digits) == 2 and all(c in _JSONISH_HEX for c in digits):
+            if len(digits) == 2 and all(c in _HEX for c in digits):
                 return chr(int(digits, 16)), pos + 4
-            if pos + 2 + len(digits) >= self.n and all(c in _JSONISH_HEX for c in digits):
+            if pos + 2 + len(digits) >= self.n and all(c in _HEX for c in digits):
                 return None, self.n
         if char != "u":
             return "\\" + char, pos + 2  # unknown escape kept as written, like Python
@@ -380,25 +381,25 @@ class _JsonishParser:
 
     def hex4(self, pos: int) -> tuple[int | None, int]:
         digits = self.text[pos:pos + 4]
-        if len(digits) == 4 and all(c in _JSONISH_HEX for c in digits):
+        if len(digits) == 4 and all(c in _HEX for c in digits):
             return int(digits, 16), pos + 4
-        if len(digits) < 4 and all(c in _JSONISH_HEX for c in digits):
+        if len(digits) < 4 and all(c in _HEX for c in digits):
             return None, self.n  # cut by the end of the text
         return None, pos
 
     def number(self, pos: int) -> tuple[object, int]:
         text, n = self.text, self.n
-        match = _JSONISH_NUMBER.match(text, pos)
+        match = _NUMBER.match(text, pos)
         if not match:
-            if _JSONISH_NUMBER_TAIL.match(text, pos).end() >= n:
-                return _JSONISH_CUT, n  # "-" or "." at the very end
+            if _NUMBER_TAIL.match(text, pos).end() >= n:
+                return _CUT, n  # "-" or "." at the very end
             raise _JsonishFail(pos)
         end = match.end()
         if end >= n:
-            return _JSONISH_CUT, n  # 12 may have been 123
+            return _CUT, n  # 12 may have been 123
         if text[end].isalnum() or text[end] in "._+-":
-            if _JSONISH_NUMBER_TAIL.match(text, end).end() >= n:
-                return _JSONISH_CUT, n  # 1e / 1.5E+ at the very end
+            if _NUMBER_TAIL.match(text, end).end() >= n:
+                return _CUT, n  # 1e / 1.5E+ at the very end
             raise _JsonishFail(end)
         literal = match.group()
         try:
@@ -409,46 +410,46 @@ class _JsonishParser:
             raise _JsonishFail(pos) from None
 
     def word(self, pos: int) -> tuple[object, int]:
-        match = _JSONISH_WORD.match(self.text, pos)
+        match = _jsonish_WORD.match(self.text, pos)
         if not match:
             raise _JsonishFail(pos)
         word = match.group()
-        if word in _JSONISH_LITERALS:
-            return _JSONISH_LITERALS[word], match.end()
-        if match.end() >= self.n and any(lit.startswith(word) for lit in _JSONISH_LITERALS):
-            return _JSONISH_CUT, self.n
+        if word in _LITERALS:
+            return _LITERALS[word], match.end()
+        if match.end() >= self.n and any(lit.startswith(word) for lit in _LITERALS):
+            return _CUT, self.n
         raise _JsonishFail(pos)
 
 
-def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
+def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
     """Scan left to right and choose: the first dict with a preferred key, else the first dict,
     else the first list.
 
     Once a list is kept, only ``{`` starts are looked for. Failed attempts spend a budget; while it
     lasts, scanning resumes one character after a failed start (robust for prose full of brackets),
     afterwards at the failure point, so that adversarial input stays linear; after
-    ``_JSONISH_MAX_FAILURES`` failures the rest of the text is ignored.
+    ``_MAX_FAILURES`` failures the rest of the text is ignored.
     """
     decoder = json.JSONDecoder()
     parser = _JsonishParser(text)
-    budget = _JSONISH_BUDGET_FLOOR + len(text) // 4
+    budget = _BUDGET_FLOOR + len(text) // 4
     strict_failures = failures = 0
     first_dict = first_list = None
     attempted = False
     pos = 0
     while True:
-        starts = _JSONISH_START if first_list is None else _JSONISH_START_OBJECT
+        starts = _START if first_list is None else _START_OBJECT
         match = starts.search(text, pos)
         if not match:
             break
         attempted = True
         start = match.start()
-        strict = strict_failures < _JSONISH_STRICT_FAILURES
-        value, end, failed_at, strict_ok = _jsonish_attempt(text, start, decoder, parser, strict)
+        strict = strict_failures < _STRICT_FAILURES
+        value, end, failed_at, strict_ok = _attempt(text, start, decoder, parser, strict)
         strict_failures += strict and not strict_ok
         if failed_at >= 0:
             failures += 1
-            if failures >= _JSONISH_MAX_FAILURES:
+            if failures >= _MAX_FAILURES:
                 break
             budget -= failed_at - start + 1
             pos = start + 1 if budget > 0 else max(start + 1, failed_at)
@@ -470,7 +471,7 @@ def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | Non
     return None, "no JSON object found"
 
 
-def _jsonish_attempt(
+def _attempt(
     text: str, start: int, decoder: json.JSONDecoder, parser: _JsonishParser, strict: bool
 ) -> tuple[object, int, int, bool]:
     """Read one container at ``start``: ``(value, end, -1, strict_ok)`` or
@@ -489,7 +490,7 @@ def _jsonish_attempt(
     return value, end, -1, False
 
 
-def _jsonish_keys(prefer_keys: object) -> tuple[str, ...]:
+def _keys(prefer_keys: object) -> tuple[str, ...]:
     if isinstance(prefer_keys, str):
         return (prefer_keys,)
     try:
@@ -515,15 +516,15 @@ def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object |
             return None, "input is not text"
         if not text.strip():
             return None, "empty text"
-        keys = _jsonish_keys(prefer_keys)
+        keys = _keys(prefer_keys)
         whole = loads_strict_or_none(text)
         if isinstance(whole, (dict, list)):
             return jsonish_scrub(whole), ""
         if isinstance(whole, str) and whole.strip():
-            inner, _error = _jsonish_pick(whole, keys)
+            inner, _error = _pick(whole, keys)
             if inner is not None:
                 return jsonish_scrub(inner), ""
-        value, error = _jsonish_pick(text, keys)
+        value, error = _pick(text, keys)
         return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"
@@ -550,13 +551,13 @@ REDOS_MANY = 10
 # Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
 # beyond quadratic (rule 4).
 REDOS_CHAIN = 3
-_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
                           "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
                           "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
-_REDOS_RANGE_POINTS = 16
+_RANGE_POINTS = 16
 
 
-def _redos_parse(pattern: str) -> Any:
+def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -593,7 +594,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     def _sample(self, tree: Any) -> list[str]:
-        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
             node = stack.pop()
@@ -607,13 +608,13 @@ class _RedosChecker:
                             points.add(chr(item_av))
                         elif str(item_op) == "RANGE":
                             low, high = item_av
-                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            step = max(1, (high - low) // _RANGE_POINTS)
                             points.update(chr(c) for c in range(low, high + 1, step))
                             points.add(chr(high))
                 else:
                     if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
                         self.ignore_case = True
-                    stack.extend(_redos_children(name, av))
+                    stack.extend(_children(name, av))
         return sorted(points)
 
     def _mask(self, accepts) -> int:
@@ -633,7 +634,7 @@ class _RedosChecker:
             return self.everything
         negate = bool(av) and str(av[0][0]) == "NEGATE"
         items = av[1:] if negate else av
-        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
 
     # ------------------------------------------------------------ the walk
@@ -748,7 +749,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _redos_children(name: str, av: Any) -> list:
+def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -765,7 +766,7 @@ def _redos_children(name: str, av: Any) -> list:
     return []
 
 
-def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -794,7 +795,7 @@ def redos_problem(pattern: str) -> str:
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
     """
     try:
-        tree = _redos_parse(pattern)
+        tree = _parse(pattern)
     except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
         return ""
     try:
@@ -805,6 +806,30 @@ def redos_problem(pattern: str) -> str:
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- dskit/catalog.py ----
@@ -832,19 +857,19 @@ LABEL_MAX_CHARS = 200
 PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
-_CATALOG_SCALAR_TEXT_MAX = 100
+_SCALAR_TEXT_MAX = 100
 # Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
 # Dify's code node from every string output.
-_CATALOG_CONTROL_RE = _LazyPattern('_CATALOG_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
+_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
               "minimum", "maximum", "pattern", "max_length"}
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
-_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+_catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
 
 
 class CatalogError(ValueError):
@@ -1116,15 +1141,11 @@ class Catalog:
         raise AttributeError(f"cannot delete field {name!r}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _catalog_show(value: Any, limit: int = 40) -> str:
+def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -1144,7 +1165,7 @@ def slot_max_chars(slot: Any) -> int:
         longest = max(len(str(item)) for item in enum)
     elif slot_type == "string":
         longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
-        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+        longest = longest if is_int(longest) else DEFAULT_MAX_LENGTH
     elif slot_type == "boolean":
         longest = 5
     else:
@@ -1156,7 +1177,7 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
-        return _is_int(value)
+        return is_int(value)
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
@@ -1188,9 +1209,9 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if "max_length" in slot:
         if slot_type != "string":
             problems.append(f"{path}.max_length: only string slots have a max_length")
-        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        elif not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
             problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
-    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+    if not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
         max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
@@ -1199,7 +1220,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
@@ -1210,14 +1231,14 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not in enum")
                 elif isinstance(target, str) and len(target) > max_length:
                     problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
                 elif isinstance(target, str) and target.strip().lower() in lowered and \
                         lowered[target.strip().lower()] != target:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is itself an alias of "
                                     "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
@@ -1229,11 +1250,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+        problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
 
 
-def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -1257,8 +1278,8 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
+        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -1272,7 +1293,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -1287,7 +1308,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -1322,7 +1343,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _catalog_data(data: Any) -> tuple[Any, str]:
+def _data(data: Any) -> tuple[Any, str]:
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -1336,13 +1357,13 @@ def _catalog_data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def _catalog_validate(data: Any) -> list[str]:
+def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
     for key in data:
-        if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
     if data.get("version") != 1:
         problems.append("$.version: must be 1")
     if "language" in data and data["language"] not in ("zh", "en"):
@@ -1364,7 +1385,7 @@ def _catalog_validate(data: Any) -> list[str]:
             elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
                 allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
-            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+            elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
 
@@ -1421,11 +1442,11 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    source, problem = _catalog_data(source)
+    source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
     try:
-        problems = _catalog_validate(source)
+        problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
@@ -1483,7 +1504,7 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
             try:
                 value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
             except ValueError:
-                return False, None, f"expected {kind}, got {_catalog_show(value)}"
+                return False, None, f"expected {kind}, got {_show(value)}"
     if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
         return False, None, f"expected {kind}, got {type(value).__name__}"
     if abs(value) >= NUMBER_LIMIT:
@@ -1507,7 +1528,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
             return True, True, ""
         if word in _FALSE_WORDS:
             return True, False, ""
-    return False, None, f"expected true or false, got {_catalog_show(value)}"
+    return False, None, f"expected true or false, got {_show(value)}"
 
 
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
@@ -1532,12 +1553,12 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
             if isinstance(option, str) and option.lower() == value.strip().lower():
                 return True, option, ""
     allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
-    return False, None, f"{_catalog_show(value)} is not one of: {allowed[:200]}"
+    return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
 
 
-def _catalog_clean_text(text: str) -> str:
+def _clean_text(text: str) -> str:
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CATALOG_CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
 
 
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
@@ -1547,15 +1568,15 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     before aliases, number words or the slot's pattern run on it.
     """
     if isinstance(value, str):
-        limit = spec.max_length if spec.type == "string" else _CATALOG_SCALAR_TEXT_MAX
+        limit = spec.max_length if spec.type == "string" else _SCALAR_TEXT_MAX
         if len(value) > 2 * limit + 100:  # the exact check follows once spaces are stripped
             return False, None, f"text of {len(value)} characters, longer than the {limit} this slot takes"
-        value = _catalog_clean_text(value)
+        value = _clean_text(value)
     value = _apply_aliases(spec, value)
     if spec.type == "string":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return False, None, f"expected text, got {type(value).__name__}"
-        value = _catalog_clean_text(str(value))
+        value = _clean_text(str(value))
         if not value:
             return False, None, "empty text"
         if len(value) > spec.max_length:
@@ -1576,7 +1597,7 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if not ok:
         return ok, value, reason
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
-        return False, None, f"{_catalog_show(value)} does not match the pattern {spec.pattern[:100]}"
+        return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
 
 
@@ -1641,28 +1662,28 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
 # bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
-_LIMITS_ASCII_HEADER = 48
-_LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = _LazyPattern('_LIMITS_ASTRAL', "[\U00010000-\U0010ffff]")
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
-        return _LIMITS_ASCII_HEADER + len(text) + 1
+        return _ASCII_HEADER + len(text) + 1
     try:
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _LIMITS_ASTRAL.search(text) else 2
-    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+        width = 4 if _ASTRAL.search(text) else 2
+    return _WIDE_HEADER + (len(text) + 1) * width
 
 
 def char_width(text: str) -> int:
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
-    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
 def string_excess(text: str, reserve: int = 0) -> int:
@@ -1682,9 +1703,21 @@ def fits_dify_string(text: str) -> bool:
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
 
 
 class _DecisionError(TypedDict, total=False):
@@ -1709,6 +1742,7 @@ class Decision(_DecisionError):
     missing_slots: list[str]
     rewritten_query: str
     applied: list[str]
+    changes: list[SlotChange]
     dropped: list[dict[str, Any]]
     ended: list[dict[str, str]]
     progress: bool
@@ -1716,10 +1750,10 @@ class Decision(_DecisionError):
     turn: int
 
 
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
 
 
@@ -1740,7 +1774,7 @@ def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> De
     decision: Decision = {
         "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
         "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
-        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
+        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
         "lang": lang, "turn": turn,
     }
     unknown = set(fields) - set(Decision.__annotations__)
@@ -1748,6 +1782,160 @@ def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> De
         raise KeyError(f"not decision keys: {sorted(unknown)}")
     decision.update(fields)  # type: ignore[typeddict-item]
     return decision
+
+
+# ---- dskit/taskstack.py ----
+# The task stack: the open tasks of a conversation, bottom first, and the only code that edits them.
+
+class TaskStack:
+    """The open tasks of ``state["task_stack"]`` (bottom first), edited in place.
+
+    Removals are reported to ``on_removed(task, reason)`` one task at a time, parents before the
+    tasks opened for them, so the caller can say what ended and why.
+    """
+
+    def __init__(self, state: dict, on_removed: Callable[[dict, str], None] | None = None) -> None:
+        self._state = state
+        self._on_removed = on_removed
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def tasks(self) -> list[TaskRecord]:
+        """The open tasks, bottom first (the state's own list: read it, never edit it)."""
+        return self._state["task_stack"]
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __contains__(self, task: object) -> bool:
+        return any(task is t for t in self.tasks)
+
+    def top(self) -> TaskRecord | None:
+        """The task in focus."""
+        return self.tasks[-1] if self.tasks else None
+
+    def find(self, task_id: Any) -> TaskRecord | None:
+        """The open task with this id."""
+        return next((t for t in self.tasks if t["id"] == task_id), None)
+
+    def named(self, name: str) -> TaskRecord | None:
+        """The open task of this catalog name nearest the top."""
+        return next((t for t in reversed(self.tasks) if t["name"] == name), None)
+
+    def ids(self) -> set[str]:
+        return {t["id"] for t in self.tasks}
+
+    def children(self, task: dict) -> list[TaskRecord]:
+        """The tasks opened for ``task``, bottom first."""
+        return [t for t in self.tasks if t.get("parent_id") == task["id"]]
+
+    def open_parent(self, task: dict) -> TaskRecord | None:
+        """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
+        parent_id = task.get("parent_id")
+        return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+
+    def waiting_under(self, parent: dict) -> list[TaskRecord]:
+        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
+        found: list[TaskRecord] = []
+        ids = {parent["id"]}
+        for task in reversed(self.tasks):
+            if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
+                found.append(task)
+                ids.add(task["id"])
+        return found
+
+    def in_stage(self, stage: Stage) -> set[str]:
+        """Ids of the open tasks in ``stage``."""
+        return {t["id"] for t in self.tasks if t.get("stage") == stage}
+
+    # ------------------------------------------------------------ editing
+
+    def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
+        """A new task record with the state's next id (not yet on the stack)."""
+        task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
+                           parent_id=parent["id"] if parent else None)
+        self._state["next_task_seq"] += 1
+        return task
+
+    def push(self, task: TaskRecord) -> None:
+        """Put a task on top, moving it there when it is open already (the one below is suspended)."""
+        self._detach(task)
+        self.tasks.append(task)
+
+    def set_stage(self, task: dict, stage: Stage) -> None:
+        task["stage"] = Stage(stage).value
+
+    def remove(self, task: dict, reason: str) -> None:
+        """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
+        if task not in self:
+            return
+        self._detach(task)
+        self._removed(task, reason)
+        for child in self.children(task):
+            self.remove(child, "cascade")
+
+    def clear(self, reason: str) -> None:
+        """Take every task off (a reset)."""
+        tasks, self._state["task_stack"] = list(self.tasks), []
+        for task in tasks:
+            self._removed(task, reason)
+
+    def take(self, task: dict) -> None:
+        """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
+        self._detach(task)
+
+    def place_below(self, task: dict, parent: dict) -> None:
+        """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
+        self._detach(task)
+        self.tasks.insert(self._index(parent), task)
+
+    def is_above(self, task: dict, other: dict) -> bool:
+        """Whether ``task`` sits above ``other``."""
+        return self._index(task) > self._index(other)
+
+    def restore(self, task: TaskRecord, below: dict | None = None) -> None:
+        """Put a task back: right below ``below`` when that one is open, else on top."""
+        self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
+
+    def evict(self, limit: int) -> None:
+        """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
+        if len(self.tasks) <= limit:
+            return
+        keep: set[str] = set()
+        parent = self.tasks[-1]["id"]
+        while parent and parent not in keep:
+            keep.add(parent)
+            parent = next((t.get("parent_id") for t in self.tasks if t["id"] == parent), None)
+        while len(self.tasks) > limit:
+            victim = next((t for t in self.tasks if t["id"] not in keep), None)
+            if victim is None:
+                return
+            self.remove(victim, "evicted")
+
+    def pop_bottom(self) -> TaskRecord:
+        """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
+        return self.tasks.pop(0)
+
+    def suspend_below_top(self) -> None:
+        """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
+        for task in self.tasks[:-1]:
+            if task["stage"] != Stage.WAITING:
+                self.set_stage(task, Stage.SUSPENDED)
+
+    # ------------------------------------------------------------ internals
+
+    def _index(self, task: dict | None) -> int:
+        return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
+
+    def _detach(self, task: dict) -> None:
+        index = next((i for i, t in enumerate(self.tasks) if t is task), None)
+        if index is not None:
+            del self.tasks[index]
+
+    def _removed(self, task: dict, reason: str) -> None:
+        if self._on_removed is not None:
+            self._on_removed(task, reason)
 
 
 # ---- dskit/state.py ----
@@ -1767,15 +1955,15 @@ MAX_SLOT_HISTORY = 10
 SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
-_STATE_SHORT_TEXT = 200
+_SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
-_STATE_NOTE_ROOM = 800
-_STATE_TASK_ID = _LazyPattern('_STATE_TASK_ID', r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = _LazyPattern('_STATE_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+_NOTE_ROOM = 800
+_TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
+_SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
-_STATE_DONE_STATUS = ("pending", "success", "failed")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -1801,11 +1989,7 @@ def new_state() -> dict:
     }
 
 
-def _state_is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
@@ -1835,7 +2019,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _state_decode(text: Any) -> tuple[Any, str]:
+def _decode(text: Any) -> tuple[Any, str]:
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -1850,7 +2034,7 @@ def _state_decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _STATE_SURROGATE_HINT.search(text):
+    if _SURROGATE_HINT.search(text):
         data = jsonish_scrub(data)
     return data, ""
 
@@ -1866,15 +2050,15 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
-        data, problem = _state_decode(text)
+        data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
         if problem:
             return new_state(), [f"state unusable: {problem}; started clean"
                                  if not problem.startswith("state ") else f"{problem}; started clean"]
         state = new_state()
-        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
-        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        state.update({key: data[key] for key in _state_TOP_KEYS if key in data})
+        notes = _repair(state, [key for key in data if key not in _state_TOP_KEYS])
         for note in notes:
             add_error(state, "state", note)
         return state, []
@@ -1884,25 +2068,25 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _state_repair(state: dict, unknown: list) -> list[str]:
+def _repair(state: dict, unknown: list) -> list[str]:
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
-    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
-    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
     state["turn"] = max(0, state["turn"])
-    notes += _state_repair_stack(state)
-    notes += _state_repair_done(state)
-    notes += _state_repair_counters(state)
+    notes += _repair_stack(state)
+    notes += _repair_done(state)
+    notes += _repair_counters(state)
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
             state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
-                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+                                "turn": handoff["turn"] if is_int(handoff.get("turn")) else 0}
         else:
             state["handoff"] = None
             notes.append("handoff was malformed; cleared")
-    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
-    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    used = [int(m.group(1)) for m in (_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
     if used and state["next_task_seq"] <= max(used):
         notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
         state["next_task_seq"] = max(used) + 1
@@ -1910,7 +2094,7 @@ def _state_repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _state_repair_stack(state: dict) -> list[str]:
+def _repair_stack(state: dict) -> list[str]:
     notes: list[str] = []
     kept: list[dict] = []
     seen: set[str] = set()
@@ -1922,18 +2106,18 @@ def _state_repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
             notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
-            clean["stage"] = "COLLECTING"
+            clean["stage"] = Stage.COLLECTING.value
         parent = task.get("parent_id")
         if parent is not None and not isinstance(parent, str):
             notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
             parent = None
         clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
-        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        clean["opened_turn"] = task["opened_turn"] if is_int(task.get("opened_turn")) else 0
         history = task.get("history") if isinstance(task.get("history"), dict) else {}
         clean["history"] = {}
         for slot, values in history.items():
@@ -1950,16 +2134,16 @@ def _state_repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _state_repair_done(state: dict) -> list[str]:
+def _repair_done(state: dict) -> list[str]:
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
                 and isinstance(entry.get("slots", {}), dict)):
             continue
         record = _state_payload(entry)
-        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
+        record.update(status=entry["status"] if entry.get("status") in _DONE_STATUS else "pending",
                       detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
-                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+                      turn=entry["turn"] if is_int(entry.get("turn")) else 0,
                       parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
         kept.append(record)
     dropped = len(state["done"]) - len(kept)
@@ -1979,34 +2163,34 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _state_repair_counters(state: dict) -> list[str]:
+def _repair_counters(state: dict) -> list[str]:
     raw = state["counters"]
     counters = new_counters()
-    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
     open_ids = {t["id"] for t in state["task_stack"]}
     asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
     counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
-                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+                               if is_int(count) and key.partition(".")[0] in open_ids}
     asking = raw.get("asking")
     counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
     state["counters"] = counters
-    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+    broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
 
 
-def _state_clean_error(entry: dict) -> dict:
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
+def _clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 
 
-def _state_clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry: dict) -> dict:
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value: Any) -> list:
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
@@ -2020,7 +2204,7 @@ def bound_history(history: list) -> None:
     del history[:-MAX_SLOT_HISTORY]
     total = 0
     for index in range(len(history) - 1, -1, -1):
-        total += _state_json_len(history[index]) + 1
+        total += _json_len(history[index]) + 1
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
@@ -2028,26 +2212,25 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _state_json_len(value: Any) -> int:
+def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _state_encode(state: dict) -> str:
+def _encode(state: dict) -> str:
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
 def _sync_derived(state: dict) -> None:
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
-    stack = state["task_stack"]
-    state["current_task_id"] = stack[-1]["id"] if stack else None
-    state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
-    for task in stack[:-1]:
-        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
-            task["stage"] = "SUSPENDED"
+    stack = TaskStack(state)
+    top = stack.top()
+    state["current_task_id"] = top["id"] if top else None
+    state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
+    stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -2057,13 +2240,13 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_state_encode(state), reserve=room)
+        return string_excess(_encode(state), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
         for pool in pools:
             while pool and need > 0:
-                need -= _state_json_len(pool.pop(0)) + 1
+                need -= _json_len(pool.pop(0)) + 1
                 dropped[label] = dropped.get(label, 0) + 1
                 if need <= 0:
                     need = excess()
@@ -2081,23 +2264,23 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     state["done"] = [d for d in state["done"] if any(d is e for e in finished + pending)]
     notes = [f"{count} {label}" for label, count in dropped.items()]
     if evict and excess() > 0:
-        notes.append("LOST " + "; ".join(_state_evict(state, excess)))
+        notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
 
 
-def _state_evict(state: dict, excess: Any) -> list[str]:
-    """Last resort of :func:`_state_trim`: suspended tasks (bottom first), then the current task's longest
+def _evict(state: dict, excess: Any) -> list[str]:
+    """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
     by a catalog bypassed: the engine refuses a turn rather than come here."""
     lost = []
-    stack = state["task_stack"]
+    stack = TaskStack(state)
     while len(stack) > 1 and excess() > 0:
-        task = stack.pop(0)
+        task = stack.pop_bottom()
         lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
-    if stack and excess() > 0:
-        top = stack[-1]
+    top = stack.top()
+    if top is not None and excess() > 0:
         top["history"] = {}
-        for slot in sorted(top["slots"], key=lambda s: -_state_json_len(top["slots"][s])):
+        for slot in sorted(top["slots"], key=lambda s: -_json_len(top["slots"][s])):
             if excess() <= 0:
                 break
             del top["slots"][slot]
@@ -2112,7 +2295,7 @@ def _state_evict(state: dict, excess: Any) -> list[str]:
 
 
 def fit_state(state: dict, *, evict: bool = True) -> str | None:
-    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_state_trim`).
+    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
     (the caller then refuses the turn instead). What was trimmed is recorded in ``errors``.
@@ -2121,23 +2304,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _state_encode(state)
+    text = _encode(state)
     if string_excess(text) == 0:
         return text
-    fits, notes = _state_trim(state, _STATE_NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _state_encode(state)
+    return _encode(state)
 
 
 def dump_state(state: dict) -> str:
     """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
     Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True)
-    return text if text is not None else _state_encode(new_state())
+    return text if text is not None else _encode(new_state())
 
 
 def current_task(state: dict) -> dict | None:
@@ -2145,12 +2328,71 @@ def current_task(state: dict) -> dict | None:
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
-def find_task(state: dict, task_id: str) -> dict | None:
-    """The open task with this id."""
-    for task in state["task_stack"]:
-        if task["id"] == task_id:
-            return task
-    return None
+def reconcile_state(state: dict, catalog: Catalog) -> None:
+    """Hold a loaded state to the current catalog: drop what it no longer knows (a task or slot
+    removed since) and every value it does not accept, saying so in ``errors``.
+
+    A state string comes back from a conversation variable that anyone may have edited; the catalog
+    may have changed since it was written. Only values that pass the catalog now stay in ``slots`` (and
+    can reach an execute payload) or in ``history`` (and can come back by a rollback). A value that the
+    catalog still accepts in another form ("3" after a slot became an integer) is kept in that form.
+    """
+    stack = TaskStack(state)
+    for task in list(stack.tasks):
+        spec = catalog.tasks.get(task["name"])
+        if spec is None:
+            add_error(state, "catalog", f"task {task['name']!r} ({task['id']}) is not in the catalog any more; dropped")
+            stack.take(task)
+            continue
+        _reconcile_slots(state, task, spec.slots)
+        _reconcile_history(state, task, spec.slots)
+
+
+def _reconcile_slots(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    for slot in list(task["slots"]):
+        if slot not in slots:
+            add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
+            del task["slots"][slot]
+            continue
+        value = task["slots"][slot]
+        ok, coerced, reason = coerce_slot_value(slots[slot], value)
+        if ok and not reason and coerced == value:
+            continue
+        if ok and not reason:
+            task["slots"][slot] = coerced
+            add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short_json(coerced)[:60]}")
+        else:
+            del task["slots"][slot]
+            add_error(state, "state", f"{task['id']}.{slot}: stored value {_short_json(value)[:60]} is invalid "
+                                      f"({reason[:100]}); dropped")
+
+
+def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    invalid = 0
+    for slot in list(task["history"]):
+        values = task["history"][slot]
+        if slot not in slots:
+            del task["history"][slot]
+            continue
+        good = [v for v in values if v is None or _stored_ok(slots[slot], v)]
+        invalid += len(values) - len(good)
+        task["history"][slot] = good
+    if invalid:
+        add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
+
+
+def _stored_ok(slot: SlotSpec, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(slot, value)
+    return ok and not reason and coerced == value
+
+
+def _short_json(value: Any) -> str:
+    """A value as short JSON text for an error entry. Never raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
 
 
 def add_error(state: dict, code: str, message: str) -> None:
@@ -2201,6 +2443,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
         "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "参数 {param} 有误：{problem}",
@@ -2254,6 +2497,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
         "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
                       "Please say it more briefly, or cancel something you no longer need.",
         # the plugin tools' parameter errors (tools/_common.py)
@@ -2297,6 +2541,30 @@ def show_value(value: object, lang: str = "zh") -> str:
     return str(value)
 
 
+# ---- dskit/cues.py ----
+# The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
+
+# Words that say yes (grounding: a confirm needs one of them, and none of NO).
+YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
+       "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
+       "go ahead", "do it", "try again", "retry", "please do", "fine", "sounds good")
+# Phrases built from a no-word that say yes ("没问题": no problem).
+YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
+# Words that say no.
+NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
+      "wrong", "stop")
+# Words that drop something (a task, a value).
+CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
+          "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
+          "no longer", "stop")
+# Words that ask to start over.
+RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
+         "restart", "from scratch", "clear everything")
+# Words that take a change back.
+REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
+          "original", "as before", "revert")
+
+
 # ---- dskit/noise.py ----
 # Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
@@ -2327,25 +2595,6 @@ def noise_hint_tag(hint: object) -> str:
     if word in ("噪声", "噪音", "无关"):
         return "noise"
     return ""
-
-
-# ---- dskit/text.py ----
-# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
-
-# Control characters other than tab and newline.
-_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def clean_text(value: object, max_chars: int | None = None) -> str:
-    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
-    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if max_chars is not None and len(text) > max_chars:
-        text = text[-max_chars:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 # ---- dskit/history.py ----
@@ -2506,9 +2755,12 @@ def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
             "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
 
 
-def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
-    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
-    state, _ = load_state(new_state)
+def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "", *,
+                     state: dict | None = None) -> dict[str, Any]:
+    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
+    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
+    if state is None:
+        state, _ = load_state(new_state)
     execute = decision.get("execute") or {}
     return {
         "sys_context_str": new_state,
@@ -2537,6 +2789,15 @@ def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh")
     decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
                             task=task_ref(top))
     return workflow_outputs(kept_state, decision, None, error)
+
+
+# ---------------------------------------------------------------- what the user reads of a task
+
+def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+    """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
+    parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
+             for n in (names if names is not None else list(spec.slots)) if n in slots]
+    return msg("value_sep", lang).join(parts)
 
 
 # ---- dskit/grounding.py ----
@@ -2602,23 +2863,6 @@ _MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
 _DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
-
-# Words that say yes, no, drop it, start over (several languages' users mix them).
-_YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
-        "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
-        "go ahead", "do it", "try again", "retry",
-        "please do", "fine", "sounds good")
-_YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-_NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
-       "wrong", "stop")
-_CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
-           "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
-           "no longer", "stop")
-_RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
-          "restart", "from scratch", "clear everything")
-_REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
-           "original", "as before", "revert")
-
 
 class Evidence:
     """What the user said that the engine may trust this turn."""
@@ -3081,22 +3325,22 @@ def confirm_grounded(ev: Evidence) -> bool:
     """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
     "不错" say yes)."""
     text = ev.raw
-    for phrase in _YES_DESPITE_NO:
+    for phrase in YES_DESPITE_NO:
         text = text.replace(phrase, "好")
-    return _holds(text, _YES) and not _holds(text, _NO)
+    return _holds(text, YES) and not _holds(text, NO)
 
 
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
-    return said(_CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+    return said(CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
 
 
 def reset_grounded(ev: Evidence) -> bool:
-    return said(_RESET, ev)
+    return said(RESET, ev)
 
 
 def revert_said(ev: Evidence) -> bool:
-    return said(_REVERT, ev)
+    return said(REVERT, ev)
 
 
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
@@ -3125,25 +3369,1140 @@ def _task_words(spec: TaskSpec) -> set[str]:
     return words
 
 
+# ---- dskit/slot_writes.py ----
+# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
+
+UNSET = object()  # a slot's value before the turn, when it had none
+
+
+class SlotWrites:
+    """The slot changes of one turn (the turn's only way to write a slot value)."""
+
+    def __init__(self, state: dict, stack: TaskStack, catalog: Catalog, lang: str, notices: list[str]) -> None:
+        self.state = state
+        self.stack = stack
+        self.catalog = catalog
+        self.lang = lang
+        self.notices = notices  # the turn's notices: a rollback is announced there
+        # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
+        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
+        self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
+        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
+        self.changes: list[SlotChange] = []
+
+    def changed_in(self, task: dict) -> list[str]:
+        return self.changed.get(task["id"], [])
+
+    def changed_keys(self) -> list[str]:
+        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
+        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
+
+    def changed_lately(self, task: dict, slot: str) -> bool:
+        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
+        if (task["id"], slot) in self.touched:
+            return True
+        state = self.state
+        key = f"{task['id']}.{slot}"
+        return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
+                   for entry in state["timeline"] if isinstance(entry, dict))
+
+    def _touch(self, task: dict, name: str, op: str) -> None:
+        """Remember a slot's value and history before its first change this turn."""
+        key = (task["id"], name)
+        if key not in self.touched:
+            self.touched[key] = (task["slots"].get(name, UNSET), list(task["history"].get(name) or []), [])
+        self.touched[key][2].append(op)
+
+    def set(self, task: dict, name: str, value: Any) -> bool:
+        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
+        old = task["slots"].get(name)
+        if value is None and name not in task["slots"]:
+            return False
+        if value is not None and name in task["slots"] and old == value:
+            return False
+        self._touch(task, name, "delete" if value is None else "set")
+        history = task["history"].setdefault(name, [])
+        history.append(old)
+        bound_history(history)
+        if value is None:
+            del task["slots"][name]
+        else:
+            task["slots"][name] = value
+            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
+        self.changed.setdefault(task["id"], []).append(name)
+        return True
+
+    def rollback(self, task: dict, slot: str) -> None:
+        """Put the slot's previous value back (the caller checked that there is one)."""
+        self._touch(task, slot, "rollback")
+        previous = task["history"][slot].pop()
+        if previous is None:
+            task["slots"].pop(slot, None)
+        else:
+            task["slots"][slot] = previous
+        self.changed.setdefault(task["id"], []).append(slot)
+        self.rolled_back.add((task["id"], slot))
+
+    def resolve(self) -> None:
+        """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
+        the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
+        kept (a rollback next turn returns to the value before this turn), the notice says the final
+        value, and the sub-tasks watching the slot are cancelled once."""
+        for (task_id, name), (before, history, ops) in self.touched.items():
+            task = self.stack.find(task_id)
+            if task is None:
+                continue
+            final = task["slots"].get(name, UNSET)
+            if final == before:
+                self._unchanged(task, name, history)
+                continue
+            if len(ops) > 1 and ops[-1] != "rollback":
+                merged = history + [None if before is UNSET else before]
+                bound_history(merged)
+                task["history"][name] = merged
+            if ops[-1] == "rollback":
+                self._rollback_notice(task, name, final)
+            else:
+                self.rolled_back.discard((task_id, name))
+            self.changes.append({"task_id": task_id, "slot": name, "op": ops[-1]})
+            if before is not UNSET and before is not None:
+                self._cascade(task, name)
+        self.touched.clear()
+
+    def all_changes(self) -> list[SlotChange]:
+        """The turn's changes: the resolved ones, then writes made after the resolution (a held value
+        the user said yes to), each once."""
+        pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
+                   for (task_id, name), (before, _history, ops) in self.touched.items()
+                   if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
+        return self.changes + pending
+
+    def _unchanged(self, task: dict, name: str, history: list) -> None:
+        task["history"][name] = history
+        if not history:
+            task["history"].pop(name, None)
+        self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
+        self.rolled_back.discard((task["id"], name))
+
+    def _rollback_notice(self, task: dict, name: str, final: Any) -> None:
+        lang = self.lang
+        display = self.catalog.tasks[task["name"]].slots[name].display
+        self.notices.append(msg("rolled_back_empty", lang, slot=display) if final is UNSET else
+                                 msg("rolled_back", lang, slot=display, value=show_value(final, lang)))
+
+    def _cascade(self, task: dict, slot: str) -> None:
+        """A changed or deleted value invalidates the sub-tasks opened for the old one."""
+        for child in self.stack.children(task):
+            watched = self.catalog.tasks[child["name"]].depends_on_slots
+            if not watched or slot in watched:
+                self.stack.remove(child, "cascade")
+
+
+# ---- dskit/turn.py ----
+# One turn in progress: what the commands of a message see and what they leave for the decision.
+
+def short_text(command: Any) -> str:
+    """A command as a short string for the timeline and the decision. Never raises."""
+    try:
+        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(command)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(command).__name__}>"
+    return scrub_surrogates(text[:160])
+
+
+class Turn:
+    """Everything one turn changes and notices; the decision is read off it at the end."""
+
+    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
+        self.state = state
+        self.catalog = catalog
+        self.lang = lang
+        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.stack = TaskStack(state, on_removed=self._task_ended)
+        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
+        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
+        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in self.stack.tasks
+                                      if isinstance(t.get("unconfirmed"), dict)}
+        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
+        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
+        self.dropped: list[dict] = []
+        self.notices: list[str] = []
+        self.ended: dict[str, str] = {}
+        self.progress = False
+        self.confirmed_id: str | None = None
+        self.denied_id: str | None = None
+        self.faq: str | None = None
+        self.chitchat = False
+        self.handoff: str | None = None
+        self.unapplied = False  # a change the model read into this message was refused as not said
+        top = self.stack.top()
+        self.top_before = top["id"] if top else None
+        self.existing_ids = self.stack.ids()
+        # Tasks whose confirmation question was the last thing the user saw.
+        self.confirming_before = self.stack.in_stage(Stage.CONFIRMING)
+        self.writes = SlotWrites(state, self.stack, catalog, lang, self.notices)
+
+    # ------------------------------------------------------------ reading
+
+    def spec(self, task: dict) -> TaskSpec:
+        return self.catalog.tasks[task["name"]]
+
+    def task_ref(self) -> TaskRef | None:
+        top = self.stack.top()
+        return task_ref(top, self.spec(top).display) if top is not None else None
+
+    def resumed_ref(self, task: dict) -> dict[str, str]:
+        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+
+    def ended_list(self) -> list[dict[str, str]]:
+        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+
+    def target(self, task_name: str | None, slot: str) -> dict | None:
+        """The open task a slot goes to: the named one, else the nearest from the top that has it.
+
+        Without a task name, tasks open before this message come first: a task started in the same
+        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
+        """
+        tasks = list(reversed(self.stack.tasks))
+        if not task_name:
+            tasks.sort(key=lambda t: t["id"] not in self.existing_ids)
+        for task in tasks:
+            if task_name and task["name"] != task_name:
+                continue
+            if task_name or slot in self.spec(task).slots:
+                return task
+        return None
+
+    # ------------------------------------------------------------ recording
+
+    def drop(self, command: Any, reason: str) -> None:
+        self.dropped.append({"command": short_text(command), "reason": reason})
+
+    def refuse(self, command: Any, reason: str) -> None:
+        """A command the user's message does not support: dropped, with the reason, whatever the policy.
+        A refused change (anything but a yes) also withdraws a pending confirmation (dskit.decide)."""
+        self.drop(command, f"not grounded: {reason}")
+        if not (isinstance(command, dict) and command.get("type") == "confirm"):
+            self.unapplied = True
+
+    def note(self, entry: str, *, progress: bool = True) -> None:
+        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
+        self.applied.append(entry)
+        self.progress = self.progress or progress
+
+    def notice(self, key: str, **values: Any) -> None:
+        """A sentence the reply leads with (dskit.messages)."""
+        self.notices.append(msg(key, self.lang, **values))
+
+    def _task_ended(self, task: dict, reason: str) -> None:
+        """A task left the stack: remembered, and said when the reason is one the user is told."""
+        self.ended[task["id"]] = reason
+        if reason in ("cancelled", "cascade", "evicted"):
+            self.notice(reason, task=self.spec(task).display)
+
+
+# ---- dskit/admission.py ----
+# Admission: how the user's words decide which of the model's commands the turn applies.
+
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+
+
+# ---------------------------------------------------------------- slot shapes
+
+def pattern_takes(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def time_slots(task: TaskSpec) -> list[str]:
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+
+
+def as_clock(spec: SlotSpec, raw: Any) -> Any:
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
+            or pattern_takes(spec.pattern, raw):
+        return raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+
+
+def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+
+
+# ---------------------------------------------------------------- values
+
+def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
+    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
+    if turn.evidence is None:
+        return value
+    return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
+
+
+def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
+    """The part of a coerced value (None: a deletion) that the user's message supports, and why the
+    rest is not: (value, or UNSET when nothing is admitted; reason)."""
+    ev = turn.evidence
+    old = task["slots"].get(name)
+    if ev is None or value == old:
+        return value, ""
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[name]
+    common = common_words(task_spec, name)
+    if value is None:  # a deletion: the message must name the slot or the value it removes
+        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+            return value, ""
+        return UNSET, f"{name}: the message does not mention this slot; its value stays"
+    owner = owner_elsewhere(task_spec, name, value)
+    if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
+        return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
+    asked = turn.asked == f"{task['id']}.{name}"
+    # A change of a value, or a slot that held one before, must be touched by this message; a
+    # slot filled for the first time may take a value the user gave in a recent turn.
+    first_fill = old is None and not task["history"].get(name)
+    items = value if isinstance(value, list) else [value]
+    kept = [item for item in items
+            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
+                and (first_fill or slot_touched(spec, ev.message)))]
+    if not kept:
+        return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    if isinstance(value, list):
+        rest = [item for item in items if item not in kept]
+        return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
+    return value, ""
+
+
+def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+    """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
+    the next question shows it, and only a yes stores it)."""
+    if turn.catalog.policy.ungrounded == "ask":
+        task.setdefault("unconfirmed", {})[name] = value
+        turn.drop(command, f"held for the user to check: {reason}")
+        turn.note(f"hold {task['id']}.{name}", progress=False)
+    else:
+        turn.refuse(command, reason)
+
+
+def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
+    """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
+    time slot when the command does not fill that slot itself: one thing the user said, one slot."""
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if turn.evidence is None or len(clocks) != 1 or clocks[0] in slots:
+        return slots
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            continue
+        rest, clock = split_clock(raw)
+        if clock is not None:
+            turn.note(f"split {task['id']}.{name}", progress=False)
+            return {**slots, name: rest, clocks[0]: clock}
+    return slots
+
+
+def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
+    """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
+    fault): one thing the user said fills one slot, so which one is unknown and none is filled,
+    unless one of them was asked last turn (the answer goes there)."""
+    if turn.evidence is None:
+        return set()
+    by_text: dict[str, list[str]] = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    shared = {n for names in by_text.values() if len(names) > 1 for n in names}
+    return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
+
+
+# ---------------------------------------------------------------- starts, take-backs, yes, no
+
+def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
+    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
+    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
+           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+    return ran[-1] if ran else None
+
+
+def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
+    """(values given, values said) among a start's slots that differ from ``before``."""
+    given = grounded = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok or before.get(name) == value:
+            continue
+        given += 1
+        if value_grounded(slot, value, turn.evidence, recent=False, asked=turn.asked.endswith(f".{name}"),
+                          common=common_words(spec, name)) and not owner_elsewhere(spec, name, value):
+            grounded += 1
+    return given, grounded
+
+
+def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+    """Whether the message asks for this start. A task that is open or just ran is started again only
+    when the message names it or gives it a new value; a new task the message does not name is refused
+    when most of its values were not said (a copied example, an invented errand)."""
+    ev = turn.evidence
+    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+        return True, ""
+    open_task = turn.stack.named(spec.name)
+    ran = _recent_run(turn, spec)
+    before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
+    given, grounded = _said_values(turn, spec, command.get("slots") or {}, before)
+    if open_task is not None or ran:
+        why = "it is already open" if open_task is not None else "it has just run"
+        return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if command.get("slots") and not grounded:  # values for slots it does not even have count too
+        return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+        return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+    return True, ""
+
+
+def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
+    """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
+    Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after a change
+    that was never applied must not empty a value the user gave long ago."""
+    ev = turn.evidence
+    if ev is None:
+        return True
+    spec = turn.spec(task).slots[slot]
+    if previous is None and not turn.writes.changed_lately(task, slot):
+        return False
+    return (slot_touched(spec, ev.message) or revert_said(ev)
+            or (previous is not None and value_grounded(spec, previous, ev, recent=False,
+                                                        common=common_words(turn.spec(task), slot))))
+
+
+def admit_confirm(turn: Turn) -> bool:
+    """A yes: the message says so."""
+    return turn.evidence is None or confirm_grounded(turn.evidence)
+
+
+def admit_cancel(turn: Turn, task: dict) -> bool:
+    """A cancellation: the message drops something."""
+    return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
+
+
+def admit_reset(turn: Turn) -> bool:
+    """A reset: the message asks to start over."""
+    return turn.evidence is None or reset_grounded(turn.evidence)
+
+
+# ---- dskit/commands.py ----
+# The commands of the understanding contract, one class each, and the registry that names them.
+
+MAX_TEXT = 2000
+
+
+def command_text(value: Any) -> str:
+    """A text field of a command (a question, a reason), trimmed and bounded."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+class Command:
+    """One kind of command. Subclasses set the class attributes and override what differs."""
+
+    kind = ""
+    aliases: tuple[str, ...] = ()
+    order = 9
+    meaning: dict[str, str] | None = None  # None: described with another command in the prompt
+    title = ""  # the name the prompt gives it, when not ``kind``
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
+        return {"type": self.kind}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        """Check the command's evidence and apply its effect to the turn."""
+
+    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+        """Apply this kind's commands of one message (they come together in the fixed order)."""
+        for command in commands:
+            self.apply(turn, command)
+
+
+# ---------------------------------------------------------------- tasks
+
+class StartTask(Command):
+    kind = "start_task"
+    aliases = ("start", "start_flow", "new_task")
+    order = 2
+    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
+               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
+                     "gave, with their values)"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slots = raw.get("slots")
+        if task is None:
+            return None, "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return None, "slots must be an object"
+        return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
+
+    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+        """Several starts keep the first-mentioned on top; tasks started together find their parents."""
+        for command in reversed(commands):
+            self.apply(turn, command)
+        _link_parents(turn)
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        spec = turn.catalog.tasks[command["task"]]
+        grounded, reason = admit_start(turn, spec, command)
+        if not grounded:
+            turn.refuse(command, reason)
+            return
+        task = turn.stack.named(spec.name)
+        if task is None:
+            task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
+            turn.note(f"start {task['id']}:{spec.name}")
+        else:
+            turn.note(f"focus {task['id']}:{spec.name}")
+        turn.stack.push(task)
+        if command.get("slots"):
+            apply_slots(turn, task, command["slots"])
+
+
+class CancelTask(Command):
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "task": task}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
+        if task is None:
+            turn.drop(command, f"no open task {name}" if name else "no open task to cancel")
+            return
+        if not admit_cancel(turn, task):
+            turn.refuse(command, "the message does not drop a task")
+            return
+        turn.stack.remove(task, "cancelled")
+        turn.note(f"cancel {task['id']}:{task['name']}")
+
+
+class Reset(Command):
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        if not admit_reset(turn):
+            turn.refuse(command, "the message does not ask to start over")
+            return
+        turn.stack.clear("reset")
+        turn.state["counters"] = new_counters()
+        turn.state["handoff"] = None
+        turn.held.clear()
+        turn.notice("reset")
+        turn.note("reset")
+
+
+# ---------------------------------------------------------------- slots
+
+class SetSlots(Command):
+    kind = "set_slots"
+    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
+    order = 3
+    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
+               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
+                     "gets null"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slots = raw.get("slots")
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return None, "set_slots needs a slots object"
+        if not slots:
+            return None, "set_slots has no slots"
+        return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
+            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
+            return
+        groups: dict[str, tuple[dict, dict]] = {}
+        for slot, value in command["slots"].items():
+            task = turn.target(name, slot)
+            if task is None:
+                turn.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
+                continue
+            groups.setdefault(task["id"], (task, {}))[1][slot] = value
+        for task, slots in groups.values():
+            apply_slots(turn, task, slots)
+
+
+class RollbackSlot(Command):
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return None, "rollback_slot needs a slot"
+        return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        slot = command["slot"]
+        task = turn.target(command.get("task"), slot)
+        if task is None or slot not in turn.spec(task).slots:
+            turn.drop(command, f"no open task has slot {slot!r}")
+            return
+        history = task["history"].get(slot) or []
+        if not history:
+            turn.drop(command, f"{slot} has no earlier value")
+            return
+        if not admit_rollback(turn, task, slot, history[-1]):
+            turn.refuse(command, f"{slot}: the message does not take this slot back")
+            return
+        turn.writes.rollback(task, slot)
+        turn.note(f"rollback {task['id']}.{slot}")
+
+
+def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
+    """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
+    spec = turn.spec(task)
+    slots = split_clock_slots(turn, task, slots)
+    shared = shared_words(turn, task, slots)
+    for name, raw in slots.items():
+        item = {"task": task["name"], "slot": name, "value": raw}
+        if name not in spec.slots:
+            turn.drop(item, f"unknown slot {name!r} for task {task['name']}")
+            continue
+        if name in shared:
+            turn.refuse(item, f"{name}: the same words were given to several slots")
+            continue
+        value: Any = None
+        if raw is not None:
+            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
+            if not ok:
+                turn.drop(item, f"{name}: {reason}")
+                continue
+            if reason:  # a list slot kept its valid items
+                turn.drop(item, f"{name}: partly kept; {reason}")
+            value = keep_half_day(turn, task, name, value)
+        _write(turn, task, name, value, item)
+
+
+def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
+    admitted, why = admit_value(turn, task, name, value)
+    if admitted is UNSET:
+        hold_or_refuse(turn, task, name, value, item, why)
+        return
+    if why:  # a list slot kept the items the user said
+        turn.refuse(item, why)
+    if turn.writes.set(task, name, admitted):
+        turn.note(f"delete {task['id']}.{name}" if admitted is None else
+                  f"set {task['id']}.{name}={short_text(admitted)}")
+
+
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        task = turn.stack.top()
+        if task is None:
+            turn.drop(command, "no open task to confirm")
+            return
+        if not admit_confirm(turn):
+            turn.refuse(command, "the message does not say yes")
+            return
+        if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
+            _accept_held(turn, task)
+            return
+        missing = missing_slots(task, turn.spec(task))
+        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
+            turn.drop(command, f"refused: required slot {missing[0]} is empty")
+            turn.notice("guard")
+            return
+        if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
+                or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
+            turn.drop(command, "nothing has been shown for confirmation yet")
+            return
+        turn.confirmed_id = task["id"]
+        turn.note(f"confirm {task['id']}")
+
+
+class Deny(Command):
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.held:  # no to the values held for checking
+            turn.held.pop(task["id"])
+            turn.checked.add(task["id"])
+            turn.note(f"deny held {task['id']}")
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            turn.drop(command, "nothing to deny")
+            return
+        turn.stack.set_stage(task, Stage.COLLECTING)
+        turn.denied_id = task["id"]
+        turn.note(f"deny {task['id']}")
+
+
+def _accept_held(turn: Turn, task: dict) -> None:
+    """The user said yes to the values shown for checking: they are stored as if said."""
+    turn.checked.add(task["id"])
+    slots = turn.spec(task).slots
+    for name, value in turn.held.pop(task["id"]).items():
+        if name not in slots:
+            continue
+        if value is not None:  # held in the state string, which anyone may edit: checked again
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                turn.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
+                continue
+        if turn.writes.set(task, name, value):
+            turn.note(f"checked {task['id']}.{name}")
+
+
+# ---------------------------------------------------------------- outside the tasks
+
+class Faq(Command):
+    kind = "faq"
+    aliases = ("knowledge", "knowledge_answer", "question")
+    order = 6
+    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
+               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.faq = command.get("question") or ""
+        turn.note("faq", progress=False)
+
+
+class Chitchat(Command):
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.chitchat = True
+        turn.note("chitchat", progress=False)
+
+
+class Handoff(Command):
+    kind = "handoff"
+    aliases = ("human_handoff", "transfer")
+    order = 5
+    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
+
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        turn.handoff = command.get("reason") or "user_request"
+        turn.note("handoff", progress=False)
+
+
+class CannotHandle(Command):
+    kind = "cannot_handle"
+    aliases = ("unknown", "fallback")
+    order = 7
+    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
+
+    def apply(self, turn: Turn, command: dict) -> None:
+        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
+        turn.drop(command, "ignored: other commands were understood")
+
+
+# ---------------------------------------------------------------- sub-tasks started together
+
+def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
+    """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
+    return turn.stack.named(depends_on) if depends_on else None
+
+
+def _link_parents(turn: Turn) -> None:
+    """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
+    for task in turn.stack.tasks:
+        if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
+            parent = _open_parent_named(turn, turn.spec(task).depends_on)
+            if parent is not None and parent is not task:
+                task["parent_id"] = parent["id"]
+
+
+# ---------------------------------------------------------------- the registry
+
+REGISTRY: dict[str, Command] = {command.kind: command for command in (
+    StartTask(), SetSlots(), RollbackSlot(), CancelTask(), Confirm(), Deny(), Faq(), Chitchat(), Handoff(), Reset(),
+    CannotHandle(),
+)}
+COMMAND_ALIASES = {alias: command.kind for command in REGISTRY.values() for alias in command.aliases}
+# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
+RESOLVED_FROM = Confirm.order
+
+
+def apply_commands(turn: Turn, commands: list[dict]) -> None:
+    """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
+    changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
+    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (REGISTRY[p[1]["type"]].order, p[0]))]
+    resolved = False
+    index = 0
+    while index < len(ordered):
+        kind = ordered[index]["type"]
+        end = index + 1
+        while end < len(ordered) and ordered[end]["type"] == kind:
+            end += 1
+        if not resolved and REGISTRY[kind].order >= RESOLVED_FROM:
+            turn.writes.resolve()
+            resolved = True
+        REGISTRY[kind].apply_all(turn, ordered[index:end])
+        index = end
+    if not resolved:
+        turn.writes.resolve()
+    _expire_held(turn)
+
+
+def _expire_held(turn: Turn) -> None:
+    """Held values the user did not say yes to are forgotten (they were asked about once)."""
+    for task_id, values in turn.held.items():
+        turn.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
+    turn.held.clear()
+
+
+# ---- dskit/subtasks.py ----
+# Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
+
+def settle_subtasks(turn: Turn) -> None:
+    """A sub-task never executes before its parent: once it could run, it waits for the parent.
+
+    It waits when it is complete and needs no confirmation, or was confirmed this turn, or its parent
+    asks for confirmation (the parent's confirmation lists it: one yes covers both); a waiting one stays
+    waiting unless a change makes it incomplete or needs a new confirmation. A waiting task sits right
+    below its parent, so the parent comes (back) to the top and is asked next.
+    """
+    stack = turn.stack
+    for task in list(stack.tasks):
+        parent = stack.open_parent(task)
+        spec = turn.spec(task)
+        complete = not missing_slots(task, spec)
+        changed = bool(turn.writes.changed_in(task))
+        ready = complete and (not spec.confirm or task["id"] == turn.confirmed_id
+                              or (parent is not None and turn.spec(parent).confirm)
+                              or (task["stage"] == Stage.WAITING and not changed))
+        if parent is None or not ready:
+            if task["stage"] == Stage.WAITING:
+                stack.set_stage(task, Stage.COLLECTING)
+            continue
+        if task["stage"] != Stage.WAITING or stack.is_above(task, parent):
+            turn.notice("waiting", task=spec.display, parent=turn.spec(parent).display)
+            stack.place_below(task, parent)
+            stack.set_stage(task, Stage.WAITING)
+
+
+# ---- dskit/decide.py ----
+# The decision of a turn: after the commands, what the engine does next and what it says.
+
+class Step:
+    """What an open task needs next: action ask_slot|confirm|execute|handoff, the slot asked, the
+    question, and the stage the task takes (None: it stays as it is)."""
+
+    action: str
+    slot: str | None = None
+    question: str = ""
+    stage: Stage | None = None
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('action', 'slot', 'question', 'stage')
+
+    def __init__(self, action, slot=slot, question=question, stage=stage):
+        object.__setattr__(self, 'action', action)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'stage', stage)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(action={self.action!r}" f", slot={self.slot!r}"
+            f", question={self.question!r}" f", stage={self.stage!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.action, self.slot, self.question, self.stage) == (other.action, other.slot, other.question, other.stage)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.action, self.slot, self.question, self.stage))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- what a task needs
+
+def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
+    """What the open task needs next (pure: the caller applies ``stage``)."""
+    spec = turn.spec(task)
+    held = task.get("unconfirmed")
+    if held:  # values the user did not say (policy "ask"): checked before anything else
+        return Step("confirm", next(iter(held)), msg("check", turn.lang, values=_held_text(turn, task, held)))
+    missing = missing_slots(task, spec)
+    if missing:
+        return _ask_missing(turn, task, missing[0])
+    if task["id"] == turn.denied_id and not turn.writes.changed_in(task):
+        names = msg("list_sep", turn.lang).join(s.display for s in spec.slots.values())
+        return Step("ask_slot", "", msg("deny", turn.lang, slots=names), Stage.COLLECTING)
+    if withdraws_confirmation(turn, task):
+        return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
+                                        values=_values(turn, task) or "—"), Stage.COLLECTING)
+    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
+    if task["id"] == turn.confirmed_id or not confirm_needed:
+        return Step("execute")
+    values = _values(turn, task) + "".join(
+        msg("confirm_with", turn.lang, task=turn.spec(sub).display, values=_values(turn, sub))
+        for sub in turn.stack.waiting_under(task))
+    if resumed and not spec.confirm:
+        question = msg("confirm_resume", turn.lang, task=spec.display, values=values)
+    elif not values:
+        question = msg("confirm_none", turn.lang, task=spec.display)
+    else:
+        question = msg("confirm", turn.lang, task=spec.display, values=values)
+    return Step("confirm", None, question, Stage.CONFIRMING)
+
+
+def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
+    """Ask the first missing slot (acknowledging this turn's values), or hand off after too many asks."""
+    if turn.state["counters"]["failed_asks"].get(f"{task['id']}.{slot}", 0) >= turn.catalog.policy.max_attempts:
+        return Step("handoff", slot, "max_attempts")
+    ack = ""
+    changed = [n for n in turn.writes.changed_in(task)
+               if n in task["slots"] and (task["id"], n) not in turn.writes.rolled_back]
+    if changed:
+        ack = msg("ack_values", turn.lang, values=_values(turn, task, list(dict.fromkeys(changed))))
+    return Step("ask_slot", slot, sentences(turn.lang, ack, ask_text(turn.spec(task), slot, turn.lang)),
+                Stage.COLLECTING)
+
+
+def withdraws_confirmation(turn: Turn, task: dict) -> bool:
+    """The user answered a confirmation question with something the model read as a change that the
+    message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the same
+    question again would let the next "yes" run the values the user was trying to change, so the
+    question is withdrawn: the reply says nothing was changed and asks what to change; only a fresh
+    confirmation question, answered yes, runs the task (docs/grounding.md)."""
+    return (turn.unapplied and task["id"] in turn.confirming_before and not turn.writes.changed_in(task)
+            and turn.faq is None and not turn.progress)
+
+
+def _values(turn: Turn, task: dict, names: list[str] | None = None) -> str:
+    return values_text(turn.spec(task), task["slots"], turn.lang, names)
+
+
+def _held_text(turn: Turn, task: dict, held: dict) -> str:
+    """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
+    slots = turn.spec(task).slots
+    parts = [msg("check_clear", turn.lang, slot=slots[n].display) if v is None else
+             msg("kv", turn.lang, slot=slots[n].display, value=show_value(v, turn.lang))
+             for n, v in held.items() if n in slots]
+    return msg("value_sep", turn.lang).join(parts)
+
+
+def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
+    """The task's next step, with its stage applied."""
+    step = next_step(turn, task, resumed)
+    if step.stage is not None:
+        turn.stack.set_stage(task, step.stage)
+    return step
+
+
+def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
+    """The question of a task the user comes back to, led by "we continue with ..."."""
+    return msg("resume", turn.lang, task=turn.spec(task).display) + question
+
+
+# ---------------------------------------------------------------- the decision
+
+def decide(turn: Turn) -> Decision:
+    """The decision of this turn, then the stack limit (a task that just ran takes no room).
+
+    The turn's notices (cancelled, cascaded, waiting, evicted, rolled back ...) lead the question
+    text, so a Dify answer node that shows only ``question`` still tells the user what happened.
+    """
+    settle_subtasks(turn)
+    decision = _decide(turn)
+    turn.stack.evict(turn.catalog.policy.max_stack)
+    decision["notices"] = list(turn.notices)
+    decision["ended"] = turn.ended_list()
+    decision["changes"] = turn.writes.all_changes()
+    decision["question"] = sentences(turn.lang, *turn.notices, decision["question"])
+    return decision
+
+
+def _decide(turn: Turn) -> Decision:
+    if turn.handoff:
+        return _handoff(turn, turn.handoff)
+    _count_failed_ask(turn)
+    top = turn.stack.top()
+    resumed = (top is not None and top["id"] in turn.existing_ids and top["id"] != turn.top_before
+               and turn.top_before in turn.ended)
+    step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
+    if step.action == "handoff":
+        return _handoff(turn, step.question)
+    if step.action == "execute":
+        if turn.faq is not None:
+            turn.drop({"type": "faq", "question": turn.faq}, "deferred: a task is executed this turn")
+        return _execute(turn, top)
+    if turn.faq is not None or (turn.chitchat and not turn.progress):
+        decision = base(turn, "faq" if turn.faq is not None else "chitchat", question=step.question, slot=step.slot,
+                        faq={"question": turn.faq} if turn.faq is not None else None)
+        return _with_missing(turn, decision, top)
+    if top is None:
+        return base(turn, "chitchat")
+    _asking(turn, top, step.slot if step.action == "ask_slot" else None)
+    question = _resume_prefix(turn, top, step.question) if resumed else step.question
+    decision = base(turn, step.action, slot=step.slot, question=question,
+                    resumed=turn.resumed_ref(top) if resumed else None)
+    return _with_missing(turn, decision, top)
+
+
+def base(turn: Turn, action: str, **fields: Any) -> Decision:
+    """This turn's decision as things stand: the task in focus, the notices and logs so far."""
+    return new_decision(action, lang=turn.lang, turn=turn.state["turn"], task=turn.task_ref(),
+                        notices=list(turn.notices), applied=list(turn.applied), dropped=list(turn.dropped),
+                        ended=turn.ended_list(), progress=turn.progress, **fields)
+
+
+def _with_missing(turn: Turn, decision: Decision, top: dict | None) -> Decision:
+    if top is not None:
+        decision["missing_slots"] = missing_slots(top, turn.spec(top))
+        decision["task"] = turn.task_ref()
+    return decision
+
+
+def _count_failed_ask(turn: Turn) -> None:
+    """The slot asked last turn is still empty and the user gave nothing for the task: one failed ask.
+
+    A FAQ is an interruption, not a failure; an unreadable message counts as a parse failure instead.
+    """
+    counters = turn.state["counters"]
+    task_id, _, slot = (counters.get("asking") or "").partition(".")
+    task = turn.stack.find(task_id) if task_id else None
+    if task is None or not slot or turn.faq is not None or turn.writes.changed.get(task_id) or slot in task["slots"]:
+        return
+    key = f"{task_id}.{slot}"
+    counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
+
+
+def _asking(turn: Turn, task: dict, slot: str | None) -> None:
+    """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
+    turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
+
+
+def _handoff(turn: Turn, reason: str) -> Decision:
+    turn.state["handoff"] = {"reason": reason, "turn": turn.state["turn"]}
+    turn.state["counters"] = new_counters()
+    return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))
+
+
+def _decide_payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
+    spec = turn.spec(task)
+    return {"task_id": task["id"], "task": task["name"], "label": spec.display,
+            "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
+
+
+def _execute(turn: Turn, task: TaskRecord) -> Decision:
+    """Take the finished task and the sub-tasks waiting for it off the stack, record them as one
+    pending submission, and line up what comes next."""
+    subtasks = turn.stack.waiting_under(task)
+    payload = _decide_payload(turn, task)
+    payload["subtasks"] = [_decide_payload(turn, sub) for sub in subtasks]
+    for entry in [task] + subtasks:
+        turn.stack.take(entry)
+        turn.ended[entry["id"]] = "executed"
+    turn.state["done"].append({**payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
+                               "parent_id": task.get("parent_id")})
+    del turn.state["done"][:-MAX_DONE]
+    decision = _followup(turn, base(turn, "execute"))
+    decision["execute"] = payload
+    return decision
+
+
+def _followup(turn: Turn, decision: Decision) -> Decision:
+    """After the top task ended, say which task comes next and what it needs (without executing it)."""
+    top = turn.stack.top()
+    if top is not None:
+        step = _step_of(turn, top, resumed=True)
+        question = step.question
+        if step.action == "execute":  # a complete single-turn task waits for the user's go-ahead
+            turn.stack.set_stage(top, Stage.CONFIRMING)
+            question = msg("confirm_resume", turn.lang, task=turn.spec(top).display, values=_values(turn, top))
+        elif step.action == "handoff":
+            question = ask_text(turn.spec(top), step.slot, turn.lang)
+        _asking(turn, top, step.slot if step.action == "ask_slot" else None)
+        if top["id"] in turn.existing_ids:
+            decision["resumed"] = turn.resumed_ref(top)
+            question = _resume_prefix(turn, top, question)
+        decision["question"] = question
+        decision["slot"] = step.slot
+        decision["missing_slots"] = missing_slots(top, turn.spec(top))
+    decision["task"] = turn.task_ref()
+    return decision
+
+
+def not_understood(turn: Turn, error: str) -> Decision:
+    """An unusable understanding changes nothing but a counter; enough in a row hand off."""
+    counters = turn.state["counters"]
+    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
+    add_error(turn.state, "understanding", error)
+    if counters["parse_failures"] >= turn.catalog.policy.max_parse_failures:
+        return _handoff(turn, "not_understood")
+    top = turn.stack.top()
+    return base(turn, "fallback", question=msg("fallback", turn.lang),
+                missing_slots=missing_slots(top, turn.spec(top)) if top is not None else [])
+
+
 # ---- dskit/understanding.py ----
 # The understanding contract: the only thing an LLM produces.
 
-COMMAND_TYPES = ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny",
-                 "faq", "chitchat", "handoff", "reset", "cannot_handle")
-# Words some models use instead of our command names.
-_COMMAND_ALIASES = {
-    "start": "start_task", "start_flow": "start_task", "new_task": "start_task",
-    "set_slot": "set_slots", "fill_slots": "set_slots", "update_slots": "set_slots", "inform": "set_slots",
-    "rollback": "rollback_slot", "undo": "rollback_slot", "undo_slot": "rollback_slot",
-    "cancel": "cancel_task", "cancel_flow": "cancel_task",
-    "affirm": "confirm", "yes": "confirm", "no": "deny", "reject": "deny",
-    "knowledge": "faq", "knowledge_answer": "faq", "question": "faq",
-    "chat": "chitchat", "smalltalk": "chitchat",
-    "human_handoff": "handoff", "transfer": "handoff", "restart": "reset", "clear": "reset",
-    "unknown": "cannot_handle", "fallback": "cannot_handle",
-}
 MAX_COMMANDS = 20
-MAX_TEXT = 2000
 
 
 def _command_type(raw: dict) -> str:
@@ -3151,7 +4510,7 @@ def _command_type(raw: dict) -> str:
         value = raw.get(key)
         if isinstance(value, str) and value.strip():
             name = value.strip().lower().replace("-", "_").replace(" ", "_")
-            return _COMMAND_ALIASES.get(name, name)
+            return COMMAND_ALIASES.get(name, name)
     return ""
 
 
@@ -3167,52 +4526,20 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
     return spec.name, ""
 
 
-def _short_text(value: Any) -> str:
-    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
-
-
 def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
-    """One command in its normal form, or (None, why it was dropped)."""
+    """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
-    if kind not in COMMAND_TYPES and kind and catalog.task(kind) is not None and not raw.get("task"):
+    if kind not in REGISTRY and kind and catalog.task(kind) is not None and not raw.get("task"):
         raw = {**raw, "task": catalog.task(kind).name}  # {"type": "weather", ...}: small models name the task
         kind = "start_task"
-    if kind not in COMMAND_TYPES:
+    if kind not in REGISTRY:
         return None, f"unknown command type {kind!r}" if kind else "command has no type"
     task, reason = _resolve_task(catalog, raw.get("task"))
     if reason:
         return None, reason
-    slots = raw.get("slots")
-    if kind == "start_task":
-        if task is None:
-            return None, "start_task needs a task"
-        if slots is not None and not isinstance(slots, dict):
-            return None, "slots must be an object"
-        return {"type": kind, "task": task, "slots": dict(slots or {})}, ""
-    if kind == "set_slots":
-        if not isinstance(slots, dict):
-            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
-            if isinstance(raw.get("slot"), str) and "value" in raw:
-                slots = {raw["slot"]: raw["value"]}
-            else:
-                return None, "set_slots needs a slots object"
-        if not slots:
-            return None, "set_slots has no slots"
-        return {"type": kind, "task": task, "slots": dict(slots)}, ""
-    if kind == "rollback_slot":
-        slot = raw.get("slot")
-        if not isinstance(slot, str) or not slot.strip():
-            return None, "rollback_slot needs a slot"
-        return {"type": kind, "task": task, "slot": slot.strip()}, ""
-    if kind == "cancel_task":
-        return {"type": kind, "task": task}, ""
-    if kind == "faq":
-        return {"type": kind, "question": _short_text(raw.get("question"))}, ""
-    if kind == "handoff":
-        return {"type": kind, "reason": _short_text(raw.get("reason"))}, ""
-    return {"type": kind}, ""
+    return REGISTRY[kind].read(raw, task, catalog)
 
 
 def _commands_of(data: Any) -> tuple[list | None, str, str]:
@@ -3221,7 +4548,7 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
         return data, "", ""
     if not isinstance(data, dict):
         return None, "", "the output is not a JSON object"
-    query = _short_text(data.get("rewritten_query") or data.get("query") or "")
+    query = command_text(data.get("rewritten_query") or data.get("query") or "")
     commands = data.get("commands")
     if commands is None and _command_type(data):
         commands = [data]
@@ -3232,7 +4559,7 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
     return commands, query, ""
 
 
-def _understanding_copy(raw: Any) -> tuple[Any, str]:
+def _copy(raw: Any) -> tuple[Any, str]:
     """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
     try:
         return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
@@ -3252,7 +4579,7 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             data, error = extract_json(text, prefer_keys=("commands",))
         else:
-            data, error = _understanding_copy(raw)
+            data, error = _copy(raw)
         if error:
             result["error"] = f"unreadable understanding: {error}"
             return result
@@ -3282,981 +4609,120 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
 
 
 # ---- dskit/machine.py ----
-# The state machine: apply an understanding's commands to the state, then decide the next action.
+# The state machine's entry points: one turn, and a task API's outcome written back.
 
-_ORDER = {"reset": 0, "cancel_task": 1, "start_task": 2, "set_slots": 3, "rollback_slot": 3,
-          "confirm": 4, "deny": 4, "handoff": 5, "faq": 6, "chitchat": 6, "cannot_handle": 7}
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
-_TIMELINE_ITEMS = 12
-# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
-RECENT_EXECUTION_TURNS = 3
-_UNSET = object()  # a slot's value before the turn, when it had none
+TIMELINE_ITEMS = 12
 
 
-def _short(command: Any) -> str:
-    """A command as a short string for the timeline and the decision. Never raises."""
-    try:
-        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            text = repr(command)
-        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
-            text = f"<{type(command).__name__}>"
-    return scrub_surrogates(text[:160])
+class TurnResult:
+    """One turn: the new state (``state``, and ``text``, the string written back), the decision."""
 
+    state: dict
+    text: str
+    decision: Decision
 
-def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
-    """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
-    parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
-             for n in (names if names is not None else list(spec.slots)) if n in slots]
-    return msg("value_sep", lang).join(parts)
+    # Written out by the bundler from @dataclass: the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('state', 'text', 'decision')
 
-
-def _as_clock(spec: Any, raw: Any) -> Any:
-    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
-    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
-            or _pattern_takes(spec.pattern, raw):
-        return raw
-    clock = clock_value(raw)
-    return clock if clock is not None and _pattern_takes(spec.pattern, clock) else raw
-
-
-def _time_slots(task: TaskSpec) -> list[str]:
-    """The task's time slots: string slots whose pattern takes HH:MM."""
-    return [n for n, s in task.slots.items()
-            if s.type == "string" and s.pattern and _pattern_takes(s.pattern, "19:00")]
-
-
-def _owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
-    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
-    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
-    ("20:00" as the date is the time slot's). The 1.5B model did both, and the booking ran with them
-    after a yes. One thing the user said fills one slot."""
-    owner = other_slot_value(task, slot, value)
-    spec = task.slots.get(slot)
-    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
-        return owner
-    return next((n for n in _time_slots(task) if n != slot), "")
-
-
-def _pattern_takes(pattern: str, text: str) -> bool:
-    try:
-        return re.fullmatch(pattern, text) is not None
-    except re.error:
-        return False
-
-
-class _MachineTurn:
-    """Everything one turn changes and notices; the decision is read off it at the end."""
-
-    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
+    def __init__(self, state, text, decision):
         self.state = state
-        self.catalog = catalog
-        self.lang = lang
-        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
-        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
-        # (task_id, slot) -> (value before the turn or _UNSET, its history before the turn, ops this turn)
-        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
-        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
-        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in state["task_stack"]
-                                      if isinstance(t.get("unconfirmed"), dict)}
-        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
-        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
-        self.dropped: list[dict] = []
-        self.notices: list[str] = []
-        self.changed: dict[str, list[str]] = {}
-        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
-        self.progress = False
-        self.confirmed_id: str | None = None
-        self.denied_id: str | None = None
-        self.faq: str | None = None
-        self.chitchat = False
-        self.handoff: str | None = None
-        self.top_before = current_task(state)["id"] if current_task(state) else None
-        self.existing_ids = {t["id"] for t in state["task_stack"]}
-        # Tasks whose confirmation question was the last thing the user saw.
-        self.confirming_before = {t["id"] for t in state["task_stack"] if t.get("stage") == "CONFIRMING"}
-        self.unapplied = False  # a change the model read into this message was refused as not said
-        self.ended: dict[str, str] = {}
-
-    # ------------------------------------------------------------ helpers
-
-    def spec(self, task: dict) -> TaskSpec:
-        return self.catalog.tasks[task["name"]]
-
-    def drop(self, command: Any, reason: str) -> None:
-        self.dropped.append({"command": _short(command), "reason": reason})
-
-    def note(self, entry: str, *, progress: bool = True) -> None:
-        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
-        self.applied.append(entry)
-        self.progress = self.progress or progress
-
-    def _remove(self, task: dict, notice_key: str | None) -> None:
-        """Take a task and, recursively, the tasks opened for it off the stack."""
-        stack = self.state["task_stack"]
-        if task not in stack:
-            return
-        stack.remove(task)
-        self.ended[task["id"]] = notice_key or "removed"
-        if notice_key:
-            self.notices.append(msg(notice_key, self.lang, task=self.spec(task).display))
-        for child in [t for t in stack if t.get("parent_id") == task["id"]]:
-            self._remove(child, "cascade")
-
-    def _new_task(self, spec: TaskSpec) -> TaskRecord:
-        state = self.state
-        parent = self._open_parent_named(spec)
-        task = task_record(f"t{state['next_task_seq']}", spec.name, spec.display, opened_turn=state["turn"],
-                           parent_id=parent["id"] if parent else None)
-        state["next_task_seq"] += 1
-        return task
-
-    def _push(self, task: dict) -> None:
-        """Put a task on top (the stack limit is enforced once the turn's execution is known)."""
-        stack = self.state["task_stack"]
-        if task in stack:
-            stack.remove(task)
-        stack.append(task)
-
-    def _evict(self) -> list[str]:
-        """Past max_stack, drop the oldest tasks that are neither the current one nor its ancestors."""
-        stack = self.state["task_stack"]
-        if len(stack) <= self.catalog.policy.max_stack:
-            return []
-        keep, parent = set(), stack[-1]["id"]
-        while parent and parent not in keep:
-            keep.add(parent)
-            parent = next((t.get("parent_id") for t in stack if t["id"] == parent), None)
-        before = len(self.notices)
-        while len(stack) > self.catalog.policy.max_stack:
-            victim = next((t for t in stack if t["id"] not in keep), None)
-            if victim is None:
-                break
-            self._remove(victim, "evicted")
-        return self.notices[before:]
-
-    def _touch(self, task: dict, name: str, op: str) -> None:
-        """Remember a slot's value and history before its first change this turn (for the one
-        resolution per slot and turn, :meth:`_resolve_slots`)."""
-        key = (task["id"], name)
-        if key not in self.touched:
-            self.touched[key] = (task["slots"].get(name, _UNSET), list(task["history"].get(name) or []), [])
-        self.touched[key][2].append(op)
-
-    def _set(self, task: dict, name: str, value: Any) -> bool:
-        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed.
-        Sub-tasks watching the slot are cancelled once the turn's final value is known."""
-        old = task["slots"].get(name)
-        if value is None and name not in task["slots"]:
-            return False
-        if value is not None and name in task["slots"] and old == value:
-            return False
-        self._touch(task, name, "delete" if value is None else "set")
-        history = task["history"].setdefault(name, [])
-        history.append(old)
-        bound_history(history)
-        if value is None:
-            del task["slots"][name]
-        else:
-            task["slots"][name] = value
-            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
-        self.changed.setdefault(task["id"], []).append(name)
-        return True
-
-    def _resolve_slots(self) -> None:
-        """One outcome per slot and turn: however many commands touched a slot ("clear, roll back,
-        set, clear"), its final value is compared with the value before the turn. Unchanged: the
-        history is as it was, and nothing is acknowledged or announced. Changed: one old value is
-        kept (so a rollback next turn returns to the value before this turn), the notice says the
-        final value, and the sub-tasks watching the slot are cancelled once.
-        """
-        for (task_id, name), (before, history, ops) in self.touched.items():
-            task = find_task(self.state, task_id)
-            if task is None:
-                continue
-            final = task["slots"].get(name, _UNSET)
-            if final == before:
-                task["history"][name] = history
-                if not history:
-                    task["history"].pop(name, None)
-                self.changed[task_id] = [n for n in self.changed.get(task_id, []) if n != name]
-                self.rolled_back.discard((task_id, name))
-                continue
-            if len(ops) > 1 and ops[-1] != "rollback":
-                merged = history + [None if before is _UNSET else before]
-                bound_history(merged)
-                task["history"][name] = merged
-            if ops[-1] == "rollback":
-                display = self.spec(task).slots[name].display
-                self.notices.append(msg("rolled_back_empty", self.lang, slot=display) if final is _UNSET else
-                                    msg("rolled_back", self.lang, slot=display, value=show_value(final, self.lang)))
-            else:
-                self.rolled_back.discard((task_id, name))
-            if before is not _UNSET and before is not None:
-                self._cascade(task, name)
-        self.touched.clear()
-
-    def _cascade(self, task: dict, slot: str) -> None:
-        """A changed or deleted value invalidates the sub-tasks opened for the old one (docs/design.md, "Cascades")."""
-        for child in [t for t in self.state["task_stack"] if t.get("parent_id") == task["id"]]:
-            watched = self.spec(child).depends_on_slots
-            if not watched or slot in watched:
-                self._remove(child, "cascade")
-
-    def _target(self, task_name: str | None, slot: str) -> dict | None:
-        """The open task a slot goes to: the named one, else the nearest from the top that has it.
-
-        Without a task name, tasks open before this message come first: a task started in the same
-        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
-        """
-        stack = list(reversed(self.state["task_stack"]))
-        if not task_name:
-            stack.sort(key=lambda t: t["id"] not in self.existing_ids)
-        for task in stack:
-            if task_name and task["name"] != task_name:
-                continue
-            if task_name or slot in self.spec(task).slots:
-                return task
-        return None
-
-    # ------------------------------------------------------------ sub-tasks (docs/design.md, "Sub-tasks")
-
-    def _open_parent_named(self, spec: TaskSpec) -> TaskRecord | None:
-        """The open task a new ``spec`` task is a sub-task of: the nearest one its ``depends_on`` names."""
-        if not spec.depends_on:
-            return None
-        return next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.depends_on), None)
-
-    def _open_parent(self, task: TaskRecord) -> TaskRecord | None:
-        """The task's parent while that parent is still open (not yet executed, cancelled or evicted)."""
-        parent_id = task.get("parent_id")
-        return find_task(self.state, parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
-
-    def _link_parents(self) -> None:
-        """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
-        for task in self.state["task_stack"]:
-            if task["id"] not in self.existing_ids and task.get("parent_id") is None:
-                parent = self._open_parent_named(self.spec(task))
-                if parent is not None and parent is not task:
-                    task["parent_id"] = parent["id"]
-
-    def _settle_subtasks(self) -> None:
-        """A sub-task never executes before its parent: once it could run, it waits for the parent.
-
-        It waits when it is complete and needs no confirmation, or was confirmed this turn, or its
-        parent asks for confirmation (the parent's confirmation lists it); a waiting one stays waiting
-        unless a change makes it incomplete or needs a new confirmation. A waiting task sits right
-        below its parent, so the parent comes (back) to the top and is asked next.
-        """
-        for task in list(self.state["task_stack"]):
-            parent = self._open_parent(task)
-            spec = self.spec(task)
-            complete = not missing_slots(task, spec)
-            changed = bool(self.changed.get(task["id"]))
-            # A parent that asks for confirmation shows its waiting sub-tasks too: one yes covers both.
-            ready = complete and (not spec.confirm or task["id"] == self.confirmed_id
-                                  or (parent is not None and self.spec(parent).confirm)
-                                  or (task["stage"] == "WAITING" and not changed))
-            if parent is None or not ready:
-                if task["stage"] == "WAITING":
-                    task["stage"] = "COLLECTING"
-                continue
-            stack = self.state["task_stack"]
-            if task["stage"] != "WAITING" or stack.index(task) > stack.index(parent):
-                self.notices.append(msg("waiting", self.lang, task=spec.display, parent=self.spec(parent).display))
-                stack.remove(task)
-                stack.insert(stack.index(parent), task)
-                task["stage"] = "WAITING"
-
-    def _waiting_under(self, parent: TaskRecord) -> list[TaskRecord]:
-        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
-        found: list[TaskRecord] = []
-        ids = {parent["id"]}
-        for task in reversed(self.state["task_stack"]):
-            if task["stage"] == "WAITING" and task.get("parent_id") in ids:
-                found.append(task)
-                ids.add(task["id"])
-        return found
-
-    # ------------------------------------------------------------ grounding (docs/grounding.md)
-
-    def _ungrounded_drop(self, command: Any, reason: str) -> None:
-        """A command the user's message does not support: dropped, with the reason, whatever the policy.
-        A refused change (anything but a yes) also withdraws a pending confirmation (see _prompt)."""
-        self.drop(command, f"not grounded: {reason}")
-        if not (isinstance(command, dict) and command.get("type") == "confirm"):
-            self.unapplied = True
-
-    def _admit(self, task: dict, name: str, value: Any) -> tuple[Any, str]:
-        """The part of a coerced value (None: a deletion) that the user's message supports, and why
-        the rest is not: (value or _UNSET when nothing is admitted, reason)."""
-        ev = self.evidence
-        old = task["slots"].get(name)
-        if ev is None or value == old:
-            return value, ""
-        task_spec = self.spec(task)
-        spec = task_spec.slots[name]
-        common = common_words(task_spec, name)
-        if value is None:  # a deletion: the message must name the slot or the value it removes
-            if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
-                return value, ""
-            return _UNSET, f"{name}: the message does not mention this slot; its value stays"
-        owner = _owner_elsewhere(task_spec, name, value)
-        if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
-            return _UNSET, f"{name}: {_short(value)} is a value of {owner}"
-        asked = self.asked == f"{task['id']}.{name}"
-        # A change of a value, or a slot that held one before, must be touched by this message; a
-        # slot filled for the first time may take a value the user gave in a recent turn.
-        first_fill = old is None and not task["history"].get(name)
-        items = value if isinstance(value, list) else [value]
-        kept = [item for item in items
-                if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
-                or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                    and (first_fill or slot_touched(spec, ev.message)))]
-        if not kept:
-            return _UNSET, f"{name}: {_short(value)} is not in what the user said"
-        if isinstance(value, list):
-            rest = [item for item in items if item not in kept]
-            return kept, f"{name}: {_short(rest)} is not in what the user said" if rest else ""
-        return value, ""
-
-    def _hold(self, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
-        """An unsupported value under the policy: dropped ("drop"), or held for the user to check
-        ("ask": the next question shows it, and only a yes stores it)."""
-        if self.catalog.policy.ungrounded == "ask":
-            task.setdefault("unconfirmed", {})[name] = value
-            self.drop(command, f"held for the user to check: {reason}")
-            self.note(f"hold {task['id']}.{name}", progress=False)
-        else:
-            self._ungrounded_drop(command, reason)
-
-    def _start_grounded(self, spec: TaskSpec, command: dict) -> tuple[bool, str]:
-        """Whether the message asks for this start. A task that is open or just ran is started again
-        only when the message names it or gives it a new value; a new task the message does not name
-        is refused when most of its values were not said (a copied example, an invented errand)."""
-        ev = self.evidence
-        if ev is None or task_mentioned(spec, self.catalog, ev.message):
-            return True, ""
-        open_task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
-        ran = [d for d in self.state["done"] if d.get("task") == spec.name
-               and self.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
-        before = open_task["slots"] if open_task else (ran[-1].get("slots") or {}) if ran else {}
-        given = grounded = 0
-        for name, raw in (command.get("slots") or {}).items():
-            slot = spec.slots.get(name)
-            ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-            if not ok or before.get(name) == value:
-                continue
-            given += 1
-            if value_grounded(slot, value, ev, recent=False, asked=self.asked.endswith(f".{name}"),
-                              common=common_words(spec, name)) \
-                    and not _owner_elsewhere(spec, name, value):
-                grounded += 1
-        if open_task is not None or ran:
-            why = "it is already open" if open_task is not None else "it has just run"
-            return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
-        if command.get("slots") and not grounded:  # values for slots it does not even have count too
-            return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
-        if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
-            return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
-        return True, ""
-
-    def _rollback_grounded(self, task: dict, slot: str, previous: Any) -> bool:
-        """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
-        Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after
-        a change that was never applied must not empty a value the user gave long ago."""
-        ev = self.evidence
-        if ev is None:
-            return True
-        spec = self.spec(task).slots[slot]
-        if previous is None and not self._changed_lately(task, slot):
-            return False
-        return (slot_touched(spec, ev.message) or revert_said(ev)
-                or (previous is not None and value_grounded(spec, previous, ev, recent=False,
-                                                            common=common_words(self.spec(task), slot))))
-
-    def _changed_lately(self, task: dict, slot: str) -> bool:
-        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
-        if (task["id"], slot) in self.touched:
-            return True
-        key = f"{task['id']}.{slot}"
-        return any(entry.get("turn") == self.state["turn"] - 1 and key in (entry.get("changed") or [])
-                   for entry in self.state["timeline"] if isinstance(entry, dict))
-
-    def changed_keys(self) -> list[str]:
-        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
-        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
-
-    # ------------------------------------------------------------ commands
-
-    def reset(self, command: dict) -> None:
-        if self.evidence is not None and not reset_grounded(self.evidence):
-            self._ungrounded_drop(command, "the message does not ask to start over")
-            return
-        for task in list(self.state["task_stack"]):
-            self.ended[task["id"]] = "reset"
-        self.state["task_stack"] = []
-        self.state["counters"] = new_counters()
-        self.state["handoff"] = None
-        self.held.clear()
-        self.notices.append(msg("reset", self.lang))
-        self.note("reset")
-
-    def cancel_task(self, command: dict) -> None:
-        stack = self.state["task_stack"]
-        name = command.get("task")
-        task = next((t for t in reversed(stack) if not name or t["name"] == name), None)
-        if task is None:
-            self.drop(command, f"no open task {name}" if name else "no open task to cancel")
-            return
-        if self.evidence is not None and not cancel_grounded(self.evidence, self.spec(task)):
-            self._ungrounded_drop(command, "the message does not drop a task")
-            return
-        self._remove(task, "cancelled")
-        self.note(f"cancel {task['id']}:{task['name']}")
-
-    def start_task(self, command: dict) -> None:
-        spec = self.catalog.tasks[command["task"]]
-        grounded, reason = self._start_grounded(spec, command)
-        if not grounded:
-            self._ungrounded_drop(command, reason)
-            return
-        task = next((t for t in reversed(self.state["task_stack"]) if t["name"] == spec.name), None)
-        if task is None:
-            task = self._new_task(spec)
-            self.note(f"start {task['id']}:{spec.name}")
-        else:
-            self.note(f"focus {task['id']}:{spec.name}")
-        self._push(task)
-        if command.get("slots"):
-            self._apply_slots(command, task, command["slots"])
-
-    def _apply_slots(self, command: dict, task: dict, slots: dict) -> None:
-        spec = self.spec(task)
-        slots = self._split_clock(task, slots)
-        shared = self._shared_words(task, slots)
-        for name, raw in slots.items():
-            item = {"task": task["name"], "slot": name, "value": raw}
-            if name not in spec.slots:
-                self.drop(item, f"unknown slot {name!r} for task {task['name']}")
-                continue
-            if name in shared:
-                self._ungrounded_drop(item, f"{name}: the same words were given to several slots")
-                continue
-            value, reason = None, ""
-            if raw is not None:
-                raw = _as_clock(spec.slots[name], raw)
-                ok, value, reason = coerce_slot_value(spec.slots[name], raw)
-                if not ok:
-                    self.drop(item, f"{name}: {reason}")
-                    continue
-                if reason:  # a list slot kept its valid items
-                    self.drop(item, f"{name}: partly kept; {reason}")
-                if self.evidence is not None:
-                    value = same_half_day(value, task["slots"].get(name), self.evidence.raw)
-            admitted, why = self._admit(task, name, value)
-            if admitted is _UNSET:
-                self._hold(task, name, value, item, why)
-                continue
-            if why:  # a list slot kept the items the user said
-                self._ungrounded_drop(item, why)
-            if self._set(task, name, admitted):
-                self.note(f"delete {task['id']}.{name}" if admitted is None else
-                          f"set {task['id']}.{name}={_short(admitted)}")
-
-    def _split_clock(self, task: dict, slots: dict) -> dict:
-        """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's
-        one time slot (a string slot whose pattern takes HH:MM) when the command does not fill that
-        slot itself: one thing the user said, one slot. Grounding only (replays stay as stored)."""
-        spec = self.spec(task)
-        clocks = _time_slots(spec)
-        if self.evidence is None or len(clocks) != 1 or clocks[0] in slots:
-            return slots
-        for name, raw in slots.items():
-            slot = spec.slots.get(name)
-            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
-                continue
-            rest, clock = split_clock(raw)
-            if clock is not None:
-                self.note(f"split {task['id']}.{name}", progress=False)
-                return {**slots, name: rest, clocks[0]: clock}
-        return slots
-
-    def _shared_words(self, task: dict, slots: dict) -> set[str]:
-        """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
-        fault): one thing the user said fills one slot, so which one is unknown and none is filled,
-        unless one of them was asked last turn (the answer goes there). Grounding only."""
-        if self.evidence is None:
-            return set()
-        by_text: dict[str, list[str]] = {}
-        for name, raw in slots.items():
-            if isinstance(raw, str) and name in self.spec(task).slots and raw.strip():
-                by_text.setdefault(raw.strip(), []).append(name)
-        shared = {n for names in by_text.values() if len(names) > 1 for n in names}
-        return {n for n in shared if self.asked != f"{task['id']}.{n}"}
-
-    def set_slots(self, command: dict) -> None:
-        name = command.get("task")
-        if name and self._target(name, "") is None:  # slots for a task not open: a start, checked as one
-            self.start_task({"type": "start_task", "task": name, "slots": dict(command["slots"])})
-            return
-        groups: dict[str, tuple[dict, dict]] = {}
-        for slot, value in command["slots"].items():
-            task = self._target(name, slot)
-            if task is None:
-                self.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
-                continue
-            groups.setdefault(task["id"], (task, {}))[1][slot] = value
-        for task, slots in groups.values():
-            self._apply_slots(command, task, slots)
-
-    def rollback_slot(self, command: dict) -> None:
-        slot = command["slot"]
-        task = self._target(command.get("task"), slot)
-        if task is None or slot not in self.spec(task).slots:
-            self.drop(command, f"no open task has slot {slot!r}")
-            return
-        history = task["history"].get(slot) or []
-        if not history:
-            self.drop(command, f"{slot} has no earlier value")
-            return
-        if not self._rollback_grounded(task, slot, history[-1]):
-            self._ungrounded_drop(command, f"{slot}: the message does not take this slot back")
-            return
-        self._touch(task, slot, "rollback")
-        previous = history.pop()
-        if previous is None:
-            task["slots"].pop(slot, None)
-        else:
-            task["slots"][slot] = previous
-        self.changed.setdefault(task["id"], []).append(slot)
-        self.rolled_back.add((task["id"], slot))
-        self.note(f"rollback {task['id']}.{slot}")
-
-    def confirm(self, command: dict) -> None:
-        task = current_task(self.state)
-        if task is None:
-            self.drop(command, "no open task to confirm")
-            return
-        if self.evidence is not None and not confirm_grounded(self.evidence):
-            self._ungrounded_drop(command, "the message does not say yes")
-            return
-        if task["id"] in self.held:  # a yes to the values held for checking, not to running the task
-            self._accept_held(task)
-            return
-        missing = missing_slots(task, self.spec(task))
-        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
-            self.drop(command, f"refused: required slot {missing[0]} is empty")
-            self.notices.append(msg("guard", self.lang))
-            return
-        if task["stage"] != "CONFIRMING" or self.changed.get(task["id"]) \
-                or any(self.changed.get(sub["id"]) for sub in self._waiting_under(task)):
-            self.drop(command, "nothing has been shown for confirmation yet")
-            return
-        self.confirmed_id = task["id"]
-        self.note(f"confirm {task['id']}")
-
-    def deny(self, command: dict) -> None:
-        task = current_task(self.state)
-        if task is not None and task["id"] in self.held:  # no to the values held for checking
-            self.held.pop(task["id"])
-            self.checked.add(task["id"])
-            self.note(f"deny held {task['id']}")
-            return
-        if task is None or task["stage"] != "CONFIRMING":
-            self.drop(command, "nothing to deny")
-            return
-        task["stage"] = "COLLECTING"
-        self.denied_id = task["id"]
-        self.note(f"deny {task['id']}")
-
-    def _accept_held(self, task: dict) -> None:
-        """The user said yes to the values shown for checking: they are stored as if said."""
-        self.checked.add(task["id"])
-        slots = self.spec(task).slots
-        for name, value in self.held.pop(task["id"]).items():
-            if name not in slots:
-                continue
-            if value is not None:  # held in the state string, which anyone may edit: checked again
-                ok, coerced, reason = coerce_slot_value(slots[name], value)
-                if not ok or reason or coerced != value:
-                    self.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
-                    continue
-            if self._set(task, name, value):
-                self.note(f"checked {task['id']}.{name}")
-
-    def _expire_held(self) -> None:
-        """Held values the user did not say yes to are forgotten (they were asked about once)."""
-        for task_id, values in self.held.items():
-            self.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
-        self.held.clear()
-
-    def apply(self, commands: list[dict]) -> None:
-        """Apply commands in the fixed order; several starts keep the first-mentioned on top. The slot
-        changes are resolved to one outcome per slot before confirm and deny are read."""
-        ordered = sorted(enumerate(commands), key=lambda p: (_ORDER[p[1]["type"]], p[0]))
-        starts = [c for _, c in ordered if c["type"] == "start_task"]
-        rest_ok = len(commands) > sum(1 for c in commands if c["type"] == "cannot_handle")
-        resolved = False
-        for _, command in ordered:
-            kind = command["type"]
-            if not resolved and _ORDER[kind] > _ORDER["set_slots"]:
-                self._resolve_slots()
-                resolved = True
-            if kind == "start_task":
-                if command is starts[0]:
-                    for start in reversed(starts):
-                        self.start_task(start)
-                    self._link_parents()
-            elif kind in ("reset", "cancel_task", "set_slots", "rollback_slot", "confirm", "deny"):
-                getattr(self, kind)(command)
-            elif kind == "handoff":
-                self.handoff = command.get("reason") or "user_request"
-                self.note("handoff", progress=False)
-            elif kind == "faq":
-                self.faq = command.get("question") or ""
-                self.note("faq", progress=False)
-            elif kind == "chitchat":
-                self.chitchat = True
-                self.note("chitchat", progress=False)
-            elif kind == "cannot_handle" and rest_ok:
-                self.drop(command, "ignored: other commands were understood")
-        if not resolved:
-            self._resolve_slots()
-        self._expire_held()
-
-    # ------------------------------------------------------------ decision
-
-    def _task_ref(self) -> TaskRef | None:
-        top = current_task(self.state)
-        return task_ref(top, self.spec(top).display) if top is not None else None
-
-    def _resumed_ref(self, task: TaskRecord) -> dict[str, str]:
-        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
-
-    def _base(self, action: str, **fields: Any) -> Decision:
-        """This turn's decision as things stand: the task in focus, the notices and logs so far."""
-        return new_decision(action, lang=self.lang, turn=self.state["turn"], task=self._task_ref(),
-                            notices=list(self.notices), applied=list(self.applied), dropped=list(self.dropped),
-                            ended=self._ended(), progress=self.progress, **fields)
-
-    def _ended(self) -> list[dict[str, str]]:
-        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
-
-    def _values_text(self, task: dict, names: list[str] | None = None) -> str:
-        return values_text(self.spec(task), task["slots"], self.lang, names)
-
-    def _prompt(self, task: dict, resumed: bool) -> tuple[str, str | None, str]:
-        """What the open task needs next: (action, slot, question) with action ask_slot|confirm|execute|handoff."""
-        spec = self.spec(task)
-        held = task.get("unconfirmed")
-        if held:  # values the user did not say (policy "ask"): checked before anything else
-            return "confirm", next(iter(held)), msg("check", self.lang, values=self._held_text(task, held))
-        missing = missing_slots(task, spec)
-        if missing:
-            slot = missing[0]
-            if self.state["counters"]["failed_asks"].get(f"{task['id']}.{slot}", 0) >= self.catalog.policy.max_attempts:
-                return "handoff", slot, "max_attempts"
-            task["stage"] = "COLLECTING"
-            ack = ""
-            changed = [n for n in self.changed.get(task["id"], [])
-                       if n in task["slots"] and (task["id"], n) not in self.rolled_back]
-            if changed:
-                ack = msg("ack_values", self.lang, values=self._values_text(task, list(dict.fromkeys(changed))))
-            return "ask_slot", slot, sentences(self.lang, ack, ask_text(spec, slot, self.lang))
-        if task["id"] == self.denied_id and not self.changed.get(task["id"]):
-            task["stage"] = "COLLECTING"
-            names = msg("list_sep", self.lang).join(s.display for s in spec.slots.values())
-            return "ask_slot", "", msg("deny", self.lang, slots=names)
-        if self._withdraws_confirmation(task):
-            task["stage"] = "COLLECTING"
-            return "ask_slot", "", msg("unapplied", self.lang, task=spec.display, values=self._values_text(task) or "—")
-        confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
-        if task["id"] == self.confirmed_id or not confirm_needed:
-            return "execute", None, ""
-        task["stage"] = "CONFIRMING"
-        values = self._values_text(task) + "".join(
-            msg("confirm_with", self.lang, task=self.spec(sub).display, values=self._values_text(sub))
-            for sub in self._waiting_under(task))
-        if resumed and not spec.confirm:
-            return "confirm", None, msg("confirm_resume", self.lang, task=spec.display, values=values)
-        if not values:
-            return "confirm", None, msg("confirm_none", self.lang, task=spec.display)
-        return "confirm", None, msg("confirm", self.lang, task=spec.display, values=values)
-
-    def _withdraws_confirmation(self, task: dict) -> bool:
-        """The user answered a confirmation question with something the model read as a change that
-        the message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the
-        same question again would let the next "yes" run the values the user was trying to change, so
-        the question is withdrawn: the reply says nothing was changed and asks what to change; only a
-        fresh confirmation question, answered yes, runs the task (docs/grounding.md)."""
-        return (self.unapplied and task["id"] in self.confirming_before and not self.changed.get(task["id"])
-                and self.faq is None and not self.progress)
-
-    def _held_text(self, task: dict, held: dict) -> str:
-        """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
-        slots = self.spec(task).slots
-        parts = [msg("check_clear", self.lang, slot=slots[n].display) if v is None else
-                 msg("kv", self.lang, slot=slots[n].display, value=show_value(v, self.lang))
-                 for n, v in held.items() if n in slots]
-        return msg("value_sep", self.lang).join(parts)
-
-    def _handoff(self, reason: str) -> Decision:
-        self.state["handoff"] = {"reason": reason, "turn": self.state["turn"]}
-        self.state["counters"] = new_counters()
-        return self._base("handoff", handoff={"reason": reason}, question=msg("handoff", self.lang))
-
-    def _payload(self, task: TaskRecord) -> ExecutePayload:
-        spec = self.spec(task)
-        return {"task_id": task["id"], "task": task["name"], "label": spec.display,
-                "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
-
-    def _execute(self, task: TaskRecord) -> Decision:
-        """Pop the finished task and the sub-tasks waiting for it, record them as one pending
-        submission, and line up what comes next."""
-        subtasks = self._waiting_under(task)
-        payload = self._payload(task)
-        payload["subtasks"] = [self._payload(sub) for sub in subtasks]
-        for entry in [task] + subtasks:
-            self.state["task_stack"].remove(entry)
-            self.ended[entry["id"]] = "executed"
-        self.state["done"].append({**payload, "status": "pending", "detail": "", "turn": self.state["turn"],
-                                   "parent_id": task.get("parent_id")})
-        del self.state["done"][:-MAX_DONE]
-        decision = self._followup(self._base("execute"))
-        decision["execute"] = payload
-        return decision
-
-    def _followup(self, decision: Decision) -> Decision:
-        """After the top task ended, say which task comes next and what it needs (without executing it)."""
-        top = current_task(self.state)
-        if top is not None:
-            action, slot, question = self._prompt(top, resumed=True)
-            if action == "execute":  # a complete single-turn task waits for the user's go-ahead
-                top["stage"] = "CONFIRMING"
-                question = msg("confirm_resume", self.lang, task=self.spec(top).display,
-                               values=self._values_text(top))
-            elif action == "handoff":
-                question = ask_text(self.spec(top), slot, self.lang)
-            self._asking(top, slot if action == "ask_slot" else None)
-            if top["id"] in self.existing_ids:
-                decision["resumed"] = self._resumed_ref(top)
-                question = msg("resume", self.lang, task=self.spec(top).display) + question
-            decision["question"] = question
-            decision["slot"] = slot
-            decision["missing_slots"] = missing_slots(top, self.spec(top))
-        decision["task"] = self._task_ref()
-        return decision
-
-    def _count_failed_ask(self) -> None:
-        """The slot asked last turn is still empty and the user gave nothing for the task: one failed ask.
-
-        A FAQ is an interruption, not a failure; an unreadable message counts as a parse failure instead.
-        """
-        counters = self.state["counters"]
-        task_id, _, slot = (counters.get("asking") or "").partition(".")
-        task = find_task(self.state, task_id) if task_id else None
-        if task is None or not slot or self.faq is not None or self.changed.get(task_id) or slot in task["slots"]:
-            return
-        key = f"{task_id}.{slot}"
-        counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
-
-    def _asking(self, task: dict, slot: str | None) -> None:
-        """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
-        self.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
-
-    def decide(self) -> Decision:
-        """The decision of this turn, then the stack limit (a task that just ran takes no room).
-
-        The turn's notices (cancelled, cascaded, waiting, evicted, rolled back ...) lead the question
-        text, so a Dify answer node that shows only ``question`` still tells the user what happened.
-        """
-        self._settle_subtasks()
-        decision = self._decide()
-        self._evict()
-        decision["notices"] = list(self.notices)
-        decision["ended"] = self._ended()
-        decision["question"] = sentences(self.lang, *self.notices, decision["question"])
-        return decision
-
-    def _decide(self) -> Decision:
-        """The next action: handoff > execute > faq > ask/confirm > chitchat."""
-        if self.handoff:
-            return self._handoff(self.handoff)
-        self._count_failed_ask()
-        top = current_task(self.state)
-        resumed = (top is not None and top["id"] in self.existing_ids and top["id"] != self.top_before
-                   and self.top_before in self.ended)
-        action, slot, question = ("chitchat", None, "") if top is None else self._prompt(top, resumed)
-        if action == "handoff":
-            return self._handoff(question)
-        if action == "execute":
-            if self.faq is not None:
-                self.drop({"type": "faq", "question": self.faq}, "deferred: a task is executed this turn")
-            return self._execute(top)
-        if self.faq is not None or (self.chitchat and not self.progress):
-            decision = self._base("faq" if self.faq is not None else "chitchat", question=question, slot=slot,
-                                  faq={"question": self.faq} if self.faq is not None else None)
-            return self._with_missing(decision, top)
-        if top is None:
-            return self._base("chitchat")
-        self._asking(top, slot if action == "ask_slot" else None)
-        if resumed:
-            question = msg("resume", self.lang, task=self.spec(top).display) + question
-        decision = self._base(action, slot=slot, question=question,
-                              resumed=self._resumed_ref(top) if resumed else None)
-        return self._with_missing(decision, top)
-
-    def _with_missing(self, decision: Decision, top: dict | None) -> Decision:
-        if top is not None:
-            decision["missing_slots"] = missing_slots(top, self.spec(top))
-            decision["task"] = self._task_ref()
-        return decision
-
-    def not_understood(self, error: str) -> Decision:
-        """An unusable understanding changes nothing but a counter; enough in a row hand off."""
-        counters = self.state["counters"]
-        counters["parse_failures"] = counters.get("parse_failures", 0) + 1
-        add_error(self.state, "understanding", error)
-        if counters["parse_failures"] >= self.catalog.policy.max_parse_failures:
-            return self._handoff("not_understood")
-        top = current_task(self.state)
-        return self._base("fallback", question=msg("fallback", self.lang),
-                          missing_slots=missing_slots(top, self.spec(top)) if top is not None else [])
-
-
-def _reconcile(state: dict, catalog: Catalog) -> None:
-    """Hold the loaded state to the current catalog: drop what it no longer knows (a task or slot
-    removed since) and every value it does not accept, saying so in ``errors``.
-
-    A state string comes back from a conversation variable that anyone may have edited; the catalog
-    may have changed since it was written. Only values that pass the catalog now stay in ``slots`` (and
-    can reach an execute payload) or in ``history`` (and can come back by a rollback). A value that the
-    catalog still accepts in another form ("3" after a slot became an integer) is kept in that form.
-    """
-    kept = []
-    for task in state["task_stack"]:
-        spec = catalog.tasks.get(task["name"])
-        if spec is None:
-            add_error(state, "catalog", f"task {task['name']!r} ({task['id']}) is not in the catalog any more; dropped")
-            continue
-        for slot in list(task["slots"]):
-            if slot not in spec.slots:
-                add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
-                del task["slots"][slot]
-                continue
-            value = task["slots"][slot]
-            ok, coerced, reason = coerce_slot_value(spec.slots[slot], value)
-            if ok and not reason and coerced == value:
-                continue
-            if ok and not reason:
-                task["slots"][slot] = coerced
-                add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short(coerced)[:60]}")
-            else:
-                del task["slots"][slot]
-                add_error(state, "state", f"{task['id']}.{slot}: stored value {_short(value)[:60]} is invalid "
-                                          f"({reason[:100]}); dropped")
-        invalid = 0
-        for slot in list(task["history"]):
-            values = task["history"][slot]
-            if slot not in spec.slots:
-                del task["history"][slot]
-                continue
-            good = [v for v in values if v is None or _machine_stored_ok(spec.slots[slot], v)]
-            invalid += len(values) - len(good)
-            task["history"][slot] = good
-        if invalid:
-            add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
-        kept.append(task)
-    state["task_stack"] = kept
-
-
-def _machine_stored_ok(slot_spec: Any, value: Any) -> bool:
-    ok, coerced, reason = coerce_slot_value(slot_spec, value)
-    return ok and not reason and coerced == value
+        self.text = text
+        self.decision = decision
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(state={self.state!r}" f", text={self.text!r}"
+            f", decision={self.decision!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.state, self.text, self.decision) == (other.state, other.text, other.decision)
+        return NotImplemented
+
+    __hash__ = None
 
 
 def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> None:
     state["timeline"].append({
         "turn": state["turn"],
-        "changed": [str(c)[:140] for c in changed[:_TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
+        "changed": [str(c)[:140] for c in changed[:TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
         "query": parsed["rewritten_query"][:120],
-        "applied": [str(a)[:200] for a in decision["applied"][:_TIMELINE_ITEMS]],
+        "applied": [str(a)[:200] for a in decision["applied"][:TIMELINE_ITEMS]],
         "dropped": [{"command": str(d.get("command"))[:200], "reason": str(d.get("reason"))[:200]}
-                    for d in decision["dropped"][:_TIMELINE_ITEMS]],
+                    for d in decision["dropped"][:TIMELINE_ITEMS]],
         "action": decision["next_action"],
         "task": decision["task"]["id"] if decision["task"] else None,
     })
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def _machine_kept_turn(state_str: Any, catalog: Catalog, lang: str, key: str, code: str,
-                       error: str) -> tuple[str, Decision]:
+def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str) -> TurnResult:
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
     and a fallback decision whose question says why (``key`` in dskit.messages)."""
-    old, errors = load_state(state_str)
+    old, errors = load_state(state_in)
     for problem in errors:
         add_error(old, "state", problem)
     try:
-        _reconcile(old, catalog)
+        reconcile_state(old, catalog)
     except Exception:  # noqa: BLE001 - the state as loaded is still better than none
         pass
     add_error(old, code, error)
     top = current_task(old)
-    return dump_state(old), new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
-                                         task=task_ref(top), error=error)
+    decision = new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
+                            task=task_ref(top), error=error)
+    return TurnResult(old, dump_state(old), decision)
 
 
-def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
-         recent: Any = (), reference_date: Any = None) -> tuple[str, Decision]:
-    """One turn: (new state string, decision). Raises CatalogError only for a broken catalog.
+def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any) -> tuple[Decision, list[str]]:
+    """The commands of a parsed understanding applied to a loaded state: (decision, slots changed)."""
+    turn = Turn(state, cat, lang, evidence)
+    for item in parsed["dropped"]:
+        turn.drop(item["command"], item["reason"])
+    if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
+        parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
+    if parsed["usable"]:
+        state["counters"]["parse_failures"] = 0
+        apply_commands(turn, parsed["commands"])
+        decision = decide(turn)
+    else:
+        decision = not_understood(turn, parsed["error"])
+    decision["rewritten_query"] = parsed["rewritten_query"]
+    changed = turn.writes.changed_keys() if parsed["usable"] else []
+    _timeline(state, parsed, decision, changed)
+    return decision, changed
 
-    ``query`` is the user's message this turn, ``recent`` their earlier messages (oldest first) and
-    ``reference_date`` ("YYYY-MM-DD") the day relative dates count from: with them, only what the
-    user said is applied (docs/grounding.md). ``query`` None turns grounding off — for replaying
-    stored commands, whose messages are not at hand.
 
-    The state written always loads back as written and fits Dify's limits (dskit.limits): when only
-    dropping open tasks or their values could make it fit, the turn is refused instead and the
-    incoming state kept, with the reason in ``error`` and in the state's ``errors``. Neither argument
-    is modified.
-    """
+def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
+             recent: Any = (), reference_date: Any = None, parsed: dict | None = None) -> TurnResult:
+    """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
+    understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
+    (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice)."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
     try:
-        state, errors = load_state(state_str)
+        state, errors = load_state(state_in)
         for error in errors:
             add_error(state, "state", error)
-        _reconcile(state, cat)
+        reconcile_state(state, cat)
         state["turn"] += 1
-        parsed = parse_understanding(understanding, cat)
-        turn = _MachineTurn(state, cat, lang, make_evidence(query, recent, reference_date))
-        for item in parsed["dropped"]:
-            turn.drop(item["command"], item["reason"])
-        if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
-            parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
-        if parsed["usable"]:
-            state["counters"]["parse_failures"] = 0
-            turn.apply(parsed["commands"])
-            decision = turn.decide()
-        else:
-            decision = turn.not_understood(parsed["error"])
-        decision["rewritten_query"] = parsed["rewritten_query"]
-        _timeline(state, parsed, decision, turn.changed_keys() if parsed["usable"] else [])
+        if parsed is None:
+            parsed = parse_understanding(understanding, cat)
+        decision, _ = _apply(state, dict(parsed), cat, lang, make_evidence(query, recent, reference_date))
         text = fit_state(state, evict=False)
         if text is None:
-            return _machine_kept_turn(state_str, cat, lang, "state_full", "size",
-                                      "this message was not applied: the dialogue state would exceed Dify's size "
-                                      "limits even without its history, timeline and old values")
-        return text, decision
+            return kept_turn(state_in, cat, lang, "state_full", "size",
+                             "this message was not applied: the dialogue state would exceed Dify's size "
+                             "limits even without its history, timeline and old values")
+        return TurnResult(state, text, decision)
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
-        return _machine_kept_turn(state_str, cat, lang, "fallback", "internal",
-                                  f"{type(exc).__name__}: {_machine_error_text(exc)}")
+        return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}")
 
 
-def _machine_error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
     except Exception:  # noqa: BLE001
@@ -4347,13 +4813,106 @@ def keep_state(state_text: str) -> str:
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
+# ---- dskit/turn_inputs.py ----
+# The user's side of a turn, read the same way on every surface: the message, their recent
+
+# The longest message a turn reads. Past it the turn is not applied (the user is told): grounding
+# reads the opening of a message only, and a pasted document is not an answer to a question.
+MAX_QUERY_CHARS = 8_000
+# The longest history text read for the recent messages (Dify's variable cap is far below it).
+MAX_HISTORY_READ_CHARS = 400_000
+
+
+class TurnInputs:
+    """What :func:`dskit.machine.step` gets from the user's side: ``query`` None turns grounding off."""
+
+    query: str | None = None
+    recent: list[str]
+    reference_date: str = ""
+    problem: str = ""  # "" when usable; else "<input>: why", and the turn must not run
+    problem_input: str = ""
+    length: int = 0  # the message's length, for the user-facing sentence
+
+    def step_args(self) -> dict[str, Any]:
+        """The grounding keyword arguments of :func:`dskit.machine.step`."""
+        return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date}
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('query', 'recent', 'reference_date', 'problem', 'problem_input', 'length')
+
+    def __init__(
+        self, query=query, recent=__dskit_missing, reference_date=reference_date, problem=problem,
+        problem_input=problem_input, length=length,
+    ):
+        object.__setattr__(self, 'query', query)
+        object.__setattr__(self, 'recent', list() if recent is self.__dskit_missing else recent)
+        object.__setattr__(self, 'reference_date', reference_date)
+        object.__setattr__(self, 'problem', problem)
+        object.__setattr__(self, 'problem_input', problem_input)
+        object.__setattr__(self, 'length', length)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(query={self.query!r}" f", recent={self.recent!r}"
+            f", reference_date={self.reference_date!r}" f", problem={self.problem!r}"
+            f", problem_input={self.problem_input!r}" f", length={self.length!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.query, self.recent, self.reference_date, self.problem, self.problem_input,
+                self.length,
+            ) == (other.query, other.recent, other.reference_date, other.problem, other.problem_input, other.length)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.query, self.recent, self.reference_date, self.problem, self.problem_input,
+            self.length,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def _turn_inputs_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def turn_inputs(query: Any, history: Any = "", reference_date: Any = "", *, today: date | None = None) -> TurnInputs:
+    """The turn's user inputs from raw surface values (anything: never raises).
+
+    - ``query``: the user's message; empty or blank is "no message" (grounding off, as when
+      replaying stored commands); longer than :data:`MAX_QUERY_CHARS` is a problem.
+    - ``history``: the history text; the user's last :data:`dskit.grounding.RECENT_TURNS` messages.
+    - ``reference_date``: "YYYY-MM-DD"; empty is today (``today``, else the machine's clock); anything
+      else is a problem (a wrong day would silently move every "明天").
+    """
+    text = _turn_inputs_text(query)
+    day = _turn_inputs_text(reference_date).strip()[:40]
+    if len(text) > MAX_QUERY_CHARS:
+        return TurnInputs(problem=f"query: {len(text)} characters, over the limit of {MAX_QUERY_CHARS}",
+                          problem_input="query", length=len(text))
+    if day and parse_reference_date(day) is None:
+        return TurnInputs(problem=f"reference_date: {day!r} is not a date (YYYY-MM-DD)", problem_input="reference_date")
+    reference = parse_reference_date(day) if day else (today or date.today())
+    recent = recent_user_messages(_turn_inputs_text(history)[-MAX_HISTORY_READ_CHARS:], RECENT_TURNS)
+    return TurnInputs(query=text if text.strip() else None, recent=recent,
+                      reference_date=reference.isoformat() if reference else "", length=len(text))
+
+
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
 STATE_NODE_OUTPUTS = node_types(WORKFLOW_OUTPUTS)
-# One message longer than this cannot be kept whole in the history anyway (its byte cap cuts it);
-# reading only its opening keeps the noise rules fast on a megabyte of text.
-TURN_MAX_CHARS = 100_000
 
 
 def _lang(lang: Any) -> str | None:
@@ -4375,10 +4934,11 @@ def _catalog(task_catalog: Any) -> Catalog:
 
 # ---------------------------------------------------------------- state node
 
-def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str) -> dict:
+def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **values: Any) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
+                   STATE_NODE_OUTPUTS)
 
 
 def _kept_state(state_text: str) -> str:
@@ -4389,12 +4949,6 @@ def _kept_state(state_text: str) -> str:
         return kept
     state, errors = load_state(state_text)
     return "" if errors else dump_state(state)
-
-
-def _reference_date(value: Any) -> str:
-    """A "YYYY-MM-DD" input, else today by the sandbox's clock (the day 明天 and 上个月 count from)."""
-    text = text_in(value).strip()
-    return text if parse_reference_date(text) is not None else date.today().isoformat()
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
@@ -4417,16 +4971,18 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
     except Exception as exc:  # noqa: BLE001 - a code node must not raise
         return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
+    inputs = turn_inputs(text_in(query), text_in(history), text_in(reference_date))
+    if inputs.problem:  # the same refusal the plugin tools give (dskit.turn_inputs)
+        key = "message_too_long" if inputs.problem_input == "query" else "internal"
+        return _failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
+                            limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        new_state, decision = step(state_in, raw, catalog, lang=language,
-                                   query=text_in(query)[:TURN_MAX_CHARS] or None,  # unbound: ""
-                                   recent=recent_user_messages(text_in(history), RECENT_TURNS),
-                                   reference_date=_reference_date(reference_date))
-        if len(new_state) > NODE_MAX_STRING:
+        result = run_turn(state_in, raw, catalog, lang=language, **inputs.step_args())
+        if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
-                                f"new state is {len(new_state)} characters, over Dify's limit")
-        return conform(workflow_outputs(new_state, decision, catalog), STATE_NODE_OUTPUTS)
+                                f"new state is {len(result.text)} characters, over Dify's limit")
+        return conform(workflow_outputs(result.text, result.decision, catalog, state=result.state), STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
 

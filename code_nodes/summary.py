@@ -71,6 +71,41 @@ def loads_strict_or_none(text: object) -> object | None:
         return None
 
 
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+# Control characters other than tab and newline.
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(value: object, max_chars: int | None = None) -> str:
+    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
+    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[-max_chars:]
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
+    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
+    ``default`` when it is not a finite number (booleans included)."""
+    if isinstance(value, bool):
+        return default
+    try:
+        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    if low is not None:
+        number = max(number, low)
+    if high is not None:
+        number = min(number, high)
+    return number
+
+
 # ---- dskit/limits.py ----
 # Dify's limits that what the engine writes must fit, in one place, with where each comes from.
 
@@ -89,14 +124,16 @@ def norm_lang(lang: object) -> str:
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
-# ---- dskit/noise.py ----
-# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
+# ---- dskit/cues.py ----
+# The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
 
-NOISE_TAGS = ("essential", "optional", "noise")
-NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
-
-# Whole-message social phrases: a message made only of these (and punctuation) is small talk.
-_NOISE_SOCIAL = (
+# Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
+YES_NO_REPLIES = ("是", "是的", "对", "对的", "没错", "没问题", "可以", "可以的", "行", "行的", "好", "好的", "嗯", "确认", "确定",
+                  "同意", "就这样", "就这么办", "办吧", "不是", "不对", "不用", "不用了", "不要", "不要了", "不行", "算了", "取消",
+                  "否", "yes", "yep", "yeah", "no", "nope", "ok", "okay", "sure", "correct", "right", "confirm",
+                  "confirmed")
+# Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
+SOCIAL_REPLIES = (
     "你好", "您好", "你们好", "嗨", "哈喽", "哈啰", "在吗", "在不在", "有人吗", "早上好", "早安", "上午好",
     "中午好", "下午好", "晚上好", "晚安", "再见", "拜拜", "回见", "嗯嗯", "嗯", "恩", "哦哦", "哦", "噢", "喔",
     "啊", "呃", "额", "好的好的", "好的", "好滴", "好嘞", "好吧", "好", "行吧", "行", "收到", "知道了", "明白了",
@@ -106,64 +143,72 @@ _NOISE_SOCIAL = (
     "thanks", "thank you", "thx", "bye", "goodbye", "good morning", "good night", "got it", "cool", "sure",
     "alright", "yeah", "yep", "hmm", "lol",
 )
-_NOISE_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in _NOISE_SOCIAL}, key=len, reverse=True))
+
+
+# ---- dskit/noise.py ----
+# Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
+
+NOISE_TAGS = ("essential", "optional", "noise")
+NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
+
+# Whole-message social phrases: a message made only of these (and punctuation) is small talk.
+_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
 # Yes/no answers: small talk, unless they answer a confirmation question.
-_NOISE_YES_NO = _LazyPattern(
-    '_NOISE_YES_NO', r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
-    r"不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm(ed)?)+$", re.I)
-_NOISE_VENT = _LazyPattern(
-    '_NOISE_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
+_YES_NO = _LazyPattern(
+    '_YES_NO', "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+_VENT = _LazyPattern(
+    '_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate", re.I)
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_NOISE_VALUE = _LazyPattern(
-    '_NOISE_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
+_VALUE = _LazyPattern(
+    '_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
     r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
     re.I)
-_NOISE_CORRECTION = _LazyPattern(
-    '_NOISE_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
+_CORRECTION = _LazyPattern(
+    '_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
     r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
     re.I)
-_NOISE_DECISION = _LazyPattern(
-    '_NOISE_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
+_DECISION = _LazyPattern(
+    '_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
     r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
 # The previous reply asked for a confirmation / asked a question.
-_NOISE_CONFIRM_ASK = _LazyPattern(
-    '_NOISE_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
+_CONFIRM_ASK = _LazyPattern(
+    '_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
     r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
-_NOISE_SLOT_ASK = _LazyPattern(
-    '_NOISE_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+_SLOT_ASK = _LazyPattern(
+    '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
-_NOISE_DONE = _LazyPattern(
-    '_NOISE_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
+_DONE = _LazyPattern(
+    '_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
     r"\bcancell?ed\b", re.I)
-_NOISE_FAILED = _LazyPattern(
-    '_NOISE_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
+_FAILED = _LazyPattern(
+    '_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
     r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
-_NOISE_STRIP = _LazyPattern('_NOISE_STRIP', r"[\s\W_]+", re.UNICODE)
+_STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
 def noise_norm(text: str) -> str:
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
-    return _NOISE_STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
+    return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
 
 
-def _noise_is_social(text: str) -> bool:
+def _is_social(text: str) -> bool:
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
     if not rest:
         return True
     if len(rest) > 40:
         return False
-    for phrase in _NOISE_SOCIAL_NORM:
+    for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
 
 
-def _noise_is_question(text: str) -> bool:
+def _is_question(text: str) -> bool:
     return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
 
 
@@ -179,21 +224,21 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if not text:
         return "empty"
     short = noise_norm(text)
-    asked_confirm = bool(_NOISE_CONFIRM_ASK.search(prev_assistant or ""))
-    if asked_confirm and (_NOISE_YES_NO.match(short) or _NOISE_DECISION.search(text)):
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
         return "confirmation"
-    if _NOISE_CORRECTION.search(text):
+    if _CORRECTION.search(text):
         return "correction"
-    if _NOISE_DECISION.search(text):
+    if _DECISION.search(text):
         return "confirmation"
-    if _NOISE_VALUE.search(text):
+    if _VALUE.search(text):
         return "value"
-    if _noise_is_social(text):
+    if _is_social(text):
         return "social"
-    if _NOISE_VENT.search(text):
+    if _VENT.search(text):
         return "vent"
-    asked_slot = _noise_is_question(prev_assistant) and bool(_NOISE_SLOT_ASK.search(prev_assistant or ""))
-    if asked_slot and len(short) <= 30 and not _noise_is_question(text):
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
 
@@ -201,9 +246,9 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
-    if _NOISE_DONE.search(text):
+    if _DONE.search(text):
         return "done"
-    if _NOISE_FAILED.search(text):
+    if _FAILED.search(text):
         return "failed"
     return "other"
 
@@ -272,14 +317,14 @@ def noise_tag_turns(turns: list[dict]) -> list[dict]:
         out.append({"tag": tag, "reason": reason, "repeats": 1,
                     "signal": noise_user_signal(turn.get("user", ""), prev_assistant)})
         prev_assistant = turn.get("assistant", "")
-    _noise_mark_corrected(turns, out)
-    _noise_fold_duplicates(turns, out)
+    _mark_corrected(turns, out)
+    _fold_duplicates(turns, out)
     for info in out:
         info.pop("signal", None)
     return out
 
 
-def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
+def _mark_corrected(turns: list[dict], tags: list[dict]) -> None:
     """A correction demotes the nearest earlier essential turn (what it corrected) to optional."""
     for i in range(1, len(turns)):
         if tags[i]["signal"] != "correction":
@@ -290,12 +335,12 @@ def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
                 break
 
 
-def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
+def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
         a, b = turns[i], turns[i + 1]
         same_user = noise_norm(a.get("user", "")) and noise_norm(a.get("user", "")) == noise_norm(b.get("user", ""))
-        same_ask = (noise_norm(a.get("assistant", "")) and _noise_is_question(a.get("assistant", ""))
+        same_ask = (noise_norm(a.get("assistant", "")) and _is_question(a.get("assistant", ""))
                     and noise_norm(a.get("assistant", "")) == noise_norm(b.get("assistant", ""))
                     and tags[i]["tag"] != "essential")
         if same_user or same_ask:
@@ -306,31 +351,31 @@ def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS]
-    return bool(_NOISE_VALUE.search(text) or _NOISE_CORRECTION.search(text) or _NOISE_DECISION.search(text))
+    return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
 
 
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
-    return bool(_NOISE_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
 
 
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
-    return _noise_is_question(text)
+    return _is_question(text)
 
 
 # ---- dskit/tokens.py ----
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
 # Character classes, counted separately.
-_TOK_CJK = _LazyPattern('_TOK_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_TOK_CJK_PUNCT = _LazyPattern('_TOK_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
-_TOK_WORD = _LazyPattern('_TOK_WORD', r"[A-Za-z]+")
-_TOK_DIGIT = _LazyPattern('_TOK_DIGIT', r"[0-9]")
-_TOK_PUNCT = _LazyPattern('_TOK_PUNCT', r"[!-/:-@\[-`{-~]")
-_TOK_NEWLINES = _LazyPattern('_TOK_NEWLINES', r"\n+")
-_TOK_SPACES = _LazyPattern('_TOK_SPACES', r"[ \t]+")
-_TOK_WHITESPACE = _LazyPattern('_TOK_WHITESPACE', r"\s")
+_CJK = _LazyPattern('_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_CJK_PUNCT = _LazyPattern('_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+_tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
+_DIGIT = _LazyPattern('_DIGIT', r"[0-9]")
+_PUNCT = _LazyPattern('_PUNCT', r"[!-/:-@\[-`{-~]")
+_NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
+_SPACES = _LazyPattern('_SPACES', r"[ \t]+")
+_WHITESPACE = _LazyPattern('_WHITESPACE', r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -351,19 +396,19 @@ def token_counts(text: str) -> dict[str, int]:
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
         return {key: 0 for key in TOKEN_WEIGHTS}
-    words = _TOK_WORD.findall(text)
+    words = _tokens_WORD.findall(text)
     counts = {
-        "cjk": len(_TOK_CJK.findall(text)),
-        "cjk_punct": len(_TOK_CJK_PUNCT.findall(text)),
+        "cjk": len(_CJK.findall(text)),
+        "cjk_punct": len(_CJK_PUNCT.findall(text)),
         "word": len(words),
         "word_char": sum(len(w) for w in words),
-        "digit": len(_TOK_DIGIT.findall(text)),
-        "punct": len(_TOK_PUNCT.findall(text)),
-        "newline_run": len(_TOK_NEWLINES.findall(text)),
-        "space_run": len(_TOK_SPACES.findall(text)),
+        "digit": len(_DIGIT.findall(text)),
+        "punct": len(_PUNCT.findall(text)),
+        "newline_run": len(_NEWLINES.findall(text)),
+        "space_run": len(_SPACES.findall(text)),
     }
     classified = (counts["cjk"] + counts["cjk_punct"] + counts["word_char"] + counts["digit"]
-                  + counts["punct"] + len(_TOK_WHITESPACE.findall(text)))
+                  + counts["punct"] + len(_WHITESPACE.findall(text)))
     counts["other"] = max(0, len(text) - classified)
     return counts
 
@@ -407,16 +452,16 @@ SUMMARY_MAX_TOKENS = 400
 SUMMARY_MAX_BYTES = 4_800  # fits the 5,120-byte variable limit of early Dify releases
 SUMMARY_LINE_CHARS = 160
 SUMMARY_MAX_LINES = 200  # only the newest lines of an oversized summary are considered
-_SUM_SENTENCE = _LazyPattern('_SUM_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
-_SUM_ACK = _LazyPattern('_SUM_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
-_SUM_CLAUSE = _LazyPattern('_SUM_CLAUSE', r"[，,；;]")
-_SUM_PAIR_VALUE = _LazyPattern('_SUM_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
-_SUM_VALUE_TOKEN = _LazyPattern('_SUM_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
-_SUM_FENCE = _LazyPattern('_SUM_FENCE', r"^```[a-zA-Z]*\s*|\s*```$")
-_SUM_PREFIX = _LazyPattern('_SUM_PREFIX', r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
-_SUM_REFUSAL = _LazyPattern('_SUM_REFUSAL', r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
+_SENTENCE = _LazyPattern('_SENTENCE', r"[^。！？!?；;\n]+[。！？!?；;]?")
+_ACK = _LazyPattern('_ACK', r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
+_CLAUSE = _LazyPattern('_CLAUSE', r"[，,；;]")
+_PAIR_VALUE = _LazyPattern('_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
+_VALUE_TOKEN = _LazyPattern('_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
+_FENCE = _LazyPattern('_FENCE', r"^```[a-zA-Z]*\s*|\s*```$")
+_PREFIX = _LazyPattern('_PREFIX', r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
+_REFUSAL = _LazyPattern('_REFUSAL', r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
 
-_SUM_TEXTS = {
+_TEXTS = {
     "zh": {
         "user": "用户：", "assistant": "助手：", "join": "；", "corrected": "（后被更正）",
         "answered": "（答「{q}」）", "none": "（无）",
@@ -458,21 +503,21 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+def _clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sum_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SUM_SENTENCE.findall(text or "") if s.strip()]
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
 
 
-def _sum_record(reply: str) -> str:
+def _record(reply: str) -> str:
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if not noise_records(sentence):
             continue
-        clauses = [c for c in _SUM_CLAUSE.split(sentence) if c.strip()]
+        clauses = [c for c in _CLAUSE.split(sentence) if c.strip()]
         start = next(i for i, c in enumerate(clauses) if noise_records(c) or i == len(clauses) - 1)
         kept = [clauses[start].strip()]
         for clause in clauses[start + 1:]:
@@ -483,14 +528,14 @@ def _sum_record(reply: str) -> str:
     return ""
 
 
-def _sum_echo(reply: str, answer: str) -> str:
+def _echo(reply: str, answer: str) -> str:
     """The reply's clauses that repeat a short user answer ("苏州" -> "苏州今天：晴转多云，5℃~18℃")."""
     key = answer.strip(" 。.!！?？")
     if len(key) < 2:
         return ""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if key in sentence and not noise_is_question(sentence):
-            return _sum_clip(sentence, 60)
+            return _clip(sentence, 60)
     return ""
 
 
@@ -505,24 +550,24 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
     lang = norm_lang(lang)
-    t = _SUM_TEXTS[lang]
+    t = _TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
-    said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
+    said = [s for s in _sentences(user) if noise_carries_value(s)]
     if not said and user and len(user) <= 60:
         said = [user]
-    record = _sum_record(turn.get("assistant", "") or "")
+    record = _record(turn.get("assistant", "") or "")
     if not record and said and len(user) <= 20:
-        record = _sum_echo(turn.get("assistant", "") or "", user)
-    if record and said and all(v in record for v in _SUM_VALUE_TOKEN.findall("".join(said))):
+        record = _echo(turn.get("assistant", "") or "", user)
+    if record and said and all(v in record for v in _VALUE_TOKEN.findall("".join(said))):
         said = []  # the reply recorded everything the user said with a value: keep the record only
     parts = []
     if said:
-        text = _sum_clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
+        text = _clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
         if not record and prev_assistant and noise_is_question(prev_assistant) and len(user) <= 20:
-            text += t["answered"].format(q=_sum_clip(prev_assistant, 40))
+            text += t["answered"].format(q=_clip(prev_assistant, 40))
         parts.append(t["user"] + text)
     if record:
-        parts.append(t["assistant"] + _sum_clip(record, 100))
+        parts.append(t["assistant"] + _clip(record, 100))
     if not parts:
         return ""
     line = "- " + t["join"].join(parts)
@@ -558,11 +603,11 @@ def summary_units(summary: str) -> list[str]:
         return []
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     if len(lines) == 1 and estimate_tokens(lines[0]) > 60:
-        lines = _sum_sentences(lines[0])
+        lines = _sentences(lines[0])
     return lines[-SUMMARY_MAX_LINES:]
 
 
-def _sum_size_ok(lines: list[str], max_tokens: int) -> bool:
+def _size_ok(lines: list[str], max_tokens: int) -> bool:
     text = "\n".join(lines)
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 
@@ -572,11 +617,11 @@ def summary_values(line: str) -> set[str]:
     body = re.sub(r"^- ?", "", line)
     for label in ("用户：", "助手：", "user: ", "assistant: "):
         body = body.replace(label, "；")
-    values = set(_SUM_VALUE_TOKEN.findall(body)) | set(_SUM_PAIR_VALUE.findall(body))
+    values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
 
 
-def _sum_shows(value: str, text: str, start: int = 0) -> bool:
+def _shows(value: str, text: str, start: int = 0) -> bool:
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
@@ -588,10 +633,10 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
 
     Only acknowledgements qualify: their values are all "slot：value" pairs, so nothing else is lost.
     """
-    if len(line) > SUMMARY_LINE_CHARS * 4 or not _SUM_ACK.search(line):
+    if len(line) > SUMMARY_LINE_CHARS * 4 or not _ACK.search(line):
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
-    return bool(values) and all(_sum_shows(v, later, start) for v in values)
+    return bool(values) and all(_shows(v, later, start) for v in values)
 
 
 def summary_is_fact(line: str) -> bool:
@@ -602,7 +647,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
+    corrected = _TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -624,7 +669,7 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
     Sizes are summed per line (an upper bound of the whole), so the work is linear in the lines.
     """
     lines = list(lines)[-SUMMARY_MAX_LINES:]
-    if _sum_size_ok(lines, max_tokens):
+    if _size_ok(lines, max_tokens):
         return lines
     ranks = summary_ranks(lines, lang)
     tokens = [estimate_tokens(line) + 1 for line in lines]
@@ -636,7 +681,7 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
         gone.add(i)
         total, total_bytes = total - tokens[i], total_bytes - sizes[i]
     kept = [line for i, line in enumerate(lines) if i not in gone]
-    while kept and not _sum_size_ok(kept, max_tokens):
+    while kept and not _size_ok(kept, max_tokens):
         if len(kept) == 1:
             cut = truncate_to_tokens(kept[0], max_tokens)
             cut = cut.encode("utf-8")[:SUMMARY_MAX_BYTES - 3].decode("utf-8", "ignore")
@@ -654,10 +699,10 @@ def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_
         if line not in seen:
             lines.append(line)
             seen.add(line)
-    return "\n".join(summary_trim(lines, _sum_max(max_tokens), lang))
+    return "\n".join(summary_trim(lines, _max(max_tokens), lang))
 
 
-def _sum_max(max_tokens: object) -> int:
+def _max(max_tokens: object) -> int:
     try:
         value = int(max_tokens)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -665,12 +710,12 @@ def _sum_max(max_tokens: object) -> int:
     return min(max(value, 20), 20_000)
 
 
-def _sum_clean_llm(text: object) -> str:
+def _clean_llm(text: object) -> str:
     if not isinstance(text, str):
         return ""
-    text = _SUM_FENCE.sub("", text.strip()).strip()
+    text = _FENCE.sub("", text.strip()).strip()
     text = re.sub(r"<think>.*?</think>", "", text, flags=re.S).strip()
-    return _SUM_PREFIX.sub("", text).strip()
+    return _PREFIX.sub("", text).strip()
 
 
 def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list[dict],
@@ -681,54 +726,19 @@ def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list
     lines whose values (numbers, quoted names) the LLM left out are appended, so nothing the
     overflow carried is lost by a sloppy model.
     """
-    limit = _sum_max(max_tokens)
-    text = _sum_clean_llm(llm_text)
-    if not text or _SUM_REFUSAL.match(text) or estimate_tokens(text) > 3 * limit:
+    limit = _max(max_tokens)
+    text = _clean_llm(llm_text)
+    if not text or _REFUSAL.match(text) or estimate_tokens(text) > 3 * limit:
         return {"summary": summary_merge(fallback_summary, [], limit, lang), "source": "extractive",
                 "added_facts": 0}
     lines = summary_units(text)
     added = 0
     for fact in summary_fact_lines(overflow_turns, lang):
-        values = _SUM_VALUE_TOKEN.findall(fact)
+        values = _VALUE_TOKEN.findall(fact)
         if values and any(v not in text for v in values):
             lines.append(fact)
             added += 1
     return {"summary": "\n".join(summary_trim(lines, limit, lang)), "source": "llm", "added_facts": added}
-
-
-# ---- dskit/text.py ----
-# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
-
-# Control characters other than tab and newline.
-_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def clean_text(value: object, max_chars: int | None = None) -> str:
-    """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
-    characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if max_chars is not None and len(text) > max_chars:
-        text = text[-max_chars:]
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
-def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
-    """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
-    ``default`` when it is not a finite number (booleans included)."""
-    if isinstance(value, bool):
-        return default
-    try:
-        number = int(float(value.strip() if isinstance(value, str) else value))  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    if low is not None:
-        number = max(number, low)
-    if high is not None:
-        number = min(number, high)
-    return number
 
 
 # ---- dskit/history.py ----

@@ -15,6 +15,7 @@ from typing import Any
 
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .redos import redos_problem
+from .text import is_int
 
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
@@ -38,10 +39,10 @@ LABEL_MAX_CHARS = 200
 PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
-_CATALOG_SCALAR_TEXT_MAX = 100
+_SCALAR_TEXT_MAX = 100
 # Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
 # Dify's code node from every string output.
-_CATALOG_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 _TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
@@ -143,15 +144,11 @@ class Catalog:
         return None
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _catalog_show(value: Any, limit: int = 40) -> str:
+def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -171,7 +168,7 @@ def slot_max_chars(slot: Any) -> int:
         longest = max(len(str(item)) for item in enum)
     elif slot_type == "string":
         longest = slot.get("max_length", DEFAULT_MAX_LENGTH)
-        longest = longest if _is_int(longest) else DEFAULT_MAX_LENGTH
+        longest = longest if is_int(longest) else DEFAULT_MAX_LENGTH
     elif slot_type == "boolean":
         longest = 5
     else:
@@ -183,7 +180,7 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
-        return _is_int(value)
+        return is_int(value)
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
@@ -215,9 +212,9 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if "max_length" in slot:
         if slot_type != "string":
             problems.append(f"{path}.max_length: only string slots have a max_length")
-        elif not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+        elif not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
             problems.append(f"{path}.max_length: must be an integer from 1 to {MAX_LENGTH_LIMIT}")
-    if not _is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
+    if not is_int(max_length) or not 1 <= max_length <= MAX_LENGTH_LIMIT:
         max_length = DEFAULT_MAX_LENGTH
     enum = slot.get("enum")
     if enum is not None:
@@ -226,7 +223,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         else:
             for i, item in enumerate(enum):
                 if not _value_fits_type(item, slot_type):
-                    problems.append(f"{path}.enum[{i}]: {_catalog_show(item)} is not a {slot_type}")
+                    problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
     aliases = slot.get("aliases")
@@ -237,14 +234,14 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             lowered = {a.strip().lower(): t for a, t in aliases.items()}
             for alias, target in aliases.items():
                 if not _value_fits_type(target, slot_type):
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not a {slot_type}")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not a {slot_type}")
                 elif isinstance(enum, list) and enum and target not in enum:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is not in enum")
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is not in enum")
                 elif isinstance(target, str) and len(target) > max_length:
                     problems.append(f"{path}.aliases.{alias}: longer than max_length ({max_length} characters)")
                 elif isinstance(target, str) and target.strip().lower() in lowered and \
                         lowered[target.strip().lower()] != target:
-                    problems.append(f"{path}.aliases.{alias}: {_catalog_show(target)} is itself an alias of "
+                    problems.append(f"{path}.aliases.{alias}: {_show(target)} is itself an alias of "
                                     "another value (a stored value would change on the next turn)")
     for key in ("minimum", "maximum"):
         if key in slot:
@@ -256,11 +253,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
             and slot["minimum"] > slot["maximum"]):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
-        problems += _catalog_check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+        problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
 
 
-def _catalog_check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -299,7 +296,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     parent = task.get("depends_on")
     if parent is not None:
         if not isinstance(parent, str) or parent not in all_tasks:
-            problems.append(f"{path}.depends_on: {_catalog_show(parent)} is not a task in this catalog")
+            problems.append(f"{path}.depends_on: {_show(parent)} is not a task in this catalog")
         elif parent == name:
             problems.append(f"{path}.depends_on: a task cannot depend on itself")
     dep_slots = task.get("depends_on_slots")
@@ -314,7 +311,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
         else:
             for s in dep_slots:
                 if isinstance(parent_slots, dict) and s not in parent_slots:
-                    problems.append(f"{path}.depends_on_slots: {_catalog_show(s)} is not a slot of {parent}")
+                    problems.append(f"{path}.depends_on_slots: {_show(s)} is not a slot of {parent}")
     examples = task.get("examples")
     if examples is not None and (not isinstance(examples, list)
                                  or not all(isinstance(e, str) for e in examples)):
@@ -349,7 +346,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _catalog_data(data: Any) -> tuple[Any, str]:
+def _data(data: Any) -> tuple[Any, str]:
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -370,16 +367,16 @@ def validate_catalog(data: Any) -> list[str]:
     """
     if isinstance(data, Catalog):
         return []
-    data, problem = _catalog_data(data)
+    data, problem = _data(data)
     if problem:
         return [problem]
     try:
-        return _catalog_validate(data)
+        return _validate(data)
     except RecursionError:
         return ["$: nested too deeply"]
 
 
-def _catalog_validate(data: Any) -> list[str]:
+def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
     problems: list[str] = []
@@ -407,7 +404,7 @@ def _catalog_validate(data: Any) -> list[str]:
             elif key not in _POLICY_DEFAULTS and not key.startswith(("x-", "_")):
                 allowed = ", ".join([*_POLICY_DEFAULTS, *_POLICY_CHOICES])
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
-            elif key in _POLICY_DEFAULTS and (not _is_int(value) or not 1 <= value <= 1000):
+            elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
 
@@ -464,11 +461,11 @@ def load_catalog(source: Any) -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
     if isinstance(source, Catalog):
         return source
-    source, problem = _catalog_data(source)
+    source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
     try:
-        problems = _catalog_validate(source)
+        problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
@@ -526,7 +523,7 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
             try:
                 value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
             except ValueError:
-                return False, None, f"expected {kind}, got {_catalog_show(value)}"
+                return False, None, f"expected {kind}, got {_show(value)}"
     if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
         return False, None, f"expected {kind}, got {type(value).__name__}"
     if abs(value) >= NUMBER_LIMIT:
@@ -550,7 +547,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
             return True, True, ""
         if word in _FALSE_WORDS:
             return True, False, ""
-    return False, None, f"expected true or false, got {_catalog_show(value)}"
+    return False, None, f"expected true or false, got {_show(value)}"
 
 
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
@@ -575,12 +572,12 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
             if isinstance(option, str) and option.lower() == value.strip().lower():
                 return True, option, ""
     allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
-    return False, None, f"{_catalog_show(value)} is not one of: {allowed[:200]}"
+    return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
 
 
-def _catalog_clean_text(text: str) -> str:
+def _clean_text(text: str) -> str:
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CATALOG_CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
 
 
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
@@ -590,15 +587,15 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     before aliases, number words or the slot's pattern run on it.
     """
     if isinstance(value, str):
-        limit = spec.max_length if spec.type == "string" else _CATALOG_SCALAR_TEXT_MAX
+        limit = spec.max_length if spec.type == "string" else _SCALAR_TEXT_MAX
         if len(value) > 2 * limit + 100:  # the exact check follows once spaces are stripped
             return False, None, f"text of {len(value)} characters, longer than the {limit} this slot takes"
-        value = _catalog_clean_text(value)
+        value = _clean_text(value)
     value = _apply_aliases(spec, value)
     if spec.type == "string":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return False, None, f"expected text, got {type(value).__name__}"
-        value = _catalog_clean_text(str(value))
+        value = _clean_text(str(value))
         if not value:
             return False, None, "empty text"
         if len(value) > spec.max_length:
@@ -619,7 +616,7 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if not ok:
         return ok, value, reason
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
-        return False, None, f"{_catalog_show(value)} does not match the pattern {spec.pattern[:100]}"
+        return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
 
 

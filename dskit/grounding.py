@@ -32,6 +32,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
+from .cues import CANCEL, NO, RESET, REVERT, YES, YES_DESPITE_NO
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
 # must not make every value look grounded or cost seconds of matching.
@@ -93,23 +94,6 @@ _MONTH_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
 _DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
-
-# Words that say yes, no, drop it, start over (several languages' users mix them).
-_YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
-        "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
-        "go ahead", "do it", "try again", "retry",
-        "please do", "fine", "sounds good")
-_YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-_NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
-       "wrong", "stop")
-_CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
-           "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
-           "no longer", "stop")
-_RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
-          "restart", "from scratch", "clear everything")
-_REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
-           "original", "as before", "revert")
-
 
 @dataclass(frozen=True)
 class Evidence:
@@ -541,22 +525,22 @@ def confirm_grounded(ev: Evidence) -> bool:
     """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
     "不错" say yes)."""
     text = ev.raw
-    for phrase in _YES_DESPITE_NO:
+    for phrase in YES_DESPITE_NO:
         text = text.replace(phrase, "好")
-    return _holds(text, _YES) and not _holds(text, _NO)
+    return _holds(text, YES) and not _holds(text, NO)
 
 
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
-    return said(_CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+    return said(CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
 
 
 def reset_grounded(ev: Evidence) -> bool:
-    return said(_RESET, ev)
+    return said(RESET, ev)
 
 
 def revert_said(ev: Evidence) -> bool:
-    return said(_REVERT, ev)
+    return said(REVERT, ev)
 
 
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:

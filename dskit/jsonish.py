@@ -33,68 +33,68 @@ import re
 __all__ = ["extract_json", "loads_strict_or_none", "scrub_surrogates", "jsonish_scrub"]
 
 # Deep nesting is never a real LLM answer; the limit also keeps recursion far from Python's limit.
-_JSONISH_MAX_DEPTH = 64
+_MAX_DEPTH = 64
 # Whitespace (including full-width and no-break spaces, BOM) and //, #, /* */ comments.
-_JSONISH_SKIP = re.compile(r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
-_JSONISH_SPACE = re.compile(r"[ \t\r\n\u3000\xa0]*")
+_SKIP = re.compile(r"(?:[\s\ufeff]+|//[^\n]*|#[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+_SPACE = re.compile(r"[ \t\r\n\u3000\xa0]*")
 # Where a container may start: "{" before a key, "}" or a comment, "[" before a value or "]".
 # The look-ahead runs in C and skips prose such as "{name}" or "x{" without a Python-level attempt;
 # its backtracking is bounded by the word or space run after the bracket (no possessive quantifiers:
 # the Dify sandbox may run Python 3.10).
-_JSONISH_OBJECT_AHEAD = (
+_OBJECT_AHEAD = (
     r"\{(?=[\s\ufeff]*(?:\Z|[}\"'\u201c\u201d\u2018,\uff0c#]|//|/\*"
     r"|[\w$.+-]+[\s\ufeff]*(?:[:\uff1a]|\Z)))"
 )
-_JSONISH_START_OBJECT = re.compile(_JSONISH_OBJECT_AHEAD)
-_JSONISH_START = re.compile(
-    _JSONISH_OBJECT_AHEAD
+_START_OBJECT = re.compile(_OBJECT_AHEAD)
+_START = re.compile(
+    _OBJECT_AHEAD
     + r"|\[(?=[\s\ufeff]*(?:\Z|[\]\[{\"'\u201c\u201d\u2018,\uff0c#+\-.\dtfnTFNIu]|//|/\*))"
 )
-_JSONISH_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_JSONISH_NUMBER_TAIL = re.compile(r"[\w.+-]*")
-_JSONISH_WORD = re.compile(r"[^\W\d]\w*")
-_JSONISH_BARE_KEY = re.compile(r"[\w$.+-]+")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER_TAIL = re.compile(r"[\w.+-]*")
+_WORD = re.compile(r"[^\W\d]\w*")
+_BARE_KEY = re.compile(r"[\w$.+-]+")
 # Opening quote -> (closing quotes, regex for a run of ordinary characters).
-_JSONISH_QUOTES = {
+_QUOTES = {
     '"': ('"', re.compile(r'[^"\\]+')),
     "'": ("'", re.compile(r"[^'\\]+")),
     "\u201c": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # “…” (and sloppy “…“)
     "\u201d": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # ”…”
     "\u2018": ("\u2019\u2018", re.compile(r"[^\u2019\u2018\\]+")),  # ‘…’
 }
-_JSONISH_ESCAPES = {
+_ESCAPES = {
     '"': '"', "\\": "\\", "/": "/", "'": "'",
     "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
 }
-_JSONISH_HEX = "0123456789abcdefABCDEF"
-_JSONISH_LITERALS = {
+_HEX = "0123456789abcdefABCDEF"
+_LITERALS = {
     "true": True, "false": False, "null": None,
     "True": True, "False": False, "None": None,
     "NaN": float("nan"), "Infinity": float("inf"), "undefined": None,
 }
-_JSONISH_COMMAS = ",\uff0c"   # , ，
-_JSONISH_COLONS = ":\uff1a"   # : ：
-_JSONISH_BUDGET_FLOOR = 20_000
+_COMMAS = ",\uff0c"   # , ，
+_COLONS = ":\uff1a"   # : ：
+_BUDGET_FLOOR = 20_000
 # json's errors count newlines up to the failure (O(position)), so strict decoding stops being tried
 # after a few failures; successes are cheap and keep it on (prose + JSON blocks run at C speed).
-_JSONISH_STRICT_FAILURES = 8
+_STRICT_FAILURES = 8
 # Failed attempts allowed before giving up on the rest of the text: real answers have a handful of
 # bracketed prose fragments at most; this bounds the time spent on adversarial text.
-_JSONISH_MAX_FAILURES = 5_000
-_JSONISH_SURROGATE = re.compile("[\ud800-\udfff]")
-_JSONISH_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_MAX_FAILURES = 5_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _jsonish_join_pair(match: re.Match) -> str:
+def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _JSONISH_SURROGATE.search(text):
+    if not _SURROGATE.search(text):
         return text
-    return _JSONISH_SURROGATE.sub("\ufffd", _JSONISH_SURROGATE_PAIR.sub(_jsonish_join_pair, text))
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
 def jsonish_scrub(value: object) -> object:
@@ -124,7 +124,7 @@ def jsonish_scrub(value: object) -> object:
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _JSONISH_SURROGATE.search(key):
+            if isinstance(key, str) and _SURROGATE.search(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -142,14 +142,14 @@ class _JsonishCut:
     """Marker for a scalar cut off by the end of the text (dropped, never returned)."""
 
 
-_JSONISH_CUT = _JsonishCut()
+_CUT = _JsonishCut()
 
 
 class _JsonishParser:
     """Recursive-descent reader for the lenient grammar; one instance per text.
 
     Each method takes a position and returns ``(value, next_position)``; it raises
-    :class:`_JsonishFail` on text that cannot be JSON-ish, and returns :data:`_JSONISH_CUT` for a
+    :class:`_JsonishFail` on text that cannot be JSON-ish, and returns :data:`_CUT` for a
     scalar that the end of the text interrupted.
     """
 
@@ -158,7 +158,7 @@ class _JsonishParser:
         self.n = len(text)
 
     def skip(self, pos: int) -> int:
-        return _JSONISH_SKIP.match(self.text, pos).end()
+        return _SKIP.match(self.text, pos).end()
 
     def parse(self, pos: int) -> tuple[object, int]:
         """Parse the container starting at ``pos`` (a ``{`` or ``[``)."""
@@ -168,12 +168,12 @@ class _JsonishParser:
         text = self.text
         char = text[pos]
         if char == "{" or char == "[":
-            if depth >= _JSONISH_MAX_DEPTH:
+            if depth >= _MAX_DEPTH:
                 raise _JsonishFail(pos)
             if char == "{":
                 return self.object(pos + 1, depth + 1, stack + "{")
             return self.array(pos + 1, depth + 1, stack + "[")
-        if char in _JSONISH_QUOTES:
+        if char in _QUOTES:
             return self.string(pos, False)
         if char in "+-" and text.startswith("Infinity", pos + 1):
             return (float("-inf") if char == "-" else float("inf")), pos + 9
@@ -193,22 +193,22 @@ class _JsonishParser:
                 return result, pos + 1
             if char == "]" and "[" in stack:
                 return result, pos  # mismatched closer: close this object, let the array take it
-            if char in _JSONISH_COMMAS:
+            if char in _COMMAS:
                 pos += 1  # trailing or doubled comma
                 continue
             key, pos = self.key(pos)
-            if key is _JSONISH_CUT:
+            if key is _CUT:
                 return result, n
             pos = self.skip(pos)
             if pos >= n:
                 return result, n  # dangling key without value
-            if text[pos] not in _JSONISH_COLONS:
+            if text[pos] not in _COLONS:
                 raise _JsonishFail(pos)
             pos = self.skip(pos + 1)
             if pos >= n:
                 return result, n
             item, pos = self.value(pos, depth, stack)
-            if item is _JSONISH_CUT:
+            if item is _CUT:
                 return result, n
             result[key] = item
             pos = self.after_item(pos, "}")
@@ -225,11 +225,11 @@ class _JsonishParser:
                 return result, pos + 1
             if char == "}" and "{" in stack:
                 return result, pos
-            if char in _JSONISH_COMMAS:
+            if char in _COMMAS:
                 pos += 1
                 continue
             item, pos = self.value(pos, depth, stack)
-            if item is _JSONISH_CUT:
+            if item is _CUT:
                 return result, n
             result.append(item)
             pos = self.after_item(pos, "]")
@@ -240,26 +240,26 @@ class _JsonishParser:
         if pos >= self.n:
             return pos
         char = self.text[pos]
-        if char in _JSONISH_COMMAS:
+        if char in _COMMAS:
             return pos + 1
-        if char in "}]" or char in _JSONISH_QUOTES or char in "{[+-." or char.isalnum() or char == "_":
+        if char in "}]" or char in _QUOTES or char in "{[+-." or char.isalnum() or char == "_":
             return pos  # closer (checked by the caller) or the next member without a comma
         raise _JsonishFail(pos)
 
     def key(self, pos: int) -> tuple[object, int]:
         char = self.text[pos]
-        if char in _JSONISH_QUOTES:
+        if char in _QUOTES:
             return self.string(pos, True)
-        match = _JSONISH_BARE_KEY.match(self.text, pos)
+        match = _BARE_KEY.match(self.text, pos)
         if not match:
             raise _JsonishFail(pos)
         if match.end() >= self.n:
-            return _JSONISH_CUT, self.n
+            return _CUT, self.n
         return match.group(), match.end()
 
     def string(self, pos: int, is_key: bool) -> tuple[object, int]:
         text, n = self.text, self.n
-        closers, plain = _JSONISH_QUOTES[text[pos]]
+        closers, plain = _QUOTES[text[pos]]
         ascii_quote = closers in ('"', "'")
         parts: list[str] = []
         pos += 1
@@ -269,12 +269,12 @@ class _JsonishParser:
                 parts.append(match.group())
                 pos = match.end()
             if pos >= n:
-                return _JSONISH_CUT, n
+                return _CUT, n
             char = text[pos]
             if char == "\\":
                 piece, pos = self.escape(pos)
                 if piece is None:
-                    return _JSONISH_CUT, n
+                    return _CUT, n
                 parts.append(piece)
                 continue
             pos += 1
@@ -290,7 +290,7 @@ class _JsonishParser:
         between lines), a full-width comma then a quote, and a full-width colon after a key.
         """
         text = self.text
-        end = _JSONISH_SPACE.match(text, pos).end()
+        end = _SPACE.match(text, pos).end()
         if end >= self.n:
             return True
         char = text[end]
@@ -299,8 +299,8 @@ class _JsonishParser:
         if is_key and char == "\uff1a":
             return True
         if char == "\uff0c":  # "北京"，"人数" closes; 他说"你好"，然后 does not
-            after = _JSONISH_SPACE.match(text, end + 1).end()
-            return after < self.n and text[after] in _JSONISH_QUOTES
+            after = _SPACE.match(text, end + 1).end()
+            return after < self.n and text[after] in _QUOTES
         if char == "/" and text.startswith(("//", "/*"), end):
             return True
         return char in "\"'" and text.find("\n", pos, end) >= 0
@@ -311,13 +311,13 @@ class _JsonishParser:
         if pos + 1 >= self.n:
             return None, self.n
         char = text[pos + 1]
-        if char in _JSONISH_ESCAPES:
-            return _JSONISH_ESCAPES[char], pos + 2
+        if char in _ESCAPES:
+            return _ESCAPES[char], pos + 2
         if char == "x":  # Python's \xNN (JSON never has it)
             digits = text[pos + 2:pos + 4]
-            if len(digits) == 2 and all(c in _JSONISH_HEX for c in digits):
+            if len(digits) == 2 and all(c in _HEX for c in digits):
                 return chr(int(digits, 16)), pos + 4
-            if pos + 2 + len(digits) >= self.n and all(c in _JSONISH_HEX for c in digits):
+            if pos + 2 + len(digits) >= self.n and all(c in _HEX for c in digits):
                 return None, self.n
         if char != "u":
             return "\\" + char, pos + 2  # unknown escape kept as written, like Python
@@ -332,25 +332,25 @@ class _JsonishParser:
 
     def hex4(self, pos: int) -> tuple[int | None, int]:
         digits = self.text[pos:pos + 4]
-        if len(digits) == 4 and all(c in _JSONISH_HEX for c in digits):
+        if len(digits) == 4 and all(c in _HEX for c in digits):
             return int(digits, 16), pos + 4
-        if len(digits) < 4 and all(c in _JSONISH_HEX for c in digits):
+        if len(digits) < 4 and all(c in _HEX for c in digits):
             return None, self.n  # cut by the end of the text
         return None, pos
 
     def number(self, pos: int) -> tuple[object, int]:
         text, n = self.text, self.n
-        match = _JSONISH_NUMBER.match(text, pos)
+        match = _NUMBER.match(text, pos)
         if not match:
-            if _JSONISH_NUMBER_TAIL.match(text, pos).end() >= n:
-                return _JSONISH_CUT, n  # "-" or "." at the very end
+            if _NUMBER_TAIL.match(text, pos).end() >= n:
+                return _CUT, n  # "-" or "." at the very end
             raise _JsonishFail(pos)
         end = match.end()
         if end >= n:
-            return _JSONISH_CUT, n  # 12 may have been 123
+            return _CUT, n  # 12 may have been 123
         if text[end].isalnum() or text[end] in "._+-":
-            if _JSONISH_NUMBER_TAIL.match(text, end).end() >= n:
-                return _JSONISH_CUT, n  # 1e / 1.5E+ at the very end
+            if _NUMBER_TAIL.match(text, end).end() >= n:
+                return _CUT, n  # 1e / 1.5E+ at the very end
             raise _JsonishFail(end)
         literal = match.group()
         try:
@@ -361,46 +361,46 @@ class _JsonishParser:
             raise _JsonishFail(pos) from None
 
     def word(self, pos: int) -> tuple[object, int]:
-        match = _JSONISH_WORD.match(self.text, pos)
+        match = _WORD.match(self.text, pos)
         if not match:
             raise _JsonishFail(pos)
         word = match.group()
-        if word in _JSONISH_LITERALS:
-            return _JSONISH_LITERALS[word], match.end()
-        if match.end() >= self.n and any(lit.startswith(word) for lit in _JSONISH_LITERALS):
-            return _JSONISH_CUT, self.n
+        if word in _LITERALS:
+            return _LITERALS[word], match.end()
+        if match.end() >= self.n and any(lit.startswith(word) for lit in _LITERALS):
+            return _CUT, self.n
         raise _JsonishFail(pos)
 
 
-def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
+def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
     """Scan left to right and choose: the first dict with a preferred key, else the first dict,
     else the first list.
 
     Once a list is kept, only ``{`` starts are looked for. Failed attempts spend a budget; while it
     lasts, scanning resumes one character after a failed start (robust for prose full of brackets),
     afterwards at the failure point, so that adversarial input stays linear; after
-    ``_JSONISH_MAX_FAILURES`` failures the rest of the text is ignored.
+    ``_MAX_FAILURES`` failures the rest of the text is ignored.
     """
     decoder = json.JSONDecoder()
     parser = _JsonishParser(text)
-    budget = _JSONISH_BUDGET_FLOOR + len(text) // 4
+    budget = _BUDGET_FLOOR + len(text) // 4
     strict_failures = failures = 0
     first_dict = first_list = None
     attempted = False
     pos = 0
     while True:
-        starts = _JSONISH_START if first_list is None else _JSONISH_START_OBJECT
+        starts = _START if first_list is None else _START_OBJECT
         match = starts.search(text, pos)
         if not match:
             break
         attempted = True
         start = match.start()
-        strict = strict_failures < _JSONISH_STRICT_FAILURES
-        value, end, failed_at, strict_ok = _jsonish_attempt(text, start, decoder, parser, strict)
+        strict = strict_failures < _STRICT_FAILURES
+        value, end, failed_at, strict_ok = _attempt(text, start, decoder, parser, strict)
         strict_failures += strict and not strict_ok
         if failed_at >= 0:
             failures += 1
-            if failures >= _JSONISH_MAX_FAILURES:
+            if failures >= _MAX_FAILURES:
                 break
             budget -= failed_at - start + 1
             pos = start + 1 if budget > 0 else max(start + 1, failed_at)
@@ -422,7 +422,7 @@ def _jsonish_pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | Non
     return None, "no JSON object found"
 
 
-def _jsonish_attempt(
+def _attempt(
     text: str, start: int, decoder: json.JSONDecoder, parser: _JsonishParser, strict: bool
 ) -> tuple[object, int, int, bool]:
     """Read one container at ``start``: ``(value, end, -1, strict_ok)`` or
@@ -441,7 +441,7 @@ def _jsonish_attempt(
     return value, end, -1, False
 
 
-def _jsonish_keys(prefer_keys: object) -> tuple[str, ...]:
+def _keys(prefer_keys: object) -> tuple[str, ...]:
     if isinstance(prefer_keys, str):
         return (prefer_keys,)
     try:
@@ -467,15 +467,15 @@ def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object |
             return None, "input is not text"
         if not text.strip():
             return None, "empty text"
-        keys = _jsonish_keys(prefer_keys)
+        keys = _keys(prefer_keys)
         whole = loads_strict_or_none(text)
         if isinstance(whole, (dict, list)):
             return jsonish_scrub(whole), ""
         if isinstance(whole, str) and whole.strip():
-            inner, _error = _jsonish_pick(whole, keys)
+            inner, _error = _pick(whole, keys)
             if inner is not None:
                 return jsonish_scrub(inner), ""
-        value, error = _jsonish_pick(text, keys)
+        value, error = _pick(text, keys)
         return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"

@@ -32,28 +32,28 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
 # bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
-_LIMITS_ASCII_HEADER = 48
-_LIMITS_WIDE_HEADER = 72
-_LIMITS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def segment_size(text: str) -> int:
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
-        return _LIMITS_ASCII_HEADER + len(text) + 1
+        return _ASCII_HEADER + len(text) + 1
     try:
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _LIMITS_ASTRAL.search(text) else 2
-    return _LIMITS_WIDE_HEADER + (len(text) + 1) * width
+        width = 4 if _ASTRAL.search(text) else 2
+    return _WIDE_HEADER + (len(text) + 1) * width
 
 
 def char_width(text: str) -> int:
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
-    return max(1, (segment_size(text) - _LIMITS_WIDE_HEADER) // (len(text) + 1))
+    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
 def string_excess(text: str, reserve: int = 0) -> int:

@@ -40,14 +40,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .kvdoc import KVDocError, KVDocument, KVStore
+from .cues import FILLERS
+from .kvdoc import KVDocError, KVStore
+from .memory_storage import (MEMORY_KEY_PREFIX, MEMORY_LEGACY_PREFIX, MEMORY_MAX_KEY_CHARS, MemoryDictKV,
+                             MemoryStorage, memory_document, memory_key_problem, memory_user_id, memory_user_tag)
 from .messages import memory_msg, norm_lang
 from .sensitive import sensitive_kind
 
 MEMORY_TYPES = ("preference", "profile", "constraint")
-MEMORY_KEY_PREFIX = "dskit_mem_v2"
-MEMORY_LEGACY_PREFIX = "dskit_mem_v1"  # 0.1.0: one index key and one key per fact
-MEMORY_MAX_KEY_CHARS = 256
 MEMORY_FORMAT_VERSION = 2
 
 _TYPE_ALIASES = {
@@ -56,15 +56,8 @@ _TYPE_ALIASES = {
     "constraint": "constraint", "约束": "constraint", "限制": "constraint", "禁忌": "constraint",
 }
 
-_FILLERS = {
-    "嗯", "嗯嗯", "哦", "哦哦", "噢", "啊", "好", "好的", "好吧", "行", "行吧", "可以", "收到", "知道了",
-    "明白", "明白了", "了解", "谢谢", "谢谢你", "多谢", "感谢", "哈哈", "哈哈哈", "呵呵", "你好", "您好",
-    "在吗", "再见", "拜拜", "是的", "对", "对的", "没问题", "ok", "okay", "k", "yes", "no", "yep",
-    "thanks", "thank you", "thx", "hi", "hello", "bye", "sure", "fine", "cool", "lol", "hmm",
-}
 _SUBJECT_SPLIT_RE = re.compile(r"^\s*([^:：=]{1,20}?)\s*[:：=]\s*(.+)$", re.DOTALL)
 _END_PUNCT = "。．.!！~～…,，;；、 "
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ERASE_WINDOW = 64
 _BOOKKEEPING_BYTES = 256  # what kvdoc adds to a document (its version and clean-up list) at most
 
@@ -72,29 +65,6 @@ _BOOKKEEPING_BYTES = 256  # what kvdoc adds to a document (its version and clean
 def _t(key: str, lang: str, **values: Any) -> str:
     """A memory text in ``lang`` (zh by default)."""
     return memory_msg(key, lang, **values)
-
-
-class MemoryDictKV:
-    """An in-process key-value store with Dify's semantics, for tests and code nodes."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, bytes] = {}
-
-    def get(self, key: str) -> bytes:
-        if key not in self.data:
-            raise Exception("load data failed, please check if the key is correct or you have not set it")
-        return self.data[key]
-
-    def set(self, key: str, val: bytes) -> None:
-        self.data[key] = bytes(val)
-
-    def delete(self, key: str) -> None:
-        if key not in self.data:
-            raise Exception("delete data failed: not found")
-        del self.data[key]
-
-    def exist(self, key: str) -> bool:
-        return key in self.data
 
 
 @dataclass(frozen=True)
@@ -110,65 +80,6 @@ class MemoryLimits:
     max_source_chars: int = 200
     max_history: int = 5
     max_k: int = 50
-
-
-# ---------------------------------------------------------------- users and keys
-
-
-def memory_user_id(value: object) -> str:
-    """The canonical form of a user id or space name ("" when there is none).
-
-    NFKC (full-width letters become ASCII), invisible characters removed, any run of spaces made
-    one space, ends trimmed; a UUID (Dify's ids) in lower case. So ``" ABC "``, ``"ＡＢＣ"`` and
-    ``"A\\u200bBC"`` are one user — one bucket — while ``"abc"`` and ``"ABC"`` stay two (ids other
-    than UUIDs may be case-sensitive).
-    """
-    if not isinstance(value, str):
-        return ""
-    text = "".join(" " if unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cc") else ch
-                   for ch in unicodedata.normalize("NFKC", value)
-                   if unicodedata.category(ch) != "Cf")
-    text = " ".join(text.split())
-    return text.lower() if _UUID_RE.fullmatch(text) else text
-
-
-def memory_user_tag(user: str, space: str = "") -> str:
-    """A fixed-length, key-safe tag for (user, space): neither ever appears in a key.
-
-    Hashing (not escaping) also keeps the stored keys free of personal identifiers. The empty space
-    hashes exactly as the user alone did in 0.1.0, so a user's existing data keeps its keys.
-    """
-    owner = memory_user_id(user)
-    space = memory_user_id(space)
-    if space:
-        owner = f"{owner}\x00{space}"
-    return hashlib.sha256(("dskit-user\x00" + owner).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def memory_document(kv: KVStore, user: str, space: str = "", **options: Any) -> KVDocument:
-    """The versioned document that holds (user, space)'s memory."""
-    return KVDocument(kv, MEMORY_KEY_PREFIX, memory_user_tag(user, space), **options)
-
-
-def memory_key_problem(key: str) -> str:
-    """Why Dify's daemon would refuse ``key`` ("" when it is fine); our keys must always pass."""
-    if not key:
-        return "empty key"
-    if len(key) > MEMORY_MAX_KEY_CHARS:
-        return "key longer than 256 characters"
-    if ".." in key or "//" in key or "\\" in key:
-        return "key contains '..', '//' or '\\'"
-    return ""
-
-
-def _legacy_index_key(tag: str) -> str:
-    return f"{MEMORY_LEGACY_PREFIX}:{tag}:idx"
-
-
-def _legacy_fact_key(tag: str, fact_id: str) -> str:
-    if not re.fullmatch(r"[0-9a-f]{16}", fact_id or ""):
-        fact_id = hashlib.sha256(str(fact_id).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{MEMORY_LEGACY_PREFIX}:{tag}:f:{fact_id}"
 
 
 # ---------------------------------------------------------------- text
@@ -269,7 +180,7 @@ def memory_worthiness(text: str, lang: str = "zh", *also: str) -> str:
         return _t("r_empty", lang)
     if sum(1 for ch in norm if ch.isalnum()) < 2:
         return _t("r_short", lang)
-    if norm.strip("!！?？ ") in _FILLERS:
+    if norm.strip("!！?？ ") in FILLERS:
         return _t("r_filler", lang)
     if norm.rstrip().endswith(("?", "？", "吗", "么")):
         return _t("r_question", lang)
@@ -331,6 +242,108 @@ def _public_fact(record: dict | None) -> dict | None:
 # ---------------------------------------------------------------- the store
 
 
+# ---------------------------------------------------------------- checks and results
+
+
+def _check_user(user: object, limits: MemoryLimits, lang: str) -> tuple[str, dict | None]:
+    if not isinstance(user, str):
+        return "", _bad("user", _t("p_not_text", lang), lang)
+    if len(user) > limits.max_user_chars:
+        return "", _bad(
+            "user", _t("p_too_long", lang, n=len(user), limit=limits.max_user_chars), lang
+        )
+    user = memory_user_id(user)
+    if not user:
+        return "", _bad("user", _t("p_empty", lang), lang)
+    return user, None
+
+def _check_text(param: str, value: object, limit: int, lang: str, *, required: bool) -> tuple[str, dict | None]:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        return "", _bad(param, _t("p_not_text", lang), lang)
+    if len(value) > limit:
+        return "", _bad(param, _t("p_too_long", lang, n=len(value), limit=limit), lang)
+    if required and not value.strip():
+        return "", _bad(param, _t("p_empty", lang), lang)
+    return value, None
+
+def _check_space(space: object, limits: MemoryLimits, lang: str) -> tuple[str, dict | None]:
+    space, bad = _check_text("space", space, limits.max_user_chars, lang, required=False)
+    return memory_user_id(space), bad
+
+def _bad(param: str, problem: str, lang: str) -> dict:
+    return {"ok": False, "error": "bad_param", "param": param,
+            "message": _t("bad_param", lang, param=param, problem=problem)}
+
+def _fail(error: str, message: str) -> dict:
+    return {"ok": False, "error": error, "message": message}
+
+def _failure(exc: BaseException, lang: str) -> dict:
+    """Any failure of a public method as its result dict (never a stack trace)."""
+    if isinstance(exc, KVDocError):
+        if exc.kind == "corrupt":
+            return _fail("corrupt", _t("corrupt", lang))
+        if exc.kind == "busy":
+            return _fail("busy", _t("busy", lang))
+        return _fail("storage", _storage_text(exc.detail, lang))
+    return _fail("internal", _t("storage_error", lang, detail=memory_exc_name(exc)))
+
+
+def _with_fact(doc: dict, kind: str, subject: str, text: str, source: str, now: float, lim: MemoryLimits,
+               lang: str) -> tuple[dict | None, dict]:
+    """The document with the fact added, replaced or seen again (None when a limit refuses it)."""
+    items = _items(doc)
+    fact_id = _fact_id(kind, subject, text)
+    norm_text = _norm(text)
+    norm_subject = _norm(subject)
+
+    # De-duplication: same id with the same text, or the same text under the same type.
+    same = next((i for i in items if i["id"] == fact_id), None)
+    twin = same if same and _norm(same.get("text", "")) == norm_text else next(
+        (i for i in items if i.get("type") == kind and _norm(i.get("text", "")) == norm_text
+         and (not norm_subject or not i.get("subject") or _norm(i["subject"]) == norm_subject)),
+        None,
+    )
+    old = None
+    if twin is not None:
+        record = dict(twin, seen=int(twin.get("seen", 1) or 1) + 1, updated=now)
+        action = "duplicate"
+    else:
+        old = same
+        history = list(old.get("history", [])) if old else []
+        if old:
+            history.append({"text": old.get("text", ""), "created": old.get("created"), "replaced": now,
+                            "source": old.get("source", "")})
+            history = history[-lim.max_history:]
+        record = {"id": fact_id, "type": kind, "subject": subject, "text": text, "created": now,
+                  "updated": now, "seen": 1, "source": source, "history": history}
+        action = "replaced" if old else "added"
+
+    others = [i for i in items if i["id"] != record["id"]]
+    new_items = others + [record]
+    if len(new_items) > lim.max_items:
+        return None, _fail("full", _t("full_items", lang, n=len(others), limit=lim.max_items)) | {
+            "action": "error"}
+    new_doc = dict(doc, v=MEMORY_FORMAT_VERSION, items=new_items)
+    used_before = len(_dumps(doc)) if items else 0
+    used_after = len(_dumps(new_doc)) + _BOOKKEEPING_BYTES
+    if used_after > lim.max_bytes:
+        return None, _fail("full", _t("full_bytes", lang, used=used_before,
+                                               need=max(0, used_after - used_before), limit=lim.max_bytes)) | {
+            "action": "error"}
+
+    if action == "replaced":
+        message = _t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "",
+                         text=text)
+    else:
+        shown = (record["subject"] + _t("subject_sep", lang) if record["subject"] else "") + record["text"]
+        message = _t(action, lang, text=shown)
+    return new_doc, {"ok": True, "action": action, "fact": _public_fact(record),
+                     "replaced": _public_fact(old) if action == "replaced" else None,
+                     "message": message}
+
+
 class MemoryStore:
     """Typed long-term facts per user over a get/set/delete/exist store.
 
@@ -352,124 +365,7 @@ class MemoryStore:
         self.limits = limits or MemoryLimits()
         self.clock = clock or time.time
         self.pause = pause
-
-    # ---- storage
-
-    def _document(self, user: str, space: str) -> KVDocument:
-        options = {"pause": self.pause} if self.pause else {}
-        return memory_document(self.kv, user, space, **options)
-
-    def _read(self, user: str, space: str) -> tuple[KVDocument, dict]:
-        """The user's current document, with the facts of a 0.1.0 store when there is none yet."""
-        document = self._document(user, space)
-        version, doc = document.read()
-        if version == 0:
-            doc = dict(doc, items=self._legacy_items(memory_user_tag(user, space)))
-        return document, doc
-
-    def _legacy_items(self, tag: str) -> list[dict]:
-        """Facts kept by 0.1.0 (an index key and one key per fact), so an upgrade loses nothing."""
-        try:
-            if not self.kv.exist(_legacy_index_key(tag)):
-                return []
-            index = json.loads(bytes(self.kv.get(_legacy_index_key(tag))).decode("utf-8"))
-            out = []
-            for entry in index.get("items", []):
-                record = {"id": entry["id"], "type": entry.get("type", "preference"),
-                          "subject": entry.get("subject", ""), "text": entry.get("text", ""),
-                          "created": entry.get("updated"), "updated": entry.get("updated"),
-                          "seen": 1, "source": "", "history": []}
-                key = _legacy_fact_key(tag, entry["id"])
-                if self.kv.exist(key):
-                    stored = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
-                    record.update({k: stored[k] for k in record if k in stored and k != "id"})
-                out.append(record)
-            return out
-        except Exception:  # unreadable old data: start clean rather than fail every call
-            return []
-
-    def _legacy_erase(self, tag: str) -> bool:
-        """Delete 0.1.0's keys of this user once their facts are in the new document."""
-        key = _legacy_index_key(tag)
-        try:
-            if not self.kv.exist(key):
-                return True
-            index = json.loads(bytes(self.kv.get(key)).decode("utf-8"))
-            for entry in index.get("items", []):
-                fact_key = _legacy_fact_key(tag, str(entry.get("id", "")))
-                if self.kv.exist(fact_key):
-                    self.kv.delete(fact_key)
-            self.kv.delete(key)
-            return True
-        except Exception:
-            return False
-
-    def _update(self, user: str, space: str, change: Callable[[dict], tuple[dict | None, Any]],
-                *, lenient: bool = False) -> tuple[Any, list[str], KVDocument]:
-        """Apply ``change`` to the user's document durably (see :meth:`KVDocument.update`)."""
-        document = self._document(user, space)
-        tag = memory_user_tag(user, space)
-        legacy: list[bool] = []
-
-        def with_legacy(doc: dict) -> tuple[dict | None, Any]:
-            if doc.get("n") == 0:
-                items = self._legacy_items(tag)
-                legacy.append(bool(items))
-                doc = dict(doc, items=items)
-            return change(doc)
-
-        result, failures = document.update(with_legacy, lenient=lenient)
-        if (any(legacy) or lenient) and not self._legacy_erase(tag):
-            failures = failures + ["0.1.0 keys"]
-        return result, failures, document
-
-    # ---- validation
-
-    def _check_user(self, user: object, lang: str) -> tuple[str, dict | None]:
-        if not isinstance(user, str):
-            return "", self._bad("user", _t("p_not_text", lang), lang)
-        if len(user) > self.limits.max_user_chars:
-            return "", self._bad(
-                "user", _t("p_too_long", lang, n=len(user), limit=self.limits.max_user_chars), lang
-            )
-        user = memory_user_id(user)
-        if not user:
-            return "", self._bad("user", _t("p_empty", lang), lang)
-        return user, None
-
-    def _check_text(self, param: str, value: object, limit: int, lang: str, *, required: bool) -> tuple[str, dict | None]:
-        if value is None:
-            value = ""
-        if not isinstance(value, str):
-            return "", self._bad(param, _t("p_not_text", lang), lang)
-        if len(value) > limit:
-            return "", self._bad(param, _t("p_too_long", lang, n=len(value), limit=limit), lang)
-        if required and not value.strip():
-            return "", self._bad(param, _t("p_empty", lang), lang)
-        return value, None
-
-    def _check_space(self, space: object, lang: str) -> tuple[str, dict | None]:
-        space, bad = self._check_text("space", space, self.limits.max_user_chars, lang, required=False)
-        return memory_user_id(space), bad
-
-    @staticmethod
-    def _bad(param: str, problem: str, lang: str) -> dict:
-        return {"ok": False, "error": "bad_param", "param": param,
-                "message": _t("bad_param", lang, param=param, problem=problem)}
-
-    @staticmethod
-    def _fail(error: str, message: str) -> dict:
-        return {"ok": False, "error": error, "message": message}
-
-    def _failure(self, exc: BaseException, lang: str) -> dict:
-        """Any failure of a public method as its result dict (never a stack trace)."""
-        if isinstance(exc, KVDocError):
-            if exc.kind == "corrupt":
-                return self._fail("corrupt", _t("corrupt", lang))
-            if exc.kind == "busy":
-                return self._fail("busy", _t("busy", lang))
-            return self._fail("storage", _storage_text(exc.detail, lang))
-        return self._fail("internal", _t("storage_error", lang, detail=memory_exc_name(exc)))
+        self.storage = MemoryStorage(kv, pause)
 
     # ---- remember
 
@@ -494,7 +390,7 @@ class MemoryStore:
         try:
             return self._remember(user, text, type, subject, source, space, lang)
         except Exception as exc:  # last line of defence: never a stack trace
-            return self._failure(exc, lang) | {"action": "error"}
+            return _failure(exc, lang) | {"action": "error"}
 
     def check_fact(
         self,
@@ -514,31 +410,31 @@ class MemoryStore:
         try:
             checked = self._validate(user, text, type, subject, source, space, norm_lang(lang))
         except Exception as exc:
-            return self._failure(exc, norm_lang(lang))
+            return _failure(exc, norm_lang(lang))
         return checked if isinstance(checked, dict) else None
 
     def _validate(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, space_in: Any,
                   lang: str) -> dict | tuple[str, str, str, str, str, str]:
         """(user, text, type, subject, source, space) when valid, else the bad-parameter result."""
         lim = self.limits
-        user, bad = self._check_user(user, lang)
+        user, bad = _check_user(user, self.limits, lang)
         if bad:
             return bad | {"action": "error"}
-        space, bad = self._check_space(space_in, lang)
+        space, bad = _check_space(space_in, self.limits, lang)
         if bad:
             return bad | {"action": "error"}
-        text, bad = self._check_text("text", text, lim.max_text_chars, lang, required=True)
+        text, bad = _check_text("text", text, lim.max_text_chars, lang, required=True)
         if bad:
             return bad | {"action": "error"}
-        subject, bad = self._check_text("subject", subject_in, lim.max_subject_chars, lang, required=False)
+        subject, bad = _check_text("subject", subject_in, lim.max_subject_chars, lang, required=False)
         if bad:
             return bad | {"action": "error"}
-        source, bad = self._check_text("source", source_in, lim.max_source_chars, lang, required=False)
+        source, bad = _check_text("source", source_in, lim.max_source_chars, lang, required=False)
         if bad:
             return bad | {"action": "error"}
         kind = memory_type(kind_in)
         if not kind:
-            return self._bad("type", _t("p_type", lang), lang) | {"action": "error"}
+            return _bad("type", _t("p_type", lang), lang) | {"action": "error"}
         return user, text, kind, subject, source, space
 
     def _remember(self, user: Any, text: Any, kind_in: Any, subject_in: Any, source_in: Any, space_in: Any,
@@ -560,63 +456,9 @@ class MemoryStore:
                     "message": _t("rejected", lang, reason=reason)}
 
         now = round(float(self.clock()), 3)
-        result, _failures, _document = self._update(
-            user, space, lambda doc: self._add(doc, kind, subject, text, source, now, lang))
+        result, _failures, _document = self.storage.update(
+            user, space, lambda doc: _with_fact(doc, kind, subject, text, source, now, self.limits, lang))
         return result
-
-    def _add(self, doc: dict, kind: str, subject: str, text: str, source: str, now: float,
-             lang: str) -> tuple[dict | None, dict]:
-        """The document with the fact added, replaced or seen again (None when a limit refuses it)."""
-        lim = self.limits
-        items = _items(doc)
-        fact_id = _fact_id(kind, subject, text)
-        norm_text = _norm(text)
-        norm_subject = _norm(subject)
-
-        # De-duplication: same id with the same text, or the same text under the same type.
-        same = next((i for i in items if i["id"] == fact_id), None)
-        twin = same if same and _norm(same.get("text", "")) == norm_text else next(
-            (i for i in items if i.get("type") == kind and _norm(i.get("text", "")) == norm_text
-             and (not norm_subject or not i.get("subject") or _norm(i["subject"]) == norm_subject)),
-            None,
-        )
-        old = None
-        if twin is not None:
-            record = dict(twin, seen=int(twin.get("seen", 1) or 1) + 1, updated=now)
-            action = "duplicate"
-        else:
-            old = same
-            history = list(old.get("history", [])) if old else []
-            if old:
-                history.append({"text": old.get("text", ""), "created": old.get("created"), "replaced": now,
-                                "source": old.get("source", "")})
-                history = history[-lim.max_history:]
-            record = {"id": fact_id, "type": kind, "subject": subject, "text": text, "created": now,
-                      "updated": now, "seen": 1, "source": source, "history": history}
-            action = "replaced" if old else "added"
-
-        others = [i for i in items if i["id"] != record["id"]]
-        new_items = others + [record]
-        if len(new_items) > lim.max_items:
-            return None, self._fail("full", _t("full_items", lang, n=len(others), limit=lim.max_items)) | {
-                "action": "error"}
-        new_doc = dict(doc, v=MEMORY_FORMAT_VERSION, items=new_items)
-        used_before = len(_dumps(doc)) if items else 0
-        used_after = len(_dumps(new_doc)) + _BOOKKEEPING_BYTES
-        if used_after > lim.max_bytes:
-            return None, self._fail("full", _t("full_bytes", lang, used=used_before,
-                                                   need=max(0, used_after - used_before), limit=lim.max_bytes)) | {
-                "action": "error"}
-
-        if action == "replaced":
-            message = _t("replaced", lang, subject=record["subject"], old=old.get("text", "") if old else "",
-                             text=text)
-        else:
-            shown = (record["subject"] + _t("subject_sep", lang) if record["subject"] else "") + record["text"]
-            message = _t(action, lang, text=shown)
-        return new_doc, {"ok": True, "action": action, "fact": _public_fact(record),
-                         "replaced": _public_fact(old) if action == "replaced" else None,
-                         "message": message}
 
     # ---- recall
 
@@ -640,18 +482,18 @@ class MemoryStore:
         try:
             return self._recall(user, query, k, type, space, lang)
         except Exception as exc:
-            return self._failure(exc, lang) | {"items": [], "text": ""}
+            return _failure(exc, lang) | {"items": [], "text": ""}
 
     def _recall(self, user: Any, query: Any, k: Any, kind_in: Any, space_in: Any, lang: str) -> dict:
         lim = self.limits
         empty = {"items": [], "text": ""}
-        user, bad = self._check_user(user, lang)
+        user, bad = _check_user(user, self.limits, lang)
         if bad:
             return bad | empty
-        space, bad = self._check_space(space_in, lang)
+        space, bad = _check_space(space_in, self.limits, lang)
         if bad:
             return bad | empty
-        query, bad = self._check_text("query", query, lim.max_query_chars, lang, required=False)
+        query, bad = _check_text("query", query, lim.max_query_chars, lang, required=False)
         if bad:
             return bad | empty
         if k is None or k == "":
@@ -661,14 +503,14 @@ class MemoryStore:
         except (TypeError, ValueError, OverflowError):
             k_int = -1
         if not 1 <= k_int <= lim.max_k:
-            return self._bad("k", _t("p_k", lang, limit=lim.max_k), lang) | empty
+            return _bad("k", _t("p_k", lang, limit=lim.max_k), lang) | empty
         kind = ""
         if kind_in not in (None, "", "all", "any"):
             kind = memory_type(kind_in)
             if not kind:
-                return self._bad("type", _t("p_type", lang), lang) | empty
+                return _bad("type", _t("p_type", lang), lang) | empty
 
-        _document, doc = self._read(user, space)
+        _document, doc = self.storage.read(user, space)
         items = [i for i in _items(doc) if not kind or i.get("type") == kind]
         if query.strip():
             scores = memory_bm25(query, [f"{i.get('subject', '')} {i.get('text', '')}" for i in items])
@@ -711,31 +553,31 @@ class MemoryStore:
         try:
             return self._forget(user, fact_id, subject, type, all, space, lang)
         except Exception as exc:
-            return self._failure(exc, lang) | {"deleted": []}
+            return _failure(exc, lang) | {"deleted": []}
 
     def _forget(self, user: Any, fact_id: Any, subject: Any, kind_in: Any, wipe: Any, space_in: Any,
                 lang: str) -> dict:
         lim = self.limits
-        user, bad = self._check_user(user, lang)
+        user, bad = _check_user(user, self.limits, lang)
         if bad:
             return bad | {"deleted": []}
-        space, bad = self._check_space(space_in, lang)
+        space, bad = _check_space(space_in, self.limits, lang)
         if bad:
             return bad | {"deleted": []}
-        fact_id, bad = self._check_text("fact_id", fact_id, 64, lang, required=False)
+        fact_id, bad = _check_text("fact_id", fact_id, 64, lang, required=False)
         if bad:
             return bad | {"deleted": []}
-        subject, bad = self._check_text("subject", subject, lim.max_subject_chars, lang, required=False)
+        subject, bad = _check_text("subject", subject, lim.max_subject_chars, lang, required=False)
         if bad:
             return bad | {"deleted": []}
         kind = ""
         if kind_in not in (None, "", "all", "any"):
             kind = memory_type(kind_in)
             if not kind:
-                return self._bad("type", _t("p_type", lang), lang) | {"deleted": []}
+                return _bad("type", _t("p_type", lang), lang) | {"deleted": []}
         wipe = wipe is True or (isinstance(wipe, str) and wipe.strip().lower() in ("true", "1", "yes"))
         if not wipe and not fact_id.strip() and not subject.strip():
-            return self._bad("fact_id", _t("p_forget_target", lang), lang) | {"deleted": []}
+            return _bad("fact_id", _t("p_forget_target", lang), lang) | {"deleted": []}
 
         norm_subject = _norm(subject)
 
@@ -755,7 +597,7 @@ class MemoryStore:
             kept = [i for i in items if i["id"] not in doomed]
             return dict(doc, v=MEMORY_FORMAT_VERSION, items=kept), sorted(doomed)
 
-        deleted, failures, document = self._update(user, space, change, lenient=wipe)
+        deleted, failures, document = self.storage.update(user, space, change, lenient=wipe)
         deleted = deleted or []
         # The write deleted the copies it replaced; sweep once more for any a failed delete (now or
         # earlier) left behind, and report only what is still there.
@@ -775,22 +617,22 @@ class MemoryStore:
         """Every fact of ``user`` with its history: for export and review."""
         lang = norm_lang(lang)
         try:
-            user, bad = self._check_user(user, lang)
+            user, bad = _check_user(user, self.limits, lang)
             if bad:
                 return bad | {"items": []}
-            space, bad = self._check_space(space, lang)
+            space, bad = _check_space(space, self.limits, lang)
             if bad:
                 return bad | {"items": []}
-            _document, doc = self._read(user, space)
+            _document, doc = self.storage.read(user, space)
             out = [_public_fact(i) for i in _items(doc)]
             return {"ok": True, "items": out, "message": _t("listed", lang, n=len(out))}
         except Exception as exc:
-            return self._failure(exc, lang) | {"items": []}
+            return _failure(exc, lang) | {"items": []}
 
     def usage(self, user: str, *, space: str | None = "") -> dict:
         """``{items, bytes}`` the user occupies (the stored document); zeros when unreadable."""
         try:
-            _document, doc = self._read(memory_user_id(user), memory_user_id(space))
+            _document, doc = self.storage.read(memory_user_id(user), memory_user_id(space))
         except Exception:
             return {"items": 0, "bytes": 0}
         items = _items(doc)
@@ -809,3 +651,10 @@ def memory_line(fact: dict, lang: str = "zh") -> str:
 def memory_exc_name(exc: BaseException) -> str:
     """An exception's class name only: details may hold data we must not echo."""
     return type(exc).__name__
+
+
+__all__ = ["MemoryStore", "MemoryLimits", "MEMORY_TYPES", "MEMORY_FORMAT_VERSION", "memory_tokens", "memory_bm25",
+           "memory_worthiness", "memory_type", "memory_line", "memory_exc_name",
+           # the storage side (dskit.memory_storage), named here too for the tools and older imports
+           "MemoryDictKV", "MemoryStorage", "memory_document", "memory_key_problem", "memory_user_id",
+           "memory_user_tag", "MEMORY_KEY_PREFIX", "MEMORY_LEGACY_PREFIX", "MEMORY_MAX_KEY_CHARS"]

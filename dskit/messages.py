@@ -45,6 +45,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "list_sep": "、",
         "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
         "internal": "抱歉，系统出了点问题，请再说一遍。",
+        "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
         "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
         # the plugin tools' parameter errors (tools/_common.py)
         "tool_bad_param": "参数 {param} 有误：{problem}",
@@ -98,6 +99,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
                           "please try again later or ask for a human agent.",
         "internal": "Sorry, something went wrong on our side. Could you say that again?",
+        "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
         "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
                       "Please say it more briefly, or cancel something you no longer need.",
         # the plugin tools' parameter errors (tools/_common.py)

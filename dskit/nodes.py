@@ -10,15 +10,13 @@ its decision (:mod:`dskit.views`), the history, the prompt assembly, the classic
 from __future__ import annotations
 
 import json
-from datetime import date
 from typing import Any
 
 from .catalog import Catalog, CatalogError, load_catalog
 from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from .grounding import RECENT_TURNS, parse_reference_date
-from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history, recent_user_messages
-from .machine import execute_reply, record_result, step
+from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history
+from .machine import record_result, run_turn
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
@@ -27,7 +25,8 @@ from .prompts import understanding_instructions, understanding_prompt
 from .state import dump_state, load_state
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
-from .views import WORKFLOW_OUTPUTS, failed_outputs, history_tag, state_text, workflow_outputs
+from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
+from .views import WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, state_text, workflow_outputs
 
 STATE_NODE_OUTPUTS = node_types(WORKFLOW_OUTPUTS)
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
@@ -62,10 +61,11 @@ def _summary(summary: Any) -> str:
 
 # ---------------------------------------------------------------- state node
 
-def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str) -> dict:
+def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **values: Any) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language), error, language), STATE_NODE_OUTPUTS)
+    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
+                   STATE_NODE_OUTPUTS)
 
 
 def _kept_state(state_text: str) -> str:
@@ -76,12 +76,6 @@ def _kept_state(state_text: str) -> str:
         return kept
     state, errors = load_state(state_text)
     return "" if errors else dump_state(state)
-
-
-def _reference_date(value: Any) -> str:
-    """A "YYYY-MM-DD" input, else today by the sandbox's clock (the day 明天 and 上个月 count from)."""
-    text = text_in(value).strip()
-    return text if parse_reference_date(text) is not None else date.today().isoformat()
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
@@ -104,16 +98,18 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
     except Exception as exc:  # noqa: BLE001 - a code node must not raise
         return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
+    inputs = turn_inputs(text_in(query), text_in(history), text_in(reference_date))
+    if inputs.problem:  # the same refusal the plugin tools give (dskit.turn_inputs)
+        key = "message_too_long" if inputs.problem_input == "query" else "internal"
+        return _failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
+                            limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        new_state, decision = step(state_in, raw, catalog, lang=language,
-                                   query=text_in(query)[:TURN_MAX_CHARS] or None,  # unbound: ""
-                                   recent=recent_user_messages(text_in(history), RECENT_TURNS),
-                                   reference_date=_reference_date(reference_date))
-        if len(new_state) > NODE_MAX_STRING:
+        result = run_turn(state_in, raw, catalog, lang=language, **inputs.step_args())
+        if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
-                                f"new state is {len(new_state)} characters, over Dify's limit")
-        return conform(workflow_outputs(new_state, decision, catalog), STATE_NODE_OUTPUTS)
+                                f"new state is {len(result.text)} characters, over Dify's limit")
+        return conform(workflow_outputs(result.text, result.decision, catalog, state=result.state), STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
 

@@ -20,78 +20,69 @@ from __future__ import annotations
 
 import re
 
+from .cues import SOCIAL_REPLIES, YES_NO_REPLIES
+
 NOISE_TAGS = ("essential", "optional", "noise")
 NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
 
 # Whole-message social phrases: a message made only of these (and punctuation) is small talk.
-_NOISE_SOCIAL = (
-    "你好", "您好", "你们好", "嗨", "哈喽", "哈啰", "在吗", "在不在", "有人吗", "早上好", "早安", "上午好",
-    "中午好", "下午好", "晚上好", "晚安", "再见", "拜拜", "回见", "嗯嗯", "嗯", "恩", "哦哦", "哦", "噢", "喔",
-    "啊", "呃", "额", "好的好的", "好的", "好滴", "好嘞", "好吧", "好", "行吧", "行", "收到", "知道了", "明白了",
-    "明白", "了解了", "了解", "懂了", "谢谢你", "谢谢您", "谢谢啦", "谢谢", "多谢", "感谢", "谢了", "辛苦了",
-    "麻烦了", "不客气", "没事", "不用了", "不用", "没有了", "没了", "不需要了", "不需要", "哈哈哈", "哈哈", "呵呵",
-    "嘿嘿", "ok", "okay", "k", "hi", "hello", "hey",
-    "thanks", "thank you", "thx", "bye", "goodbye", "good morning", "good night", "got it", "cool", "sure",
-    "alright", "yeah", "yep", "hmm", "lol",
-)
-_NOISE_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in _NOISE_SOCIAL}, key=len, reverse=True))
+_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
 # Yes/no answers: small talk, unless they answer a confirmation question.
-_NOISE_YES_NO = re.compile(
-    r"^(是的?|对的?|没错|没问题|可以的?|行的?|好的?|嗯+|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用了?|不要了?|"
-    r"不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm(ed)?)+$", re.I)
-_NOISE_VENT = re.compile(
+_YES_NO = re.compile(
+    "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+_VENT = re.compile(
     r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate", re.I)
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_NOISE_VALUE = re.compile(
+_VALUE = re.compile(
     r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
     r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
     re.I)
-_NOISE_CORRECTION = re.compile(
+_CORRECTION = re.compile(
     r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
     r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
     re.I)
-_NOISE_DECISION = re.compile(
+_DECISION = re.compile(
     r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
     r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
 # The previous reply asked for a confirmation / asked a question.
-_NOISE_CONFIRM_ASK = re.compile(
+_CONFIRM_ASK = re.compile(
     r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
     r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
-_NOISE_SLOT_ASK = re.compile(
+_SLOT_ASK = re.compile(
     r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
-_NOISE_DONE = re.compile(
+_DONE = re.compile(
     r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
     r"\bcancell?ed\b", re.I)
-_NOISE_FAILED = re.compile(
+_FAILED = re.compile(
     r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
     r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
-_NOISE_STRIP = re.compile(r"[\s\W_]+", re.UNICODE)
+_STRIP = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
 def noise_norm(text: str) -> str:
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
-    return _NOISE_STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
+    return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
 
 
-def _noise_is_social(text: str) -> bool:
+def _is_social(text: str) -> bool:
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
     if not rest:
         return True
     if len(rest) > 40:
         return False
-    for phrase in _NOISE_SOCIAL_NORM:
+    for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
 
 
-def _noise_is_question(text: str) -> bool:
+def _is_question(text: str) -> bool:
     return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
 
 
@@ -107,21 +98,21 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if not text:
         return "empty"
     short = noise_norm(text)
-    asked_confirm = bool(_NOISE_CONFIRM_ASK.search(prev_assistant or ""))
-    if asked_confirm and (_NOISE_YES_NO.match(short) or _NOISE_DECISION.search(text)):
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
         return "confirmation"
-    if _NOISE_CORRECTION.search(text):
+    if _CORRECTION.search(text):
         return "correction"
-    if _NOISE_DECISION.search(text):
+    if _DECISION.search(text):
         return "confirmation"
-    if _NOISE_VALUE.search(text):
+    if _VALUE.search(text):
         return "value"
-    if _noise_is_social(text):
+    if _is_social(text):
         return "social"
-    if _NOISE_VENT.search(text):
+    if _VENT.search(text):
         return "vent"
-    asked_slot = _noise_is_question(prev_assistant) and bool(_NOISE_SLOT_ASK.search(prev_assistant or ""))
-    if asked_slot and len(short) <= 30 and not _noise_is_question(text):
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
 
@@ -129,9 +120,9 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
-    if _NOISE_DONE.search(text):
+    if _DONE.search(text):
         return "done"
-    if _NOISE_FAILED.search(text):
+    if _FAILED.search(text):
         return "failed"
     return "other"
 
@@ -200,14 +191,14 @@ def noise_tag_turns(turns: list[dict]) -> list[dict]:
         out.append({"tag": tag, "reason": reason, "repeats": 1,
                     "signal": noise_user_signal(turn.get("user", ""), prev_assistant)})
         prev_assistant = turn.get("assistant", "")
-    _noise_mark_corrected(turns, out)
-    _noise_fold_duplicates(turns, out)
+    _mark_corrected(turns, out)
+    _fold_duplicates(turns, out)
     for info in out:
         info.pop("signal", None)
     return out
 
 
-def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
+def _mark_corrected(turns: list[dict], tags: list[dict]) -> None:
     """A correction demotes the nearest earlier essential turn (what it corrected) to optional."""
     for i in range(1, len(turns)):
         if tags[i]["signal"] != "correction":
@@ -218,12 +209,12 @@ def _noise_mark_corrected(turns: list[dict], tags: list[dict]) -> None:
                 break
 
 
-def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
+def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
         a, b = turns[i], turns[i + 1]
         same_user = noise_norm(a.get("user", "")) and noise_norm(a.get("user", "")) == noise_norm(b.get("user", ""))
-        same_ask = (noise_norm(a.get("assistant", "")) and _noise_is_question(a.get("assistant", ""))
+        same_ask = (noise_norm(a.get("assistant", "")) and _is_question(a.get("assistant", ""))
                     and noise_norm(a.get("assistant", "")) == noise_norm(b.get("assistant", ""))
                     and tags[i]["tag"] != "essential")
         if same_user or same_ask:
@@ -234,14 +225,14 @@ def _noise_fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS]
-    return bool(_NOISE_VALUE.search(text) or _NOISE_CORRECTION.search(text) or _NOISE_DECISION.search(text))
+    return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
 
 
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
-    return bool(_NOISE_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
 
 
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
-    return _noise_is_question(text)
+    return _is_question(text)

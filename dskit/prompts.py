@@ -12,6 +12,7 @@ the query rewrite rides in the same call (``rewritten_query``) — docs/design.m
 from __future__ import annotations
 
 from .catalog import Catalog, catalog_compact
+from .commands import command_lines
 from .context import CONTEXT_HEADERS, CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
 from .messages import norm_lang
 from .text import one_line
@@ -28,16 +29,7 @@ _INSTRUCTIONS_ZH = """你是对话理解器。阅读任务目录、当前状态�
 JSON 有两个字段：rewritten_query 是用户最新输入补全指代和省略后的一句话；commands 是本轮的指令列表，没有指令时为空列表。
 
 每条指令是一个对象，type 取下面之一：
-- start_task：用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）
-- set_slots：补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null
-- rollback_slot：用户要撤回某个槽位的上一次修改。字段：task、slot
-- cancel_task：用户不要某个任务了。字段：task
-- confirm / deny：用户对确认问题回答“是”/“不是”
-- faq：知识性提问（政策、规则、介绍），不改变任务。字段：question
-- chitchat：寒暄、闲聊、情绪表达
-- handoff：用户要求人工客服。字段：reason
-- reset：用户要求全部重来
-- cannot_handle：完全无法理解
+{commands}
 
 规则：
 1. 槽位的值只能来自用户说过的话：用用户的原话，或目录里的可选值。用户没说的槽位不要写，不要猜，不要用默认值。一句话里的几个信息分别写进各自的槽位（日期和时间分开写）。
@@ -55,16 +47,7 @@ The object has two fields: rewritten_query is the latest message made self-conta
 ellipsis resolved); commands is this turn's list of commands, empty when there are none.
 
 Each command is an object whose type is one of:
-- start_task: the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user gave, with their values)
-- set_slots: add to or change the slots of an open task. Fields: task, slots; a slot the user takes away gets null
-- rollback_slot: the user takes back the last change of a slot. Fields: task, slot
-- cancel_task: the user drops a task. Field: task
-- confirm / deny: yes / no to a confirmation question
-- faq: a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question
-- chitchat: greetings, small talk, feelings
-- handoff: the user asks for a human. Field: reason
-- reset: the user wants to start over
-- cannot_handle: the message cannot be understood at all
+{commands}
 
 Rules:
 1. A slot value comes only from what the user said: their own words, or an option from the catalog. Leave
@@ -86,8 +69,11 @@ Rules:
 
 
 def understanding_instructions(lang: str = "zh") -> str:
-    """The system prompt of the understanding LLM (static, so it can sit in a DSL node as it is)."""
-    return _INSTRUCTIONS_EN if norm_lang(lang) == "en" else _INSTRUCTIONS_ZH
+    """The system prompt of the understanding LLM (static, so it can sit in a DSL node as it is); its
+    list of commands comes from the command registry (:func:`dskit.commands.command_lines`)."""
+    language = norm_lang(lang)
+    template = _INSTRUCTIONS_EN if language == "en" else _INSTRUCTIONS_ZH
+    return template.replace("{commands}", command_lines(language))
 
 
 def understanding_prompt(catalog: Catalog | None, state: str, query: str, *, history: str = "", summary: str = "",

@@ -8,11 +8,25 @@ instead of being typed out again where a dict literal used to be. The records st
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, TypedDict
 
-# Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-# except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-STAGES = ("COLLECTING", "CONFIRMING", "SUSPENDED", "WAITING")
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
 NEXT_ACTIONS = ("ask_slot", "confirm", "execute", "faq", "chitchat", "handoff", "fallback")
 
 
@@ -44,6 +58,15 @@ class ExecutePayload(TypedDict):
     subtasks: list[ExecutePayload]
 
 
+class SlotChange(TypedDict):
+    """One slot whose value this turn changed, after the turn's one outcome per slot: ``op`` is how the
+    final value came (set, delete or rollback)."""
+
+    task_id: str
+    slot: str
+    op: str
+
+
 class _DecisionError(TypedDict, total=False):
     """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
     and code nodes run on 3.10)."""
@@ -66,6 +89,7 @@ class Decision(_DecisionError):
     missing_slots: list[str]
     rewritten_query: str
     applied: list[str]
+    changes: list[SlotChange]
     dropped: list[dict[str, Any]]
     ended: list[dict[str, str]]
     progress: bool
@@ -73,10 +97,10 @@ class Decision(_DecisionError):
     turn: int
 
 
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: str = "COLLECTING",
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": stage, "slots": dict(slots or {}),
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
 
 
@@ -97,7 +121,7 @@ def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> De
     decision: Decision = {
         "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
         "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
-        "rewritten_query": "", "applied": [], "dropped": [], "ended": [], "progress": False,
+        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
         "lang": lang, "turn": turn,
     }
     unknown = set(fields) - set(Decision.__annotations__)

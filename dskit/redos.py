@@ -38,13 +38,13 @@ REDOS_MANY = 10
 # Side-by-side overlapping repeats outside an iterating repeat that make a pattern polynomial
 # beyond quadratic (rule 4).
 REDOS_CHAIN = 3
-_REDOS_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
+_REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017f\u0391\u03c9\u0416"
                           "\u0436\u05d0\u0663\u0966\u1680\u2000\u200b\u2028\u2029\u202f\u205f\u2160\u3000"
                           "\u3007\u4e00\u4e2d\u9fa5\uac00\uff10\uff21\uff41\ufffd\U0001f600\U0001d7ce")
-_REDOS_RANGE_POINTS = 16
+_RANGE_POINTS = 16
 
 
-def _redos_parse(pattern: str) -> Any:
+def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -81,7 +81,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     def _sample(self, tree: Any) -> list[str]:
-        points = {chr(i) for i in range(128)} | set(_REDOS_REPRESENTATIVES)
+        points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
             node = stack.pop()
@@ -95,13 +95,13 @@ class _RedosChecker:
                             points.add(chr(item_av))
                         elif str(item_op) == "RANGE":
                             low, high = item_av
-                            step = max(1, (high - low) // _REDOS_RANGE_POINTS)
+                            step = max(1, (high - low) // _RANGE_POINTS)
                             points.update(chr(c) for c in range(low, high + 1, step))
                             points.add(chr(high))
                 else:
                     if name == "SUBPATTERN" and av[1] & re.IGNORECASE:
                         self.ignore_case = True
-                    stack.extend(_redos_children(name, av))
+                    stack.extend(_children(name, av))
         return sorted(points)
 
     def _mask(self, accepts) -> int:
@@ -121,7 +121,7 @@ class _RedosChecker:
             return self.everything
         negate = bool(av) and str(av[0][0]) == "NEGATE"
         items = av[1:] if negate else av
-        mask = self._mask(lambda c: any(_redos_item_accepts(str(o), a, c) for o, a in items))
+        mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
 
     # ------------------------------------------------------------ the walk
@@ -236,7 +236,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _redos_children(name: str, av: Any) -> list:
+def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -253,7 +253,7 @@ def _redos_children(name: str, av: Any) -> list:
     return []
 
 
-def _redos_item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -282,7 +282,7 @@ def redos_problem(pattern: str) -> str:
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
     """
     try:
-        tree = _redos_parse(pattern)
+        tree = _parse(pattern)
     except Exception:  # noqa: BLE001 - re.compile reports invalid patterns
         return ""
     try:

@@ -19,9 +19,12 @@ import json
 import re
 from typing import Any
 
+from .catalog import Catalog, SlotSpec, coerce_slot_value
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, string_excess
-from .records import STAGES
+from .records import STAGES, Stage
+from .taskstack import TaskStack
+from .text import is_int
 
 STATE_FORMAT = "dskit.state"
 STATE_VERSION = 1
@@ -37,15 +40,15 @@ MAX_SLOT_HISTORY = 10
 SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
-_STATE_SHORT_TEXT = 200
+_SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
-_STATE_NOTE_ROOM = 800
-_STATE_TASK_ID = re.compile(r"^t(\d{1,18})$")
-_STATE_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_STATE_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
+_NOTE_ROOM = 800
+_TASK_ID = re.compile(r"^t(\d{1,18})$")
+_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
                    "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_STATE_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
-_STATE_DONE_STATUS = ("pending", "success", "failed")
+_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+_DONE_STATUS = ("pending", "success", "failed")
 
 
 def new_counters() -> dict:
@@ -71,11 +74,7 @@ def new_state() -> dict:
     }
 
 
-def _state_is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _state_text(value: Any, limit: int = _STATE_SHORT_TEXT) -> str:
+def _text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
@@ -105,7 +104,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _state_decode(text: Any) -> tuple[Any, str]:
+def _decode(text: Any) -> tuple[Any, str]:
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -120,7 +119,7 @@ def _state_decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _STATE_SURROGATE_HINT.search(text):
+    if _SURROGATE_HINT.search(text):
         data = jsonish_scrub(data)
     return data, ""
 
@@ -136,15 +135,15 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
-        data, problem = _state_decode(text)
+        data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
         if problem:
             return new_state(), [f"state unusable: {problem}; started clean"
                                  if not problem.startswith("state ") else f"{problem}; started clean"]
         state = new_state()
-        state.update({key: data[key] for key in _STATE_TOP_KEYS if key in data})
-        notes = _state_repair(state, [key for key in data if key not in _STATE_TOP_KEYS])
+        state.update({key: data[key] for key in _TOP_KEYS if key in data})
+        notes = _repair(state, [key for key in data if key not in _TOP_KEYS])
         for note in notes:
             add_error(state, "state", note)
         return state, []
@@ -154,25 +153,25 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _state_repair(state: dict, unknown: list) -> list[str]:
+def _repair(state: dict, unknown: list) -> list[str]:
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
-    state["errors"] = [_state_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
-    state["timeline"] = [_state_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
+    state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
+    state["timeline"] = [_clean_timeline(e) for e in state["timeline"] if isinstance(e, dict)][-MAX_TIMELINE:]
     state["turn"] = max(0, state["turn"])
-    notes += _state_repair_stack(state)
-    notes += _state_repair_done(state)
-    notes += _state_repair_counters(state)
+    notes += _repair_stack(state)
+    notes += _repair_done(state)
+    notes += _repair_counters(state)
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
-            state["handoff"] = {"reason": _state_text(handoff.get("reason")) or "unknown",
-                                "turn": handoff["turn"] if _state_is_int(handoff.get("turn")) else 0}
+            state["handoff"] = {"reason": _text(handoff.get("reason")) or "unknown",
+                                "turn": handoff["turn"] if is_int(handoff.get("turn")) else 0}
         else:
             state["handoff"] = None
             notes.append("handoff was malformed; cleared")
-    used = [int(m.group(1)) for m in (_STATE_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
-    used += [int(m.group(1)) for m in (_STATE_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
+    used = [int(m.group(1)) for m in (_TASK_ID.match(t["id"]) for t in state["task_stack"]) if m]
+    used += [int(m.group(1)) for m in (_TASK_ID.match(d["task_id"]) for d in state["done"]) if m]
     if used and state["next_task_seq"] <= max(used):
         notes.append(f"next_task_seq {state['next_task_seq']} was already used; now {max(used) + 1}")
         state["next_task_seq"] = max(used) + 1
@@ -180,7 +179,7 @@ def _state_repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _state_repair_stack(state: dict) -> list[str]:
+def _repair_stack(state: dict) -> list[str]:
     notes: list[str] = []
     kept: list[dict] = []
     seen: set[str] = set()
@@ -192,18 +191,18 @@ def _state_repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _STATE_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in _TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
-        clean["label"] = _state_text(task.get("label")) or clean["name"]
+        clean["label"] = _text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
             notes.append(f"task {clean['id']}: stage {str(task.get('stage'))[:40]!r} unknown; now COLLECTING")
-            clean["stage"] = "COLLECTING"
+            clean["stage"] = Stage.COLLECTING.value
         parent = task.get("parent_id")
         if parent is not None and not isinstance(parent, str):
             notes.append(f"task {clean['id']}: parent_id is not a task id; cleared")
             parent = None
         clean["parent_id"] = parent[:64] if isinstance(parent, str) else None
-        clean["opened_turn"] = task["opened_turn"] if _state_is_int(task.get("opened_turn")) else 0
+        clean["opened_turn"] = task["opened_turn"] if is_int(task.get("opened_turn")) else 0
         history = task.get("history") if isinstance(task.get("history"), dict) else {}
         clean["history"] = {}
         for slot, values in history.items():
@@ -220,16 +219,16 @@ def _state_repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _state_repair_done(state: dict) -> list[str]:
+def _repair_done(state: dict) -> list[str]:
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
                 and isinstance(entry.get("slots", {}), dict)):
             continue
-        record = _state_payload(entry)
-        record.update(status=entry["status"] if entry.get("status") in _STATE_DONE_STATUS else "pending",
-                      detail=_state_text(entry.get("detail"), MAX_ERROR_TEXT),
-                      turn=entry["turn"] if _state_is_int(entry.get("turn")) else 0,
+        record = _payload(entry)
+        record.update(status=entry["status"] if entry.get("status") in _DONE_STATUS else "pending",
+                      detail=_text(entry.get("detail"), MAX_ERROR_TEXT),
+                      turn=entry["turn"] if is_int(entry.get("turn")) else 0,
                       parent_id=entry["parent_id"][:64] if isinstance(entry.get("parent_id"), str) else None)
         kept.append(record)
     dropped = len(state["done"]) - len(kept)
@@ -237,50 +236,50 @@ def _state_repair_done(state: dict) -> list[str]:
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
 
 
-def _state_payload(entry: dict, nested: bool = False) -> dict:
+def _payload(entry: dict, nested: bool = False) -> dict:
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
     subtasks = entry.get("subtasks") if isinstance(entry.get("subtasks"), list) and not nested else []
     return {"task_id": entry["task_id"][:64], "task": entry["task"][:64],
-            "label": _state_text(entry.get("label")) or entry["task"][:64],
+            "label": _text(entry.get("label")) or entry["task"][:64],
             "slots": dict(entry.get("slots") or {}),
-            "subtasks": [_state_payload(sub, True) for sub in subtasks
+            "subtasks": [_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _state_repair_counters(state: dict) -> list[str]:
+def _repair_counters(state: dict) -> list[str]:
     raw = state["counters"]
     counters = new_counters()
-    counters["parse_failures"] = max(0, raw["parse_failures"]) if _state_is_int(raw.get("parse_failures")) else 0
+    counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
     open_ids = {t["id"] for t in state["task_stack"]}
     asks = raw.get("failed_asks") if isinstance(raw.get("failed_asks"), dict) else {}
     counters["failed_asks"] = {key[:140]: count for key, count in asks.items()
-                               if _state_is_int(count) and key.partition(".")[0] in open_ids}
+                               if is_int(count) and key.partition(".")[0] in open_ids}
     asking = raw.get("asking")
     counters["asking"] = asking[:140] if isinstance(asking, str) and asking.partition(".")[0] in open_ids else None
     state["counters"] = counters
-    broken = not _state_is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
+    broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
 
 
-def _state_clean_error(entry: dict) -> dict:
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
-            "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+def _clean_error(entry: dict) -> dict:
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _text(entry.get("code"), 40),
+            "message": _text(entry.get("message"), MAX_ERROR_TEXT)}
 
 
-def _state_clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry: dict) -> dict:
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value: Any) -> list:
-        return [_state_text(v) if not isinstance(v, dict) else
-                {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
+        return [_text(v) if not isinstance(v, dict) else
+                {"command": _text(v.get("command")), "reason": _text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if _state_is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
-            "action": _state_text(entry.get("action"), 40),
+            "action": _text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
-            "changed": [_state_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
+            "changed": [_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
             if isinstance(entry.get("changed"), list) else []}
 
 
@@ -290,7 +289,7 @@ def bound_history(history: list) -> None:
     del history[:-MAX_SLOT_HISTORY]
     total = 0
     for index in range(len(history) - 1, -1, -1):
-        total += _state_json_len(history[index]) + 1
+        total += _json_len(history[index]) + 1
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
@@ -298,26 +297,25 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _state_json_len(value: Any) -> int:
+def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _state_encode(state: dict) -> str:
+def _encode(state: dict) -> str:
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
 def _sync_derived(state: dict) -> None:
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
-    stack = state["task_stack"]
-    state["current_task_id"] = stack[-1]["id"] if stack else None
-    state["global_intent_lock"] = "LOCKED" if stack else "UNLOCKED"
-    for task in stack[:-1]:
-        if task["stage"] != "WAITING":  # a sub-task waiting for its parent says so (docs/design.md)
-            task["stage"] = "SUSPENDED"
+    stack = TaskStack(state)
+    top = stack.top()
+    state["current_task_id"] = top["id"] if top else None
+    state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
+    stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -327,13 +325,13 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_state_encode(state), reserve=room)
+        return string_excess(_encode(state), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
         for pool in pools:
             while pool and need > 0:
-                need -= _state_json_len(pool.pop(0)) + 1
+                need -= _json_len(pool.pop(0)) + 1
                 dropped[label] = dropped.get(label, 0) + 1
                 if need <= 0:
                     need = excess()
@@ -351,23 +349,23 @@ def _state_trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     state["done"] = [d for d in state["done"] if any(d is e for e in finished + pending)]
     notes = [f"{count} {label}" for label, count in dropped.items()]
     if evict and excess() > 0:
-        notes.append("LOST " + "; ".join(_state_evict(state, excess)))
+        notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
 
 
-def _state_evict(state: dict, excess: Any) -> list[str]:
-    """Last resort of :func:`_state_trim`: suspended tasks (bottom first), then the current task's longest
+def _evict(state: dict, excess: Any) -> list[str]:
+    """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
     by a catalog bypassed: the engine refuses a turn rather than come here."""
     lost = []
-    stack = state["task_stack"]
+    stack = TaskStack(state)
     while len(stack) > 1 and excess() > 0:
-        task = stack.pop(0)
+        task = stack.pop_bottom()
         lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
-    if stack and excess() > 0:
-        top = stack[-1]
+    top = stack.top()
+    if top is not None and excess() > 0:
         top["history"] = {}
-        for slot in sorted(top["slots"], key=lambda s: -_state_json_len(top["slots"][s])):
+        for slot in sorted(top["slots"], key=lambda s: -_json_len(top["slots"][s])):
             if excess() <= 0:
                 break
             del top["slots"][slot]
@@ -382,7 +380,7 @@ def _state_evict(state: dict, excess: Any) -> list[str]:
 
 
 def fit_state(state: dict, *, evict: bool = True) -> str | None:
-    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_state_trim`).
+    """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
     (the caller then refuses the turn instead). What was trimmed is recorded in ``errors``.
@@ -391,23 +389,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _state_encode(state)
+    text = _encode(state)
     if string_excess(text) == 0:
         return text
-    fits, notes = _state_trim(state, _STATE_NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _state_encode(state)
+    return _encode(state)
 
 
 def dump_state(state: dict) -> str:
     """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
     Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True)
-    return text if text is not None else _state_encode(new_state())
+    return text if text is not None else _encode(new_state())
 
 
 def current_task(state: dict) -> dict | None:
@@ -426,6 +424,73 @@ def find_task(state: dict, task_id: str) -> dict | None:
 def filled_slots(state: dict) -> dict[str, dict]:
     """Every open task's filled slots: {task_id: {slot: value}} (the confirmed facts of the dialogue)."""
     return {task["id"]: dict(task["slots"]) for task in state["task_stack"]}
+
+
+def reconcile_state(state: dict, catalog: Catalog) -> None:
+    """Hold a loaded state to the current catalog: drop what it no longer knows (a task or slot
+    removed since) and every value it does not accept, saying so in ``errors``.
+
+    A state string comes back from a conversation variable that anyone may have edited; the catalog
+    may have changed since it was written. Only values that pass the catalog now stay in ``slots`` (and
+    can reach an execute payload) or in ``history`` (and can come back by a rollback). A value that the
+    catalog still accepts in another form ("3" after a slot became an integer) is kept in that form.
+    """
+    stack = TaskStack(state)
+    for task in list(stack.tasks):
+        spec = catalog.tasks.get(task["name"])
+        if spec is None:
+            add_error(state, "catalog", f"task {task['name']!r} ({task['id']}) is not in the catalog any more; dropped")
+            stack.take(task)
+            continue
+        _reconcile_slots(state, task, spec.slots)
+        _reconcile_history(state, task, spec.slots)
+
+
+def _reconcile_slots(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    for slot in list(task["slots"]):
+        if slot not in slots:
+            add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
+            del task["slots"][slot]
+            continue
+        value = task["slots"][slot]
+        ok, coerced, reason = coerce_slot_value(slots[slot], value)
+        if ok and not reason and coerced == value:
+            continue
+        if ok and not reason:
+            task["slots"][slot] = coerced
+            add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short_json(coerced)[:60]}")
+        else:
+            del task["slots"][slot]
+            add_error(state, "state", f"{task['id']}.{slot}: stored value {_short_json(value)[:60]} is invalid "
+                                      f"({reason[:100]}); dropped")
+
+
+def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    invalid = 0
+    for slot in list(task["history"]):
+        values = task["history"][slot]
+        if slot not in slots:
+            del task["history"][slot]
+            continue
+        good = [v for v in values if v is None or _stored_ok(slots[slot], v)]
+        invalid += len(values) - len(good)
+        task["history"][slot] = good
+    if invalid:
+        add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
+
+
+def _stored_ok(slot: SlotSpec, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(slot, value)
+    return ok and not reason and coerced == value
+
+
+def _short_json(value: Any) -> str:
+    """A value as short JSON text for an error entry. Never raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
 
 
 def add_error(state: dict, code: str, message: str) -> None:

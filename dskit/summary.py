@@ -27,16 +27,16 @@ SUMMARY_MAX_TOKENS = 400
 SUMMARY_MAX_BYTES = 4_800  # fits the 5,120-byte variable limit of early Dify releases
 SUMMARY_LINE_CHARS = 160
 SUMMARY_MAX_LINES = 200  # only the newest lines of an oversized summary are considered
-_SUM_SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
-_SUM_ACK = re.compile(r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
-_SUM_CLAUSE = re.compile(r"[，,；;]")
-_SUM_PAIR_VALUE = re.compile(r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
-_SUM_VALUE_TOKEN = re.compile(r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
-_SUM_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-_SUM_PREFIX = re.compile(r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
-_SUM_REFUSAL = re.compile(r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
+_SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
+_ACK = re.compile(r"已记下|已将|已改为|改回|\bnoted\b|\bis back to\b", re.I)
+_CLAUSE = re.compile(r"[，,；;]")
+_PAIR_VALUE = re.compile(r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
+_VALUE_TOKEN = re.compile(r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_PREFIX = re.compile(r"^(?:合并后的)?(?:摘要|总结|summary)\s*[:：]\s*", re.I)
+_REFUSAL = re.compile(r"^(?:抱歉|对不起|作为(?:一个)?AI|I'?m sorry|Sorry|As an AI)", re.I)
 
-_SUM_TEXTS = {
+_TEXTS = {
     "zh": {
         "user": "用户：", "assistant": "助手：", "join": "；", "corrected": "（后被更正）",
         "answered": "（答「{q}」）", "none": "（无）",
@@ -78,21 +78,21 @@ _SUM_TEXTS = {
 }
 
 
-def _sum_clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+def _clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sum_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SUM_SENTENCE.findall(text or "") if s.strip()]
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
 
 
-def _sum_record(reply: str) -> str:
+def _record(reply: str) -> str:
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if not noise_records(sentence):
             continue
-        clauses = [c for c in _SUM_CLAUSE.split(sentence) if c.strip()]
+        clauses = [c for c in _CLAUSE.split(sentence) if c.strip()]
         start = next(i for i, c in enumerate(clauses) if noise_records(c) or i == len(clauses) - 1)
         kept = [clauses[start].strip()]
         for clause in clauses[start + 1:]:
@@ -103,14 +103,14 @@ def _sum_record(reply: str) -> str:
     return ""
 
 
-def _sum_echo(reply: str, answer: str) -> str:
+def _echo(reply: str, answer: str) -> str:
     """The reply's clauses that repeat a short user answer ("苏州" -> "苏州今天：晴转多云，5℃~18℃")."""
     key = answer.strip(" 。.!！?？")
     if len(key) < 2:
         return ""
-    for sentence in _sum_sentences(reply):
+    for sentence in _sentences(reply):
         if key in sentence and not noise_is_question(sentence):
-            return _sum_clip(sentence, 60)
+            return _clip(sentence, 60)
     return ""
 
 
@@ -125,24 +125,24 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     if tag == "noise" or (tag == "optional" and reason != "corrected"):
         return ""
     lang = norm_lang(lang)
-    t = _SUM_TEXTS[lang]
+    t = _TEXTS[lang]
     user = " ".join((turn.get("user", "") or "").split())
-    said = [s for s in _sum_sentences(user) if noise_carries_value(s)]
+    said = [s for s in _sentences(user) if noise_carries_value(s)]
     if not said and user and len(user) <= 60:
         said = [user]
-    record = _sum_record(turn.get("assistant", "") or "")
+    record = _record(turn.get("assistant", "") or "")
     if not record and said and len(user) <= 20:
-        record = _sum_echo(turn.get("assistant", "") or "", user)
-    if record and said and all(v in record for v in _SUM_VALUE_TOKEN.findall("".join(said))):
+        record = _echo(turn.get("assistant", "") or "", user)
+    if record and said and all(v in record for v in _VALUE_TOKEN.findall("".join(said))):
         said = []  # the reply recorded everything the user said with a value: keep the record only
     parts = []
     if said:
-        text = _sum_clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
+        text = _clip(("" if lang == "zh" else " ").join(said), 60 if record else SUMMARY_LINE_CHARS)
         if not record and prev_assistant and noise_is_question(prev_assistant) and len(user) <= 20:
-            text += t["answered"].format(q=_sum_clip(prev_assistant, 40))
+            text += t["answered"].format(q=_clip(prev_assistant, 40))
         parts.append(t["user"] + text)
     if record:
-        parts.append(t["assistant"] + _sum_clip(record, 100))
+        parts.append(t["assistant"] + _clip(record, 100))
     if not parts:
         return ""
     line = "- " + t["join"].join(parts)
@@ -178,11 +178,11 @@ def summary_units(summary: str) -> list[str]:
         return []
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     if len(lines) == 1 and estimate_tokens(lines[0]) > 60:
-        lines = _sum_sentences(lines[0])
+        lines = _sentences(lines[0])
     return lines[-SUMMARY_MAX_LINES:]
 
 
-def _sum_size_ok(lines: list[str], max_tokens: int) -> bool:
+def _size_ok(lines: list[str], max_tokens: int) -> bool:
     text = "\n".join(lines)
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 
@@ -192,11 +192,11 @@ def summary_values(line: str) -> set[str]:
     body = re.sub(r"^- ?", "", line)
     for label in ("用户：", "助手：", "user: ", "assistant: "):
         body = body.replace(label, "；")
-    values = set(_SUM_VALUE_TOKEN.findall(body)) | set(_SUM_PAIR_VALUE.findall(body))
+    values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
 
 
-def _sum_shows(value: str, text: str, start: int = 0) -> bool:
+def _shows(value: str, text: str, start: int = 0) -> bool:
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
@@ -208,10 +208,10 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
 
     Only acknowledgements qualify: their values are all "slot：value" pairs, so nothing else is lost.
     """
-    if len(line) > SUMMARY_LINE_CHARS * 4 or not _SUM_ACK.search(line):
+    if len(line) > SUMMARY_LINE_CHARS * 4 or not _ACK.search(line):
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
-    return bool(values) and all(_sum_shows(v, later, start) for v in values)
+    return bool(values) and all(_shows(v, later, start) for v in values)
 
 
 def summary_is_fact(line: str) -> bool:
@@ -222,7 +222,7 @@ def summary_is_fact(line: str) -> bool:
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
-    corrected = _SUM_TEXTS[norm_lang(lang)]["corrected"]
+    corrected = _TEXTS[norm_lang(lang)]["corrected"]
     joined = "\n".join(lines) + "\n" + after
     ranks, pos = [], 0
     for i, line in enumerate(lines):
@@ -254,7 +254,7 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
     Sizes are summed per line (an upper bound of the whole), so the work is linear in the lines.
     """
     lines = list(lines)[-SUMMARY_MAX_LINES:]
-    if _sum_size_ok(lines, max_tokens):
+    if _size_ok(lines, max_tokens):
         return lines
     ranks = summary_ranks(lines, lang)
     tokens = [estimate_tokens(line) + 1 for line in lines]
@@ -266,7 +266,7 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
         gone.add(i)
         total, total_bytes = total - tokens[i], total_bytes - sizes[i]
     kept = [line for i, line in enumerate(lines) if i not in gone]
-    while kept and not _sum_size_ok(kept, max_tokens):
+    while kept and not _size_ok(kept, max_tokens):
         if len(kept) == 1:
             cut = truncate_to_tokens(kept[0], max_tokens)
             cut = cut.encode("utf-8")[:SUMMARY_MAX_BYTES - 3].decode("utf-8", "ignore")
@@ -284,10 +284,10 @@ def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_
         if line not in seen:
             lines.append(line)
             seen.add(line)
-    return "\n".join(summary_trim(lines, _sum_max(max_tokens), lang))
+    return "\n".join(summary_trim(lines, _max(max_tokens), lang))
 
 
-def _sum_max(max_tokens: object) -> int:
+def _max(max_tokens: object) -> int:
     try:
         value = int(max_tokens)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -307,8 +307,8 @@ def summary_prompt(summary: str, overflow: str, lang: str = "zh",
 
     ``max_chars`` in the rules is derived from the token cap (about 1.5 Chinese characters per token).
     """
-    t = _SUM_TEXTS[norm_lang(lang)]
-    limit = _sum_max(max_tokens)
+    t = _TEXTS[norm_lang(lang)]
+    limit = _max(max_tokens)
     max_chars = int(limit * 1.5) if norm_lang(lang) == "zh" else limit * 4
     return {
         "system": t["system"].replace("{max_chars}", str(max_chars)),
@@ -317,12 +317,12 @@ def summary_prompt(summary: str, overflow: str, lang: str = "zh",
     }
 
 
-def _sum_clean_llm(text: object) -> str:
+def _clean_llm(text: object) -> str:
     if not isinstance(text, str):
         return ""
-    text = _SUM_FENCE.sub("", text.strip()).strip()
+    text = _FENCE.sub("", text.strip()).strip()
     text = re.sub(r"<think>.*?</think>", "", text, flags=re.S).strip()
-    return _SUM_PREFIX.sub("", text).strip()
+    return _PREFIX.sub("", text).strip()
 
 
 def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list[dict],
@@ -333,15 +333,15 @@ def summary_accept(llm_text: object, fallback_summary: str, overflow_turns: list
     lines whose values (numbers, quoted names) the LLM left out are appended, so nothing the
     overflow carried is lost by a sloppy model.
     """
-    limit = _sum_max(max_tokens)
-    text = _sum_clean_llm(llm_text)
-    if not text or _SUM_REFUSAL.match(text) or estimate_tokens(text) > 3 * limit:
+    limit = _max(max_tokens)
+    text = _clean_llm(llm_text)
+    if not text or _REFUSAL.match(text) or estimate_tokens(text) > 3 * limit:
         return {"summary": summary_merge(fallback_summary, [], limit, lang), "source": "extractive",
                 "added_facts": 0}
     lines = summary_units(text)
     added = 0
     for fact in summary_fact_lines(overflow_turns, lang):
-        values = _SUM_VALUE_TOKEN.findall(fact)
+        values = _VALUE_TOKEN.findall(fact)
         if values and any(v not in text for v in values):
             lines.append(fact)
             added += 1

@@ -50,6 +50,11 @@ def escape_invisible(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
 
 
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
     """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
     ``default`` when it is not a finite number (booleans included)."""

@@ -18,14 +18,14 @@ import math
 import re
 
 # Character classes, counted separately.
-_TOK_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_TOK_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
-_TOK_WORD = re.compile(r"[A-Za-z]+")
-_TOK_DIGIT = re.compile(r"[0-9]")
-_TOK_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
-_TOK_NEWLINES = re.compile(r"\n+")
-_TOK_SPACES = re.compile(r"[ \t]+")
-_TOK_WHITESPACE = re.compile(r"\s")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+_WORD = re.compile(r"[A-Za-z]+")
+_DIGIT = re.compile(r"[0-9]")
+_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
+_NEWLINES = re.compile(r"\n+")
+_SPACES = re.compile(r"[ \t]+")
+_WHITESPACE = re.compile(r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -46,19 +46,19 @@ def token_counts(text: str) -> dict[str, int]:
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
         return {key: 0 for key in TOKEN_WEIGHTS}
-    words = _TOK_WORD.findall(text)
+    words = _WORD.findall(text)
     counts = {
-        "cjk": len(_TOK_CJK.findall(text)),
-        "cjk_punct": len(_TOK_CJK_PUNCT.findall(text)),
+        "cjk": len(_CJK.findall(text)),
+        "cjk_punct": len(_CJK_PUNCT.findall(text)),
         "word": len(words),
         "word_char": sum(len(w) for w in words),
-        "digit": len(_TOK_DIGIT.findall(text)),
-        "punct": len(_TOK_PUNCT.findall(text)),
-        "newline_run": len(_TOK_NEWLINES.findall(text)),
-        "space_run": len(_TOK_SPACES.findall(text)),
+        "digit": len(_DIGIT.findall(text)),
+        "punct": len(_PUNCT.findall(text)),
+        "newline_run": len(_NEWLINES.findall(text)),
+        "space_run": len(_SPACES.findall(text)),
     }
     classified = (counts["cjk"] + counts["cjk_punct"] + counts["word_char"] + counts["digit"]
-                  + counts["punct"] + len(_TOK_WHITESPACE.findall(text)))
+                  + counts["punct"] + len(_WHITESPACE.findall(text)))
     counts["other"] = max(0, len(text) - classified)
     return counts
 

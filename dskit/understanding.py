@@ -16,24 +16,10 @@ import json
 from typing import Any
 
 from .catalog import Catalog
+from .commands import COMMAND_ALIASES, REGISTRY, command_text
 from .jsonish import extract_json, jsonish_scrub
 
-COMMAND_TYPES = ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny",
-                 "faq", "chitchat", "handoff", "reset", "cannot_handle")
-# Words some models use instead of our command names.
-_COMMAND_ALIASES = {
-    "start": "start_task", "start_flow": "start_task", "new_task": "start_task",
-    "set_slot": "set_slots", "fill_slots": "set_slots", "update_slots": "set_slots", "inform": "set_slots",
-    "rollback": "rollback_slot", "undo": "rollback_slot", "undo_slot": "rollback_slot",
-    "cancel": "cancel_task", "cancel_flow": "cancel_task",
-    "affirm": "confirm", "yes": "confirm", "no": "deny", "reject": "deny",
-    "knowledge": "faq", "knowledge_answer": "faq", "question": "faq",
-    "chat": "chitchat", "smalltalk": "chitchat",
-    "human_handoff": "handoff", "transfer": "handoff", "restart": "reset", "clear": "reset",
-    "unknown": "cannot_handle", "fallback": "cannot_handle",
-}
 MAX_COMMANDS = 20
-MAX_TEXT = 2000
 
 
 def _command_type(raw: dict) -> str:
@@ -41,7 +27,7 @@ def _command_type(raw: dict) -> str:
         value = raw.get(key)
         if isinstance(value, str) and value.strip():
             name = value.strip().lower().replace("-", "_").replace(" ", "_")
-            return _COMMAND_ALIASES.get(name, name)
+            return COMMAND_ALIASES.get(name, name)
     return ""
 
 
@@ -57,52 +43,20 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
     return spec.name, ""
 
 
-def _short_text(value: Any) -> str:
-    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
-
-
 def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
-    """One command in its normal form, or (None, why it was dropped)."""
+    """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
-    if kind not in COMMAND_TYPES and kind and catalog.task(kind) is not None and not raw.get("task"):
+    if kind not in REGISTRY and kind and catalog.task(kind) is not None and not raw.get("task"):
         raw = {**raw, "task": catalog.task(kind).name}  # {"type": "weather", ...}: small models name the task
         kind = "start_task"
-    if kind not in COMMAND_TYPES:
+    if kind not in REGISTRY:
         return None, f"unknown command type {kind!r}" if kind else "command has no type"
     task, reason = _resolve_task(catalog, raw.get("task"))
     if reason:
         return None, reason
-    slots = raw.get("slots")
-    if kind == "start_task":
-        if task is None:
-            return None, "start_task needs a task"
-        if slots is not None and not isinstance(slots, dict):
-            return None, "slots must be an object"
-        return {"type": kind, "task": task, "slots": dict(slots or {})}, ""
-    if kind == "set_slots":
-        if not isinstance(slots, dict):
-            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
-            if isinstance(raw.get("slot"), str) and "value" in raw:
-                slots = {raw["slot"]: raw["value"]}
-            else:
-                return None, "set_slots needs a slots object"
-        if not slots:
-            return None, "set_slots has no slots"
-        return {"type": kind, "task": task, "slots": dict(slots)}, ""
-    if kind == "rollback_slot":
-        slot = raw.get("slot")
-        if not isinstance(slot, str) or not slot.strip():
-            return None, "rollback_slot needs a slot"
-        return {"type": kind, "task": task, "slot": slot.strip()}, ""
-    if kind == "cancel_task":
-        return {"type": kind, "task": task}, ""
-    if kind == "faq":
-        return {"type": kind, "question": _short_text(raw.get("question"))}, ""
-    if kind == "handoff":
-        return {"type": kind, "reason": _short_text(raw.get("reason"))}, ""
-    return {"type": kind}, ""
+    return REGISTRY[kind].read(raw, task, catalog)
 
 
 def _commands_of(data: Any) -> tuple[list | None, str, str]:
@@ -111,7 +65,7 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
         return data, "", ""
     if not isinstance(data, dict):
         return None, "", "the output is not a JSON object"
-    query = _short_text(data.get("rewritten_query") or data.get("query") or "")
+    query = command_text(data.get("rewritten_query") or data.get("query") or "")
     commands = data.get("commands")
     if commands is None and _command_type(data):
         commands = [data]
@@ -122,7 +76,7 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
     return commands, query, ""
 
 
-def _understanding_copy(raw: Any) -> tuple[Any, str]:
+def _copy(raw: Any) -> tuple[Any, str]:
     """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
     try:
         return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
@@ -142,7 +96,7 @@ def parse_understanding(raw: Any, catalog: Catalog) -> dict:
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             data, error = extract_json(text, prefer_keys=("commands",))
         else:
-            data, error = _understanding_copy(raw)
+            data, error = _copy(raw)
         if error:
             result["error"] = f"unreadable understanding: {error}"
             return result

@@ -18,10 +18,10 @@ import json
 import re
 from typing import Any
 
-from .catalog import Catalog
+from .catalog import Catalog, TaskSpec, load_catalog
 from .gaps import missing_slots
 from .jsonish import loads_strict_or_none
-from .messages import norm_lang
+from .messages import msg, norm_lang, show_value
 from .records import Decision, new_decision, task_ref
 from .state import current_task, load_state, state_problem
 from .text import escape_invisible, one_line
@@ -170,9 +170,12 @@ def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
             "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
 
 
-def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "") -> dict[str, Any]:
-    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them."""
-    state, _ = load_state(new_state)
+def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "", *,
+                     state: dict | None = None) -> dict[str, Any]:
+    """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
+    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
+    if state is None:
+        state, _ = load_state(new_state)
     execute = decision.get("execute") or {}
     return {
         "sys_context_str": new_state,
@@ -201,6 +204,40 @@ def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh")
     decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
                             task=task_ref(top))
     return workflow_outputs(kept_state, decision, None, error)
+
+
+# ---------------------------------------------------------------- what the user reads of a task
+
+def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+    """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
+    parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
+             for n in (names if names is not None else list(spec.slots)) if n in slots]
+    return msg("value_sep", lang).join(parts)
+
+
+def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
+    """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
+    payload = payload if isinstance(payload, dict) else {}
+    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+    return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
+def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
+                  lang: str | None = None) -> str:
+    """What the user is told about an executed task: done, failed (never passed off as success), or,
+    when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    label, values = _payload_parts(cat, payload, lang)
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
+    if not called:
+        return msg("exec_dry", lang, task=label, values=values) + "".join(
+            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
+    if ok:
+        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+    also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
+    return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 
 
 def history_tag(decision: Any) -> str:

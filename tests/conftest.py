@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # dify_plugin's import runs gevent's monkey.patch_all(sys=True) (dify_plugin/_gevent.py). Inside a
+    # pytest-xdist worker that patches the sockets and threads execnet already uses to talk to the
+    # controller, and the worker dies ("LoopExit: This operation would block forever"). The tests call
+    # the SDK's models and tools synchronously, so the workers import it without the patch: threads in
+    # the memory concurrency tests stay real threads, which interleave more than greenlets do.
+    sys.modules.setdefault("dify_plugin._gevent", types.ModuleType("dify_plugin._gevent"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -20,7 +20,8 @@ from adversarial_kit import (BIG_CATALOG, CATALOG, check_decision, check_written
 from conftest import load_example_catalog
 from dskit.catalog import CatalogError, load_catalog
 from dskit.limits import CODE_MAX_STRING_LENGTH, fits_dify_string, segment_size
-from dskit.machine import _short, record_result, step
+from dskit.machine import record_result, step
+from dskit.turn import short_text as _short
 from dskit.state import load_state
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None,
@@ -319,7 +320,19 @@ def test_every_load_repair_is_visible_in_the_state(restaurant):
 
 
 def test_states_written_by_the_engine_are_never_over_the_code_node_limit():
+    """Four open tasks whose values are changed again and again (old values pile up in the slot
+    histories): every state written stays within the 80,000 characters a Dify 1.8.0 code node may
+    return, and the run really reaches the limit (the engine trims, then refuses a turn)."""
     assert CODE_MAX_STRING_LENGTH == 80_000  # Dify 1.8.0, the minimum supported version
+    state, longest = "", 0
+    for round_ in range(6):
+        for k in range(4):
+            values = {f"s{j}": chr(ord("a") + (round_ + j) % 26) * 3990 for j in range(4)}
+            state, _ = step(state, {"commands": [{"type": "start_task", "task": f"big{k}", "slots": values}]},
+                                   BIG_CATALOG)
+            assert len(state) <= CODE_MAX_STRING_LENGTH and fits_dify_string(state)
+            longest = max(longest, len(state))
+    assert longest > 0.9 * CODE_MAX_STRING_LENGTH, longest
 
 
 def test_example_catalogs_still_load():

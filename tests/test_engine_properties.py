@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dskit.machine import step
 from dskit.state import dump_state, load_state
+from adversarial_kit import changed_slot, command_strategy
 from conftest import load_example_catalog
 
 CATALOG = load_example_catalog("travel_assistant")
@@ -24,15 +25,8 @@ values = st.one_of(st.none(), st.booleans(), st.integers(-5, 60), st.floats(allo
                    st.text(max_size=8), st.lists(st.sampled_from(["市中心", "东区", "火星"]), max_size=3))
 task_names = st.one_of(st.sampled_from(TASKS), st.none(), st.sampled_from(["订餐", "unknown_task", ""]))
 slot_maps = st.dictionaries(st.sampled_from(SLOTS), values, max_size=4)
-commands = st.one_of(
-    st.builds(lambda t, s: {"type": "start_task", "task": t, "slots": s}, task_names, slot_maps),
-    st.builds(lambda t, s: {"type": "set_slots", "task": t, "slots": s}, task_names, slot_maps),
-    st.builds(lambda t, s: {"type": "rollback_slot", "task": t, "slot": s}, task_names, st.sampled_from(SLOTS)),
-    st.builds(lambda t: {"type": "cancel_task", "task": t}, task_names),
-    st.sampled_from([{"type": k} for k in ("confirm", "deny", "chitchat", "reset", "cannot_handle", "handoff")]),
-    st.builds(lambda q: {"type": "faq", "question": q}, st.text(max_size=10)),
-    st.dictionaries(st.text(max_size=5), values, max_size=3),
-)
+commands = command_strategy(task_names, slot_maps, SLOTS, st.text(max_size=10),
+                            st.dictionaries(st.text(max_size=5), values, max_size=3))
 understandings = st.one_of(
     st.builds(lambda c: {"rewritten_query": "q", "commands": c}, st.lists(commands, max_size=4)),
     st.builds(lambda c: json.dumps({"commands": c}, ensure_ascii=False), st.lists(commands, max_size=3)),
@@ -51,10 +45,9 @@ def _explained(task_id: str, slot: str, value: object, decision: dict) -> bool:
     if any(e["task_id"] == task_id for e in decision["ended"]):
         executed = decision["execute"]
         if executed and executed["task_id"] == task_id:
-            return executed["slots"].get(slot) == value or any(
-                a.endswith(f"{task_id}.{slot}") or f"{task_id}.{slot}=" in a for a in decision["applied"])
+            return executed["slots"].get(slot) == value or changed_slot(task_id, slot, decision)
         return True  # cancelled, cascaded, evicted or reset: the decision's `ended` says which
-    return any(a.split(" ", 1)[-1].split("=")[0] == f"{task_id}.{slot}" for a in decision["applied"])
+    return changed_slot(task_id, slot, decision)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

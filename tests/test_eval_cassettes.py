@@ -43,6 +43,39 @@ RERECORD = ("stale cassette {name}: re-record it against the local model, e.g. `
             "tests/cassettes/{name}` (see this file's docstring)")
 
 
+# A recorded figure is a floor, never an equality: the engine may do better on the same answers.
+HIGHER_IS_BETTER = {"turns_right", "jga_right", "task_success", "jga", "clean_jga"}
+LOWER_IS_BETTER = {"wrongful", "unasked_writes", "wrong_writes", "unreadable", "failed_calls",
+                   "llm_calls_per_turn", "llm_calls"}
+# The size of the run (how many turns, dialogues, expected executions): the same run, so equal.
+SIZE = {"turns", "jga_turns", "dialogues", "expected_executions"}
+
+
+def at_least_as_good(figures: dict, recorded: dict) -> list[str]:
+    """Where ``figures`` are worse than ``recorded`` (a domain's JGA counts as a higher-is-better figure);
+    ``executions`` is not a score (more is not better) and is left to ``wrongful`` and ``task_success``."""
+    worse = []
+    for key, value in recorded.items():
+        got = figures.get(key)
+        if key == "domains":
+            worse += [f"domain {d}: {got.get(d)} < {v}" for d, v in value.items() if got.get(d, 0) < v - 1e-4]
+        elif key in HIGHER_IS_BETTER and got < value - 1e-9:
+            worse.append(f"{key}: {got} < {value}")
+        elif key in LOWER_IS_BETTER and got > value + 1e-9:
+            worse.append(f"{key}: {got} > {value}")
+        elif key in SIZE and got != value:
+            worse.append(f"{key}: {got} != {value} (not the same run)")
+    return worse
+
+
+def test_a_better_figure_passes_and_a_worse_one_fails() -> None:
+    recorded = {"turns_right": 25, "wrongful": 0, "turns": 74, "executions": 5, "domains": {"餐馆": 0.8}}
+    assert at_least_as_good({"turns_right": 30, "wrongful": 0, "turns": 74, "executions": 9,
+                             "domains": {"餐馆": 0.9}}, recorded) == []
+    assert len(at_least_as_good({"turns_right": 24, "wrongful": 1, "turns": 70, "executions": 5,
+                                 "domains": {"餐馆": 0.7}}, recorded)) == 4
+
+
 def replay_eval(capsys, cassette: Path, *args: str) -> dict:
     """One ``dskit eval`` run replayed from ``cassette``: its figures."""
     code = main(["eval", *args, *MODEL, "--replay", str(cassette), "--json", "--quiet"])
@@ -86,8 +119,8 @@ ENGINE_EXPECTED = {"turns_right": 25, "jga_right": 31, "jga_turns": 72, "executi
 
 def test_the_engine_target_on_the_shipped_suites(capsys) -> None:
     figures = replay_eval(capsys, ENGINE)
-    assert figures["turns"] == 74 and figures["llm_calls_per_turn"] == 1.0
-    assert counts(figures) == ENGINE_EXPECTED
+    assert figures["turns"] == 74 and figures["llm_calls_per_turn"] <= 1.0
+    assert at_least_as_good(counts(figures), ENGINE_EXPECTED) == []
 
 
 # ---------------------------------------------------------------- held-out conversations, three layouts
@@ -115,12 +148,12 @@ def layouts() -> dict:
 
 def test_the_fast_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
     layouts["fast"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", HELDOUT_SUITES)
-    assert counts(layouts["fast"]) == FAST_EXPECTED
+    assert at_least_as_good(counts(layouts["fast"]), FAST_EXPECTED) == []
 
 
 def test_the_classic_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
     layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES)
-    assert counts(layouts["classic"]) == CLASSIC_EXPECTED
+    assert at_least_as_good(counts(layouts["classic"]), CLASSIC_EXPECTED) == []
 
 
 def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(layouts) -> None:
@@ -135,12 +168,12 @@ def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(
 
 def test_the_plugin_chatflow_on_the_held_out_conversations(capsys) -> None:
     figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "plugin", HELDOUT_SUITES)
-    assert counts(figures) == PLUGIN_EXPECTED
+    assert at_least_as_good(counts(figures), PLUGIN_EXPECTED) == []
 
 
 def test_the_ask_policy_on_the_held_out_conversations(capsys) -> None:
     figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", "--ungrounded", "ask", HELDOUT_SUITES)
-    assert counts(figures) == ASK_EXPECTED
+    assert at_least_as_good(counts(figures), ASK_EXPECTED) == []
 
 
 # ---------------------------------------------------------------- CrossWOZ
@@ -163,7 +196,7 @@ def replay_crosswoz(capsys, expected: dict, *args: str) -> None:
           *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["failed_calls"] == 0, RERECORD.format(name=CROSSWOZ_CASSETTE.name)
-    assert {k: result[k] for k in expected} == expected
+    assert at_least_as_good(result, expected) == []
 
 
 def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dskit.machine import execute_reply
+from dskit.views import execute_reply
 from dskit.nodes import execute_reply_node
 from enginekit import Dialogue, cmd, start
 

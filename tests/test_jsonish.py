@@ -78,10 +78,15 @@ def test_never_raises_on_any_text(text: str) -> None:
 
 
 @given(st.one_of(st.none(), st.integers(), st.binary(), st.lists(st.text()), st.floats()))
-def test_never_raises_on_non_text(value: object) -> None:
+def test_non_text_is_refused_with_a_reason(value: object) -> None:
+    """Only text (or UTF-8 bytes) holds JSON: anything else is refused, never guessed at, and says why."""
     result, error = extract_json(value)  # type: ignore[arg-type]
-    assert result is None or isinstance(result, (dict, list))
-    assert isinstance(error, str)
+    if isinstance(value, bytes):
+        text = value.decode("utf-8", "replace")
+        assert (result, error) == extract_json(text)
+    else:
+        assert result is None
+        assert error in ("no text", "input is not text")
 
 
 @settings(max_examples=300)

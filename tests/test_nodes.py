@@ -107,7 +107,7 @@ def test_engine_failure_keeps_the_old_state(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(nodes, "step", boom)
+    monkeypatch.setattr(nodes, "run_turn", boom)
     failed = state_node(understanding({"type": "reset"}), opened["sys_context_str"], TRAVEL)
     assert_outputs(failed, STATE_NODE_OUTPUTS)
     assert failed["sys_context_str"] == opened["sys_context_str"]

@@ -125,7 +125,7 @@ def test_an_engine_bug_never_shows_a_traceback(daemon: FakeDaemon, monkeypatch: 
 
     state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables
     tool_cls = registration().tools_mapping["dialogue_state_kit"][2]["update_dialogue_state"][1]
-    monkeypatch.setitem(tool_cls._invoke.__globals__, "step", boom)  # the module the SDK loaded
+    monkeypatch.setitem(tool_cls._invoke.__globals__, "run_turn", boom)  # the module the SDK loaded
     out = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG,
                                            "sys_context_str": state["sys_context_str"]})
     assert out.variables["ok"] is False and "RuntimeError" in out.text

@@ -13,7 +13,8 @@ import json
 import pytest
 
 from conftest import load_example_catalog
-from dskit.machine import execute_reply, record_result
+from dskit.machine import record_result
+from dskit.views import execute_reply
 from dskit.nodes import execute_reply_node, result_node, state_node
 from dskit.views import state_text
 from dskit.catalog import load_catalog

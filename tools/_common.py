@@ -147,21 +147,19 @@ def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_co
 
 
 def grounding_params(params: Mapping[str, Any], lang: str | None) -> dict[str, Any]:
-    """``step``'s grounding inputs: the user's message (none: grounding off), their recent messages
-    from the history, and the reference date (empty: today). docs/grounding.md."""
-    from datetime import date
+    """``step``'s grounding inputs, built by :func:`dskit.turn_inputs.turn_inputs` exactly as the state
+    code node builds them (one message limit, one reference-date rule): the user's message (none:
+    grounding off), their recent messages from the history, and the reference date (empty: today).
+    docs/grounding.md."""
+    from dskit.turn_inputs import MAX_QUERY_CHARS, turn_inputs
 
-    from dskit.grounding import RECENT_TURNS, parse_reference_date
-    from dskit.history import recent_user_messages
-
-    query = text_param(params, "query", lang, max_chars=8_000)
+    query = text_param(params, "query", lang, max_chars=MAX_QUERY_CHARS)
     history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
-    day = text_param(params, "reference_date", lang, max_chars=40).strip()
-    if day and parse_reference_date(day) is None:
-        raise ParamError("reference_date", "YYYY-MM-DD", lang)
-    recent = recent_user_messages(history, RECENT_TURNS)
-    return {"query": query if query.strip() else None, "recent": recent,
-            "reference_date": day or date.today().isoformat()}
+    day = text_param(params, "reference_date", lang, max_chars=40)
+    inputs = turn_inputs(query, history, day)
+    if inputs.problem:
+        raise ParamError(inputs.problem_input, inputs.problem.partition(": ")[2] or "YYYY-MM-DD", lang)
+    return inputs.step_args()
 
 
 def json_param(params: Mapping[str, Any], name: str, lang: str | None, *, max_chars: int, default: Any) -> Any:
@@ -244,10 +242,11 @@ def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
 # ---------------------------------------------------------------- dialogue outputs
 
 
-def decision_payload(new_state: str, decision: dict, catalog: Catalog) -> dict:
-    """What the state tools return: :func:`dskit.views.workflow_outputs`, the same names and values
-    the state code node has (its objects and arrays are JSON text there, objects here)."""
-    return workflow_outputs(new_state, decision, catalog)
+def decision_payload(result: Any, catalog: Catalog) -> dict:
+    """What the state tools return for a :class:`dskit.machine.TurnResult`: :func:`dskit.views.workflow_outputs`,
+    the same names and values the state code node has (its objects and arrays are JSON text there,
+    objects here); the new state is not decoded again."""
+    return workflow_outputs(result.text, result.decision, catalog, state=result.state)
 
 
 def decision_defaults(params: Mapping[str, Any]) -> dict:

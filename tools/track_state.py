@@ -12,9 +12,10 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.machine import step
+from dskit.machine import run_turn
 from dskit.messages import norm_lang
 from dskit.prompts import understanding_prompt
+from dskit.turn_inputs import MAX_QUERY_CHARS
 from dskit.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
                            grounding_params, run_tool, state_param, text_param)
@@ -31,7 +32,8 @@ _RETRY = {
 def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
     catalog = catalog_param(params, lang)
     state = state_param(params, lang)
-    query = text_param(params, "query", lang, max_chars=8_000, required=True)
+    query = text_param(params, "query", lang, max_chars=MAX_QUERY_CHARS, required=True)
+    grounding = grounding_params(params, lang)  # checked before the model is called
     history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
     summary = text_param(params, "summary", lang, max_chars=50_000)
     config = model_param(params, "model", lang, required=True)
@@ -48,11 +50,12 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
             retry = _RETRY[prompt_lang].format(error=parsed["error"] or "no JSON")
             answer = call_llm(tool, config, repair(messages, answer, retry), usage, lang)
             attempts = 2
+            parsed = parse_understanding(answer, catalog)
     except ModelCallError as exc:
         raise ParamError("model", str(exc), lang, message=str(exc)) from None
-    new_state, decision = step(state, answer, catalog, lang=lang, **grounding_params(params, lang))
-    payload = decision_payload(new_state, decision, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
-    return payload, decision.get("question") or ""
+    result = run_turn(state, answer, catalog, lang=lang, parsed=parsed, **grounding)
+    payload = decision_payload(result, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
+    return payload, result.decision.get("question") or ""
 
 
 def _defaults(params: Mapping[str, Any]) -> dict:

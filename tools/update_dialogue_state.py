@@ -6,7 +6,7 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.machine import step
+from dskit.machine import run_turn
 from tools._common import (MAX_UNDERSTANDING_CHARS, catalog_param, decision_defaults, decision_payload,
                            grounding_params, run_tool, state_param, text_param)
 
@@ -15,8 +15,8 @@ def _update(params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
     catalog = catalog_param(params, lang)
     state = state_param(params, lang)
     understanding = text_param(params, "understanding", lang, max_chars=MAX_UNDERSTANDING_CHARS, required=True)
-    new_state, decision = step(state, understanding, catalog, lang=lang, **grounding_params(params, lang))
-    return decision_payload(new_state, decision, catalog), decision.get("question") or ""
+    result = run_turn(state, understanding, catalog, lang=lang, **grounding_params(params, lang))
+    return decision_payload(result, catalog), result.decision.get("question") or ""
 
 
 class UpdateDialogueStateTool(Tool):

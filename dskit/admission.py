@@ -1,0 +1,225 @@
+"""Admission: how the user's words decide which of the model's commands the turn applies.
+
+:mod:`dskit.grounding` holds the lexical rules (is this value in what the user said, does the
+message say yes, name this task, ...). This module applies them to commands, and is the one place
+that does: each command class (:mod:`dskit.commands`) asks here whether it may act, and gets a yes or
+a reason. With no evidence (``turn.evidence`` None: replaying stored commands) everything is admitted.
+docs/grounding.md states every rule in a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .catalog import SlotSpec, TaskSpec, coerce_slot_value
+from .grounding import (cancel_grounded, clock_value, common_words, confirm_grounded, is_clock, other_slot_value,
+                        reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
+                        text_grounded, value_grounded)
+from .slot_writes import UNSET
+from .turn import Turn, short_text
+
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+
+
+# ---------------------------------------------------------------- slot shapes
+
+def pattern_takes(pattern: str, text: str) -> bool:
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def time_slots(task: TaskSpec) -> list[str]:
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+
+
+def as_clock(spec: SlotSpec, raw: Any) -> Any:
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
+            or pattern_takes(spec.pattern, raw):
+        return raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+
+
+def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+
+
+# ---------------------------------------------------------------- values
+
+def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
+    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
+    if turn.evidence is None:
+        return value
+    return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
+
+
+def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
+    """The part of a coerced value (None: a deletion) that the user's message supports, and why the
+    rest is not: (value, or UNSET when nothing is admitted; reason)."""
+    ev = turn.evidence
+    old = task["slots"].get(name)
+    if ev is None or value == old:
+        return value, ""
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[name]
+    common = common_words(task_spec, name)
+    if value is None:  # a deletion: the message must name the slot or the value it removes
+        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+            return value, ""
+        return UNSET, f"{name}: the message does not mention this slot; its value stays"
+    owner = owner_elsewhere(task_spec, name, value)
+    if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
+        return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
+    asked = turn.asked == f"{task['id']}.{name}"
+    # A change of a value, or a slot that held one before, must be touched by this message; a
+    # slot filled for the first time may take a value the user gave in a recent turn.
+    first_fill = old is None and not task["history"].get(name)
+    items = value if isinstance(value, list) else [value]
+    kept = [item for item in items
+            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
+                and (first_fill or slot_touched(spec, ev.message)))]
+    if not kept:
+        return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    if isinstance(value, list):
+        rest = [item for item in items if item not in kept]
+        return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
+    return value, ""
+
+
+def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+    """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
+    the next question shows it, and only a yes stores it)."""
+    if turn.catalog.policy.ungrounded == "ask":
+        task.setdefault("unconfirmed", {})[name] = value
+        turn.drop(command, f"held for the user to check: {reason}")
+        turn.note(f"hold {task['id']}.{name}", progress=False)
+    else:
+        turn.refuse(command, reason)
+
+
+def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
+    """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
+    time slot when the command does not fill that slot itself: one thing the user said, one slot."""
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if turn.evidence is None or len(clocks) != 1 or clocks[0] in slots:
+        return slots
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            continue
+        rest, clock = split_clock(raw)
+        if clock is not None:
+            turn.note(f"split {task['id']}.{name}", progress=False)
+            return {**slots, name: rest, clocks[0]: clock}
+    return slots
+
+
+def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
+    """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
+    fault): one thing the user said fills one slot, so which one is unknown and none is filled,
+    unless one of them was asked last turn (the answer goes there)."""
+    if turn.evidence is None:
+        return set()
+    by_text: dict[str, list[str]] = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    shared = {n for names in by_text.values() if len(names) > 1 for n in names}
+    return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
+
+
+# ---------------------------------------------------------------- starts, take-backs, yes, no
+
+def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
+    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
+    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
+           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+    return ran[-1] if ran else None
+
+
+def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
+    """(values given, values said) among a start's slots that differ from ``before``."""
+    given = grounded = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok or before.get(name) == value:
+            continue
+        given += 1
+        if value_grounded(slot, value, turn.evidence, recent=False, asked=turn.asked.endswith(f".{name}"),
+                          common=common_words(spec, name)) and not owner_elsewhere(spec, name, value):
+            grounded += 1
+    return given, grounded
+
+
+def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+    """Whether the message asks for this start. A task that is open or just ran is started again only
+    when the message names it or gives it a new value; a new task the message does not name is refused
+    when most of its values were not said (a copied example, an invented errand)."""
+    ev = turn.evidence
+    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+        return True, ""
+    open_task = turn.stack.named(spec.name)
+    ran = _recent_run(turn, spec)
+    before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
+    given, grounded = _said_values(turn, spec, command.get("slots") or {}, before)
+    if open_task is not None or ran:
+        why = "it is already open" if open_task is not None else "it has just run"
+        return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if command.get("slots") and not grounded:  # values for slots it does not even have count too
+        return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+        return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+    return True, ""
+
+
+def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
+    """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
+    Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after a change
+    that was never applied must not empty a value the user gave long ago."""
+    ev = turn.evidence
+    if ev is None:
+        return True
+    spec = turn.spec(task).slots[slot]
+    if previous is None and not turn.writes.changed_lately(task, slot):
+        return False
+    return (slot_touched(spec, ev.message) or revert_said(ev)
+            or (previous is not None and value_grounded(spec, previous, ev, recent=False,
+                                                        common=common_words(turn.spec(task), slot))))
+
+
+def admit_confirm(turn: Turn) -> bool:
+    """A yes: the message says so."""
+    return turn.evidence is None or confirm_grounded(turn.evidence)
+
+
+def admit_cancel(turn: Turn, task: dict) -> bool:
+    """A cancellation: the message drops something."""
+    return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
+
+
+def admit_reset(turn: Turn) -> bool:
+    """A reset: the message asks to start over."""
+    return turn.evidence is None or reset_grounded(turn.evidence)
+
+
+__all__ = ["admit_value", "admit_start", "admit_rollback", "admit_confirm", "admit_cancel", "admit_reset",
+           "hold_or_refuse", "split_clock_slots", "shared_words", "keep_half_day", "as_clock", "time_slots",
+           "owner_elsewhere", "pattern_takes", "RECENT_EXECUTION_TURNS"]

@@ -1,0 +1,148 @@
+"""The engine keeps the shape docs/design.md promises: small rooms, no import cycles.
+
+A class over 300 lines or a function over 80 is where rules start to hide from each other (the old
+``_MachineTurn`` was 778 lines and about 65 methods); an import cycle means two modules cannot be read
+(or bundled into a code node) one after the other. These limits are checked on the source, so a new
+module is held to them without being listed here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "dskit"
+MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 80
+
+
+def _engine_files() -> list[Path]:
+    return sorted(p for p in ENGINE.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+def _sizes(path: Path) -> list[tuple[str, str, int]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            found.append((kind, f"{path.name}:{node.name}", node.end_lineno - node.lineno + 1))
+    return found
+
+
+def test_no_engine_class_or_function_is_too_long():
+    too_long = [(kind, name, lines) for path in _engine_files() for kind, name, lines in _sizes(path)
+                if lines > (MAX_CLASS_LINES if kind == "class" else MAX_FUNCTION_LINES)]
+    assert too_long == [], too_long
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """The dskit modules ``path`` imports anywhere (module level or inside a function), except under
+    ``if TYPE_CHECKING:`` (never run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = package.split(".")
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if _is_type_checking(node):
+            return
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = here[: len(here) - node.level + 1] + ([base] if base else [])
+                base = ".".join(parts)
+            if base.startswith("dskit"):
+                for alias in node.names:  # "from . import x" imports a module, "from .x import y" a name
+                    found.add(f"{base}.{alias.name}" if not node.module else base)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("dskit"))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _module_graph() -> dict[str, set[str]]:
+    modules: dict[str, Path] = {}
+    for path in ENGINE.rglob("*.py"):
+        rel = path.relative_to(ROOT).with_suffix("")
+        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        modules[name] = path
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for target in _imports(path, package):
+            while target and target not in modules:  # "dskit.tooling.llm.client.LLMClient" -> the module
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of modules (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                connect(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return groups
+
+
+def test_no_import_cycle_in_dskit():
+    """Engine and tooling alike, lazy imports included (a cycle hidden by a lazy import is still one)."""
+    assert _cycles(_module_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("module", [p.stem for p in _engine_files()])
+def test_engine_modules_import_only_the_standard_library_and_the_engine(module):
+    """The engine is what code nodes bundle: it imports the standard library and itself, nothing else."""
+    import sys
+
+    tree = ast.parse((ENGINE / f"{module}.py").read_text(encoding="utf-8"))
+    outside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            outside |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            outside.add((node.module or "").split(".")[0])
+    assert outside - set(sys.stdlib_module_names) - {"__future__"} == set()
