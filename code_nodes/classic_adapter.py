@@ -1017,16 +1017,6 @@ def load_catalog(source: Any) -> Catalog:
     )
 
 
-# ---- dskit/limits.py ----
-# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
-
-# A code node's string output, in characters. Dify api/configs/feature/__init__.py
-# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
-# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
-# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
-CODE_MAX_STRING_LENGTH = 80_000
-
-
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -1045,6 +1035,16 @@ class Stage(str, Enum):
 
 
 STAGES = tuple(stage.value for stage in Stage)
+
+
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
 
 
 # ---- dskit/state.py ----
@@ -1068,8 +1068,9 @@ _SHORT_TEXT = 200
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
+              "approved")
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -1184,6 +1185,11 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    offers = state.get("offers")
+    if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
+                                   and isinstance(offers.get("items"), list)):
+        state["offers"] = None
+        notes.append("offers were malformed; dropped")
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
@@ -1236,6 +1242,10 @@ def _repair_stack(state: dict) -> list[str]:
         if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
             notes.append(f"task {clean['id']}: malformed values to check dropped")
             del clean["unconfirmed"]
+        for key in ("shown", "approved"):  # digests of what a confirmation showed (dskit.integrity)
+            if key in clean and not (isinstance(clean[key], str) and len(clean[key]) <= 64):
+                notes.append(f"task {clean['id']}: malformed {key} dropped")
+                del clean[key]
         kept.append(clean)
     state["task_stack"] = kept
     return notes
@@ -1395,15 +1405,15 @@ TASK_PARAMETER_KEYS = ("task", "intent", "task_name", "任务")
 _EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
 
 
-def _norm(text: str) -> str:
+def _classic_norm(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
 def class_of(class_name: str) -> ClassicClass | None:
     """The non-task class a class name stands for (its id, label or a synonym), else None."""
-    name = _norm(class_name)
+    name = _classic_norm(class_name)
     for entry in CLASSIC_CLASSES:
-        if name in {_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
+        if name in {_classic_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
             return entry
     return None
 
@@ -1460,7 +1470,7 @@ def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog
         return [{"type": "start_task", "task": spec.name, "slots": slots}]
     if slots:
         return [{"type": "set_slots", "task": target.name, "slots": slots}]
-    generic = _norm(class_name) in {_norm(w) for w in GENERIC_TASK_CLASSES}
+    generic = _classic_norm(class_name) in {_classic_norm(w) for w in GENERIC_TASK_CLASSES}
     return [{"type": "start_task", "task": target.name, "slots": {}}] if spec or generic else [{"type": "cannot_handle"}]
 
 

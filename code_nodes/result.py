@@ -31,6 +31,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 from enum import Enum
@@ -113,6 +115,113 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not hmac.compare_digest(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        return ""
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+
+
 # ---- dskit/limits.py ----
 # Dify's limits that what the engine writes must fit, in one place, with where each comes from.
 
@@ -169,33 +278,6 @@ def string_excess(text: str, reserve: int = 0) -> int:
 def fits_dify_string(text: str) -> bool:
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
-    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
-            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
 
 
 # ---- dskit/taskstack.py ----
@@ -375,8 +457,9 @@ _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
+              "approved")
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -491,6 +574,11 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    offers = state.get("offers")
+    if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
+                                   and isinstance(offers.get("items"), list)):
+        state["offers"] = None
+        notes.append("offers were malformed; dropped")
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
@@ -543,6 +631,10 @@ def _repair_stack(state: dict) -> list[str]:
         if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
             notes.append(f"task {clean['id']}: malformed values to check dropped")
             del clean["unconfirmed"]
+        for key in ("shown", "approved"):  # digests of what a confirmation showed (dskit.integrity)
+            if key in clean and not (isinstance(clean[key], str) and len(clean[key]) <= 64):
+                notes.append(f"task {clean['id']}: malformed {key} dropped")
+                del clean[key]
         kept.append(clean)
     state["task_stack"] = kept
     return notes
@@ -630,7 +722,8 @@ def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _encode(state: dict) -> str:
+def _encode(state: dict, secret: str = "") -> str:
+    seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
@@ -644,7 +737,7 @@ def _sync_derived(state: dict) -> None:
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -654,7 +747,7 @@ def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_encode(state), reserve=room)
+        return string_excess(_encode(state, secret), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
@@ -708,7 +801,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
     return lost
 
 
-def fit_state(state: dict, *, evict: bool = True) -> str | None:
+def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
@@ -718,31 +811,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _encode(state)
+    text = _encode(state, secret)
     if string_excess(text) == 0:
         return text
-    fits, notes = _trim(state, _NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict, secret)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _encode(state)
+    return _encode(state, secret)
 
 
-def dump_state(state: dict) -> str:
-    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
-    Dify's limits; never raises for a state this module produced."""
-    text = fit_state(state, evict=True)
-    return text if text is not None else _encode(new_state())
-
-
-def find_task(state: dict, task_id: str) -> dict | None:
-    """The open task with this id."""
-    for task in state["task_stack"]:
-        if task["id"] == task_id:
-            return task
-    return None
+def dump_state(state: dict, secret: str = "") -> str:
+    """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
+    fits Dify's limits; never raises for a state this module produced."""
+    text = fit_state(state, evict=True, secret=secret)
+    return text if text is not None else _encode(new_state(), secret)
 
 
 def add_error(state: dict, code: str, message: str) -> None:
@@ -769,10 +854,11 @@ def short_text(command: Any) -> str:
 # ---- dskit/subtasks.py ----
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
-def restore_subtasks(state: dict, entry: dict) -> None:
-    """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
+def restore_subtasks(state: dict, entry: dict) -> list[dict]:
+    """A failed submission puts its sub-tasks back, waiting right below their restored parent; returns them."""
     stack = TaskStack(state)
     parent = stack.find(str(entry.get("task_id")))
+    restored = []
     for sub in entry.get("subtasks") or []:
         if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or stack.find(sub["task_id"]):
             continue
@@ -781,10 +867,24 @@ def restore_subtasks(state: dict, entry: dict) -> None:
                            opened_turn=state["turn"], stage=Stage.WAITING, slots=slots,
                            parent_id=parent["id"] if parent else None)
         stack.restore(task, below=parent)
+        restored.append(task)
+    return restored
 
 
 # ---- dskit/machine.py ----
 # The state machine's entry points: one turn, and a task API's outcome written back.
+
+def load_trusted(state_in: Any, secret: str = "") -> dict:
+    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
+    changed outside the engine claims is not trusted, and ``errors`` says why."""
+    state, errors = load_state(state_in)
+    for error in errors:
+        add_error(state, "state", error)
+    problem = trust_state(state, secret)
+    if problem:
+        add_error(state, "integrity", problem)
+    return state
+
 
 def error_text(exc: BaseException) -> str:
     """An exception's message, safe to store (never raises)."""
@@ -801,34 +901,36 @@ def _as_text(value: Any) -> str:
         return ""
 
 
-def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
+def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh",
+                  secret: str = "") -> str:
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
 
     Never raises: an unknown task id, or a state damaged in any way, is recorded in ``errors``.
     """
-    state, errors = load_state(state_str)
+    state = load_trusted(state_str, secret)
     try:
-        for error in errors:
-            add_error(state, "state", error)
         task_id = task_id if isinstance(task_id, str) else short_text(task_id)
         entry = next((d for d in reversed(state["done"]) if d["task_id"] == task_id), None)
         if entry is None:
             add_error(state, "result", f"no executed task {task_id[:64]!r} to record a result for")
-            return dump_state(state)
+            return dump_state(state, secret)
         entry["status"] = "success" if ok else "failed"
         entry["detail"] = scrub_surrogates(_as_text(detail))[:MAX_ERROR_TEXT]
         if not ok:
             add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
-            if find_task(state, task_id) is None:
-                TaskStack(state).push(task_record(
-                    task_id, entry["task"], entry["label"], opened_turn=state["turn"],
-                    stage=Stage.CONFIRMING, slots=entry["slots"], parent_id=entry["parent_id"]))
+            stack = TaskStack(state)
+            if stack.find(task_id) is None:
+                stack.push(task_record(task_id, entry["task"], entry["label"], opened_turn=state["turn"],
+                                       stage=Stage.CONFIRMING, slots=entry["slots"], parent_id=entry["parent_id"]))
             restore_subtasks(state, entry)
-        return dump_state(state)
+            task = stack.find(task_id)
+            if task is not None and task["stage"] == Stage.CONFIRMING:  # the failure reply shows it and asks to retry
+                task["shown"] = shown_digest(task, stack.waiting_under(task))
+        return dump_state(state, secret)
     except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
-        old, _ = load_state(state_str)
+        old = load_trusted(state_str, secret)
         add_error(old, "internal", f"record_result: {type(exc).__name__}: {error_text(exc)}")
-        return dump_state(old)
+        return dump_state(old, secret)
 
 
 # ---- dskit/node_io.py ----
@@ -889,7 +991,8 @@ def truthy(value: Any) -> bool:
 # ---------------------------------------------------------------- result node
 
 
-def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "") -> dict:
+def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "",
+                state_secret: Any = "") -> dict:
     """Write a task API's outcome back into the state (``record_result``); never raises."""
     state_in = text_in(sys_context_str)
     try:
@@ -898,7 +1001,7 @@ def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = 
         if not isinstance(task_id, str) or not task_id:
             return {"sys_context_str": keep_state(state_in), "ok": False, "error": "execute_payload has no task_id"}
         success = truthy(ok)
-        new_state = record_result(state_in, task_id, success, text_in(detail)[:300])
+        new_state = record_result(state_in, task_id, success, text_in(detail)[:300], secret=text_in(state_secret))
         if len(new_state) > NODE_MAX_STRING:
             return {"sys_context_str": keep_state(state_in), "ok": success, "error": "state too large"}
         return {"sys_context_str": new_state, "ok": success, "error": ""}

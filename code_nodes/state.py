@@ -53,9 +53,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import unicodedata
+from collections import Counter
 from datetime import date, timedelta
 from enum import Enum
 from typing import TypedDict
@@ -1642,64 +1645,6 @@ def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
     return ok and coerced == value and not reason
 
 
-# ---- dskit/limits.py ----
-# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
-
-# A code node's string output, in characters. Dify api/configs/feature/__init__.py
-# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
-# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
-# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
-CODE_MAX_STRING_LENGTH = 80_000
-
-# A conversation variable's size in bytes. Dify api/configs/feature/__init__.py MAX_VARIABLE_SIZE,
-# default 200 KiB. api/factories/variable_factory.py ``_build_variable_from_mapping`` raises
-# VariableError("variable size ... exceeds limit ...") when ``result.size > MAX_VARIABLE_SIZE`` as a
-# conversation's variables are loaded for a run, so one oversized write breaks every later turn.
-# ``Segment.size`` is ``sys.getsizeof(self.value)`` (graphon variables/segments.py; Dify
-# core/variables/segments.py): for a string it depends on its widest character, not on UTF-8 bytes.
-MAX_VARIABLE_SIZE = 200 * 1024
-
-# sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
-# bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
-# 56. The larger ones are used, so the estimate is never below what any of these versions reports.
-_ASCII_HEADER = 48
-_WIDE_HEADER = 72
-_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
-
-
-def segment_size(text: str) -> int:
-    """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
-    if text.isascii():
-        return _ASCII_HEADER + len(text) + 1
-    try:
-        text.encode("latin-1")
-        width = 1
-    except UnicodeEncodeError:
-        width = 4 if _ASTRAL.search(text) else 2
-    return _WIDE_HEADER + (len(text) + 1) * width
-
-
-def char_width(text: str) -> int:
-    """Bytes per character in ``segment_size``: 1, 2 or 4."""
-    if text.isascii():
-        return 1
-    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
-
-
-def string_excess(text: str, reserve: int = 0) -> int:
-    """How many characters ``text`` must lose to be both a code-node output and a conversation
-    variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
-    width = char_width(text)
-    over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
-    over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
-    return max(0, over_length, -(-over_size // width))
-
-
-def fits_dify_string(text: str) -> bool:
-    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
-    return string_excess(text) == 0
-
-
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -1782,6 +1727,144 @@ def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> De
         raise KeyError(f"not decision keys: {sorted(unknown)}")
     decision.update(fields)  # type: ignore[typeddict-item]
     return decision
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not hmac.compare_digest(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        return ""
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+
+
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
+
+# A conversation variable's size in bytes. Dify api/configs/feature/__init__.py MAX_VARIABLE_SIZE,
+# default 200 KiB. api/factories/variable_factory.py ``_build_variable_from_mapping`` raises
+# VariableError("variable size ... exceeds limit ...") when ``result.size > MAX_VARIABLE_SIZE`` as a
+# conversation's variables are loaded for a run, so one oversized write breaks every later turn.
+# ``Segment.size`` is ``sys.getsizeof(self.value)`` (graphon variables/segments.py; Dify
+# core/variables/segments.py): for a string it depends on its widest character, not on UTF-8 bytes.
+MAX_VARIABLE_SIZE = 200 * 1024
+
+# sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
+# bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
+# 56. The larger ones are used, so the estimate is never below what any of these versions reports.
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
+
+
+def segment_size(text: str) -> int:
+    """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
+    if text.isascii():
+        return _ASCII_HEADER + len(text) + 1
+    try:
+        text.encode("latin-1")
+        width = 1
+    except UnicodeEncodeError:
+        width = 4 if _ASTRAL.search(text) else 2
+    return _WIDE_HEADER + (len(text) + 1) * width
+
+
+def char_width(text: str) -> int:
+    """Bytes per character in ``segment_size``: 1, 2 or 4."""
+    if text.isascii():
+        return 1
+    return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
+
+
+def string_excess(text: str, reserve: int = 0) -> int:
+    """How many characters ``text`` must lose to be both a code-node output and a conversation
+    variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
+    width = char_width(text)
+    over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
+    over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
+    return max(0, over_length, -(-over_size // width))
+
+
+def fits_dify_string(text: str) -> bool:
+    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
+    return string_excess(text) == 0
 
 
 # ---- dskit/taskstack.py ----
@@ -1961,8 +2044,9 @@ _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
+              "approved")
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -2077,6 +2161,11 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    offers = state.get("offers")
+    if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
+                                   and isinstance(offers.get("items"), list)):
+        state["offers"] = None
+        notes.append("offers were malformed; dropped")
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
@@ -2129,6 +2218,10 @@ def _repair_stack(state: dict) -> list[str]:
         if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
             notes.append(f"task {clean['id']}: malformed values to check dropped")
             del clean["unconfirmed"]
+        for key in ("shown", "approved"):  # digests of what a confirmation showed (dskit.integrity)
+            if key in clean and not (isinstance(clean[key], str) and len(clean[key]) <= 64):
+                notes.append(f"task {clean['id']}: malformed {key} dropped")
+                del clean[key]
         kept.append(clean)
     state["task_stack"] = kept
     return notes
@@ -2216,7 +2309,8 @@ def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _encode(state: dict) -> str:
+def _encode(state: dict, secret: str = "") -> str:
+    seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
@@ -2230,7 +2324,7 @@ def _sync_derived(state: dict) -> None:
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -2240,7 +2334,7 @@ def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_encode(state), reserve=room)
+        return string_excess(_encode(state, secret), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
@@ -2294,7 +2388,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
     return lost
 
 
-def fit_state(state: dict, *, evict: bool = True) -> str | None:
+def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
@@ -2304,23 +2398,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _encode(state)
+    text = _encode(state, secret)
     if string_excess(text) == 0:
         return text
-    fits, notes = _trim(state, _NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict, secret)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _encode(state)
+    return _encode(state, secret)
 
 
-def dump_state(state: dict) -> str:
-    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
-    Dify's limits; never raises for a state this module produced."""
-    text = fit_state(state, evict=True)
-    return text if text is not None else _encode(new_state())
+def dump_state(state: dict, secret: str = "") -> str:
+    """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
+    fits Dify's limits; never raises for a state this module produced."""
+    text = fit_state(state, evict=True, secret=secret)
+    return text if text is not None else _encode(new_state(), secret)
 
 
 def current_task(state: dict) -> dict | None:
@@ -2544,25 +2638,270 @@ def show_value(value: object, lang: str = "zh") -> str:
 # ---- dskit/cues.py ----
 # The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
 
-# Words that say yes (grounding: a confirm needs one of them, and none of NO).
-YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
-       "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
-       "go ahead", "do it", "try again", "retry", "please do", "fine", "sounds good")
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-# Words that say no.
-NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
-      "wrong", "stop")
-# Words that drop something (a task, a value).
-CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
-          "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
-          "no longer", "stop")
-# Words that ask to start over.
-RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
-         "restart", "from scratch", "clear everything")
-# Words that take a change back.
-REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
-          "original", "as before", "revert")
+
+
+# ---------------------------------------------------------------- words, not characters
+#
+# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
+# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
+# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
+# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
+# piece is a word of the act, a filler or a particle; English clauses are read by their words.
+
+_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}")
+_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶")
+_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
+               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢")
+# "对了" is "by the way", never a yes; matched before 对 so that it wins.
+_NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
+YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
+          "好呀", "好吧", "好嘞", "好滴", "好哒", "行", "行的", "行吧", "行啊", "可以", "可以的", "可以啊", "可以呀", "嗯", "恩",
+          "确认", "确定", "同意", "就这样", "就这么办", "就这么定", "就这么定了", "就这个", "就它", "就这家", "妥", "成",
+          "再试", "重试", "再试一次", "试一次", "再来一次", "确认办理", "确认预订", "确认提交", "确认下单", "确认无误", "无误")
+# What a yes may say besides yes: go ahead with it.
+ACTION_ZH = ("订", "订吧", "预订", "办", "办吧", "办理", "提交", "下单", "帮我订", "帮我办", "帮我下单", "帮我预订", "帮我提交",
+             "去办", "去订", "安排", "安排吧", "就订", "就办", "这个", "这家",
+             "一下", "吧", "订了", "办了", "给我订", "帮我")
+YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right", "fine", "confirm", "confirmed",
+          "absolutely", "definitely", "exactly", "perfect", "great", "alright", "agreed", "proceed", "retry")
+ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
+                      "thanks", "thank", "you", "let's", "lets", "all", "of", "course", "looks", "works", "for", "me",
+                      "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
+_QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
+                      "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
+_A_NOT_A = _LazyPattern('_A_NOT_A', r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
+_QUESTION_END_ZH = ("吗", "么")
+_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
+                      "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
+                      "isn't", "aren't", "don't", "doesn't", "won't", "can't")
+_EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+
+
+def clauses(raw: str) -> list[str]:
+    """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
+    return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+
+
+def _question_marks(raw: str) -> list[str]:
+    """The clauses of a message that end with a question mark (kept for the question test)."""
+    return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+
+
+def is_question(clause: str) -> bool:
+    """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
+    end, or (English) an auxiliary or wh-word first."""
+    text = clause.strip().lower()
+    if not text:
+        return False
+    if text.isascii():
+        words = _EN_WORD.findall(text)
+        return bool(words) and words[0] in _QUESTION_WORDS_EN
+    compact = text.replace(" ", "")
+    if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
+        return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
+    return bool(_A_NOT_A.search(compact)) or any(w in compact for w in _QUESTION_WORDS_ZH) \
+        or compact.endswith(_QUESTION_END_ZH)
+
+
+def asks(raw: str) -> bool:
+    """Whether a message asks something: a question mark, or a clause that is a question."""
+    return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
+
+
+def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
+    """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
+    words = sorted(set(lexicon), key=len, reverse=True)
+    out: list[str] = []
+    at = 0
+    while at < len(text):
+        word = next((w for w in words if text.startswith(w, at)), None)
+        if word is None:
+            return None
+        out.append(word)
+        at += len(word)
+    return out
+
+
+def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``."""
+    compact = clause.replace(" ", "")
+    pieces = tokenize(compact, acts + extra + _FILLERS_ZH + _PARTICLES + _NOT_YES_ZH)
+    return pieces is not None and any(p in acts for p in pieces) and not any(p in _NOT_YES_ZH for p in pieces)
+
+
+def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
+    """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
+    words = _EN_WORD.findall(clause)
+    if not words or any(w not in allowed for w in words):
+        return False
+    joined = " " + " ".join(words) + " "
+    return any(f" {a} " in joined for a in acts)
+
+
+def says_yes(raw: str) -> bool:
+    """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
+    or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
+    if asks(raw) or says_no(raw):
+        return False
+    found = False
+    for clause in clauses(raw):
+        if clause.isascii():
+            found = found or _en_clause_is(clause, YES_EN + ("go ahead", "do it", "sounds good", "that's it",
+                                                             "please do", "book it", "works for me", "that works"),
+                                          ASSENT_EN)
+        else:
+            found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
+    return found
+
+
+_NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
+_NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
+          "hang on", "later")
+_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢")
+
+
+def says_no(raw: str) -> bool:
+    """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
+    text = raw.lower()
+    for phrase in _NOT_NO:
+        text = text.replace(phrase, " ")
+    if any(w in text for w in _NO_ZH):
+        return True
+    words = " " + " ".join(_EN_WORD.findall(text)) + " "
+    return any(f" {w} " in words for w in _NO_EN)
+
+
+CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
+             "不买了", "不租了", "不装了", "不修了", "不查了", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉", "不要", "不用",
+             "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
+_CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
+                      "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
+CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
+             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it")
+_CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
+                      "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
+                      "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
+                      "drop", "my", "a", "an", "oh", "well", "sorry")
+
+
+def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+    """A clause that drops a task: its words are cancel words, fillers and references to the task
+    ("算了，不要了", "取消订餐", "这个预订不要了", "cancel the booking"), never a preference that happens to
+    start with one ("不要辣的", "Don't forget the high chair")."""
+    for clause in clauses(raw):
+        if clause.isascii():
+            if _en_clause_is(clause, CANCEL_EN, _CANCEL_ALLOWED_EN + tuple(
+                    w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))):
+                return True
+        elif _zh_clause_is(clause, CANCEL_ZH, _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())):
+            return True
+    return False
+
+
+RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
+            "全部重来", "重新来过", "从头再来", "推倒重来")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是")
+RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
+_RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
+                     "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
+                     "conversation", "just", "ok", "okay")
+
+
+def says_reset(raw: str) -> bool:
+    """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
+    password", not "从头到尾都要安静")."""
+    for clause in clauses(raw):
+        if clause.isascii():
+            if _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) and not is_question(clause):
+                return True
+        elif _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH):
+            return True
+    return False
+
+
+REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚才的", "刚才那个", "改回", "恢复", "撤回", "撤销修改",
+                  "回到原来", "还是原来", "还是之前", "还是刚才", "换回", "变回", "照旧", "不改了", "别改了",
+                  "change it back", "back to", "undo", "as before", "previous", "original", "revert", "go back")
+
+
+def says_revert(raw: str) -> bool:
+    """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
+    text = raw.lower()
+    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
+               for p in REVERT_PHRASES)
+
+
+# ---------------------------------------------------------------- accepting what was offered
+
+REFERENCE_ZH = ("就这", "就它", "就那", "这个", "那个", "这家", "那家", "这里", "那里", "这儿", "那儿", "它", "该", "这座", "那座",
+                "这所", "那所", "这款", "那款", "这种", "那种", "这条", "那条", "这位", "前者", "后者", "就去", "就选", "就要",
+                "就订", "就住", "就吃", "就买", "就用", "那就", "就它了", "就这个", "选这", "要这", "定这", "推荐的", "你说的",
+                "刚说的", "上面的", "第一", "第二", "第三", "第四", "第五", "最后一")
+REFERENCE_EN = ("that one", "this one", "the first", "the second", "the third", "the last", "that", "this", "it",
+                "those", "them", "the one", "sounds good", "let's go with", "go with", "i'll take", "we'll take")
+_ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第三": 2, "第3": 2, "第四": 3, "第4": 3, "第五": 4,
+             "第5": 4, "the first": 0, "first one": 0, "the second": 1, "second one": 1, "the third": 2,
+             "third one": 2, "the fourth": 3, "the fifth": 4}
+
+
+# "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
+_THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
+
+
+def refers_back(raw: str) -> bool:
+    """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
+    "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
+    text = raw.lower()
+    spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
+    spans += [m.span() for m in _THIS.finditer(text)]
+    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    return any(not negated_at(text, start, end) for start, end in spans)
+
+
+def says_accept(raw: str) -> bool:
+    """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
+    地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
+    return refers_back(raw) or says_yes(raw)
+
+
+def offered_index(raw: str) -> int | None:
+    """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
+    text = raw.lower()
+    found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
+    return min(found)[1] if found else None
+
+
+# ---------------------------------------------------------------- negation near a word
+
+NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
+                      "不参加", "不带", "不想要")
+NEGATION_AFTER_ZH = ("不要", "不用", "就不用", "不需要", "没有", "不包含", "不含", "不涉及", "免了", "算了", "就算了",
+                     "也不用", "不必")
+NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思")
+
+
+def negated_at(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation just before them
+    ("不要包间", "no private room", "we don't need a private room") or just after ("包间就不用了",
+    "高风险运动不包含"). The scope ends at the clause's punctuation."""
+    text = raw.lower()
+    left_edge = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    right_edges = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    before = text[left_edge:start]
+    after = text[end:min(right_edges) if right_edges else len(text)]
+    for phrase in _NOT_NEGATION:
+        before, after = before.replace(phrase, "  "), after.replace(phrase, "  ")
+    if before.isascii() and after.isascii() and text[start:end].isascii():
+        words = _EN_WORD.findall(before)[-4:]
+        return any(w in NEGATION_EN for w in words)
+    near_before = before[-4:]
+    near_after = after.lstrip(" 的也就")[:4]
+    return any(n in near_before for n in NEGATION_BEFORE_ZH) or any(near_after.startswith(n) or n in near_after[:3]
+                                                                    for n in NEGATION_AFTER_ZH) \
+        or any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
 
 
 # ---- dskit/noise.py ----
@@ -2693,6 +3032,12 @@ def recent_user_messages(history: object, count: int) -> list[str]:
     return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
 
 
+def last_assistant_message(history: object) -> str:
+    """The assistant's last reply in a history string ("" when there is none): what it offered last."""
+    turns = [t for t in parse_history(history) if t.get("assistant")]
+    return turns[-1]["assistant"] if turns else ""
+
+
 # ---- dskit/gaps.py ----
 # Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
@@ -2800,6 +3145,145 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
     return msg("value_sep", lang).join(parts)
 
 
+# ---- dskit/matching.py ----
+# Finding a value in what the user said: by words and numbers, never across them.
+
+# A free-text value is grounded in a text that holds this share of its characters (numbers aside).
+TEXT_COVERAGE = 0.75
+# Characters that make two otherwise similar names different places or things.
+CONTRAST_CHARS = frozenset("东南西北上下左右前后内外大小新旧老正副男女单双里外头尾")
+_NUMERAL_CHARS = frozenset("零〇一二两三四五六七八九十百千万0123456789")
+_NUMBER_RUN = _LazyPattern('_NUMBER_RUN', r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+")
+_matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
+_SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
+
+
+def _matching_norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def segments(text: str) -> list[str]:
+    """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
+    return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
+
+
+def number_tokens(text: str) -> Counter:
+    """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
+    numerals that does not read as one number counts its digits)."""
+    found: Counter = Counter()
+    for match in _NUMBER_RUN.finditer(_matching_norm(text)):
+        token = match.group()
+        if token[0].isdigit():
+            found[float(token)] += 1
+            continue
+        value = parse_cn_number(token)
+        if value is not None:
+            found[float(value)] += 1
+        else:
+            found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
+    return found
+
+
+# Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
+_SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), ("明天", "明日"), ("昨天", "昨日"),
+             ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
+             ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
+             ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
+             ("免费", "免票", "不要钱", "不收费"))
+_SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
+_WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
+_MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
+_PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
+
+
+def normal_form(text: str) -> str:
+    """A text in its normal spelling, for comparing a model's normalised value with the user's words:
+    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, and one spelling per relative day,
+    month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 -> 周五)."""
+    out = _matching_norm(text)
+    for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
+        if spelling in out and spelling != _SYNONYM_OF[spelling]:
+            out = out.replace(spelling, _SYNONYM_OF[spelling])
+    out = _WEEKDAY.sub(r"周\1", out)
+
+    def arabic(match: re.Match) -> str:
+        value = parse_cn_number(match.group())
+        return str(value) if value is not None else match.group()
+    out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
+    return _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out))
+
+
+def _words(text: str) -> list[str]:
+    return _matching_WORD.findall(_matching_norm(text))
+
+
+def words_match(value: str, text: str) -> bool:
+    """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
+    words) three quarters of its longer words, at least two, as whole words of the text."""
+    value_words = _words(value)
+    text_words = _words(text)
+    if not value_words or not text_words:
+        return False
+    size = len(value_words)
+    if any(text_words[i:i + size] == value_words for i in range(len(text_words) - size + 1)):
+        return True
+    long_words = [w for w in value_words if len(w) >= 3]
+    present = set(text_words)
+    return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
+        and number_tokens(value) - number_tokens(text) == Counter()
+
+
+def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
+    """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
+    user's own spaces and punctuation (``cuts``) end a number."""
+    return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
+        or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
+
+
+def _cuts(pieces: list[str]) -> set[int]:
+    cuts, at = set(), 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        cuts.add(at)
+    return cuts
+
+
+def exact_match(target: str, text: str, value: str | None = None) -> bool:
+    """A folded value inside a text: whole numbers, and across the user's punctuation only where the
+    value has punctuation too (``value``: the value as written), or with two or more characters on
+    each side of it."""
+    own = _cuts(segments(value)) if value is not None else set()
+    pieces = segments(text)
+    folded = "".join(pieces)
+    cuts = _cuts(pieces)
+    start = folded.find(target)
+    while start >= 0:
+        end = start + len(target)
+        inner = sorted(c for c in cuts if start < c < end and c - start not in own)
+        lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2):
+            return True
+        start = folded.find(target, start + 1)
+    return False
+
+
+def near_match(target: str, text: str) -> bool:
+    """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
+    quarters of its characters, a two-character run of it, the same numbers, and every contrast
+    character it has."""
+    letters = [ch for ch in target if ch not in _NUMERAL_CHARS]
+    if len(target) < 3 or not letters or number_tokens(target) - number_tokens(text) != Counter():
+        return False
+    for piece in segments(text):  # within one stretch of the user's words, never gathered across them
+        present = set(piece)
+        if any(ch in CONTRAST_CHARS and ch not in present for ch in target):
+            continue
+        coverage = sum(1 for ch in letters if ch in present) / len(letters)
+        if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
+            return True
+    return False
+
+
 # ---- dskit/grounding.py ----
 # Grounding: whether what the model proposes can be traced to what the user said.
 
@@ -2808,8 +3292,6 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
 MAX_EVIDENCE_CHARS = 2_000
 # Recent user turns a value may come from, besides this message.
 RECENT_TURNS = 4
-# A free-text value is grounded in a text that holds this share of its characters (digits aside).
-TEXT_COVERAGE = 0.75
 
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
 _CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
@@ -2823,7 +3305,7 @@ _EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBE
 # Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
 _HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
 _CLOCK_RE = _LazyPattern(
-    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
 _EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
@@ -2837,7 +3319,7 @@ _EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the aft
                "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
                "at night": "晚上"}
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
-_AM = ("凌晨", "早上", "早晨", "清晨", "上午")
+_AM = ("凌晨", "早上", "早晨", "清晨", "上午", "明早", "今早", "一早", "大早", "早")
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 # Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
@@ -2872,6 +3354,8 @@ class Evidence:
     raw: str = ""  # this turn's message as said (lower case), for the time and date rules
     raw_recent: tuple[str, ...] = ()
     reference: date | None = None
+    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
+    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
 
     def texts(self, recent: bool) -> list[tuple[str, str]]:
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
@@ -2882,29 +3366,43 @@ class Evidence:
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('message', 'recent', 'raw', 'raw_recent', 'reference')
+    __match_args__ = ('message', 'recent', 'raw', 'raw_recent', 'reference', 'offered', 'offers')
 
-    def __init__(self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference):
+    def __init__(
+        self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
+        offered=offered, offers=offers,
+    ):
         object.__setattr__(self, 'message', message)
         object.__setattr__(self, 'recent', recent)
         object.__setattr__(self, 'raw', raw)
         object.__setattr__(self, 'raw_recent', raw_recent)
         object.__setattr__(self, 'reference', reference)
+        object.__setattr__(self, 'offered', offered)
+        object.__setattr__(self, 'offers', offers)
 
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
             f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
-            f", reference={self.reference!r}" ")"
+            f", reference={self.reference!r}" f", offered={self.offered!r}"
+            f", offers={self.offers!r}" ")"
         )
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.message, self.recent, self.raw, self.raw_recent, self.reference) == (other.message, other.recent, other.raw, other.raw_recent, other.reference)
+            return (
+                self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+                self.offers,
+            ) == (other.message, other.recent, other.raw, other.raw_recent, other.reference,
+                other.offered, other.offers,
+            )
         return NotImplemented
 
     def __hash__(self):
-        return hash((self.message, self.recent, self.raw, self.raw_recent, self.reference))
+        return hash((
+            self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+            self.offers,
+        ))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
@@ -2940,12 +3438,14 @@ def parse_reference_date(value: Any) -> date | None:
     return None
 
 
-def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> Evidence | None:
+def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offered: Any = "",
+                  offers: Any = ()) -> Evidence | None:
     """The evidence of a turn; None (grounding off) when there is no user message at all.
 
     ``recent``: earlier user messages, oldest first (a history's user turns); only the last
     :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
-    counted from; without it, only dates the user wrote out in full are normalised.
+    counted from; without it, only dates the user wrote out in full are normalised. ``offered``: the
+    assistant's last reply; ``offers``: the values it offered per slot (dskit.offers).
     """
     if query is None:
         return None
@@ -2953,7 +3453,9 @@ def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> E
     earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
     earlier = earlier[-RECENT_TURNS:][::-1]
     return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
-                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date))
+                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date),
+                    offered=_raw(offered) if isinstance(offered, str) else "",
+                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3))
 
 
 # ---------------------------------------------------------------- numbers, times, dates
@@ -2970,10 +3472,21 @@ def _number(token: str) -> float | None:
     return None if value is None else float(value)
 
 
-def numbers_in(raw: str) -> set[float]:
-    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words."""
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw)}
+# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
+# not eight people, "十八号" not eighteen).
+_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock)")
+
+
+def numbers_in(raw: str, counts: bool = False) -> set[float]:
+    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
+    only those that can be a count or an amount (not the hour of a time or the day of a date)."""
+    def keep(match: re.Match) -> bool:
+        return not counts or not _NOT_A_COUNT.match(raw, match.end())
+
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):
+        if not keep(match):
+            continue
         value = parse_cn_number(match.group())
         if value is not None:
             found.add(float(value))
@@ -3187,30 +3700,24 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
 
 # ---------------------------------------------------------------- values
 
-def _digit_runs(text: str) -> list[str]:
-    return re.findall(r"\d+", text)
-
-
-def text_grounded(value: str, folded: str) -> bool:
-    """A free-text value in a folded text: as a part of it, or nearly (its digits exactly)."""
-    target = fold(value)
+def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
+    """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
+    as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
+    contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
+    folded text is read as one word."""
+    target = "".join(segments(str(value)))  # folded, a decimal point kept inside its number
     if not target or not folded:
         return False
-    if target in folded:
-        return True
-    runs = set(_digit_runs(folded))
-    if any(run not in runs for run in _digit_runs(target)):
-        return False
+    text = raw if raw is not None else folded
     if target.isascii():  # 26 letters are in any sentence: English is matched by its words
-        words = [w for w in re.split(r"[^a-z0-9]+", unicodedata.normalize("NFKC", str(value)).lower()) if len(w) >= 3]
-        return bool(words) and sum(w in folded for w in words) >= max(2, -(-len(words) * 3 // 4))
-    letters = [ch for ch in target if not ch.isdigit()]
-    if len(target) < 3 or not letters:
-        return False
-    present = set(folded)
-    coverage = sum(1 for ch in letters if ch in present) / len(letters)
-    pairs = any(target[i:i + 2] in folded for i in range(len(target) - 1))
-    return coverage >= TEXT_COVERAGE and pairs
+        return words_match(str(value), text)
+    if exact_match(target, text, str(value)) or near_match(target, text):
+        return True
+    normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
+    if exact_match("".join(segments(normal)), normal_form(text), normal):
+        return True
+    pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
+    return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
 
 
 def _windows(text: str) -> set[str]:
@@ -3223,15 +3730,35 @@ def _windows(text: str) -> set[str]:
 
 
 def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
-    """Words of a task's label and of its other slots' names and labels: a message that says them
-    does not name ``slot`` ("table" in "book us a table" does not name the slot "quiet table")."""
+    """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
+    message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
+    "quiet table")."""
     words: set[str] = set()
     for text in (task.name.replace("_", " "), task.label,
                  *(t for other in task.slots.values() if other.name != slot
-                   for t in (other.name.replace("_", " "), other.label))):
+                   for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
         if text:
             words |= _windows(text)
     return frozenset(words)
+
+
+# Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
+_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
+_GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
+
+
+def slot_words(spec: SlotSpec) -> set[str]:
+    """The words that name a slot: its label and name; for a slot without a label (the catalog gives
+    it none), also the content words of its description and its question ("电话" for a slot
+    ``contact`` whose question is "请问您的联系电话是？")."""
+    texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
+    words: set[str] = set()
+    for index, text in enumerate(t for t in texts if t):
+        found = _windows(text)
+        if index > 0 and not spec.label:
+            found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
+        words |= found
+    return words
 
 
 def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
@@ -3240,11 +3767,54 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
     if not folded:
         return False
     names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
-    for name in names:
-        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name) - common)):
-            return True
+    if any(fold(name) and fold(name) in folded for name in names):
+        return True
+    if any(w in folded for w in slot_words(spec) - common):
+        return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+
+
+def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``."""
+    found: list[tuple[int, int]] = []
+    for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
+        for word in {name.lower()} | ((_windows(name) if spec.label else slot_words(spec)) - common):
+            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
+            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> bool | None:
+    """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
+    ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
+    None when it does not name it."""
+    spans = slot_mentions(spec, raw, common)
+    if not spans:
+        return None
+    return any(not negated_at(raw, start, end) for start, end in spans)
+
+
+_BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
+             "sure", "please", "yes please", "ok", "okay")
+_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "no", "nope", "no thanks",
+            "no thank you", "none")
+
+
+def bare_answer(raw: str) -> bool | None:
+    """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
+    text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
+    if text in _BARE_NO:
+        return False
+    if text in _BARE_YES:
+        return True
+    return None
 
 
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
@@ -3260,22 +3830,29 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     return ""
 
 
-def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
-    """An option value whose text or one of whose aliases the text holds."""
+def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = None) -> bool:
+    """An option value whose text or one of whose aliases the text holds, as a whole word or number
+    ("三百兆" does not hold the option 百兆)."""
+    if value not in spec.enum and value not in spec.aliases.values():
+        return False  # not an option: a number or a text is grounded by its own rules
     words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
-    return any(fold(w) and fold(w) in folded for w in words)
+    text = raw if raw is not None else folded
+    return any(fold(w) and (words_match(w, text) if fold(w).isascii() else exact_match(fold(w), text, w)) for w in words)
 
 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        return slot_touched(spec, folded, common) or (asked and current)
-    if _option_grounded(spec, value, folded):
+        said = bool_said(spec, raw, common)
+        if said is None and asked and current:
+            said = bare_answer(raw)
+        return said is not None and said == bool(value)
+    if _option_grounded(spec, value, folded, raw):
         return True
     if spec.type in ("integer", "number"):
         if not isinstance(value, (int, float)):
             return False
-        numbers = numbers_in(raw)
+        numbers = numbers_in(raw, counts=True)
         if float(value) in numbers:
             return True
         return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
@@ -3288,7 +3865,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
             return True
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
-    return text_grounded(value, folded)
+    return text_grounded(value, folded, raw)
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
@@ -3305,42 +3882,32 @@ def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None,
     return True
 
 
-def _holds(text: str, words: tuple[str, ...]) -> bool:
-    """Whether ``text`` holds one of ``words``: Chinese as a part, English as whole words."""
-    for word in words:
-        if word.isascii():
-            if re.search(r"(?<![a-z'])" + re.escape(word) + r"(?![a-z'])", text):
-                return True
-        elif word in text:
-            return True
-    return False
-
-
-def said(words: tuple[str, ...], ev: Evidence) -> bool:
-    """Whether this message holds one of ``words`` (for yes, no, cancel, reset, revert)."""
-    return _holds(ev.raw, words)
-
-
 def confirm_grounded(ev: Evidence) -> bool:
-    """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
-    "不错" say yes)."""
-    text = ev.raw
-    for phrase in YES_DESPITE_NO:
-        text = text.replace(phrase, "好")
-    return _holds(text, YES) and not _holds(text, NO)
+    """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
+    says yes, none that asks or says no."""
+    return says_yes(ev.raw)
+
+
+def asks_something(ev: Evidence) -> bool:
+    """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
+    return asks(ev.raw)
 
 
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
-    """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
-    return said(CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+    """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
+    references to the task, never a preference that starts with one ("不要辣的")."""
+    words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+    return says_cancel(ev.raw, words)
 
 
 def reset_grounded(ev: Evidence) -> bool:
-    return said(RESET, ev)
+    """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
+    return says_reset(ev.raw)
 
 
 def revert_said(ev: Evidence) -> bool:
-    return said(REVERT, ev)
+    """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
+    return says_revert(ev.raw)
 
 
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
@@ -3367,6 +3934,74 @@ def _task_words(spec: TaskSpec) -> set[str]:
     for text in (spec.description, *spec.examples):
         words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
     return words
+
+
+# ---- dskit/offers.py ----
+# Offered values: what the assistant put in front of the user, which a "就这家" may take.
+
+MAX_OFFERS = 8
+MAX_OFFERED_VALUES = 12
+MAX_OFFER_CHARS = 200
+# How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
+_ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
+
+
+def clean_offers(raw: Any) -> list[list]:
+    """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
+    out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
+    items: list = []
+    if isinstance(raw, dict):
+        items = [{"task": "", "slot": k, "values": v} for k, v in raw.items()]
+    elif isinstance(raw, list):
+        items = [dict(zip(("task", "slot", "values"), o)) if isinstance(o, list) and len(o) == 3 else o for o in raw]
+    kept = []
+    for item in items[:MAX_OFFERS]:
+        if not isinstance(item, dict) or not isinstance(item.get("slot"), str) or not item["slot"]:
+            continue
+        values = item.get("values") if isinstance(item.get("values"), list) else [item.get("values")]
+        values = [v[:MAX_OFFER_CHARS] if isinstance(v, str) else v for v in values[:MAX_OFFERED_VALUES]
+                  if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        task = item.get("task") if isinstance(item.get("task"), str) else ""
+        if values:
+            kept.append([task[:64], item["slot"][:64], values])
+    return kept
+
+
+def take_offers(state: dict) -> tuple:
+    """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
+    last one turn). Call after the turn counter moved on."""
+    offers = state.pop("offers", None)
+    if not isinstance(offers, dict) or offers.get("turn") != state["turn"] - 1:
+        return ()
+    return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
+
+
+def _found(value: Any, text: str) -> bool:
+    target = str(value)
+    folded = "".join(segments(target))
+    return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
+
+
+def _listed(text: str) -> list[str]:
+    return [item for item in _ITEMS.split(text) if item and item.strip()]
+
+
+def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
+                   asked: bool) -> bool:
+    """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
+    ``raw`` accepts it (see the module's rules)."""
+    if not raw or not says_accept(raw):  # a reference back or a yes, refusing nothing
+        return False
+    index = offered_index(raw)
+    for o_task, o_slot, values in offers:
+        if o_slot == slot and o_task in ("", task) and value in values:
+            return index is None or (index < len(values) and values[index] == value)
+    if offered_text and (asked or refers_back(raw)) and _found(value, offered_text):
+        if index is None:
+            return True
+        items = _listed(offered_text)
+        return index < len(items) and _found(value, items[index])
+    return False
 
 
 # ---- dskit/slot_writes.py ----
@@ -3516,11 +4151,12 @@ def short_text(command: Any) -> str:
 class Turn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
-    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
+    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None, said: str = ""):
         self.state = state
         self.catalog = catalog
         self.lang = lang
         self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
         self.stack = TaskStack(state, on_removed=self._task_ended)
         self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
         # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
@@ -3538,6 +4174,7 @@ class Turn:
         self.chitchat = False
         self.handoff: str | None = None
         self.unapplied = False  # a change the model read into this message was refused as not said
+        self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
         top = self.stack.top()
         self.top_before = top["id"] if top else None
         self.existing_ids = self.stack.ids()
@@ -3667,27 +4304,36 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     spec = task_spec.slots[name]
     common = common_words(task_spec, name)
     if value is None:  # a deletion: the message must name the slot or the value it removes
-        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
             return value, ""
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
     asked = turn.asked == f"{task['id']}.{name}"
-    # A change of a value, or a slot that held one before, must be touched by this message; a
-    # slot filled for the first time may take a value the user gave in a recent turn.
-    first_fill = old is None and not task["history"].get(name)
+    # A change of a value, or a slot that held one before, must be touched by this message; a slot
+    # filled for the first time may take a value the user gave in a recent turn — for a task open
+    # before this message or named in it, never for one a model opened on its own.
+    first_fill = old is None and not task["history"].get(name) and (
+        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message))
     items = value if isinstance(value, list) else [value]
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
             or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)))]
+                and (first_fill or slot_touched(spec, ev.message)))
+            or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     if isinstance(value, list):
         rest = [item for item in items if item not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return value, ""
+
+
+def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
+    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers)."""
+    ev = turn.evidence
+    return ev is not None and offer_accepted(task_name, slot, value, ev.raw, ev.offers, ev.offered, asked)
 
 
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
@@ -3751,46 +4397,75 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
         if not ok or before.get(name) == value:
             continue
         given += 1
-        if value_grounded(slot, value, turn.evidence, recent=False, asked=turn.asked.endswith(f".{name}"),
-                          common=common_words(spec, name)) and not owner_elsewhere(spec, name, value):
+        asked = turn.asked.endswith(f".{name}")
+        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
+                or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
+
+
+def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is checked as one."""
+    slots = dict(command.get("slots") or {})
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.existing_ids]
+    for other in turn.commands:
+        if other.get("type") != "set_slots" or other.get("task") not in (None, spec.name):
+            continue
+        for name, value in (other.get("slots") or {}).items():
+            if name in spec.slots and name not in slots and (other.get("task") == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
 
 
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
-    when most of its values were not said (a copied example, an invented errand)."""
+    when none or most of its values (in the whole answer) were not said, or when it carries none and
+    would run at once (a read-only enquiry on "你好")."""
     ev = turn.evidence
     if ev is None or task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
     before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
-    given, grounded = _said_values(turn, spec, command.get("slots") or {}, before)
+    slots = answer_slots(turn, spec, command)
+    given, grounded = _said_values(turn, spec, slots, before)
     if open_task is not None or ran:
         why = "it is already open" if open_task is not None else "it has just run"
         return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
-    if command.get("slots") and not grounded:  # values for slots it does not even have count too
+    if slots and not grounded:  # values for slots it does not even have count too
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+    if not slots and not spec.confirm and not any(s.required for s in spec.slots.values()):
+        return False, f"start of {spec.name}: it would run at once, and the message neither names it nor gives a value"
     return True, ""
 
 
 def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
-    """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
-    Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after a change
-    that was never applied must not empty a value the user gave long ago."""
+    """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
+    back to, or names the slot — but never while it states the slot's *current* value and not the
+    previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
+    value given last turn or this one: "人数还是按原来的吧" after a change that was never applied must not
+    empty a value the user gave long ago."""
     ev = turn.evidence
     if ev is None:
         return True
-    spec = turn.spec(task).slots[slot]
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[slot]
     if previous is None and not turn.writes.changed_lately(task, slot):
         return False
-    return (slot_touched(spec, ev.message) or revert_said(ev)
-            or (previous is not None and value_grounded(spec, previous, ev, recent=False,
-                                                        common=common_words(turn.spec(task), slot))))
+    common = common_words(task_spec, slot)
+    current = task["slots"].get(slot)
+    said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
+    said_current = current is not None and current != previous and spec.type != "boolean" \
+        and value_grounded(spec, current, ev, recent=False, common=common)
+    if said_current and not said_previous:
+        return False
+    return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
 
 
 def admit_confirm(turn: Turn) -> bool:
@@ -3806,6 +4481,100 @@ def admit_cancel(turn: Turn, task: dict) -> bool:
 def admit_reset(turn: Turn) -> bool:
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
+
+
+# ---- dskit/backup.py ----
+# The engine backs up the model on what it can see for itself.
+
+_TOKEN = _LazyPattern('_TOKEN', r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
+
+
+def _one(found: set) -> Any:
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _option_in(spec: SlotSpec, raw: str) -> Any:
+    """The one option of an enum slot the message names (by its text or an alias), else None."""
+    found = set()
+    for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
+        folded = "".join(segments(word))
+        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
+            found.add(target)
+    return _one(found)
+
+
+def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
+    """The one value of the slot's kind a message holds (None: none, several, or free text)."""
+    if spec.type == "boolean":
+        return bare_answer(raw)
+    if spec.enum:
+        return _option_in(spec, raw)
+    if spec.type in ("integer", "number"):
+        return _one(numbers_in(raw, counts=True))
+    if spec.type != "string" or not spec.pattern:
+        return None  # free text: never guessed
+    if pattern_takes(spec.pattern, "19:00"):
+        times = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return _one(times)
+    if pattern_takes(spec.pattern, "2026-12-02"):
+        return _one({d for d in dates_in(raw, reference) if len(d) == 10})
+    return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+
+
+def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
+    if not ok or reason or not turn.writes.set(task, name, coerced):
+        return False
+    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
+    return True
+
+
+def _asked_slot(turn: Turn) -> bool:
+    task_id, _, name = turn.asked.partition(".")
+    task = turn.stack.find(task_id)
+    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return False
+    spec = turn.spec(task).slots[name]
+    if spec.type != "boolean" and says_no(turn.evidence.raw):
+        return False
+    value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
+    return value is not None and _fill(turn, task, name, value)
+
+
+def _only_time_slot(turn: Turn) -> bool:
+    task = turn.stack.top()
+    clocks = time_slots(turn.spec(task)) if task is not None else []
+    if len(clocks) != 1:
+        return False
+    raw = turn.evidence.raw
+    value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
+    if value is not None:
+        return _fill(turn, task, clocks[0], value)
+    if says_revert(raw) and not _numbers_said(raw):
+        changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
+        if len(changed) == 1 and task["history"].get(changed[0]):
+            turn.writes.rollback(task, changed[0])
+            turn.note(f"backup rollback {task['id']}.{changed[0]}")
+            return True
+    return False
+
+
+def _numbers_said(raw: str) -> bool:
+    return bool(numbers_in(raw)) or bool(times_in(raw))
+
+
+def _changed_last_turn(turn: Turn) -> list[str]:
+    state = turn.state
+    return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
+            for key in entry.get("changed") or []]
+
+
+def backup_fill(turn: Turn) -> bool:
+    """Fill what the model left out (see the module's rules); True when a slot was filled."""
+    ev = turn.evidence
+    if ev is None or turn.progress or turn.handoff or turn.writes.changed or asks(ev.raw):
+        return False
+    return _asked_slot(turn) or _only_time_slot(turn)
 
 
 # ---- dskit/commands.py ----
@@ -3875,6 +4644,7 @@ class StartTask(Command):
         if task is None:
             task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
             turn.note(f"start {task['id']}:{spec.name}")
+            _adopt_orphans(turn, task)
         else:
             turn.note(f"focus {task['id']}:{spec.name}")
         turn.stack.push(task)
@@ -4041,7 +4811,14 @@ class Confirm(Command):
         if task is None:
             turn.drop(command, "no open task to confirm")
             return
+        if turn.evidence is not None and turn.unapplied:  # "换一家吧，行": the yes is not to what was shown
+            turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
+                               "not what the user asked for")
+            return
         if not admit_confirm(turn):
+            if asks_something(turn.evidence) and turn.faq is None:  # answer it; the confirmation stays pending
+                turn.faq = turn.said
+                turn.note("faq (the message asks)", progress=False)
             turn.refuse(command, "the message does not say yes")
             return
         if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
@@ -4056,7 +4833,12 @@ class Confirm(Command):
                 or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
             turn.drop(command, "nothing has been shown for confirmation yet")
             return
+        if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
+            turn.drop(command, "refused: the values are not the ones the confirmation question showed; "
+                               "they are shown again")
+            return
         turn.confirmed_id = task["id"]
+        task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
         turn.note(f"confirm {task['id']}")
 
 
@@ -4081,10 +4863,15 @@ class Deny(Command):
 
 
 def _accept_held(turn: Turn, task: dict) -> None:
-    """The user said yes to the values shown for checking: they are stored as if said."""
+    """The user said yes to the values shown for checking: they are stored as if said — only those
+    the check question showed (dskit.integrity)."""
     turn.checked.add(task["id"])
     slots = turn.spec(task).slots
-    for name, value in turn.held.pop(task["id"]).items():
+    held = turn.held.pop(task["id"])
+    if task.get("shown") != shown_digest(task, [], held):
+        turn.drop({"task_id": task["id"], "slots": held}, "held values are not the ones the check question showed")
+        return
+    for name, value in held.items():
         if name not in slots:
             continue
         if value is not None:  # held in the state string, which anyone may edit: checked again
@@ -4156,6 +4943,15 @@ def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
     return turn.stack.named(depends_on) if depends_on else None
 
 
+def _adopt_orphans(turn: Turn, parent: dict) -> None:
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    for task in turn.stack.tasks:
+        if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
+            task["parent_id"] = parent["id"]
+            turn.note(f"link {task['id']}->{parent['id']}", progress=False)
+
+
 def _link_parents(turn: Turn) -> None:
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
@@ -4179,6 +4975,7 @@ RESOLVED_FROM = Confirm.order
 def apply_commands(turn: Turn, commands: list[dict]) -> None:
     """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
+    turn.commands = list(commands)
     ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (REGISTRY[p[1]["type"]].order, p[0]))]
     resolved = False
     index = 0
@@ -4346,11 +5143,21 @@ def _held_text(turn: Turn, task: dict, held: dict) -> str:
 
 
 def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
-    """The task's next step, with its stage applied."""
+    """The task's next step, with its stage applied; a confirmation or check question records what it
+    shows (dskit.integrity), so that a yes runs exactly that."""
     step = next_step(turn, task, resumed)
     if step.stage is not None:
         turn.stack.set_stage(task, step.stage)
+    if step.action == "confirm":
+        _record_shown(turn, task)
+    else:
+        task.pop("shown", None)
     return step
+
+
+def _record_shown(turn: Turn, task: dict) -> None:
+    held = task.get("unconfirmed")
+    task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
 
 
 def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
@@ -4448,10 +5255,25 @@ def _decide_payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
             "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
 
 
+def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
+    """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
+    confirmation of its own, or its own yes approved exactly these values."""
+    spec = turn.spec(sub)
+    return (turn.confirmed_id == parent["id"] or not spec.confirm
+            or sub.get("approved") == shown_digest(sub))
+
+
 def _execute(turn: Turn, task: TaskRecord) -> Decision:
     """Take the finished task and the sub-tasks waiting for it off the stack, record them as one
-    pending submission, and line up what comes next."""
-    subtasks = turn.stack.waiting_under(task)
+    pending submission, and line up what comes next. A waiting sub-task no yes covers stays, collecting."""
+    subtasks = []
+    for sub in turn.stack.waiting_under(task):
+        if sub.get("parent_id") == task["id"] and not _covered(turn, task, sub) or \
+                sub.get("parent_id") != task["id"] and sub.get("parent_id") not in {s["id"] for s in subtasks}:
+            turn.stack.set_stage(sub, Stage.COLLECTING)
+            sub.pop("approved", None)
+            continue
+        subtasks.append(sub)
     payload = _decide_payload(turn, task)
     payload["subtasks"] = [_decide_payload(turn, sub) for sub in subtasks]
     for entry in [task] + subtasks:
@@ -4473,6 +5295,7 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
         question = step.question
         if step.action == "execute":  # a complete single-turn task waits for the user's go-ahead
             turn.stack.set_stage(top, Stage.CONFIRMING)
+            _record_shown(turn, top)
             question = msg("confirm_resume", turn.lang, task=turn.spec(top).display, values=_values(turn, top))
         elif step.action == "handoff":
             question = ask_text(turn.spec(top), step.slot, turn.lang)
@@ -4659,12 +5482,23 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str) -> TurnResult:
+def load_trusted(state_in: Any, secret: str = "") -> dict:
+    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
+    changed outside the engine claims is not trusted, and ``errors`` says why."""
+    state, errors = load_state(state_in)
+    for error in errors:
+        add_error(state, "state", error)
+    problem = trust_state(state, secret)
+    if problem:
+        add_error(state, "integrity", problem)
+    return state
+
+
+def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str,
+              secret: str = "") -> TurnResult:
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
     and a fallback decision whose question says why (``key`` in dskit.messages)."""
-    old, errors = load_state(state_in)
-    for problem in errors:
-        add_error(old, "state", problem)
+    old = load_trusted(state_in, secret)
     try:
         reconcile_state(old, catalog)
     except Exception:  # noqa: BLE001 - the state as loaded is still better than none
@@ -4673,19 +5507,25 @@ def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, e
     top = current_task(old)
     decision = new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
                             task=task_ref(top), error=error)
-    return TurnResult(old, dump_state(old), decision)
+    return TurnResult(old, dump_state(old, secret), decision)
 
 
-def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any) -> tuple[Decision, list[str]]:
+def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
+           query: Any = None) -> tuple[Decision, list[str]]:
     """The commands of a parsed understanding applied to a loaded state: (decision, slots changed)."""
-    turn = Turn(state, cat, lang, evidence)
+    said = parsed["rewritten_query"] or (query[:2000] if isinstance(query, str) else "")
+    turn = Turn(state, cat, lang, evidence, said=said)
     for item in parsed["dropped"]:
         turn.drop(item["command"], item["reason"])
     if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
     if parsed["usable"]:
-        state["counters"]["parse_failures"] = 0
         apply_commands(turn, parsed["commands"])
+    if backup_fill(turn):  # what the model left out and the engine can see for itself (dskit.backup)
+        turn.writes.resolve()
+        parsed["usable"] = True
+    if parsed["usable"]:
+        state["counters"]["parse_failures"] = 0
         decision = decide(turn)
     else:
         decision = not_understood(turn, parsed["error"])
@@ -4696,29 +5536,31 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any) ->
 
 
 def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
-             recent: Any = (), reference_date: Any = None, parsed: dict | None = None) -> TurnResult:
+             recent: Any = (), reference_date: Any = None, offered: Any = "", parsed: dict | None = None,
+             secret: str = "") -> TurnResult:
     """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
     understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
-    (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice)."""
+    (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice).
+    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest)."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
     try:
-        state, errors = load_state(state_in)
-        for error in errors:
-            add_error(state, "state", error)
+        state = load_trusted(state_in, secret)
         reconcile_state(state, cat)
         state["turn"] += 1
         if parsed is None:
             parsed = parse_understanding(understanding, cat)
-        decision, _ = _apply(state, dict(parsed), cat, lang, make_evidence(query, recent, reference_date))
-        text = fit_state(state, evict=False)
+        evidence = make_evidence(query, recent, reference_date, offered, take_offers(state))
+        decision, _ = _apply(state, dict(parsed), cat, lang, evidence, query)
+        text = fit_state(state, evict=False, secret=secret)
         if text is None:
             return kept_turn(state_in, cat, lang, "state_full", "size",
                              "this message was not applied: the dialogue state would exceed Dify's size "
-                             "limits even without its history, timeline and old values")
+                             "limits even without its history, timeline and old values", secret)
         return TurnResult(state, text, decision)
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
-        return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}")
+        return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}",
+                         secret)
 
 
 def error_text(exc: BaseException) -> str:
@@ -4819,6 +5661,8 @@ def keep_state(state_text: str) -> str:
 # The longest message a turn reads. Past it the turn is not applied (the user is told): grounding
 # reads the opening of a message only, and a pasted document is not an answer to a question.
 MAX_QUERY_CHARS = 8_000
+# The part of the assistant's last reply read for what it offered (a reply lists a few options).
+MAX_OFFERED_CHARS = 2_000
 # The longest history text read for the recent messages (Dify's variable cap is far below it).
 MAX_HISTORY_READ_CHARS = 400_000
 
@@ -4832,19 +5676,23 @@ class TurnInputs:
     problem: str = ""  # "" when usable; else "<input>: why", and the turn must not run
     problem_input: str = ""
     length: int = 0  # the message's length, for the user-facing sentence
+    offered: str = ""  # the assistant's last reply: what it offered ("就这家" accepts a value of it)
 
     def step_args(self) -> dict[str, Any]:
         """The grounding keyword arguments of :func:`dskit.machine.step`."""
-        return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date}
+        return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date,
+                "offered": self.offered}
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = ('query', 'recent', 'reference_date', 'problem', 'problem_input', 'length')
+    __match_args__ = (
+        'query', 'recent', 'reference_date', 'problem', 'problem_input', 'length', 'offered',
+    )
 
     def __init__(
         self, query=query, recent=__dskit_missing, reference_date=reference_date, problem=problem,
-        problem_input=problem_input, length=length,
+        problem_input=problem_input, length=length, offered=offered,
     ):
         object.__setattr__(self, 'query', query)
         object.__setattr__(self, 'recent', list() if recent is self.__dskit_missing else recent)
@@ -4852,26 +5700,30 @@ class TurnInputs:
         object.__setattr__(self, 'problem', problem)
         object.__setattr__(self, 'problem_input', problem_input)
         object.__setattr__(self, 'length', length)
+        object.__setattr__(self, 'offered', offered)
 
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(query={self.query!r}" f", recent={self.recent!r}"
             f", reference_date={self.reference_date!r}" f", problem={self.problem!r}"
-            f", problem_input={self.problem_input!r}" f", length={self.length!r}" ")"
+            f", problem_input={self.problem_input!r}" f", length={self.length!r}"
+            f", offered={self.offered!r}" ")"
         )
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.query, self.recent, self.reference_date, self.problem, self.problem_input,
-                self.length,
-            ) == (other.query, other.recent, other.reference_date, other.problem, other.problem_input, other.length)
+                self.length, self.offered,
+            ) == (other.query, other.recent, other.reference_date, other.problem,
+                other.problem_input, other.length, other.offered,
+            )
         return NotImplemented
 
     def __hash__(self):
         return hash((
             self.query, self.recent, self.reference_date, self.problem, self.problem_input,
-            self.length,
+            self.length, self.offered,
         ))
 
     def __setattr__(self, name, value):
@@ -4904,9 +5756,11 @@ def turn_inputs(query: Any, history: Any = "", reference_date: Any = "", *, toda
     if day and parse_reference_date(day) is None:
         return TurnInputs(problem=f"reference_date: {day!r} is not a date (YYYY-MM-DD)", problem_input="reference_date")
     reference = parse_reference_date(day) if day else (today or date.today())
-    recent = recent_user_messages(_turn_inputs_text(history)[-MAX_HISTORY_READ_CHARS:], RECENT_TURNS)
+    history_text = _turn_inputs_text(history)[-MAX_HISTORY_READ_CHARS:]
+    recent = recent_user_messages(history_text, RECENT_TURNS)
     return TurnInputs(query=text if text.strip() else None, recent=recent,
-                      reference_date=reference.isoformat() if reference else "", length=len(text))
+                      reference_date=reference.isoformat() if reference else "", length=len(text),
+                      offered=last_assistant_message(history_text)[:MAX_OFFERED_CHARS])
 
 
 # ---- dskit/nodes.py ----
@@ -4952,15 +5806,19 @@ def _kept_state(state_text: str) -> str:
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
-               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "") -> dict:
+               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
+               state_secret: Any = "") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
     only what the user said (docs/grounding.md); without ``query`` (unbound, or "": Dify never sends
     an empty message) every valid command is applied.
-    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
-    means the catalog's language. A broken catalog leaves the state untouched and says so in
-    ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from; a message over
+    8,000 characters or a malformed date is refused as the plugin refuses it (dskit.turn_inputs).
+    ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
+    state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
+    language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
+    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
     """
     state_in = text_in(sys_context_str)
     language = _lang(lang)
@@ -4978,7 +5836,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                             limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        result = run_turn(state_in, raw, catalog, lang=language, **inputs.step_args())
+        result = run_turn(state_in, raw, catalog, lang=language, secret=text_in(state_secret),
+                          **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(result.text)} characters, over Dify's limit")

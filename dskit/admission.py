@@ -16,6 +16,7 @@ from .catalog import SlotSpec, TaskSpec, coerce_slot_value
 from .grounding import (cancel_grounded, clock_value, common_words, confirm_grounded, is_clock, other_slot_value,
                         reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
                         text_grounded, value_grounded)
+from .offers import offer_accepted
 from .slot_writes import UNSET
 from .turn import Turn, short_text
 
@@ -79,27 +80,36 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     spec = task_spec.slots[name]
     common = common_words(task_spec, name)
     if value is None:  # a deletion: the message must name the slot or the value it removes
-        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message):
+        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
             return value, ""
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
     asked = turn.asked == f"{task['id']}.{name}"
-    # A change of a value, or a slot that held one before, must be touched by this message; a
-    # slot filled for the first time may take a value the user gave in a recent turn.
-    first_fill = old is None and not task["history"].get(name)
+    # A change of a value, or a slot that held one before, must be touched by this message; a slot
+    # filled for the first time may take a value the user gave in a recent turn — for a task open
+    # before this message or named in it, never for one a model opened on its own.
+    first_fill = old is None and not task["history"].get(name) and (
+        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message))
     items = value if isinstance(value, list) else [value]
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
             or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)))]
+                and (first_fill or slot_touched(spec, ev.message)))
+            or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     if isinstance(value, list):
         rest = [item for item in items if item not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return value, ""
+
+
+def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
+    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers)."""
+    ev = turn.evidence
+    return ev is not None and offer_accepted(task_name, slot, value, ev.raw, ev.offers, ev.offered, asked)
 
 
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
@@ -163,46 +173,75 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
         if not ok or before.get(name) == value:
             continue
         given += 1
-        if value_grounded(slot, value, turn.evidence, recent=False, asked=turn.asked.endswith(f".{name}"),
-                          common=common_words(spec, name)) and not owner_elsewhere(spec, name, value):
+        asked = turn.asked.endswith(f".{name}")
+        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
+                or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
+
+
+def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is checked as one."""
+    slots = dict(command.get("slots") or {})
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.existing_ids]
+    for other in turn.commands:
+        if other.get("type") != "set_slots" or other.get("task") not in (None, spec.name):
+            continue
+        for name, value in (other.get("slots") or {}).items():
+            if name in spec.slots and name not in slots and (other.get("task") == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
 
 
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
-    when most of its values were not said (a copied example, an invented errand)."""
+    when none or most of its values (in the whole answer) were not said, or when it carries none and
+    would run at once (a read-only enquiry on "你好")."""
     ev = turn.evidence
     if ev is None or task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
     before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
-    given, grounded = _said_values(turn, spec, command.get("slots") or {}, before)
+    slots = answer_slots(turn, spec, command)
+    given, grounded = _said_values(turn, spec, slots, before)
     if open_task is not None or ran:
         why = "it is already open" if open_task is not None else "it has just run"
         return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
-    if command.get("slots") and not grounded:  # values for slots it does not even have count too
+    if slots and not grounded:  # values for slots it does not even have count too
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+    if not slots and not spec.confirm and not any(s.required for s in spec.slots.values()):
+        return False, f"start of {spec.name}: it would run at once, and the message neither names it nor gives a value"
     return True, ""
 
 
 def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
-    """A rollback the message asks for: it names the slot or the value, or says "back" (还是原来…).
-    Back to *empty* only undoes a value given last turn or this one: "人数还是按原来的吧" after a change
-    that was never applied must not empty a value the user gave long ago."""
+    """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
+    back to, or names the slot — but never while it states the slot's *current* value and not the
+    previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
+    value given last turn or this one: "人数还是按原来的吧" after a change that was never applied must not
+    empty a value the user gave long ago."""
     ev = turn.evidence
     if ev is None:
         return True
-    spec = turn.spec(task).slots[slot]
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[slot]
     if previous is None and not turn.writes.changed_lately(task, slot):
         return False
-    return (slot_touched(spec, ev.message) or revert_said(ev)
-            or (previous is not None and value_grounded(spec, previous, ev, recent=False,
-                                                        common=common_words(turn.spec(task), slot))))
+    common = common_words(task_spec, slot)
+    current = task["slots"].get(slot)
+    said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
+    said_current = current is not None and current != previous and spec.type != "boolean" \
+        and value_grounded(spec, current, ev, recent=False, common=common)
+    if said_current and not said_previous:
+        return False
+    return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
 
 
 def admit_confirm(turn: Turn) -> bool:

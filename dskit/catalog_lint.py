@@ -58,9 +58,12 @@ def catalog_warnings(data: Any) -> list[str]:
             if found:
                 warnings.append(f"{where}.description: holds an example value ({found!r}); a small model "
                                 "copies examples into commands - describe the value instead")
-            if not slot.get("label") and not description_name(str(slot.get("description") or "")):
-                warnings.append(f"{where}: no label (and no short description): replies would show the raw "
-                                f"name {slot_name!r}")
+            if not slot.get("label"):
+                shown = "" if description_name(str(slot.get("description") or "")) else \
+                    f"replies would show the raw name {slot_name!r}; "
+                warnings.append(f"{where}: no label: {shown}a user can name this slot (to change, clear or take "
+                                "back its value) only by its name and the content words of its description and "
+                                "question, so give it the word users say")
     return warnings
 
 

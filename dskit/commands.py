@@ -23,6 +23,8 @@ from .admission import (admit_cancel, admit_confirm, admit_reset, admit_rollback
                         as_clock, hold_or_refuse, keep_half_day, shared_words, split_clock_slots)
 from .catalog import Catalog, coerce_slot_value
 from .gaps import missing_slots
+from .grounding import asks_something
+from .integrity import shown_digest
 from .records import Stage
 from .slot_writes import UNSET
 from .state import new_counters
@@ -92,6 +94,7 @@ class StartTask(Command):
         if task is None:
             task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
             turn.note(f"start {task['id']}:{spec.name}")
+            _adopt_orphans(turn, task)
         else:
             turn.note(f"focus {task['id']}:{spec.name}")
         turn.stack.push(task)
@@ -258,7 +261,14 @@ class Confirm(Command):
         if task is None:
             turn.drop(command, "no open task to confirm")
             return
+        if turn.evidence is not None and turn.unapplied:  # "换一家吧，行": the yes is not to what was shown
+            turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
+                               "not what the user asked for")
+            return
         if not admit_confirm(turn):
+            if asks_something(turn.evidence) and turn.faq is None:  # answer it; the confirmation stays pending
+                turn.faq = turn.said
+                turn.note("faq (the message asks)", progress=False)
             turn.refuse(command, "the message does not say yes")
             return
         if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
@@ -273,7 +283,12 @@ class Confirm(Command):
                 or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
             turn.drop(command, "nothing has been shown for confirmation yet")
             return
+        if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
+            turn.drop(command, "refused: the values are not the ones the confirmation question showed; "
+                               "they are shown again")
+            return
         turn.confirmed_id = task["id"]
+        task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
         turn.note(f"confirm {task['id']}")
 
 
@@ -298,10 +313,15 @@ class Deny(Command):
 
 
 def _accept_held(turn: Turn, task: dict) -> None:
-    """The user said yes to the values shown for checking: they are stored as if said."""
+    """The user said yes to the values shown for checking: they are stored as if said — only those
+    the check question showed (dskit.integrity)."""
     turn.checked.add(task["id"])
     slots = turn.spec(task).slots
-    for name, value in turn.held.pop(task["id"]).items():
+    held = turn.held.pop(task["id"])
+    if task.get("shown") != shown_digest(task, [], held):
+        turn.drop({"task_id": task["id"], "slots": held}, "held values are not the ones the check question showed")
+        return
+    for name, value in held.items():
         if name not in slots:
             continue
         if value is not None:  # held in the state string, which anyone may edit: checked again
@@ -373,6 +393,15 @@ def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
     return turn.stack.named(depends_on) if depends_on else None
 
 
+def _adopt_orphans(turn: Turn, parent: dict) -> None:
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    for task in turn.stack.tasks:
+        if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
+            task["parent_id"] = parent["id"]
+            turn.note(f"link {task['id']}->{parent['id']}", progress=False)
+
+
 def _link_parents(turn: Turn) -> None:
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
@@ -403,6 +432,7 @@ def command_lines(lang: str) -> str:
 def apply_commands(turn: Turn, commands: list[dict]) -> None:
     """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
+    turn.commands = list(commands)
     ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (REGISTRY[p[1]["type"]].order, p[0]))]
     resolved = False
     index = 0

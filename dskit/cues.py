@@ -8,25 +8,10 @@ confirmation?) and long-term memory (is "好的" a fact worth keeping?). Each wo
 
 from __future__ import annotations
 
-# Words that say yes (grounding: a confirm needs one of them, and none of NO).
-YES = ("是", "对", "好", "行", "可以", "确认", "确定", "没问题", "没错", "嗯", "恩", "同意", "提交", "办吧", "就这样",
-       "就这么", "再试", "重试", "试一次", "ok", "okay", "yes", "yep", "sure", "confirm", "correct", "right",
-       "go ahead", "do it", "try again", "retry", "please do", "fine", "sounds good")
+import re
+
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-# Words that say no.
-NO = ("不", "别", "否", "没", "算了", "取消", "等等", "再想想", "错", "no", "not", "don't", "dont", "wait", "cancel",
-      "wrong", "stop")
-# Words that drop something (a task, a value).
-CANCEL = ("不要", "不用", "不需要", "不想", "取消", "算了", "不办", "不订", "不装", "不修", "不租", "不查", "不去", "不买",
-          "放弃", "退掉", "撤销", "不了", "作罢", "cancel", "never mind", "nevermind", "forget", "drop", "don't want",
-          "no longer", "stop")
-# Words that ask to start over.
-RESET = ("重来", "重新来", "重新开始", "从头", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要", "start over", "reset",
-         "restart", "from scratch", "clear everything")
-# Words that take a change back.
-REVERT = ("原来", "之前", "刚才", "改回", "还是", "恢复", "撤回", "回去", "算了", "back", "undo", "previous",
-          "original", "as before", "revert")
 
 # Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
 YES_NO_REPLIES = ("是", "是的", "对", "对的", "没错", "没问题", "可以", "可以的", "行", "行的", "好", "好的", "嗯", "确认", "确定",
@@ -48,4 +33,270 @@ SOCIAL_REPLIES = (
 FILLERS = frozenset(SOCIAL_REPLIES) | frozenset(YES_NO_REPLIES) | {"fine"}
 
 
-__all__ = ["YES", "YES_DESPITE_NO", "NO", "CANCEL", "RESET", "REVERT", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS"]
+
+# ---------------------------------------------------------------- words, not characters
+#
+# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
+# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
+# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
+# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
+# piece is a word of the act, a filler or a particle; English clauses are read by their words.
+
+_CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}")
+_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶")
+_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
+               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢")
+# "对了" is "by the way", never a yes; matched before 对 so that it wins.
+_NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
+YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
+          "好呀", "好吧", "好嘞", "好滴", "好哒", "行", "行的", "行吧", "行啊", "可以", "可以的", "可以啊", "可以呀", "嗯", "恩",
+          "确认", "确定", "同意", "就这样", "就这么办", "就这么定", "就这么定了", "就这个", "就它", "就这家", "妥", "成",
+          "再试", "重试", "再试一次", "试一次", "再来一次", "确认办理", "确认预订", "确认提交", "确认下单", "确认无误", "无误")
+# What a yes may say besides yes: go ahead with it.
+ACTION_ZH = ("订", "订吧", "预订", "办", "办吧", "办理", "提交", "下单", "帮我订", "帮我办", "帮我下单", "帮我预订", "帮我提交",
+             "去办", "去订", "安排", "安排吧", "就订", "就办", "这个", "这家",
+             "一下", "吧", "订了", "办了", "给我订", "帮我")
+YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right", "fine", "confirm", "confirmed",
+          "absolutely", "definitely", "exactly", "perfect", "great", "alright", "agreed", "proceed", "retry")
+ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
+                      "thanks", "thank", "you", "let's", "lets", "all", "of", "course", "looks", "works", "for", "me",
+                      "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
+_QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
+                      "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
+_A_NOT_A = re.compile(r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
+_QUESTION_END_ZH = ("吗", "么")
+_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
+                      "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
+                      "isn't", "aren't", "don't", "doesn't", "won't", "can't")
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def clauses(raw: str) -> list[str]:
+    """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
+    return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+
+
+def _question_marks(raw: str) -> list[str]:
+    """The clauses of a message that end with a question mark (kept for the question test)."""
+    return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+
+
+def is_question(clause: str) -> bool:
+    """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
+    end, or (English) an auxiliary or wh-word first."""
+    text = clause.strip().lower()
+    if not text:
+        return False
+    if text.isascii():
+        words = _EN_WORD.findall(text)
+        return bool(words) and words[0] in _QUESTION_WORDS_EN
+    compact = text.replace(" ", "")
+    if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
+        return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
+    return bool(_A_NOT_A.search(compact)) or any(w in compact for w in _QUESTION_WORDS_ZH) \
+        or compact.endswith(_QUESTION_END_ZH)
+
+
+def asks(raw: str) -> bool:
+    """Whether a message asks something: a question mark, or a clause that is a question."""
+    return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
+
+
+def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
+    """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
+    words = sorted(set(lexicon), key=len, reverse=True)
+    out: list[str] = []
+    at = 0
+    while at < len(text):
+        word = next((w for w in words if text.startswith(w, at)), None)
+        if word is None:
+            return None
+        out.append(word)
+        at += len(word)
+    return out
+
+
+def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``."""
+    compact = clause.replace(" ", "")
+    pieces = tokenize(compact, acts + extra + _FILLERS_ZH + _PARTICLES + _NOT_YES_ZH)
+    return pieces is not None and any(p in acts for p in pieces) and not any(p in _NOT_YES_ZH for p in pieces)
+
+
+def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
+    """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
+    words = _EN_WORD.findall(clause)
+    if not words or any(w not in allowed for w in words):
+        return False
+    joined = " " + " ".join(words) + " "
+    return any(f" {a} " in joined for a in acts)
+
+
+def says_yes(raw: str) -> bool:
+    """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
+    or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
+    if asks(raw) or says_no(raw):
+        return False
+    found = False
+    for clause in clauses(raw):
+        if clause.isascii():
+            found = found or _en_clause_is(clause, YES_EN + ("go ahead", "do it", "sounds good", "that's it",
+                                                             "please do", "book it", "works for me", "that works"),
+                                          ASSENT_EN)
+        else:
+            found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
+    return found
+
+
+_NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
+_NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
+          "hang on", "later")
+_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢")
+
+
+def says_no(raw: str) -> bool:
+    """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
+    text = raw.lower()
+    for phrase in _NOT_NO:
+        text = text.replace(phrase, " ")
+    if any(w in text for w in _NO_ZH):
+        return True
+    words = " " + " ".join(_EN_WORD.findall(text)) + " "
+    return any(f" {w} " in words for w in _NO_EN)
+
+
+CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
+             "不买了", "不租了", "不装了", "不修了", "不查了", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉", "不要", "不用",
+             "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
+_CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
+                      "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
+CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
+             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it")
+_CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
+                      "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
+                      "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
+                      "drop", "my", "a", "an", "oh", "well", "sorry")
+
+
+def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+    """A clause that drops a task: its words are cancel words, fillers and references to the task
+    ("算了，不要了", "取消订餐", "这个预订不要了", "cancel the booking"), never a preference that happens to
+    start with one ("不要辣的", "Don't forget the high chair")."""
+    for clause in clauses(raw):
+        if clause.isascii():
+            if _en_clause_is(clause, CANCEL_EN, _CANCEL_ALLOWED_EN + tuple(
+                    w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))):
+                return True
+        elif _zh_clause_is(clause, CANCEL_ZH, _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())):
+            return True
+    return False
+
+
+RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
+            "全部重来", "重新来过", "从头再来", "推倒重来")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是")
+RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
+_RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
+                     "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
+                     "conversation", "just", "ok", "okay")
+
+
+def says_reset(raw: str) -> bool:
+    """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
+    password", not "从头到尾都要安静")."""
+    for clause in clauses(raw):
+        if clause.isascii():
+            if _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) and not is_question(clause):
+                return True
+        elif _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH):
+            return True
+    return False
+
+
+REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚才的", "刚才那个", "改回", "恢复", "撤回", "撤销修改",
+                  "回到原来", "还是原来", "还是之前", "还是刚才", "换回", "变回", "照旧", "不改了", "别改了",
+                  "change it back", "back to", "undo", "as before", "previous", "original", "revert", "go back")
+
+
+def says_revert(raw: str) -> bool:
+    """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
+    text = raw.lower()
+    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
+               for p in REVERT_PHRASES)
+
+
+# ---------------------------------------------------------------- accepting what was offered
+
+REFERENCE_ZH = ("就这", "就它", "就那", "这个", "那个", "这家", "那家", "这里", "那里", "这儿", "那儿", "它", "该", "这座", "那座",
+                "这所", "那所", "这款", "那款", "这种", "那种", "这条", "那条", "这位", "前者", "后者", "就去", "就选", "就要",
+                "就订", "就住", "就吃", "就买", "就用", "那就", "就它了", "就这个", "选这", "要这", "定这", "推荐的", "你说的",
+                "刚说的", "上面的", "第一", "第二", "第三", "第四", "第五", "最后一")
+REFERENCE_EN = ("that one", "this one", "the first", "the second", "the third", "the last", "that", "this", "it",
+                "those", "them", "the one", "sounds good", "let's go with", "go with", "i'll take", "we'll take")
+_ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第三": 2, "第3": 2, "第四": 3, "第4": 3, "第五": 4,
+             "第5": 4, "the first": 0, "first one": 0, "the second": 1, "second one": 1, "the third": 2,
+             "third one": 2, "the fourth": 3, "the fifth": 4}
+
+
+# "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
+_THIS = re.compile(r"这(?![样么次会时边种般些])")
+
+
+def refers_back(raw: str) -> bool:
+    """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
+    "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
+    text = raw.lower()
+    spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
+    spans += [m.span() for m in _THIS.finditer(text)]
+    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    return any(not negated_at(text, start, end) for start, end in spans)
+
+
+def says_accept(raw: str) -> bool:
+    """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
+    地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
+    return refers_back(raw) or says_yes(raw)
+
+
+def offered_index(raw: str) -> int | None:
+    """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
+    text = raw.lower()
+    found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
+    return min(found)[1] if found else None
+
+
+# ---------------------------------------------------------------- negation near a word
+
+NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
+                      "不参加", "不带", "不想要")
+NEGATION_AFTER_ZH = ("不要", "不用", "就不用", "不需要", "没有", "不包含", "不含", "不涉及", "免了", "算了", "就算了",
+                     "也不用", "不必")
+NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思")
+
+
+def negated_at(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation just before them
+    ("不要包间", "no private room", "we don't need a private room") or just after ("包间就不用了",
+    "高风险运动不包含"). The scope ends at the clause's punctuation."""
+    text = raw.lower()
+    left_edge = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    right_edges = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    before = text[left_edge:start]
+    after = text[end:min(right_edges) if right_edges else len(text)]
+    for phrase in _NOT_NEGATION:
+        before, after = before.replace(phrase, "  "), after.replace(phrase, "  ")
+    if before.isascii() and after.isascii() and text[start:end].isascii():
+        words = _EN_WORD.findall(before)[-4:]
+        return any(w in NEGATION_EN for w in words)
+    near_before = before[-4:]
+    near_after = after.lstrip(" 的也就")[:4]
+    return any(n in near_before for n in NEGATION_BEFORE_ZH) or any(near_after.startswith(n) or n in near_after[:3]
+                                                                    for n in NEGATION_AFTER_ZH) \
+        or any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+
+
+__all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
+           "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
+           "says_revert", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .gaps import ask_text, missing_slots
+from .integrity import shown_digest
 from .messages import msg, sentences, show_value
 from .records import Decision, ExecutePayload, Stage, TaskRecord, new_decision
 from .state import MAX_DONE, add_error, new_counters
@@ -101,11 +102,21 @@ def _held_text(turn: Turn, task: dict, held: dict) -> str:
 
 
 def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
-    """The task's next step, with its stage applied."""
+    """The task's next step, with its stage applied; a confirmation or check question records what it
+    shows (dskit.integrity), so that a yes runs exactly that."""
     step = next_step(turn, task, resumed)
     if step.stage is not None:
         turn.stack.set_stage(task, step.stage)
+    if step.action == "confirm":
+        _record_shown(turn, task)
+    else:
+        task.pop("shown", None)
     return step
+
+
+def _record_shown(turn: Turn, task: dict) -> None:
+    held = task.get("unconfirmed")
+    task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
 
 
 def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
@@ -203,10 +214,25 @@ def _payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
             "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
 
 
+def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
+    """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
+    confirmation of its own, or its own yes approved exactly these values."""
+    spec = turn.spec(sub)
+    return (turn.confirmed_id == parent["id"] or not spec.confirm
+            or sub.get("approved") == shown_digest(sub))
+
+
 def _execute(turn: Turn, task: TaskRecord) -> Decision:
     """Take the finished task and the sub-tasks waiting for it off the stack, record them as one
-    pending submission, and line up what comes next."""
-    subtasks = turn.stack.waiting_under(task)
+    pending submission, and line up what comes next. A waiting sub-task no yes covers stays, collecting."""
+    subtasks = []
+    for sub in turn.stack.waiting_under(task):
+        if sub.get("parent_id") == task["id"] and not _covered(turn, task, sub) or \
+                sub.get("parent_id") != task["id"] and sub.get("parent_id") not in {s["id"] for s in subtasks}:
+            turn.stack.set_stage(sub, Stage.COLLECTING)
+            sub.pop("approved", None)
+            continue
+        subtasks.append(sub)
     payload = _payload(turn, task)
     payload["subtasks"] = [_payload(turn, sub) for sub in subtasks]
     for entry in [task] + subtasks:
@@ -228,6 +254,7 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
         question = step.question
         if step.action == "execute":  # a complete single-turn task waits for the user's go-ahead
             turn.stack.set_stage(top, Stage.CONFIRMING)
+            _record_shown(turn, top)
             question = msg("confirm_resume", turn.lang, task=turn.spec(top).display, values=_values(turn, top))
         elif step.action == "handoff":
             question = ask_text(turn.spec(top), step.slot, turn.lang)

@@ -32,15 +32,14 @@ from datetime import date, timedelta
 from typing import Any
 
 from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
-from .cues import CANCEL, NO, RESET, REVERT, YES, YES_DESPITE_NO
+from .cues import asks, negated_at, says_cancel, says_reset, says_revert, says_yes
+from .matching import exact_match, near_match, normal_form, segments, words_match
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
 # must not make every value look grounded or cost seconds of matching.
 MAX_EVIDENCE_CHARS = 2_000
 # Recent user turns a value may come from, besides this message.
 RECENT_TURNS = 4
-# A free-text value is grounded in a text that holds this share of its characters (digits aside).
-TEXT_COVERAGE = 0.75
 
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
 _CN_NUM_RE = re.compile(f"[{_CN_NUM}]{{1,8}}")
@@ -54,7 +53,7 @@ _EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, revers
 # Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
 _HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
 _CLOCK_RE = re.compile(
-    r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
+    r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
 _EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
@@ -68,7 +67,7 @@ _EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the aft
                "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
                "at night": "晚上"}
 _PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
-_AM = ("凌晨", "早上", "早晨", "清晨", "上午")
+_AM = ("凌晨", "早上", "早晨", "清晨", "上午", "明早", "今早", "一早", "大早", "早")
 _TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 # Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
@@ -104,6 +103,8 @@ class Evidence:
     raw: str = ""  # this turn's message as said (lower case), for the time and date rules
     raw_recent: tuple[str, ...] = ()
     reference: date | None = None
+    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
+    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
 
     def texts(self, recent: bool) -> list[tuple[str, str]]:
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
@@ -140,12 +141,14 @@ def parse_reference_date(value: Any) -> date | None:
     return None
 
 
-def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> Evidence | None:
+def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offered: Any = "",
+                  offers: Any = ()) -> Evidence | None:
     """The evidence of a turn; None (grounding off) when there is no user message at all.
 
     ``recent``: earlier user messages, oldest first (a history's user turns); only the last
     :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
-    counted from; without it, only dates the user wrote out in full are normalised.
+    counted from; without it, only dates the user wrote out in full are normalised. ``offered``: the
+    assistant's last reply; ``offers``: the values it offered per slot (dskit.offers).
     """
     if query is None:
         return None
@@ -153,7 +156,9 @@ def make_evidence(query: Any, recent: Any = (), reference_date: Any = None) -> E
     earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
     earlier = earlier[-RECENT_TURNS:][::-1]
     return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
-                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date))
+                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date),
+                    offered=_raw(offered) if isinstance(offered, str) else "",
+                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3))
 
 
 # ---------------------------------------------------------------- numbers, times, dates
@@ -170,10 +175,21 @@ def _number(token: str) -> float | None:
     return None if value is None else float(value)
 
 
-def numbers_in(raw: str) -> set[float]:
-    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words."""
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw)}
+# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
+# not eight people, "十八号" not eighteen).
+_NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock)")
+
+
+def numbers_in(raw: str, counts: bool = False) -> set[float]:
+    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
+    only those that can be a count or an amount (not the hour of a time or the day of a date)."""
+    def keep(match: re.Match) -> bool:
+        return not counts or not _NOT_A_COUNT.match(raw, match.end())
+
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):
+        if not keep(match):
+            continue
         value = parse_cn_number(match.group())
         if value is not None:
             found.add(float(value))
@@ -387,30 +403,24 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
 
 # ---------------------------------------------------------------- values
 
-def _digit_runs(text: str) -> list[str]:
-    return re.findall(r"\d+", text)
-
-
-def text_grounded(value: str, folded: str) -> bool:
-    """A free-text value in a folded text: as a part of it, or nearly (its digits exactly)."""
-    target = fold(value)
+def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
+    """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
+    as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
+    contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
+    folded text is read as one word."""
+    target = "".join(segments(str(value)))  # folded, a decimal point kept inside its number
     if not target or not folded:
         return False
-    if target in folded:
-        return True
-    runs = set(_digit_runs(folded))
-    if any(run not in runs for run in _digit_runs(target)):
-        return False
+    text = raw if raw is not None else folded
     if target.isascii():  # 26 letters are in any sentence: English is matched by its words
-        words = [w for w in re.split(r"[^a-z0-9]+", unicodedata.normalize("NFKC", str(value)).lower()) if len(w) >= 3]
-        return bool(words) and sum(w in folded for w in words) >= max(2, -(-len(words) * 3 // 4))
-    letters = [ch for ch in target if not ch.isdigit()]
-    if len(target) < 3 or not letters:
-        return False
-    present = set(folded)
-    coverage = sum(1 for ch in letters if ch in present) / len(letters)
-    pairs = any(target[i:i + 2] in folded for i in range(len(target) - 1))
-    return coverage >= TEXT_COVERAGE and pairs
+        return words_match(str(value), text)
+    if exact_match(target, text, str(value)) or near_match(target, text):
+        return True
+    normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
+    if exact_match("".join(segments(normal)), normal_form(text), normal):
+        return True
+    pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
+    return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
 
 
 def _windows(text: str) -> set[str]:
@@ -423,15 +433,35 @@ def _windows(text: str) -> set[str]:
 
 
 def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
-    """Words of a task's label and of its other slots' names and labels: a message that says them
-    does not name ``slot`` ("table" in "book us a table" does not name the slot "quiet table")."""
+    """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
+    message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
+    "quiet table")."""
     words: set[str] = set()
     for text in (task.name.replace("_", " "), task.label,
                  *(t for other in task.slots.values() if other.name != slot
-                   for t in (other.name.replace("_", " "), other.label))):
+                   for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
         if text:
             words |= _windows(text)
     return frozenset(words)
+
+
+# Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
+_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
+_GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
+
+
+def slot_words(spec: SlotSpec) -> set[str]:
+    """The words that name a slot: its label and name; for a slot without a label (the catalog gives
+    it none), also the content words of its description and its question ("电话" for a slot
+    ``contact`` whose question is "请问您的联系电话是？")."""
+    texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
+    words: set[str] = set()
+    for index, text in enumerate(t for t in texts if t):
+        found = _windows(text)
+        if index > 0 and not spec.label:
+            found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
+        words |= found
+    return words
 
 
 def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
@@ -440,11 +470,54 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
     if not folded:
         return False
     names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
-    for name in names:
-        if fold(name) and (fold(name) in folded or any(w in folded for w in _windows(name) - common)):
-            return True
+    if any(fold(name) and fold(name) in folded for name in names):
+        return True
+    if any(w in folded for w in slot_words(spec) - common):
+        return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+
+
+def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``."""
+    found: list[tuple[int, int]] = []
+    for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
+        for word in {name.lower()} | ((_windows(name) if spec.label else slot_words(spec)) - common):
+            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
+            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> bool | None:
+    """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
+    ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
+    None when it does not name it."""
+    spans = slot_mentions(spec, raw, common)
+    if not spans:
+        return None
+    return any(not negated_at(raw, start, end) for start, end in spans)
+
+
+_BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
+             "sure", "please", "yes please", "ok", "okay")
+_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "no", "nope", "no thanks",
+            "no thank you", "none")
+
+
+def bare_answer(raw: str) -> bool | None:
+    """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
+    text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
+    if text in _BARE_NO:
+        return False
+    if text in _BARE_YES:
+        return True
+    return None
 
 
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
@@ -460,22 +533,29 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     return ""
 
 
-def _option_grounded(spec: SlotSpec, value: Any, folded: str) -> bool:
-    """An option value whose text or one of whose aliases the text holds."""
+def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = None) -> bool:
+    """An option value whose text or one of whose aliases the text holds, as a whole word or number
+    ("三百兆" does not hold the option 百兆)."""
+    if value not in spec.enum and value not in spec.aliases.values():
+        return False  # not an option: a number or a text is grounded by its own rules
     words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
-    return any(fold(w) and fold(w) in folded for w in words)
+    text = raw if raw is not None else folded
+    return any(fold(w) and (words_match(w, text) if fold(w).isascii() else exact_match(fold(w), text, w)) for w in words)
 
 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        return slot_touched(spec, folded, common) or (asked and current)
-    if _option_grounded(spec, value, folded):
+        said = bool_said(spec, raw, common)
+        if said is None and asked and current:
+            said = bare_answer(raw)
+        return said is not None and said == bool(value)
+    if _option_grounded(spec, value, folded, raw):
         return True
     if spec.type in ("integer", "number"):
         if not isinstance(value, (int, float)):
             return False
-        numbers = numbers_in(raw)
+        numbers = numbers_in(raw, counts=True)
         if float(value) in numbers:
             return True
         return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
@@ -488,7 +568,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
             return True
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
-    return text_grounded(value, folded)
+    return text_grounded(value, folded, raw)
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
@@ -505,42 +585,32 @@ def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None,
     return True
 
 
-def _holds(text: str, words: tuple[str, ...]) -> bool:
-    """Whether ``text`` holds one of ``words``: Chinese as a part, English as whole words."""
-    for word in words:
-        if word.isascii():
-            if re.search(r"(?<![a-z'])" + re.escape(word) + r"(?![a-z'])", text):
-                return True
-        elif word in text:
-            return True
-    return False
-
-
-def said(words: tuple[str, ...], ev: Evidence) -> bool:
-    """Whether this message holds one of ``words`` (for yes, no, cancel, reset, revert)."""
-    return _holds(ev.raw, words)
-
-
 def confirm_grounded(ev: Evidence) -> bool:
-    """A yes to a confirmation question: a word that says yes, none that says no ("没问题" and
-    "不错" say yes)."""
-    text = ev.raw
-    for phrase in YES_DESPITE_NO:
-        text = text.replace(phrase, "好")
-    return _holds(text, YES) and not _holds(text, NO)
+    """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
+    says yes, none that asks or says no."""
+    return says_yes(ev.raw)
+
+
+def asks_something(ev: Evidence) -> bool:
+    """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
+    return asks(ev.raw)
 
 
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
-    """A cancellation: words that drop something (a bare "不" with the task's name counts too)."""
-    return said(CANCEL, ev) or (spec is not None and "不" in ev.raw and task_mentioned(spec, None, ev.message))
+    """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
+    references to the task, never a preference that starts with one ("不要辣的")."""
+    words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+    return says_cancel(ev.raw, words)
 
 
 def reset_grounded(ev: Evidence) -> bool:
-    return said(RESET, ev)
+    """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
+    return says_reset(ev.raw)
 
 
 def revert_said(ev: Evidence) -> bool:
-    return said(REVERT, ev)
+    """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
+    return says_revert(ev.raw)
 
 
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
@@ -571,7 +641,7 @@ def _task_words(spec: TaskSpec) -> set[str]:
 
 __all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
-           "confirm_grounded", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
+           "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
            "same_half_day", "is_clock",
            "RECENT_TURNS"]

@@ -140,6 +140,12 @@ def recent_user_messages(history: object, count: int) -> list[str]:
     return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
 
 
+def last_assistant_message(history: object) -> str:
+    """The assistant's last reply in a history string ("" when there is none): what it offered last."""
+    turns = [t for t in parse_history(history) if t.get("assistant")]
+    return turns[-1]["assistant"] if turns else ""
+
+
 def render_turn(turn: dict) -> str:
     """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""

@@ -20,13 +20,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, load_catalog
+from .backup import backup_fill
 from .commands import apply_commands
 from .decide import decide, not_understood
 from .grounding import make_evidence
+from .integrity import shown_digest, trust_state
+from .offers import take_offers
 from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang
 from .records import Decision, Stage, new_decision, task_record, task_ref
-from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_state, find_task, fit_state,
+from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_state, fit_state,
                     load_state, reconcile_state)
 from .subtasks import restore_subtasks
 from .taskstack import TaskStack
@@ -60,12 +63,23 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str) -> TurnResult:
+def load_trusted(state_in: Any, secret: str = "") -> dict:
+    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
+    changed outside the engine claims is not trusted, and ``errors`` says why."""
+    state, errors = load_state(state_in)
+    for error in errors:
+        add_error(state, "state", error)
+    problem = trust_state(state, secret)
+    if problem:
+        add_error(state, "integrity", problem)
+    return state
+
+
+def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str,
+              secret: str = "") -> TurnResult:
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
     and a fallback decision whose question says why (``key`` in dskit.messages)."""
-    old, errors = load_state(state_in)
-    for problem in errors:
-        add_error(old, "state", problem)
+    old = load_trusted(state_in, secret)
     try:
         reconcile_state(old, catalog)
     except Exception:  # noqa: BLE001 - the state as loaded is still better than none
@@ -74,19 +88,25 @@ def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, e
     top = current_task(old)
     decision = new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
                             task=task_ref(top), error=error)
-    return TurnResult(old, dump_state(old), decision)
+    return TurnResult(old, dump_state(old, secret), decision)
 
 
-def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any) -> tuple[Decision, list[str]]:
+def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
+           query: Any = None) -> tuple[Decision, list[str]]:
     """The commands of a parsed understanding applied to a loaded state: (decision, slots changed)."""
-    turn = Turn(state, cat, lang, evidence)
+    said = parsed["rewritten_query"] or (query[:2000] if isinstance(query, str) else "")
+    turn = Turn(state, cat, lang, evidence, said=said)
     for item in parsed["dropped"]:
         turn.drop(item["command"], item["reason"])
     if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
     if parsed["usable"]:
-        state["counters"]["parse_failures"] = 0
         apply_commands(turn, parsed["commands"])
+    if backup_fill(turn):  # what the model left out and the engine can see for itself (dskit.backup)
+        turn.writes.resolve()
+        parsed["usable"] = True
+    if parsed["usable"]:
+        state["counters"]["parse_failures"] = 0
         decision = decide(turn)
     else:
         decision = not_understood(turn, parsed["error"])
@@ -97,39 +117,42 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any) ->
 
 
 def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
-             recent: Any = (), reference_date: Any = None, parsed: dict | None = None) -> TurnResult:
+             recent: Any = (), reference_date: Any = None, offered: Any = "", parsed: dict | None = None,
+             secret: str = "") -> TurnResult:
     """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
     understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
-    (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice)."""
+    (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice).
+    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest)."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
     try:
-        state, errors = load_state(state_in)
-        for error in errors:
-            add_error(state, "state", error)
+        state = load_trusted(state_in, secret)
         reconcile_state(state, cat)
         state["turn"] += 1
         if parsed is None:
             parsed = parse_understanding(understanding, cat)
-        decision, _ = _apply(state, dict(parsed), cat, lang, make_evidence(query, recent, reference_date))
-        text = fit_state(state, evict=False)
+        evidence = make_evidence(query, recent, reference_date, offered, take_offers(state))
+        decision, _ = _apply(state, dict(parsed), cat, lang, evidence, query)
+        text = fit_state(state, evict=False, secret=secret)
         if text is None:
             return kept_turn(state_in, cat, lang, "state_full", "size",
                              "this message was not applied: the dialogue state would exceed Dify's size "
-                             "limits even without its history, timeline and old values")
+                             "limits even without its history, timeline and old values", secret)
         return TurnResult(state, text, decision)
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
-        return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}")
+        return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}",
+                         secret)
 
 
 def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
-         recent: Any = (), reference_date: Any = None) -> tuple[str, Decision]:
+         recent: Any = (), reference_date: Any = None, offered: Any = "", secret: str = "") -> tuple[str, Decision]:
     """One turn: (new state string, decision). Raises CatalogError only for a broken catalog.
 
     ``query`` is the user's message this turn, ``recent`` their earlier messages (oldest first) and
     ``reference_date`` ("YYYY-MM-DD") the day relative dates count from: with them, only what the
     user said is applied (docs/grounding.md; :func:`dskit.turn_inputs.turn_inputs` builds them the same
-    way on every surface). ``query`` None turns grounding off — for replaying stored commands, whose
+    way on every surface). ``offered``: the assistant's last reply, whose values a message that accepts
+    them ("就这家") may take (dskit.offers). ``query`` None turns grounding off — for replaying stored commands, whose
     messages are not at hand.
 
     The state written always loads back as written and fits Dify's limits (dskit.limits): when only
@@ -138,7 +161,7 @@ def step(state_str: Any, understanding: Any, catalog: Any, *, lang: str | None =
     is modified.
     """
     result = run_turn(state_str, understanding, catalog, lang=lang, query=query, recent=recent,
-                      reference_date=reference_date)
+                      reference_date=reference_date, offered=offered, secret=secret)
     return result.text, result.decision
 
 
@@ -157,34 +180,36 @@ def _as_text(value: Any) -> str:
         return ""
 
 
-def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh") -> str:
+def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh",
+                  secret: str = "") -> str:
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
 
     Never raises: an unknown task id, or a state damaged in any way, is recorded in ``errors``.
     """
-    state, errors = load_state(state_str)
+    state = load_trusted(state_str, secret)
     try:
-        for error in errors:
-            add_error(state, "state", error)
         task_id = task_id if isinstance(task_id, str) else short_text(task_id)
         entry = next((d for d in reversed(state["done"]) if d["task_id"] == task_id), None)
         if entry is None:
             add_error(state, "result", f"no executed task {task_id[:64]!r} to record a result for")
-            return dump_state(state)
+            return dump_state(state, secret)
         entry["status"] = "success" if ok else "failed"
         entry["detail"] = scrub_surrogates(_as_text(detail))[:MAX_ERROR_TEXT]
         if not ok:
             add_error(state, "execute", f"{entry['task']} ({task_id}) failed: {entry['detail']}")
-            if find_task(state, task_id) is None:
-                TaskStack(state).push(task_record(
-                    task_id, entry["task"], entry["label"], opened_turn=state["turn"],
-                    stage=Stage.CONFIRMING, slots=entry["slots"], parent_id=entry["parent_id"]))
+            stack = TaskStack(state)
+            if stack.find(task_id) is None:
+                stack.push(task_record(task_id, entry["task"], entry["label"], opened_turn=state["turn"],
+                                       stage=Stage.CONFIRMING, slots=entry["slots"], parent_id=entry["parent_id"]))
             restore_subtasks(state, entry)
-        return dump_state(state)
+            task = stack.find(task_id)
+            if task is not None and task["stage"] == Stage.CONFIRMING:  # the failure reply shows it and asks to retry
+                task["shown"] = shown_digest(task, stack.waiting_under(task))
+        return dump_state(state, secret)
     except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
-        old, _ = load_state(state_str)
+        old = load_trusted(state_str, secret)
         add_error(old, "internal", f"record_result: {type(exc).__name__}: {error_text(exc)}")
-        return dump_state(old)
+        return dump_state(old, secret)
 
 
 __all__ = ["step", "run_turn", "TurnResult", "record_result", "kept_turn", "MAX_TIMELINE"]

@@ -79,15 +79,19 @@ def _kept_state(state_text: str) -> str:
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
-               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "") -> dict:
+               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
+               state_secret: Any = "") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
     only what the user said (docs/grounding.md); without ``query`` (unbound, or "": Dify never sends
     an empty message) every valid command is applied.
-    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from. ``lang`` ""
-    means the catalog's language. A broken catalog leaves the state untouched and says so in
-    ``error``; so does anything unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    ``reference_date`` "YYYY-MM-DD" ("": today) is the day relative dates count from; a message over
+    8,000 characters or a malformed date is refused as the plugin refuses it (dskit.turn_inputs).
+    ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
+    state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
+    language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
+    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
     """
     state_in = text_in(sys_context_str)
     language = _lang(lang)
@@ -105,7 +109,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                             limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        result = run_turn(state_in, raw, catalog, lang=language, **inputs.step_args())
+        result = run_turn(state_in, raw, catalog, lang=language, secret=text_in(state_secret),
+                          **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(result.text)} characters, over Dify's limit")
@@ -119,7 +124,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
 RESULT_NODE_OUTPUTS = {"sys_context_str": "string", "ok": "boolean", "error": "string"}
 
 
-def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "") -> dict:
+def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "",
+                state_secret: Any = "") -> dict:
     """Write a task API's outcome back into the state (``record_result``); never raises."""
     state_in = text_in(sys_context_str)
     try:
@@ -128,7 +134,7 @@ def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = 
         if not isinstance(task_id, str) or not task_id:
             return {"sys_context_str": keep_state(state_in), "ok": False, "error": "execute_payload has no task_id"}
         success = truthy(ok)
-        new_state = record_result(state_in, task_id, success, text_in(detail)[:300])
+        new_state = record_result(state_in, task_id, success, text_in(detail)[:300], secret=text_in(state_secret))
         if len(new_state) > NODE_MAX_STRING:
             return {"sys_context_str": keep_state(state_in), "ok": success, "error": "state too large"}
         return {"sys_context_str": new_state, "ok": success, "error": ""}

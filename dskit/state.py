@@ -22,6 +22,7 @@ from typing import Any
 from .catalog import Catalog, SlotSpec, coerce_slot_value
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, string_excess
+from .integrity import seal
 from .records import STAGES, Stage
 from .taskstack import TaskStack
 from .text import is_int
@@ -46,8 +47,9 @@ _NOTE_ROOM = 800
 _TASK_ID = re.compile(r"^t(\d{1,18})$")
 _SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline")
-_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed")
+                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
+              "approved")
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -162,6 +164,11 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    offers = state.get("offers")
+    if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
+                                   and isinstance(offers.get("items"), list)):
+        state["offers"] = None
+        notes.append("offers were malformed; dropped")
     handoff = state.get("handoff")
     if handoff is not None:
         if isinstance(handoff, dict):
@@ -214,6 +221,10 @@ def _repair_stack(state: dict) -> list[str]:
         if "unconfirmed" in clean and not isinstance(clean["unconfirmed"], dict):  # docs/grounding.md, "ask"
             notes.append(f"task {clean['id']}: malformed values to check dropped")
             del clean["unconfirmed"]
+        for key in ("shown", "approved"):  # digests of what a confirmation showed (dskit.integrity)
+            if key in clean and not (isinstance(clean[key], str) and len(clean[key]) <= 64):
+                notes.append(f"task {clean['id']}: malformed {key} dropped")
+                del clean[key]
         kept.append(clean)
     state["task_stack"] = kept
     return notes
@@ -301,7 +312,8 @@ def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _encode(state: dict) -> str:
+def _encode(state: dict, secret: str = "") -> str:
+    seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
@@ -315,7 +327,7 @@ def _sync_derived(state: dict) -> None:
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
 
 
-def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
+def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
@@ -325,7 +337,7 @@ def _trim(state: dict, room: int, evict: bool) -> tuple[bool, list[str]]:
     dropped: dict[str, int] = {}
 
     def excess() -> int:
-        return string_excess(_encode(state), reserve=room)
+        return string_excess(_encode(state, secret), reserve=room)
 
     def shrink(pools: list[list], label: str) -> None:
         need = excess()
@@ -379,7 +391,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
     return lost
 
 
-def fit_state(state: dict, *, evict: bool = True) -> str | None:
+def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
@@ -389,23 +401,23 @@ def fit_state(state: dict, *, evict: bool = True) -> str | None:
     del state["errors"][:-MAX_ERRORS]
     del state["timeline"][:-MAX_TIMELINE]
     del state["done"][:-MAX_DONE]
-    text = _encode(state)
+    text = _encode(state, secret)
     if string_excess(text) == 0:
         return text
-    fits, notes = _trim(state, _NOTE_ROOM, evict)
+    fits, notes = _trim(state, _NOTE_ROOM, evict, secret)
     if not fits:
         return None
     _sync_derived(state)
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
-    return _encode(state)
+    return _encode(state, secret)
 
 
-def dump_state(state: dict) -> str:
-    """Encode a state (derived fields refreshed, bounded lists trimmed) as compact JSON that always fits
-    Dify's limits; never raises for a state this module produced."""
-    text = fit_state(state, evict=True)
-    return text if text is not None else _encode(new_state())
+def dump_state(state: dict, secret: str = "") -> str:
+    """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
+    fits Dify's limits; never raises for a state this module produced."""
+    text = fit_state(state, evict=True, secret=secret)
+    return text if text is not None else _encode(new_state(), secret)
 
 
 def current_task(state: dict) -> dict | None:

@@ -41,10 +41,11 @@ def settle_subtasks(turn: Turn) -> None:
             stack.set_stage(task, Stage.WAITING)
 
 
-def restore_subtasks(state: dict, entry: dict) -> None:
-    """A failed submission puts its sub-tasks back, waiting right below their restored parent."""
+def restore_subtasks(state: dict, entry: dict) -> list[dict]:
+    """A failed submission puts its sub-tasks back, waiting right below their restored parent; returns them."""
     stack = TaskStack(state)
     parent = stack.find(str(entry.get("task_id")))
+    restored = []
     for sub in entry.get("subtasks") or []:
         if not isinstance(sub, dict) or not isinstance(sub.get("task_id"), str) or stack.find(sub["task_id"]):
             continue
@@ -53,6 +54,8 @@ def restore_subtasks(state: dict, entry: dict) -> None:
                            opened_turn=state["turn"], stage=Stage.WAITING, slots=slots,
                            parent_id=parent["id"] if parent else None)
         stack.restore(task, below=parent)
+        restored.append(task)
+    return restored
 
 
 __all__ = ["settle_subtasks", "restore_subtasks"]

@@ -37,11 +37,12 @@ def short_text(command: Any) -> str:
 class Turn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
-    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None):
+    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None, said: str = ""):
         self.state = state
         self.catalog = catalog
         self.lang = lang
         self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
         self.stack = TaskStack(state, on_removed=self._task_ended)
         self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
         # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
@@ -59,6 +60,7 @@ class Turn:
         self.chitchat = False
         self.handoff: str | None = None
         self.unapplied = False  # a change the model read into this message was refused as not said
+        self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
         top = self.stack.top()
         self.top_before = top["id"] if top else None
         self.existing_ids = self.stack.ids()

@@ -13,11 +13,13 @@ from datetime import date
 from typing import Any
 
 from .grounding import RECENT_TURNS, parse_reference_date
-from .history import recent_user_messages
+from .history import last_assistant_message, recent_user_messages
 
 # The longest message a turn reads. Past it the turn is not applied (the user is told): grounding
 # reads the opening of a message only, and a pasted document is not an answer to a question.
 MAX_QUERY_CHARS = 8_000
+# The part of the assistant's last reply read for what it offered (a reply lists a few options).
+MAX_OFFERED_CHARS = 2_000
 # The longest history text read for the recent messages (Dify's variable cap is far below it).
 MAX_HISTORY_READ_CHARS = 400_000
 
@@ -32,10 +34,12 @@ class TurnInputs:
     problem: str = ""  # "" when usable; else "<input>: why", and the turn must not run
     problem_input: str = ""
     length: int = 0  # the message's length, for the user-facing sentence
+    offered: str = ""  # the assistant's last reply: what it offered ("就这家" accepts a value of it)
 
     def step_args(self) -> dict[str, Any]:
         """The grounding keyword arguments of :func:`dskit.machine.step`."""
-        return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date}
+        return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date,
+                "offered": self.offered}
 
 
 def _text(value: Any) -> str:
@@ -61,9 +65,11 @@ def turn_inputs(query: Any, history: Any = "", reference_date: Any = "", *, toda
     if day and parse_reference_date(day) is None:
         return TurnInputs(problem=f"reference_date: {day!r} is not a date (YYYY-MM-DD)", problem_input="reference_date")
     reference = parse_reference_date(day) if day else (today or date.today())
-    recent = recent_user_messages(_text(history)[-MAX_HISTORY_READ_CHARS:], RECENT_TURNS)
+    history_text = _text(history)[-MAX_HISTORY_READ_CHARS:]
+    recent = recent_user_messages(history_text, RECENT_TURNS)
     return TurnInputs(query=text if text.strip() else None, recent=recent,
-                      reference_date=reference.isoformat() if reference else "", length=len(text))
+                      reference_date=reference.isoformat() if reference else "", length=len(text),
+                      offered=last_assistant_message(history_text)[:MAX_OFFERED_CHARS])
 
 
 __all__ = ["TurnInputs", "turn_inputs", "MAX_QUERY_CHARS"]

@@ -103,6 +103,13 @@ def slot_is(name: str, slot: str, value) -> Callable:
     return check
 
 
+def executed_with(name: str, slot: str, value) -> Callable:
+    def check(before: dict, after: dict, decision: dict) -> bool:
+        payload = decision.get("execute") or {}
+        return payload.get("task") == name and payload.get("slots", {}).get(slot) == value
+    return check
+
+
 def slot_not(name: str, slot: str, value) -> Callable:
     check = slot_is(name, slot, value)
     return lambda before, after, decision: not check(before, after, decision)
@@ -199,7 +206,7 @@ JOINS = [("from Osaka to Kyoto", "destination", "Tokyo"), ("去北京，南京�
          ("from Paris to Kyoto tomorrow", "destination", "Tokyo"), ("先去上海，南昌再说", "destination", "上海南")]
 JOINS_SAME = [("from Osaka to Kyoto", "destination", "Kyoto"), ("去北京南站", "destination", "北京南站"),
               ("to New York", "destination", "New York")]
-HOUR_COUNTS = [("改到8点", 8), ("7点半吧", 7), ("下午3点", 3), ("6点", 6), ("晚上9点", 9)]
+HOUR_COUNTS = [("改到8点", 8), ("7点半吧", 7), ("下午4点", 4), ("6点", 6), ("晚上9点", 9)]
 COUNTS = [("8个人", 8), ("我们七位", 7), ("三个人", 3), ("6 people", 6)]
 
 # ---------------------------------------------------------------- 5. morning words
@@ -338,7 +345,7 @@ def _cases_tampering() -> list[Case]:
     def people(n):
         return lambda s: _with_task(s, "book_restaurant", lambda t: t["slots"].__setitem__("people", n))
     cases = [Case(cls, "attack", RESTAURANT, BOOKING, "好的", [cmd("confirm")],
-                  slot_is("book_restaurant", "people", n), tamper=people(n), note=f"people changed to {n}")
+                  executed_with("book_restaurant", "people", n), tamper=people(n), note=f"people changed to {n}")
              for n in (30, 12, 4)]
     cases += [Case(cls, "attack", RESTAURANT, BOOKING, "好的", [cmd("confirm")], submitted("book_restaurant"),
                    tamper=lambda s: _with_task(s, "book_restaurant",

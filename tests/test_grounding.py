@@ -309,8 +309,9 @@ def test_grounding_never_raises_and_a_said_value_is_grounded(message, value):
     for spec in catalog.tasks["install_broadband"].slots.values():
         value_grounded(spec, value, ev)
     times_in(message), dates_in(message, date(2026, 12, 1)), numbers_in(message), durations_in(message)
-    if fold(value):
-        assert text_grounded(value, fold(message + value))
+    if fold(value):  # said as a word of its own (a value glued to a number or word may read differently)
+        said = message + " " + value
+        assert text_grounded(value, fold(said), said)
 
 
 @settings(max_examples=100, deadline=None)
@@ -343,8 +344,11 @@ def test_a_time_in_the_users_words_is_stored_as_the_clock_time_it_names():
     assert talk.slots("book_restaurant") == {"date": "周日", "time": "12:00", "people": 4}
     talk.turn("改到晚上七点", set_(time="晚上七点"))
     assert talk.slots("book_restaurant")["time"] == "19:00"
-    talk.turn("改到八点", set_(time="8点"))  # 08:00 or 20:00: not guessed, the slot keeps its value
-    assert talk.slots("book_restaurant")["time"] == "19:00"
+    talk.turn("改到八点", set_(time="8点"))  # the model's "8点" is 08:00 or 20:00: it is not guessed from it...
+    # ...but the message's hour, said without morning or evening, keeps the half of the day of 19:00, and the
+    # engine reads it for the task's only time slot when the model gave nothing usable (dskit.backup)
+    assert talk.slots("book_restaurant")["time"] == "20:00"
+    assert any(a.startswith("backup ") for a in talk.decision["applied"])
 
 
 def test_the_same_words_for_several_slots_fill_none_of_them():

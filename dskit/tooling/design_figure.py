@@ -16,13 +16,14 @@ ENGINE_DIR = Path(__file__).resolve().parents[1]
 # Colour by what a module is about (docs/design.md, "Module map"); a module missing here is grey.
 GROUPS = {
     "reads and checks": ("#dbe9f6", ("records", "limits", "catalog", "redos", "catalog_lint", "jsonish",
-                                     "understanding", "state", "gaps", "grounding", "cues", "taskstack")),
-    "the turn": ("#cfe3d8", ("turn", "turn_inputs", "slot_writes", "admission", "commands", "subtasks", "decide",
-                             "machine")),
+                                     "understanding", "state", "gaps", "grounding", "cues", "matching", "integrity",
+                                     "taskstack")),
+    "the turn": ("#cfe3d8", ("turn", "turn_inputs", "slot_writes", "admission", "offers", "backup", "commands",
+                             "subtasks", "decide", "machine")),
     "views": ("#fde9c9", ("views", "prompts", "messages", "text")),
     "conversation memory": ("#e2f0d9", ("history", "noise", "summary", "tokens", "context")),
     "code nodes": ("#eadcf4", ("node_io", "nodes", "classic")),
-    "plugin memory": ("#f4dcdc", ("memory", "sensitive", "kvdoc")),
+    "plugin memory": ("#f4dcdc", ("memory", "memory_storage", "sensitive", "kvdoc")),
 }
 TURN = [
     ("user message + sys_context_str, history, summary, catalog", "Dify variables / tool parameters"),

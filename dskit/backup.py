@@ -1,0 +1,122 @@
+"""The engine backs up the model on what it can see for itself.
+
+A small model leaves things out: it answered "13800138000" — right after being asked for the phone
+number — with no command, and "还是七点吧" with none, so the user had to say it again. When the model
+makes no progress on a message (no command, nothing usable, or only small talk), the engine fills:
+
+- **the slot asked last turn**, when the message is, or clearly holds, exactly one valid value of its
+  kind: a value matching the slot's pattern (a phone number), a count (an integer or number slot), a
+  clock time (a slot whose pattern takes HH:MM), a date (one that takes YYYY-MM-DD), an option or alias
+  of its enum, a bare yes/no for a yes/no slot;
+- **a task's only time slot**, when the message names exactly one clock time ("还是七点吧"), and the
+  slot changed last turn when the message only takes it back ("还是原来的吧").
+
+Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
+the task's only time slot), never over a value the model set, never from a question or a refusal. Each
+fill is logged as ``backup <task>.<slot>=<value>`` in the decision's ``applied`` and the timeline.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .admission import pattern_takes, time_slots
+from .catalog import SlotSpec, coerce_slot_value
+from .cues import asks, says_no, says_revert
+from .grounding import bare_answer, dates_in, numbers_in, same_half_day, times_in
+from .matching import exact_match, segments, words_match
+from .turn import Turn, short_text
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
+
+
+def _one(found: set) -> Any:
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _option_in(spec: SlotSpec, raw: str) -> Any:
+    """The one option of an enum slot the message names (by its text or an alias), else None."""
+    found = set()
+    for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
+        folded = "".join(segments(word))
+        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
+            found.add(target)
+    return _one(found)
+
+
+def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
+    """The one value of the slot's kind a message holds (None: none, several, or free text)."""
+    if spec.type == "boolean":
+        return bare_answer(raw)
+    if spec.enum:
+        return _option_in(spec, raw)
+    if spec.type in ("integer", "number"):
+        return _one(numbers_in(raw, counts=True))
+    if spec.type != "string" or not spec.pattern:
+        return None  # free text: never guessed
+    if pattern_takes(spec.pattern, "19:00"):
+        times = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return _one(times)
+    if pattern_takes(spec.pattern, "2026-12-02"):
+        return _one({d for d in dates_in(raw, reference) if len(d) == 10})
+    return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+
+
+def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
+    if not ok or reason or not turn.writes.set(task, name, coerced):
+        return False
+    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
+    return True
+
+
+def _asked_slot(turn: Turn) -> bool:
+    task_id, _, name = turn.asked.partition(".")
+    task = turn.stack.find(task_id)
+    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return False
+    spec = turn.spec(task).slots[name]
+    if spec.type != "boolean" and says_no(turn.evidence.raw):
+        return False
+    value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
+    return value is not None and _fill(turn, task, name, value)
+
+
+def _only_time_slot(turn: Turn) -> bool:
+    task = turn.stack.top()
+    clocks = time_slots(turn.spec(task)) if task is not None else []
+    if len(clocks) != 1:
+        return False
+    raw = turn.evidence.raw
+    value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
+    if value is not None:
+        return _fill(turn, task, clocks[0], value)
+    if says_revert(raw) and not _numbers_said(raw):
+        changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
+        if len(changed) == 1 and task["history"].get(changed[0]):
+            turn.writes.rollback(task, changed[0])
+            turn.note(f"backup rollback {task['id']}.{changed[0]}")
+            return True
+    return False
+
+
+def _numbers_said(raw: str) -> bool:
+    return bool(numbers_in(raw)) or bool(times_in(raw))
+
+
+def _changed_last_turn(turn: Turn) -> list[str]:
+    state = turn.state
+    return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
+            for key in entry.get("changed") or []]
+
+
+def backup_fill(turn: Turn) -> bool:
+    """Fill what the model left out (see the module's rules); True when a slot was filled."""
+    ev = turn.evidence
+    if ev is None or turn.progress or turn.handoff or turn.writes.changed or asks(ev.raw):
+        return False
+    return _asked_slot(turn) or _only_time_slot(turn)
+
+
+__all__ = ["backup_fill", "value_in_message"]

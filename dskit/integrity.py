@@ -1,0 +1,107 @@
+"""What the engine may trust in a state: a yes executes exactly what was shown.
+
+The state is a conversation variable: another node, an API write (Dify lets an API caller write
+conversation variables since PR #23924), a hand edit in the variable inspector or a bug can change it
+between the confirmation question and the yes. Two records close that gap (docs/grounding.md, "A yes
+executes what was shown"):
+
+- **What was shown.** When the engine asks for confirmation it stores a digest of what the question
+  showed — the task, its values, the sub-tasks submitted with it, the values held for a check
+  (``shown``); a sub-task confirmed on its own keeps the digest of what its yes covered (``approved``).
+  A yes executes only while the digest still holds; otherwise the question is asked again with what
+  is there now.
+- **The seal.** Every state the engine writes carries a digest of its acting parts (``seal``). A state
+  whose seal does not hold was changed outside the engine: nothing in it that would let the engine act
+  without asking is trusted — a pending confirmation or a waiting sub-task goes back to collecting,
+  values held for a check and old values (the material of a take-back) are dropped, the slot values
+  stay — and ``errors`` says so. With a secret (a Dify secret environment variable, ``STATE_SECRET``)
+  the seal is an HMAC that only the engine can write, and a state that fails it starts clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from .records import Stage
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not hmac.compare_digest(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        return ""
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+
+
+__all__ = ["trust_state", "digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]

@@ -1,0 +1,164 @@
+"""Finding a value in what the user said: by words and numbers, never across them.
+
+Grounding (docs/grounding.md) asks whether a free-text value appears in the user's message. Folding
+the text (width, case, spaces and punctuation removed) lets "西湖区 文三路" match "西湖区文三路", but a
+match on folded characters alone is not faithful:
+
+- **numbers are compared as numbers, whatever the script**: "八号" is not in "十八号" and "五单元" is not
+  "三单元" — a number of the value must be a whole number the user said (Arabic, Chinese numerals);
+- **a match never joins the end of one word to the start of the next**: English values are matched by
+  whole words ("from Osaka to Kyoto" does not hold "Tokyo"); a Chinese match that spans the user's
+  punctuation must keep at least two characters on each side ("去北京，南京也行" does not hold the station
+  "北京南");
+- **a near match may differ in wording, never in a contrast**: a free-text value that differs from the
+  user's words in a few characters is accepted only within one stretch of them (between two
+  punctuation marks) and when it keeps every direction and opposite it has (东/西, 南/北, 上/下, 大/小,
+  新/旧...) — "东门" is not "西门".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+from .catalog import parse_cn_number
+
+# A free-text value is grounded in a text that holds this share of its characters (numbers aside).
+TEXT_COVERAGE = 0.75
+# Characters that make two otherwise similar names different places or things.
+CONTRAST_CHARS = frozenset("东南西北上下左右前后内外大小新旧老正副男女单双里外头尾")
+_NUMERAL_CHARS = frozenset("零〇一二两三四五六七八九十百千万0123456789")
+_NUMBER_RUN = re.compile(r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SEPARATOR = re.compile(r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def segments(text: str) -> list[str]:
+    """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
+    return [piece for piece in _SEPARATOR.split(_norm(text)) if piece]
+
+
+def number_tokens(text: str) -> Counter:
+    """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
+    numerals that does not read as one number counts its digits)."""
+    found: Counter = Counter()
+    for match in _NUMBER_RUN.finditer(_norm(text)):
+        token = match.group()
+        if token[0].isdigit():
+            found[float(token)] += 1
+            continue
+        value = parse_cn_number(token)
+        if value is not None:
+            found[float(value)] += 1
+        else:
+            found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
+    return found
+
+
+# Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
+_SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), ("明天", "明日"), ("昨天", "昨日"),
+             ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
+             ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
+             ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
+             ("免费", "免票", "不要钱", "不收费"))
+_SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
+_WEEKDAY = re.compile(r"(?:星期|礼拜)([一二三四五六])")
+_MONEY = re.compile(r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
+_PEOPLE = re.compile(r"(\d+)\s*(?:个人|位|名|口人|人)")
+
+
+def normal_form(text: str) -> str:
+    """A text in its normal spelling, for comparing a model's normalised value with the user's words:
+    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, and one spelling per relative day,
+    month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 -> 周五)."""
+    out = _norm(text)
+    for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
+        if spelling in out and spelling != _SYNONYM_OF[spelling]:
+            out = out.replace(spelling, _SYNONYM_OF[spelling])
+    out = _WEEKDAY.sub(r"周\1", out)
+
+    def arabic(match: re.Match) -> str:
+        value = parse_cn_number(match.group())
+        return str(value) if value is not None else match.group()
+    out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
+    return _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_norm(text))
+
+
+def words_match(value: str, text: str) -> bool:
+    """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
+    words) three quarters of its longer words, at least two, as whole words of the text."""
+    value_words = _words(value)
+    text_words = _words(text)
+    if not value_words or not text_words:
+        return False
+    size = len(value_words)
+    if any(text_words[i:i + size] == value_words for i in range(len(text_words) - size + 1)):
+        return True
+    long_words = [w for w in value_words if len(w) >= 3]
+    present = set(text_words)
+    return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
+        and number_tokens(value) - number_tokens(text) == Counter()
+
+
+def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
+    """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
+    user's own spaces and punctuation (``cuts``) end a number."""
+    return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
+        or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
+
+
+def _cuts(pieces: list[str]) -> set[int]:
+    cuts, at = set(), 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        cuts.add(at)
+    return cuts
+
+
+def exact_match(target: str, text: str, value: str | None = None) -> bool:
+    """A folded value inside a text: whole numbers, and across the user's punctuation only where the
+    value has punctuation too (``value``: the value as written), or with two or more characters on
+    each side of it."""
+    own = _cuts(segments(value)) if value is not None else set()
+    pieces = segments(text)
+    folded = "".join(pieces)
+    cuts = _cuts(pieces)
+    start = folded.find(target)
+    while start >= 0:
+        end = start + len(target)
+        inner = sorted(c for c in cuts if start < c < end and c - start not in own)
+        lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2):
+            return True
+        start = folded.find(target, start + 1)
+    return False
+
+
+def near_match(target: str, text: str) -> bool:
+    """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
+    quarters of its characters, a two-character run of it, the same numbers, and every contrast
+    character it has."""
+    letters = [ch for ch in target if ch not in _NUMERAL_CHARS]
+    if len(target) < 3 or not letters or number_tokens(target) - number_tokens(text) != Counter():
+        return False
+    for piece in segments(text):  # within one stretch of the user's words, never gathered across them
+        present = set(piece)
+        if any(ch in CONTRAST_CHARS and ch not in present for ch in target):
+            continue
+        coverage = sum(1 for ch in letters if ch in present) / len(letters)
+        if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
+            return True
+    return False
+
+
+__all__ = ["normal_form", "segments", "number_tokens", "words_match", "exact_match", "near_match", "TEXT_COVERAGE",
+           "CONTRAST_CHARS"]

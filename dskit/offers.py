@@ -1,0 +1,105 @@
+"""Offered values: what the assistant put in front of the user, which a "就这家" may take.
+
+A recommendation, a list of options, the result of a search: the user accepts one without repeating
+it ("就去那儿吧" after the assistant offered 故宫; "第二个"; "that one"). Grounding (docs/grounding.md)
+accepts such a value only when all of these hold:
+
+- it was **offered in the assistant's last reply** — as a structured offer recorded for a slot
+  (:func:`record_offers`: a search API's results, a task's result, an app's own list) or in the reply's
+  text, as a whole word or name of it;
+- it is accepted **for the slot it was offered for**: a structured offer names its slot; a value of the
+  reply's text counts for the slot the engine asked last turn (a yes or a reference accepts it), or for
+  the slot the model gives it when the message *points back* at it ("这家", "它的地址", "就去那儿") — and
+  never for a slot whose options or aliases it belongs to elsewhere (checked by dskit.admission);
+- the user's message **accepts** it and refuses nothing (:func:`dskit.cues.says_accept`), and an ordinal
+  ("第二个", "the first") picks exactly that one of the offered list.
+
+Offers last one turn: the user's next message takes them or they are gone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .cues import offered_index, refers_back, says_accept
+from .matching import exact_match, segments, words_match
+from .state import add_error, dump_state, load_state
+
+MAX_OFFERS = 8
+MAX_OFFERED_VALUES = 12
+MAX_OFFER_CHARS = 200
+# How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
+_ITEMS = re.compile(r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
+
+
+def clean_offers(raw: Any) -> list[list]:
+    """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
+    out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
+    items: list = []
+    if isinstance(raw, dict):
+        items = [{"task": "", "slot": k, "values": v} for k, v in raw.items()]
+    elif isinstance(raw, list):
+        items = [dict(zip(("task", "slot", "values"), o)) if isinstance(o, list) and len(o) == 3 else o for o in raw]
+    kept = []
+    for item in items[:MAX_OFFERS]:
+        if not isinstance(item, dict) or not isinstance(item.get("slot"), str) or not item["slot"]:
+            continue
+        values = item.get("values") if isinstance(item.get("values"), list) else [item.get("values")]
+        values = [v[:MAX_OFFER_CHARS] if isinstance(v, str) else v for v in values[:MAX_OFFERED_VALUES]
+                  if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        task = item.get("task") if isinstance(item.get("task"), str) else ""
+        if values:
+            kept.append([task[:64], item["slot"][:64], values])
+    return kept
+
+
+def record_offers(state_str: Any, offers: Any, *, secret: str = "") -> str:
+    """Write what the assistant's reply offers into the state (for the user's next message only).
+    Never raises; a malformed offer is left out and said in ``errors``."""
+    state, errors = load_state(state_str)
+    kept = clean_offers(offers)
+    if offers and not kept:
+        add_error(state, "offers", "no usable offer: expected {slot: [values]} or [{task, slot, values}]")
+    state["offers"] = {"turn": state["turn"], "items": kept} if kept else None
+    return dump_state(state, secret)
+
+
+def take_offers(state: dict) -> tuple:
+    """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
+    last one turn). Call after the turn counter moved on."""
+    offers = state.pop("offers", None)
+    if not isinstance(offers, dict) or offers.get("turn") != state["turn"] - 1:
+        return ()
+    return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
+
+
+def _found(value: Any, text: str) -> bool:
+    target = str(value)
+    folded = "".join(segments(target))
+    return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
+
+
+def _listed(text: str) -> list[str]:
+    return [item for item in _ITEMS.split(text) if item and item.strip()]
+
+
+def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
+                   asked: bool) -> bool:
+    """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
+    ``raw`` accepts it (see the module's rules)."""
+    if not raw or not says_accept(raw):  # a reference back or a yes, refusing nothing
+        return False
+    index = offered_index(raw)
+    for o_task, o_slot, values in offers:
+        if o_slot == slot and o_task in ("", task) and value in values:
+            return index is None or (index < len(values) and values[index] == value)
+    if offered_text and (asked or refers_back(raw)) and _found(value, offered_text):
+        if index is None:
+            return True
+        items = _listed(offered_text)
+        return index < len(items) and _found(value, items[index])
+    return False
+
+
+__all__ = ["record_offers", "take_offers", "offer_accepted", "clean_offers", "MAX_OFFERS"]

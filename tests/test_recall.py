@@ -1,0 +1,175 @@
+"""Say it once (issue 20): the engine keeps what the user said and what they accepted — offered values,
+normal forms of the user's words, the engine's own backup when the model leaves a value out, and slots
+named by the words of their question when the catalog gives them no label. Each rule beside the
+precision it must keep (tests/test_grounding_meaning.py holds the attacks)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dskit.catalog import load_catalog
+from dskit.grounding import fold, slot_touched, text_grounded
+from dskit.machine import step
+from dskit.offers import clean_offers, record_offers
+from dskit.state import load_state
+from grounding_corpus import RESTAURANT, TELECOM
+
+DAY = "2026-12-02"
+
+
+def _turns(catalog: dict, *turns: tuple[str, list]) -> tuple[str, dict]:
+    state, decision, history = "", {}, []
+    for message, commands in turns:
+        state, decision = step(state, {"commands": commands}, catalog, query=message, recent=list(history),
+                               reference_date=DAY)
+        history.append(message)
+    return state, decision
+
+
+def _slots(state: str, task: str) -> dict:
+    return next((t["slots"] for t in load_state(state)[0]["task_stack"] if t["name"] == task), {})
+
+
+# ---------------------------------------------------------------- offered values
+
+OPEN = ("帮我订个位子，3个人，周五晚上7点", [{"type": "start_task", "task": "book_restaurant",
+                                        "slots": {"people": 3, "date": "周五", "time": "19:00"}}])
+
+
+@pytest.mark.parametrize("message", ["就这家吧", "好，就它", "那就去那儿", "这家的地址是？", "就订那个", "that one", "他家几点关门？"])
+def test_a_value_offered_in_the_last_reply_is_taken_by_a_message_that_accepts_it(message):
+    state, _ = _turns(RESTAURANT, OPEN)
+    new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
+                  query=message, offered="为您推荐老地方餐厅，人均120元，您看可以吗？", reference_date=DAY)
+    assert _slots(new, "book_restaurant").get("restaurant") == "老地方餐厅"
+
+
+@pytest.mark.parametrize("message", ["还有别的吗", "太贵了，换一家", "不要那家", "我再想想", "今天天气怎么样"])
+def test_an_offer_the_message_does_not_accept_is_not_taken(message):
+    state, _ = _turns(RESTAURANT, OPEN)
+    new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
+                  query=message, offered="为您推荐老地方餐厅，人均120元，您看可以吗？", reference_date=DAY)
+    assert "restaurant" not in _slots(new, "book_restaurant")
+
+
+def test_an_ordinal_takes_exactly_that_one_of_a_structured_offer():
+    state, _ = _turns(RESTAURANT, OPEN)
+    offered = record_offers(state, [{"task": "book_restaurant", "slot": "restaurant", "values": ["甲店", "乙店", "丙店"]}])
+    for value, kept in (("乙店", True), ("甲店", False)):
+        new, _ = step(offered, {"commands": [{"type": "set_slots", "slots": {"restaurant": value}}]}, RESTAURANT,
+                      query="第二个吧", reference_date=DAY)
+        assert (_slots(new, "book_restaurant").get("restaurant") == value) is kept
+
+
+def test_a_structured_offer_is_taken_only_for_its_slot_and_only_once():
+    state, _ = _turns(RESTAURANT, OPEN)
+    offered = record_offers(state, {"restaurant": ["甲店"]})
+    new, _ = step(offered, {"commands": [{"type": "set_slots", "slots": {"cuisine": "甲店"}}]}, RESTAURANT,
+                  query="就这家", reference_date=DAY)
+    assert "cuisine" not in _slots(new, "book_restaurant")
+    later, _ = step(new, {"commands": [{"type": "set_slots", "slots": {"restaurant": "甲店"}}]}, RESTAURANT,
+                    query="就这家", reference_date=DAY)
+    assert "restaurant" not in _slots(later, "book_restaurant")  # the offer lasted one turn
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.none(), st.text(max_size=20), st.integers(), st.lists(st.text(max_size=5), max_size=3),
+                 st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=5), st.lists(st.integers()))),
+                 st.lists(st.dictionaries(st.sampled_from(["task", "slot", "values"]), st.text(max_size=5)))))
+def test_record_offers_never_raises_and_keeps_the_state(offers):
+    state, _ = _turns(RESTAURANT, OPEN)
+    new = record_offers(state, offers)
+    assert _slots(new, "book_restaurant") == _slots(state, "book_restaurant")
+    assert isinstance(clean_offers(offers), list)
+
+
+# ---------------------------------------------------------------- normal forms
+
+@pytest.mark.parametrize("value,said", [("本月", "查一下这个月的话费"), ("100元", "一百块左右"), ("3人", "我们三个人"),
+                                        ("周五", "星期五晚上"), ("明天早上", "明早出发"), ("5人", "一共五位"),
+                                        ("免费", "最好是免票的")])
+def test_a_normal_form_of_the_users_words_is_theirs(value, said):
+    assert text_grounded(value, fold(said), said)
+
+
+@pytest.mark.parametrize("value,said", [("上月", "查一下这个月的话费"), ("200元", "一百块左右"), ("4人", "我们三个人"),
+                                        ("周六", "星期五晚上")])
+def test_a_normal_form_of_other_words_is_not(value, said):
+    assert not text_grounded(value, fold(said), said)
+
+
+# ---------------------------------------------------------------- the engine's backup
+
+PHONE_ASKED = [("我要报修，宽带连不上，地址是文三路5号", [{"type": "start_task", "task": "repair",
+                                                   "slots": {"fault": "宽带连不上", "address": "文三路5号"}}])]
+
+
+@pytest.mark.parametrize("message", ["13800138000", "我的手机号是13800138000", "13800138000，谢谢"])
+def test_a_phone_number_answering_the_phone_question_is_kept_without_a_command(message):
+    state, decision = _turns(TELECOM, *PHONE_ASKED)
+    assert decision["slot"] == "phone"
+    new, decision = step(state, {"commands": []}, TELECOM, query=message, reference_date=DAY)
+    assert _slots(new, "repair").get("phone") == "13800138000"
+    assert any(a.startswith("backup ") for a in decision["applied"])
+
+
+@pytest.mark.parametrize("message", ["不是13800138000", "13800138000还是13900139000？", "号码是多少来着？", "稍等"])
+def test_the_backup_never_reads_a_refusal_a_question_or_two_values(message):
+    state, _ = _turns(TELECOM, *PHONE_ASKED)
+    new, _ = step(state, {"commands": []}, TELECOM, query=message, reference_date=DAY)
+    assert "phone" not in _slots(new, "repair")
+
+
+def test_the_backup_never_writes_free_text_nor_a_slot_nobody_asked():
+    state, _ = _turns(TELECOM, ("我要报修", [{"type": "start_task", "task": "repair"}]))
+    new, _ = step(state, {"commands": []}, TELECOM, query="宽带连不上 13800138000", reference_date=DAY)
+    slots = _slots(new, "repair")
+    assert "fault" not in slots and "phone" not in slots and "address" not in slots
+
+
+def test_a_clock_time_without_a_command_goes_to_the_only_time_slot():
+    booked = [("帮我订周五晚上7点的位子，3个人", [{"type": "start_task", "task": "book_restaurant",
+                                           "slots": {"date": "周五", "time": "19:00", "people": 3}}]),
+              ("改到8点", [{"type": "set_slots", "slots": {"time": "20:00"}}])]
+    state, _ = _turns(RESTAURANT, *booked)
+    new, decision = step(state, {"commands": []}, RESTAURANT, query="还是七点吧", reference_date=DAY)
+    assert _slots(new, "book_restaurant")["time"] == "19:00"
+    new, _ = step(state, "no json here", RESTAURANT, query="还是原来的吧", reference_date=DAY)
+    assert _slots(new, "book_restaurant")["time"] == "19:00"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("宽带连不上地址文三路号的我要报修")), max_size=12))
+def test_the_backup_writes_nothing_from_words_without_a_value(text):
+    state, _ = _turns(TELECOM, *PHONE_ASKED)
+    new, _ = step(state, {"commands": []}, TELECOM, query=text or "嗯", reference_date=DAY)
+    assert _slots(new, "repair") == _slots(state, "repair")
+
+
+# ---------------------------------------------------------------- a slot named by its words
+
+def test_a_slot_without_a_label_is_named_by_the_words_of_its_question():
+    catalog = {"version": 1, "tasks": {"order": {"slots": {
+        "contact": {"type": "string", "ask": "请问您的联系电话是？"},
+        "addr": {"type": "string", "ask": "请问安装地址是？"}}}}}
+    spec = load_catalog(catalog).tasks["order"].slots["contact"]
+    assert slot_touched(spec, fold("电话我先不留了"))
+    assert not slot_touched(spec, fold("地址我先不填"))
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "order", "slots": {"contact": "13800138000"}}]},
+                    catalog)
+    new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"contact": None}}]}, catalog,
+                  query="电话先不留了", reference_date=DAY)
+    assert "contact" not in _slots(new, "order")
+
+
+def test_offers_are_part_of_the_seal():
+    state, _ = _turns(RESTAURANT, OPEN)
+    offered = json.loads(record_offers(state, {"restaurant": ["甲店"]}))
+    offered["offers"]["items"][0][2] = ["黑店"]
+    new, _ = step(json.dumps(offered, ensure_ascii=False), {"commands": [{"type": "set_slots", "slots": {
+        "restaurant": "黑店"}}]}, RESTAURANT, query="就这家", reference_date=DAY)
+    assert "restaurant" not in _slots(new, "book_restaurant")
