@@ -2641,6 +2641,23 @@ def show_value(value: object, lang: str = "zh") -> str:
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
 
+# Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
+YES_NO_REPLIES = ("是", "是的", "对", "对的", "没错", "没问题", "可以", "可以的", "行", "行的", "好", "好的", "嗯", "确认", "确定",
+                  "同意", "就这样", "就这么办", "办吧", "不是", "不对", "不用", "不用了", "不要", "不要了", "不行", "算了", "取消",
+                  "否", "yes", "yep", "yeah", "no", "nope", "ok", "okay", "sure", "correct", "right", "confirm",
+                  "confirmed")
+# Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
+SOCIAL_REPLIES = (
+    "你好", "您好", "你们好", "嗨", "哈喽", "哈啰", "在吗", "在不在", "有人吗", "早上好", "早安", "上午好",
+    "中午好", "下午好", "晚上好", "晚安", "再见", "拜拜", "回见", "嗯嗯", "嗯", "恩", "哦哦", "哦", "噢", "喔",
+    "啊", "呃", "额", "好的好的", "好的", "好滴", "好嘞", "好吧", "好", "行吧", "行", "收到", "知道了", "明白了",
+    "明白", "了解了", "了解", "懂了", "谢谢你", "谢谢您", "谢谢啦", "谢谢", "多谢", "感谢", "谢了", "辛苦了",
+    "麻烦了", "不客气", "没事", "不用了", "不用", "没有了", "没了", "不需要了", "不需要", "哈哈哈", "哈哈", "呵呵",
+    "嘿嘿", "ok", "okay", "k", "hi", "hello", "hey",
+    "thanks", "thank you", "thx", "bye", "goodbye", "good morning", "good night", "got it", "cool", "sure",
+    "alright", "yeah", "yep", "hmm", "lol",
+)
+
 
 # ---------------------------------------------------------------- words, not characters
 #
@@ -2650,10 +2667,11 @@ YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "�
 # below tokenise a clause with a small lexicon (longest match first) and accept it only when every
 # piece is a word of the act, a filler or a particle; English clauses are read by their words.
 
-_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}")
-_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶")
+_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
+_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
 _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
-               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢")
+               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
+               "先", "还是", "吧")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
@@ -2676,6 +2694,9 @@ _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
                       "isn't", "aren't", "don't", "doesn't", "won't", "can't")
+_WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
+# An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
+_SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
@@ -2697,7 +2718,12 @@ def is_question(clause: str) -> bool:
         return False
     if text.isascii():
         words = _EN_WORD.findall(text)
-        return bool(words) and words[0] in _QUESTION_WORDS_EN
+        if not words:
+            return False
+        if words[0] in _WH_EN:
+            return True
+        subjects = _SUBJECTS_EN - ({"it", "that", "this"} if words[0] in ("do", "don't") else set())
+        return words[0] in _QUESTION_WORDS_EN and len(words) > 1 and words[1] in subjects
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
@@ -2779,30 +2805,67 @@ CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想�
 _CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
                       "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
 CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
-             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it")
+             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
+             "dont book", "do not book", "don't order", "don't reserve")
 _CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
                       "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
                       "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
-                      "drop", "my", "a", "an", "oh", "well", "sorry")
+                      "drop", "my", "a", "an", "oh", "well", "sorry", "book", "reserve", "anything", "do", "not",
+                      "thanks", "thank", "you", "any", "more")
+
+
+# "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
+_STOP_DOING = _LazyPattern('_STOP_DOING', r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
+                         r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
+# A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
+_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+
+
+def _question_clause(raw: str, clause: str) -> bool:
+    return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
+
+
+def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
+    """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
+    if clause.isascii():
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
+        if not _en_clause_is(clause, CANCEL_EN, allowed):
+            return ""
+        return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
+            not _en_clause_is(clause, tuple(c for c in CANCEL_EN if c not in WEAK_CANCEL_EN), allowed) else "strong"
+    compact = clause.replace(" ", "").rstrip("".join(_PARTICLES))
+    objects = _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())
+    if _zh_clause_is(clause, CANCEL_ZH, objects):
+        pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
+        return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
+    return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
 
 
 def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
-    """A clause that drops a task: its words are cancel words, fillers and references to the task
-    ("算了，不要了", "取消订餐", "这个预订不要了", "cancel the booking"), never a preference that happens to
-    start with one ("不要辣的", "Don't forget the high chair")."""
+    """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
+    "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
+    mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
+    preference that starts with a cancel word ("不要辣的", "Don't forget the high chair"), never a question."""
+    weak = content = False
     for clause in clauses(raw):
-        if clause.isascii():
-            if _en_clause_is(clause, CANCEL_EN, _CANCEL_ALLOWED_EN + tuple(
-                    w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))):
-                return True
-        elif _zh_clause_is(clause, CANCEL_ZH, _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())):
+        kind = _cancel_clause(clause, task_words)
+        if kind and _question_clause(raw, clause):
+            return False
+        if kind == "strong":
             return True
-    return False
+        weak = weak or kind == "weak"
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+                and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
+            content = True
+    return weak and not content
 
 
 RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
             "全部重来", "重新来过", "从头再来", "推倒重来")
-_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
+                     "一次", "信息", "内容", "记录", "东西", "数据", "的", "掉", "帮我", "给我", "请")
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
 _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
                      "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
@@ -2812,12 +2875,12 @@ _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "cl
 def says_reset(raw: str) -> bool:
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
-    for clause in clauses(raw):
-        if clause.isascii():
-            if _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) and not is_question(clause):
-                return True
-        elif _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH):
-            return True
+    parts = clauses(raw)
+    for index, clause in enumerate(parts):
+        found = _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) if clause.isascii() else \
+            _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH)
+        if found:  # "start over? no no, keep everything" asks, then refuses
+            return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
     return False
 
 
@@ -2831,6 +2894,27 @@ def says_revert(raw: str) -> bool:
     text = raw.lower()
     return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
                for p in REVERT_PHRASES)
+
+
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
+    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "yeah", "ok", "okay",
+    "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
+
+
+def is_social(raw: str) -> bool:
+    """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
+    ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
+    parts = clauses(raw)
+    if not parts:
+        return True
+    for clause in parts:
+        if clause.isascii():
+            words = _EN_WORD.findall(clause)
+            if any(w not in _SOCIAL_EN_WORDS for w in words):
+                return False
+        elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- accepting what was offered
@@ -2876,38 +2960,149 @@ def offered_index(raw: str) -> int | None:
 # ---------------------------------------------------------------- negation near a word
 
 NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
-                      "不参加", "不带", "不想要")
-NEGATION_AFTER_ZH = ("不要", "不用", "就不用", "不需要", "没有", "不包含", "不含", "不涉及", "免了", "算了", "就算了",
-                     "也不用", "不必")
-NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思")
+                      "不参加", "不带", "不想要", "不会")
+# A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
+NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
+NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "不用", "不考虑", "没必要", "不含", "不涉及", "免了", "算了",
+                   "不必", "不用了", "不要了", "不需要了", "不必了")
+NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
+               "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
+INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论")
+_DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
+
+
+def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+def _blank(text: str, phrases: tuple[str, ...]) -> str:
+    for phrase in phrases:
+        text = text.replace(phrase, " " * len(phrase))
+    return text
 
 
 def negated_at(raw: str, start: int, end: int) -> bool:
-    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation just before them
-    ("不要包间", "no private room", "we don't need a private room") or just after ("包间就不用了",
-    "高风险运动不包含"). The scope ends at the clause's punctuation."""
+    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
+    ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
+    "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
+    adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
+    text = _blank(raw.lower(), _NOT_NEGATION)
+    left, right = _clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_before, words_after = _EN_WORD.findall(before)[-4:], _EN_WORD.findall(after)[:3]
+        return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
+                                                                   and w != "needed" for w in words_after)
+    window = before[-8:]
+    for cue in sorted(NEGATION_BEFORE_ZH, key=len, reverse=True):
+        at = window.rfind(cue)
+        if at >= 0 and not window[at + len(cue):].lstrip("要想").startswith(_DEGREE):
+            return True
+    near = after.lstrip(" 的也就都还")[:3]
+    tail = after.rstrip(" 啊吧呀")
+    if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
+        return True
+    return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+
+
+def indifferent_at(raw: str, start: int, end: int) -> bool:
+    """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
-    left_edge = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    right_edges = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    before = text[left_edge:start]
-    after = text[end:min(right_edges) if right_edges else len(text)]
-    for phrase in _NOT_NEGATION:
-        before, after = before.replace(phrase, "  "), after.replace(phrase, "  ")
-    if before.isascii() and after.isascii() and text[start:end].isascii():
-        words = _EN_WORD.findall(before)[-4:]
-        return any(w in NEGATION_EN for w in words)
-    near_before = before[-4:]
-    near_after = after.lstrip(" 的也就")[:4]
-    return any(n in near_before for n in NEGATION_BEFORE_ZH) or any(near_after.startswith(n) or n in near_after[:3]
-                                                                    for n in NEGATION_AFTER_ZH) \
-        or any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+    left, right = _clause_span(text, start, end)
+    return any(p in text[left:right] for p in INDIFFERENT)
 
 
 # ---- dskit/noise.py ----
 # Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
 NOISE_TAGS = ("essential", "optional", "noise")
+NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
+
+# Whole-message social phrases: a message made only of these (and punctuation) is small talk.
+_SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
+# Yes/no answers: small talk, unless they answer a confirmation question.
+_YES_NO = _LazyPattern(
+    '_YES_NO', "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+_VENT = _LazyPattern(
+    '_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
+    r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
+    r"ridiculous|annoying|wtf|hate", re.I)
+# Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
+_VALUE = _LazyPattern(
+    '_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
+    r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
+    r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
+    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
+    re.I)
+_CORRECTION = _LazyPattern(
+    '_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
+    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
+    re.I)
+_DECISION = _LazyPattern(
+    '_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
+    r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
+# The previous reply asked for a confirmation / asked a question.
+_CONFIRM_ASK = _LazyPattern(
+    '_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
+    r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
+_SLOT_ASK = _LazyPattern(
+    '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+_STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
+
+
+def noise_norm(text: str) -> str:
+    """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
+    return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
+
+
+def _is_social(text: str) -> bool:
+    """True when the message is only greetings, acknowledgements and thanks."""
+    rest = noise_norm(text)
+    if not rest:
+        return True
+    if len(rest) > 40:
+        return False
+    for phrase in _SOCIAL_NORM:
+        rest = rest.replace(phrase, "")
+    return rest == ""
+
+
+def _is_question(text: str) -> bool:
+    return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
+
+
+def noise_user_signal(user: str, prev_assistant: str = "") -> str:
+    """What the user message does, by rules.
+
+    One of: ``confirmation`` (answers a confirmation question, or decides), ``correction``,
+    ``value`` (carries a date, number, name...), ``answer`` (short reply to a slot question),
+    ``social`` (greeting/ack/thanks only), ``vent``, ``empty``, ``other``.
+    """
+    text = (user or "")[:NOISE_SCAN_CHARS].strip()
+    prev_assistant = (prev_assistant or "")[-NOISE_SCAN_CHARS:]
+    if not text:
+        return "empty"
+    short = noise_norm(text)
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
+        return "confirmation"
+    if _CORRECTION.search(text):
+        return "correction"
+    if _DECISION.search(text):
+        return "confirmation"
+    if _VALUE.search(text):
+        return "value"
+    if _is_social(text):
+        return "social"
+    if _VENT.search(text):
+        return "vent"
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    if asked_slot and len(short) <= 30 and not _is_question(text):
+        return "answer"
+    return "other"
 
 
 def noise_hint_tag(hint: object) -> str:
@@ -3261,10 +3456,27 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
         end = start + len(target)
         inner = sorted(c for c in cuts if start < c < end and c - start not in own)
         lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
-        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2):
+        cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word:
             return True
         start = folded.find(target, start + 1)
     return False
+
+
+def _kept_in_place(target: str, index: int, piece: str) -> bool:
+    """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
+    ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
+    return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
+
+
+# Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
+# stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
+DIRECTION_WORDS = frozenset({
+    "东京", "东莞", "东北", "东方", "东城", "东营", "东海", "东湖", "东山", "东风", "东四", "东单", "东直", "东三",
+    "西湖", "西安", "西宁", "西藏", "西单", "西直", "西城", "西双", "西山", "西沙", "西溪", "西塘", "西昌", "西四",
+    "南京", "南昌", "南宁", "南通", "南充", "南阳", "南平", "南海", "南山", "南湖", "南锣", "南沙", "南岸", "南开",
+    "北京", "北海", "北戴", "北碚", "北湖", "北山", "北辰", "北苑", "北仑", "北大",
+    "上海", "上饶", "下沙", "大连", "大理", "大同", "小店", "前门", "后海", "中关"})
 
 
 def near_match(target: str, text: str) -> bool:
@@ -3276,7 +3488,7 @@ def near_match(target: str, text: str) -> bool:
         return False
     for piece in segments(text):  # within one stretch of the user's words, never gathered across them
         present = set(piece)
-        if any(ch in CONTRAST_CHARS and ch not in present for ch in target):
+        if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
             continue
         coverage = sum(1 for ch in letters if ch in present) / len(letters)
         if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
@@ -3474,7 +3686,10 @@ def _number(token: str) -> float | None:
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
 # not eight people, "十八号" not eighteen).
-_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock)")
+_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# Colloquial numbers: "就我俩" is two.
+_COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
@@ -3496,6 +3711,7 @@ def numbers_in(raw: str, counts: bool = False) -> set[float]:
                 found.add(float(single))
     for match in _EN_NUMBER_RE.finditer(raw):
         found.add(float(_EN_NUMBERS[match.group(1)]))
+    found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
     return found
 
 
@@ -3711,7 +3927,11 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     text = raw if raw is not None else folded
     if target.isascii():  # 26 letters are in any sentence: English is matched by its words
         return words_match(str(value), text)
-    if exact_match(target, text, str(value)) or near_match(target, text):
+    if exact_match(target, text, str(value)):
+        return True
+    if target in "".join(segments(text)):  # there, but only as part of other words ("八号" in "十八号")
+        return False
+    if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
     if exact_match("".join(segments(normal)), normal_form(text), normal):
@@ -3796,15 +4016,27 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) ->
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
     None when it does not name it."""
     spans = slot_mentions(spec, raw, common)
-    if not spans:
-        return None
-    return any(not negated_at(raw, start, end) for start, end in spans)
+    if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
+        return None  # not named, or "无所谓": neither yes nor no
+    return any(_answered(raw, start, end) for start, end in spans)
+
+
+def _answered(raw: str, start: int, end: int) -> bool:
+    """The polarity of one mention: negated or not; a mention alone in its clause ("包间？不需要",
+    "private room? nah") takes the bare answer that follows it."""
+    rest = raw[end:].lstrip()
+    alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
+    if alone and rest[:1] in "？?，,":
+        answer = bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+        if answer is not None:
+            return answer
+    return not negated_at(raw, start, end)
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
              "sure", "please", "yes please", "ok", "okay")
-_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "no", "nope", "no thanks",
-            "no thank you", "none")
+_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "不考虑", "没必要", "不包括",
+            "no", "nope", "no thanks", "no thank you", "none", "nah", "no need", "not needed")
 
 
 def bare_answer(raw: str) -> bool | None:
@@ -3924,6 +4156,10 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
     if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
         return True
+    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
+        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
+        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
+            return True
     other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
@@ -4423,8 +4659,8 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
-    when none or most of its values (in the whole answer) were not said, or when it carries none and
-    would run at once (a read-only enquiry on "你好")."""
+    when none or most of its values (in the whole answer) were not said, or when it carries none and either
+    would run at once (a read-only enquiry on "你好") or the message is small talk."""
     ev = turn.evidence
     if ev is None or task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
@@ -4440,8 +4676,10 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
-    if not slots and not spec.confirm and not any(s.required for s in spec.slots.values()):
-        return False, f"start of {spec.name}: it would run at once, and the message neither names it nor gives a value"
+    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
+        why = "it would run at once" if runs_at_once else "the message is small talk"
+        return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
     return True, ""
 
 

@@ -16,6 +16,8 @@ from .catalog import SlotSpec, TaskSpec, coerce_slot_value
 from .grounding import (cancel_grounded, clock_value, common_words, confirm_grounded, is_clock, other_slot_value,
                         reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
                         text_grounded, value_grounded)
+from .cues import is_social
+from .noise import noise_user_signal
 from .offers import offer_accepted
 from .slot_writes import UNSET
 from .turn import Turn, short_text
@@ -199,8 +201,8 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
-    when none or most of its values (in the whole answer) were not said, or when it carries none and
-    would run at once (a read-only enquiry on "你好")."""
+    when none or most of its values (in the whole answer) were not said, or when it carries none and either
+    would run at once (a read-only enquiry on "你好") or the message is small talk."""
     ev = turn.evidence
     if ev is None or task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
@@ -216,8 +218,10 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
-    if not slots and not spec.confirm and not any(s.required for s in spec.slots.values()):
-        return False, f"start of {spec.name}: it would run at once, and the message neither names it nor gives a value"
+    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
+        why = "it would run at once" if runs_at_once else "the message is small talk"
+        return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
     return True, ""
 
 

@@ -42,10 +42,11 @@ FILLERS = frozenset(SOCIAL_REPLIES) | frozenset(YES_NO_REPLIES) | {"fine"}
 # below tokenise a clause with a small lexicon (longest match first) and accept it only when every
 # piece is a word of the act, a filler or a particle; English clauses are read by their words.
 
-_CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}")
-_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶")
+_CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
+_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
 _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
-               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢")
+               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
+               "先", "还是", "吧")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
@@ -68,6 +69,9 @@ _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
                       "isn't", "aren't", "don't", "doesn't", "won't", "can't")
+_WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
+# An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
+_SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
@@ -89,7 +93,12 @@ def is_question(clause: str) -> bool:
         return False
     if text.isascii():
         words = _EN_WORD.findall(text)
-        return bool(words) and words[0] in _QUESTION_WORDS_EN
+        if not words:
+            return False
+        if words[0] in _WH_EN:
+            return True
+        subjects = _SUBJECTS_EN - ({"it", "that", "this"} if words[0] in ("do", "don't") else set())
+        return words[0] in _QUESTION_WORDS_EN and len(words) > 1 and words[1] in subjects
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
@@ -171,30 +180,67 @@ CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想�
 _CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
                       "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
 CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
-             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it")
+             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
+             "dont book", "do not book", "don't order", "don't reserve")
 _CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
                       "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
                       "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
-                      "drop", "my", "a", "an", "oh", "well", "sorry")
+                      "drop", "my", "a", "an", "oh", "well", "sorry", "book", "reserve", "anything", "do", "not",
+                      "thanks", "thank", "you", "any", "more")
+
+
+# "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
+_STOP_DOING = re.compile(r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
+                         r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
+# A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
+_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+
+
+def _question_clause(raw: str, clause: str) -> bool:
+    return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
+
+
+def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
+    """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
+    if clause.isascii():
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
+        if not _en_clause_is(clause, CANCEL_EN, allowed):
+            return ""
+        return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
+            not _en_clause_is(clause, tuple(c for c in CANCEL_EN if c not in WEAK_CANCEL_EN), allowed) else "strong"
+    compact = clause.replace(" ", "").rstrip("".join(_PARTICLES))
+    objects = _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())
+    if _zh_clause_is(clause, CANCEL_ZH, objects):
+        pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
+        return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
+    return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
 
 
 def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
-    """A clause that drops a task: its words are cancel words, fillers and references to the task
-    ("算了，不要了", "取消订餐", "这个预订不要了", "cancel the booking"), never a preference that happens to
-    start with one ("不要辣的", "Don't forget the high chair")."""
+    """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
+    "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
+    mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
+    preference that starts with a cancel word ("不要辣的", "Don't forget the high chair"), never a question."""
+    weak = content = False
     for clause in clauses(raw):
-        if clause.isascii():
-            if _en_clause_is(clause, CANCEL_EN, _CANCEL_ALLOWED_EN + tuple(
-                    w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))):
-                return True
-        elif _zh_clause_is(clause, CANCEL_ZH, _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())):
+        kind = _cancel_clause(clause, task_words)
+        if kind and _question_clause(raw, clause):
+            return False
+        if kind == "strong":
             return True
-    return False
+        weak = weak or kind == "weak"
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+                and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
+            content = True
+    return weak and not content
 
 
 RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
             "全部重来", "重新来过", "从头再来", "推倒重来")
-_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
+                     "一次", "信息", "内容", "记录", "东西", "数据", "的", "掉", "帮我", "给我", "请")
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
 _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
                      "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
@@ -204,12 +250,12 @@ _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "cl
 def says_reset(raw: str) -> bool:
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
-    for clause in clauses(raw):
-        if clause.isascii():
-            if _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) and not is_question(clause):
-                return True
-        elif _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH):
-            return True
+    parts = clauses(raw)
+    for index, clause in enumerate(parts):
+        found = _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) if clause.isascii() else \
+            _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH)
+        if found:  # "start over? no no, keep everything" asks, then refuses
+            return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
     return False
 
 
@@ -223,6 +269,27 @@ def says_revert(raw: str) -> bool:
     text = raw.lower()
     return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
                for p in REVERT_PHRASES)
+
+
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
+    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "yeah", "ok", "okay",
+    "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
+
+
+def is_social(raw: str) -> bool:
+    """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
+    ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
+    parts = clauses(raw)
+    if not parts:
+        return True
+    for clause in parts:
+        if clause.isascii():
+            words = _EN_WORD.findall(clause)
+            if any(w not in _SOCIAL_EN_WORDS for w in words):
+                return False
+        elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- accepting what was offered
@@ -268,35 +335,62 @@ def offered_index(raw: str) -> int | None:
 # ---------------------------------------------------------------- negation near a word
 
 NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
-                      "不参加", "不带", "不想要")
-NEGATION_AFTER_ZH = ("不要", "不用", "就不用", "不需要", "没有", "不包含", "不含", "不涉及", "免了", "算了", "就算了",
-                     "也不用", "不必")
-NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思")
+                      "不参加", "不带", "不想要", "不会")
+# A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
+NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
+NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "不用", "不考虑", "没必要", "不含", "不涉及", "免了", "算了",
+                   "不必", "不用了", "不要了", "不需要了", "不必了")
+NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
+               "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
+INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论")
+_DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
+
+
+def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+def _blank(text: str, phrases: tuple[str, ...]) -> str:
+    for phrase in phrases:
+        text = text.replace(phrase, " " * len(phrase))
+    return text
 
 
 def negated_at(raw: str, start: int, end: int) -> bool:
-    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation just before them
-    ("不要包间", "no private room", "we don't need a private room") or just after ("包间就不用了",
-    "高风险运动不包含"). The scope ends at the clause's punctuation."""
+    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
+    ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
+    "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
+    adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
+    text = _blank(raw.lower(), _NOT_NEGATION)
+    left, right = _clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_before, words_after = _EN_WORD.findall(before)[-4:], _EN_WORD.findall(after)[:3]
+        return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
+                                                                   and w != "needed" for w in words_after)
+    window = before[-8:]
+    for cue in sorted(NEGATION_BEFORE_ZH, key=len, reverse=True):
+        at = window.rfind(cue)
+        if at >= 0 and not window[at + len(cue):].lstrip("要想").startswith(_DEGREE):
+            return True
+    near = after.lstrip(" 的也就都还")[:3]
+    tail = after.rstrip(" 啊吧呀")
+    if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
+        return True
+    return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+
+
+def indifferent_at(raw: str, start: int, end: int) -> bool:
+    """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
-    left_edge = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    right_edges = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    before = text[left_edge:start]
-    after = text[end:min(right_edges) if right_edges else len(text)]
-    for phrase in _NOT_NEGATION:
-        before, after = before.replace(phrase, "  "), after.replace(phrase, "  ")
-    if before.isascii() and after.isascii() and text[start:end].isascii():
-        words = _EN_WORD.findall(before)[-4:]
-        return any(w in NEGATION_EN for w in words)
-    near_before = before[-4:]
-    near_after = after.lstrip(" 的也就")[:4]
-    return any(n in near_before for n in NEGATION_BEFORE_ZH) or any(near_after.startswith(n) or n in near_after[:3]
-                                                                    for n in NEGATION_AFTER_ZH) \
-        or any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+    left, right = _clause_span(text, start, end)
+    return any(p in text[left:right] for p in INDIFFERENT)
 
 
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
-           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index"]
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "NEGATION_BEFORE_ZH", "is_social"]

@@ -32,7 +32,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
-from .cues import asks, negated_at, says_cancel, says_reset, says_revert, says_yes
+from .cues import asks, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, segments, words_match
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
@@ -177,7 +177,10 @@ def _number(token: str) -> float | None:
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
 # not eight people, "十八号" not eighteen).
-_NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock)")
+_NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# Colloquial numbers: "就我俩" is two.
+_COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
@@ -199,6 +202,7 @@ def numbers_in(raw: str, counts: bool = False) -> set[float]:
                 found.add(float(single))
     for match in _EN_NUMBER_RE.finditer(raw):
         found.add(float(_EN_NUMBERS[match.group(1)]))
+    found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
     return found
 
 
@@ -414,7 +418,11 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     text = raw if raw is not None else folded
     if target.isascii():  # 26 letters are in any sentence: English is matched by its words
         return words_match(str(value), text)
-    if exact_match(target, text, str(value)) or near_match(target, text):
+    if exact_match(target, text, str(value)):
+        return True
+    if target in "".join(segments(text)):  # there, but only as part of other words ("八号" in "十八号")
+        return False
+    if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
     if exact_match("".join(segments(normal)), normal_form(text), normal):
@@ -499,15 +507,27 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) ->
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
     None when it does not name it."""
     spans = slot_mentions(spec, raw, common)
-    if not spans:
-        return None
-    return any(not negated_at(raw, start, end) for start, end in spans)
+    if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
+        return None  # not named, or "无所谓": neither yes nor no
+    return any(_answered(raw, start, end) for start, end in spans)
+
+
+def _answered(raw: str, start: int, end: int) -> bool:
+    """The polarity of one mention: negated or not; a mention alone in its clause ("包间？不需要",
+    "private room? nah") takes the bare answer that follows it."""
+    rest = raw[end:].lstrip()
+    alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
+    if alone and rest[:1] in "？?，,":
+        answer = bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+        if answer is not None:
+            return answer
+    return not negated_at(raw, start, end)
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
              "sure", "please", "yes please", "ok", "okay")
-_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "no", "nope", "no thanks",
-            "no thank you", "none")
+_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "不考虑", "没必要", "不包括",
+            "no", "nope", "no thanks", "no thank you", "none", "nah", "no need", "not needed")
 
 
 def bare_answer(raw: str) -> bool | None:
@@ -627,6 +647,10 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
     if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
         return True
+    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
+        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
+        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
+            return True
     other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 

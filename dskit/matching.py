@@ -137,10 +137,27 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
         end = start + len(target)
         inner = sorted(c for c in cuts if start < c < end and c - start not in own)
         lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
-        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2):
+        cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word:
             return True
         start = folded.find(target, start + 1)
     return False
+
+
+def _kept_in_place(target: str, index: int, piece: str) -> bool:
+    """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
+    ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
+    return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
+
+
+# Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
+# stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
+DIRECTION_WORDS = frozenset({
+    "东京", "东莞", "东北", "东方", "东城", "东营", "东海", "东湖", "东山", "东风", "东四", "东单", "东直", "东三",
+    "西湖", "西安", "西宁", "西藏", "西单", "西直", "西城", "西双", "西山", "西沙", "西溪", "西塘", "西昌", "西四",
+    "南京", "南昌", "南宁", "南通", "南充", "南阳", "南平", "南海", "南山", "南湖", "南锣", "南沙", "南岸", "南开",
+    "北京", "北海", "北戴", "北碚", "北湖", "北山", "北辰", "北苑", "北仑", "北大",
+    "上海", "上饶", "下沙", "大连", "大理", "大同", "小店", "前门", "后海", "中关"})
 
 
 def near_match(target: str, text: str) -> bool:
@@ -152,7 +169,7 @@ def near_match(target: str, text: str) -> bool:
         return False
     for piece in segments(text):  # within one stretch of the user's words, never gathered across them
         present = set(piece)
-        if any(ch in CONTRAST_CHARS and ch not in present for ch in target):
+        if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
             continue
         coverage = sum(1 for ch in letters if ch in present) / len(letters)
         if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):

@@ -171,3 +171,21 @@ def test_a_failed_submission_is_shown_again_and_a_retry_runs_it():
 
 def test_the_corpus_covers_telecom_and_travel_too():
     assert {id(c.catalog) for c in CASES} >= {id(RESTAURANT), id(TELECOM)}
+
+
+def test_the_second_corpus_written_apart_from_the_rules():
+    """tests/grounding_heldout_corpus.py was written by another developer who did not read the rules;
+    on its first run today's engine acted on 16 of 208 attacks and refused 16 of 131 genuine messages
+    (the engine before issue 19: 150 and 13). The rules were then generalised; what is left are two
+    starts that only open a task that asks (nothing runs) and one balance enquiry said in other words.
+    Ceilings, not equalities."""
+    from grounding_heldout_corpus import all_cases as heldout_cases
+
+    acted = refused = 0
+    for case in heldout_cases():
+        failed, decision = run_case(case, step, load_state)
+        if failed and case.kind == "attack":
+            acted += 1
+            assert decision["next_action"] != "execute", case.message  # never an action
+        refused += failed and case.kind == "genuine"
+    assert acted <= 2 and refused <= 1, (acted, refused)

@@ -596,6 +596,19 @@ def lean_uses_pattern(modules: list[_Module], keep: set[int]) -> bool:
     return any(_lean.LAZY_NAME in _ast_names(s) for m in modules for s in m.stmts if id(s) in keep)
 
 
+_BUNDLES: dict[tuple, str] = {}  # one process makes the same bundle many times (gen, its --check, the DSL)
+
+
+def _sources_fingerprint(package_dir: Path) -> str:
+    """A digest of every module the bundler may read: the bundle depends on nothing else."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def bundle(
     entry: str,
     params: list[MainParam],
@@ -612,8 +625,19 @@ def bundle(
 
     ``entry`` is ``"module:function"`` (``"dskit.nodes:state_node"`` or ``"nodes:state_node"``).
     ``lean`` applies :mod:`.lean`'s rewrites (annotation-only names out, dataclasses written out,
-    regular expressions compiled on first use).
+    regular expressions compiled on first use). The output depends only on the arguments and the
+    sources, so it is made once per process for each (the cache is keyed by a digest of the sources).
     """
+    key = (entry, tuple(params), header, pass_extra, str(package_dir), package, prune, tuple(numbers_for_booleans),
+           lean, _sources_fingerprint(package_dir))
+    if key not in _BUNDLES:
+        _BUNDLES[key] = _bundle(entry, params, header=header, pass_extra=pass_extra, package_dir=package_dir,
+                                package=package, prune=prune, numbers_for_booleans=numbers_for_booleans, lean=lean)
+    return _BUNDLES[key]
+
+
+def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: bool, package_dir: Path, package: str,
+            prune: bool, numbers_for_booleans: tuple[str, ...], lean: bool) -> str:
     module_name, _, function = entry.partition(":")
     module_name = module_name.removeprefix(package + ".")
     if not function:
