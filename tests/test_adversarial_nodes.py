@@ -19,6 +19,8 @@ from dskit.tooling.codegen.nodespecs import NODE_SPECS, spec_by_name
 from test_adversarial_engine import BASE_STATES
 from test_nodes_kit import assert_outputs, hostile_text
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 CATALOG_TEXT = json.dumps(CATALOG, ensure_ascii=False)
 SPEC_IDS = [spec.name for spec in NODE_SPECS]
 

@@ -28,6 +28,8 @@ from dskit.tooling.codegen.lean import LAZY_NAME, expand_dataclasses
 from dskit.tooling.codegen.nodespecs import NODE_SPECS
 from dskit.tooling.codegen.sandbox import check_source, main_in_process
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 ENGINE = Path(__file__).resolve().parents[1] / "dskit"
 
 

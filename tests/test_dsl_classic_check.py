@@ -26,6 +26,8 @@ from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast 
 from dskit.tooling.dslbuild.plugin_flow import build_plugin  # noqa: E402
 from dskit.tooling.dslbuild.prompts import MAX_TOKENS  # noqa: E402
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 ROOT = Path(__file__).resolve().parents[1]
 TELECOM_FILE = ROOT / "examples" / "catalogs" / "telecom.json"
 TELECOM = TELECOM_FILE.read_text(encoding="utf-8")

@@ -29,6 +29,8 @@ from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, DSL_VERSIONS, T
 from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast  # noqa: E402
 from dskit.tooling.dslbuild.plugin_flow import build_plugin  # noqa: E402
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 
 @pytest.fixture(scope="module")
 def docs() -> dict[str, dict[str, Any]]:

@@ -42,6 +42,8 @@ from dskit.tooling.dslrun.scenarios import (  # noqa: E402
 from dskit.tooling.dslrun.taskapi import task_api  # noqa: E402
 from dskit.tooling.dslrun.graphon import Conversation  # noqa: E402
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = load_scenarios(SCENARIO_DIR)
 LLM_TYPES = {"llm", "question-classifier", "parameter-extractor"}

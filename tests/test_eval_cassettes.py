@@ -31,6 +31,8 @@ import pytest
 
 from dskit.tooling.cli import main
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "tests" / "cassettes"
 ENGINE = CASSETTES / "engine_qwen-1.5b.jsonl"

@@ -11,6 +11,8 @@ Import ``dify_plugin`` first: it monkey-patches with gevent.
 
 from __future__ import annotations
 
+import pytest
+
 import dify_plugin  # noqa: F401  (first: gevent monkey-patching)
 
 import json
@@ -25,6 +27,8 @@ from dskit.tooling.eval.suite import SUITE_DIR, Suite, load_suite
 from dskit.tooling.llm import Cache, ClientConfig, LLMClient
 from evalkit import latest_message, model
 from fakes.openai_server import fake_openai
+
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = SUITE_DIR / "heldout" / "seed000_booking.yaml"

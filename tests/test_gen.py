@@ -23,6 +23,8 @@ from dskit.tooling.generated import REPO_ROOT, generate_all, stale_files, write_
 from dskit.tooling.codegen.sandbox import OUTPUT_TYPES
 from dskit.tooling.codegen.nodespecs import NODE_SPECS, spec_by_name
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 
 @pytest.fixture
 def code_node_generators(monkeypatch):

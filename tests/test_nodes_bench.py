@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from dskit.tooling.bench.code_nodes import BENCH_TASKS, BENCH_TURNS, bench_catalog, format_report, measure
 from dskit.limits import CODE_MAX_STRING_LENGTH
 from dskit.tooling.cli import main as cli
 from dskit.tooling.codegen.nodespecs import NODE_SPECS
+
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
 
 
 def test_bench_catalog_is_valid_and_holds_ten_open_tasks():

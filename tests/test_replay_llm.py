@@ -7,6 +7,8 @@ garbage, one that fails. Counts, not clocks.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -19,6 +21,8 @@ from dskit.tooling.replay.risawoz import load_risawoz, risawoz_schema
 from dskit.tooling.replay.score import normalize
 from evalkit import latest_message
 from fakes.openai_server import fake_openai
+
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CROSSWOZ = FIXTURES / "crosswoz_val_sample.json"

@@ -8,6 +8,8 @@ import pytest
 
 from dskit.tooling.replay import replay_crosswoz, replay_risawoz
 
+pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CROSSWOZ_VAL = SHARED / "data" / "crosswoz" / "val.json.zip"
 RISAWOZ_FEWSHOT = SHARED / "data" / "risawoz" / "zh_fewshot.json.gz"
