@@ -1036,7 +1036,7 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
               "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
-_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
+_catalog_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
@@ -1095,7 +1095,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
         word = value.strip().lower()
         if word in _catalog_TRUE_WORDS:
             return True, True, ""
-        if word in _FALSE_WORDS:
+        if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_catalog_show(value)}"
 

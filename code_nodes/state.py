@@ -1446,7 +1446,7 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
               "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
-_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
+_catalog_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
@@ -1505,7 +1505,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
         word = value.strip().lower()
         if word in _catalog_TRUE_WORDS:
             return True, True, ""
-        if word in _FALSE_WORDS:
+        if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_catalog_show(value)}"
 
@@ -2213,6 +2213,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "任务目录无效：{problems}",
         "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
         "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+        "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+        "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
         "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
     },
     "en": {
@@ -2267,6 +2270,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "the task catalog is invalid: {problems}",
         "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
         "tool_unknown_task": "the catalog has no task {task}",
+        "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+        "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+        "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
         "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
     },
 }
