@@ -426,6 +426,12 @@ _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+# Catalog text is data. Where it lands in a template, Dify renders ``{{#node.var#}}`` (a question-classifier
+# class name and an extractor's prompt go through graphon's convert_template) and Jinja2 renders
+# ``{{ }}``, ``{% %}`` and ``{# #}``, so a label could paste the user's message or the whole state into a
+# prompt. A catalog text holding any of these delimiters, even half of a pair (two texts may be joined),
+# is refused with its JSON path (docs/catalog.md, "Catalog text is data").
+TEMPLATE_DELIMITERS = ("{{", "}}", "{%", "%}", "{#", "#}")
 
 
 class CatalogError(ValueError):
@@ -913,10 +919,60 @@ def _data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
+def template_syntax(text: Any) -> str:
+    """The first template delimiter in ``text`` with a little context ('' when none): see
+    :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
+    if not isinstance(text, str):
+        return ""
+    found = [(i, d) for d in TEMPLATE_DELIMITERS if (i := text.find(d)) >= 0]
+    if not found:
+        return ""
+    start, _delimiter = min(found)
+    return text[start:start + 30]
+
+
+def _texts(data: dict) -> list[tuple[str, Any]]:
+    """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
+    template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
+    texts: list[tuple[str, Any]] = [("$.name", data.get("name")), ("$.description", data.get("description"))]
+    tasks = data.get("tasks")
+    for name, task in (tasks.items() if isinstance(tasks, dict) else ()):
+        if not isinstance(task, dict):
+            continue
+        path = f"$.tasks.{name}"
+        texts += [(f"{path}.label", task.get("label")), (f"{path}.description", task.get("description"))]
+        examples = task.get("examples")
+        texts += [(f"{path}.examples[{i}]", e) for i, e in enumerate(examples if isinstance(examples, list) else ())]
+        slots = task.get("slots")
+        for slot_name, slot in (slots.items() if isinstance(slots, dict) else ()):
+            if not isinstance(slot, dict):
+                continue
+            where = f"{path}.slots.{slot_name}"
+            texts += [(f"{where}.{key}", slot.get(key)) for key in ("ask", "label", "description")]
+            enum = slot.get("enum")
+            texts += [(f"{where}.enum[{i}]", v) for i, v in enumerate(enum if isinstance(enum, list) else ())]
+            aliases = slot.get("aliases")
+            for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
+                texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
+    return texts
+
+
+def _template_problems(data: dict) -> list[str]:
+    """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
+    problems = []
+    for path, text in _texts(data):
+        found = template_syntax(text)
+        if found:
+            problems.append(f"{path}: holds template syntax ({_show(found)}); catalog text is data, "
+                            "and Dify ({{#...#}}) or Jinja2 ({{ }}, {% %}, {# #}) would render it where it "
+                            "becomes a class name or part of a prompt - remove the braces")
+    return problems
+
+
 def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
-    problems: list[str] = []
+    problems: list[str] = _template_problems(data)
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")

@@ -419,6 +419,12 @@ _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
 _catalog_TOP_KEYS = {"version", "tasks", "policy", "language", "name", "description"}
+# Catalog text is data. Where it lands in a template, Dify renders ``{{#node.var#}}`` (a question-classifier
+# class name and an extractor's prompt go through graphon's convert_template) and Jinja2 renders
+# ``{{ }}``, ``{% %}`` and ``{# #}``, so a label could paste the user's message or the whole state into a
+# prompt. A catalog text holding any of these delimiters, even half of a pair (two texts may be joined),
+# is refused with its JSON path (docs/catalog.md, "Catalog text is data").
+TEMPLATE_DELIMITERS = ("{{", "}}", "{%", "%}", "{#", "#}")
 
 
 class CatalogError(ValueError):
@@ -906,10 +912,60 @@ def _data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
+def template_syntax(text: Any) -> str:
+    """The first template delimiter in ``text`` with a little context ('' when none): see
+    :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
+    if not isinstance(text, str):
+        return ""
+    found = [(i, d) for d in TEMPLATE_DELIMITERS if (i := text.find(d)) >= 0]
+    if not found:
+        return ""
+    start, _delimiter = min(found)
+    return text[start:start + 30]
+
+
+def _texts(data: dict) -> list[tuple[str, Any]]:
+    """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
+    template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
+    texts: list[tuple[str, Any]] = [("$.name", data.get("name")), ("$.description", data.get("description"))]
+    tasks = data.get("tasks")
+    for name, task in (tasks.items() if isinstance(tasks, dict) else ()):
+        if not isinstance(task, dict):
+            continue
+        path = f"$.tasks.{name}"
+        texts += [(f"{path}.label", task.get("label")), (f"{path}.description", task.get("description"))]
+        examples = task.get("examples")
+        texts += [(f"{path}.examples[{i}]", e) for i, e in enumerate(examples if isinstance(examples, list) else ())]
+        slots = task.get("slots")
+        for slot_name, slot in (slots.items() if isinstance(slots, dict) else ()):
+            if not isinstance(slot, dict):
+                continue
+            where = f"{path}.slots.{slot_name}"
+            texts += [(f"{where}.{key}", slot.get(key)) for key in ("ask", "label", "description")]
+            enum = slot.get("enum")
+            texts += [(f"{where}.enum[{i}]", v) for i, v in enumerate(enum if isinstance(enum, list) else ())]
+            aliases = slot.get("aliases")
+            for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
+                texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
+    return texts
+
+
+def _template_problems(data: dict) -> list[str]:
+    """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
+    problems = []
+    for path, text in _texts(data):
+        found = template_syntax(text)
+        if found:
+            problems.append(f"{path}: holds template syntax ({_show(found)}); catalog text is data, "
+                            "and Dify ({{#...#}}) or Jinja2 ({{ }}, {% %}, {# #}) would render it where it "
+                            "becomes a class name or part of a prompt - remove the braces")
+    return problems
+
+
 def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
-    problems: list[str] = []
+    problems: list[str] = _template_problems(data)
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
@@ -1123,6 +1179,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "任务目录无效：{problems}",
         "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
         "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+        "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+        "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
         "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
     },
     "en": {
@@ -1178,6 +1237,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "the task catalog is invalid: {problems}",
         "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
         "tool_unknown_task": "the catalog has no task {task}",
+        "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+        "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+        "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
         "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
     },
 }
@@ -1245,7 +1307,9 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-_node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
+# The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
+_node_io_TRUE_WORDS = frozenset({"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"})
+_node_io_FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed", "failure", "error", "否", "失败"})
 
 
 def text_in(value: Any) -> str:
@@ -1319,16 +1383,41 @@ def keep_state(state_text: str) -> str:
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
-def truthy(value: Any) -> bool:
-    """An API outcome as a boolean: true/1/"success"/"成功", or an HTTP status from 200 to 299."""
+def outcome(value: Any) -> bool | None:
+    """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
+
+    True: a real true, 1, an HTTP status 200-299, or one of ``_TRUE_WORDS`` (any case, spaces around);
+    False: a real false, 0, an HTTP status 300-599, or one of ``_FALSE_WORDS``. Anything else (``"maybe"``,
+    ``42``, ``"成功了吗"``) is None, so a caller can refuse it instead of guessing a failure.
+    """
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return value == 1 or 200 <= value < 300
-    text = text_in(value).strip().lower()
-    if text.isdigit():
-        return truthy(int(text[:6]))
-    return text in _node_io_TRUE_WORDS
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+            return None
+        number = int(value)
+        if number == 1 or 200 <= number < 300:
+            return True
+        if number == 0 or 300 <= number < 600:
+            return False
+        return None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if text.isdecimal() and len(text) <= 6:  # any script's digits; int() reads every decimal digit
+        return outcome(int(text))
+    if text in _node_io_TRUE_WORDS:
+        return True
+    if text in _node_io_FALSE_WORDS:
+        return False
+    return None
+
+
+def truthy(value: Any) -> bool:
+    """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
+    if not isinstance(value, (bool, int, float, str)):
+        value = text_in(value)
+    return outcome(value) is True
 
 
 # ---- dskit/nodes.py ----

@@ -938,7 +938,9 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-_node_io_TRUE_WORDS = {"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"}
+# The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
+_node_io_TRUE_WORDS = frozenset({"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"})
+_node_io_FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed", "failure", "error", "否", "失败"})
 
 
 def text_in(value: Any) -> str:
@@ -973,16 +975,41 @@ def keep_state(state_text: str) -> str:
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
-def truthy(value: Any) -> bool:
-    """An API outcome as a boolean: true/1/"success"/"成功", or an HTTP status from 200 to 299."""
+def outcome(value: Any) -> bool | None:
+    """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
+
+    True: a real true, 1, an HTTP status 200-299, or one of ``_TRUE_WORDS`` (any case, spaces around);
+    False: a real false, 0, an HTTP status 300-599, or one of ``_FALSE_WORDS``. Anything else (``"maybe"``,
+    ``42``, ``"成功了吗"``) is None, so a caller can refuse it instead of guessing a failure.
+    """
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return value == 1 or 200 <= value < 300
-    text = text_in(value).strip().lower()
-    if text.isdigit():
-        return truthy(int(text[:6]))
-    return text in _node_io_TRUE_WORDS
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+            return None
+        number = int(value)
+        if number == 1 or 200 <= number < 300:
+            return True
+        if number == 0 or 300 <= number < 600:
+            return False
+        return None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if text.isdecimal() and len(text) <= 6:  # any script's digits; int() reads every decimal digit
+        return outcome(int(text))
+    if text in _node_io_TRUE_WORDS:
+        return True
+    if text in _node_io_FALSE_WORDS:
+        return False
+    return None
+
+
+def truthy(value: Any) -> bool:
+    """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
+    if not isinstance(value, (bool, int, float, str)):
+        value = text_in(value)
+    return outcome(value) is True
 
 
 # ---- dskit/nodes.py ----

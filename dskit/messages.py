@@ -58,6 +58,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "任务目录无效：{problems}",
         "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
         "tool_unknown_task": "目录里没有任务 {task}",
+        "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+        "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+        "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
         "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
     },
     "en": {
@@ -113,6 +116,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tool_catalog": "the task catalog is invalid: {problems}",
         "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
         "tool_unknown_task": "the catalog has no task {task}",
+        "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+        "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+        "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
         "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
     },
 }

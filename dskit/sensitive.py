@@ -14,13 +14,17 @@ one number, so ``6222.0212.3456.7890`` and ``4111\u200b1111…`` are card number
 
 What is refused (the kind names the reason shown to the user):
 
-* ``password`` — a password, passcode, PIN or 口令 followed by a value (``密码：123456``,
-  ``pwd: hunter2``, ``支付 PIN 是 4821``, ``my password is …``);
-* ``code`` — a verification, one-time or authorisation code with its digits (``验证码 384920``);
+* ``password`` — a password, passcode, PIN, 口令 or 暗号, a security-question answer (密保答案,
+  ``security answer``) or a wallet's seed phrase (助记词, ``seed phrase``) followed by a value
+  (``密码：123456``, ``pwd: hunter2``, ``支付 PIN 是 4821``, ``my password is …``);
+* ``code`` — a verification, one-time or authorisation code with its digits (``验证码 384920``), and
+  the codes that open something (取件码, 门禁码, ``door code``, ``alarm code``, ``recovery code`` …);
 * ``key`` — API keys and tokens by their shape (``sk-…``, ``sk-proj-…``, ``AKIA…``, ``ghp_…``,
   ``github_pat_…``, ``glpat-…``, ``xoxb-…``, ``AIza…``, ``hf_…``, Stripe ``sk_live_…``), JSON web
-  tokens, ``Bearer …``, private-key blocks, passwords inside URLs, 密钥/令牌 with a value, and
-  assignments whose name says key, secret, token or password (``API_KEY=…``, ``client_secret: …``);
+  tokens, ``Bearer …``, private-key blocks, passwords inside URLs, 密钥/令牌 with a value, a
+  credential that says what it opens (登录凭证, 访问凭据, ``login credentials``) with a value, a bare
+  凭证/凭据 only with a value of letters and digits (报销凭证 is a receipt), and assignments whose name
+  says key, secret, token or password (``API_KEY=…``, ``client_secret: …``);
 * ``card`` — a payment card number: 13 to 19 digits that pass the Luhn check, or 12 or more digits
   next to a word for a card (卡号, 银行卡, credit card …), and card security codes (CVV, 安全码);
 * ``id`` — a Chinese resident ID number (18 characters whose GB 11643 check character is right and
@@ -28,7 +32,7 @@ What is refused (the kind names the reason shown to the user):
   next to 护照/passport, and US social security numbers next to SSN.
 
 What is not refused: a mention without a value (``我喜欢研究密码学``, ``习惯用密码管理器``,
-``password manager``), phone numbers, dates, prices, postcodes, flight and room numbers, the last
+``password manager``, ``backup codes are in the safe``, 报销凭证/购物凭证 and 凭证号), phone numbers, dates, prices, postcodes, flight and room numbers, the last
 digits of a card (``银行卡尾号 7890``), and long numbers labelled as something else (订单号,
 快递单号, 手机, order, tracking …) unless a card word is next to them.
 """
@@ -47,12 +51,19 @@ _CJK = "\u3400-\u9fff\uf900-\ufaff"
 
 # -- passwords, codes and keys said in words: a keyword, then a connector or a value
 
+# A credential (凭证/凭据) is a secret only where the word says what it opens: 登录凭证 is, 报销凭证 (a
+# receipt) is not. Unqualified, it counts only with a value that looks like a secret (letters and digits).
+_ZH_CREDENTIAL = (r"(?:登录|登陆|访问|身份|认证|鉴权|安全|授权|账号|账户|帐号|帐户|系统|临时|接口|服务器|数据库|云|"
+                  r"api|ak|sk)\s*(?:凭证|凭据)")
 _ZH_WORDS = {
-    "password": r"密码|口令",
-    "code": r"验证码|校验码|动态码|短信码|授权码|提取码|激活码",
-    "key": r"密钥|秘钥|私钥|令牌",
+    "password": r"密码|口令|暗号|密保(?:问题)?的?答案|助记词",
+    "code": r"验证码|校验码|动态码|短信码|授权码|提取码|激活码|取件码|解锁码|开门码|门禁码",
+    "key": rf"密钥|秘钥|私钥|令牌|{_ZH_CREDENTIAL}",
 }
-_ZH_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为|為|就是|改成|改为|设为|设置为|设成|换成|都是|用的是|叫)"
+_ZH_BARE_CREDENTIAL = re.compile(r"(?:凭证|凭据)(?![号单类编])\s*(?:[:=]|是|为|為)?\s*"
+                                 r"(?=[!-~]*[a-z])(?=[!-~]*[0-9])[!-~]{6,}")
+_ZH_CONNECTOR = (r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为|為|就是|改成|改为|设为|设置为|设成|换成|都是|用的是|叫|"
+                 r"显示|显示为)")
 _EN_STRONG = {
     "password": r"password|passwd|passcode|passphrase|pass word|pwd|pin(?: ?code| ?number|码)?",
     "code": (r"otp|one[ -]time (?:code|password|passcode)|verification code|security code|"
@@ -61,6 +72,10 @@ _EN_STRONG = {
 _EN_WEAK = {
     "key": (r"api[ _-]?key|access[ _-]?key(?: id)?|secret[ _-]?key|private[ _-]?key|client[ _-]?secret|"
             r"secret|(?:access|refresh|auth|api|bearer|session) ?token|token|credentials?"),
+    "code": (r"(?:door|gate|alarm|garage|lock|unlock|access|entry|recovery|backup|pairing|activation|pickup|"
+             r"locker|safe|building|wi-?fi) ?codes?"),
+    "password": (r"(?:seed|recovery|secret|mnemonic|wallet) ?phrase|mnemonic|"
+                 r"(?:security|secret|memorable) (?:question )?(?:answer|word)"),
 }
 _EN_CONNECTOR = r"(?:[:=]|->|(?:is|was|are)(?![a-z])|是|为)"
 _VALUE_WITH_MARK = r"(?=[^\s]*[0-9!@#$%^&*_+=~\-])[!-~]{3,}"
@@ -164,6 +179,8 @@ def _said_in_words(text: str) -> str:
         if re.search(rf"(?<![a-z])(?:{words})(?![a-z])\s*(?:(?:[:=]|->)\s*[!-~]{{4,}}"
                      rf"|{_EN_CONNECTOR}\s*{_VALUE_WITH_MARK}|{_VALUE_WITH_MARK})", text):
             return kind
+    if _ZH_BARE_CREDENTIAL.search(text):
+        return "key"
     return ""
 
 

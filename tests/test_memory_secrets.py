@@ -5,6 +5,12 @@ stored). Each must be refused by ``remember`` with the kind named in the message
 written; ORDINARY facts (phone numbers, dates, prices, order numbers, ...) must still be stored.
 The property tests say the same for whole families: any Luhn-valid card number, any valid resident
 ID number, any secret keyword with a value, however they are spaced or disguised.
+
+CREDENTIALS (issue 19, class 13) are the ways people name a credential in Chinese and English — 登录凭证,
+令牌, 口令, 暗号, 密钥, 授权码, 助记词, 取件码, ``token``, ``passcode``, ``door code``, ``seed phrase`` … —
+with a value: before that change 33 of 49 were stored. CREDENTIAL_LOOKALIKES are ordinary facts that
+use the same words without a secret (报销凭证 is a receipt, ``backup codes are in the safe`` holds none):
+none may be refused, before or after.
 """
 
 from __future__ import annotations
@@ -80,6 +86,58 @@ ORDINARY = [
 ]
 
 
+CREDENTIALS = [  # (text, kind)
+    ("登录凭证：abc123xyz", "key"), ("登录凭证是 Xk92mPq7", "key"), ("我的登录凭证 8f7e6d5c4b", "key"),
+    ("访问凭证：AKID8823kd92", "key"), ("账号凭据：admin/P@ssw0rd", "key"), ("系统凭证为 q9w8e7r6t5", "key"),
+    ("临时凭证 STS.Nk82jd9Hs", "key"), ("API 凭证：ak_82jd92kd8s", "key"), ("凭证 tk92jd82ks", "key"),
+    ("凭据：Zx8c7v6b5n", "key"), ("身份凭证是 ID-88a7b6c5", "key"), ("访问令牌：abcdef123456", "key"),
+    ("令牌 tk_8823ab", "key"), ("我的令牌是 8823-ab91", "key"), ("动态令牌显示 482913", "key"),
+    ("口令是 芝麻开门", "password"), ("暗号是 天王盖地虎", "password"), ("接头暗号：月亮代表我的心", "password"),
+    ("密钥：kx82jd92ks0", "key"), ("私钥 5Kb8kLf9zgWQnogidDA76MzPL6TsZZY36hWXMssSzNydYXYB9KF", "key"),
+    ("授权码：AB12CD", "code"), ("授权码是 88231", "code"), ("助记词：apple banana cherry dog egg fig", "password"),
+    ("钱包助记词是 abandon ability able", "password"), ("密保答案是 张三", "password"),
+    ("密保问题答案：小白", "password"), ("密保问题的答案是 旺财", "password"), ("取件码 583921", "code"),
+    ("快递取件码是 6-2-3018", "code"), ("门禁码 4821#", "code"), ("开门码是 2580", "code"),
+    ("token: abcdefghijklmnop", "key"), ("my access token is ya29.a0AfH6SMBx", "key"),
+    ("login credentials: admin / pass123", "key"), ("credentials = user:Secr3t!", "key"),
+    ("my passcode is 4821", "password"), ("door code is 4821", "code"), ("the gate code: 1357#", "code"),
+    ("alarm code 9090", "code"), ("garage code is 2468", "code"),
+    ("seed phrase: witch collapse practice feed shame open despair", "password"),
+    ("recovery code 7f3k-9d2m-x8q1", "code"), ("backup codes: 2847-1930 5521-0098", "code"),
+    ("passkey: 9f8e7d6c", "key"), ("security answer: fluffy2010", "password"),
+    ("secret answer is Rex123", "password"), ("unlock code 0000", "code"), ("access code: 7788", "code"),
+    ("session token = 8f2a9c1d7e", "key"), ("refresh token 1//0gLx8", "key"),
+    # written after the rule, as a held-out check (23 of 25 were stored before, 1 after: see below)
+    ("网银登录凭证：Ab12345678", "key"), ("云服务器访问凭据是 LTAI5tQ9x8", "key"), ("我的暗号：芝麻开门", "password"),
+    ("门禁码是 1234", "code"), ("wifi code: abcd1234", "code"), ("mnemonic: abandon ability able about above", "password"),
+    ("公司VPN的登录凭据 vpnUser01/Qwe!2345", "key"), ("数据库凭证为 root:Db#2024pass", "key"),
+    ("取件码：12-3-4567", "code"), ("解锁码 8642", "code"), ("OAuth 授权码 4/0AX4XfWh", "code"),
+    ("账户凭证 acct_9f8e7d6c5b", "key"), ("钥匙柜的开门码是 7391", "code"), ("the alarm code is 4455", "code"),
+    ("locker code 2019", "code"), ("令牌：tok-88a7-b6c5", "key"), ("recovery codes 8k2j-4h5g 9d8s-7a6f", "code"),
+    ("安全凭证 sec_8823kdk2", "key"), ("凭据是 u8Y7t6R5e4", "key"), ("security question answer is Blue42", "password"),
+    ("garage door code: 0912", "code"), ("access code is 13579", "code"), ("临时访问凭证 STS.A8k2j9", "key"),
+]
+# Still stored: a seed phrase said as plain words after "is" ("my wallet phrase is zoo zebra young") reads
+# like "my wallet phrase is hard to remember"; only "phrase:" with its words, or words with digits, is refused.
+
+CREDENTIAL_LOOKALIKES = [
+    "报销凭证已经交给财务了", "记账凭证编号 2024-031", "购物凭证请保留", "需要开具支付凭证", "凭证类型：增值税专用发票",
+    "凭证号 20240315001", "保留好消费凭证和发票", "用令牌环网络的老机器", "喜欢玩口令红包", "授权码模式接入过 OAuth",
+    "喜欢玩密室逃脱", "backup codes are in the safe", "the door code changes every month", "alarm at 7:00 every day",
+    "gate 12 at the airport", "prefers door 3 of the train", "collects tokens from arcades",
+    "uses a hardware security key", "每次登录都要短信验证", "登录方式是微信扫码", "门禁卡在前台领取", "取件一般在晚上",
+    "快递放在驿站就行", "seed catalog arrives in spring", "recovery after surgery takes 6 weeks",
+    "security deposit is 2000 yuan", "answer in Chinese please", "喜欢助记词记单词的方法", "密保手机换成了新号码",
+    "我常用 1Password 管理密码", "access to the lounge with the gold card", "pickup at 18:30",
+    "lock screen wallpaper is a cat", "凭证都放在蓝色文件夹里", "认证方式是人脸识别", "证书到期了", "口令短一点好记",
+    "token 经济学很有意思", "凭证打印出来了", "登录凭证过期了要重新申请", "报销需要原始凭证", "会计凭证装订好了",
+    "门禁在晚上十点关闭", "取件码发到手机上了", "我有个暗号只有家人知道", "the alarm went off at 3am",
+    "door 5 is closer to the lift", "喜欢用助记词背单词", "access to the gym is free", "recovery is going well",
+    "the backup drive is in the office", "security check took an hour", "凭证编号 JZ-2024-0315", "口令要经常换",
+    "令牌桶限流算法", "office door code changes weekly",
+]
+
+
 def make_store() -> tuple[MemoryStore, FakeStorage]:
     storage = FakeStorage()
     return MemoryStore(FakeKV(storage)), storage
@@ -100,7 +158,15 @@ def test_every_secret_is_refused_with_its_reason(text: str, kind: str) -> None:
     assert storage.data == {}  # not even a version marker: nothing was written
 
 
-@pytest.mark.parametrize("text", ORDINARY)
+@pytest.mark.parametrize("text, kind", CREDENTIALS)
+def test_every_credential_phrasing_is_refused(text: str, kind: str) -> None:
+    store, storage = make_store()
+    result = store.remember("alice", text)
+    assert result["action"] == "rejected" and result["reason"] == memory_msg(f"r_secret_{kind}", "zh"), (text, result)
+    assert storage.data == {}
+
+
+@pytest.mark.parametrize("text", ORDINARY + CREDENTIAL_LOOKALIKES)
 def test_ordinary_facts_are_still_stored(text: str) -> None:
     store, _ = make_store()
     result = store.remember("alice", text)
@@ -237,3 +303,27 @@ def test_a_bare_16_digit_number_is_refused_exactly_when_it_passes_luhn(digits: s
     assume(not digits.startswith(("861", "0086")))
     refused = sensitive_kind(digits) != ""
     assert refused == (sensitive_luhn(digits) or sensitive_cn_id(digits))
+
+
+QUALIFIERS = ["登录", "访问", "身份", "认证", "安全", "账号", "账户", "系统", "临时", "API ", "数据库", "云"]
+RECEIPTS = ["报销", "记账", "会计", "购物", "消费", "支付", "原始", "付款", "入库"]
+
+
+@given(st.sampled_from(QUALIFIERS), st.sampled_from(["凭证", "凭据"]), st.sampled_from(["：", " 是 ", "为", " ", "="]),
+       st.text(alphabet="abcdefXYZ0123456789_-", min_size=6, max_size=16).filter(
+           lambda v: any(c.isdigit() for c in v) and any(c.isalpha() for c in v)),
+       st.sampled_from(INVISIBLE), st.sampled_from(["", "我的", "公司", "记一下 "]))
+@settings(max_examples=300, deadline=None)
+def test_a_credential_that_says_what_it_opens_is_refused_with_its_value(
+        qualifier: str, word: str, connector: str, value: str, invisible: str, prefix: str) -> None:
+    text = prefix + invisible.join(qualifier + word) + connector + value
+    assert sensitive_kind(text) == "key", text
+
+
+@given(st.sampled_from(RECEIPTS), st.sampled_from(["凭证", "凭证号", "凭证编号"]),
+       st.sampled_from(["：", " 是 ", " ", "已经交了", "请保留，编号 "]), st.integers(0, 10 ** 12))
+@settings(max_examples=200, deadline=None)
+def test_a_receipt_with_its_number_is_not_a_credential(kind: str, word: str, connector: str, number: int) -> None:
+    text = kind + word + connector + str(number)
+    assert sensitive_kind(text) == "", text
+

@@ -163,7 +163,8 @@ def test_batch_of_candidates(daemon: FakeDaemon) -> None:
 @pytest.mark.parametrize(
     "params, param_name",
     [
-        ({"text": "[broken json"}, "text"),
+        ({"text": '["喜欢猫", "喜欢'}, "text"),  # a batch cut short: refused, never stored as one fact
+        ({"text": '[{"text": "喜欢猫"'}, "text"),
         ({"text": json.dumps(["喜欢猫", {"text": "x" * 600}])}, "text"),
         ({"text": json.dumps(["喜欢猫", {"text": "喜欢狗", "type": "mood"}])}, "type"),
         ({"text": "喜欢猫", "type": "opinion"}, "type"),

@@ -148,7 +148,8 @@ def test_unzipped_package_loads_and_runs_through_the_sdk(unzipped: Path) -> None
         catalog = Path({str(ROOT / "examples/catalogs/restaurant.json")!r}).read_text(encoding="utf-8")
         understanding = json.dumps({{"commands": [{{"type": "start_task", "task": "book_restaurant",
                                                    "slots": {{"people": 2}}}}]}})
-        state = run("update_dialogue_state", {{"understanding": understanding, "catalog": catalog}})
+        state = run("update_dialogue_state", {{"understanding": understanding, "catalog": catalog,
+                                               "query": "订餐，两个人"}})
         remembered = run("remember", {{"text": "座位：靠窗"}})
         recalled = run("recall", {{"query": "座位"}})
         print(json.dumps({{

@@ -17,6 +17,7 @@ START = json.dumps({"rewritten_query": "订周五晚上8点三个人", "commands
     {"type": "start_task", "task": "book_restaurant", "slots": {"date": "周五", "time": "20:00", "people": 3}}]},
     ensure_ascii=False)
 FILL = '好的，这是结果：```json\n{"commands": [{"type": "set_slots", "slots": {"restaurant": "陶陶居"}}]}\n```'
+SAID = "订周五晚上8点，三个人"  # what the user said for START (the tools ground every command in it)
 
 
 @pytest.fixture()
@@ -25,7 +26,7 @@ def daemon(monkeypatch: pytest.MonkeyPatch) -> FakeDaemon:
 
 
 def test_update_dialogue_state_two_turns(daemon: FakeDaemon) -> None:
-    first = invoke("update_dialogue_state", {"understanding": START, "sys_context_str": "", "catalog": CATALOG})
+    first = invoke("update_dialogue_state", {"understanding": START, "sys_context_str": "", "catalog": CATALOG, "query": SAID})
     assert_consistent("update_dialogue_state", first)
     v = first.variables
     assert v["ok"] is True and v["error"] == ""
@@ -38,14 +39,16 @@ def test_update_dialogue_state_two_turns(daemon: FakeDaemon) -> None:
     assert v["question"].endswith("请问您想订哪家餐厅？")  # Chinese by default: the catalog's own ask text
 
     second = invoke("update_dialogue_state", {"understanding": FILL, "sys_context_str": v["sys_context_str"],
-                                              "catalog": CATALOG})
+                                              "catalog": CATALOG, "query": "陶陶居"})
     v2 = second.variables
     assert v2["next_action"] == "confirm"  # a booking changes something: the user confirms first
     assert v2["question"] == "请确认：订餐，日期：周五，时间：20:00，人数：3，餐厅：陶陶居。确认办理吗？"
 
     unasked = invoke("update_dialogue_state", {"understanding": CONFIRM, "sys_context_str": v2["sys_context_str"],
                                                "catalog": CATALOG, "query": "你们几点关门？"})
-    assert unasked.variables["next_action"] == "confirm"  # the model's yes, not the user's: nothing runs
+    # the model's yes, not the user's: nothing runs; the user's question is answered and the confirmation waits
+    assert unasked.variables["next_action"] == "faq" and unasked.variables["execute_payload"] == {}
+    assert unasked.variables["question"] == v2["question"] and unasked.variables["current_task_stage"] == "CONFIRMING"
     assert unasked.variables["decision"]["dropped"][0]["reason"] == "not grounded: the message does not say yes"
 
     third = invoke("update_dialogue_state", {"understanding": CONFIRM, "sys_context_str": v2["sys_context_str"],
@@ -72,7 +75,8 @@ EN_START = json.dumps({"rewritten_query": "book a table on Friday", "commands": 
 
 
 def test_update_dialogue_state_accepts_object_catalog_and_english(daemon: FakeDaemon) -> None:
-    out = invoke("update_dialogue_state", {"understanding": EN_START, "catalog": EN_CATALOG, "lang": "en"})
+    out = invoke("update_dialogue_state", {"understanding": EN_START, "catalog": EN_CATALOG, "lang": "en",
+                                           "query": "Book a table on Friday"})
     assert out.variables["next_action"] == "ask_slot"
     question = out.variables["question"]
     assert question.isascii(), question  # English: no Chinese engine text slipped in
@@ -105,7 +109,7 @@ def test_update_dialogue_state_bad_input(daemon: FakeDaemon, params: dict, param
 
 
 def test_bad_state_restart_starts_clean(daemon: FakeDaemon) -> None:
-    out = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG,
+    out = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID,
                                            "sys_context_str": "{not json", "bad_state": "restart"})
     assert out.variables["ok"] is True and out.variables["next_action"] == "ask_slot"
     assert "started clean" in json.dumps(json.loads(out.variables["sys_context_str"])["errors"])
@@ -123,10 +127,10 @@ def test_an_engine_bug_never_shows_a_traceback(daemon: FakeDaemon, monkeypatch: 
     def boom(*args, **kwargs):
         raise RuntimeError("secret internals /etc/passwd")
 
-    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables
+    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID}).variables
     tool_cls = registration().tools_mapping["dialogue_state_kit"][2]["update_dialogue_state"][1]
     monkeypatch.setitem(tool_cls._invoke.__globals__, "run_turn", boom)  # the module the SDK loaded
-    out = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG,
+    out = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID,
                                            "sys_context_str": state["sys_context_str"]})
     assert out.variables["ok"] is False and "RuntimeError" in out.text
     assert "secret" not in out.text and "Traceback" not in out.text
@@ -134,13 +138,13 @@ def test_an_engine_bug_never_shows_a_traceback(daemon: FakeDaemon, monkeypatch: 
 
 
 def test_unusable_understanding_is_a_fallback_not_an_error(daemon: FakeDaemon) -> None:
-    out = invoke("update_dialogue_state", {"understanding": "抱歉我不知道", "catalog": CATALOG})
+    out = invoke("update_dialogue_state", {"understanding": "抱歉我不知道", "catalog": CATALOG, "query": "嗯"})
     assert out.variables["ok"] is True and out.variables["next_action"] == "fallback"
     assert out.variables["question"]
 
 
 def test_detect_slot_gaps(daemon: FakeDaemon) -> None:
-    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables["sys_context_str"]
+    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID}).variables["sys_context_str"]
     out = invoke("detect_slot_gaps", {"sys_context_str": state, "catalog": CATALOG})
     assert_consistent("detect_slot_gaps", out)
     v = out.variables
@@ -163,7 +167,7 @@ def test_detect_slot_gaps_unknown_task(daemon: FakeDaemon) -> None:
 
 
 def test_build_context_five_zones(daemon: FakeDaemon) -> None:
-    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables["sys_context_str"]
+    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID}).variables["sys_context_str"]
     history = "user: 你好\n\nassistant: 您好\n\n---\n\nuser: 订周五晚上8点三个人\n\nassistant: 请问您想订哪家餐厅？"
     out = invoke("build_context", {"system": "你是订餐助手。", "state": state, "memory": "[偏好] 座位：靠窗",
                                    "history": history, "external": "陶陶居：粤菜，市中心"})
@@ -198,10 +202,10 @@ def test_build_context_bad_input(daemon: FakeDaemon, params: dict, name: str) ->
 
 
 def test_record_task_result(daemon: FakeDaemon) -> None:
-    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG}).variables
-    shown = invoke("update_dialogue_state", {"understanding": FILL, "catalog": CATALOG,
+    state = invoke("update_dialogue_state", {"understanding": START, "catalog": CATALOG, "query": SAID}).variables
+    shown = invoke("update_dialogue_state", {"understanding": FILL, "catalog": CATALOG, "query": "陶陶居",
                                              "sys_context_str": state["sys_context_str"]}).variables
-    done = invoke("update_dialogue_state", {"understanding": CONFIRM, "catalog": CATALOG,
+    done = invoke("update_dialogue_state", {"understanding": CONFIRM, "catalog": CATALOG, "query": "好的，确认",
                                             "sys_context_str": shown["sys_context_str"]}).variables
     assert done["next_action"] == "execute"
     ok = invoke("record_task_result", {"sys_context_str": done["sys_context_str"],

@@ -161,16 +161,16 @@ def daemon(monkeypatch: pytest.MonkeyPatch) -> FakeDaemon:
 
 
 def test_plugin_tools_wait_submit_and_restore(daemon: FakeDaemon):
-    def turn(state: str, *commands: dict) -> dict:
+    def turn(state: str, query: str, *commands: dict) -> dict:
         return invoke("update_dialogue_state", {"understanding": understanding(*commands), "catalog": TELECOM_TEXT,
-                                                "sys_context_str": state}).variables
+                                                "sys_context_str": state, "query": query}).variables
 
-    v = turn("", start("install_broadband", plan="百兆"))
-    v = turn(v["sys_context_str"], start("router_rental", model="AX3000"))
+    v = turn("", "办个百兆宽带", start("install_broadband", plan="百兆"))
+    v = turn(v["sys_context_str"], "顺便租个路由器，AX3000", start("router_rental", model="AX3000"))
     assert v["notices"] == WAITS and v["execute_payload"] == {}
     assert json.loads(v["sys_context_str"])["task_stack"][0]["stage"] == "WAITING"
-    v = turn(v["sys_context_str"], set_(**BROADBAND_DETAILS))
-    v = turn(v["sys_context_str"], cmd("confirm"))
+    v = turn(v["sys_context_str"], "地址是北京市海淀区中关村大街1号，周六装，电话13800138000", set_(**BROADBAND_DETAILS))
+    v = turn(v["sys_context_str"], "好的，确认办理", cmd("confirm"))
     assert v["execute_task"] == "install_broadband"
     assert [s["task"] for s in v["execute_payload"]["subtasks"]] == ["router_rental"]
     failed = invoke("record_task_result", {"sys_context_str": v["sys_context_str"],

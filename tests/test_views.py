@@ -129,8 +129,10 @@ def test_plugin_and_code_node_outputs_have_the_same_names_and_values(monkeypatch
     FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml").patch(monkeypatch)
     understanding = json.dumps({"rewritten_query": "q", "commands": [
         {"type": "start_task", "task": "book_restaurant", "slots": {"date": "周五", "people": 3}}]}, ensure_ascii=False)
-    node = state_node(understanding, "", RESTAURANT)
-    tool = invoke("update_dialogue_state", {"understanding": understanding, "catalog": RESTAURANT}).variables
+    said = "订周五的位子，三个人"
+    node = state_node(understanding, "", RESTAURANT, query=said)
+    tool = invoke("update_dialogue_state", {"understanding": understanding, "catalog": RESTAURANT,
+                                            "query": said}).variables
     for name, kind in WORKFLOW_OUTPUTS.items():
         if kind in ("object", "array[string]"):
             assert json.loads(node[name]) == tool[name], name
@@ -142,7 +144,7 @@ def test_plugin_and_code_node_outputs_have_the_same_names_and_values(monkeypatch
 def test_failure_values_are_the_same_on_both_surfaces(monkeypatch) -> None:
     FakeDaemon(manifest=PLUGIN_ROOT / "manifest.yaml").patch(monkeypatch)
     node = state_node("{}", "", '{"tasks": 3}')
-    tool = invoke("update_dialogue_state", {"understanding": "{}", "catalog": '{"tasks": 3}'}).variables
+    tool = invoke("update_dialogue_state", {"understanding": "{}", "catalog": '{"tasks": 3}', "query": "你好"}).variables
     for out in (node, tool):
         assert out["next_action"] == "fallback" and out["question"] and out["error"]
         assert out["current_task"] == "" and out["execute_task"] == ""

@@ -98,14 +98,45 @@ def int_param(params: Mapping[str, Any], name: str, lang: str | None, *, default
     return number
 
 
-def bool_param(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
-    """A boolean parameter; "true"/"1"/"yes"/"是" in text count as true."""
-    value = params.get(name)
-    if value is None or value == "":
-        return default
+# The documented spellings of a yes/no parameter (docs/plugin.md), lower-cased; anything else is refused.
+FLAG_TRUE = frozenset({"true", "1", "yes", "y", "是", "on"})
+FLAG_FALSE = frozenset({"false", "0", "no", "n", "否", "off"})
+
+
+def _read_flag(value: Any) -> bool | None:
+    """A yes/no value: a real boolean, 1/0, or one of the documented words; None for anything else."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return {1: True, 0: False}.get(value) if value == value else None
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "y", "是", "on")
-    return bool(value)
+        word = value.strip().lower()
+        return True if word in FLAG_TRUE else False if word in FLAG_FALSE else None
+    return None
+
+
+def bool_param(params: Mapping[str, Any], name: str, lang: str | None, *, default: bool | None = None,
+               outcome: bool = False) -> bool:
+    """A boolean parameter read strictly: a real boolean or a documented spelling, else a clear error.
+
+    Why strict: a guess is silently unsafe either way (reading "成功" as false re-runs a booked task,
+    reading "否" as true wipes a memory). ``outcome`` adds an API's words and HTTP status codes
+    (:func:`dskit.node_io.outcome`). Missing or blank: ``default``, or "must not be empty" without one.
+    The YAML declares such parameters as ``string`` so the host hands the raw value over (docs/plugin.md).
+    """
+    from dskit.node_io import outcome as read_outcome
+
+    value = params.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if default is None:
+            raise ParamError(name, t("required", lang), lang)
+        return default
+    read = read_outcome(value) if outcome else _read_flag(value)
+    if read is None:
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ParamError(name, t("not_outcome" if outcome else "not_bool", lang, value=shown), lang)
+    return read
 
 
 def choice_param(params: Mapping[str, Any], name: str, lang: str | None, choices: tuple[str, ...], default: str) -> str:
@@ -148,12 +179,15 @@ def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_co
 
 def grounding_params(params: Mapping[str, Any], lang: str | None) -> dict[str, Any]:
     """``step``'s grounding inputs, built by :func:`dskit.turn_inputs.turn_inputs` exactly as the state
-    code node builds them (one message limit, one reference-date rule): the user's message (none:
-    grounding off), their recent messages from the history, and the reference date (empty: today).
+    code node builds them (one message limit, one reference-date rule): the user's message (required:
+    a missing or blank one is refused, never taken as "grounding off"), their recent messages and the
+    assistant's last reply from the history, and the reference date (empty: today).
     docs/grounding.md."""
     from dskit.turn_inputs import MAX_QUERY_CHARS, turn_inputs
 
     query = text_param(params, "query", lang, max_chars=MAX_QUERY_CHARS)
+    if not query.strip():  # an Agent can omit it: grounding must never be switched off by silence
+        raise ParamError("query", t("query_required", lang), lang)
     history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
     day = text_param(params, "reference_date", lang, max_chars=40)
     inputs = turn_inputs(query, history, day)

@@ -15,7 +15,7 @@ def _forget(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[di
     fact_id = text_param(params, "fact_id", lang, max_chars=64).strip()
     subject = text_param(params, "subject", lang, max_chars=200).strip()
     kind = memory_type_param(params, "type", lang, allow_all=True)
-    wipe = bool_param(params, "all", False)
+    wipe = bool_param(params, "all", lang, default=False)
     result = memory_store(tool).forget(user, fact_id=fact_id, subject=subject,
                                        type=None if kind == "all" else kind, all=wipe, space=space, lang=lang)
     raise_if_bad(result, lang)

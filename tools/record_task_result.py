@@ -22,7 +22,7 @@ def _record(params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:
         raise ParamError("task_id", t("required", lang), lang)
     if not any(d.get("task_id") == task_id for d in load_state(state)[0]["done"]):
         raise ParamError("task_id", t("unknown_task", lang, task=task_id), lang)
-    ok = bool_param(params, "success", False)
+    ok = bool_param(params, "success", lang, outcome=True)  # required: no outcome is never "failed"
     detail = text_param(params, "detail", lang, max_chars=2_000)
     new_state = record_result(state, task_id, ok, detail, lang=norm_lang(lang))
     return {"sys_context_str": new_state, "task_id": task_id, "success": ok}, ""

@@ -1,11 +1,13 @@
 """remember: keep a fact about the user in long-term memory ("值得记住才记").
 
 ``text`` is one fact, or a JSON array of candidates (strings or {"text", "type", "subject"}
-objects, e.g. what an LLM extracted at the end of a conversation). A batch is validated as a whole
+objects, e.g. what an LLM extracted at the end of a conversation). Only a text that is a valid JSON
+array as a whole is a batch: "[重要] 我对花生过敏" is one fact (see :func:`_json_array`). A batch is validated as a whole
 before anything is written; each candidate is then added, de-duplicated, replaced or rejected.
 """
 
 import json
+import re
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -16,6 +18,7 @@ from tools._common import ParamError, run_tool, t, text_param
 from tools._memory import memory_owner, memory_store, memory_type_param, raise_if_bad
 
 MAX_BATCH = 20
+_BATCH_OPENING = re.compile(r'\[\s*["{\]]')  # [" [{ [] : meant as a JSON array
 
 
 def _candidates(params: Mapping[str, Any], lang: str | None) -> list[dict]:
@@ -25,14 +28,10 @@ def _candidates(params: Mapping[str, Any], lang: str | None) -> list[dict]:
         items: Any = raw
     else:
         text = text_param(params, "text", lang, max_chars=20_000, required=True)
-        stripped = text.strip()
-        if not stripped.startswith("["):
+        items = _json_array(text, lang)
+        if items is None:  # one fact, even one that starts with "[" ("[重要] 我对花生过敏")
             return [{"text": text, "type": memory_type_param(params, "type", lang, allow_all=False),
                      "subject": text_param(params, "subject", lang, max_chars=200)}]
-        try:
-            items = json.loads(stripped)
-        except (ValueError, RecursionError) as exc:
-            raise ParamError("text", t("not_json", lang, detail=str(exc)[:80]), lang) from None
     if not isinstance(items, list) or not items:
         raise ParamError("text", t("required", lang), lang)
     if len(items) > MAX_BATCH:
@@ -47,6 +46,25 @@ def _candidates(params: Mapping[str, Any], lang: str | None) -> list[dict]:
         out.append({"text": item.get("text"), "type": item.get("type") or default_type,
                     "subject": item.get("subject") or ""})
     return out
+
+
+def _json_array(text: str, lang: str | None) -> list | None:
+    """The batch in ``text``: a valid JSON array as a whole; None for a single fact.
+
+    A fact may start with "[" ("[重要] 我对花生过敏", "[2024] 搬到上海"). A text that opens like a JSON
+    array of strings or objects (``["`` or ``[{``) but does not parse is a cut batch, not a fact:
+    refused with the JSON error, so a model's truncated list is never stored as one garbled fact.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("["):
+        return None
+    try:
+        items = json.loads(stripped)
+    except (ValueError, RecursionError) as exc:
+        if _BATCH_OPENING.match(stripped):
+            raise ParamError("text", t("not_json", lang, detail=str(exc)[:80]), lang) from None
+        return None
+    return items if isinstance(items, list) else None
 
 
 def _remember(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dict, str]:

@@ -13,9 +13,14 @@ request takes the next step of ``FakeOpenAI.steps`` (the last one repeats); a st
 - ``("drip", seconds, text)``: the status line and headers, then every byte of the body ``seconds`` apart
   (a server that never stops sending but never finishes); ``("drip_all", seconds, text)``: every byte,
   headers included, ``seconds`` apart;
-- ``("answer", fn)``: 200 with ``fn(request_json)`` as the completion text (a scripted model).
+- ``("answer", fn)``: 200 with ``fn(request_json)`` as the completion text (a scripted model);
+- ``("big", n_bytes, declared)``: 200 with a completion of ``n_bytes`` of text, generated and written in
+  64 KiB pieces (never held whole), with its Content-Length when ``declared``, else until the server
+  closes; ``("gzip_bomb", n_bytes)``: the same completion gzip-compressed (``Content-Encoding: gzip``),
+  compressed as it is written: a few hundred KB on the wire for hundreds of MB inflated.
 
-``requests`` holds every request body received; ``bytes_sent`` counts bytes written by ``drip``.
+``requests`` holds every request body received; ``bytes_sent`` counts bytes written by ``drip``,
+``big`` and ``gzip_bomb``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -107,6 +113,48 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.connection.close()
             elif kind in ("drip", "drip_all"):
                 self._drip(step[1], json.dumps(completion(step[2])).encode("utf-8"), kind == "drip_all")
+            elif kind == "big":
+                self._big(step[1], step[2])
+            elif kind == "gzip_bomb":
+                self._bomb(step[1])
+
+        def _pieces(self, n_bytes: int) -> Iterator[bytes]:
+            """A chat completion whose text is ``n_bytes`` of "x", in 64 KiB pieces."""
+            yield b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+            piece = b"x" * 65536
+            for _ in range(n_bytes // len(piece)):
+                yield piece
+            yield b"x" * (n_bytes % len(piece))
+            yield b'"}, "finish_reason": "stop"}]}'
+
+        def _send_pieces(self, pieces: Iterator[bytes]) -> None:
+            try:
+                for piece in pieces:
+                    if piece:
+                        self.wfile.write(piece)
+                        with fake._lock:
+                            fake.bytes_sent += len(piece)
+            except OSError:
+                return
+
+        def _big(self, n_bytes: int, declared: bool) -> None:
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if declared:
+                self.send_header("Content-Length", str(n_bytes + 100))
+            self.end_headers()
+            self._send_pieces(self._pieces(n_bytes))
+
+        def _bomb(self, n_bytes: int) -> None:
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.end_headers()
+            packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+            self._send_pieces(packer.compress(piece) for piece in [*self._pieces(n_bytes), b""])
+            self._send_pieces(iter([packer.flush()]))
 
         def _drip(self, interval: float, data: bytes, headers_too: bool) -> None:
             self.close_connection = True

@@ -11,6 +11,9 @@ person can find it in the editor. Checks:
   classifier class ids, fail-branch), every if-else case, else branch and classifier class wired;
 - references: every ``{{#…#}}`` and every value selector points at an output of an *upstream*
   node, a conversation variable, an environment variable or a ``sys`` variable;
+- template syntax where it is not a template of that kind: in a class name or an extractor's
+  parameter text (rendered, so it would paste user data into the prompt), in text Dify never renders,
+  and ``{{#…#}}`` in a Jinja2 template (:mod:`.template_rules`);
 - code nodes: what dify-sandbox refuses (Python 3.10 syntax, standard library only), ``main``
   exists, its parameters match the declared variables, its returned keys match the declared
   outputs where dict literals show them;
@@ -45,6 +48,7 @@ from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.layout import overlaps
 from dskit.tooling.dslbuild.node_data import node_outputs
 from dskit.tooling.dslbuild.problems import Problem, format_problems
+from dskit.tooling.dslbuild.template_rules import template_problems
 
 __all__ = ["Problem", "check_dsl", "check_code_node", "format_problems", "load_document", "DslLoadError"]
 
@@ -172,6 +176,7 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbo
         return problems  # references and paths mean little on a graph with broken structure
     problems += graph.flow_problems()
     problems += graph.reference_problems()
+    problems += template_problems(doc)
     problems += graph.code_problems(run_code=run_code, sandbox=sandbox)
     problems += graph.model_problems()
     problems += [Problem(*found) for found in bound_problems(doc) + classic_problems(doc)]

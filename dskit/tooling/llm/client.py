@@ -2,11 +2,18 @@
 
 What it adds to a bare POST, and why:
 
-- **one deadline for the whole request** (:mod:`.http`): a slow or stuck server costs at most
-  ``deadline`` seconds per attempt, never an open-ended wait;
+- **one deadline for the whole call** (:mod:`.http`), retries and their waits included: a slow,
+  stuck or failing server costs at most ``deadline`` seconds, never an open-ended wait nor
+  ``(retries + 1) × deadline``; a wait that would end past the deadline is not started;
 - **retries with exponential backoff** on HTTP 429, 5xx and connection errors (``Retry-After`` is
-  honoured up to ``backoff_max``); a request that ran into its deadline is not retried, because the next
-  attempt would wait as long again;
+  honoured up to ``backoff_max``); a request that ran into the deadline is not retried;
+- **only a text answer is a completion**: ``content: null``, a ``tool_calls``-only answer, an empty
+  text and an answer cut by ``finish_reason: length`` are errors (never cached or recorded: a cut JSON
+  list of commands is a different list of commands). Cassettes recorded before this rule hold some cut
+  answers; they replay as recorded, so published figures stay reproducible, and the cache says how
+  many (``Cache.warnings``);
+- **bounded answers**: a body over ``max_body_bytes`` is refused while it is read (:mod:`.http`), and
+  usage figures that are not plain non-negative integers within reason are treated as unknown;
 - **JSON mode where the endpoint accepts it**: a call that expects JSON asks for
   ``response_format: {"type": "json_object"}``; when the endpoint answers HTTP 400/422 to the first such
   call, the call is sent once more without it, and if that succeeds JSON mode is off for good (detected
@@ -27,42 +34,17 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from .cache import Cache, NotRecorded, cache_key
-from .http import DeadlineExceeded, RawResponse, TransportError, new_session, request_with_deadline
+from .completion import Completion, LLMError, token_count
+from .http import (BodyTooLarge, DeadlineExceeded, RawResponse, TransportError, new_session,
+                   request_with_deadline)
 
 Message = Mapping[str, str]  # {"role": ..., "content": ...}
 JSON_MODES = ("auto", "on", "off")
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-
-
-class LLMError(RuntimeError):
-    """A call that produced no usable completion; ``str()`` is one line fit for a report."""
-
-    def __init__(self, message: str, *, kind: str = "error", attempts: int = 0) -> None:
-        super().__init__(" ".join(message.split())[:400])
-        self.kind = kind  # deadline | transport | http | protocol | not_recorded
-        self.attempts = attempts
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One answered call: the text and what it cost."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency: float  # seconds of the successful request (as recorded, for a cached answer)
-    cached: bool = False
-    attempts: int = 1
-    json_mode: bool = False
-    usage_estimated: bool = False
-    finish_reason: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -78,6 +60,7 @@ class ClientConfig:
     backoff_max: float = 30.0
     json_mode: str = "auto"
     max_tokens: int | None = None  # a cap on every call's max_tokens (None: the caller's value)
+    max_body_bytes: int = 4 * 1024 * 1024  # a chat completion is kilobytes; more is refused while read
 
 
 class LLMClient:
@@ -119,7 +102,7 @@ class LLMClient:
                 hit = self.cache.get(key)
             except NotRecorded as error:
                 raise LLMError(str(error), kind="not_recorded") from None
-            if hit is not None:
+            if hit is not None:  # as recorded (answers cut at max_tokens before the rule: Cache.warnings)
                 return hit
         completion = self._call(clean, temperature, max_tokens, asks_json)
         if self.cache is not None:
@@ -156,18 +139,24 @@ class LLMClient:
         json_mode = asks_json and self._json_supported is not False
         probing = False  # JSON mode was refused once: this attempt goes without it
         attempts = 0
+        end = self.clock() + self.config.deadline  # one deadline for every attempt and wait
         while True:
             attempts += 1
             started = self.clock()
+            remaining = end - started
+            if remaining <= 0:
+                raise self._out_of_time(attempts - 1, "")
             try:
-                response = self._send(self._body(messages, temperature, max_tokens, json_mode))
-            except DeadlineExceeded as error:
-                raise LLMError(f"{error}", kind="deadline", attempts=attempts) from None
+                response = self._send(self._body(messages, temperature, max_tokens, json_mode), remaining)
+            except DeadlineExceeded:
+                raise self._out_of_time(attempts, "") from None
+            except BodyTooLarge as error:
+                raise LLMError(f"{self.url}: {error}", kind="too_large", attempts=attempts) from None
             except TransportError as error:
                 if attempts > self.config.retries:
                     raise LLMError(f"cannot reach {self.url}: {error}", kind="transport",
                                    attempts=attempts) from None
-                self.sleep(self._backoff(attempts, None))
+                self._wait(attempts, None, end, f"cannot reach {self.url}: {error}")
                 continue
             latency = self.clock() - started
             if response.status < 400:
@@ -177,18 +166,31 @@ class LLMClient:
             if json_mode and self._json_supported is None and response.status in (400, 422):
                 json_mode, probing = False, True
                 continue
+            why = f"{self.url} answered HTTP {response.status}: {_error_text(response)}"
             if response.status in RETRY_STATUSES or response.status >= 500:
                 if attempts <= self.config.retries:
-                    self.sleep(self._backoff(attempts, response.headers))
+                    self._wait(attempts, response.headers, end, why)
                     continue
-            raise LLMError(f"{self.url} answered HTTP {response.status}: {_error_text(response)}",
-                           kind="http", attempts=attempts)
+            raise LLMError(why, kind="http", attempts=attempts)
 
-    def _send(self, body: dict[str, Any]) -> RawResponse:
+    def _send(self, body: dict[str, Any], deadline: float) -> RawResponse:
         with self._lock:
             self.http_requests += 1
-        return request_with_deadline(self._session(), "POST", self.url, deadline=self.config.deadline,
-                                     headers=self._headers(), json_body=body)
+        return request_with_deadline(self._session(), "POST", self.url, deadline=deadline,
+                                     headers=self._headers(), json_body=body,
+                                     max_bytes=self.config.max_body_bytes)
+
+    def _out_of_time(self, attempts: int, why: str) -> LLMError:
+        tried = f"{attempts} attempt{'s' if attempts != 1 else ''}{', the last: ' + why if why else ''}"
+        return LLMError(f"no complete answer from {self.url} within {self.config.deadline:g} s (the deadline of "
+                        f"the whole call; {tried})", kind="deadline", attempts=attempts)
+
+    def _wait(self, attempt: int, headers: Mapping[str, str] | None, end: float, why: str) -> None:
+        """Sleep before the next attempt, or give up now when the wait would end past the deadline."""
+        wait = self._backoff(attempt, headers)
+        if self.clock() + wait >= end:
+            raise self._out_of_time(attempt, why)
+        self.sleep(wait)
 
     def _set_json(self, supported: bool) -> None:
         with self._lock:
@@ -212,23 +214,40 @@ class LLMClient:
         try:
             data = json.loads(response.text())
             choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-            if not isinstance(text, str):
-                raise TypeError("content is not a string")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            message = choice["message"]
+            text = message.get("content")
+            finish = choice.get("finish_reason")
+            finish = finish if isinstance(finish, str) else ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise LLMError(f"{self.url} answered something that is not a chat completion: "
                            f"{response.text()[:160]!r}", kind="protocol", attempts=attempts) from None
+        refused = unusable(text, finish, tool_calls=bool(message.get("tool_calls")))
+        if refused:
+            raise LLMError(f"{self.url} answered {refused[1]}", kind=refused[0], attempts=attempts)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        estimated = not (isinstance(prompt, int) and isinstance(completion, int))
+        prompt, completion = token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))
+        estimated = prompt is None or completion is None
         if estimated:
             from dskit.tokens import estimate_tokens  # noqa: PLC0415
 
-            prompt = sum(estimate_tokens(m["content"]) for m in messages)
-            completion = estimate_tokens(text)
-        return Completion(text=text, prompt_tokens=int(prompt), completion_tokens=int(completion),
+            if prompt is None:
+                prompt = sum(estimate_tokens(m["content"]) for m in messages)
+            if completion is None:
+                completion = estimate_tokens(text)
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=completion,
                           latency=round(latency, 3), attempts=attempts, json_mode=json_mode,
-                          usage_estimated=estimated, finish_reason=str(choice.get("finish_reason") or ""))
+                          usage_estimated=estimated, finish_reason=finish)
+
+
+def unusable(text: Any, finish_reason: str, *, tool_calls: bool = False) -> tuple[str, str] | None:
+    """(kind, why) when an answer is not a usable completion, else None: no text (``content: null``,
+    tool calls only, empty), or a text cut at ``max_tokens`` (``finish_reason: length``)."""
+    if not isinstance(text, str) or not text.strip():
+        what = "tool calls" if tool_calls else "no text content"
+        return "no_text", f"{what} (finish_reason {finish_reason or 'none'}), not a text"
+    if finish_reason == "length":
+        return "length", f"a text cut at max_tokens (finish_reason length, {len(text)} characters)"
+    return None
 
 
 def _error_text(response: RawResponse) -> str:

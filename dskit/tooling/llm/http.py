@@ -9,17 +9,25 @@ shut down, which wakes the worker at once, and the caller gets :class:`DeadlineE
 The sockets are found through a urllib3 connection class that notes its socket, in a per-request list,
 just before it reads a response (so a kept-alive connection is noted too). Nothing else of requests
 or urllib3 is changed.
+
+The body is bounded too: it is read in chunks of at most :data:`CHUNK` bytes, undecoded, and a
+``gzip``/``deflate`` body is inflated here with a limit on the output, so neither a huge body nor a
+small compressed one that inflates to gigabytes is ever held: past ``max_bytes`` the read stops and
+:class:`BodyTooLarge` is raised (a declared ``Content-Length`` over it is refused before reading).
 """
 
 from __future__ import annotations
 
 import socket
 import threading
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 _LOCAL = threading.local()
+CHUNK = 64 * 1024
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024  # what any caller gets unless it asks for less
 
 
 class DeadlineExceeded(TimeoutError):
@@ -28,6 +36,10 @@ class DeadlineExceeded(TimeoutError):
 
 class TransportError(ConnectionError):
     """The request could not be sent or its answer not read (refused, reset, DNS, TLS...)."""
+
+
+class BodyTooLarge(ValueError):
+    """The answer's body is larger than the caller accepts (not retried: it would be as large again)."""
 
 
 @dataclass(frozen=True)
@@ -98,34 +110,79 @@ def _cut(sockets: list[Any]) -> None:
             pass
 
 
+def _inflater(encoding: str) -> Any:
+    """A decompressor for the body's Content-Encoding (None for an identity body)."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+    raise TransportError(f"the answer uses Content-Encoding {encoding!r}, which was not asked for")
+
+
+def read_body(response: Any, max_bytes: int, *, stop: threading.Event | None = None,
+              stream_to: Any = None) -> bytes | None:
+    """The body of a streamed ``requests`` response, at most ``max_bytes`` after decoding.
+
+    Raw chunks of at most :data:`CHUNK` bytes; an encoded body is inflated with ``max_length`` so one
+    chunk never turns into more than the bytes still allowed. None when ``stop`` was set meanwhile.
+    """
+    declared = str(response.headers.get("Content-Length") or "")
+    if declared.isdigit() and int(declared) > max_bytes and not response.headers.get("Content-Encoding"):
+        raise BodyTooLarge(f"the answer declares {int(declared):,} bytes, over the {max_bytes:,} accepted")
+    inflater = _inflater(str(response.headers.get("Content-Encoding") or ""))
+    chunks: list[bytes] = []
+    size = 0
+    for raw in response.raw.stream(CHUNK, decode_content=False):
+        if stop is not None and stop.is_set():
+            return None
+        chunk = raw
+        if inflater is not None:
+            chunk = inflater.decompress(raw, max_bytes - size + 1)
+            if inflater.unconsumed_tail:
+                size = max_bytes + 1
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLarge(f"the answer is over the {max_bytes:,} bytes accepted (reading stopped there)")
+        chunks.append(chunk)
+        if stream_to is not None:
+            stream_to(chunk)
+    if inflater is not None:
+        tail = inflater.flush()
+        if size + len(tail) > max_bytes:
+            raise BodyTooLarge(f"the answer is over the {max_bytes:,} bytes accepted (reading stopped there)")
+        chunks.append(tail)
+    return b"".join(chunks)
+
+
 def request_with_deadline(session: Any, method: str, url: str, *, deadline: float,
                           headers: Mapping[str, str] | None = None, json_body: Any = None,
-                          params: Mapping[str, Any] | None = None, stream_to: Any = None) -> RawResponse:
-    """Send one request and read its whole answer within ``deadline`` seconds.
+                          params: Mapping[str, Any] | None = None, stream_to: Any = None,
+                          max_bytes: int = DEFAULT_MAX_BYTES) -> RawResponse:
+    """Send one request and read its whole answer within ``deadline`` seconds and ``max_bytes``.
 
     ``stream_to`` (optional) is called with each chunk of the body as it arrives (used for server-sent
-    events); the body is still returned whole. Raises :class:`DeadlineExceeded` or
-    :class:`TransportError`; any HTTP status is returned, not raised.
+    events); the body is still returned whole. Raises :class:`DeadlineExceeded`, :class:`BodyTooLarge`
+    or :class:`TransportError`; any HTTP status is returned, not raised.
     """
     import requests  # noqa: PLC0415
 
     box: dict[str, Any] = {}
     sockets: list[Any] = []
     done = threading.Event()
+    sent_headers = {"Accept-Encoding": "gzip, deflate", **dict(headers or {})}
 
     def work() -> None:
         _LOCAL.sockets = sockets
         try:
-            with session.request(method, url, headers=dict(headers or {}), json=json_body, params=params,
+            with session.request(method, url, headers=sent_headers, json=json_body, params=params,
                                  timeout=(min(deadline, 30.0), deadline), stream=True) as response:
-                chunks = []
-                for chunk in response.iter_content(chunk_size=None):
-                    if done.is_set():
-                        return
-                    chunks.append(chunk)
-                    if stream_to is not None:
-                        stream_to(chunk)
-                box["response"] = RawResponse(response.status_code, dict(response.headers), b"".join(chunks))
+                body = read_body(response, max_bytes, stop=done, stream_to=stream_to)
+                if body is None:
+                    return
+                box["response"] = RawResponse(response.status_code, dict(response.headers), body)
+        except (BodyTooLarge, TransportError) as error:
+            box["error"] = error
         except requests.RequestException as error:
             box["error"] = TransportError(_one_line(error))
         except Exception as error:  # noqa: BLE001 - reported to the caller, never lost in a thread

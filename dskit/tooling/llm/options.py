@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from .cache import Cache
@@ -30,7 +31,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, required: bool = True)
     group.add_argument("--api-key-env", default="OPENAI_API_KEY",
                        help="environment variable holding the API key (default: OPENAI_API_KEY)")
     group.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS",
-                       help="deadline of one whole request, not per read (default 120)")
+                       help="deadline of one whole call, retries and their waits included (default 120)")
     group.add_argument("--retries", type=int, default=3,
                        help="retries on HTTP 429/5xx and connection errors, with backoff (default 3)")
     group.add_argument("--json-mode", choices=JSON_MODES, default="auto",
@@ -75,6 +76,8 @@ def client_from_args(args: argparse.Namespace) -> LLMClient:
             cache = Cache(args.cache, "readwrite")
     except (OSError, ValueError) as error:
         raise OptionError(str(error)) from None
+    for warning in cache.warnings if cache is not None else ():
+        print(f"warning: {warning}", file=sys.stderr)
     config = ClientConfig(base_url=base_url, model=args.model, api_key=os.environ.get(args.api_key_env, ""),
                           deadline=float(args.deadline), retries=int(args.retries), json_mode=args.json_mode,
                           max_tokens=args.max_tokens)

@@ -1,0 +1,52 @@
+"""What a model call returns or raises, shared by the client and the cache (neither imports the other
+for it: the cache builds a :class:`Completion` from a recorded line, the client from an HTTP answer).
+
+``usage`` figures come from outside (a server, a cassette someone edited), so :func:`token_count`
+accepts only a plain non-negative integer within :data:`MAX_USAGE_TOKENS`; anything else is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# No single call has ever used this many tokens; a figure above it is a broken or hostile server.
+MAX_USAGE_TOKENS = 10_000_000
+
+
+class LLMError(RuntimeError):
+    """A call that produced no usable completion; ``str()`` is one line fit for a report."""
+
+    def __init__(self, message: str, *, kind: str = "error", attempts: int = 0) -> None:
+        super().__init__(" ".join(message.split())[:400])
+        # deadline | transport | http | protocol | no_text | length | too_large | not_recorded
+        self.kind = kind
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answered call: the text and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency: float  # seconds of the successful request (as recorded, for a cached answer)
+    cached: bool = False
+    attempts: int = 1
+    json_mode: bool = False
+    usage_estimated: bool = False
+    finish_reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def token_count(value: Any) -> int | None:
+    """A usage figure as an int, or None when it is not a plain integer from 0 to MAX_USAGE_TOKENS."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE_TOKENS:
+        return value
+    return None
+
+
+__all__ = ["Completion", "LLMError", "MAX_USAGE_TOKENS", "token_count"]
