@@ -121,13 +121,13 @@ class EngineDriver:
         """One engine turn with these changes (an empty list of commands is a turn too)."""
         return self.apply_understanding({"rewritten_query": "", "commands": self.commands(changes)})
 
-    def apply_understanding(self, understanding: dict, query: str | None = None, recent: list[str] | None = None
-                            ) -> dict:
-        """One engine turn with an understanding (from the changes, or from a model). ``query`` and
-        ``recent`` (the user's message and earlier ones) ground a model's values, as in the Chatflow;
-        gold changes are applied ungrounded (no message)."""
+    def apply_understanding(self, understanding: dict, query: str | None = None, recent: list[str] | None = None,
+                            offered: str = "") -> dict:
+        """One engine turn with an understanding (from the changes, or from a model). ``query``,
+        ``recent`` (the user's earlier messages) and ``offered`` (the assistant's last reply) ground a
+        model's values, as in the Chatflow; gold changes are applied ungrounded (no message)."""
         self.state_str, decision = step(self.state_str, understanding, self.catalog, query=query,
-                                        recent=recent or ())
+                                        recent=recent or (), offered=offered)
         self.steps += 1
         for item in decision.get("dropped") or []:
             self._note("dropped command", f"{item.get('command')}: {item.get('reason')}")

@@ -30,9 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dskit.grounding import RECENT_TURNS
-from dskit.history import recent_user_messages
 from dskit.nodes import context_node, history_node
+from dskit.turn_inputs import turn_inputs
 from dskit.understanding import parse_understanding
 
 from .driver import EngineDriver, State, diff
@@ -195,8 +194,9 @@ class LLMTracker:
             else:
                 commands = [c for c in parsed["commands"] if c["type"] not in ("confirm", "deny")]
                 self.stats.ignored_confirms += len(parsed["commands"]) - len(commands)
+                inputs = turn_inputs(user, self.history)  # as the Chatflow's state node builds them
                 self.driver.apply_understanding({"rewritten_query": parsed["rewritten_query"], "commands": commands},
-                                                query=user, recent=recent_user_messages(self.history, RECENT_TURNS))
+                                                query=inputs.query, recent=inputs.recent, offered=inputs.offered)
         kept = history_node(old_history=self.history, summary=self.summary, user_query=user, answer=system)
         self.history, self.summary = kept["history"], kept["summary"]
 
