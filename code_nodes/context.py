@@ -1755,7 +1755,7 @@ _CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r
 _PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
 _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
                "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧")
+               "先", "还是", "吧", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
@@ -1811,8 +1811,18 @@ def is_question(clause: str) -> bool:
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(w in compact for w in _QUESTION_WORDS_ZH) \
+    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+
+
+def _asking_word(text: str, word: str) -> bool:
+    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
+    at = text.find(word)
+    while at >= 0:
+        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def asks(raw: str) -> bool:
@@ -1835,10 +1845,23 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
 
 
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
-    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``."""
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
+    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
+    an act but is another word ("对了", "好像", "行李") never is one."""
     compact = clause.replace(" ", "")
-    pieces = tokenize(compact, acts + extra + _FILLERS_ZH + _PARTICLES + _NOT_YES_ZH)
-    return pieces is not None and any(p in acts for p in pieces) and not any(p in _NOT_YES_ZH for p in pieces)
+    if not compact or any(w in compact for w in _NOT_YES_ZH):
+        return False
+    acts_set = set(acts)
+    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
+    reach = {0: False}  # position -> whether some cut up to it holds an act
+    for at in range(len(compact)):
+        if at not in reach:
+            continue
+        for word in words:
+            if compact.startswith(word, at):
+                end = at + len(word)
+                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
+    return reach.get(len(compact), False)
 
 
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
@@ -1864,6 +1887,20 @@ def says_yes(raw: str) -> bool:
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
+
+
+def only_yes(raw: str) -> bool:
+    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
+    small talk. Then a change the model read into it is the model's, not the user's."""
+    if not says_yes(raw):
+        return False
+    for clause in clauses(raw):
+        if clause.isascii():
+            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
+                return False
+        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
+            return False
+    return True
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
@@ -3707,11 +3744,21 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
     return any(fold(o) and fold(o) in folded for o in options)
 
 
-def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
-    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``."""
+# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
+_QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "other", "include", "includes", "does",
+                                 "have", "has", "want", "need", "like", "please", "there", "which", "what", "this",
+                                 "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
+
+
+def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
+                  asked: bool = False) -> list[tuple[int, int]]:
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
+    with ``asked``, the content words of the slot's question name it too."""
     found: list[tuple[int, int]] = []
+    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
+        set(w) & _FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | ((_windows(name) if spec.label else slot_words(spec)) - common):
+        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
             found += [m.span() for m in re.finditer(pattern, raw)] if word else []
     spans: list[tuple[int, int]] = []
@@ -3723,26 +3770,41 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     return spans
 
 
-def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> bool | None:
+def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
-    None when it does not name it."""
-    spans = slot_mentions(spec, raw, common)
+    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
+    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
+    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
+    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
+             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
 
 
-def _answered(raw: str, start: int, end: int) -> bool:
-    """The polarity of one mention: negated or not; a mention alone in its clause ("包间？不需要",
-    "private room? nah") takes the bare answer that follows it."""
+def _in_question(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
+    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    right = min(rights) if rights else len(raw)
+    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
+
+
+def _topic_answer(raw: str, start: int, end: int) -> bool | None:
+    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
+    bare answer; None otherwise."""
     rest = raw[end:].lstrip()
     alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
     if alone and rest[:1] in "？?，,":
-        answer = bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
-        if answer is not None:
-            return answer
-    return not negated_at(raw, start, end)
+        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+    return None
+
+
+def _answered(raw: str, start: int, end: int) -> bool:
+    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
+    answer = _topic_answer(raw, start, end)
+    return answer if answer is not None else not negated_at(raw, start, end)
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
@@ -3787,7 +3849,7 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        said = bool_said(spec, raw, common)
+        said = bool_said(spec, raw, common, asked and current)
         if said is None and asked and current:
             said = bare_answer(raw)
         return said is not None and said == bool(value)
@@ -4062,6 +4124,23 @@ def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
             turn.note(f"split {task['id']}.{name}", progress=False)
             return {**slots, name: rest, clocks[0]: clock}
     return slots
+
+
+def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
+    """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
+    not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
+    written as the date is the time's. It is then admitted there like any value. Grounding only."""
+    if turn.evidence is None:
+        return slots
+    spec = turn.spec(task)
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
+    return moved
 
 
 def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
@@ -4370,7 +4449,7 @@ class RollbackSlot(Command):
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
-    slots = split_clock_slots(turn, task, slots)
+    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, slots))
     shared = shared_words(turn, task, slots)
     for name, raw in slots.items():
         item = {"task": task["name"], "slot": name, "value": raw}
@@ -4418,7 +4497,8 @@ class Confirm(Command):
         if task is None:
             turn.drop(command, "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied:  # "换一家吧，行": the yes is not to what was shown
+        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
+            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
             turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
                                "not what the user asked for")
             return

@@ -2733,7 +2733,7 @@ _CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r
 _PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
 _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
                "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧")
+               "先", "还是", "吧", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
@@ -2789,8 +2789,18 @@ def is_question(clause: str) -> bool:
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(w in compact for w in _QUESTION_WORDS_ZH) \
+    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+
+
+def _asking_word(text: str, word: str) -> bool:
+    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
+    at = text.find(word)
+    while at >= 0:
+        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def asks(raw: str) -> bool:
@@ -2813,10 +2823,23 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
 
 
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
-    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``."""
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
+    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
+    an act but is another word ("对了", "好像", "行李") never is one."""
     compact = clause.replace(" ", "")
-    pieces = tokenize(compact, acts + extra + _FILLERS_ZH + _PARTICLES + _NOT_YES_ZH)
-    return pieces is not None and any(p in acts for p in pieces) and not any(p in _NOT_YES_ZH for p in pieces)
+    if not compact or any(w in compact for w in _NOT_YES_ZH):
+        return False
+    acts_set = set(acts)
+    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
+    reach = {0: False}  # position -> whether some cut up to it holds an act
+    for at in range(len(compact)):
+        if at not in reach:
+            continue
+        for word in words:
+            if compact.startswith(word, at):
+                end = at + len(word)
+                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
+    return reach.get(len(compact), False)
 
 
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
@@ -2842,6 +2865,48 @@ def says_yes(raw: str) -> bool:
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
+
+
+HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
+HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "representative", "operator",
+              "someone real", "talk to someone", "speak to someone")
+
+
+def asks_for_human(raw: str) -> bool:
+    """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
+    ("人工客服几点下班？")."""
+    for clause in clauses(raw):
+        if _question_clause(raw, clause):
+            continue
+        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
+                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+            return True
+    return False
+
+
+HESITATION = ("想想", "考虑", "等等", "等一下", "稍等", "再看看", "再说", "犹豫", "let me think", "wait", "hold on",
+              "hang on", "not sure")
+
+
+def says_refusal(raw: str) -> bool:
+    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
+    想想" keeps a question open)."""
+    text = raw.lower()
+    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
+
+
+def only_yes(raw: str) -> bool:
+    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
+    small talk. Then a change the model read into it is the model's, not the user's."""
+    if not says_yes(raw):
+        return False
+    for clause in clauses(raw):
+        if clause.isascii():
+            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
+                return False
+        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
+            return False
+    return True
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
@@ -4057,11 +4122,21 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
     return any(fold(o) and fold(o) in folded for o in options)
 
 
-def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
-    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``."""
+# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
+_QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "other", "include", "includes", "does",
+                                 "have", "has", "want", "need", "like", "please", "there", "which", "what", "this",
+                                 "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
+
+
+def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
+                  asked: bool = False) -> list[tuple[int, int]]:
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
+    with ``asked``, the content words of the slot's question name it too."""
     found: list[tuple[int, int]] = []
+    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
+        set(w) & _FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | ((_windows(name) if spec.label else slot_words(spec)) - common):
+        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
             found += [m.span() for m in re.finditer(pattern, raw)] if word else []
     spans: list[tuple[int, int]] = []
@@ -4073,26 +4148,41 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     return spans
 
 
-def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> bool | None:
+def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
-    None when it does not name it."""
-    spans = slot_mentions(spec, raw, common)
+    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
+    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
+    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
+    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
+             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
 
 
-def _answered(raw: str, start: int, end: int) -> bool:
-    """The polarity of one mention: negated or not; a mention alone in its clause ("包间？不需要",
-    "private room? nah") takes the bare answer that follows it."""
+def _in_question(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
+    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    right = min(rights) if rights else len(raw)
+    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
+
+
+def _topic_answer(raw: str, start: int, end: int) -> bool | None:
+    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
+    bare answer; None otherwise."""
     rest = raw[end:].lstrip()
     alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
     if alone and rest[:1] in "？?，,":
-        answer = bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
-        if answer is not None:
-            return answer
-    return not negated_at(raw, start, end)
+        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+    return None
+
+
+def _answered(raw: str, start: int, end: int) -> bool:
+    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
+    answer = _topic_answer(raw, start, end)
+    return answer if answer is not None else not negated_at(raw, start, end)
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
@@ -4137,7 +4227,7 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        said = bool_said(spec, raw, common)
+        said = bool_said(spec, raw, common, asked and current)
         if said is None and asked and current:
             said = bare_answer(raw)
         return said is not None and said == bool(value)
@@ -4663,6 +4753,23 @@ def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
     return slots
 
 
+def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
+    """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
+    not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
+    written as the date is the time's. It is then admitted there like any value. Grounding only."""
+    if turn.evidence is None:
+        return slots
+    spec = turn.spec(task)
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
+    return moved
+
+
 def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -4781,100 +4888,6 @@ def admit_cancel(turn: Turn, task: dict) -> bool:
 def admit_reset(turn: Turn) -> bool:
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
-
-
-# ---- dskit/backup.py ----
-# The engine backs up the model on what it can see for itself.
-
-_TOKEN = _LazyPattern('_TOKEN', r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
-
-
-def _one(found: set) -> Any:
-    return next(iter(found)) if len(found) == 1 else None
-
-
-def _option_in(spec: SlotSpec, raw: str) -> Any:
-    """The one option of an enum slot the message names (by its text or an alias), else None."""
-    found = set()
-    for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
-        folded = "".join(segments(word))
-        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
-            found.add(target)
-    return _one(found)
-
-
-def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
-    """The one value of the slot's kind a message holds (None: none, several, or free text)."""
-    if spec.type == "boolean":
-        return bare_answer(raw)
-    if spec.enum:
-        return _option_in(spec, raw)
-    if spec.type in ("integer", "number"):
-        return _one(numbers_in(raw, counts=True))
-    if spec.type != "string" or not spec.pattern:
-        return None  # free text: never guessed
-    if pattern_takes(spec.pattern, "19:00"):
-        times = {same_half_day(t, old, raw) for t in times_in(raw)}
-        return _one(times)
-    if pattern_takes(spec.pattern, "2026-12-02"):
-        return _one({d for d in dates_in(raw, reference) if len(d) == 10})
-    return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
-
-
-def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
-    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
-    if not ok or reason or not turn.writes.set(task, name, coerced):
-        return False
-    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
-    return True
-
-
-def _asked_slot(turn: Turn) -> bool:
-    task_id, _, name = turn.asked.partition(".")
-    task = turn.stack.find(task_id)
-    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
-        return False
-    spec = turn.spec(task).slots[name]
-    if spec.type != "boolean" and says_no(turn.evidence.raw):
-        return False
-    value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
-    return value is not None and _fill(turn, task, name, value)
-
-
-def _only_time_slot(turn: Turn) -> bool:
-    task = turn.stack.top()
-    clocks = time_slots(turn.spec(task)) if task is not None else []
-    if len(clocks) != 1:
-        return False
-    raw = turn.evidence.raw
-    value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
-    if value is not None:
-        return _fill(turn, task, clocks[0], value)
-    if says_revert(raw) and not _numbers_said(raw):
-        changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
-        if len(changed) == 1 and task["history"].get(changed[0]):
-            turn.writes.rollback(task, changed[0])
-            turn.note(f"backup rollback {task['id']}.{changed[0]}")
-            return True
-    return False
-
-
-def _numbers_said(raw: str) -> bool:
-    return bool(numbers_in(raw)) or bool(times_in(raw))
-
-
-def _changed_last_turn(turn: Turn) -> list[str]:
-    state = turn.state
-    return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
-            for key in entry.get("changed") or []]
-
-
-def backup_fill(turn: Turn) -> bool:
-    """Fill what the model left out (see the module's rules); True when a slot was filled."""
-    ev = turn.evidence
-    if ev is None or turn.progress or turn.handoff or turn.writes.changed or asks(ev.raw):
-        return False
-    return _asked_slot(turn) or _only_time_slot(turn)
 
 
 # ---- dskit/commands.py ----
@@ -5063,7 +5076,7 @@ class RollbackSlot(Command):
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
-    slots = split_clock_slots(turn, task, slots)
+    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, slots))
     shared = shared_words(turn, task, slots)
     for name, raw in slots.items():
         item = {"task": task["name"], "slot": name, "value": raw}
@@ -5111,7 +5124,8 @@ class Confirm(Command):
         if task is None:
             turn.drop(command, "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied:  # "换一家吧，行": the yes is not to what was shown
+        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
+            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
             turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
                                "not what the user asked for")
             return
@@ -5299,6 +5313,134 @@ def _expire_held(turn: Turn) -> None:
     for task_id, values in turn.held.items():
         turn.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
     turn.held.clear()
+
+
+# ---- dskit/backup.py ----
+# The engine backs up the model on what it can see for itself.
+
+_TOKEN = _LazyPattern('_TOKEN', r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
+
+
+def _one(found: set) -> Any:
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _option_in(spec: SlotSpec, raw: str) -> Any:
+    """The one option of an enum slot the message names (by its text or an alias), else None."""
+    found = set()
+    for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
+        folded = "".join(segments(word))
+        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
+            found.add(target)
+    return _one(found)
+
+
+def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
+    """The one value of the slot's kind a message holds (None: none, several, or free text)."""
+    if spec.type == "boolean":
+        return bare_answer(raw)
+    if spec.enum:
+        return _option_in(spec, raw)
+    if spec.type in ("integer", "number"):
+        return _one(numbers_in(raw, counts=True))
+    if spec.type != "string" or not spec.pattern:
+        return None  # free text: never guessed
+    if pattern_takes(spec.pattern, "19:00"):
+        times = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return _one(times)
+    if pattern_takes(spec.pattern, "2026-12-02"):
+        return _one({d for d in dates_in(raw, reference) if len(d) == 10})
+    return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+
+
+def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
+    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
+    if not ok or reason or not turn.writes.set(task, name, coerced):
+        return False
+    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
+    return True
+
+
+def _asked_slot(turn: Turn) -> bool:
+    task_id, _, name = turn.asked.partition(".")
+    task = turn.stack.find(task_id)
+    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return False
+    spec = turn.spec(task).slots[name]
+    if spec.type != "boolean" and says_no(turn.evidence.raw):
+        return False
+    value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
+    return value is not None and _fill(turn, task, name, value)
+
+
+def _only_time_slot(turn: Turn) -> bool:
+    task = turn.stack.top()
+    clocks = time_slots(turn.spec(task)) if task is not None else []
+    if len(clocks) != 1:
+        return False
+    raw = turn.evidence.raw
+    value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
+    return value is not None and _fill(turn, task, clocks[0], value)
+
+
+def _numbers_said(raw: str) -> bool:
+    return bool(numbers_in(raw)) or bool(times_in(raw))
+
+
+def _changed_last_turn(turn: Turn) -> list[str]:
+    state = turn.state
+    return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
+            for key in entry.get("changed") or []]
+
+
+def _take_back(turn: Turn) -> bool:
+    """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
+    goes back to its previous value."""
+    task = turn.stack.top()
+    raw = turn.evidence.raw
+    if task is None or not says_revert(raw) or _numbers_said(raw):
+        return False
+    spec = turn.spec(task)
+    named = [n for n in task["history"] if n in spec.slots and task["history"][n] and slot_touched(
+        spec.slots[n], turn.evidence.message, common_words(spec, n))]
+    changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
+    changed = [n for n in changed if task["history"].get(n)]
+    target = named if len(named) == 1 else changed if len(set(changed)) == 1 else []
+    if not target or not admit_rollback(turn, task, target[0], task["history"][target[0]][-1]):
+        return False
+    turn.writes.rollback(task, target[0])
+    turn.note(f"backup rollback {task['id']}.{target[0]}")
+    return True
+
+
+def _refusal(turn: Turn) -> bool:
+    """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
+    ("我再想想", "wait") leaves the question pending."""
+    task = turn.stack.top()
+    raw = turn.evidence.raw
+    if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
+        return False
+    REGISTRY["deny"].apply(turn, {"type": "deny"})
+    turn.applied[-1] = "backup " + turn.applied[-1]
+    return True
+
+
+def backup_fill(turn: Turn) -> bool:
+    """Fill what the model left out (see the module's rules); True when the engine read something."""
+    ev = turn.evidence
+    if ev is None or turn.progress or turn.handoff or turn.writes.changed:
+        return False
+    if asks_for_human(ev.raw):
+        turn.handoff = "user_request"
+        turn.note("backup handoff", progress=False)
+        return True
+    if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
+        if turn.faq is None:
+            turn.faq = turn.said
+            turn.note("backup faq", progress=False)
+            return True
+        return False
+    return _refusal(turn) or _asked_slot(turn) or _only_time_slot(turn) or _take_back(turn)
 
 
 # ---- dskit/subtasks.py ----

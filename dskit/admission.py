@@ -143,6 +143,23 @@ def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
     return slots
 
 
+def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
+    """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
+    not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
+    written as the date is the time's. It is then admitted there like any value. Grounding only."""
+    if turn.evidence is None:
+        return slots
+    spec = turn.spec(task)
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
+    return moved
+
+
 def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -265,4 +282,4 @@ def admit_reset(turn: Turn) -> bool:
 
 __all__ = ["admit_value", "admit_start", "admit_rollback", "admit_confirm", "admit_cancel", "admit_reset",
            "hold_or_refuse", "split_clock_slots", "shared_words", "keep_half_day", "as_clock", "time_slots",
-           "owner_elsewhere", "pattern_takes", "RECENT_EXECUTION_TURNS"]
+           "owner_elsewhere", "pattern_takes", "refile_misfiled", "RECENT_EXECUTION_TURNS"]

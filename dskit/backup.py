@@ -12,8 +12,11 @@ makes no progress on a message (no command, nothing usable, or only small talk),
   slot changed last turn when the message only takes it back ("还是原来的吧").
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
-the task's only time slot), never over a value the model set, never from a question or a refusal. Each
-fill is logged as ``backup <task>.<slot>=<value>`` in the decision's ``applied`` and the timeline.
+the task's only time slot), never over a value the model set, never from a question or a refusal.
+Beyond values, the engine answers what it can tell for itself when the model said nothing: a question is
+answered as an FAQ (the pending question waits), a plain no to the confirmation question the user saw
+is a deny, a request for a person is a handoff. Each is logged as ``backup …`` in the decision's
+``applied`` and the timeline.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .admission import pattern_takes, time_slots
+from .admission import admit_rollback, pattern_takes, time_slots
 from .catalog import SlotSpec, coerce_slot_value
-from .cues import asks, says_no, says_revert
-from .grounding import bare_answer, dates_in, numbers_in, same_half_day, times_in
+from .commands import REGISTRY
+from .cues import asks, asks_for_human, says_no, says_refusal, says_revert
+from .grounding import bare_answer, common_words, dates_in, numbers_in, same_half_day, slot_touched, times_in
 from .matching import exact_match, segments, words_match
 from .turn import Turn, short_text
 
@@ -90,15 +94,7 @@ def _only_time_slot(turn: Turn) -> bool:
         return False
     raw = turn.evidence.raw
     value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
-    if value is not None:
-        return _fill(turn, task, clocks[0], value)
-    if says_revert(raw) and not _numbers_said(raw):
-        changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
-        if len(changed) == 1 and task["history"].get(changed[0]):
-            turn.writes.rollback(task, changed[0])
-            turn.note(f"backup rollback {task['id']}.{changed[0]}")
-            return True
-    return False
+    return value is not None and _fill(turn, task, clocks[0], value)
 
 
 def _numbers_said(raw: str) -> bool:
@@ -111,12 +107,54 @@ def _changed_last_turn(turn: Turn) -> list[str]:
             for key in entry.get("changed") or []]
 
 
-def backup_fill(turn: Turn) -> bool:
-    """Fill what the model left out (see the module's rules); True when a slot was filled."""
-    ev = turn.evidence
-    if ev is None or turn.progress or turn.handoff or turn.writes.changed or asks(ev.raw):
+def _take_back(turn: Turn) -> bool:
+    """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
+    goes back to its previous value."""
+    task = turn.stack.top()
+    raw = turn.evidence.raw
+    if task is None or not says_revert(raw) or _numbers_said(raw):
         return False
-    return _asked_slot(turn) or _only_time_slot(turn)
+    spec = turn.spec(task)
+    named = [n for n in task["history"] if n in spec.slots and task["history"][n] and slot_touched(
+        spec.slots[n], turn.evidence.message, common_words(spec, n))]
+    changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
+    changed = [n for n in changed if task["history"].get(n)]
+    target = named if len(named) == 1 else changed if len(set(changed)) == 1 else []
+    if not target or not admit_rollback(turn, task, target[0], task["history"][target[0]][-1]):
+        return False
+    turn.writes.rollback(task, target[0])
+    turn.note(f"backup rollback {task['id']}.{target[0]}")
+    return True
+
+
+def _refusal(turn: Turn) -> bool:
+    """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
+    ("我再想想", "wait") leaves the question pending."""
+    task = turn.stack.top()
+    raw = turn.evidence.raw
+    if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
+        return False
+    REGISTRY["deny"].apply(turn, {"type": "deny"})
+    turn.applied[-1] = "backup " + turn.applied[-1]
+    return True
+
+
+def backup_fill(turn: Turn) -> bool:
+    """Fill what the model left out (see the module's rules); True when the engine read something."""
+    ev = turn.evidence
+    if ev is None or turn.progress or turn.handoff or turn.writes.changed:
+        return False
+    if asks_for_human(ev.raw):
+        turn.handoff = "user_request"
+        turn.note("backup handoff", progress=False)
+        return True
+    if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
+        if turn.faq is None:
+            turn.faq = turn.said
+            turn.note("backup faq", progress=False)
+            return True
+        return False
+    return _refusal(turn) or _asked_slot(turn) or _only_time_slot(turn) or _take_back(turn)
 
 
 __all__ = ["backup_fill", "value_in_message"]

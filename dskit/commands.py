@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from .admission import (admit_cancel, admit_confirm, admit_reset, admit_rollback, admit_start, admit_value,
-                        as_clock, hold_or_refuse, keep_half_day, shared_words, split_clock_slots)
+                        as_clock, hold_or_refuse, keep_half_day, refile_misfiled, shared_words, split_clock_slots)
 from .catalog import Catalog, coerce_slot_value
 from .gaps import missing_slots
+from .cues import only_yes
 from .grounding import asks_something
 from .integrity import shown_digest
 from .records import Stage
@@ -213,7 +214,7 @@ class RollbackSlot(Command):
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
-    slots = split_clock_slots(turn, task, slots)
+    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, slots))
     shared = shared_words(turn, task, slots)
     for name, raw in slots.items():
         item = {"task": task["name"], "slot": name, "value": raw}
@@ -261,7 +262,8 @@ class Confirm(Command):
         if task is None:
             turn.drop(command, "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied:  # "换一家吧，行": the yes is not to what was shown
+        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
+            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
             turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
                                "not what the user asked for")
             return

@@ -46,7 +46,7 @@ _CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?
 _PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
 _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
                "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧")
+               "先", "还是", "吧", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
@@ -102,8 +102,18 @@ def is_question(clause: str) -> bool:
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(w in compact for w in _QUESTION_WORDS_ZH) \
+    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+
+
+def _asking_word(text: str, word: str) -> bool:
+    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
+    at = text.find(word)
+    while at >= 0:
+        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def asks(raw: str) -> bool:
@@ -126,10 +136,23 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
 
 
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
-    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``."""
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
+    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
+    an act but is another word ("对了", "好像", "行李") never is one."""
     compact = clause.replace(" ", "")
-    pieces = tokenize(compact, acts + extra + _FILLERS_ZH + _PARTICLES + _NOT_YES_ZH)
-    return pieces is not None and any(p in acts for p in pieces) and not any(p in _NOT_YES_ZH for p in pieces)
+    if not compact or any(w in compact for w in _NOT_YES_ZH):
+        return False
+    acts_set = set(acts)
+    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
+    reach = {0: False}  # position -> whether some cut up to it holds an act
+    for at in range(len(compact)):
+        if at not in reach:
+            continue
+        for word in words:
+            if compact.startswith(word, at):
+                end = at + len(word)
+                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
+    return reach.get(len(compact), False)
 
 
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
@@ -155,6 +178,48 @@ def says_yes(raw: str) -> bool:
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
+
+
+HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
+HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "representative", "operator",
+              "someone real", "talk to someone", "speak to someone")
+
+
+def asks_for_human(raw: str) -> bool:
+    """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
+    ("人工客服几点下班？")."""
+    for clause in clauses(raw):
+        if _question_clause(raw, clause):
+            continue
+        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
+                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+            return True
+    return False
+
+
+HESITATION = ("想想", "考虑", "等等", "等一下", "稍等", "再看看", "再说", "犹豫", "let me think", "wait", "hold on",
+              "hang on", "not sure")
+
+
+def says_refusal(raw: str) -> bool:
+    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
+    想想" keeps a question open)."""
+    text = raw.lower()
+    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
+
+
+def only_yes(raw: str) -> bool:
+    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
+    small talk. Then a change the model read into it is the model's, not the user's."""
+    if not says_yes(raw):
+        return False
+    for clause in clauses(raw):
+        if clause.isascii():
+            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
+                return False
+        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
+            return False
+    return True
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
@@ -393,4 +458,4 @@ def indifferent_at(raw: str, start: int, end: int) -> bool:
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
-           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "NEGATION_BEFORE_ZH", "is_social"]
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "NEGATION_BEFORE_ZH", "is_social", "only_yes", "asks_for_human", "says_refusal"]

@@ -486,11 +486,21 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
     return any(fold(o) and fold(o) in folded for o in options)
 
 
-def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
-    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``."""
+# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
+_QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "other", "include", "includes", "does",
+                                 "have", "has", "want", "need", "like", "please", "there", "which", "what", "this",
+                                 "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
+
+
+def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
+                  asked: bool = False) -> list[tuple[int, int]]:
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
+    with ``asked``, the content words of the slot's question name it too."""
     found: list[tuple[int, int]] = []
+    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
+        set(w) & _FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | ((_windows(name) if spec.label else slot_words(spec)) - common):
+        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
             found += [m.span() for m in re.finditer(pattern, raw)] if word else []
     spans: list[tuple[int, int]] = []
@@ -502,26 +512,41 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     return spans
 
 
-def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()) -> bool | None:
+def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
-    None when it does not name it."""
-    spans = slot_mentions(spec, raw, common)
+    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
+    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
+    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
+    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
+             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
 
 
-def _answered(raw: str, start: int, end: int) -> bool:
-    """The polarity of one mention: negated or not; a mention alone in its clause ("包间？不需要",
-    "private room? nah") takes the bare answer that follows it."""
+def _in_question(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
+    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
+    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
+    right = min(rights) if rights else len(raw)
+    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
+
+
+def _topic_answer(raw: str, start: int, end: int) -> bool | None:
+    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
+    bare answer; None otherwise."""
     rest = raw[end:].lstrip()
     alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
     if alone and rest[:1] in "？?，,":
-        answer = bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
-        if answer is not None:
-            return answer
-    return not negated_at(raw, start, end)
+        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+    return None
+
+
+def _answered(raw: str, start: int, end: int) -> bool:
+    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
+    answer = _topic_answer(raw, start, end)
+    return answer if answer is not None else not negated_at(raw, start, end)
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
@@ -566,7 +591,7 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
-        said = bool_said(spec, raw, common)
+        said = bool_said(spec, raw, common, asked and current)
         if said is None and asked and current:
             said = bare_answer(raw)
         return said is not None and said == bool(value)
