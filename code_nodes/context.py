@@ -3938,6 +3938,21 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
 
+_FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+_FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
+                   "are", "my", "me", "want", "would", "like", "need"}
+
+
+def asks_about_task(spec: TaskSpec, folded: str) -> bool:
+    """Whether a text shares a content word with the task's own words (label, name, description,
+    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
+    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
+    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
+    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    return any(w in folded for w in words
+               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+
+
 def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
@@ -4219,6 +4234,8 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
     runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
+        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
     if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"

@@ -2378,6 +2378,19 @@ def _sync_derived(state: dict) -> None:
     state["current_task_id"] = top["id"] if top else None
     state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
+    _forget_closed_counters(state)
+
+
+def _forget_closed_counters(state: dict) -> None:
+    """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
+    it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
+    not hold and a pending confirmation would be withdrawn (a cancelled sub-task's failed ask did that)."""
+    open_ids = {t["id"] for t in state["task_stack"]}
+    counters = state["counters"]
+    counters["failed_asks"] = {key: count for key, count in counters["failed_asks"].items()
+                               if key.partition(".")[0] in open_ids}
+    if isinstance(counters.get("asking"), str) and counters["asking"].partition(".")[0] not in open_ids:
+        counters["asking"] = None
 
 
 def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
@@ -4316,6 +4329,21 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
 
+_FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+_FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
+                   "are", "my", "me", "want", "would", "like", "need"}
+
+
+def asks_about_task(spec: TaskSpec, folded: str) -> bool:
+    """Whether a text shares a content word with the task's own words (label, name, description,
+    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
+    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
+    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
+    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    return any(w in folded for w in words
+               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+
+
 def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
@@ -4846,6 +4874,8 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
     runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
+        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
     if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
@@ -5425,8 +5455,13 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
-def backup_fill(turn: Turn) -> bool:
-    """Fill what the model left out (see the module's rules); True when the engine read something."""
+def backup_fill(turn: Turn, readable: bool = True) -> bool:
+    """Fill what the model left out (see the module's rules); True when the engine read something.
+
+    ``readable``: the model's answer could be read. A question is answered as an FAQ only when the model
+    read the message and said nothing of it (no command, or only refused ones): an unreadable answer is a
+    failure the not-understood policy counts (rephrase, then a person), and small talk is the model's own
+    reading of the message (during a question it counts as a failed attempt), so neither is overruled."""
     ev = turn.evidence
     if ev is None or turn.progress or turn.handoff or turn.writes.changed:
         return False
@@ -5435,7 +5470,7 @@ def backup_fill(turn: Turn) -> bool:
         turn.note("backup handoff", progress=False)
         return True
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
-        if turn.faq is None:
+        if readable and turn.faq is None and not turn.chitchat:
             turn.faq = turn.said
             turn.note("backup faq", progress=False)
             return True
@@ -5961,9 +5996,10 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
         turn.drop(item["command"], item["reason"])
     if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
-    if parsed["usable"]:
+    readable = parsed["usable"]
+    if readable:
         apply_commands(turn, parsed["commands"])
-    if backup_fill(turn):  # what the model left out and the engine can see for itself (dskit.backup)
+    if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True
     if parsed["usable"]:

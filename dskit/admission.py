@@ -13,10 +13,10 @@ import re
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .grounding import (cancel_grounded, clock_value, common_words, confirm_grounded, is_clock, other_slot_value,
-                        reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
+from .grounding import (asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded, is_clock,
+                        other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
                         text_grounded, value_grounded)
-from .cues import is_social
+from .cues import asks, is_social
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from .slot_writes import UNSET
@@ -236,6 +236,8 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
         return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
     runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
+        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
     if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"

@@ -15,7 +15,8 @@ Never free text (a name, an address: only the model reads those), never a slot n
 the task's only time slot), never over a value the model set, never from a question or a refusal.
 Beyond values, the engine answers what it can tell for itself when the model said nothing: a question is
 answered as an FAQ (the pending question waits), a plain no to the confirmation question the user saw
-is a deny, a request for a person is a handoff. Each is logged as ``backup …`` in the decision's
+is a deny, a request for a person is a handoff (a question only when the model's answer was readable
+and was not small talk: see :func:`backup_fill`). Each is logged as ``backup …`` in the decision's
 ``applied`` and the timeline.
 """
 
@@ -139,8 +140,13 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
-def backup_fill(turn: Turn) -> bool:
-    """Fill what the model left out (see the module's rules); True when the engine read something."""
+def backup_fill(turn: Turn, readable: bool = True) -> bool:
+    """Fill what the model left out (see the module's rules); True when the engine read something.
+
+    ``readable``: the model's answer could be read. A question is answered as an FAQ only when the model
+    read the message and said nothing of it (no command, or only refused ones): an unreadable answer is a
+    failure the not-understood policy counts (rephrase, then a person), and small talk is the model's own
+    reading of the message (during a question it counts as a failed attempt), so neither is overruled."""
     ev = turn.evidence
     if ev is None or turn.progress or turn.handoff or turn.writes.changed:
         return False
@@ -149,7 +155,7 @@ def backup_fill(turn: Turn) -> bool:
         turn.note("backup handoff", progress=False)
         return True
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
-        if turn.faq is None:
+        if readable and turn.faq is None and not turn.chitchat:
             turn.faq = turn.said
             turn.note("backup faq", progress=False)
             return True

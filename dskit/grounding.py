@@ -680,6 +680,21 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
 
+_FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+_FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
+                   "are", "my", "me", "want", "would", "like", "need"}
+
+
+def asks_about_task(spec: TaskSpec, folded: str) -> bool:
+    """Whether a text shares a content word with the task's own words (label, name, description,
+    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
+    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
+    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
+    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    return any(w in folded for w in words
+               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+
+
 def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
@@ -688,7 +703,7 @@ def _task_words(spec: TaskSpec) -> set[str]:
     return words
 
 
-__all__ = ["Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
+__all__ = ["asks_about_task", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
            "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",

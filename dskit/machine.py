@@ -100,9 +100,10 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
         turn.drop(item["command"], item["reason"])
     if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
-    if parsed["usable"]:
+    readable = parsed["usable"]
+    if readable:
         apply_commands(turn, parsed["commands"])
-    if backup_fill(turn):  # what the model left out and the engine can see for itself (dskit.backup)
+    if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True
     if parsed["usable"]:

@@ -325,6 +325,19 @@ def _sync_derived(state: dict) -> None:
     state["current_task_id"] = top["id"] if top else None
     state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
+    _forget_closed_counters(state)
+
+
+def _forget_closed_counters(state: dict) -> None:
+    """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
+    it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
+    not hold and a pending confirmation would be withdrawn (a cancelled sub-task's failed ask did that)."""
+    open_ids = {t["id"] for t in state["task_stack"]}
+    counters = state["counters"]
+    counters["failed_asks"] = {key: count for key, count in counters["failed_asks"].items()
+                               if key.partition(".")[0] in open_ids}
+    if isinstance(counters.get("asking"), str) and counters["asking"].partition(".")[0] not in open_ids:
+        counters["asking"] = None
 
 
 def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:

@@ -10,6 +10,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dskit.integrity import seal_problem
 from dskit.machine import step
 from dskit.state import dump_state, load_state
 from adversarial_kit import changed_slot, command_strategy
@@ -61,6 +62,7 @@ def test_step_never_raises_round_trips_and_keeps_filled_slots(turns):
         state, errors = load_state(state_str)
         assert errors == []
         assert dump_state(json.loads(state_str)) == state_str  # the string is the state
+        assert seal_problem(state) == ""  # it reads back as written: its seal holds, nothing is withdrawn
         assert decision["next_action"] in ("ask_slot", "confirm", "execute", "faq", "chitchat", "handoff", "fallback")
         after = _filled(state)
         for (task_id, slot), value in before.items():
@@ -86,3 +88,19 @@ def test_unusable_understanding_changes_no_task(turns):
         state_str, decision = step(state_str, understanding, CATALOG)
         if decision["next_action"] == "fallback":
             assert load_state(state_str)[0]["task_stack"] == before
+
+
+def test_a_closed_tasks_counters_do_not_break_the_seal():
+    """A sub-task asked about and then cancelled (a cascade) leaves a failed-ask counter behind; the
+    written state must still read back as written, or the parent's pending confirmation is withdrawn
+    and the user's yes refused ("nothing has been shown")."""
+    state, _ = load_state("")
+    state["task_stack"] = [{"id": "t1", "name": "plan_route", "stage": "CONFIRMING", "slots": {}}]
+    state, _ = load_state(dump_state(state))
+    state["counters"]["failed_asks"] = {"t2.high_risk_confirm": 1, "t1.date": 1}
+    state["counters"]["asking"] = "t2.high_risk_confirm"
+    text = dump_state(state)
+    loaded, errors = load_state(text)
+    assert errors == [] and seal_problem(loaded) == ""
+    assert loaded["counters"]["failed_asks"] == {"t1.date": 1} and loaded["counters"]["asking"] is None
+    assert loaded["task_stack"][0]["stage"] == "CONFIRMING"
