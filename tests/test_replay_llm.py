@@ -62,6 +62,9 @@ def test_a_perfect_model_teacher_forced_is_held_back_only_by_grounding(capsys) -
     assert code == 0 and result["errors"] == 0
     assert result["llm_calls"] == result["turns"] == sent == sum(len(llm_turns(d)) for _, d in dialogues) == 90
     assert result["jga"] >= 84 / 90  # was 81 / 90 before offered values
+    # beside it: what answering nothing scores, the turns that change, and none broken that did not
+    assert result["baseline_jga"] == 50 / 90 and result["changed_turns"] == 40
+    assert result["changed_jga"] >= 34 / 40 and result["broken_unchanged"] == 0
     assert set(result["domains"]) <= {"景点", "餐馆", "酒店", "地铁", "出租"}
     assert {"jga", "slot_accuracy", "dialogues", "turns", "turns_per_second", "llm_calls", "errors"} <= set(result)
 
@@ -129,3 +132,19 @@ def test_noise_is_seeded_and_keeps_the_message() -> None:
         a, b = perturb(text, kind, random.Random(3)), perturb(text, kind, random.Random(3))
         assert a == b and a != text
     assert "4.5" in perturb(text, "typo", random.Random(1))  # digits are never scrambled
+
+
+def test_a_model_that_answers_nothing_scores_the_baseline_it_is_printed_beside(capsys) -> None:
+    """The baseline printed beside every model figure is what a model that changes nothing scores:
+    teacher-forced, exactly its JGA; carried through the dialogues, exactly its JGA too."""
+    empty = json.dumps({"rewritten_query": "", "commands": []})
+    for forced in (["--teacher-forcing"], []):
+        code, result, _ = run(capsys, ["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", *forced],
+                              (("answer", lambda body: empty),))
+        assert code == 0 and result["jga"] == result["baseline_jga"]
+        assert result["changed_correct"] == 0 and result["broken_unchanged"] == 0
+    with fake_openai(("answer", lambda body: empty)) as fake:
+        main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing", "--base-url", fake.base_url,
+              "--model", "m", "--lang", "en"])
+    out = capsys.readouterr().out
+    assert "answers nothing" in out and "state changes" in out and "unchanged turns broken" in out
