@@ -28,7 +28,7 @@
 #        error            string   '' when fine; else why the commands are cannot_handle
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str
-#   5. Environment variables (string) / 环境变量（字符串）: TASK_CATALOG
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 # ==================================================================================================
 
 

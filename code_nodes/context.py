@@ -38,7 +38,7 @@
 #        error         string   '' when fine; else e.g. a broken catalog (its section is left out)
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str, history, summary
-#   5. Environment variables (string) / 环境变量（字符串）: TASK_CATALOG
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 # ==================================================================================================
 
 

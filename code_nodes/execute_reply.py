@@ -33,7 +33,7 @@
 #        sys_context_str  string   the state after the outcome was recorded: write it back
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str
-#   5. Environment variables (string) / 环境变量（字符串）: TASK_API_URL, TASK_CATALOG
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_API_URL, TASK_CATALOG
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 # ==================================================================================================

@@ -18,13 +18,16 @@
 #                            outcome: true/false, 1/0, success/成功, or an HTTP status (2xx = success)
 #        detail           <- <API call>.body (optional/可选)
 #                            optional detail (first 300 chars kept)
+#        state_secret     <- {{#env.STATE_SECRET#}} (optional/可选)
+#                            a secret environment variable that keys the state's seal: a state changed outside the engine then starts clean (docs/state-format.md); unset or '': a plain digest, whose failure only withdraws pending confirmations
 #   3. Output variables, declare each with this type / 输出变量，按此类型逐个声明:
 #        sys_context_str  string   the new state: write it back
 #        ok               boolean  whether the task succeeded
 #        error            string   '' when fine; else why nothing was recorded
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str
-#   5. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: STATE_SECRET (secret/密钥)
+#   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 # ==================================================================================================
 
@@ -1057,6 +1060,7 @@ def main(
     execute_payload: str = "",
     ok: str = "",
     detail: str = "",
+    state_secret: str = "",
     **extra,
 ) -> dict:
     """Dify calls main(**inputs) with the node's input variables."""
@@ -1065,4 +1069,5 @@ def main(
         execute_payload=execute_payload,
         ok=ok,
         detail=detail,
+        state_secret=state_secret,
     )

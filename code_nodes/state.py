@@ -20,6 +20,8 @@
 #                            the user's message: only values and actions it supports are applied (docs/grounding.md); unbound, every valid command is applied
 #        history          <- {{#conversation.history#}} (optional/可选)
 #                            the history, for the user's recent messages (a value given a turn or two ago is grounded too)
+#        state_secret     <- {{#env.STATE_SECRET#}} (optional/可选)
+#                            a secret environment variable that keys the state's seal: a state changed outside the engine then starts clean (docs/state-format.md); unset or '': a plain digest, whose failure only withdraws pending confirmations
 #      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
 #      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
 #        reference_date  = ""      the day relative dates (明天, 上个月) count from, YYYY-MM-DD; '' = today by the sandbox's clock
@@ -45,7 +47,7 @@
 #        error               string   '' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str, history
-#   5. Environment variables (string) / 环境变量（字符串）: TASK_CATALOG
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG, STATE_SECRET (secret/密钥)
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 # ==================================================================================================
@@ -6339,6 +6341,7 @@ def main(
     task_catalog: str = "",
     query: str = "",
     history: str = "",
+    state_secret: str = "",
     reference_date: str = "",
     **extra,
 ) -> dict:
@@ -6349,5 +6352,6 @@ def main(
         task_catalog=task_catalog,
         query=query,
         history=history,
+        state_secret=state_secret,
         reference_date=reference_date,
     )

@@ -65,7 +65,9 @@ def node_header(spec: NodeSpec) -> str:
         lines.append(f"       {', '.join(conversation)}")
         step += 1
     if spec.env_variables():
-        lines.append(f"  {step}. Environment variables (string) / 环境变量（字符串）: {', '.join(spec.env_variables())}")
+        names = [f"{name} (secret/密钥)" if name.endswith("_SECRET") else name for name in spec.env_variables()]
+        lines.append(f"  {step}. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: "
+                     f"{', '.join(names)}")
         step += 1
     if spec.writes:
         lines.append(f"  {step}. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:")
@@ -111,7 +113,7 @@ _README_TEXT = {
         "outputs": "Output variables (declare exactly these, with these types)",
         "assigner": "Variable Assigner after the node",
         "conv": "Conversation variables (string, default `''`)",
-        "env": "Environment variables (string)",
+        "env": "Environment variables (string; `*_SECRET`: secret)",
         "extra": "Extra inputs",
         "settings": "Settings (edit the default in `main()`, or bind an input variable of the same name)",
         "col_set": "| Setting | Default | Meaning |\n|---|---|---|",
@@ -139,7 +141,7 @@ _README_TEXT = {
         "outputs": "输出变量（按以下名称和类型逐个声明）",
         "assigner": "节点之后的“变量赋值”",
         "conv": "会话变量（字符串，默认 `''`）",
-        "env": "环境变量（字符串）",
+        "env": "环境变量（字符串；`*_SECRET` 为密钥型）",
         "extra": "额外输入",
         "settings": "设置项（修改 `main()` 中的默认值，或绑定同名输入变量）",
         "col_set": "| 设置项 | 默认值 | 含义 |\n|---|---|---|",

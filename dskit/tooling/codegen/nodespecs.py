@@ -125,6 +125,12 @@ _CLASSES_EN = " / ".join(f"{c.label_zh} ({c.label_en})" for c in CLASSIC_CLASSES
 STATE_STR = Bind("conversation", "sys_context_str")
 CATALOG = Bind("env", "TASK_CATALOG")
 QUERY = Bind("sys", "query")
+SECRET = NodeInput("state_secret", Bind("env", "STATE_SECRET"),
+                   "a secret environment variable that keys the state's seal: a state changed outside the "
+                   "engine then starts clean (docs/state-format.md); unset or '': a plain digest, whose "
+                   "failure only withdraws pending confirmations",
+                   "密钥型环境变量，作为状态封印的密钥：在引擎之外被改动的状态会重新开始（见 docs/state-format.md）；"
+                   "不设或为空：普通摘要，校验失败只撤回待确认的内容", optional=True)
 
 STATE = NodeSpec(
     name="state",
@@ -149,6 +155,7 @@ STATE = NodeSpec(
         NodeInput("history", Bind("conversation", "history"), "the history, for the user's recent messages "
                   "(a value given a turn or two ago is grounded too)", "对话历史：用户最近几轮说过的值也算有据",
                   optional=True),
+        SECRET,
     ),
     settings=(
         NodeSetting("reference_date", '""', "the day relative dates (明天, 上个月) count from, YYYY-MM-DD; "
@@ -245,6 +252,7 @@ RESULT = NodeSpec(
                   "结果：true/false、1/0、success/成功，或 HTTP 状态码（2xx 为成功）"),
         NodeInput("detail", Bind("node", "API call", "body", "接口调用"), "optional detail (first 300 chars kept)",
                   "可选详情（保留前 300 字）", optional=True),
+        SECRET,
     ),
     outputs=(
         _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),

@@ -111,6 +111,9 @@ def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
                  "branch POSTs the task to; empty: reply with what would be done.")
     flow.env_var("LLM_SUMMARY", "true", "true：历史溢出时用 LLM 合并摘要；false：只用抽取式摘要。true: an LLM "
                  "merges overflowing turns into the summary; false: extractive summary only.")
+    flow.env_var("STATE_SECRET", "", "状态封印的密钥（密钥型，导出时不含其值）：设置后，在引擎之外被改动的状态会重新开始。"
+                 "The key of the state's seal (a secret: exports leave it out): once set, a state changed "
+                 "outside the engine starts clean (docs/state-format.md).", value_type="secret")
     flow.use_provider(options.provider, options.plugin_identifier)
     flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
     _code_node(flow, "context", "context", {
@@ -147,6 +150,7 @@ def _state_node(flow: Flow, understanding: list[str]) -> None:
         "sys_context_str": ["conversation", "sys_context_str"],
         "task_catalog": ["env", "TASK_CATALOG"],
         "query": ["sys", "query"], "history": ["conversation", "history"],
+        "state_secret": ["env", "STATE_SECRET"],
     }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）；只应用用户说过的值和动作。"
        "Applies the understanding's commands to the task stack and decides the next action; only what the "
        "user's message (or a recent one) supports is applied (docs/grounding.md).")
@@ -184,6 +188,7 @@ def _execute_branch(flow: Flow) -> None:
         "execute_payload": ["state", "execute_payload"],
         "ok": ["call_api", "status_code"],
         "detail": ["call_api", "body"],
+        "state_secret": ["env", "STATE_SECRET"],
     }, "回写办理结果", "把接口结果写回状态；失败的任务回到栈顶等待重试。Records the API outcome in the "
        "state; a failed task goes back on top, awaiting a retry.")
     _code_node(flow, "execute_reply", "execute_reply", {
