@@ -235,3 +235,18 @@ def test_the_cli_needs_the_whole_console_access(capsys) -> None:
     assert main(["eval", "--target", "dify", "--dify-url", "http://127.0.0.1:9/v1",
                  "--dify-console-url", "http://127.0.0.1:9/console/api"]) == 2
     assert "--dify-app-id" in capsys.readouterr().err
+
+
+def test_a_stream_without_node_events_reports_calls_as_unknown() -> None:
+    suite = load_suite(SUITE_DIR / "zh_telecom_subtask.yaml")
+
+    def quiet_app(conversation_id: str, query: str) -> AppTurn:  # usage, but no LLM node in the events
+        return AppTurn(answer="好的", variables={"sys_context_str": json.dumps({"turn": 1, "task_stack": []})},
+                       usage={"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55})
+
+    with fake_dify(quiet_app) as dify:
+        run = run_suites(DifyTarget(dify.base_url, dify.api_key, mode="streaming"), [suite])
+    first = run.traces[0]
+    assert first["llm_calls"] is None and (first["prompt_tokens"], first["completion_tokens"]) == (50, 5)
+    assert first["detail"]["llm_calls"].startswith("unknown (the stream carried no node_finished")
+    assert run.figures()["llm_calls_per_turn"] == "unknown"

@@ -300,9 +300,12 @@ class DifyConversation:
                               seconds=time.monotonic() - started)
         usage = result.get("usage") or {}
         detail: dict[str, Any] = {"conversation_id": self.conversation_id, "usage": usage}
-        calls_known = self.target.mode == "streaming"
+        nodes = list(result.get("llm_nodes") or [])
+        # A stream without node events (an app or proxy that drops them) cannot tell the calls apart either.
+        calls_known = self.target.mode == "streaming" and (bool(nodes) or not _tokens(usage.get("total_tokens")
+                                                                                      or usage.get("prompt_tokens")))
         if calls_known:
-            calls, unknown = stream_calls(list(result.get("llm_nodes") or []), usage)
+            calls, unknown = stream_calls(nodes, usage)
             if unknown:
                 detail["per_call_tokens"] = (f"unknown for {', '.join(unknown)} (no usage in the event): the "
                                              "turn's remaining tokens are on the first of them")
@@ -310,7 +313,8 @@ class DifyConversation:
             calls = [Call("app (all LLM calls of the turn)", "", prompt_tokens=_tokens(usage.get("prompt_tokens")),
                           completion_tokens=_tokens(usage.get("completion_tokens")),
                           latency=float(usage.get("latency") or 0.0))]
-            detail["llm_calls"] = BLOCKING_CALLS_UNKNOWN
+            detail["llm_calls"] = BLOCKING_CALLS_UNKNOWN if self.target.mode == "blocking" else \
+                "unknown (the stream carried no node_finished event of an LLM node, only the turn's usage)"
         if first and self.target.auto_generate_name:
             detail["title_call"] = TITLE_CALL_NOT_COUNTED
         return TurnOutput(answer=result["answer"], state_text=self.state, calls=calls, calls_known=calls_known,
