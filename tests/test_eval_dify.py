@@ -61,7 +61,6 @@ class ChatflowApp:
 @pytest.mark.parametrize("mode", ["blocking", "streaming"])
 def test_a_dify_app_is_scored_like_the_flow_target(mode: str) -> None:
     suite = load_suite(SUITE_DIR / "zh_travel_insurance.yaml")
-    app = None
     with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url)) as dify:
         run = run_suites(DifyTarget(dify.base_url, dify.api_key, mode=mode), [suite])
     figures = run.figures()
