@@ -18,6 +18,23 @@ https://docs.dify.ai/en/api-reference/conversations/list-conversation-variables)
 - ``GET /v1/conversations/{id}/variables?user=&last_id=&limit=`` → ``{"limit", "has_more", "data":
   [{"id", "name", "value_type", "value", "description", "created_at", "updated_at"}]}``.
 
+Three rules of Dify's source that the figures depend on, mimicked here:
+
+- **The title call**: a conversation's first message makes one more model call, for its name, unless the
+  request says ``auto_generate_name: false`` (api/controllers/service_api/app/completion.py: the flag
+  defaults to true; api/core/app/task_pipeline/message_cycle_manager.py ``generate_conversation_name``:
+  only when ``auto_generate_conversation_name`` and the message is the conversation's first). It runs
+  outside the workflow: no event and no usage show it. ``title_calls`` counts them.
+- **node_finished carries the node's outputs and process data** (api/core/app/apps/common/
+  workflow_response_converter.py ``workflow_node_finish_to_stream_response``), as graphon's nodes set
+  them: an LLM node ``outputs{text, usage}`` and ``process_data{usage, ...}`` (graphon/nodes/llm/node.py),
+  a question classifier ``outputs{class_name, class_id, usage}``, a parameter extractor
+  ``process_data{llm_text, usage}`` and ``outputs{__usage}``. The blocking answer has only the summed
+  ``metadata.usage``.
+- **The console's published workflow** (``GET /console/api/apps/{app_id}/workflows/publish``, a console
+  bearer token; api/controllers/console/app/workflow.py) lists ``environment_variables`` ``[{id, name,
+  value, value_type, description}]``: how a client reads the app's ``TASK_CATALOG``.
+
 Behind it runs an *app*: ``app(conversation_id, query) -> AppTurn`` (the tests use the real fast
 Chatflow in graphon with a scripted model). ``faults`` lets a test make the next chat message fail the
 documented ways: ``("http", status, code, message)`` or ``("stream_error", code, message)``.
@@ -44,6 +61,20 @@ class AppTurn:
     variables: dict[str, Any]
     nodes: list[tuple[str, str, str]] = field(default_factory=list)  # (node_id, node_type, title)
     usage: dict[str, Any] = field(default_factory=dict)
+    # node_id -> {"outputs": ..., "process_data": ...} as node_finished shows them (see llm_node_data)
+    node_data: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def llm_node_data(node_type: str, text: str, usage: dict[str, Any]) -> dict[str, Any]:
+    """A finished LLM-backed node's outputs and process data, shaped as graphon's node sets them."""
+    process = {"model_mode": "chat", "prompts": [], "usage": usage, "finish_reason": "stop"}
+    if node_type == "question-classifier":
+        return {"outputs": {"class_name": text, "class_id": "1", "usage": usage}, "process_data": process}
+    if node_type == "parameter-extractor":
+        return {"outputs": {"__is_success": 1, "__reason": None, "__usage": usage},
+                "process_data": {**process, "llm_text": text, "tool_call": None}}
+    return {"outputs": {"text": text, "reasoning_content": "", "usage": usage, "finish_reason": "stop"},
+            "process_data": process}
 
 
 class AppFailure(RuntimeError):
@@ -60,6 +91,10 @@ class FakeDify:
     base_url: str = ""
     page_size: int = 2  # small, so that readers must follow has_more
     faults: deque = field(default_factory=deque)
+    console_token: str = "console-test-token"
+    app_id: str = "3c1e7a52-6f0e-4b7e-9d55-2f4b1a0c9e11"
+    environment: dict[str, str] = field(default_factory=dict)  # the published workflow's env variables
+    title_calls: int = 0  # conversation-name model calls (auto_generate_name)
     owners: dict[str, str] = field(default_factory=dict)  # conversation id -> user
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
@@ -94,6 +129,9 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
             url = urlparse(self.path)
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             fake.requests.append(("GET", url.path, query))
+            if url.path.startswith("/console/api/"):
+                self._console(url.path)
+                return
             if not self._authorized():
                 return
             parts = url.path.strip("/").split("/")
@@ -113,6 +151,18 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
                 start = next((i + 1 for i, item in enumerate(items) if item["id"] == query["last_id"]), len(items))
             page = items[start:start + limit]
             self._json(200, {"limit": limit, "has_more": start + limit < len(items), "data": page})
+
+        def _console(self, path: str) -> None:
+            if self.headers.get("Authorization") != f"Bearer {fake.console_token}":
+                self._json(401, _error(401, "unauthorized", "Invalid Authorization token."))
+                return
+            if path != f"/console/api/apps/{fake.app_id}/workflows/publish":
+                self._json(404, _error(404, "not_found", "App not found"))
+                return
+            variables = [{"id": str(uuid.uuid5(uuid.NAMESPACE_OID, name)), "name": name, "value": value,
+                          "value_type": "string", "description": ""} for name, value in fake.environment.items()]
+            self._json(200, {"id": "wf", "graph": {}, "features": {}, "environment_variables": variables,
+                             "conversation_variables": []})
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
@@ -145,6 +195,8 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
                 cid = str(uuid.uuid4())
                 fake.owners[cid] = body["user"]
                 fake.variables[cid] = {}
+                if body.get("auto_generate_name", True) is not False:
+                    fake.title_calls += 1
             try:
                 turn = fake.app(cid, body["query"])
                 failure = fault[2] if fault and fault[0] == "stream_error" else None
@@ -179,8 +231,10 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
                 node = {"id": f"ne-{index}", "node_id": node_id, "node_type": node_type, "title": title,
                         "index": index, "created_at": now}
                 emit({"event": "node_started", **ids, "workflow_run_id": run_id, "created_at": now, "data": node})
+                shown = turn.node_data.get(node_id, {}) if turn else {}
                 emit({"event": "node_finished", **ids, "workflow_run_id": run_id, "created_at": now,
-                      "data": {**node, "status": "succeeded", "elapsed_time": 0.5, "outputs": {},
+                      "data": {**node, "status": "succeeded", "elapsed_time": 0.5, "inputs": {},
+                               "outputs": shown.get("outputs") or {}, "process_data": shown.get("process_data"),
                                "execution_metadata": {}}})
             if failure is None and turn is not None:
                 text = turn.answer

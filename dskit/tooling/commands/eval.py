@@ -54,7 +54,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     dify.add_argument("--dify-url", default=None, help="Service API base, e.g. https://api.dify.ai/v1")
     dify.add_argument("--dify-key-env", default="DIFY_API_KEY",
                       help="environment variable holding the app's API key (default DIFY_API_KEY)")
-    dify.add_argument("--dify-mode", choices=("blocking", "streaming"), default="blocking")
+    dify.add_argument("--dify-mode", choices=("blocking", "streaming"), default="blocking",
+                      help="streaming counts every LLM call with its own tokens and text; blocking gives only "
+                           "the turn's total tokens, so the number of calls is reported as unknown")
+    dify.add_argument("--dify-auto-name", action="store_true",
+                      help="keep Dify's default auto_generate_name: true (sent false otherwise). Dify then asks its "
+                           "default model for a title on each conversation's first message; that call is not counted")
+    dify.add_argument("--dify-console-url", default=None,
+                      help="console API base (e.g. http://localhost/console/api): with --dify-app-id, the app's "
+                           "published TASK_CATALOG is compared with each suite's catalog and a suite that differs "
+                           "is not scored; without it only the tasks the app's state shows are checked")
+    dify.add_argument("--dify-app-id", default=None, help="the app's id (its URL in the console), for the catalog check")
+    dify.add_argument("--dify-console-token-env", default="DIFY_CONSOLE_TOKEN",
+                      help="environment variable holding a console access token (default DIFY_CONSOLE_TOKEN)")
     add_model_options(parser, required=False)
     parser.set_defaults(func=run)
 
@@ -112,9 +124,15 @@ def _runs(args: argparse.Namespace, client: Any) -> list[tuple[str, Any]]:
         return runs
     from dskit.tooling.eval.dify_target import DifyTarget  # noqa: PLC0415
 
+    from dskit.tooling.eval.dify_target import ConsoleAccess  # noqa: PLC0415
+
     key = os.environ.get(args.dify_key_env, "")
-    return [(f"dify:{args.dify_mode}", DifyTarget(args.dify_url, key, mode=args.dify_mode,
-                                                  deadline=args.deadline))]
+    console = None
+    if args.dify_console_url:
+        console = ConsoleAccess(args.dify_console_url, os.environ.get(args.dify_console_token_env, ""),
+                                args.dify_app_id)
+    return [(f"dify:{args.dify_mode}", DifyTarget(args.dify_url, key, mode=args.dify_mode, deadline=args.deadline,
+                                                  auto_generate_name=args.dify_auto_name, console=console))]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     if args.target == "dify":
         if not args.dify_url:
             return _fail("--target dify needs --dify-url (the app's Service API base URL)")
+        if bool(args.dify_console_url) != bool(args.dify_app_id):
+            return _fail("the catalog check needs both --dify-console-url and --dify-app-id")
         client = None
     else:
         try:

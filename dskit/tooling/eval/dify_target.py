@@ -16,12 +16,37 @@ App API, https://docs.dify.ai/en/api-reference/chatflows/send-chat-message):
   one-line error. A chat message is never retried: a second POST would be a second user message.
 - Then ``GET {base}/conversations/{id}/variables?user=...&limit=100`` (following ``has_more`` /
   ``last_id``) reads ``sys_context_str``, the state every metric is computed from.
+
+What the figures can and cannot see:
+
+- **The title call.** Dify names a conversation by asking the workspace's default model on its first
+  message unless the request says ``auto_generate_name: false`` (Service API default true;
+  api/core/app/task_pipeline/message_cycle_manager.py ``generate_conversation_name``). That call runs
+  outside the workflow and is in no usage the API returns, so it is switched off by default;
+  ``auto_generate_name=True`` keeps Dify's default and the run says the title call is not counted.
+- **Calls and tokens.** Streaming: each LLM-backed node's ``node_finished`` event carries its outputs and
+  process data (api/core/app/apps/common/workflow_response_converter.py
+  ``workflow_node_finish_to_stream_response``), so every call is counted with its own usage and the
+  model's text (``outputs.text`` of an LLM node, ``process_data.llm_text`` of a parameter extractor; a
+  question classifier shows only the class it chose). Blocking: the answer has only the turn's summed
+  ``metadata.usage``, so the number of calls is *unknown* (``TurnOutput.calls_known`` false) and the
+  tokens are the turn's total, on one entry.
+- **The catalog.** A suite is scored only against an app that carries the suite's catalog. With console
+  access (``console``: the console API base, a console token and the app id) the app's published
+  ``TASK_CATALOG`` environment variable is read (``GET {console}/apps/{id}/workflows/publish``) and must
+  equal the suite's catalog (its name, description and format version aside), else the suite is refused
+  before its first message. Without it, the only
+  evidence is the state: a task in the app's state that the suite's catalog does not have stops the
+  conversation with the same refusal; a differing catalog the app never shows goes unnoticed, and the
+  run says so.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .suite import Suite
@@ -29,6 +54,10 @@ from .turn import Call, TurnOutput
 
 LLM_NODE_TYPES = frozenset({"llm", "question-classifier", "parameter-extractor", "agent"})
 STATE_VARIABLE = "sys_context_str"
+CATALOG_VARIABLE = "TASK_CATALOG"
+TITLE_CALL_NOT_COUNTED = ("auto_generate_name is on: Dify asks its default model for a conversation title on "
+                          "each conversation's first message; that call is not counted in any figure")
+BLOCKING_CALLS_UNKNOWN = "unknown (blocking mode: Dify returns only the turn's summed usage)"
 
 
 class DifyError(RuntimeError):
@@ -83,13 +112,114 @@ def parse_stream(body: str) -> dict[str, Any]:
     return out
 
 
+def _usage_of(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A node's own usage: ``outputs.usage`` (LLM, question classifier), ``process_data.usage`` (every
+    LLM-backed node, graphon's nodes/*/node.py) or ``outputs.__usage`` (parameter extractor)."""
+    outputs = data.get("outputs") if isinstance(data.get("outputs"), dict) else {}
+    process = data.get("process_data") if isinstance(data.get("process_data"), dict) else {}
+    for usage in (outputs.get("usage"), process.get("usage"), outputs.get("__usage")):
+        if isinstance(usage, dict) and ("prompt_tokens" in usage or "completion_tokens" in usage):
+            return usage
+    return None
+
+
+def _text_of(data: dict[str, Any]) -> str:
+    """The model's text as the event shows it: an LLM node's ``text``, a parameter extractor's
+    ``llm_text``; a question classifier exposes only its class (its raw answer is not in the event)."""
+    outputs = data.get("outputs") if isinstance(data.get("outputs"), dict) else {}
+    process = data.get("process_data") if isinstance(data.get("process_data"), dict) else {}
+    for text in (outputs.get("text"), process.get("llm_text")):
+        if isinstance(text, str):
+            return text
+    return ""
+
+
+def _tokens(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def stream_calls(nodes: list[dict[str, Any]], total: dict[str, Any]) -> tuple[list[Call], list[str]]:
+    """One :class:`Call` per finished LLM-backed node, with its own tokens and text; and the nodes whose
+    usage the events did not show (their tokens: what the turn's total leaves, on the first of them)."""
+    calls, unknown = [], []
+    for data in nodes:
+        usage = _usage_of(data)
+        name = str(data.get("node_id") or data.get("title") or "llm")
+        call = Call(name, _text_of(data), latency=float(data.get("elapsed_time") or 0.0))
+        if usage is None:
+            unknown.append(name)
+        else:
+            call.prompt_tokens = _tokens(usage.get("prompt_tokens"))
+            call.completion_tokens = _tokens(usage.get("completion_tokens"))
+        calls.append(call)
+    if unknown:
+        first = next(c for c in calls if c.node == unknown[0])
+        first.prompt_tokens = max(0, _tokens(total.get("prompt_tokens")) - sum(c.prompt_tokens for c in calls))
+        first.completion_tokens = max(0, _tokens(total.get("completion_tokens"))
+                                      - sum(c.completion_tokens for c in calls))
+    return calls, unknown
+
+
+def _task_names(state_text: str) -> set[str]:
+    """Tasks the app's state names (open or done): evidence of the catalog the app runs with."""
+    try:
+        state = json.loads(state_text) if state_text else {}
+    except ValueError:
+        return set()
+    if not isinstance(state, dict):
+        return set()
+    names = set()
+    for entry in list(state.get("task_stack") or []) + list(state.get("done") or []):
+        if isinstance(entry, dict):
+            name = entry.get("name") or entry.get("task")
+            if isinstance(name, str) and name:
+                names.add(name)
+    return names
+
+
+# Fields that name or describe a catalog and change nothing the engine does.
+CATALOG_LABELS = frozenset({"name", "description", "version"})
+
+
+def catalog_difference(app: Any, suite: dict[str, Any]) -> str:
+    """'' when the app's catalog acts as the suite's (tasks, policy, language...; its name, description and
+    format version aside); else what differs, in one line."""
+    if not isinstance(app, dict):
+        return "the app's TASK_CATALOG is not a JSON object"
+    app = {k: v for k, v in app.items() if k not in CATALOG_LABELS}
+    suite = {k: v for k, v in suite.items() if k not in CATALOG_LABELS}
+    if app == suite:
+        return ""
+    app_tasks, suite_tasks = dict(app.get("tasks") or {}), dict(suite.get("tasks") or {})
+    parts = []
+    if set(app_tasks) - set(suite_tasks):
+        parts.append(f"tasks only in the app: {', '.join(sorted(set(app_tasks) - set(suite_tasks)))}")
+    if set(suite_tasks) - set(app_tasks):
+        parts.append(f"tasks only in the suite: {', '.join(sorted(set(suite_tasks) - set(app_tasks)))}")
+    changed = sorted(name for name in set(app_tasks) & set(suite_tasks) if app_tasks[name] != suite_tasks[name])
+    if changed:
+        parts.append(f"tasks defined differently: {', '.join(changed)}")
+    other = sorted(key for key in set(app) | set(suite) if key != "tasks" and app.get(key) != suite.get(key))
+    if other:
+        parts.append(f"other fields differ: {', '.join(other)}")
+    return "; ".join(parts) or "the catalogs differ"
+
+
+class CatalogMismatch(RuntimeError):
+    """The app does not carry the suite's catalog: its turns would be scored against the wrong tasks."""
+
+
 class DifyConversation:
     """One Dify conversation, its id learnt from the first answer."""
 
-    def __init__(self, target: DifyTarget, user: str) -> None:
+    def __init__(self, target: DifyTarget, user: str, suite: Suite | None = None) -> None:
         from dskit.tooling.llm.http import new_session  # noqa: PLC0415
 
         self.target = target
+        self.suite_tasks = set((suite.catalog_data.get("tasks") or {}) if suite is not None else ())
         self.session = new_session()  # one per conversation: conversations may run in parallel
         self.user = user
         self.conversation_id = ""
@@ -105,7 +235,8 @@ class DifyConversation:
         from dskit.tooling.llm.http import request_with_deadline  # noqa: PLC0415
 
         body = {"inputs": {}, "query": query, "response_mode": self.target.mode,
-                "conversation_id": self.conversation_id, "user": self.user}
+                "conversation_id": self.conversation_id, "user": self.user,
+                "auto_generate_name": self.target.auto_generate_name}
         response = request_with_deadline(self.session, "POST", f"{self.target.base_url}/chat-messages",
                                          deadline=self.target.deadline, headers=self._headers(), json_body=body)
         if response.status >= 400:
@@ -152,25 +283,52 @@ class DifyConversation:
         from dskit.tooling.llm.http import DeadlineExceeded, TransportError  # noqa: PLC0415
 
         started = time.monotonic()
+        first = not self.conversation_id
         try:
             result = self._send(user)
             self.conversation_id = result["conversation_id"] or self.conversation_id
             if not self.conversation_id:
                 raise DifyError("the answer named no conversation_id")
-            self.state = self._state()
-        except (DifyError, DeadlineExceeded, TransportError) as error:
+            state = self._state()
+            foreign = sorted(_task_names(state) - self.suite_tasks) if self.suite_tasks else []
+            if foreign:
+                raise CatalogMismatch(f"the app's catalog is not the suite's: its state has task(s) "
+                                      f"{', '.join(foreign)} that the suite's catalog does not; not scored")
+            self.state = state
+        except (DifyError, CatalogMismatch, DeadlineExceeded, TransportError) as error:
             return TurnOutput(state_text=self.state, error=" ".join(str(error).split())[:300],
                               seconds=time.monotonic() - started)
         usage = result.get("usage") or {}
-        calls = [Call(str(node.get("node_id") or node.get("title") or "llm"), "",
-                      latency=float(node.get("elapsed_time") or 0.0)) for node in result.get("llm_nodes") or []]
-        if not calls:
-            calls = [Call("app", "", latency=float(usage.get("latency") or 0.0))]
-        calls[0].prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        calls[0].completion_tokens = int(usage.get("completion_tokens") or 0)
-        return TurnOutput(answer=result["answer"], state_text=self.state, calls=calls,
-                          seconds=time.monotonic() - started,
-                          detail={"conversation_id": self.conversation_id, "usage": usage})
+        detail: dict[str, Any] = {"conversation_id": self.conversation_id, "usage": usage}
+        nodes = list(result.get("llm_nodes") or [])
+        # A stream without node events (an app or proxy that drops them) cannot tell the calls apart either.
+        calls_known = self.target.mode == "streaming" and (bool(nodes) or not _tokens(usage.get("total_tokens")
+                                                                                      or usage.get("prompt_tokens")))
+        if calls_known:
+            calls, unknown = stream_calls(nodes, usage)
+            if unknown:
+                detail["per_call_tokens"] = (f"unknown for {', '.join(unknown)} (no usage in the event): the "
+                                             "turn's remaining tokens are on the first of them")
+        else:
+            calls = [Call("app (all LLM calls of the turn)", "", prompt_tokens=_tokens(usage.get("prompt_tokens")),
+                          completion_tokens=_tokens(usage.get("completion_tokens")),
+                          latency=float(usage.get("latency") or 0.0))]
+            detail["llm_calls"] = BLOCKING_CALLS_UNKNOWN if self.target.mode == "blocking" else \
+                "unknown (the stream carried no node_finished event of an LLM node, only the turn's usage)"
+        if first and self.target.auto_generate_name:
+            detail["title_call"] = TITLE_CALL_NOT_COUNTED
+        return TurnOutput(answer=result["answer"], state_text=self.state, calls=calls, calls_known=calls_known,
+                          seconds=time.monotonic() - started, detail=detail)
+
+
+@dataclass(frozen=True)
+class ConsoleAccess:
+    """Where the app's published environment variables can be read: Dify's console API (base URL such as
+    ``http://localhost/console/api``), a console access token and the app's id."""
+
+    base_url: str
+    token: str
+    app_id: str
 
 
 class DifyTarget:
@@ -179,20 +337,67 @@ class DifyTarget:
     name = "dify"
 
     def __init__(self, base_url: str, api_key: str, *, mode: str = "blocking", deadline: float = 120.0,
-                 user_prefix: str = "dskit-eval") -> None:
+                 user_prefix: str = "dskit-eval", auto_generate_name: bool = False,
+                 console: ConsoleAccess | None = None) -> None:
         if mode not in ("blocking", "streaming"):
             raise ValueError(f"mode must be blocking or streaming, not {mode!r}")
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"--dify-url must start with http:// or https://, not {base_url!r}")
+        if console is not None and not console.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"--dify-console-url must start with http:// or https://, not {console.base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.mode = mode
         self.deadline = deadline
         self.user_prefix = user_prefix
+        self.auto_generate_name = auto_generate_name
+        self.console = console
+        self._app_catalog: Any = None
+        self._lock = threading.Lock()
+
+    def app_catalog(self) -> Any:
+        """The app's published ``TASK_CATALOG``, parsed (read once)."""
+        from dskit.tooling.llm.http import new_session, request_with_deadline  # noqa: PLC0415
+
+        assert self.console is not None
+        with self._lock:
+            if self._app_catalog is None:
+                url = f"{self.console.base_url.rstrip('/')}/apps/{self.console.app_id}/workflows/publish"
+                response = request_with_deadline(new_session(), "GET", url, deadline=self.deadline,
+                                                 headers={"Authorization": f"Bearer {self.console.token}"})
+                if response.status >= 400:
+                    raise DifyError("reading the app's published workflow: " + _error_line(response.status,
+                                                                                          response.text()))
+                try:
+                    variables = json.loads(response.text()).get("environment_variables") or []
+                except (ValueError, AttributeError):
+                    raise DifyError("the published workflow is not a JSON object") from None
+                value = next((v.get("value") for v in variables
+                              if isinstance(v, dict) and v.get("name") == CATALOG_VARIABLE), None)
+                if value is None:
+                    raise CatalogMismatch(f"the app has no {CATALOG_VARIABLE} environment variable: not a dskit "
+                                          "Chatflow, or not published")
+                try:
+                    self._app_catalog = json.loads(value) if isinstance(value, str) else value
+                except ValueError:
+                    raise CatalogMismatch(f"the app's {CATALOG_VARIABLE} is not readable JSON (a secret "
+                                          "variable is shown masked): cannot compare it with the suite's") from None
+            return self._app_catalog
 
     def conversation(self, suite: Suite, run_id: str) -> DifyConversation:
-        _ = suite
-        return DifyConversation(self, f"{self.user_prefix}-{run_id}")
+        if self.console is not None:
+            difference = catalog_difference(self.app_catalog(), suite.catalog_data)
+            if difference:
+                raise CatalogMismatch(f"not scored: the app's {CATALOG_VARIABLE} is not the suite's catalog "
+                                      f"({difference})")
+        return DifyConversation(self, f"{self.user_prefix}-{run_id}", suite)
 
     def describe(self) -> dict[str, Any]:
-        return {"target": "dify", "mode": self.mode, "base_url": self.base_url}
+        return {"target": "dify", "mode": self.mode, "base_url": self.base_url,
+                "auto_generate_name": self.auto_generate_name,
+                "title_call": TITLE_CALL_NOT_COUNTED if self.auto_generate_name else "off (auto_generate_name: false)",
+                "llm_calls": "counted per LLM node (node_finished events)" if self.mode == "streaming"
+                else BLOCKING_CALLS_UNKNOWN,
+                "catalog_check": f"{CATALOG_VARIABLE} compared through the console API" if self.console else
+                "tasks in the app's state only (no console access: a differing catalog the app never shows "
+                "goes unnoticed)"}

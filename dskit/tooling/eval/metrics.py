@@ -161,7 +161,7 @@ class TurnScore:
     answer_checks: int = 0
     answer_passed: int = 0
     forbidden: list[str] = field(default_factory=list)
-    calls: int = 0
+    calls: int | None = 0  # None: the target cannot tell (TurnOutput.calls_known)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_seconds: float = 0.0
@@ -246,7 +246,7 @@ class TurnScorer:
     def run(self) -> TurnScore:
         s = self.score
         s.current_task = self.after.current
-        s.calls = len(self.output.calls)
+        s.calls = len(self.output.calls) if self.output.calls_known else None
         s.prompt_tokens = sum(c.prompt_tokens for c in self.output.calls)
         s.completion_tokens = sum(c.completion_tokens for c in self.output.calls)
         s.llm_seconds = round(sum(c.latency for c in self.output.calls), 3)
@@ -572,7 +572,7 @@ def summarize(conversations: Sequence[ConversationResult]) -> dict[str, Any]:
         "unreadable_rate": _rate(sum(t.unreadable for t in ran), len(ran)),
         "handoff_rate": _rate(sum(t.action == "handoff" for t in ran), len(ran)),
         "answer_checks": _rate(sum(t.answer_passed for t in turns), sum(t.answer_checks for t in turns)),
-        "llm_calls_per_turn": round(statistics.fmean(t.calls for t in ok_ran), 3) if ok_ran else None,
+        "llm_calls_per_turn": _calls_per_turn(ok_ran),
         "prompt_tokens_per_turn": round(statistics.fmean(t.prompt_tokens for t in ok_ran), 1) if ok_ran else None,
         "completion_tokens_per_turn": round(statistics.fmean(t.completion_tokens for t in ok_ran), 1) if ok_ran else None,
         "latency_p50": _percentile(latency, 50),
@@ -585,6 +585,15 @@ def summarize(conversations: Sequence[ConversationResult]) -> dict[str, Any]:
     causes = Counter(t.cause for t in turns if t.cause)
     figures["causes"] = {cause: causes.get(cause, 0) for cause in CAUSES}
     return figures
+
+
+def _calls_per_turn(turns: list[TurnScore]) -> float | str | None:
+    """Mean LLM calls a turn; "unknown" when a target could not count them (Dify's blocking mode)."""
+    if not turns:
+        return None
+    if any(t.calls is None for t in turns):
+        return "unknown"
+    return round(statistics.fmean(t.calls or 0 for t in turns), 3)
 
 
 def consistency(conversations: Iterable[ConversationResult]) -> float | None:

@@ -160,7 +160,8 @@ def write_chart(runs: Sequence[EvalRun], path: Path) -> None:
     middle.bar(labels, wrongful, color=["#c62828" if w else "#2e7d32" for w in wrongful])
     middle.set_title("wrongful executions (must be 0)", fontsize=9)
     middle.yaxis.set_major_locator(MaxNLocator(integer=True))
-    right.bar(labels, [figs.get("llm_calls_per_turn") or 0 for figs in figures], color="#455a64")
+    calls = [figs.get("llm_calls_per_turn") for figs in figures]  # "unknown" (Dify blocking) draws no bar
+    right.bar(labels, [c if isinstance(c, int | float) else 0 for c in calls], color="#455a64")
     right.set_title("LLM calls / turn", fontsize=9)
     for axis in (middle, right):
         axis.tick_params(axis="x", labelrotation=30, labelsize=8)

@@ -39,6 +39,9 @@ class TurnOutput:
     error: str = ""
     seconds: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)  # target-specific extras for the trace
+    # False when the target cannot tell how many LLM calls ran (Dify's blocking answer has only the summed
+    # usage): ``calls`` then holds one entry with the turn's total tokens, and the call count is unknown.
+    calls_known: bool = True
 
 
 class Conversation(Protocol):

@@ -1,0 +1,109 @@
+"""``dskit bench turn``: the counts it reports are the Chatflow's own (issue 22's measure of a turn).
+
+One scripted conversation runs through the fast Chatflow in graphon once per module. What the bench
+says about each kind of turn — nodes run, sandbox runs, which of them run before the understanding
+call, bytes of code compiled — must agree with the path graphon took and the DSL's own nodes, so a
+restructured Chatflow is measured right without editing these tests. Times are never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dskit.tooling.bench import turn as bench
+from dskit.tooling.cli import main
+from dskit.tooling.codegen.sandbox import dify_program
+from dskit.tooling.dslrun.costs import dsl_for
+from dskit.tooling.dslrun.taskapi import task_api
+
+pytestmark = pytest.mark.slow
+
+EXPECTED_ACTION = {"ask": "ask_slot", "confirm": "confirm", "execute": "execute", "execute_api": "execute",
+                   "faq": "faq", "chitchat": "chitchat", "summary_due": "ask_slot"}
+
+
+@pytest.fixture(scope="module")
+def fast() -> tuple[dict, dict]:
+    text = dsl_for("fast")
+    with task_api() as api:
+        records = bench.run_layout("fast", text, api_base=api.base_url)
+    return {r.kind: r for r in records}, bench._graph_nodes(text)  # noqa: SLF001
+
+
+def test_every_kind_of_turn_takes_its_own_path(fast) -> None:
+    records, _ = fast
+    assert sorted(records) == sorted(bench.KINDS)
+    for kind, record in records.items():
+        assert record.next_action == EXPECTED_ACTION[kind], kind
+    assert "summarize" in records["summary_due"].llm_nodes and "summarize" not in records["ask"].llm_nodes
+    assert "faq_answer" in records["faq"].llm_nodes and "chat_answer" in records["chitchat"].llm_nodes
+    assert "call_api" in records["execute_api"].nodes and "call_api" not in records["execute"].nodes
+
+
+def test_sandbox_runs_are_the_code_and_template_nodes_of_the_path(fast) -> None:
+    records, nodes = fast
+    for kind, record in records.items():
+        entry = record.as_dict()
+        in_sandbox = [n for n in record.nodes if nodes[n].get("type") in bench.SANDBOX_TYPES]
+        assert [run["node"] for run in entry["sandbox"]] == in_sandbox, kind
+        assert entry["nodes_executed"] == len(record.nodes) == len(set(record.nodes))
+        cut = record.nodes.index("understand")
+        assert entry["sandbox_before_llm"] == sum(n in record.nodes[:cut] for n in in_sandbox)
+        for run in entry["sandbox"]:
+            data = nodes[run["node"]]
+            source = data["code"] if data["type"] == "code" else data["template"]
+            assert run["code_bytes"] == len(source.encode("utf-8"))
+        assert entry["code_bytes"] == sum(run["code_bytes"] for run in entry["sandbox"])
+
+
+def test_an_ask_turn_runs_fewer_nodes_than_one_with_a_side_answer(fast) -> None:
+    records, _ = fast
+    ask = records["ask"].as_dict()
+    assert ask["llm_calls"] == ["understand"]
+    for kind in ("faq", "chitchat", "execute_api", "summary_due"):
+        assert records[kind].as_dict()["nodes_executed"] > ask["nodes_executed"], kind
+
+
+def test_each_timed_program_is_the_node_run_the_sandbox_would_make(fast) -> None:
+    records, nodes = fast
+    for run in records["faq"].sandbox:
+        if run.node_type == "template-transform":
+            done = subprocess.run([sys.executable, "-I", "-S", "-c", run.program], capture_output=True, text=True,
+                                  check=True)
+            assert done.stdout.strip() == "<<RESULT>>包间最低消费800元，需提前一天预订。\n\n请问您想订哪家餐厅？<<RESULT>>"
+        else:
+            assert run.program.startswith(nodes[run.node]["code"].rstrip())
+            assert "output_obj = main(**inputs_obj)" in run.program
+
+
+def test_timing_runs_each_program_in_a_fresh_interpreter() -> None:
+    programs = {"bare": dify_program(bench.BARE_NODE, {}),
+                "template": bench.jinja2_program("{{ a }}!", {"a": "好"}, bench._jinja2_path())}  # noqa: SLF001
+    medians = bench.time_programs(programs, rounds=1, python=sys.executable)
+    assert set(medians) == {"bare", "template"} and all(value > 0 for value in medians.values())
+    with pytest.raises(RuntimeError, match="broken"):
+        bench.time_programs({"broken": "raise SystemExit(3)\n"}, rounds=1, python=sys.executable)
+
+
+def test_the_recorded_before_figures_are_complete() -> None:
+    recorded = json.loads(bench.RECORD.read_text(encoding="utf-8"))
+    assert recorded["bare"]["ms"] > 0 and recorded["recorded"]["dskit_commit"]
+    for layout in ("fast", "classic"):
+        kinds = recorded["layouts"][layout]
+        assert sorted(kinds) == sorted(bench.KINDS)
+        for entry in kinds.values():
+            assert entry["sandbox_nodes"] == len(entry["sandbox"]) >= entry["sandbox_before_llm"]
+            assert entry["x_bare"]["total"] > 0
+    # issue 22's starting point: an ordinary ask turn of the fast Chatflow ran 3 sandbox nodes, 1 before the model
+    ask = recorded["layouts"]["fast"]["ask"]
+    assert (ask["sandbox_nodes"], ask["sandbox_before_llm"]) == (3, 1)
+
+
+def test_the_command_is_listed(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["bench", "turn", "--help"])
+    assert stop.value.code == 0 and "--no-time" in capsys.readouterr().out
