@@ -97,3 +97,13 @@ def test_licence_and_changelog_exist() -> None:
     assert "Apache License" in (ROOT / "LICENSE").read_text(encoding="utf-8")[:200]
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "## 0.1.0" in changelog and "## 0.2.0" in changelog
+
+
+def test_the_replay_page_says_where_crosswoz_is_published() -> None:
+    text = (ROOT / "docs" / "replay.md").read_text(encoding="utf-8")
+    section = text[text.index("## Getting the data"):]
+    assert "github.com/thu-coai/CrossWOZ" in section
+    assert "data/crosswoz" in section and "val.json.zip" in section and "test.json.zip" in section
+    assert "getting-the-data" in _anchors(ROOT / "docs" / "replay.md")
+    for readme in READMES:
+        assert "docs/replay.md#getting-the-data" in (ROOT / readme).read_text(encoding="utf-8")
