@@ -54,3 +54,11 @@ def test_eval_with_the_endpoint_down_prints_only_the_error(capsys: pytest.Captur
     lines = err.strip().splitlines()
     assert len(lines) == 1, lines  # the same cause on both conversations is said once
     assert "no turn could be run (2 conversations)" in lines[0] and "cannot reach http://127.0.0.1:9" in lines[0]
+
+
+def test_a_rate_in_the_eval_table_is_rounded_once() -> None:
+    from dskit.tooling.eval.metrics import _rate
+    from dskit.tooling.eval.report import fmt
+
+    assert fmt(_rate(25, 31), "rate") == "80.6%"  # the held-out JGA the READMEs quote
+    assert fmt(_rate(8, 31), "rate") == "25.8%"
