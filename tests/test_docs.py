@@ -107,3 +107,20 @@ def test_the_replay_page_says_where_crosswoz_is_published() -> None:
     assert "getting-the-data" in _anchors(ROOT / "docs" / "replay.md")
     for readme in READMES:
         assert "docs/replay.md#getting-the-data" in (ROOT / readme).read_text(encoding="utf-8")
+
+
+def test_the_licence_is_an_spdx_string_so_set_up_prints_no_deprecation_warnings() -> None:
+    """A `project.license` table made setuptools print ~75 warning lines over the set-up's last line."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["license"] == "Apache-2.0"
+    assert project["project"]["license-files"] == ["LICENSE"]
+    assert any(req.startswith("setuptools>=") and int(req.split(">=")[1].split(".")[0]) >= 77
+               for req in project["build-system"]["requires"])
+
+
+def test_set_up_ends_with_what_to_run_next() -> None:
+    script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8").rstrip()
+    tail = script[script.rindex("ready:"):]
+    assert "next:" in tail and "dskit demo" in tail and "dskit validate" in tail
