@@ -29,4 +29,12 @@ fi
 # graphon without its ~900 MB of document parsers; `pip install -e .` alone leaves it out, and then
 # `dskit demo`, `dskit chat` and the DSL tests cannot run Dify's engine.
 .venv/bin/python -m pip install -q --no-deps graphon==0.8.0
-echo "ready: .venv/bin/dskit --help  (graphon 0.8.0, Dify's workflow engine, installed for demo, chat and the DSL tests)"
+cat <<'NEXT'
+
+ready: .venv with the engine, the tooling, the test dependencies and graphon 0.8.0 (Dify's workflow engine).
+next:
+  .venv/bin/dskit demo                       # the restaurant booking through the Chatflow, no model needed
+  .venv/bin/dskit validate my_catalog.json   # your own tasks (docs/catalog.md)
+  .venv/bin/dskit --help                     # every command
+  .venv/bin/python -m pytest                 # the tests
+NEXT

@@ -63,6 +63,18 @@ def test_package_contents(package: Path) -> None:
                    "dskit/tooling/", ".venv/", "__pycache__/", ".git/"):
         assert not any(n.startswith(banned) or f"/{banned}" in n for n in names), banned
     assert "pyproject.toml" not in names and not any(n.endswith(".pyc") for n in names)
+    # the licence travels with the plugin; the project's changelog, the debugging key's template and
+    # the Chatflows `gen --catalog` writes next to the checkout do not
+    assert "LICENSE" in names
+    for project_only in (".env.example", ".env", "CHANGELOG.md"):
+        assert project_only not in names, project_only
+
+
+def test_catalog_chatflows_written_in_the_checkout_stay_out() -> None:
+    patterns = read_ignore(ROOT)
+    assert is_ignored(patterns, "dsl_my_shop", True)
+    assert is_ignored(patterns, ".env.example", False) and is_ignored(patterns, "CHANGELOG.md", False)
+    assert not is_ignored(patterns, "LICENSE", False)
 
 
 def _daemon_checksum(package: Path) -> str:

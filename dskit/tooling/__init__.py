@@ -7,6 +7,8 @@ Layout (arrows are imports; there are no cycles)::
 
     cli.py, commands/      ``dskit <command>``: one module per command, each imports what it runs
     generated.py           every generated file (GENERATORS): ``dskit gen`` and ``gen --check``
+        |-> docfigures.py  the figures in README*.md and docs/, from bench/context.json and flow.json
+        |                  (``bench context|flow --record``), and README's ``dskit --help`` block
         |-> codegen/       code nodes: the engine bundled into pasted scripts
         |     bundle.py      one standard-library file from dskit/*.py for an entry function
         |     lean.py        the bundle's cold-start rewrites (dataclasses written out, lazy regexes)

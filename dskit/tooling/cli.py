@@ -25,10 +25,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The innermost sub-command parser ``argv`` selects (``dskit bench flow`` -> bench flow's).
+
+    argparse reports an unknown option with the top-level usage, which lists commands instead of the
+    options the user was reaching for; errors go through the parser the user chose instead."""
+    current = parser
+    for token in argv:
+        actions = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if actions and token in actions[0].choices:
+            current = actions[0].choices[token]
+    return current
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a sub-command and return its exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        chosen_parser(parser, argv).error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

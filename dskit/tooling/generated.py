@@ -5,11 +5,18 @@ memory and compares byte for byte. This is the one module that imports both halv
 that produce files — :mod:`dskit.tooling.codegen` (code_nodes/) and :mod:`dskit.tooling.dslbuild`
 (dsl/) — so neither has to import the other's registry. To add generated files, append a function
 to :data:`GENERATORS`: it takes the repository root and returns ``{relative_path: text}``.
+
+The figures in README*.md and docs/ are generated too, from what the benches recorded
+(:mod:`dskit.tooling.docfigures`): a page whose marked figure no longer matches is stale.
+Generating takes about half a minute (the DSL files run the engine's bundler and graphon's
+checks), so a progress line on stderr names the step while it runs in a terminal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dskit.tooling.codegen.code_nodes import (
@@ -18,23 +25,49 @@ from dskit.tooling.codegen.code_nodes import (
     generate_code_node_readmes,
     generate_code_nodes,
 )
+from dskit.tooling.docfigures import differences, generate_doc_figures
 from dskit.tooling.dslbuild.generate import generate_dsl
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Generator = Callable[[Path], dict[str, str]]
 
-GENERATORS: list[Generator] = [generate_code_nodes, generate_code_node_readmes, generate_dsl]
+GENERATORS: list[Generator] = [generate_code_nodes, generate_code_node_readmes, generate_dsl, generate_doc_figures]
+STEPS = {"generate_code_nodes": "code nodes", "generate_code_node_readmes": "code node READMEs",
+         "generate_dsl": "Chatflow DSL files", "generate_doc_figures": "figures in README*.md and docs/"}
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[str], None]]:
+    """A rich progress line on stderr naming each step, when stderr is a terminal; else nothing."""
+    if not sys.stderr.isatty():
+        yield lambda _label: None
+        return
+    from rich.console import Console  # noqa: PLC0415 - tooling imports libraries lazily
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    with Progress(TextColumn("[bold]dskit gen[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=total)
+        started: list[bool] = []
+
+        def step(label: str) -> None:
+            bar.update(task, advance=1 if started else 0, description=label)
+            started.append(True)
+
+        yield step
 
 
 def generate_all(root: Path = REPO_ROOT) -> dict[str, str]:
     """Every generated file, in memory; two generators claiming one path is an error."""
     files: dict[str, str] = {}
-    for generator in GENERATORS:
-        for path, text in generator(root).items():
-            if path in files:
-                raise ValueError(f"{path} is generated twice")
-            files[path] = text
+    with _progress(len(GENERATORS)) as step:
+        for generator in GENERATORS:
+            step(STEPS.get(generator.__name__, generator.__name__))
+            for path, text in generator(root).items():
+                if path in files:
+                    raise ValueError(f"{path} is generated twice")
+                files[path] = text
     return dict(sorted(files.items()))
 
 
@@ -49,14 +82,15 @@ def orphans(root: Path, files: dict[str, str]) -> list[str]:
 
 
 def stale_files(root: Path = REPO_ROOT) -> list[str]:
-    """Generated files that are missing, differ from a fresh generation, or are orphaned."""
+    """Generated files that are missing, differ from a fresh generation, or are orphaned; then one line
+    per figure in the docs that differs from its recorded source (or names none)."""
     files = generate_all(root)
     stale = []
     for relative, text in files.items():
         path = root / relative
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             stale.append(relative)
-    return stale + orphans(root, files)
+    return stale + orphans(root, files) + [f"  {line}" for line in differences(root)]
 
 
 def write_all(root: Path = REPO_ROOT) -> list[str]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dskit.catalog import load_catalog
-from dskit.context import assemble_context
+from dskit.context import CONTEXT_ZONE_BUDGETS, assemble_context
 from dskit.history import HISTORY_SEPARATOR, history_update
 from dskit.machine import record_result, step
 from dskit.state import filled_slots, load_state
@@ -259,7 +259,8 @@ def is_visible(value: object, text: str) -> bool:
     return str(value) in text
 
 
-def prompts(conversation: list[dict], turns: int, catalog: object | None = None) -> dict[str, str]:
+def prompts(conversation: list[dict], turns: int, catalog: object | None = None,
+            history_budget: int | None = None) -> dict[str, str]:
     """The three prompts after ``turns`` turns: full history, a 10-turn window, dskit's context (its
     state zone as the model reads it: with the catalog, each open task's missing slots)."""
     done = conversation[:turns]
@@ -268,8 +269,9 @@ def prompts(conversation: list[dict], turns: int, catalog: object | None = None)
     for t in done:
         result = history_update(history, summary, t["user"], t["assistant"], tag=t["tag"])
         history, summary = result["history"], result["summary"]
+    budgets = None if history_budget is None else {**CONTEXT_ZONE_BUDGETS, "history": history_budget}
     context = assemble_context(state=done[-1]["state"], history=history, summary=summary,
-                               catalog=catalog or merged_catalog())
+                               catalog=catalog or merged_catalog(), budgets=budgets)
     return {"full": HISTORY_SEPARATOR.join(blocks), "window10": HISTORY_SEPARATOR.join(blocks[-10:]),
             "dskit": context["text"]}
 
@@ -278,7 +280,7 @@ SERIES = ("full", "window10", "dskit")
 
 
 def run_bench(turn_counts: tuple[int, ...] = TURN_COUNTS, seeds: int = DEFAULT_SEEDS,
-              count: Callable[[str], int] = estimate_tokens) -> dict:
+              count: Callable[[str], int] = estimate_tokens, history_budget: int | None = None) -> dict:
     """Mean prompt tokens per series and length, and the share of confirmed slots visible."""
     catalog = merged_catalog()
     longest = max(turn_counts)
@@ -290,7 +292,7 @@ def run_bench(turn_counts: tuple[int, ...] = TURN_COUNTS, seeds: int = DEFAULT_S
         visible = {s: 0 for s in SERIES}
         confirmed = 0
         for convo in conversations:
-            texts = prompts(convo, n, catalog)
+            texts = prompts(convo, n, catalog, history_budget)
             facts = convo[n - 1]["confirmed"]
             confirmed += len(facts)
             for s in SERIES:
@@ -347,8 +349,51 @@ def _table(result: dict) -> str:
     return "\n".join(lines)
 
 
+RECORD = REPO_DIR / "dskit" / "tooling" / "bench" / "context.json"
+RECORD_BUDGETS = (300, 360, 400, 500, 600)
+
+
+def record(path: Path = RECORD, progress: Callable[[str], None] | None = None) -> dict:
+    """Run what the docs quote and write it to ``path``: the default run, the history-budget dial and,
+    when the Qwen2.5 vocabulary is installed, the default run counted with it. ``dskit gen`` writes
+    the figures from this file into README*.md and docs/ (:mod:`dskit.tooling.docfigures`)."""
+    say = progress or (lambda _label: None)
+    say("default settings")
+    data: dict = {"command": "dskit bench context --record", "default": run_bench(),
+                  "default_budget": CONTEXT_ZONE_BUDGETS["history"], "budgets": {}}
+    for budget in RECORD_BUDGETS:
+        say(f"history budget {budget}")
+        data["budgets"][str(budget)] = (data["default"] if budget == CONTEXT_ZONE_BUDGETS["history"]
+                                        else run_bench(history_budget=budget))
+    from dskit.tooling.bench.tokens import reference_tokenizers
+
+    refs = reference_tokenizers()
+    if "qwen2.5" in refs:
+        say("Qwen2.5 vocabulary")
+        data["real"] = run_bench(count=refs["qwen2.5"])
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return data
+
+
+def _record_with_progress() -> int:
+    """``--record``: about a minute of simulation, so a bar on stderr says which run is going."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    steps = 1 + len(RECORD_BUDGETS)
+    with Progress(TextColumn("[bold]bench context --record[/bold]"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.description}"), console=Console(stderr=True)) as bar:
+        task = bar.add_task("", total=steps + 1)
+        record(progress=lambda label: bar.update(task, advance=1, description=label))
+        bar.update(task, completed=steps + 1, description="done")
+    print(f"recorded in {RECORD.relative_to(REPO_DIR)}; `dskit gen` writes its figures into README*.md and docs/")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """``dskit bench context``."""
+    if args.record:
+        return _record_with_progress()
     count: Callable[[str], int] = estimate_tokens
     if args.real:
         from dskit.tooling.bench.tokens import reference_tokenizers
@@ -388,4 +433,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="conversations per length (default 5)")
     parser.add_argument("--turns", default="", help="comma-separated lengths (default 5,10,20,30,50)")
     parser.add_argument("--real", action="store_true", help="count tokens with the Qwen2.5 vocabulary")
+    parser.add_argument("--record", action="store_true",
+                        help=f"run what the docs quote (defaults, history budgets {', '.join(map(str, RECORD_BUDGETS))}, "
+                             "Qwen2.5 counts) and write it to dskit/tooling/bench/context.json for `dskit gen`")
     parser.set_defaults(func=run)

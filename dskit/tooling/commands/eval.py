@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -175,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
     with report.TraceWriter(args.trace) as trace:  # each turn written as it ends: a long run can be followed
         for label, target in targets:
             runs.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat), trace.sink(label)))
+    if not args.json and not any(_scored(run) for run in runs):
+        return _nothing_ran(runs)
     if args.report:
         page = report.write_report(runs, meta, args.report)
         if not args.json:
@@ -184,6 +187,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         report.print_table(runs, meta)
     return 1 if any(run.errors() for run in runs) else 0
+
+
+def _scored(run: Any) -> bool:
+    """Whether any turn of ``run`` reached the model and was scored (not failed, not skipped)."""
+    return any(not turn.error for conversation in run.conversations for turn in conversation.turns)
+
+
+def _nothing_ran(runs: list) -> int:
+    """No turn could be run (the endpoint is down, the key is wrong): a table would be all dashes, so
+    say only why, once per distinct cause (the same error on every conversation is one line)."""
+    for run in runs:
+        causes = list(dict.fromkeys(re.sub(r"^.*? \(run \d+\): (turn \d+: )?", "", line) for line in run.errors()))
+        count = len(run.conversations)
+        for cause in causes or ["no conversation to run"]:
+            print(f"dskit eval: {run.label}: no turn could be run ({count} conversation"
+                  f"{'s' if count != 1 else ''}): {cause}", file=sys.stderr)
+    return 1
 
 
 def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, total: int, sink: Any) -> Any:

@@ -19,11 +19,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def not_a_dsl(path: Path) -> str:
+    """Why ``path`` is not a Chatflow DSL, in words a user can act on; "" when it looks like one.
+
+    Read before drawing so that a task catalog (the other JSON/YAML file users have at hand) is named
+    as such instead of failing deep inside the renderer with a bare ``'workflow'``."""
+    import json  # noqa: PLC0415
+
+    import yaml  # noqa: PLC0415
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return ""  # the renderer reports unreadable files itself
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return f"{path} is not a Chatflow DSL: it does not read as YAML ({first})"
+    if isinstance(data, dict) and isinstance(data.get("workflow"), dict):
+        return ""
+    hint = "render draws a Chatflow DSL file (such as dsl/dialogue_chatflow.yml)"
+    if isinstance(data, dict) and "tasks" in data and "version" in data:
+        return (f"{path} is a task catalog, not a Chatflow DSL: {hint}; to build the Chatflows for this "
+                f"catalog run `dskit gen --catalog {path}`, then render one of the files it writes")
+    return f"{path} is not a Chatflow DSL (it has no `workflow` section): {hint}"
+
+
 def run(args: argparse.Namespace) -> int:
     from dskit.tooling.dslbuild.render import render_file
 
     if args.out is not None and args.out.suffix.lower() not in {".png", ".svg"}:
         print("dskit render: --out must end in .png or .svg", file=sys.stderr)
+        return 2
+    problem = not_a_dsl(args.file)
+    if problem:
+        print(f"dskit render: {problem}", file=sys.stderr)
         return 2
     try:
         out = render_file(args.file, args.out)

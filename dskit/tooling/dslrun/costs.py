@@ -8,7 +8,7 @@ multi-intent) never flatters it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
@@ -48,9 +48,12 @@ def dsl_for(layout: str, options: FlowOptions | None = None) -> str:
     return (build_fast(options) if layout == "fast" else build_classic(options)).to_yaml()
 
 
-def measure(scenarios: Sequence[Scenario] | None = None, *, api_base: str | None = None
-            ) -> dict[str, Any]:
-    """Run the suites; returns per-layout figures over all their turns and over the shared suites."""
+def measure(scenarios: Sequence[Scenario] | None = None, *, api_base: str | None = None,
+            progress: Callable[[str, str], None] | None = None) -> dict[str, Any]:
+    """Run the suites; returns per-layout figures over all their turns and over the shared suites.
+
+    ``progress(scenario, layout)`` is called before each scenario runs on each layout (a bench that
+    takes half a minute says what it is doing, and can tell whose log lines it sees)."""
     scenarios = list(scenarios if scenarios is not None else load_scenarios())
     catalog = default_catalog()
     texts = {layout: dsl_for(layout) for layout in LAYOUTS}
@@ -61,6 +64,8 @@ def measure(scenarios: Sequence[Scenario] | None = None, *, api_base: str | None
             continue
         both = set(LAYOUTS) <= set(scenario.layouts)
         for layout in scenario.layouts:
+            if progress is not None:
+                progress(scenario.name, layout)
             for outcome in run_scenario(scenario, layout, texts[layout], catalog, api_base=api_base):
                 every[layout].add(outcome)
                 if both:
