@@ -99,6 +99,28 @@ def test_an_answer_without_a_whole_text_is_an_error_and_never_recorded(tmp_path:
     assert not path.exists()  # never recorded, so a rerun asks again
 
 
+@pytest.mark.parametrize("name", sorted(NOT_A_TEXT))
+def test_a_cassette_records_the_refusal_so_a_replay_fails_that_turn_alike(tmp_path: Path, name: str) -> None:
+    """Recording a cassette (``--record``), the model's unusable answer is kept as a refusal: replaying
+    raises the same kind of error without a request, where before the replay met "not in the cassette"
+    and the whole recorded run could never be replayed."""
+    message, finish, kind = NOT_A_TEXT[name]
+    body = {"choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5}}
+    path = tmp_path / "cassette.jsonl"
+    with fake_openai(("status", 200, body)) as fake:
+        llm, _ = client(fake.base_url, cache=Cache(path, "record"))
+        with pytest.raises(LLMError) as live:
+            llm.complete(MESSAGES)
+    replay = Cache(path, "replay")
+    assert replay.warnings == []  # a refusal is not an answer recorded cut
+    llm, _ = client("http://127.0.0.1:9/v1", cache=replay)
+    with pytest.raises(LLMError) as replayed:
+        llm.complete(MESSAGES)
+    assert replayed.value.kind == live.value.kind == kind and llm.http_requests == 0
+    assert str(live.value) in str(replayed.value)
+
+
 def test_a_recorded_cut_answer_replays_as_recorded_and_is_counted(tmp_path: Path) -> None:
     """Cassettes recorded before the rule hold such answers; the published figures are measured on them,
     so they replay as recorded, and the cache says how many there are."""

@@ -47,13 +47,25 @@ MODES = ("readwrite", "record", "replay")
 MAX_LINE_BYTES = 1024 * 1024  # one recorded answer is kilobytes
 MAX_CASSETTE_BYTES = 64 * 1024 * 1024  # the largest checked-in cassette is about 1 MB uncompressed
 READ_CHUNK = 1024 * 1024
-_TEXT_FIELDS = ("model", "asked", "finish_reason")
+_TEXT_FIELDS = ("model", "asked", "finish_reason", "refused", "refused_kind")
+# The model's own unusable answers, recorded so that a replay fails the turn as the live run did (a cut
+# answer is the same cut answer every time at temperature 0); never the transport's failures.
+RECORDED_REFUSALS = ("length", "no_text")
 _FLAG_FIELDS = ("json_mode", "usage_estimated")
 logger = logging.getLogger(__name__)
 
 
 class NotRecorded(LookupError):
     """Replay mode met a request that the cassette does not hold."""
+
+
+class RecordedRefusal(Exception):
+    """The cassette holds the model's unusable answer to this request (cut at max_tokens, no text): the
+    client refused it when it was recorded and refuses it again, with the same message."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class CassetteError(ValueError):
@@ -133,7 +145,8 @@ class Cache:
                 continue
             entry = recorded_entry(data, where)
             self.entries[entry["key"]] = entry
-        cut = sum(e.get("finish_reason") == "length" or not e["text"].strip() for e in self.entries.values())
+        cut = sum((e.get("finish_reason") == "length" or not e["text"].strip()) and not e.get("refused")
+                  for e in self.entries.values())
         if cut:
             self.warnings.append(f"{self.path}: {cut} of {len(self.entries)} answers were recorded cut at "
                                  "max_tokens or empty (before the client refused them); they replay as recorded")
@@ -200,6 +213,8 @@ class Cache:
                     raise NotRecorded(f"request {key[:12]} is not in the cassette {self.path.name}")
                 return None
             self.hits += 1
+        if entry.get("refused"):
+            raise RecordedRefusal(f"{entry['refused']} (as recorded)", entry.get("refused_kind") or "length")
         return Completion(text=entry["text"], prompt_tokens=entry.get("prompt_tokens") or 0,
                           completion_tokens=entry.get("completion_tokens") or 0,
                           latency=float(entry.get("latency") or 0.0), cached=True, attempts=0,
@@ -220,6 +235,22 @@ class Cache:
                  "latency": completion.latency, "json_mode": completion.json_mode,
                  "usage_estimated": completion.usage_estimated, "finish_reason": completion.finish_reason,
                  "asked": " ".join(last[-80:].split())}
+        self._append(key, entry)
+
+    def put_refusal(self, key: str, kind: str, message: str, messages: Sequence[Mapping[str, str]],
+                    model: str = "") -> None:
+        """Record the model's unusable answer (``kind`` in :data:`RECORDED_REFUSALS`) as a refusal — only
+        in ``record`` mode: a cassette must replay the run as it was, while a working cache (``--cache``)
+        asks again next time (a larger max_tokens, another model)."""
+        if kind not in RECORDED_REFUSALS or self.mode != "record":
+            return
+        last = str(messages[-1]["content"]) if messages else ""
+        self._append(key, {"key": key, "model": model, "text": "", "refused": message, "refused_kind": kind,
+                           "asked": " ".join(last[-80:].split())})
+
+    def _append(self, key: str, entry: dict[str, Any]) -> None:
+        if self.mode == "replay":
+            return
         with self._lock:
             if key in self.entries:
                 return

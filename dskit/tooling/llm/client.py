@@ -8,8 +8,9 @@ What it adds to a bare POST, and why:
 - **retries with exponential backoff** on HTTP 429, 5xx and connection errors (``Retry-After`` is
   honoured up to ``backoff_max``); a request that ran into the deadline is not retried;
 - **only a text answer is a completion**: ``content: null``, a ``tool_calls``-only answer, an empty
-  text and an answer cut by ``finish_reason: length`` are errors (never cached or recorded: a cut JSON
-  list of commands is a different list of commands). Cassettes recorded before this rule hold some cut
+  text and an answer cut by ``finish_reason: length`` are errors (never cached as answers: a cut JSON
+  list of commands is a different list of commands; the cache records them as refusals, so a replay
+  fails that turn as the live run did). Cassettes recorded before this rule hold some cut
   answers; they replay as recorded, so published figures stay reproducible, and the cache says how
   many (``Cache.warnings``);
 - **bounded answers**: a body over ``max_body_bytes`` is refused while it is read (:mod:`.http`), and
@@ -37,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cache import Cache, NotRecorded, cache_key
+from .cache import Cache, NotRecorded, RecordedRefusal, cache_key
 from .completion import Completion, LLMError, token_count
 from .http import (BodyTooLarge, DeadlineExceeded, RawResponse, TransportError, new_session,
                    request_with_deadline)
@@ -102,9 +103,16 @@ class LLMClient:
                 hit = self.cache.get(key)
             except NotRecorded as error:
                 raise LLMError(str(error), kind="not_recorded") from None
+            except RecordedRefusal as refusal:
+                raise LLMError(str(refusal), kind=refusal.kind) from None
             if hit is not None:  # as recorded (answers cut at max_tokens before the rule: Cache.warnings)
                 return hit
-        completion = self._call(clean, temperature, max_tokens, asks_json)
+        try:
+            completion = self._call(clean, temperature, max_tokens, asks_json)
+        except LLMError as error:  # the model's own unusable answer is recorded, so a replay fails alike
+            if self.cache is not None:
+                self.cache.put_refusal(key, error.kind, str(error), clean, self.config.model)
+            raise
         if self.cache is not None:
             self.cache.put(key, completion, clean, self.config.model)
         return completion

@@ -117,6 +117,7 @@ class LLMStats:
     calls: int = 0
     errors: int = 0  # failed calls + unreadable answers: each a wrong turn
     failed_calls: int = 0
+    not_recorded: int = 0  # replaying a cassette that lacks the request (it must be re-recorded)
     unreadable: int = 0
     ignored_confirms: int = 0
     prompt_tokens: int = 0
@@ -133,6 +134,7 @@ class LLMStats:
             return round(lat[min(len(lat) - 1, int(round(q / 100 * (len(lat) - 1))))], 3)
 
         return {"llm_calls": self.calls, "errors": self.errors, "failed_calls": self.failed_calls,
+                "not_recorded": self.not_recorded,
                 "unreadable": self.unreadable,
                 "ignored_confirms": self.ignored_confirms,
                 "prompt_tokens_per_turn": round(self.prompt_tokens / self.calls, 1) if self.calls else None,
@@ -179,6 +181,7 @@ class LLMTracker:
         except LLMError as error:
             self.stats.errors += 1
             self.stats.failed_calls += 1
+            self.stats.not_recorded += error.kind == "not_recorded"
             self._example(str(error))
             answer = None
         if answer is not None:
