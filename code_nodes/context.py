@@ -4114,9 +4114,17 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
 
 
 def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
-    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers)."""
+    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
+    A value of the reply's text that another slot already holds was shown back, not offered (a
+    confirmation question repeats the booking's "Somewhere downtown"): it never moves to this slot."""
     ev = turn.evidence
-    return ev is not None and offer_accepted(task_name, slot, value, ev.raw, ev.offers, ev.offered, asked)
+    if ev is None:
+        return False
+    if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
+        return True
+    shown_back = any(held == value for task in turn.stack.tasks for name, held in task["slots"].items()
+                     if (task["name"], name) != (task_name, slot))
+    return not shown_back and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered, asked)
 
 
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:

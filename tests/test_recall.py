@@ -6,6 +6,7 @@ precision it must keep (tests/test_grounding_meaning.py holds the attacks)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from dskit.state import load_state
 from grounding_corpus import RESTAURANT, TELECOM
 
 DAY = "2026-12-02"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _turns(catalog: dict, *turns: tuple[str, list]) -> tuple[str, dict]:
@@ -173,3 +175,21 @@ def test_offers_are_part_of_the_seal():
     new, _ = step(json.dumps(offered, ensure_ascii=False), {"commands": [{"type": "set_slots", "slots": {
         "restaurant": "黑店"}}]}, RESTAURANT, query="就这家", reference_date=DAY)
     assert "restaurant" not in _slots(new, "book_restaurant")
+
+
+def test_values_a_confirmation_shows_back_are_not_offers_for_another_task() -> None:
+    """The confirmation question repeats the booking's own values; "Let's go with Bangkok Garden" does not
+    make them offers: a model that starts a route from "Somewhere downtown" on "Thursday" (the booking's
+    restaurant and date) is refused, as it was before offered values existed."""
+    catalog = json.load(open(ROOT / "examples" / "eval" / "catalogs" / "restaurant_travel_en.json", encoding="utf-8"))
+    said = "Book Somewhere downtown for two on Thursday at 7pm"
+    state, decision = step("", {"commands": [{"type": "start_task", "task": "book_restaurant", "slots": {
+        "date": "Thursday", "time": "19:00", "people": 2, "restaurant": "Somewhere downtown"}}]}, catalog,
+        query=said, reference_date=DAY)
+    assert decision["next_action"] == "confirm"
+    message = "Let's go with Bangkok Garden"
+    state, decision = step(state, {"commands": [{"type": "start_task", "task": "plan_route", "slots": {
+        "origin": "Somewhere downtown", "destination": "Bangkok Garden", "date": "Thursday"}}]}, catalog,
+        query=message, recent=[said], reference_date=DAY, offered=decision["question"])
+    assert [t["name"] for t in load_state(state)[0]["task_stack"]] == ["book_restaurant"]
+    assert any("plan_route" in item["command"] for item in decision["dropped"])
