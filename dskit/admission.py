@@ -98,7 +98,7 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
             or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)))
+                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, item))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
@@ -106,6 +106,17 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         rest = [item for item in items if item not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return value, ""
+
+
+def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
+    """Whether another task of the same kind — open, or one of the last that ran — holds this value: a
+    value the user gave for *that* one ("西湖区文三路100号" for their own broadband) is not given again for a
+    new one ("我爸家里也要装一个"), although it is in their recent messages. Another kind of task may share
+    it (a hotel's name is also where the taxi goes)."""
+    others = [t.get("slots") or {} for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
+    others += [d.get("slots") or {} for d in turn.state["done"][-3:]
+               if isinstance(d, dict) and d.get("task") == task["name"]]
+    return any(held == value for slots in others if isinstance(slots, dict) for held in slots.values())
 
 
 def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
