@@ -208,16 +208,25 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
     flow.add("faq_search", n.knowledge_retrieval(
         ["state", "faq_question"], title="知识库检索",
         desc="导入后请在此选择知识库。Pick your knowledge base here after import."))
-    prompt = prompts.faq_prompt(options.lang, n.ref(["state", "faq_question"]))
+    lang = "en" if options.lang == "en" else "zh"
+    knowledge_node(flow, "faq_search", lang)
+    prompt = prompts.faq_prompt(lang, n.ref(["state", "faq_question"]), n.ref(["faq_knowledge", "output"]))
     flow.add("faq_answer", n.llm(_model(options, 0.3, "faq_answer"), prompt["system"], prompt["user"], title="FAQ 回答",
-                                 desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages.",
-                                 context=["faq_search", "result"]))
+                                 desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages."))
     flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
         ("answer", ["faq_answer", "text"]), ("question", ["state", "question"])],
         title="回答后回到任务", desc="FAQ 回答后接上挂起任务的问题。Appends the suspended task's pending "
                                  "question to the answer."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
+
+
+def knowledge_node(flow: Flow, search_id: str, lang: str) -> None:
+    """The ``faq_knowledge`` template node: the retrieved passages as text, or a line saying none was
+    found, so the FAQ prompt never depends on Dify's ``{{#context#}}`` (:data:`prompts.KNOWLEDGE_TEMPLATE`)."""
+    flow.add("faq_knowledge", n.template(prompts.KNOWLEDGE_TEMPLATE[lang], [("result", [search_id, "result"])],
+                                         title="整理检索结果", desc="把检索到的段落拼成文本；没有找到时写明没有。"
+                                         "Joins the retrieved passages into text, or says none was found."))
 
 
 def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:

@@ -33,7 +33,7 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
-from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, opening_statement
+from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, knowledge_node, opening_statement
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
@@ -154,17 +154,18 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
 
     flow.add("faq_search", n.knowledge_retrieval(["track_state", "faq_question"], title="知识库检索",
                                                  desc="导入后请在此选择知识库。Pick your knowledge base here."))
-    faq = prompts.faq_prompt(lang, n.ref(["track_state", "faq_question"]))  # as the fast Chatflow asks
+    knowledge_node(flow, "faq_search", lang)
+    faq = prompts.faq_prompt(lang, n.ref(["track_state", "faq_question"]),  # as the fast Chatflow asks
+                             n.ref(["faq_knowledge", "output"]))
     flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3,
                                                        {"max_tokens": prompts.MAX_TOKENS["faq_answer"]}), faq["system"],
                                  faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
-                                 desc="根据检索到的知识简短回答。Answers from the retrieved passages.",
-                                 context=["faq_search", "result"]))
+                                 desc="根据检索到的知识简短回答。Answers from the retrieved passages."))
     flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
         ("answer", ["faq_answer", "text"]), ("question", ["track_state", "question"])],
         title="回答后回到任务", desc="接上挂起任务的问题。Appends the pending question."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
 
     chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task_label"]))  # as the fast Chatflow
     flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7,
