@@ -33,7 +33,7 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
-from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, knowledge_node, opening_statement
+from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, finish, knowledge_node, opening_statement
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
@@ -140,8 +140,9 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
        "next_action; the else branch replies with the engine's text."))
     flow.edge("track_state", "route")
 
-    slots = ("（{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}，{% endif %}"
-             "{% endfor %}）")
+    opening, comma, closing = ("（", "，", "）") if lang == "zh" else (" (", ", ", ")")
+    slots = (opening + "{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}" + comma
+             + "{% endif %}{% endfor %}" + closing)
     flow.add("exec_reply", n.template(
         "{{ question }}{% if execute and execute.task %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
         + "{% for item in [execute] + (execute.subtasks or []) %}{% if not loop.first %}"
@@ -207,4 +208,4 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         ("summary", ["compress", "summary"]),
     ], title="保存记忆", desc="写回历史和摘要。Writes the history and the summary."))
     flow.chain("reply", "save_state", "answer", "compress", "save")
-    return flow
+    return finish(flow, options, "plugin")
