@@ -3233,16 +3233,19 @@ _SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), 
              ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
              ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
              ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
-             ("免费", "免票", "不要钱", "不收费"))
+             ("免费", "免票", "不要钱", "不收费", "不收门票", "不要门票", "不用门票", "不收钱", "不用钱"),
+             ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
 _SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
 _WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
 _MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
 _PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
+_HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
 
 
 def normal_form(text: str) -> str:
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
-    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, and one spelling per relative day,
+    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
+    0.5小时), and one spelling per relative day,
     month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 -> 周五)."""
     out = _matching_norm(text)
     for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
@@ -3254,7 +3257,7 @@ def normal_form(text: str) -> str:
         value = parse_cn_number(match.group())
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
-    return _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out))
+    return _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
 
 
 def _words(text: str) -> list[str]:
@@ -3437,15 +3440,19 @@ def _number(token: str) -> float | None:
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
                           r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
+_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
-    only those that can be a count or an amount (not the hour of a time or the day of a date)."""
+    only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
+    or a rank: "周六" is not six)."""
     def keep(match: re.Match) -> bool:
-        return not counts or not _NOT_A_COUNT.match(raw, match.end())
+        return not counts or not (_NOT_A_COUNT.match(raw, match.end())
+                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()]))
 
     found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):

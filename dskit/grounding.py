@@ -179,15 +179,19 @@ def _number(token: str) -> float | None:
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
                           r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
+_NOT_A_COUNT_AFTER = re.compile(r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
-    only those that can be a count or an amount (not the hour of a time or the day of a date)."""
+    only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
+    or a rank: "周六" is not six)."""
     def keep(match: re.Match) -> bool:
-        return not counts or not _NOT_A_COUNT.match(raw, match.end())
+        return not counts or not (_NOT_A_COUNT.match(raw, match.end())
+                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()]))
 
     found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):

@@ -324,3 +324,27 @@ def test_the_table_shows_wrongful_executions_in_red(tmp_path: Path) -> None:
     text = console.export_text(styles=True)
     row = next(line for line in text.splitlines() if "WRONGFUL" in line)
     assert "\x1b[1;31m1" in row or "\x1b[31m1" in row.replace("\x1b[1m", "")
+
+
+# ------------------------------------------------------------------------------ why a turn is not right
+
+
+def test_every_turn_that_is_not_right_is_attributed_to_one_cause() -> None:
+    """Issue 20: a failed turn says whether the model left a value out, wrote a wrong one, failed, or the
+    engine refused / let through / decided otherwise — in the figures, the trace and the report."""
+    booking = suite("zh_booking_table")
+    booking.turns = booking.turns[:2]
+    first, second = (t.user for t in booking.turns)
+    omitted = {first: {"rewritten_query": first, "commands": [
+        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "周六", "time": "20:00"}}]}}  # no people
+    wrong = {first: {"rewritten_query": first, "commands": [
+        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "周六", "time": "20:00", "people": 6}}]}}
+    unreadable = {second: "好的，我明白了。"}
+    for overrides, cause in ((omitted, "model_omitted"), (wrong, "model_wrong"), (unreadable, "model_failed")):
+        run, _ = engine_run([booking], overrides)
+        figures = run.figures()
+        failing = [t for t in run.traces if not t["passed"]]
+        assert failing and failing[0]["cause"] == cause, (cause, failing[0]["failures"], failing[0]["cause"])
+        assert sum(figures["causes"].values()) == len(failing)  # every failed turn once
+    run, _ = engine_run([booking])
+    assert sum(run.figures()["causes"].values()) == 0 and all(t["cause"] == "" for t in run.traces)

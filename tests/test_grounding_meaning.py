@@ -108,6 +108,15 @@ def test_the_hour_or_day_of_a_time_is_not_a_count(n, unit):
     assert value_grounded(spec, n, make_evidence(f"{n}个人"), recent=False)
 
 
+@given(st.integers(1, 7), st.sampled_from(["周", "星期", "礼拜", "第"]), st.booleans())
+def test_a_weekday_or_rank_numeral_is_not_a_count(n, word, chinese):
+    """"周六晚上想订个位子" does not say six people (a model's people=6 got through by it)."""
+    spec = load_catalog(RESTAURANT).tasks["book_restaurant"].slots["people"]
+    numeral = _cn(n) if chinese else str(n)
+    assert not value_grounded(spec, n, make_evidence(f"{word}{numeral}晚上想订个位子"), recent=False)
+    assert value_grounded(spec, n, make_evidence(f"{word}一晚上，我们{numeral}个人"), recent=False) or n == 1
+
+
 @given(st.sampled_from(["Tokyo", "Kyoto", "Osaka", "Nagoya"]), st.sampled_from(["to", "via", "from"]))
 def test_english_values_are_matched_by_whole_words(city, word):
     other = {"Tokyo": "Kyoto", "Kyoto": "Osaka", "Osaka": "Nagoya", "Nagoya": "Tokyo"}[city]

@@ -50,16 +50,21 @@ def run(capsys, argv: list[str], steps: tuple) -> tuple[int, dict, int]:
 
 
 def test_a_perfect_model_teacher_forced_is_held_back_only_by_grounding(capsys) -> None:
-    """Perfect commands reproduce every gold state except where the user takes a value from the
-    system's reply ("就这家吧" after a recommended name): grounding looks at the user's own messages, so
-    9 of the sample's 90 turns lose that value. Every other turn is exact."""
+    """Perfect commands reproduce the gold states except where grounding cannot trace a value to the
+    user: 9 of the sample's 90 turns lost a value the user took from the system's reply ("就这家吧" after
+    a recommended name) until offered values (dskit.offers) counted as evidence; 6 are still lost (values
+    the wizard relaxed by itself, or offered in a reply the replay does not pass on). A floor: accepting
+    more of what the user did say may only raise it."""
     dialogues = load_crosswoz(str(CROSSWOZ))
     answers = perfect_model([llm_turns(d) for _, d in dialogues], crosswoz_schema(dialogues))
     code, result, sent = run(capsys, ["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing"],
                              (("answer", lambda body: answers[latest_message(body)]),))
     assert code == 0 and result["errors"] == 0
     assert result["llm_calls"] == result["turns"] == sent == sum(len(llm_turns(d)) for _, d in dialogues) == 90
-    assert result["jga"] == 81 / 90
+    assert result["jga"] >= 84 / 90  # was 81 / 90 before offered values
+    # beside it: what answering nothing scores, the turns that change, and none broken that did not
+    assert result["baseline_jga"] == 50 / 90 and result["changed_turns"] == 40
+    assert result["changed_jga"] >= 34 / 40 and result["broken_unchanged"] == 0
     assert set(result["domains"]) <= {"景点", "餐馆", "酒店", "地铁", "出租"}
     assert {"jga", "slot_accuracy", "dialogues", "turns", "turns_per_second", "llm_calls", "errors"} <= set(result)
 
@@ -70,7 +75,7 @@ def test_risawoz_too(capsys) -> None:
     code, result, _ = run(capsys, ["replay", "risawoz", str(RISAWOZ), "--from", "llm", "--teacher-forcing"],
                           (("answer", lambda body: answers[latest_message(body)]),))
     # lost to grounding: values the user implies ("日剧" -> 日本) or took from the system's reply
-    assert code == 0 and result["jga"] == 32 / 40 and result["llm_calls"] == result["turns"] == 40
+    assert code == 0 and result["jga"] >= 32 / 40 and result["llm_calls"] == result["turns"] == 40
 
 
 def test_the_prompt_describes_every_slot_and_carries_the_dialogue_history(capsys) -> None:
@@ -127,3 +132,19 @@ def test_noise_is_seeded_and_keeps_the_message() -> None:
         a, b = perturb(text, kind, random.Random(3)), perturb(text, kind, random.Random(3))
         assert a == b and a != text
     assert "4.5" in perturb(text, "typo", random.Random(1))  # digits are never scrambled
+
+
+def test_a_model_that_answers_nothing_scores_the_baseline_it_is_printed_beside(capsys) -> None:
+    """The baseline printed beside every model figure is what a model that changes nothing scores:
+    teacher-forced, exactly its JGA; carried through the dialogues, exactly its JGA too."""
+    empty = json.dumps({"rewritten_query": "", "commands": []})
+    for forced in (["--teacher-forcing"], []):
+        code, result, _ = run(capsys, ["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", *forced],
+                              (("answer", lambda body: empty),))
+        assert code == 0 and result["jga"] == result["baseline_jga"]
+        assert result["changed_correct"] == 0 and result["broken_unchanged"] == 0
+    with fake_openai(("answer", lambda body: empty)) as fake:
+        main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--teacher-forcing", "--base-url", fake.base_url,
+              "--model", "m", "--lang", "en"])
+    out = capsys.readouterr().out
+    assert "answers nothing" in out and "state changes" in out and "unchanged turns broken" in out

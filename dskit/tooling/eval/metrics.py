@@ -169,6 +169,7 @@ class TurnScore:
     applied: list[str] = field(default_factory=list)
     dropped: list[Any] = field(default_factory=list)
     signature: str = ""
+    cause: str = ""  # why the turn is not right (dskit.tooling.eval.causes); "" when it is
 
     @property
     def passed(self) -> bool:
@@ -262,6 +263,9 @@ class TurnScorer:
         self._checks()
         self._forbid()
         s.signature = self._signature()
+        from .causes import attribute  # noqa: PLC0415 - causes reads this module's scorer
+
+        s.cause = attribute(self)
         return s
 
     def _goal(self) -> None:
@@ -576,6 +580,10 @@ def summarize(conversations: Sequence[ConversationResult]) -> dict[str, Any]:
         "wall_seconds_per_turn": round(statistics.fmean(t.wall_seconds for t in ok_ran), 3) if ok_ran else None,
     }
     figures["consistency"] = consistency(conversations)
+    from .causes import CAUSES  # noqa: PLC0415
+
+    causes = Counter(t.cause for t in turns if t.cause)
+    figures["causes"] = {cause: causes.get(cause, 0) for cause in CAUSES}
     return figures
 
 

@@ -77,6 +77,10 @@ def print_table(runs: Sequence[EvalRun], meta: dict[str, Any], console: Any = No
                 text = f"[green]{text}[/green]"
             cells.append(text)
         table.add_row(f"[bold red]{label}[/bold red]" if key == "wrongful_executions" else label, *cells)
+    from .causes import CAUSE_TEXT  # noqa: PLC0415
+
+    for cause, text in CAUSE_TEXT.items():  # every turn that is not right, by its cause
+        table.add_row(f"not right: {text}", *[str((fig.get("causes") or {}).get(cause, 0)) for fig in figures])
     console.print(table)
     for run in runs:
         for line in run.errors():
@@ -187,6 +191,11 @@ def write_html(runs: Sequence[EvalRun], meta: dict[str, Any], path: Path, chart:
             css = ("bad" if figs.get(key) else "ok") if key == "wrongful_executions" else ""
             row += f"<td class='n {css}'>{_cell(fmt(figs.get(key), kind))}</td>"
         out.append(row + "</tr>")
+    from .causes import CAUSE_TEXT  # noqa: PLC0415
+
+    for cause, text in CAUSE_TEXT.items():
+        out.append(f"<tr><td>not right: {_cell(text)}</td>" + "".join(
+            f"<td class=n>{(figs.get('causes') or {}).get(cause, 0)}</td>" for figs in figures) + "</tr>")
     out.append("</table><h2>Per suite</h2>")
     for run in runs:
         out.append(f"<h3>{_cell(run.label)}</h3><table><tr><th>suite</th><th>turns right</th><th>JGA</th>"
@@ -202,7 +211,7 @@ def write_html(runs: Sequence[EvalRun], meta: dict[str, Any], path: Path, chart:
     for run in runs:
         failing = [t for t in run.traces if not t["passed"]]
         out.append(f"<h3>{_cell(run.label)}: {len(failing)} failing turns</h3><table><tr><th>suite / turn</th>"
-                   "<th>user</th><th>model text</th><th>applied / dropped</th><th>answer</th><th>what failed</th></tr>")
+                   "<th>user</th><th>model text</th><th>applied / dropped</th><th>answer</th><th>what failed (cause)</th></tr>")
         for t in failing:
             wrongful = any(e["wrongful"] for e in t["executed"])
             out.append(f"<tr><td>{_cell(t['suite'])} #{t['turn']}"
@@ -210,7 +219,7 @@ def write_html(runs: Sequence[EvalRun], meta: dict[str, Any], path: Path, chart:
                        f"<td>{_cell(t['user'])}</td><td><pre>{_cell(chr(10).join(t['model_text']))}</pre></td>"
                        f"<td><pre>{_cell(json.dumps({'applied': t['applied'], 'dropped': t['dropped']}, ensure_ascii=False, indent=1))}</pre></td>"
                        f"<td><pre>{_cell(t['answer'])}</pre></td>"
-                       f"<td{' class=bad' if wrongful else ''}><pre>{_cell(chr(10).join(t['failures']))}</pre></td></tr>")
+                       f"<td{' class=bad' if wrongful else ''}><pre>{_cell(chr(10).join([*t['failures'], f"({t.get('cause') or '?'})"]))}</pre></td></tr>")
         out.append("</table>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(out), encoding="utf-8")

@@ -55,7 +55,7 @@ def _trace(suite: Suite, repeat: int, score: TurnScore, output: TurnOutput) -> d
         "executed": [{"task": e.task, "slots": e.slots, "wrongful": e.wrongful, "reasons": e.reasons}
                      for e in score.executions],
         "writes": [{"task": w.task, "slot": w.slot, "old": w.old, "new": w.new, "kind": w.kind} for w in score.writes],
-        "passed": score.passed, "failures": score.failures(),
+        "passed": score.passed, "failures": score.failures(), "cause": score.cause,
         "calls": [c.as_dict() for c in output.calls],
         "llm_calls": score.calls, "prompt_tokens": score.prompt_tokens, "completion_tokens": score.completion_tokens,
         "llm_seconds": score.llm_seconds, "wall_seconds": score.wall_seconds,

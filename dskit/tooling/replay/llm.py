@@ -232,11 +232,17 @@ def replay_llm(dataset: str, dialogues: Iterable[tuple[str, list[Turn]]], schema
     started = time.perf_counter()
     for did, turns in items:
         tracker.reset()
+        previous: State = {}  # the gold state before this turn: the previous turn's, or the forced start
         for number, (user, system, gold, start) in enumerate(turns):
             if teacher_forcing and start is not None:
                 tracker.sync(normalize(start))
+            if teacher_forcing:
+                previous = normalize(start) if start is not None else {}
+            before = normalize(driver.slots())
             tracker.turn(perturb(user, noise, rng) if noise else user, system)
-            scorer.add(did, number, normalize(driver.slots()), normalize(gold))
+            scorer.add(did, number, normalize(driver.slots()), normalize(gold), previous=previous, before=before,
+                       nothing=previous if teacher_forcing else {})
+            previous = normalize(gold)
             if progress is not None:
                 progress()
     result.seconds = time.perf_counter() - started

@@ -16,6 +16,8 @@ _TEXTS = {
         "dialogue": "对话", "turn": "轮", "diffs": "差异",
         "empty": "（空）",
         "whitespace_values": "首尾带空白的标注值（比较时去除）",
+        "baseline": "什么都不答的模型的 JGA（基线）", "changed": "状态有变化的轮次的 JGA",
+        "broken": "无变化的轮次被改错",
     },
     "en": {
         "title": "Replay {dataset} ({mode})",
@@ -28,6 +30,8 @@ _TEXTS = {
         "dialogue": "dialogue", "turn": "turn", "diffs": "differences",
         "empty": "(empty)",
         "whitespace_values": "gold values with surrounding whitespace (compared stripped)",
+        "baseline": "JGA of a model that answers nothing (baseline)", "changed": "JGA on turns whose state changes",
+        "broken": "unchanged turns broken",
     },
 }
 
@@ -42,6 +46,15 @@ def summary_rows(result: ReplayResult, lang: str = "zh") -> list[tuple[str, str]
     t = texts(lang)
     rows = [
         (t["jga"], f"{result.jga:.2%}  ({result.joint_correct}/{result.turns})"),
+    ]
+    if result.compared:
+        b = result.beside()
+        rows += [
+            (t["baseline"], f"{b['baseline_jga']:.2%}  ({result.baseline_correct}/{result.compared})"),
+            (t["changed"], f"{b['changed_jga']:.2%}  ({b['changed_correct']}/{b['changed_turns']})"),
+            (t["broken"], f"{b['broken_unchanged']}/{b['unchanged_turns']}"),
+        ]
+    rows += [
         (t["slot_accuracy"], f"{result.slot_accuracy:.2%}"),
         (t["dialogues"], str(result.dialogues)),
         (t["turns"], str(result.turns)),

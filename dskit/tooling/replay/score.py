@@ -57,6 +57,12 @@ class ReplayResult:
     notes: dict[str, int] = field(default_factory=dict)
     domains: dict[str, list[int]] = field(default_factory=dict)  # domain -> [right, turns where it is in play]
     llm: dict | None = None  # calls, errors, tokens, latency when a model understood the turns
+    # Beside a model's figures (when the replay gives each turn's starting point):
+    baseline_correct: int = 0  # turns a model that answers nothing gets right
+    changed_turns: int = 0  # turns whose gold state differs from the previous one
+    changed_correct: int = 0
+    broken_unchanged: int = 0  # unchanged turns that started right and ended wrong
+    compared: int = 0  # turns scored with a starting point
 
     @property
     def jga(self) -> float:
@@ -77,7 +83,18 @@ class ReplayResult:
         if self.llm is not None:
             data.update(self.llm)
             data["domains"] = self.domain_jga()
+        if self.compared:
+            data.update(self.beside())
         return data
+
+    def beside(self) -> dict:
+        """What stands beside the model's JGA: the "answers nothing" baseline, JGA over the turns whose
+        state changes, and the unchanged turns the model broke."""
+        unchanged = self.compared - self.changed_turns
+        return {"baseline_jga": self.baseline_correct / self.compared if self.compared else 0.0,
+                "changed_turns": self.changed_turns, "changed_correct": self.changed_correct,
+                "changed_jga": self.changed_correct / self.changed_turns if self.changed_turns else 0.0,
+                "unchanged_turns": unchanged, "broken_unchanged": self.broken_unchanged}
 
     def domain_jga(self) -> dict[str, float]:
         """Per domain: the share of turns, among those where gold or the engine has the domain, whose
@@ -93,8 +110,24 @@ class Scorer:
         self.positions = [(domain, slot) for domain, slots in schema.items() for slot in slots]
         self.known = set(self.positions)
 
-    def add(self, dialogue: str, turn: int, predicted: State, gold: State) -> bool:
-        """Compare one turn; True when the joint goal is right."""
+    def add(self, dialogue: str, turn: int, predicted: State, gold: State, *, previous: State | None = None,
+            before: State | None = None, nothing: State | None = None) -> bool:
+        """Compare one turn; True when the joint goal is right. With ``previous`` (the gold state the turn
+        changes), ``before`` (the state the engine started the turn from) and ``nothing`` (what a model
+        that answers nothing would hold now) the turn also counts for :meth:`ReplayResult.beside`."""
+        right = self._compare(dialogue, turn, predicted, gold)
+        if previous is not None and before is not None and nothing is not None:
+            result = self.result
+            result.compared += 1
+            result.baseline_correct += nothing == gold
+            if previous != gold:
+                result.changed_turns += 1
+                result.changed_correct += right
+            elif before == gold and not right:
+                result.broken_unchanged += 1
+        return right
+
+    def _compare(self, dialogue: str, turn: int, predicted: State, gold: State) -> bool:
         extra = {(d, s) for state in (predicted, gold) for d, slots in state.items() for s in slots} - self.known
         diffs = {}
         for domain, slot in self.positions + sorted(extra):
