@@ -15,7 +15,8 @@ empty or missing knowledge base a prompt holding ``{{#context#}}`` reaches the m
 substitutes an empty string instead (graphon/nodes/llm/llm_utils.py), so no graphon run can see it.
 This test renders each prompt with Dify's rule, for an empty and a non-empty context, and finds no
 placeholder: the FAQ answer reads the passages through the ``faq_knowledge`` template node, whose
-output is always set (the passages, or a line saying none was found).
+output is always set — the very text Dify and graphon make of the passages for the context, and an
+empty string when there are none — so the prompt is the same in Dify and graphon, byte for byte.
 """
 
 from __future__ import annotations
@@ -102,13 +103,17 @@ def test_no_prompt_depends_on_the_context_block(name) -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_knowledge_text_is_never_empty(lang) -> None:
-    """The faq_knowledge template: the passages when there are some, else a line saying none was found."""
+def test_the_knowledge_text_is_what_dify_makes_of_the_passages(lang) -> None:
+    """The faq_knowledge template renders a retrieval result as Dify's and graphon's LLM node build the
+    context from it (graphon/nodes/llm/node.py ``_build_array_context_event``: each item's summary, if
+    any, and content, each followed by a newline, the whole stripped), and as "" for no passage."""
     jinja2 = pytest.importorskip("jinja2")
     from dskit.tooling.dslbuild.prompts import KNOWLEDGE_TEMPLATE
 
-    template = jinja2.Template(KNOWLEDGE_TEMPLATE[lang])
-    none_found = template.render(result=[])
-    assert none_found.strip() and "{" not in none_found
-    found = template.render(result=[{"content": "Open 9-18.", "title": "hours"}, {"content": "No carbon."}])
-    assert "Open 9-18." in found and "No carbon." in found and none_found not in found
+    def dify_context(items: list[dict[str, Any]]) -> str:
+        return "".join((f"{i['summary']}\n" if i.get("summary") else "") + f"{i['content']}\n" for i in items).strip()
+
+    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(KNOWLEDGE_TEMPLATE[lang])
+    for items in ([], [{"content": "Open 9-18.", "title": "hours"}],
+                  [{"content": " A\n", "title": "a"}, {"content": "B", "summary": "S", "title": "b"}]):
+        assert template.render(result=items) == dify_context(items), items

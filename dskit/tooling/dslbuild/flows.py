@@ -227,11 +227,13 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
 
 
 def knowledge_node(flow: Flow, search_id: str, lang: str) -> None:
-    """The ``faq_knowledge`` template node: the retrieved passages as text, or a line saying none was
-    found, so the FAQ prompt never depends on Dify's ``{{#context#}}`` (:data:`prompts.KNOWLEDGE_TEMPLATE`)."""
+    """The ``faq_knowledge`` template node: the retrieved passages as the text Dify's context would be
+    (empty when none was found), so the FAQ prompt never depends on ``{{#context#}}``
+    (:data:`prompts.KNOWLEDGE_TEMPLATE`)."""
     flow.add("faq_knowledge", n.template(prompts.KNOWLEDGE_TEMPLATE[lang], [("result", [search_id, "result"])],
-                                         title="整理检索结果", desc="把检索到的段落拼成文本；没有找到时写明没有。"
-                                         "Joins the retrieved passages into text, or says none was found."))
+                                         title="整理检索结果", desc="把检索到的段落拼成文本（与 Dify 的上下文相同）；没有找到时为空。"
+                                         "Joins the retrieved passages into text, as Dify's context does; empty "
+                                         "when none was found."))
 
 
 def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:

@@ -58,12 +58,12 @@ EXTRACT = {
 # ``{{#context#}}``: real Dify substitutes ``{{#context#}}`` only when the retrieval returned something
 # (api/core/workflow/nodes/llm/node.py: the context is filled only when non-empty), so with an empty or
 # missing knowledge base the model would read the raw placeholder, while graphon substitutes "".
-# A template output is always set: the passages, or a line saying that none was found.
-KNOWLEDGE_TEMPLATE = {
-    "zh": "{% for item in result %}{{ item.content }}\n\n{% else %}（知识库里没有找到相关内容）{% endfor %}",
-    "en": "{% for item in result %}{{ item.content }}\n\n{% else %}(nothing relevant was found in the knowledge "
-          "base){% endfor %}",
-}
+# The template builds the very text Dify and graphon make of a retrieval result for the context (each
+# passage's summary, if any, and content, one per line, the whole stripped): the prompt a model sees is
+# byte for byte the one recorded before (tests/cassettes), and an empty retrieval gives "" in Dify too.
+_PASSAGES = ("{% filter trim %}{% for item in result %}{% if item.summary is defined and item.summary %}{{ item.summary }}\n{% endif %}"
+             "{{ item.content }}\n{% endfor %}{% endfilter %}")
+KNOWLEDGE_TEMPLATE = {"zh": _PASSAGES, "en": _PASSAGES}
 
 
 def faq_prompt(lang: str, question_ref: str, knowledge_ref: str) -> dict[str, str]:
