@@ -148,3 +148,68 @@ def test_demo_without_graphon_says_what_to_install(monkeypatch: pytest.MonkeyPat
     captured = capsys.readouterr()
     assert len(captured.err.strip().splitlines()) == 1 and "scripts/setup.sh" in captured.err
     assert "graphon" in captured.err and "Traceback" not in captured.err + captured.out
+
+
+def test_demo_in_english_is_an_english_conversation(capsys: pytest.CaptureFixture) -> None:
+    """`dskit demo --lang en`: the English example catalog through its English Chatflow, end to end."""
+    import re
+
+    assert main(["demo", "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("next_action") == 6
+    assert "ask_slot" in out and "faq" in out and "confirm" in out and "execute" in out
+    assert "Which restaurant would you like?" in out and "Please confirm: table booking" in out
+    assert "minimum spend" in out and '"people": 2' in out and "restaurant: Old Town Cantonese" in out
+    assert not re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", out)  # not one Chinese character
+
+
+class _FakeEnglishModel(_FakeOpenAI):
+    """Understands the bike-repair catalog's opening message; anything else is small talk."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8"))
+        type(self).calls.append({"path": self.path, "body": body})
+        system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+        if "rewritten_query" in system:
+            content = json.dumps({"rewritten_query": "Is my bike ready? Ticket R1234", "commands": [
+                {"type": "start_task", "task": "repair_status", "slots": {"ticket": "R1234"}}]})
+        else:
+            content = "Sure."
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_chat_with_a_catalog_speaks_its_language(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    """`dskit chat --catalog FILE`: the Chatflow built for the catalog, in its language."""
+    catalog = Path(__file__).resolve().parents[1] / "examples" / "catalogs" / "bike_repair_en.json"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeEnglishModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _FakeEnglishModel.calls = []
+    monkeypatch.setenv("DSKIT_TEST_KEY", "sk-test")
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        code = main(["chat", "--catalog", str(catalog), "--base-url", base, "--model", "m1",
+                     "--api-key-env", "DSKIT_TEST_KEY", "--say", "Is my bike ready? Ticket R1234"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("assistant> ") and "Check a repair's status" in out, out
+    assert "Hello" not in out and "助手" not in out
+    understanding = _FakeEnglishModel.calls[0]["body"]["messages"]
+    assert "book_repair" in json.dumps(understanding)  # the model was shown the bike-repair catalog
+
+
+def test_chat_refuses_a_broken_catalog(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    broken = tmp_path / "c.json"
+    broken.write_text('{"version": 1, "tasks": {}}', encoding="utf-8")
+    assert main(["chat", "--catalog", str(broken), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]) == 2
+    err = capsys.readouterr().err
+    assert "--catalog" in err and "problem" in err

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--layout", choices=("fast", "classic"), default="fast")
     parser.add_argument("--dsl", type=Path, default=None, help="a DSL file instead of the generated one")
+    parser.add_argument("--catalog", type=Path, default=None, metavar="FILE",
+                        help="a task catalog: chat with the Chatflow `dskit new` builds for it (every text in "
+                             "the catalog's language)")
     parser.add_argument("--knowledge", type=Path, default=None,
                         help="a text file of FAQ passages (separated by blank lines) for the FAQ branch")
     parser.add_argument("--task-api", default="", help="TASK_API_URL for the execute branch (default: none)")
@@ -39,22 +42,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+class CatalogOptionError(ValueError):
+    """--catalog names a file that is not a valid catalog (the message lists why)."""
+
+
+def _catalog_options(path: Path):  # noqa: ANN202 - a FlowOptions
+    """The options ``dskit new`` builds with for the catalog at ``path``; CatalogOptionError when it
+    is not a valid catalog (every problem with its JSON path, as ``dskit validate`` prints them)."""
+    import json  # noqa: PLC0415
+
+    from dskit.catalog import validate_catalog  # noqa: PLC0415
+    from dskit.tooling.commands.validate import read_catalog_text  # noqa: PLC0415
+    from dskit.tooling.dslbuild.flows import FlowOptions  # noqa: PLC0415
+
+    try:
+        text = read_catalog_text(path)
+    except ValueError as error:
+        raise CatalogOptionError(f"--catalog {path}: {error}") from None
+    problems = validate_catalog(text)
+    if problems:
+        raise CatalogOptionError(f"--catalog {path}: {len(problems)} problem(s)\n" +
+                                 "\n".join(f"  {p}" for p in problems))
+    data = json.loads(text)
+    return FlowOptions(catalog_json=json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                       lang="en" if data.get("language") == "en" else "zh", localized=True)
+
+
 def _dsl_text(args: argparse.Namespace) -> str:
     if args.dsl is not None:
         return args.dsl.read_text(encoding="utf-8")
-    from dskit.tooling.dslbuild.flows import build_classic, build_fast  # noqa: PLC0415
+    from dskit.tooling.dslbuild.code_sources import shipped_code_nodes  # noqa: PLC0415
+    from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast  # noqa: PLC0415
 
-    return (build_fast() if args.layout == "fast" else build_classic()).to_yaml()
+    options = _catalog_options(args.catalog) if args.catalog is not None else FlowOptions()
+    with shipped_code_nodes():  # the checkout's code_nodes/: seconds, not a bundle of the engine
+        return (build_fast(options) if args.layout == "fast" else build_classic(options)).to_yaml()
 
 
-def _messages(args: argparse.Namespace):  # noqa: ANN202 - a generator of str
+def catalog_language(doc: dict) -> str:
+    """The ``language`` of the DSL's ``TASK_CATALOG`` ("zh" when it cannot be read): the chat's labels."""
+    import json  # noqa: PLC0415
+
+    for var in (doc.get("workflow") or {}).get("environment_variables") or []:
+        if isinstance(var, dict) and var.get("name") == "TASK_CATALOG":
+            try:
+                return "en" if json.loads(str(var.get("value") or "{}")).get("language") == "en" else "zh"
+            except (ValueError, AttributeError):
+                return "zh"
+    return "zh"
+
+
+def _messages(args: argparse.Namespace, user_prompt: str = "你 / you> "):  # noqa: ANN202 - a generator of str
     if args.say is not None:
         yield from args.say
         return
     interactive = sys.stdin.isatty()
     while True:
         if interactive:
-            print("你 / you> ", end="", flush=True)
+            print(user_prompt, end="", flush=True)
         line = sys.stdin.readline()
         if not line:
             return
@@ -77,12 +122,14 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
 
+    if args.dsl is not None and args.catalog is not None:
+        return _fail("give --dsl or --catalog, not both (a DSL file already holds its catalog)")
     try:
         client = client_from_args(args)
         text = _dsl_text(args)
         doc = yaml.safe_load(text)
         knowledge = keyword_knowledge(args.knowledge) if args.knowledge else None
-    except OptionError as error:
+    except (OptionError, CatalogOptionError) as error:
         return _fail(str(error))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         return _fail(f"cannot read the DSL or knowledge file: {' '.join(str(error).split())[:200]}")
@@ -91,16 +138,18 @@ def run(args: argparse.Namespace) -> int:
     responder = ClientResponder(client, node_parameters(doc))
     env = {"TASK_API_URL": args.task_api} if args.task_api else {}
     failed = 0
+    english = catalog_language(doc) == "en"
+    prompt = "assistant>" if english else "助手 / assistant>"
     with quiet_graphon():
         conversation = Conversation(text, responder=responder, knowledge=knowledge, env=env)
-        for number, message in enumerate(_messages(args), 1):
+        for number, message in enumerate(_messages(args, "you> " if english else "你 / you> "), 1):
             result = conversation.turn(message, raise_on_error=False)
             calls = responder.take()
             if not result.succeeded:
                 failed += 1
                 print(f"[error] turn {number}: {turn_error(result)}", file=sys.stderr)
                 continue
-            print(f"助手 / assistant> {result.answer}")
+            print(f"{prompt} {result.answer}")
             if args.verbose:
                 slots = result.output("state", "current_task_slots") or "{}"
                 tokens = sum(getattr(answer, "prompt_tokens", 0) + getattr(answer, "completion_tokens", 0)

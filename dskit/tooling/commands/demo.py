@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--layout", choices=("fast", "classic"), default="fast",
                         help="which Chatflow to run (default: fast)")
-    parser.add_argument("--lang", choices=("zh", "en"), default="zh", help="labels on screen")
+    parser.add_argument("--lang", choices=("zh", "en"), default="zh",
+                        help="the conversation's language: zh (the default catalog) or en (the English "
+                             "example catalog, its Chatflow in English)")
     parser.set_defaults(func=run)
 
 
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"    {labels['slots']}: {json.dumps(turn.slots, ensure_ascii=False)}")
         print()
 
-    turns = run_demo(args.layout, on_turn=show)
+    turns = run_demo(args.layout, on_turn=show, lang=args.lang)
     calls = sum(t.result.llm_count for t in turns)
     print(labels["done"].format(n=len(turns), calls=calls, mean=calls / max(1, len(turns))))
     return 0

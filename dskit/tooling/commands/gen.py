@@ -16,19 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--check", action="store_true", help="only check; exit 1 when a file is stale")
     parser.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
-    parser.add_argument("--provider", help="model provider for every LLM node, ORG/PLUGIN/PROVIDER "
-                                           "(e.g. langgenius/tongyi/tongyi); sets the DSL's dependencies too")
-    parser.add_argument("--model", help="model name for every LLM node (e.g. qwen-plus)")
-    parser.add_argument("--plugin-identifier", metavar="ORG/PLUGIN:VERSION@CHECKSUM",
-                        help="the provider plugin's full identifier, as in a Chatflow your Dify exported "
-                             "(needed for providers other than langgenius/openai: Dify's plugin daemon "
-                             "refuses identifiers without the checksum)")
-    parser.add_argument("--dify-version", metavar="X.Y",
-                        help="build the DSL files for this Dify release (1.0 or later); default: the "
-                             "minimum this project supports")
+    add_model_target_options(parser)
     parser.add_argument("--catalog", type=Path, default=None, metavar="FILE",
                         help="build the three Chatflows for this task catalog (TASK_CATALOG, and the classic "
-                             "layout's classes and extractor parameters); default folder ./dsl_<name>/")
+                             "layout's classes and extractor parameters, every text in the catalog's language); "
+                             "default folder ./dsl_<name>/, <name> being the catalog's name (see also `dskit new`)")
     parser.add_argument("--out", type=Path, default=None,
                         help="with --provider/--model/--catalog/--dify-version: folder for the DSL files (default: dsl/, "
                              "or ./dsl_<catalog name>/ with --catalog)")
@@ -55,14 +47,26 @@ def _catalog_option(path: Path) -> tuple[str, str] | None:
     return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":")), catalog.language
 
 
-def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
-    """Write only the Chatflow DSL files (all three layouts), for the provider, model, catalog and Dify
-    release the user named."""
+def add_model_target_options(parser: argparse.ArgumentParser) -> None:
+    """--provider, --model, --plugin-identifier and --dify-version (``gen`` and ``new`` share them)."""
+    parser.add_argument("--provider", help="model provider for every LLM node, ORG/PLUGIN/PROVIDER "
+                                           "(e.g. langgenius/tongyi/tongyi); sets the DSL's dependencies too")
+    parser.add_argument("--model", help="model name for every LLM node (e.g. qwen-plus)")
+    parser.add_argument("--plugin-identifier", metavar="ORG/PLUGIN:VERSION@CHECKSUM",
+                        help="the provider plugin's full identifier, as in a Chatflow your Dify exported "
+                             "(needed for providers other than langgenius/openai: Dify's plugin daemon "
+                             "refuses identifiers without the checksum)")
+    parser.add_argument("--dify-version", metavar="X.Y",
+                        help="build the DSL files for this Dify release (1.0 or later); default: the "
+                             "minimum this project supports")
+
+
+def model_target(args: argparse.Namespace, command: str) -> tuple[str, str, str | None, object] | None:
+    """(provider, model, plugin identifier, Dify target) from the options, or None after saying why not."""
     from dskit.tooling.dslbuild.builder import KNOWN_PLUGINS, FlowError, plugin_of
     from dskit.tooling.dslbuild.dify_rules import PLUGIN_IDENTIFIER
     from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, DifyVersionError, Target, parse_release
     from dskit.tooling.dslbuild.flows import FlowOptions
-    from dskit.tooling.dslbuild.generate import dsl_texts
 
     defaults = FlowOptions()
     provider = args.provider or defaults.provider
@@ -70,27 +74,49 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
         plugin = plugin_of(provider)
         target = Target(parse_release(args.dify_version)) if args.dify_version else DEFAULT_TARGET
     except (FlowError, DifyVersionError) as error:
-        print(f"dskit gen: {error}", file=sys.stderr)
-        return 2
+        print(f"dskit {command}: {error}", file=sys.stderr)
+        return None
     identifier = args.plugin_identifier
     if identifier is None and plugin not in KNOWN_PLUGINS:
-        print(f"dskit gen: give --plugin-identifier for {plugin} ({plugin}:VERSION@CHECKSUM, as in the "
+        print(f"dskit {command}: give --plugin-identifier for {plugin} ({plugin}:VERSION@CHECKSUM, as in the "
               "dependencies of a Chatflow your Dify exported): Dify's plugin daemon refuses an identifier "
               "without its checksum", file=sys.stderr)
-        return 2
+        return None
     if identifier is not None and not (PLUGIN_IDENTIFIER.fullmatch(identifier) and identifier.startswith(plugin + ":")):
-        print(f"dskit gen: --plugin-identifier must look like {plugin}:VERSION@CHECKSUM (64 hex digits), "
+        print(f"dskit {command}: --plugin-identifier must look like {plugin}:VERSION@CHECKSUM (64 hex digits), "
               f"got {identifier!r}", file=sys.stderr)
+        return None
+    return provider, args.model or defaults.model, identifier, target
+
+
+def catalog_folder(path: Path, catalog_json: str) -> Path:
+    """``./dsl_<name>/``: the catalog's ``name`` when it is a plain word, else the file's name."""
+    import json
+    import re
+
+    name = str(json.loads(catalog_json).get("name") or "")
+    return Path("dsl_" + (name if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) else path.stem))
+
+
+def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
+    """Write only the Chatflow DSL files (all three layouts), for the provider, model, catalog and Dify
+    release the user named. With --catalog every text is in the catalog's language (as ``dskit new``)."""
+    from dskit.tooling.dslbuild.flows import FlowOptions
+    from dskit.tooling.dslbuild.generate import dsl_texts
+
+    chosen = model_target(args, "gen")
+    if chosen is None:
         return 2
-    catalog_json, lang = None, defaults.lang
+    provider, model, identifier, target = chosen
+    catalog_json, lang = None, FlowOptions().lang
     if args.catalog is not None:
         loaded = _catalog_option(args.catalog)
         if loaded is None:
             return 2
         catalog_json, lang = loaded
-    options = FlowOptions(provider=provider, model=args.model or defaults.model, catalog_json=catalog_json,
-                          lang=lang, plugin_identifier=identifier, target=target)
-    default_out = Path(f"dsl_{args.catalog.stem}") if args.catalog is not None else root / "dsl"
+    options = FlowOptions(provider=provider, model=model, catalog_json=catalog_json, lang=lang,
+                          plugin_identifier=identifier, target=target, localized=catalog_json is not None)
+    default_out = catalog_folder(args.catalog, catalog_json) if catalog_json is not None else root / "dsl"
     out = (args.out or default_out).resolve()
     files = dsl_texts(options)
     for relative, text in files.items():

@@ -75,6 +75,7 @@ class Flow:
     icon: str = "🧭"
     icon_background: str = "#E0F2FE"
     opening_statement: str = ""
+    suggested_questions: list[str] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)  # (source, handle, target)
     conversation_variables: list[dict[str, Any]] = field(default_factory=list)
@@ -162,7 +163,7 @@ class Flow:
             "workflow": {
                 "conversation_variables": list(self.conversation_variables),
                 "environment_variables": list(self.environment_variables),
-                "features": _features(self.opening_statement),
+                "features": _features(self.opening_statement, self.suggested_questions),
                 "graph": {"nodes": self._graph_nodes(), "edges": self._graph_edges(),
                           "viewport": {"x": 0, "y": 0, "zoom": 0.7}},
             },
@@ -172,10 +173,10 @@ class Flow:
         return dump_yaml(self.to_dict())
 
 
-def _features(opening: str) -> dict[str, Any]:
+def _features(opening: str, suggested: list[str]) -> dict[str, Any]:
     return {
         "opening_statement": opening,
-        "suggested_questions": [],
+        "suggested_questions": list(suggested),
         "suggested_questions_after_answer": {"enabled": False},
         "speech_to_text": {"enabled": False},
         "text_to_speech": {"enabled": False, "language": "", "voice": ""},

@@ -43,6 +43,7 @@ from dskit.tooling.dslbuild.code_sources import code_source
 from dskit.classic import classic_labels
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
 from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
+from dskit.tooling.dslbuild.localize import localize
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -61,6 +62,10 @@ class FlowOptions:
     catalog_json: str | None = None  # default: the example catalogs merged
     lang: str = "zh"  # prompts' language
     target: Target = DEFAULT_TARGET  # the Dify release the files are for (``dskit gen --dify-version``)
+    # True for a user's own catalog (``dskit new``, ``gen --catalog``): every note in ``lang`` only, the
+    # app named after the catalog, suggested questions from its tasks (:mod:`.localize`). False keeps
+    # the shipped files' bilingual notes.
+    localized: bool = False
 
 
 def default_catalog() -> dict[str, Any]:
@@ -213,16 +218,27 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
     flow.add("faq_search", n.knowledge_retrieval(
         ["state", "faq_question"], title="知识库检索",
         desc="导入后请在此选择知识库。Pick your knowledge base here after import."))
-    prompt = prompts.faq_prompt(options.lang, n.ref(["state", "faq_question"]))
+    lang = "en" if options.lang == "en" else "zh"
+    knowledge_node(flow, "faq_search", lang)
+    prompt = prompts.faq_prompt(lang, n.ref(["state", "faq_question"]), n.ref(["faq_knowledge", "output"]))
     flow.add("faq_answer", n.llm(_model(options, 0.3, "faq_answer"), prompt["system"], prompt["user"], title="FAQ 回答",
-                                 desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages.",
-                                 context=["faq_search", "result"]))
+                                 desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages."))
     flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
         ("answer", ["faq_answer", "text"]), ("question", ["state", "question"])],
         title="回答后回到任务", desc="FAQ 回答后接上挂起任务的问题。Appends the suspended task's pending "
                                  "question to the answer."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
+
+
+def knowledge_node(flow: Flow, search_id: str, lang: str) -> None:
+    """The ``faq_knowledge`` template node: the retrieved passages as the text Dify's context would be
+    (empty when none was found), so the FAQ prompt never depends on ``{{#context#}}``
+    (:data:`prompts.KNOWLEDGE_TEMPLATE`)."""
+    flow.add("faq_knowledge", n.template(prompts.KNOWLEDGE_TEMPLATE[lang], [("result", [search_id, "result"])],
+                                         title="整理检索结果", desc="把检索到的段落拼成文本（与 Dify 的上下文相同）；没有找到时为空。"
+                                         "Joins the retrieved passages into text, as Dify's context does; empty "
+                                         "when none was found."))
 
 
 def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
@@ -323,6 +339,13 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
     _after_state(flow, options)
+    return finish(flow, options, "fast")
+
+
+def finish(flow: Flow, options: FlowOptions, layout: str) -> Flow:
+    """The flow as built, or with its notes in the catalog's language only (``options.localized``)."""
+    if options.localized:
+        localize(flow, options.lang, layout, json.loads(catalog_text(options)))
     return flow
 
 
@@ -333,24 +356,31 @@ def classic_classes(catalog: dict[str, Any], lang: str = "zh") -> list[tuple[str
     return classes + classic_labels(lang)
 
 
-def classic_parameters(catalog: dict[str, Any]) -> list[dict[str, Any]]:
-    """One extractor parameter per slot name across tasks, all strings.
+PARAMETER_WORDS = {
+    "zh": {"choices": "可选：", "list_sep": "、", "number": "数字", "boolean": "是/否", "sep": "；"},
+    "en": {"choices": "one of: ", "list_sep": ", ", "number": "a number", "boolean": "yes/no", "sep": "; "},
+}
+
+
+def classic_parameters(catalog: dict[str, Any], lang: str = "zh") -> list[dict[str, Any]]:
+    """One extractor parameter per slot name across tasks, all strings, described in ``lang``.
 
     Strings on purpose: graphon (and Dify) fill a parameter the model left out with 0 for numbers and
     false for booleans, which would set slots nobody mentioned; an empty string is skipped by the
     adapter, and the engine coerces "3" or "是" to the slot's type.
     """
+    words_of = PARAMETER_WORDS["en" if lang == "en" else "zh"]
     params: dict[str, dict[str, Any]] = {}
     for spec in catalog["tasks"].values():
         for slot, raw in (spec.get("slots") or {}).items():
             words = [str(raw.get("label") or slot), str(raw.get("description") or "")]
             if raw.get("enum"):
-                words.append("可选：" + "、".join(str(v) for v in raw["enum"]))
+                words.append(words_of["choices"] + words_of["list_sep"].join(str(v) for v in raw["enum"]))
             if raw.get("type") in {"integer", "number"}:
-                words.append("数字")
+                words.append(words_of["number"])
             if raw.get("type") == "boolean":
-                words.append("是/否")
-            text = "；".join(w for w in words if w)
+                words.append(words_of["boolean"])
+            text = words_of["sep"].join(w for w in words if w)
             entry = params.setdefault(slot, {"name": slot, "type": "string", "required": False,
                                              "description": text})
             if text not in entry["description"]:
@@ -374,7 +404,7 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     flow.add("classify", n.question_classifier(
         _model(options, 0.1, "classify"), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
         desc="任务 / 补充信息 / 确认 / 否认 / 取消 / 重置 / FAQ / 闲聊 / 转人工。Routes the question."))
-    parameters = classic_parameters(catalog)
+    parameters = classic_parameters(catalog, lang)
     flow.add("extract", n.parameter_extractor(
         _model(options, 0.1, "extract"), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
         desc="提取这句话里说出的词槽。Extracts the slots this message states."))
@@ -397,4 +427,4 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     _state_node(flow, ["adapter", "understanding"])
     flow.edge("adapter", "state")
     _after_state(flow, options)
-    return flow
+    return finish(flow, options, "classic")

@@ -33,7 +33,7 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
-from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, opening_statement
+from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, catalog_text, finish, knowledge_node, opening_statement
 
 PLUGIN_FILE = "dsl/dialogue_chatflow_plugin.yml"
 PLUGIN_AUTHOR = "dskit"
@@ -140,8 +140,9 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
        "next_action; the else branch replies with the engine's text."))
     flow.edge("track_state", "route")
 
-    slots = ("（{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}，{% endif %}"
-             "{% endfor %}）")
+    opening, comma, closing = ("（", "，", "）") if lang == "zh" else (" (", ", ", ")")
+    slots = (opening + "{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}" + comma
+             + "{% endif %}{% endfor %}" + closing)
     flow.add("exec_reply", n.template(
         "{{ question }}{% if execute and execute.task %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
         + "{% for item in [execute] + (execute.subtasks or []) %}{% if not loop.first %}"
@@ -154,17 +155,18 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
 
     flow.add("faq_search", n.knowledge_retrieval(["track_state", "faq_question"], title="知识库检索",
                                                  desc="导入后请在此选择知识库。Pick your knowledge base here."))
-    faq = prompts.faq_prompt(lang, n.ref(["track_state", "faq_question"]))  # as the fast Chatflow asks
+    knowledge_node(flow, "faq_search", lang)
+    faq = prompts.faq_prompt(lang, n.ref(["track_state", "faq_question"]),  # as the fast Chatflow asks
+                             n.ref(["faq_knowledge", "output"]))
     flow.add("faq_answer", n.llm(n.model_config(options.provider, options.model, 0.3,
                                                        {"max_tokens": prompts.MAX_TOKENS["faq_answer"]}), faq["system"],
                                  faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
-                                 desc="根据检索到的知识简短回答。Answers from the retrieved passages.",
-                                 context=["faq_search", "result"]))
+                                 desc="根据检索到的知识简短回答。Answers from the retrieved passages."))
     flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
         ("answer", ["faq_answer", "text"]), ("question", ["track_state", "question"])],
         title="回答后回到任务", desc="接上挂起任务的问题。Appends the pending question."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
 
     chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task_label"]))  # as the fast Chatflow
     flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7,
@@ -206,4 +208,4 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         ("summary", ["compress", "summary"]),
     ], title="保存记忆", desc="写回历史和摘要。Writes the history and the summary."))
     flow.chain("reply", "save_state", "answer", "compress", "save")
-    return flow
+    return finish(flow, options, "plugin")

@@ -54,17 +54,30 @@ EXTRACT = {
 }
 
 
-def faq_prompt(lang: str, question_ref: str) -> dict[str, str]:
+# The FAQ answer reads the passages through this template node's output, never through Dify's
+# ``{{#context#}}``: real Dify substitutes ``{{#context#}}`` only when the retrieval returned something
+# (api/core/workflow/nodes/llm/node.py: the context is filled only when non-empty), so with an empty or
+# missing knowledge base the model would read the raw placeholder, while graphon substitutes "".
+# The template builds the very text Dify and graphon make of a retrieval result for the context (each
+# passage's summary, if any, and content, one per line, the whole stripped): the prompt a model sees is
+# byte for byte the one recorded before (tests/cassettes), and an empty retrieval gives "" in Dify too.
+_PASSAGES = ("{% filter trim %}{% for item in result %}{% if item.summary is defined and item.summary %}{{ item.summary }}\n{% endif %}"
+             "{{ item.content }}\n{% endfor %}{% endfilter %}")
+KNOWLEDGE_TEMPLATE = {"zh": _PASSAGES, "en": _PASSAGES}
+
+
+def faq_prompt(lang: str, question_ref: str, knowledge_ref: str) -> dict[str, str]:
+    """The FAQ answer's messages; ``knowledge_ref`` is the passages as text (never ``{{#context#}}``)."""
     if lang == "en":
         return {
             "system": "Answer the user's question from the knowledge below, briefly (at most 3 sentences). "
                       "If the knowledge does not cover it, say you are not sure and suggest asking a human "
-                      "agent. Do not ask follow-up questions.\n\n## Knowledge\n{{#context#}}",
+                      f"agent. Do not ask follow-up questions.\n\n## Knowledge\n{knowledge_ref}",
             "user": question_ref,
         }
     return {
         "system": "根据下面的知识回答用户的问题，简洁（不超过3句）。知识里没有答案时，说明不确定，并建议转人工。"
-                  "不要反问。\n\n## 知识\n{{#context#}}",
+                  f"不要反问。\n\n## 知识\n{knowledge_ref}",
         "user": question_ref,
     }
 

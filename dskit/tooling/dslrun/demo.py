@@ -4,6 +4,10 @@ No model and no network: each turn's understanding is the JSON a model following
 returned for that message (recorded), the FAQ answer likewise, and everything else — the state
 node, the branches, the history, the assigners — runs in Dify's own engine. The demo says so on
 screen.
+
+Two scripts: Chinese, over the default catalog and the shipped Chatflow; English (``--lang en``),
+over the English example catalog (examples/eval/catalogs/restaurant_travel_en.json) and the Chatflow
+``dskit new`` builds for it, so the whole conversation — questions, confirmation, replies — is English.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast, default_catalog
+from dskit.tooling.dslbuild.code_sources import shipped_code_nodes
+from dskit.tooling.dslbuild.flows import ROOT, FlowOptions, build_classic, build_fast, default_catalog
 from dskit.tooling.dslrun.scenarios import ScenarioTurn, focused_task, turn_script
 from dskit.tooling.dslrun.graphon import Conversation, TurnResult
 
@@ -42,6 +47,29 @@ DEMO_TURNS: list[ScenarioTurn] = [
 ]
 DEMO_KNOWLEDGE = [{"title": "包间", "content": "本店包间需提前一天预订，最低消费800元。"}]
 
+# The same booking in English, over the English example catalog.
+EN_CATALOG = ROOT / "examples" / "eval" / "catalogs" / "restaurant_travel_en.json"
+EN_DEMO_TURNS: list[ScenarioTurn] = [
+    ScenarioTurn("Book a table for Friday at 20:00, three people, downtown, classic Cantonese", _u(
+        "Book a table for Friday at 20:00 for three people downtown, classic Cantonese food",
+        {"type": "start_task", "task": "book_restaurant",
+         "slots": {"date": "Friday", "time": "20:00", "people": 3, "area": "downtown", "cuisine": "Cantonese"}})),
+    ScenarioTurn("A private room would be even better.", _u(
+        "A private room would be even better", {"type": "set_slots", "slots": {"private_room": True}})),
+    ScenarioTurn("Is there a minimum spend for a private room?", _u(
+        "Is there a minimum spend for a private room?",
+        {"type": "faq", "question": "Is there a minimum spend for a private room?"}),
+        llm={"faq_answer": "Private rooms have a minimum spend of 800 and must be booked a day ahead."}),
+    ScenarioTurn("Make it two of us at a quiet table, and 19:00 instead.", _u(
+        "Change to two people, a quiet table, at 19:00",
+        {"type": "set_slots", "slots": {"people": 2, "quiet": True, "time": "19:00"}})),
+    ScenarioTurn("Let's go with Old Town Cantonese", _u(
+        "Book Old Town Cantonese", {"type": "set_slots", "slots": {"restaurant": "Old Town Cantonese"}})),
+    ScenarioTurn("Yes, book it", _u("Confirm the booking", {"type": "confirm"})),
+]
+EN_DEMO_KNOWLEDGE = [{"title": "private rooms", "content": "Private rooms must be booked a day ahead; the "
+                      "minimum spend is 800."}]
+
 
 @dataclass
 class DemoTurn:
@@ -57,16 +85,22 @@ class DemoTurn:
         return focused_task(self.result.variables)[1]
 
 
-def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | None = None) -> list[DemoTurn]:
-    """Run the demo conversation; ``on_turn`` sees each turn as soon as it is done."""
-    options = FlowOptions()
-    flow = build_fast(options) if layout == "fast" else build_classic(options)
-    conversation = Conversation(flow.to_yaml(), knowledge=lambda query: DEMO_KNOWLEDGE)
-    catalog = default_catalog()
+def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | None = None,
+             lang: str = "zh") -> list[DemoTurn]:
+    """Run the demo conversation in ``lang``; ``on_turn`` sees each turn as soon as it is done."""
+    if lang == "en":
+        catalog = json.loads(EN_CATALOG.read_text(encoding="utf-8"))
+        options = FlowOptions(catalog_json=json.dumps(catalog, ensure_ascii=False), lang="en", localized=True)
+        script, knowledge = EN_DEMO_TURNS, EN_DEMO_KNOWLEDGE
+    else:
+        catalog, options, script, knowledge = default_catalog(), FlowOptions(), DEMO_TURNS, DEMO_KNOWLEDGE
+    with shipped_code_nodes():  # the checkout's code_nodes/: seconds, not a bundle of the engine
+        flow = build_fast(options) if layout == "fast" else build_classic(options)
+    conversation = Conversation(flow.to_yaml(), knowledge=lambda query: knowledge)
     turns = []
-    for index, turn in enumerate(DEMO_TURNS, 1):
-        script = turn_script(turn, layout, catalog, focused_task(conversation.variables)[0])
-        result = conversation.turn(turn.user, script)
+    for index, turn in enumerate(script, 1):
+        step = turn_script(turn, layout, catalog, focused_task(conversation.variables)[0])
+        result = conversation.turn(turn.user, step)
         done = DemoTurn(turn.user, result)
         turns.append(done)
         if on_turn is not None:

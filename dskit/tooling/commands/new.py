@@ -1,0 +1,135 @@
+"""``dskit new CATALOG [--out DIR]``: your own assistant in one command.
+
+From a task catalog to the three Chatflow files (fast, classic, plugin) whose every text a user
+reads — node titles and notes, prompts, the opening statement, the suggested questions, the replies —
+is in the catalog's ``language`` and names the catalog's tasks. Then the same checks as
+``dskit validate`` (problems and warnings) and ``dskit check-dsl`` run on what was written, and it
+says ok or lists the problems.
+
+Why a command of its own next to ``dskit gen --catalog`` (which builds the same files): ``gen`` is
+the maintainer's tool for the repository's generated files; a Dify builder starting from a catalog
+needs one command that checks the catalog first, writes a folder of their own and checks the result.
+Both share the builder, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NEXT_STEPS = {
+    "zh": "下一步：在 Dify 中「导入 DSL 文件」选择 {fast}；或先在本机试聊：dskit chat --catalog {catalog} "
+          "--base-url URL --model NAME",
+    "en": "Next: in Dify, Studio → Import DSL file → {fast}; or chat with it here first: dskit chat --catalog "
+          "{catalog} --base-url URL --model NAME",
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from dskit.tooling.commands.gen import add_model_target_options  # noqa: PLC0415
+
+    parser = subparsers.add_parser(
+        "new",
+        help="your own assistant: Chatflow files for a task catalog, in its language, checked",
+        description="Build the fast, classic and plugin Chatflows for a task catalog, every text in the "
+                    "catalog's language, then run the checks of `dskit validate` and `dskit check-dsl` on "
+                    "them. Exit status 1 when the catalog or a file has a problem.",
+    )
+    parser.add_argument("catalog", type=Path, metavar="CATALOG", help="the task catalog (JSON, docs/catalog.md)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the files (default: ./dsl_<name>/, <name> being the catalog's "
+                             "name, else the file's name without .json)")
+    add_model_target_options(parser)
+    parser.set_defaults(func=run)
+
+
+def _validate(path: Path) -> tuple[str | None, list[str]]:
+    """(catalog text, warnings) as ``dskit validate`` sees them; text None after printing the problems."""
+    import json  # noqa: PLC0415
+
+    from dskit.catalog import validate_catalog  # noqa: PLC0415
+    from dskit.catalog_lint import catalog_warnings  # noqa: PLC0415
+    from dskit.tooling.commands.validate import read_catalog_text  # noqa: PLC0415
+
+    try:
+        text = read_catalog_text(path)
+    except ValueError as error:
+        print(f"{path}: {error}", file=sys.stderr)
+        return None, []
+    problems = validate_catalog(text)
+    if problems:
+        print(f"{path}: {len(problems)} problem(s)")
+        for problem in problems:
+            print(f"  {problem}")
+        return None, []
+    return text, catalog_warnings(json.loads(text))
+
+
+def _busy(text: str):  # noqa: ANN202 - a context manager
+    """A spinner on a terminal (rich, as the other long commands), else one line: never silent."""
+    import contextlib  # noqa: PLC0415
+
+    if sys.stdout.isatty():
+        from rich.console import Console  # noqa: PLC0415
+
+        return Console().status(text)
+    print(text, flush=True)
+    return contextlib.nullcontext()
+
+
+def run(args: argparse.Namespace) -> int:
+    import json  # noqa: PLC0415
+
+    from dskit.tooling.commands.gen import catalog_folder, model_target  # noqa: PLC0415
+    from dskit.tooling.dslbuild.code_sources import shipped_code_nodes  # noqa: PLC0415
+    from dskit.tooling.dslbuild.flows import FlowOptions  # noqa: PLC0415
+
+    chosen = model_target(args, "new")
+    if chosen is None:
+        return 2
+    provider, model, identifier, target = chosen
+    text, warnings = _validate(args.catalog)
+    if text is None:
+        return 1
+    print(f"{args.catalog}: ok" + (f", {len(warnings)} warning(s)" if warnings else ""), flush=True)
+    for warning in warnings:
+        print(f"  warning: {warning}")
+    catalog_json = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    lang = "en" if json.loads(text).get("language") == "en" else "zh"
+    options = FlowOptions(provider=provider, model=model, plugin_identifier=identifier, target=target,
+                          catalog_json=catalog_json, lang=lang, localized=True)
+    out = (args.out or catalog_folder(args.catalog, catalog_json)).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    status = 0
+    written: dict[str, Path] = {}
+    with shipped_code_nodes():  # the checkout's code_nodes/, not a fresh bundle of the engine (seconds, not a minute)
+        status = _write_and_check(options, out, written)
+    if status == 0:
+        print(NEXT_STEPS[lang].format(fast=written["fast"], catalog=args.catalog))
+    return status
+
+
+def _write_and_check(options, out: Path, written: dict[str, Path]) -> int:  # noqa: ANN001 - FlowOptions
+    """Write the three layouts to ``out`` and check each as ``dskit check-dsl`` does; 1 on any problem."""
+    from dskit.tooling.dslbuild.check import check_dsl  # noqa: PLC0415
+    from dskit.tooling.dslbuild.flows import build_classic, build_fast  # noqa: PLC0415
+    from dskit.tooling.dslbuild.plugin_flow import build_plugin  # noqa: PLC0415
+
+    status = 0
+    provider, model, target = options.provider, options.model, options.target
+    for layout, build in (("fast", build_fast), ("classic", build_classic), ("plugin", build_plugin)):
+        name = "dialogue_chatflow.yml" if layout == "fast" else f"dialogue_chatflow_{layout}.yml"
+        path = out / name
+        with _busy(f"{layout}: building and checking (as dskit check-dsl)…"):  # ~10 s for the first file
+            path.write_text(build(options).to_yaml(), encoding="utf-8", newline="\n")
+            problems = check_dsl(path.read_text(encoding="utf-8"), run_code=False, target=target)
+        written[layout] = path
+        if problems:
+            status = 1
+            print(f"{path}: {len(problems)} problem(s)")
+            for problem in problems:
+                print(f"  {problem}")
+        else:
+            print(f"{path}: ok ({provider}, {model}, Dify {target.name}+)", flush=True)
+    return status
