@@ -193,3 +193,21 @@ def test_values_a_confirmation_shows_back_are_not_offers_for_another_task() -> N
         query=message, recent=[said], reference_date=DAY, offered=decision["question"])
     assert [t["name"] for t in load_state(state)[0]["task_stack"]] == ["book_restaurant"]
     assert any("plan_route" in item["command"] for item in decision["dropped"])
+
+
+def test_a_new_task_of_the_same_kind_does_not_copy_the_values_of_the_first() -> None:
+    """"我爸家里也要装一个百兆的" after the user's own install ran: the model's copy of the user's address and
+    phone for the second install is refused (they were the first one's), the plan the message says is kept.
+    Without the rule the recent messages ground both, and a second install would go to the user's home."""
+    first = "帮我家装百兆宽带，地址文三路5号，周六上门，电话13800138000"
+    state, decision = _turns(TELECOM, (first, [{"type": "start_task", "task": "install_broadband", "slots": {
+        "plan": "百兆", "address": "文三路5号", "date": "周六", "phone": "13800138000"}}]),
+        ("确认", [{"type": "confirm"}]))
+    assert decision["next_action"] == "execute"
+    second = "我爸家里也要装一个百兆的"
+    state, decision = step(state, {"commands": [{"type": "start_task", "task": "install_broadband", "slots": {
+        "plan": "百兆", "address": "文三路5号", "phone": "13800138000"}}]}, TELECOM, query=second,
+        recent=[first, "确认"], reference_date=DAY)
+    (install,) = [t for t in load_state(state)[0]["task_stack"] if t["name"] == "install_broadband"]
+    assert install["slots"] == {"plan": "百兆"}
+    assert decision["next_action"] == "ask_slot"
