@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .values import canon
+
 CAUSES = ("model_failed", "model_omitted", "model_wrong", "grounding_refused", "grounding_let_wrong", "policy")
 CAUSE_TEXT = {
     "model_failed": "the model failed or answered unreadably",
@@ -62,8 +64,6 @@ def _dropped(scorer: Any) -> list[dict]:
 
 def _missing(scorer: Any) -> list[tuple[str, str, Any]]:
     """(task, slot, expected value) the turn expects and the state (or what ran) does not hold."""
-    from .metrics import canon  # noqa: PLC0415
-
     have = scorer.after.open_by_name()
     for done in scorer._executed():  # noqa: SLF001 - the scorer's own view of what ran this turn
         have.setdefault(str(done.get("task")), dict(done.get("slots") or {}))
@@ -81,8 +81,6 @@ def _missing(scorer: Any) -> list[tuple[str, str, Any]]:
 
 
 def _same_value(scorer: Any, task: str, slot: str, left: Any, right: Any) -> bool:
-    from .metrics import canon  # noqa: PLC0415
-
     return canon(scorer.catalog, task, slot, left) == canon(scorer.catalog, task, slot, right)
 
 

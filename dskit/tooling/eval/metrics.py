@@ -19,48 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dskit.catalog import Catalog, coerce_slot_value
+from dskit.catalog import Catalog
 from dskit.state import load_state
 
+from .causes import CAUSES, attribute
 from .suite import EvalTurn
 from .turn import TurnOutput
+from .values import canon, canon_slots
 
 Slots = dict[str, Any]
-
-
-# --------------------------------------------------------------------------------------------------
-# Values
-# --------------------------------------------------------------------------------------------------
-
-
-def canon(catalog: Catalog, task: str, slot: str, value: Any) -> str | None:
-    """A slot value in one comparable form: coerced by the catalog, lists of a multiple slot sorted.
-
-    None stands for "empty". A value the catalog refuses keeps its raw JSON form (so it never equals a
-    valid one by accident).
-    """
-    if value is None:
-        return None
-    spec = catalog.tasks[task].slots.get(slot) if task in catalog.tasks else None
-    if spec is not None:
-        ok, coerced, _ = coerce_slot_value(spec, value)
-        if ok:
-            value = coerced
-    if isinstance(value, list):
-        value = sorted(value, key=lambda v: json.dumps(v, ensure_ascii=False))
-    if isinstance(value, str):
-        value = value.strip()
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def canon_slots(catalog: Catalog, task: str, slots: Mapping[str, Any] | None) -> dict[str, str]:
-    """Filled slots of one task in canonical form (empty values left out)."""
-    out = {}
-    for slot, value in (slots or {}).items():
-        text = canon(catalog, task, slot, value)
-        if text is not None:
-            out[slot] = text
-    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -263,8 +230,6 @@ class TurnScorer:
         self._checks()
         self._forbid()
         s.signature = self._signature()
-        from .causes import attribute  # noqa: PLC0415 - causes reads this module's scorer
-
         s.cause = attribute(self)
         return s
 
@@ -582,8 +547,6 @@ def summarize(conversations: Sequence[ConversationResult]) -> dict[str, Any]:
         "wall_seconds_per_turn": round(statistics.fmean(t.wall_seconds for t in ok_ran), 3) if ok_ran else None,
     }
     figures["consistency"] = consistency(conversations)
-    from .causes import CAUSES  # noqa: PLC0415
-
     causes = Counter(t.cause for t in turns if t.cause)
     figures["causes"] = {cause: causes.get(cause, 0) for cause in CAUSES}
     return figures
