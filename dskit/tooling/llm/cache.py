@@ -245,7 +245,8 @@ class Cache:
         if kind not in RECORDED_REFUSALS or self.mode != "record":
             return
         last = str(messages[-1]["content"]) if messages else ""
-        self._append(key, {"key": key, "model": model, "text": "", "refused": message, "refused_kind": kind,
+        self._append(key, {"key": key, "model": model, "text": "", "prompt_tokens": 0, "completion_tokens": 0,
+                           "latency": 0.0, "refused": message, "refused_kind": kind,
                            "asked": " ".join(last[-80:].split())})
 
     def _append(self, key: str, entry: dict[str, Any]) -> None:
