@@ -71,6 +71,11 @@ def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
     return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
 
 
+# A question word is never a value: what the user asks about is not what they want.
+_INTERROGATIVE = re.compile(r"(?:多长时间|多长|多久|多少钱|多少|多大|什么|啥|哪些|哪个|哪家|哪里|哪儿|几点|几个|几位|几号|几|"
+                            r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
+
+
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -85,6 +90,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
             return value, ""
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
+    if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
+        return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
@@ -130,7 +137,11 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
         return True
     shown_back = any(held == value for task in turn.stack.tasks for name, held in task["slots"].items()
                      if (task["name"], name) != (task_name, slot))
-    return not shown_back and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered, asked)
+    spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
+    asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
+    # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
+    return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
+                                                                 asked)
 
 
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
