@@ -139,7 +139,10 @@ HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
 FAST_EXPECTED = {"turns_right": 22, "jga_right": 25, "jga_turns": 31, "executions": 6, "wrongful": 1,
                  "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
                  "llm_calls_per_turn": 1.097}
-CLASSIC_EXPECTED = {"turns_right": 7, "jga_right": 8, "jga_turns": 31, "executions": 3, "wrongful": 1,
+# Classic after issue 20: 10/31 right and JGA 11/31 (7 and 8 before), with 2 of its requests still to
+# re-record (each a failed turn until then).
+CLASSIC_NOT_RECORDED = 2
+CLASSIC_EXPECTED = {"turns_right": 10, "jga_right": 11, "jga_turns": 31, "executions": 3, "wrongful": 1,
                     "task_success": 2, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
                     "llm_calls_per_turn": 2.968}
 PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
@@ -159,7 +162,8 @@ def test_the_fast_chatflow_on_the_held_out_conversations(capsys, layouts) -> Non
 
 
 def test_the_classic_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
-    layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES)
+    layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES,
+                                     stale_allowed=CLASSIC_NOT_RECORDED)
     assert at_least_as_good(counts(layouts["classic"]), CLASSIC_EXPECTED) == []
 
 
