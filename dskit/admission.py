@@ -120,10 +120,19 @@ def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
     value the user gave for *that* one ("西湖区文三路100号" for their own broadband) is not given again for a
     new one ("我爸家里也要装一个"), although it is in their recent messages. Another kind of task may share
     it (a hotel's name is also where the taxi goes)."""
-    others = [t.get("slots") or {} for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
-    others += [d.get("slots") or {} for d in turn.state["done"][-3:]
-               if isinstance(d, dict) and d.get("task") == task["name"]]
-    return any(held == value for slots in others if isinstance(slots, dict) for held in slots.values())
+    return _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
+                  + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]])
+
+
+def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -> bool:
+    """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
+    ``skip`` = (task name, slot)."""
+    for entry in tasks:
+        slots = entry.get("slots")
+        name = entry.get("name") or entry.get("task")
+        if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
+            return True
+    return False
 
 
 def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
@@ -135,8 +144,7 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
         return False
     if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
         return True
-    shown_back = any(held == value for task in turn.stack.tasks for name, held in task["slots"].items()
-                     if (task["name"], name) != (task_name, slot))
+    shown_back = _holds(value, turn.stack.tasks, skip=(task_name, slot))
     spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
     asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
     # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing

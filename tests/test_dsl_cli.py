@@ -69,6 +69,16 @@ def test_demo_runs_seed000_with_recorded_outputs(capsys: pytest.CaptureFixture) 
     assert "餐厅：老地方粤菜馆" in out
 
 
+def _answer(handler: BaseHTTPRequestHandler, content: str) -> None:
+    """Send one chat completion with ``content`` (what both fake servers answer with)."""
+    data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _FakeOpenAI(BaseHTTPRequestHandler):
     """Answers like a model that follows our prompts: JSON for the understanding node, text otherwise."""
 
@@ -91,12 +101,7 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
                     {"type": "set_slots", "slots": {"city": "北京"}}]})
         else:
             content = "好的。"
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        _answer(self, content)
 
 
 def test_chat_against_a_local_openai_compatible_server(monkeypatch: pytest.MonkeyPatch,
@@ -175,12 +180,7 @@ class _FakeEnglishModel(_FakeOpenAI):
                 {"type": "start_task", "task": "repair_status", "slots": {"ticket": "R1234"}}]})
         else:
             content = "Sure."
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        _answer(self, content)
 
 
 def test_chat_with_a_catalog_speaks_its_language(monkeypatch: pytest.MonkeyPatch,
