@@ -424,12 +424,24 @@ def _blank(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
+# A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
+# "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+
+
+def _blank_a_not_a(text: str) -> str:
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
+    text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+
+
 def negated_at(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
     "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
     adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
-    text = _blank(raw.lower(), _NOT_NEGATION)
+    text = _blank_a_not_a(_blank(raw.lower(), _NOT_NEGATION))
     left, right = _clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():

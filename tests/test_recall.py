@@ -42,7 +42,8 @@ OPEN = ("帮我订个位子，3个人，周五晚上7点", [{"type": "start_task
                                         "slots": {"people": 3, "date": "周五", "time": "19:00"}}])
 
 
-@pytest.mark.parametrize("message", ["就这家吧", "好，就它", "那就去那儿", "这家的地址是？", "就订那个", "that one", "他家几点关门？"])
+@pytest.mark.parametrize("message", ["就这家吧", "好，就它", "那就去那儿", "这家的地址是？", "就订那个", "that one", "他家几点关门？",
+                                     "好呀，这家有包间没有啊", "这家店有没有停车位？", "那家要不要排队"])
 def test_a_value_offered_in_the_last_reply_is_taken_by_a_message_that_accepts_it(message):
     state, _ = _turns(RESTAURANT, OPEN)
     new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
@@ -50,12 +51,26 @@ def test_a_value_offered_in_the_last_reply_is_taken_by_a_message_that_accepts_it
     assert _slots(new, "book_restaurant").get("restaurant") == "老地方餐厅"
 
 
-@pytest.mark.parametrize("message", ["还有别的吗", "太贵了，换一家", "不要那家", "我再想想", "今天天气怎么样"])
+@pytest.mark.parametrize("message", ["还有别的吗", "太贵了，换一家", "不要那家", "我再想想", "今天天气怎么样",
+                                     "没有没有，不要那家", "那家没有包间，算了"])
 def test_an_offer_the_message_does_not_accept_is_not_taken(message):
     state, _ = _turns(RESTAURANT, OPEN)
     new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
                   query=message, offered="为您推荐老地方餐厅，人均120元，您看可以吗？", reference_date=DAY)
     assert "restaurant" not in _slots(new, "book_restaurant")
+
+
+@pytest.mark.parametrize(("message", "word", "negated"), [
+    ("有没有包间", "包间", False), ("要不要包间", "包间", False), ("可不可以带宠物", "宠物", False),
+    ("这家有包间没有？", "包间", False), ("有停车位没有啊", "停车位", False),
+    ("没有包间", "包间", True), ("一个包间都没有", "包间", True), ("没有没有，不要包间", "包间", True),
+    ("有空调，没有包间", "包间", True), ("包间不要了", "包间", True)])
+def test_an_a_not_a_question_is_not_a_negation(message, word, negated):
+    """正反问句 ("有没有…", "…有…没有？") ask; the 没/不 in them refuses nothing."""
+    from dskit.cues import negated_at  # noqa: PLC0415
+
+    at = message.find(word)
+    assert negated_at(message, at, at + len(word)) is negated
 
 
 def test_an_ordinal_takes_exactly_that_one_of_a_structured_offer():
