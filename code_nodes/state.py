@@ -2766,7 +2766,7 @@ ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do"
                       "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
 _QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
                       "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
-_A_NOT_A = _LazyPattern('_A_NOT_A', r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
+_A_NOT_A = re.compile(r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
 _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
@@ -3126,12 +3126,24 @@ def _blank(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
+# A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
+# "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+
+
+def _blank_a_not_a(text: str) -> str:
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
+    text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+
+
 def negated_at(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
     "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
     adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
-    text = _blank(raw.lower(), _NOT_NEGATION)
+    text = _blank_a_not_a(_blank(raw.lower(), _NOT_NEGATION))
     left, right = _clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
