@@ -5514,6 +5514,24 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
+def _assent(turn: Turn) -> bool:
+    """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
+    the user saw: the confirm the model left out. It goes through the confirm command itself, so a yes to
+    values other than the ones shown, or to a task with a required slot empty, still runs nothing; when
+    that command refuses, nothing of it stays in the turn."""
+    task = turn.stack.top()
+    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw):
+        return False
+    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
+    REGISTRY["confirm"].apply(turn, {"type": "confirm"})
+    if len(turn.applied) > marks[0]:
+        turn.applied[-1] = "backup " + turn.applied[-1]
+        return True
+    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
+    turn.progress, turn.faq = marks[3], marks[4]
+    return False
+
+
 def backup_fill(turn: Turn, readable: bool = True) -> bool:
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
@@ -5534,7 +5552,8 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             turn.note("backup faq", progress=False)
             return True
         return False
-    return _refusal(turn) or _asked_slot(turn) or _only_time_slot(turn) or _take_back(turn)
+    return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
+            or _take_back(turn))
 
 
 # ---- dskit/subtasks.py ----

@@ -15,7 +15,8 @@ Never free text (a name, an address: only the model reads those), never a slot n
 the task's only time slot), never over a value the model set, never from a question or a refusal.
 Beyond values, the engine answers what it can tell for itself when the model said nothing: a question is
 answered as an FAQ (the pending question waits), a plain no to the confirmation question the user saw
-is a deny, a request for a person is a handoff (a question only when the model's answer was readable
+is a deny, a message that is nothing but a yes to that question is a confirm (every check a model's
+confirm passes still applies: the values shown, the guard), a request for a person is a handoff (a question only when the model's answer was readable
 and was not small talk: see :func:`backup_fill`). Each is logged as ``backup …`` in the decision's
 ``applied`` and the timeline.
 """
@@ -28,7 +29,7 @@ from typing import Any
 from .admission import admit_rollback, pattern_takes, time_slots
 from .catalog import SlotSpec, coerce_slot_value
 from .commands import REGISTRY
-from .cues import asks, asks_for_human, says_no, says_refusal, says_revert
+from .cues import asks, asks_for_human, only_yes, says_no, says_refusal, says_revert
 from .grounding import bare_answer, common_words, dates_in, numbers_in, same_half_day, slot_touched, times_in
 from .matching import exact_match, segments, words_match
 from .turn import Turn, short_text
@@ -140,6 +141,24 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
+def _assent(turn: Turn) -> bool:
+    """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
+    the user saw: the confirm the model left out. It goes through the confirm command itself, so a yes to
+    values other than the ones shown, or to a task with a required slot empty, still runs nothing; when
+    that command refuses, nothing of it stays in the turn."""
+    task = turn.stack.top()
+    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw):
+        return False
+    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
+    REGISTRY["confirm"].apply(turn, {"type": "confirm"})
+    if len(turn.applied) > marks[0]:
+        turn.applied[-1] = "backup " + turn.applied[-1]
+        return True
+    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
+    turn.progress, turn.faq = marks[3], marks[4]
+    return False
+
+
 def backup_fill(turn: Turn, readable: bool = True) -> bool:
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
@@ -160,7 +179,8 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             turn.note("backup faq", progress=False)
             return True
         return False
-    return _refusal(turn) or _asked_slot(turn) or _only_time_slot(turn) or _take_back(turn)
+    return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
+            or _take_back(turn))
 
 
 __all__ = ["backup_fill", "value_in_message"]

@@ -148,6 +148,36 @@ def test_the_backup_never_writes_free_text_nor_a_slot_nobody_asked():
     assert "fault" not in slots and "phone" not in slots and "address" not in slots
 
 
+READY = [("帮我订周五晚上7点江南小馆的位子，3个人", [{"type": "start_task", "task": "book_restaurant", "slots": {
+    "date": "周五", "time": "19:00", "people": 3, "restaurant": "江南小馆"}}])]
+
+
+@pytest.mark.parametrize("message", ["对，就这样", "没错", "好的，订吧", "Yes, that's right", "Correct, go ahead"])
+def test_a_plain_yes_to_the_confirmation_question_runs_it_without_a_command(message):
+    state, decision = _turns(RESTAURANT, *READY)
+    assert decision["next_action"] == "confirm"
+    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    assert decision["next_action"] == "execute"
+    assert "backup confirm t1" in decision["applied"]
+
+
+@pytest.mark.parametrize("message", ["对了，有停车场吗", "好的，改成八点", "我再想想", "不对", "好，不过人数再确认一下", "等一下"])
+def test_the_backup_confirms_nothing_but_a_plain_yes(message):
+    state, _ = _turns(RESTAURANT, *READY)
+    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    assert decision["next_action"] != "execute"
+    assert not any("confirm" in a for a in decision["applied"])
+
+
+def test_the_backup_confirms_only_a_question_the_user_saw():
+    """A yes while the task is still collecting confirms nothing: no confirmation question was shown."""
+    state, decision = _turns(RESTAURANT, ("帮我订周五晚上7点的位子", [{"type": "start_task", "task": "book_restaurant",
+                                                            "slots": {"date": "周五", "time": "19:00"}}]))
+    assert decision["next_action"] == "ask_slot"
+    _, decision = step(state, {"commands": []}, RESTAURANT, query="好的", reference_date=DAY)
+    assert decision["next_action"] != "execute" and not any("confirm" in a for a in decision["applied"])
+
+
 def test_a_clock_time_without_a_command_goes_to_the_only_time_slot():
     booked = [("帮我订周五晚上7点的位子，3个人", [{"type": "start_task", "task": "book_restaurant",
                                            "slots": {"date": "周五", "time": "19:00", "people": 3}}]),

@@ -275,7 +275,9 @@ class TurnScorer:
             return False
         if with_parent and before[2] == "WAITING":
             return True
-        return before[2] == "CONFIRMING" and f"confirm {task_id}" in applied
+        # the model's confirm, or the engine's backup of a plain yes the model left out (dskit.backup)
+        return before[2] == "CONFIRMING" and any(a in (f"confirm {task_id}", f"backup confirm {task_id}")
+                                                 for a in applied)
 
     def _executions(self) -> None:
         """Score what ran: an execution matches an expected one of this turn (its slots must be
