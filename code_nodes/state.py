@@ -2927,12 +2927,14 @@ def only_yes(raw: str) -> bool:
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
 _NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
           "hang on", "later")
-_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢")
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
+_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
 def says_no(raw: str) -> bool:
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
-    text = raw.lower()
+    text = _blank_a_not_a(raw.lower())  # "好不好？" asks
     for phrase in _NOT_NO:
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
@@ -3110,7 +3112,7 @@ NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "�
 NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
                "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
 INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论") + NOT_NEGATING_ZH
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
@@ -5514,13 +5516,28 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
+# The fixed words of the engine's own confirmation questions (dskit.messages), in every language, in the
+# form the evidence holds the last reply (NFKC, lower case: "确认办理吗?").
+_CONFIRM_WORDS = tuple(sorted({unicodedata.normalize("NFKC", part.strip()).lower() for table in MESSAGES.values()
+                        for key in ("confirm", "confirm_resume", "confirm_none")
+                        for part in re.split(r"\{[a-z_]+\}", table[key]) if len(part.strip()) >= 4}))
+
+
+def _saw_confirmation(last_reply: str) -> bool:
+    """Whether the assistant's last reply holds the engine's confirmation question: the state says one was
+    due, but only the reply says the user saw it (an app may answer otherwise, and a replayed data set's
+    replies are its own)."""
+    return any(words in last_reply for words in _CONFIRM_WORDS)
+
+
 def _assent(turn: Turn) -> bool:
     """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
-    the user saw: the confirm the model left out. It goes through the confirm command itself, so a yes to
-    values other than the ones shown, or to a task with a required slot empty, still runs nothing; when
-    that command refuses, nothing of it stays in the turn."""
+    the user saw in the last reply: the confirm the model left out. It goes through the confirm command
+    itself, so a yes to values other than the ones shown, or to a task with a required slot empty, still
+    runs nothing; when that command refuses, nothing of it stays in the turn."""
     task = turn.stack.top()
-    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw):
+    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
+            or not _saw_confirmation(turn.evidence.offered):
         return False
     marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
     REGISTRY["confirm"].apply(turn, {"type": "confirm"})

@@ -24,6 +24,7 @@ and was not small talk: see :func:`backup_fill`). Each is logged as ``backup …
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from .admission import admit_rollback, pattern_takes, time_slots
@@ -32,6 +33,7 @@ from .commands import REGISTRY
 from .cues import asks, asks_for_human, only_yes, says_no, says_refusal, says_revert
 from .grounding import bare_answer, common_words, dates_in, numbers_in, same_half_day, slot_touched, times_in
 from .matching import exact_match, segments, words_match
+from .messages import MESSAGES
 from .turn import Turn, short_text
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
@@ -141,13 +143,28 @@ def _refusal(turn: Turn) -> bool:
     return True
 
 
+# The fixed words of the engine's own confirmation questions (dskit.messages), in every language, in the
+# form the evidence holds the last reply (NFKC, lower case: "确认办理吗?").
+_CONFIRM_WORDS = tuple(sorted({unicodedata.normalize("NFKC", part.strip()).lower() for table in MESSAGES.values()
+                        for key in ("confirm", "confirm_resume", "confirm_none")
+                        for part in re.split(r"\{[a-z_]+\}", table[key]) if len(part.strip()) >= 4}))
+
+
+def _saw_confirmation(last_reply: str) -> bool:
+    """Whether the assistant's last reply holds the engine's confirmation question: the state says one was
+    due, but only the reply says the user saw it (an app may answer otherwise, and a replayed data set's
+    replies are its own)."""
+    return any(words in last_reply for words in _CONFIRM_WORDS)
+
+
 def _assent(turn: Turn) -> bool:
     """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
-    the user saw: the confirm the model left out. It goes through the confirm command itself, so a yes to
-    values other than the ones shown, or to a task with a required slot empty, still runs nothing; when
-    that command refuses, nothing of it stays in the turn."""
+    the user saw in the last reply: the confirm the model left out. It goes through the confirm command
+    itself, so a yes to values other than the ones shown, or to a task with a required slot empty, still
+    runs nothing; when that command refuses, nothing of it stays in the turn."""
     task = turn.stack.top()
-    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw):
+    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
+            or not _saw_confirmation(turn.evidence.offered):
         return False
     marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
     REGISTRY["confirm"].apply(turn, {"type": "confirm"})

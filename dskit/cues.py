@@ -225,12 +225,14 @@ def only_yes(raw: str) -> bool:
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
 _NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
           "hang on", "later")
-_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢")
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
+_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
 def says_no(raw: str) -> bool:
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
-    text = raw.lower()
+    text = _blank_a_not_a(raw.lower())  # "好不好？" asks
     for phrase in _NOT_NO:
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
@@ -408,7 +410,7 @@ NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "�
 NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
                "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
 INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论")
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论") + NOT_NEGATING_ZH
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 

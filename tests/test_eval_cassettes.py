@@ -113,14 +113,15 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 
 # ---------------------------------------------------------------- the engine target, shipped suites
 
-# 29 of 74 turns right (25 before issue 20; a model that answers nothing: 8), JGA 34/72 (31; nothing: 19),
-# no wrongful execution, 4 unasked writes (9). One answer was cut at max_tokens when recorded and replays
+# 30 of 74 turns right (25 before issue 20; a model that answers nothing: 8), JGA 35/72 (31; nothing: 19),
+# no wrongful execution, 4 unasked writes (9), 6 of 17 tasks done. The 30th: "Yes, that's right" to the
+# confirmation question, which the model answered with no command, is the engine's backup confirm. One answer was cut at max_tokens when recorded and replays
 # as that failure (zh_booking_table turn 4). Until the engine withdrew a confirmation after a refused
 # change (docs/grounding.md), en_booking ran with the model's restaurant "Somewhere downtown": the user's
 # "Let's go with Bangkok Garden" was read as a new route and refused, the same confirmation was asked
 # again, and the scripted "Yes, book it" ran it (24 right, 6 executions, 1 wrongful).
-ENGINE_EXPECTED = {"turns_right": 29, "jga_right": 34, "jga_turns": 72, "executions": 5, "wrongful": 0,
-                   "task_success": 5, "expected_executions": 17, "unasked_writes": 4, "wrong_writes": 3,
+ENGINE_EXPECTED = {"turns_right": 30, "jga_right": 35, "jga_turns": 72, "executions": 6, "wrongful": 0,
+                   "task_success": 6, "expected_executions": 17, "unasked_writes": 4, "wrong_writes": 3,
                    "llm_calls_per_turn": 1.0}
 
 

@@ -32,6 +32,11 @@ def _turns(catalog: dict, *turns: tuple[str, list]) -> tuple[str, dict]:
     return state, decision
 
 
+def _reply(decision: dict) -> str:
+    """What the user saw: the turn's question (the confirmation question on a confirm turn)."""
+    return str(decision.get("question") or "")
+
+
 def _slots(state: str, task: str) -> dict:
     return next((t["slots"] for t in load_state(state)[0]["task_stack"] if t["name"] == task), {})
 
@@ -71,6 +76,16 @@ def test_an_a_not_a_question_is_not_a_negation(message, word, negated):
 
     at = message.find(word)
     assert negated_at(message, at, at + len(word)) is negated
+
+
+@pytest.mark.parametrize(("message", "refuses"), [
+    ("差不多吧", False), ("不少人推荐这家", False), ("好不好？", False), ("不要了", True),
+    ("不对", True), ("别订了", True), ("没有", True)])
+def test_words_with_a_no_inside_refuse_nothing(message, refuses):
+    """"差不多吧" to a confirmation question is a hedged yes, not a no the engine could turn into a deny."""
+    from dskit.cues import says_refusal  # noqa: PLC0415
+
+    assert says_refusal(message) is refuses
 
 
 def test_an_ordinal_takes_exactly_that_one_of_a_structured_offer():
@@ -156,15 +171,24 @@ READY = [("帮我订周五晚上7点江南小馆的位子，3个人", [{"type": 
 def test_a_plain_yes_to_the_confirmation_question_runs_it_without_a_command(message):
     state, decision = _turns(RESTAURANT, *READY)
     assert decision["next_action"] == "confirm"
-    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, offered=_reply(decision), reference_date=DAY)
     assert decision["next_action"] == "execute"
     assert "backup confirm t1" in decision["applied"]
 
 
+def test_the_backup_confirms_only_when_the_last_reply_was_the_confirmation_question():
+    """The state says a confirmation was due; only the reply says the user saw it (an app may have
+    answered something else, and a replayed data set's replies are its own)."""
+    state, decision = _turns(RESTAURANT, *READY)
+    for shown in ("", "好的，江南小馆周五有位子。"):
+        _, decision = step(state, {"commands": []}, RESTAURANT, query="好的", offered=shown, reference_date=DAY)
+        assert decision["next_action"] != "execute"
+
+
 @pytest.mark.parametrize("message", ["对了，有停车场吗", "好的，改成八点", "我再想想", "不对", "好，不过人数再确认一下", "等一下"])
 def test_the_backup_confirms_nothing_but_a_plain_yes(message):
-    state, _ = _turns(RESTAURANT, *READY)
-    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    state, decision = _turns(RESTAURANT, *READY)
+    _, decision = step(state, {"commands": []}, RESTAURANT, query=message, offered=_reply(decision), reference_date=DAY)
     assert decision["next_action"] != "execute"
     assert not any("confirm" in a for a in decision["applied"])
 
@@ -174,7 +198,7 @@ def test_the_backup_confirms_only_a_question_the_user_saw():
     state, decision = _turns(RESTAURANT, ("帮我订周五晚上7点的位子", [{"type": "start_task", "task": "book_restaurant",
                                                             "slots": {"date": "周五", "time": "19:00"}}]))
     assert decision["next_action"] == "ask_slot"
-    _, decision = step(state, {"commands": []}, RESTAURANT, query="好的", reference_date=DAY)
+    _, decision = step(state, {"commands": []}, RESTAURANT, query="好的", offered=_reply(decision), reference_date=DAY)
     assert decision["next_action"] != "execute" and not any("confirm" in a for a in decision["applied"])
 
 
