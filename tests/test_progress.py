@@ -101,3 +101,33 @@ def test_dskit_new_reports_every_step_of_every_file(heard, unchecked, tmp_path: 
     assert len([w for w in fast if w.endswith(": f-string quotes")]) >= 5  # each node's checks, not one wait
     # outside a terminal: one line of dots per file, and the results on stdout as before
     assert err.count("building and checking…") == 3 and "ok (" in out
+
+
+@pytest.mark.slow  # runs the demo conversation in graphon
+def test_dskit_demo_shows_what_happens_before_its_first_turn(heard, unchecked, capsys) -> None:
+    assert main(["demo"]) == 0
+    out, err = capsys.readouterr()
+    steps = [what for label, what in heard if label == "准备演示"]
+    assert steps[:2] == ["building the Chatflow", "writing the YAML"]
+    assert [w for w in steps if w.startswith("loading graphon")] == [
+        f"loading graphon, Dify's workflow engine: {part}" for _, part in __import__(
+            "dskit.tooling.dslrun.graphon", fromlist=["GRAPHON_PARTS"]).GRAPHON_PARTS]
+    nodes = [w for w in steps if w.startswith("code node ") and ":" not in w]
+    assert len(nodes) >= 3 and all(f"{node}: compiling" in steps for node in nodes)
+    assert err.startswith("准备演示…") and out.count("next_action") == 6  # the demo itself unchanged
+
+
+@pytest.mark.slow  # builds the Chatflow for a catalog and runs a turn in graphon
+def test_dskit_chat_shows_its_preparation_and_what_each_turn_waits_for(heard, unchecked, capsys) -> None:
+    """Against a replayed cassette that does not hold this conversation: each turn fails at once, after
+    saying which model call it waited for."""
+    code = main(["chat", "--catalog", str(CATALOG), "--model", "m", "--replay",
+                 str(ROOT / "tests" / "cassettes" / "engine_qwen-1.5b.jsonl"), "--say", "Is my bike ready?"])
+    out, err = capsys.readouterr()
+    ready = [what for label, what in heard if label == "dskit chat: getting ready"]
+    turn = [what for label, what in heard if label == "you>" or label == "assistant>"]
+    assert code == 1 and ready[:2] == ["building the Chatflow", "writing the YAML"]
+    assert "reading the Chatflow" in ready and any(w.startswith("loading graphon") for w in ready)
+    assert any(w.endswith(": compiling") for w in ready)
+    assert turn[0] == "running the Chatflow" and turn[1].startswith("asking the model: ")
+    assert err.count("\n") == err.count("[error]") + err.count("warning:")  # a log gets no progress dots
