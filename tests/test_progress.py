@@ -131,3 +131,21 @@ def test_dskit_chat_shows_its_preparation_and_what_each_turn_waits_for(heard, un
     assert any(w.endswith(": compiling") for w in ready)
     assert turn[0] == "running the Chatflow" and turn[1].startswith("asking the model: ")
     assert err.count("\n") == err.count("[error]") + err.count("warning:")  # a log gets no progress dots
+
+
+def test_set_up_runs_every_slow_step_with_a_heartbeat() -> None:
+    """scripts/setup.sh: the virtual environment and each pip install run through `step`, which shows the
+    seconds and pip's latest line while they run (pip -q was silent for up to 80 s)."""
+    script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    body = script[script.index("PY=$(find_python)"):]
+    commands = [line.strip() for line in body.splitlines() if re.search(r"-m (venv|pip)\b", line)]
+    assert len(commands) == 4 and all(line.startswith("step ") or line.startswith(".venv/bin/python -m pip")
+                                      for line in commands)
+    steps = re.findall(r"^\s*step (\d) ", body, re.M)
+    assert steps == ["1", "2", "3", "4"]
+    for line in body.splitlines():
+        if "pip install" in line and not line.strip().startswith(("step", "#", ".venv/bin/python -m pip")):
+            pytest.fail(f"a pip install outside `step`: {line}")
+    assert " -q" not in body  # pip's lines feed the heartbeat; they go to .venv/setup.log
+    heartbeat = script[script.index("step() {"):script.index("PY=$(find_python)")]
+    assert "sleep 1" in heartbeat and "% 3" in heartbeat and "tail -n 1" in heartbeat
