@@ -77,7 +77,8 @@ def test_check_dsl_reports_each_code_node_and_each_sandbox_check(unchecked) -> N
     assert check_dsl(text, progress=seen.append) == []
     assert seen[:2] == ["reading the YAML", "the graph, its references and templates"]
     assert seen[-1] == "models, layout and Dify's rules"
-    assert [w for w in seen if w.startswith("code node ") and ":" not in w] == [f"code node {n['title']}" for n in nodes]
+    reported = [w for w in seen if w.startswith("code node ") and ":" not in w]
+    assert reported == [f"code node {n['title']}" for n in nodes]
     checks = ("Python 3.10 syntax", "imports", "f-string quotes", "names newer than Python 3.10")
     for check in checks:  # each distinct source checked afresh, every check a step of its own
         assert sum(w.endswith(f": {check}") for w in seen) == len({n["code"] for n in nodes})

@@ -191,7 +191,8 @@ def _crosswoz_run(prefix: str, d: dict[str, Any]) -> dict[str, str]:
     if "clean_jga_right" in d:
         out[f"{prefix}.clean_jga_right"] = _of(d["clean_jga_right"], turns)
         out[f"{prefix}.clean_jga_pct"] = _pct1(d["clean_jga_right"] / turns)
-        out[f"{prefix}.drop_points"] = f"{(d['jga_right'] - d['clean_jga_right']) / turns * 100:+.1f}".replace("-", "−")
+        drop = (d["jga_right"] - d["clean_jga_right"]) / turns * 100
+        out[f"{prefix}.drop_points"] = f"{drop:+.1f}".replace("-", "−")
     return out
 
 
@@ -257,8 +258,9 @@ def _floor_note(runs: dict[str, Any], names: tuple[str, ...]) -> str:
 
 def _layouts_table(runs: dict[str, Any]) -> str:
     """docs/eval.md: the held-out conversations through each shipped Chatflow, side by side."""
-    rows = ["| layout | turns right | JGA | answers nothing: JGA | slot F1 | task success | executions / **wrongful** | "
-            "unasked / wrong writes | LLM calls / turn | prompt / completion tokens / turn |",
+    rows = ["| layout | turns right | JGA | answers nothing: JGA | slot F1 | task success | "
+            "executions / **wrongful** | unasked / wrong writes | LLM calls / turn | "
+            "prompt / completion tokens / turn |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for label, name in (("fast (one call)", "heldout_fast"), ("plugin", "heldout_plugin"),
                         ("classic (rewrite → classify → extract)", "heldout_classic"),
@@ -286,8 +288,9 @@ def _engine_table(entry: dict[str, Any]) -> str:
         "| | Qwen2.5-Coder-1.5B Q4 | answers nothing | perfect answers (ceiling) |", "|---|---|---|---|",
         row("turns right", lambda x: f"{_of(x['turns_right'], x['turns'])} ({_pct1(x['turns_right'] / x['turns'])})",
             _of(d["turns"], d["turns"])),
-        row("joint goal accuracy", lambda x: f"{_of(x['jga_right'], x['jga_turns'])} "
-                                             f"({_pct1(x['jga_right'] / x['jga_turns'])})", _of(d["jga_turns"], d["jga_turns"])),
+        row("joint goal accuracy",
+            lambda x: f"{_of(x['jga_right'], x['jga_turns'])} ({_pct1(x['jga_right'] / x['jga_turns'])})",
+            _of(d["jga_turns"], d["jga_turns"])),
         row("slot F1", lambda x: _pct1(x["slot_f1"] or 0), "100%"),
         row("task success", lambda x: _of(x["task_success"], x["expected_executions"]),
             _of(d["expected_executions"], d["expected_executions"])),
@@ -316,17 +319,20 @@ def _crosswoz_table(runs: dict[str, Any]) -> str:
     typo_jga = (f"{_pct1(typo['clean_jga_right'] / typo['turns'])} → {_pct1(typo['jga_right'] / typo['turns'])} "
                 f"({typo['clean_jga_right']} → {typo['jga_right']} of {typo['turns']})")
     return "\n".join([
-        f"| first N validation dialogues | teacher-forced, N = {tf['dialogues']} | cumulative, N = {carried['dialogues']} "
-        f"| typo, N = {typo['dialogues']} (clean → noisy) |", "|---|---|---|---|",
+        f"| first N validation dialogues | teacher-forced, N = {tf['dialogues']} | "
+        f"cumulative, N = {carried['dialogues']} | typo, N = {typo['dialogues']} (clean → noisy) |",
+        "|---|---|---|---|",
         f"| user turns | {tf['turns']} | {carried['turns']} | {typo['turns']} |",
         f"| **joint goal accuracy** | {jga(tf)} | {jga(carried)} | {typo_jga} |",
         f"| a model that answers nothing | {nothing(tf)} | {nothing(carried)} | {nothing(typo)} |",
         f"| JGA on the turns whose state changes | {tf['changed_correct']}/{tf['changed_turns']} | "
-        f"{carried['changed_correct']}/{carried['changed_turns']} | {typo['changed_correct']}/{typo['changed_turns']} |",
+        f"{carried['changed_correct']}/{carried['changed_turns']} | "
+        f"{typo['changed_correct']}/{typo['changed_turns']} |",
         f"| slot accuracy | {_pct1(tf['slot_accuracy'])} | {_pct1(carried['slot_accuracy'])} | "
         f"{_pct1(typo['clean_slot_accuracy'])} → {_pct1(typo['slot_accuracy'])} |",
         f"| JGA by domain | {_domains(tf)} | {_domains(carried)} | — |",
-        f"| unreadable answers (each an error and a wrong turn) | {unreadable(tf)} | {unreadable(carried)} | {unreadable(typo)} |",
+        f"| unreadable answers (each an error and a wrong turn) | {unreadable(tf)} | {unreadable(carried)} | "
+        f"{unreadable(typo)} |",
         f"| requests not recorded yet (failed turns) | {tf['not_recorded']} | {carried['not_recorded']} | "
         f"{typo['not_recorded']} |",
         f"| prompt / completion tokens per call | {_num(tf['prompt_tokens_per_turn'])} / "
@@ -344,7 +350,8 @@ def _real_figures(record: dict[str, Any]) -> dict[str, str]:
     """The real model's figures (``dskit bench cassettes --record``), each run beside its baseline."""
     runs = record["runs"]
     out: dict[str, str] = {"real.summary_table": _real_summary_table(runs), "real.layouts_table": _layouts_table(runs),
-                           "real.engine_table": _engine_table(runs["engine"]), "real.crosswoz_table": _crosswoz_table(runs)}
+                           "real.engine_table": _engine_table(runs["engine"]),
+                           "real.crosswoz_table": _crosswoz_table(runs)}
     for name, entry in runs.items():
         if "answers_nothing" in entry:
             out.update(_eval_run(f"real.{name}", entry["model"]))

@@ -177,8 +177,8 @@ def replay_run(run: Run, crosswoz: Path = CROSSWOZ_DATA) -> dict[str, Any]:
         only = result["runs"][0]
         return eval_figures(only["figures"], only["errors"])
     if not crosswoz.is_file():
-        raise FileNotFoundError(f"{crosswoz}: the CrossWOZ validation set is not there (docs/replay.md#getting-the-data; "
-                                "--crosswoz PATH)")
+        raise FileNotFoundError(f"{crosswoz}: the CrossWOZ validation set is not there "
+                                "(docs/replay.md#getting-the-data; --crosswoz PATH)")
     _code, result = _dskit_json(_argv(run, crosswoz))
     return crosswoz_figures(result)
 
@@ -220,8 +220,9 @@ def _progress(total: int) -> Iterator[Callable[[str], None]]:
     from rich.console import Console  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
+    console = Console(file=sys.stderr)  # this stderr, not the replays' redirected one
     with Progress(TextColumn("[bold]bench cassettes[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=Console(file=sys.stderr), transient=True) as bar:  # not the replays' redirected stderr
+                  TextColumn("{task.description}"), console=console, transient=True) as bar:
         task = bar.add_task("", total=total)
         started: list[bool] = []
 
@@ -240,9 +241,11 @@ def format_table(record: dict[str, Any]) -> str:
         if "jga_turns" in model:
             shown = (f"right {model['turns_right']}/{model['turns']}, JGA {model['jga_right']}/{model['jga_turns']}, "
                      f"wrongful {model['wrongful']}")
-            base = f"right {nothing['turns_right']}/{nothing['turns']}, JGA {nothing['jga_right']}/{nothing['jga_turns']}"
+            base = (f"right {nothing['turns_right']}/{nothing['turns']}, "
+                    f"JGA {nothing['jga_right']}/{nothing['jga_turns']}")
         else:
-            shown = f"JGA {model['jga_right']}/{model['turns']}, changed {model['changed_correct']}/{model['changed_turns']}"
+            shown = (f"JGA {model['jga_right']}/{model['turns']}, "
+                     f"changed {model['changed_correct']}/{model['changed_turns']}")
             base = f"JGA {model['baseline_right']}/{model['turns']}"
         if model["not_recorded"]:
             shown += f" ({model['not_recorded']} not recorded)"
