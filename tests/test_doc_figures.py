@@ -22,13 +22,14 @@ SEED_JARGON = re.compile(r"seeds? ?\d{3}|seed\d{3}|种子(文章)? ?\d{3}", re.I
 
 
 def _copy_pages(tmp: Path) -> Path:
-    """A root with the pages and the recorded figures only (enough for the figures generator)."""
+    """A root with the pages, the recorded figures and the cassettes (enough for the figures generator)."""
     for name in ("README.md", "README_zh.md"):
         shutil.copy(ROOT / name, tmp / name)
     shutil.copytree(ROOT / "docs", tmp / "docs", ignore=shutil.ignore_patterns("*.png"))
     (tmp / "dskit/tooling/bench").mkdir(parents=True)
-    for record in (docfigures.CONTEXT_RECORD, docfigures.FLOW_RECORD):
+    for record in (docfigures.CONTEXT_RECORD, docfigures.FLOW_RECORD, docfigures.CASSETTE_RECORD):
         shutil.copy(ROOT / record, tmp / record)
+    shutil.copytree(ROOT / docfigures.CASSETTE_DIR, tmp / docfigures.CASSETTE_DIR)  # their digests are checked
     return tmp
 
 

@@ -349,3 +349,25 @@ def test_every_turn_that_is_not_right_is_attributed_to_one_cause() -> None:
         assert sum(figures["causes"].values()) == len(failing)  # every failed turn once
     run, _ = engine_run([booking])
     assert sum(run.figures()["causes"].values()) == 0 and all(t["cause"] == "" for t in run.traces)
+
+
+# ---------------------------------------------------------------- the baseline: a model that answers nothing
+
+
+def test_answers_nothing_scores_the_state_staying_as_it_is(capsys) -> None:
+    """No model, no network: every request gets no command. Nothing runs, nothing is written, every
+    turn is scored."""
+    code = main(["eval", "--answers-nothing", "--suite", "en_booking", "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    figures = out["runs"][0]["figures"]
+    assert code == 0 and out["model"] == "answers-nothing"
+    assert figures["executions"] == 0 and figures["unasked_writes"] == 0 and figures["wrong_writes"] == 0
+    assert figures["errors"] == 0 and figures["prompt_tokens_per_turn"] == 0
+    assert figures["turn_accuracy"] < 1 and figures["jga_turns"] > 0
+
+
+def test_answers_nothing_takes_no_model(capsys) -> None:
+    assert main(["eval", "--answers-nothing", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]) == 2
+    assert "without a model" in capsys.readouterr().err
+    assert main(["eval", "--answers-nothing", "--target", "dify", "--dify-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "not a deployed app" in capsys.readouterr().err

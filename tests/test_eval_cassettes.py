@@ -16,9 +16,19 @@ The cassettes hold the answers of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp
 Replaying runs today's engine and DSL on those real answers; nothing reaches a network (``--replay``
 refuses any request that is not recorded). A cassette is keyed by the exact prompt: when a change to a
 prompt, the state view, a catalog or a suite makes a test fail with "not in the cassette", re-record
-with the command in the failure message (the model is a measuring instrument, never a CI dependency)
-and update the figures here and in the docs. A change to the engine alone may change the figures
-without a re-recording: that is the point — they are the engine's, on a real model's answers.
+with the command in the failure message (the model is a measuring instrument, never a CI dependency).
+A change to the engine alone may change the figures without a re-recording: that is the point — they
+are the engine's, on a real model's answers.
+
+The runs are :data:`dskit.tooling.bench.cassettes.RUNS`, replayed once each here. Two checks on them:
+each figure is at least the floor below (the engine may only do better on the same answers), and all
+of them, with the baseline of a model that answers nothing beside each eval run, are exactly what
+dskit/tooling/bench/cassettes.json records — the file from which ``dskit gen`` writes the real-model
+figures of README*.md and docs/. After re-recording, or when the engine moves a figure::
+
+    .venv/bin/dskit bench cassettes --record && .venv/bin/dskit gen
+
+(and raise a floor here where the engine does better).
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tooling.cli import main
+from dskit.tooling.bench import cassettes as bench
 
 pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model replays: `-m "not slow"` skips them
 
@@ -38,8 +48,10 @@ CASSETTES = ROOT / "tests" / "cassettes"
 ENGINE = CASSETTES / "engine_qwen-1.5b.jsonl"
 HELDOUT = CASSETTES / "heldout_qwen-1.5b.jsonl"
 CROSSWOZ_CASSETTE = CASSETTES / "crosswoz_qwen-1.5b.jsonl.gz"
-CROSSWOZ = ROOT.parent / "shared" / "data" / "crosswoz" / "val.json.zip"
-MODEL = ["--model", "qwen-1.5b"]
+CROSSWOZ = bench.CROSSWOZ_DATA
+RUNS = {run.name: run for run in bench.RUNS}
+RECORDED = json.loads(bench.RECORD.read_text(encoding="utf-8"))
+REFRESH = "`dskit bench cassettes --record`, then `dskit gen`"
 RERECORD = ("stale cassette {name}: re-record it against the local model, e.g. `dskit eval ... --base-url "
             "http://127.0.0.1:8765/v1 --model qwen-1.5b --quantization Q4_K_M --deadline 1800 --record "
             "tests/cassettes/{name}` (see this file's docstring)")
@@ -79,26 +91,24 @@ def test_a_better_figure_passes_and_a_worse_one_fails() -> None:
                                  "domains": {"餐馆": 0.7}}, recorded)) == 4
 
 
-def replay_eval(capsys, cassette: Path, *args: str, stale_allowed: int = 0) -> dict:
-    """One ``dskit eval`` run replayed from ``cassette``: its figures. ``stale_allowed``: requests of the run
-    known not to be recorded yet (each such turn counts as a failed turn); a ceiling, 0 once re-recorded."""
-    code = main(["eval", *args, *MODEL, "--replay", str(cassette), "--json", "--quiet"])
-    result = json.loads(capsys.readouterr().out)
-    run = result["runs"][0]
-    stale = [e for e in run.get("errors") or [] if "not in the cassette" in e]
-    assert len(stale) <= stale_allowed, RERECORD.format(name=cassette.name) + "\n" + "\n".join(stale[:3])
-    assert code == (1 if run.get("errors") else 0)  # a recorded refusal fails its turn, as it did live
-    return run["figures"]
+@pytest.fixture(scope="module")
+def replayed() -> dict:
+    """Each run replayed once for the whole module, by name (the floors and the record share it)."""
+    return {}
 
 
-def counts(figures: dict) -> dict:
-    """The figures as the docs state them: counts of turns, executions and writes, and the cost."""
-    return {"turns_right": round(figures["turn_accuracy"] * figures["turns"]),
-            "jga_right": round(figures["jga"] * figures["jga_turns"]), "jga_turns": figures["jga_turns"],
-            "executions": figures["executions"], "wrongful": figures["wrongful_executions"],
-            "task_success": round((figures["task_success"] or 0) * figures["expected_executions"]),
-            "expected_executions": figures["expected_executions"], "unasked_writes": figures["unasked_writes"],
-            "wrong_writes": figures["wrong_writes"], "llm_calls_per_turn": figures["llm_calls_per_turn"]}
+def replay(replayed: dict, name: str, stale_allowed: int = 0) -> dict:
+    """The figures of one recorded run (:func:`dskit.tooling.bench.cassettes.replay_run`). ``stale_allowed``:
+    requests of the run known not to be recorded yet (each such turn counts as a failed turn); a ceiling,
+    0 once re-recorded."""
+    run = RUNS[name]
+    if run.kind == "crosswoz" and not CROSSWOZ.exists():
+        pytest.skip("needs ../shared/data/crosswoz/val.json.zip (the CrossWOZ validation set)")
+    if name not in replayed:
+        replayed[name] = bench.replay_run(run, CROSSWOZ)
+    figures = replayed[name]
+    assert figures["not_recorded"] <= stale_allowed, RERECORD.format(name=run.cassette)
+    return figures
 
 
 def test_cassettes_are_small_and_hold_no_prompt() -> None:
@@ -125,10 +135,10 @@ ENGINE_EXPECTED = {"turns_right": 30, "jga_right": 35, "jga_turns": 72, "executi
                    "llm_calls_per_turn": 1.0}
 
 
-def test_the_engine_target_on_the_shipped_suites(capsys) -> None:
-    figures = replay_eval(capsys, ENGINE)
+def test_the_engine_target_on_the_shipped_suites(replayed) -> None:
+    figures = replay(replayed, "engine")
     assert figures["turns"] == 74 and figures["llm_calls_per_turn"] <= 1.0
-    assert at_least_as_good(counts(figures), ENGINE_EXPECTED) == []
+    assert at_least_as_good(figures, ENGINE_EXPECTED) == []
 
 
 # ---------------------------------------------------------------- held-out conversations, three layouts
@@ -152,40 +162,30 @@ ASK_EXPECTED = {"turns_right": 23, "jga_right": 25, "jga_turns": 31, "executions
                 "llm_calls_per_turn": 1.065}
 
 
-@pytest.fixture(scope="module")
-def layouts() -> dict:
-    return {}
+def test_the_fast_chatflow_on_the_held_out_conversations(replayed) -> None:
+    assert at_least_as_good(replay(replayed, "heldout_fast"), FAST_EXPECTED) == []
 
 
-def test_the_fast_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
-    layouts["fast"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", HELDOUT_SUITES)
-    assert at_least_as_good(counts(layouts["fast"]), FAST_EXPECTED) == []
+def test_the_classic_chatflow_on_the_held_out_conversations(replayed) -> None:
+    figures = replay(replayed, "heldout_classic", stale_allowed=CLASSIC_NOT_RECORDED)
+    assert at_least_as_good(figures, CLASSIC_EXPECTED) == []
 
 
-def test_the_classic_chatflow_on_the_held_out_conversations(capsys, layouts) -> None:
-    layouts["classic"] = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "classic", HELDOUT_SUITES,
-                                     stale_allowed=CLASSIC_NOT_RECORDED)
-    assert at_least_as_good(counts(layouts["classic"]), CLASSIC_EXPECTED) == []
-
-
-def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(layouts) -> None:
+def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(replayed) -> None:
     """Issue 12: on the same model and conversations, the fast layout's task success and joint goal
     accuracy are at least the classic layout's, with at least 2.5x fewer LLM calls a turn."""
-    fast, classic = layouts.get("fast"), layouts.get("classic")
-    if fast is None or classic is None:
-        pytest.skip("runs after the two layout tests above (pytest -p no:randomly)")
-    assert fast["task_success"] >= classic["task_success"] and fast["jga"] >= classic["jga"]
+    fast = replay(replayed, "heldout_fast")
+    classic = replay(replayed, "heldout_classic", stale_allowed=CLASSIC_NOT_RECORDED)
+    assert fast["task_success"] >= classic["task_success"] and fast["jga_right"] >= classic["jga_right"]
     assert classic["llm_calls_per_turn"] >= 2.5 * fast["llm_calls_per_turn"]
 
 
-def test_the_plugin_chatflow_on_the_held_out_conversations(capsys) -> None:
-    figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "plugin", HELDOUT_SUITES)
-    assert at_least_as_good(counts(figures), PLUGIN_EXPECTED) == []
+def test_the_plugin_chatflow_on_the_held_out_conversations(replayed) -> None:
+    assert at_least_as_good(replay(replayed, "heldout_plugin"), PLUGIN_EXPECTED) == []
 
 
-def test_the_ask_policy_on_the_held_out_conversations(capsys) -> None:
-    figures = replay_eval(capsys, HELDOUT, "--target", "flow", "--layout", "fast", "--ungrounded", "ask", HELDOUT_SUITES)
-    assert at_least_as_good(counts(figures), ASK_EXPECTED) == []
+def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
+    assert at_least_as_good(replay(replayed, "heldout_ask"), ASK_EXPECTED) == []
 
 
 # ---------------------------------------------------------------- CrossWOZ
@@ -209,26 +209,50 @@ CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 12 / 143, "failed_c
 CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 28 / 46, "failed_calls": 2}
 
 
-def replay_crosswoz(capsys, expected: dict, *args: str) -> None:
-    if not CROSSWOZ.exists():
-        pytest.skip("needs ../shared/data/crosswoz/val.json.zip (the CrossWOZ validation set)")
-    main(["replay", "crosswoz", str(CROSSWOZ), "--from", "llm", "--limit", str(expected["dialogues"]), *args,
-          *MODEL, "--replay", str(CROSSWOZ_CASSETTE), "--json"])
-    result = json.loads(capsys.readouterr().out)
+def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
     # requests known not to be recorded yet count as failed turns; a ceiling, 0 once re-recorded
-    assert result["not_recorded"] <= expected.get("not_recorded", 0), RERECORD.format(name=CROSSWOZ_CASSETTE.name)
+    result = replay(replayed, name, stale_allowed=expected.get("not_recorded", 0))
     assert at_least_as_good(result, expected) == []
 
 
-def test_crosswoz_through_the_local_model_teacher_forced(capsys) -> None:
+def test_crosswoz_through_the_local_model_teacher_forced(replayed) -> None:
     """The first LLM figure on CrossWOZ (docs/eval.md): the first 50 validation dialogues, teacher-forced."""
-    replay_crosswoz(capsys, CROSSWOZ_TF, "--teacher-forcing")
+    replay_crosswoz(replayed, "crosswoz_teacher_forced", CROSSWOZ_TF)
 
 
-def test_crosswoz_through_the_local_model_cumulative(capsys) -> None:
+def test_crosswoz_through_the_local_model_cumulative(replayed) -> None:
     """The engine's own state carried on: an early miss stays missed, so JGA is lower."""
-    replay_crosswoz(capsys, CROSSWOZ_CUMULATIVE)
+    replay_crosswoz(replayed, "crosswoz_carried", CROSSWOZ_CUMULATIVE)
 
 
-def test_crosswoz_through_the_local_model_with_typos(capsys) -> None:
-    replay_crosswoz(capsys, CROSSWOZ_TYPO, "--teacher-forcing", "--noise", "typo", "--seed", "0")
+def test_crosswoz_through_the_local_model_with_typos(replayed) -> None:
+    replay_crosswoz(replayed, "crosswoz_typo", CROSSWOZ_TYPO)
+
+
+# ---------------------------------------------------------------- the record the docs are written from
+
+
+def _differences(recorded: dict, got: dict) -> list[str]:
+    return [f"{key}: recorded {recorded.get(key)!r}, replayed {got.get(key)!r}"
+            for key in sorted(set(recorded) | set(got)) if recorded.get(key) != got.get(key)]
+
+
+def test_the_recorded_figures_are_what_the_cassettes_give(replayed) -> None:
+    """dskit/tooling/bench/cassettes.json, from which `dskit gen` writes every real-model figure of the
+    docs, holds exactly what replaying the cassettes gives today, and each eval run's baseline (a model
+    that answers nothing) is what that run scores now. A re-recorded cassette or an engine change that
+    moves a figure fails here until the record is refreshed (and `gen --check` until the pages are)."""
+    assert RECORDED["cassettes"] == {name: bench.digest(CASSETTES / name) for name in RECORDED["cassettes"]}, \
+        f"a cassette was re-recorded: run {REFRESH}"
+    wrong = []
+    for run in bench.RUNS:
+        if run.kind == "crosswoz" and not CROSSWOZ.exists():
+            continue  # the CrossWOZ runs need the data set; their floors above skip alike
+        if run.name not in replayed:
+            replayed[run.name] = bench.replay_run(run, CROSSWOZ)
+        entry = RECORDED["runs"][run.name]
+        wrong += [f"{run.name}: {line}" for line in _differences(entry["model"], replayed[run.name])]
+        if run.kind == "eval":
+            wrong += [f"{run.name}, answering nothing: {line}"
+                      for line in _differences(entry["answers_nothing"], bench.nothing_run(run))]
+    assert not wrong, f"the record differs from the cassettes (run {REFRESH}):\n" + "\n".join(wrong)

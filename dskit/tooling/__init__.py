@@ -7,8 +7,9 @@ Layout (arrows are imports; there are no cycles)::
 
     cli.py, commands/      ``dskit <command>``: one module per command, each imports what it runs
     generated.py           every generated file (GENERATORS): ``dskit gen`` and ``gen --check``
-        |-> docfigures.py  the figures in README*.md and docs/, from bench/context.json and flow.json
-        |                  (``bench context|flow --record``), and README's ``dskit --help`` block
+        |-> docfigures.py  the figures in README*.md and docs/, from bench/context.json, flow.json and
+        |                  cassettes.json (``bench context|flow|cassettes --record``; the last replays the
+        |                  real model's cassettes), and README's ``dskit --help`` block
         |-> codegen/       code nodes: the engine bundled into pasted scripts
         |     bundle.py      one standard-library file from dskit/*.py for an entry function
         |     lean.py        the bundle's cold-start rewrites (dataclasses written out, lazy regexes)
@@ -35,10 +36,12 @@ Layout (arrows are imports; there are no cycles)::
         taskapi.py, live.py  a local task API; an OpenAI-compatible responder for ``dskit chat``
         plugin_tools.py      our plugin's tools behind graphon's tool nodes (plugin layout; tests and eval)
         plugin_daemon.py     the stand-in plugin daemon they call back: storage, model, summary
-    bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``)
+    bench/                 ``dskit bench <name>``: context, tokens, flow, code_nodes (``bench nodes``),
+                           cassettes (the real-model figures, replayed from tests/cassettes/)
     replay/                ``dskit replay``: CrossWOZ / RiSAWOZ dialogues through the engine (``--from llm``:
                            through a model first)
-    llm/                   the model client of chat, eval and replay: deadline, retries, JSON mode, cache
+    llm/                   the model client of chat, eval and replay: deadline, retries, JSON mode, cache;
+                           nothing.py, a model that answers nothing (the baseline, ``eval --answers-nothing``)
     eval/                  ``dskit eval``: suites (examples/eval), engine/flow/dify targets, metrics, reports
     plugin_package.py      ``dskit build``: the .difypkg, packed as Dify's packager does
     design_figure.py       docs/design.png: the engine's modules (read from the source) and one turn

@@ -68,15 +68,18 @@ def _catalog_options(path: Path):  # noqa: ANN202 - a FlowOptions
                        lang="en" if data.get("language") == "en" else "zh", localized=True)
 
 
-def _dsl_text(args: argparse.Namespace) -> str:
+def _dsl_text(args: argparse.Namespace, step=lambda _what: None) -> str:  # noqa: ANN001 - a progress step
     if args.dsl is not None:
         return args.dsl.read_text(encoding="utf-8")
     from dskit.tooling.dslbuild.code_sources import shipped_code_nodes  # noqa: PLC0415
     from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast  # noqa: PLC0415
 
     options = _catalog_options(args.catalog) if args.catalog is not None else FlowOptions()
+    step("building the Chatflow")
     with shipped_code_nodes():  # the checkout's code_nodes/: seconds, not a bundle of the engine
-        return (build_fast(options) if args.layout == "fast" else build_classic(options)).to_yaml()
+        flow = build_fast(options) if args.layout == "fast" else build_classic(options)
+    step("writing the YAML")
+    return flow.to_yaml()
 
 
 def catalog_language(doc: dict) -> str:
@@ -121,29 +124,44 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.dslrun.live import ClientResponder, keyword_knowledge, node_parameters, quiet_graphon, turn_error  # noqa: PLC0415
     from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
+    from dskit.tooling.progress import steps  # noqa: PLC0415
 
     if args.dsl is not None and args.catalog is not None:
         return _fail("give --dsl or --catalog, not both (a DSL file already holds its catalog)")
-    try:
-        client = client_from_args(args)
-        text = _dsl_text(args)
-        doc = yaml.safe_load(text)
-        knowledge = keyword_knowledge(args.knowledge) if args.knowledge else None
-    except (OptionError, CatalogOptionError) as error:
-        return _fail(str(error))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        return _fail(f"cannot read the DSL or knowledge file: {' '.join(str(error).split())[:200]}")
-    if not isinstance(doc, dict) or "workflow" not in doc:
-        return _fail("the DSL file is not a Chatflow (no workflow section)")
-    responder = ClientResponder(client, node_parameters(doc))
-    env = {"TASK_API_URL": args.task_api} if args.task_api else {}
+    # Seconds before the first message can be answered (building, graphon, the code nodes): each step shown
+    # on a terminal; a log (--say, a pipe) gets the conversation only, as it did.
+    with steps("dskit chat: getting ready", plain=False) as step:
+        try:
+            client = client_from_args(args)
+            text = _dsl_text(args, step)
+            step("reading the Chatflow")
+            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+            knowledge = keyword_knowledge(args.knowledge) if args.knowledge else None
+        except (OptionError, CatalogOptionError) as error:
+            doc, problem = None, str(error)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            doc, problem = None, f"cannot read the DSL or knowledge file: {' '.join(str(error).split())[:200]}"
+        else:
+            problem = "" if isinstance(doc, dict) and "workflow" in doc else \
+                "the DSL file is not a Chatflow (no workflow section)"
+        if not problem:
+            responder = ClientResponder(client, node_parameters(doc))
+            env = {"TASK_API_URL": args.task_api} if args.task_api else {}
+            conversation = Conversation(text, responder=responder, knowledge=knowledge, env=env)
+            with quiet_graphon():
+                conversation.prepare(step)
+    if problem:
+        return _fail(problem)
     failed = 0
     english = catalog_language(doc) == "en"
     prompt = "assistant>" if english else "助手 / assistant>"
     with quiet_graphon():
-        conversation = Conversation(text, responder=responder, knowledge=knowledge, env=env)
         for number, message in enumerate(_messages(args, "you> " if english else "你 / you> "), 1):
-            result = conversation.turn(message, raise_on_error=False)
+            # on a terminal, what the turn waits for (the model, node by node); a log gets the answer only
+            with steps(prompt, plain=False) as waiting:
+                responder.before_call = lambda node, waiting=waiting: waiting(f"asking the model: {node}")
+                waiting("running the Chatflow")
+                result = conversation.turn(message, raise_on_error=False)
             calls = responder.take()
             if not result.succeeded:
                 failed += 1

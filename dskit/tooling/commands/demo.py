@@ -14,9 +14,9 @@ NOTICE = {
 }
 LABELS = {
     "zh": {"user": "用户", "action": "next_action", "answer": "回复", "slots": "槽位", "calls": "LLM 调用",
-           "recorded": "录制", "done": "完成：{n} 轮，LLM 调用共 {calls} 次（平均每轮 {mean:.2f}）。"},
+           "recorded": "录制", "ready": "准备演示", "done": "完成：{n} 轮，LLM 调用共 {calls} 次（平均每轮 {mean:.2f}）。"},
     "en": {"user": "user", "action": "next_action", "answer": "answer", "slots": "slots", "calls": "LLM calls",
-           "recorded": "recorded", "done": "Done: {n} turns, {calls} LLM calls ({mean:.2f} a turn)."},
+           "recorded": "recorded", "ready": "getting the demo ready", "done": "Done: {n} turns, {calls} LLM calls ({mean:.2f} a turn)."},
 }
 
 
@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     if hint:
         print(hint, file=sys.stderr)
         return 2
-    from dskit.tooling.dslrun.demo import DemoTurn, run_demo
+    from dskit.tooling.dslrun.demo import DemoTurn, prepare_demo, run_demo
+    from dskit.tooling.progress import steps
 
     labels = LABELS[args.lang]
     print(NOTICE[args.lang])
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"    {labels['slots']}: {json.dumps(turn.slots, ensure_ascii=False)}")
         print()
 
-    turns = run_demo(args.layout, on_turn=show, lang=args.lang)
+    with steps(labels["ready"]) as step:  # seconds before the first turn on a fresh machine: each step shown
+        demo = prepare_demo(args.layout, args.lang, step)
+    turns = run_demo(on_turn=show, demo=demo)
     calls = sum(t.result.llm_count for t in turns)
     print(labels["done"].format(n=len(turns), calls=calls, mean=calls / max(1, len(turns))))
     return 0

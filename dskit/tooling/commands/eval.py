@@ -51,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="write index.html, chart.png and trace.jsonl into DIR")
     parser.add_argument("--quantization", default="", help="label recorded with the figures, e.g. Q4_K_M")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--answers-nothing", action="store_true",
+                        help="no model: every request is answered with no command ({\"commands\": []}), so the "
+                             "figures are what the state scores by staying as it is, the baseline beside a "
+                             "model's (docs/eval.md)")
     dify = parser.add_argument_group("dify target (a deployed app over Dify's Service API)")
     dify.add_argument("--dify-url", default=None, help="Service API base, e.g. https://api.dify.ai/v1")
     dify.add_argument("--dify-key-env", default="DIFY_API_KEY",
@@ -143,11 +147,19 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
 
     if args.target == "dify":
+        if args.answers_nothing:
+            return _fail("--answers-nothing scores the engine or a Chatflow here, not a deployed app")
         if not args.dify_url:
             return _fail("--target dify needs --dify-url (the app's Service API base URL)")
         if bool(args.dify_console_url) != bool(args.dify_app_id):
             return _fail("the catalog check needs both --dify-console-url and --dify-app-id")
         client = None
+    elif args.answers_nothing:
+        if args.base_url or args.replay or args.record or args.cache:
+            return _fail("--answers-nothing runs without a model: leave out --base-url, --replay, --record and --cache")
+        from dskit.tooling.llm.nothing import NothingClient  # noqa: PLC0415
+
+        client = NothingClient()
     else:
         try:
             client = client_from_args(args)

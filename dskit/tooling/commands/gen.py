@@ -154,4 +154,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     if not touched:
         print("generated files are up to date")
-    return 0
+    from dskit.tooling.docfigures import differences  # noqa: PLC0415
+
+    left = list(differences(root))  # what writing cannot fix: a mark naming no figure, a re-recorded cassette
+    for line in left:
+        print(f"dskit gen: {line}", file=sys.stderr)
+    return 1 if left else 0

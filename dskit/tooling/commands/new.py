@@ -66,18 +66,6 @@ def _validate(path: Path) -> tuple[str | None, list[str]]:
     return text, catalog_warnings(json.loads(text))
 
 
-def _busy(text: str):  # noqa: ANN202 - a context manager
-    """A spinner on a terminal (rich, as the other long commands), else one line: never silent."""
-    import contextlib  # noqa: PLC0415
-
-    if sys.stdout.isatty():
-        from rich.console import Console  # noqa: PLC0415
-
-        return Console().status(text)
-    print(text, flush=True)
-    return contextlib.nullcontext()
-
-
 def run(args: argparse.Namespace) -> int:
     import json  # noqa: PLC0415
 
@@ -116,14 +104,20 @@ def _write_and_check(options, out: Path, written: dict[str, Path]) -> int:  # no
     from dskit.tooling.dslbuild.flows import build_classic, build_fast  # noqa: PLC0415
     from dskit.tooling.dslbuild.plugin_flow import build_plugin  # noqa: PLC0415
 
+    from dskit.tooling.progress import steps  # noqa: PLC0415
+
     status = 0
     provider, model, target = options.provider, options.model, options.target
     for layout, build in (("fast", build_fast), ("classic", build_classic), ("plugin", build_plugin)):
         name = "dialogue_chatflow.yml" if layout == "fast" else f"dialogue_chatflow_{layout}.yml"
         path = out / name
-        with _busy(f"{layout}: building and checking (as dskit check-dsl)…"):  # ~10 s for the first file
-            path.write_text(build(options).to_yaml(), encoding="utf-8", newline="\n")
-            problems = check_dsl(path.read_text(encoding="utf-8"), run_code=False, target=target)
+        # Seconds a file (the first one's code nodes are checked for Dify's sandbox afresh): each step shown.
+        with steps(f"{layout}: building and checking") as step:  # the checks of dskit check-dsl
+            step("building the Chatflow")
+            flow = build(options)
+            step("writing the YAML")
+            path.write_text(flow.to_yaml(), encoding="utf-8", newline="\n")
+            problems = check_dsl(path.read_text(encoding="utf-8"), run_code=False, target=target, progress=step)
         written[layout] = path
         if problems:
             status = 1

@@ -38,10 +38,10 @@ import ast
 import json
 import re
 from functools import lru_cache
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from dskit.tooling.codegen.sandbox import CodeNodeError, check_source, run_code_node
+from dskit.tooling.codegen.sandbox import CodeNodeError, checked_source, run_code_node
 from dskit.tooling.dslbuild.check_classic import bound_problems, classic_problems
 from dskit.tooling.dslbuild.dify_rules import dify_problems
 from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
@@ -150,16 +150,20 @@ def load_document(text: str) -> Any:
 
 
 def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbox: bool = True,
-              target: Target = DEFAULT_TARGET) -> list[Problem]:
+              target: Target = DEFAULT_TARGET, progress: Callable[[str], None] | None = None) -> list[Problem]:
     """Every problem found in a DSL document (YAML text or parsed mapping); empty when sound.
 
     Static by default: nothing in the file is executed. ``run_code=True`` also runs each code node
     whose return keys cannot be read statically, once on empty inputs, under Dify's sandbox
     restrictions in another interpreter. ``sandbox=False`` skips the dify-sandbox source checks
     (``dskit gen`` leaves those to the code-node tests, so one bad engine line does not stop every
-    generated file). ``target`` is the Dify release the file must import and run on.
+    generated file). ``target`` is the Dify release the file must import and run on. ``progress`` is
+    told each step as it begins (reading the YAML, the graph, each code node, Dify's rules): checking a
+    Chatflow takes seconds, and ``dskit new`` shows what runs.
     """
+    step = progress or (lambda _what: None)
     if isinstance(source, str):
+        step("reading the YAML")
         try:
             doc = load_document(source)
         except DslLoadError as error:
@@ -169,6 +173,7 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbo
     problems = _document_problems(doc)
     if problems:
         return problems
+    step("the graph, its references and templates")
     graph = _Graph(doc)
     problems += graph.node_problems()
     problems += graph.edge_problems()
@@ -177,7 +182,8 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbo
     problems += graph.flow_problems()
     problems += graph.reference_problems()
     problems += template_problems(doc)
-    problems += graph.code_problems(run_code=run_code, sandbox=sandbox)
+    problems += graph.code_problems(run_code=run_code, sandbox=sandbox, progress=step)
+    step("models, layout and Dify's rules")
     problems += graph.model_problems()
     problems += [Problem(*found) for found in bound_problems(doc) + classic_problems(doc)]
     problems += graph.layout_problems()
@@ -563,11 +569,20 @@ class _Graph:
 
     # ------------------------------------------------------------------ code nodes
 
-    def code_problems(self, *, run_code: bool, sandbox: bool) -> list[Problem]:
+    def code_problems(self, *, run_code: bool, sandbox: bool,
+                      progress: Callable[[str], None] | None = None) -> list[Problem]:
         problems = []
         for node_id, data in self.data.items():
             if data.get("type") == "code":
-                problems.extend(check_code_node(node_id, data, run_code=run_code, sandbox=sandbox))
+                title = data.get("title") or node_id
+                if progress is not None:
+                    progress(f"code node {title}")
+
+                def step(what: str, title: str = title) -> None:
+                    if progress is not None:
+                        progress(f"code node {title}: {what}")
+
+                problems.extend(check_code_node(node_id, data, run_code=run_code, sandbox=sandbox, progress=step))
         return problems
 
     # ------------------------------------------------------------------ models and layout
@@ -652,8 +667,9 @@ def _literal_keys(node: ast.expr | None) -> set[str] | None:
 
 
 def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = False,
-                    sandbox: bool = True) -> list[Problem]:
-    """Signature and return-key checks for one code node (static unless ``run_code``)."""
+                    sandbox: bool = True, progress: Callable[[str], None] | None = None) -> list[Problem]:
+    """Signature and return-key checks for one code node (static unless ``run_code``); ``progress``
+    hears each check of the sandbox's as it begins."""
     source = data.get("code")
     if data.get("code_language") != "python3":
         return [Problem(node_id, "data.code_language", "only python3 code nodes are checked and supported")]
@@ -668,7 +684,7 @@ def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = F
     func = _main_function(tree)
     if func is None:
         return [Problem(node_id, "data.code", "no top-level def main(...)")]
-    refused = sandbox_problems(source) if sandbox else ()
+    refused = sandbox_problems(source, progress) if sandbox else ()
     if refused:
         return [Problem(node_id, "data.code", f"dify-sandbox would refuse it: {why}") for why in refused]
     declared = [str(v.get("variable")) for v in data.get("variables") or [] if isinstance(v, Mapping)]
@@ -683,13 +699,13 @@ def check_code_node(node_id: str, data: Mapping[str, Any], *, run_code: bool = F
     return problems
 
 
-@lru_cache(maxsize=64)
-def sandbox_problems(source: str) -> tuple[str, ...]:
+def sandbox_problems(source: str, progress: Callable[[str], None] | None = None) -> tuple[str, ...]:
     """Why dify-sandbox would refuse this source (Python 3.10 syntax, standard library only, ...).
 
-    Cached because the engine nodes are large and the same text is checked again and again.
+    Cached because the engine nodes are large and the same text is checked again and again (the
+    cache a graphon run of the node uses too); ``progress`` hears each check of a text not checked yet.
     """
-    return tuple(check_source(source))
+    return checked_source(source, progress)
 
 
 def _signature_problems(node_id: str, func: ast.FunctionDef, declared: Sequence[str]) -> list[Problem]:

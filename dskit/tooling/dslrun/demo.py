@@ -85,21 +85,44 @@ class DemoTurn:
         return focused_task(self.result.variables)[1]
 
 
-def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | None = None,
-             lang: str = "zh") -> list[DemoTurn]:
-    """Run the demo conversation in ``lang``; ``on_turn`` sees each turn as soon as it is done."""
+@dataclass
+class Demo:
+    """The demo conversation ready to run: the Chatflow loaded, its code nodes checked and compiled."""
+
+    layout: str
+    catalog: dict[str, Any]
+    script: list[ScenarioTurn]
+    conversation: Conversation
+
+
+def prepare_demo(layout: str = "fast", lang: str = "zh", progress: Callable[[str], None] | None = None) -> Demo:
+    """Build the demo's Chatflow and do what its first turn would do first (load graphon, check and
+    compile the code nodes), each step told to ``progress``: seconds, which ``dskit demo`` shows."""
+    step = progress or (lambda _what: None)
     if lang == "en":
         catalog = json.loads(EN_CATALOG.read_text(encoding="utf-8"))
         options = FlowOptions(catalog_json=json.dumps(catalog, ensure_ascii=False), lang="en", localized=True)
         script, knowledge = EN_DEMO_TURNS, EN_DEMO_KNOWLEDGE
     else:
         catalog, options, script, knowledge = default_catalog(), FlowOptions(), DEMO_TURNS, DEMO_KNOWLEDGE
+    step("building the Chatflow")
     with shipped_code_nodes():  # the checkout's code_nodes/: seconds, not a bundle of the engine
         flow = build_fast(options) if layout == "fast" else build_classic(options)
+    step("writing the YAML")
     conversation = Conversation(flow.to_yaml(), knowledge=lambda query: knowledge)
+    conversation.prepare(step)
+    return Demo(layout, catalog, script, conversation)
+
+
+def run_demo(layout: str = "fast", on_turn: Callable[[int, DemoTurn], None] | None = None,
+             lang: str = "zh", demo: Demo | None = None) -> list[DemoTurn]:
+    """Run the demo conversation in ``lang`` (or the ``demo`` :func:`prepare_demo` made); ``on_turn``
+    sees each turn as soon as it is done."""
+    demo = demo or prepare_demo(layout, lang)
+    conversation = demo.conversation
     turns = []
-    for index, turn in enumerate(script, 1):
-        step = turn_script(turn, layout, catalog, focused_task(conversation.variables)[0])
+    for index, turn in enumerate(demo.script, 1):
+        step = turn_script(turn, demo.layout, demo.catalog, focused_task(conversation.variables)[0])
         result = conversation.turn(turn.user, step)
         done = DemoTurn(turn.user, result)
         turns.append(done)

@@ -574,6 +574,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# graphon.dsl's import in parts (graphon 0.8.0's largest), so that loading it is not one silent wait.
+GRAPHON_PARTS = (("graphon.engine", "the engine"), ("graphon.dsl.code_runtime", "code nodes"),
+                 ("graphon.dsl.importer", "the DSL importer"), ("graphon.dsl", "the DSL"))
+
+
 class Conversation:
     """One Dify conversation with a Chatflow DSL: conversation variables survive between turns.
 
@@ -636,6 +641,31 @@ class Conversation:
             detail = "; ".join(f"{k}: {v}" for k, v in result.errors.items()) or result.graph_error
             raise TurnError(f"turn {index} ({query!r}) failed: {detail}", result)
         return result
+
+    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
+        """Do now, each step told to ``progress``, what the first turn would do before answering: load
+        graphon, then check every code node as Dify's sandbox would and compile it. Seconds on a fresh
+        machine; ``dskit demo`` and ``dskit chat`` show them instead of a silent first turn."""
+        import importlib  # noqa: PLC0415
+
+        step = progress or (lambda _what: None)
+        for module, part in GRAPHON_PARTS:  # what the first turn imports: 2 s, in parts of under one
+            step(f"loading graphon, Dify's workflow engine: {part}")
+            try:
+                importlib.import_module(module)
+            except ImportError:  # another graphon release, other modules: the last part imports it all
+                continue
+
+        prepare = getattr(self.executor, "prepare", None)
+        if prepare is None:
+            return
+        doc = _fast_parse(self.dsl_text) or {}
+        for node in (((doc.get("workflow") or {}).get("graph")) or {}).get("nodes") or []:
+            data = (node.get("data") or {}) if isinstance(node, Mapping) else {}
+            if data.get("type") == "code" and isinstance(data.get("code"), str):
+                title = str(data.get("title") or node.get("id"))
+                step(f"code node {title}")
+                prepare(data["code"], lambda what, title=title: step(f"code node {title}: {what}"))
 
     def build_engine(self, query: str = "") -> Any:
         """A graphon engine for the next turn, built but not run (graph validated, nodes created)."""

@@ -54,6 +54,7 @@ class ClientResponder:
         self.parameters = {k: dict(v) for k, v in parameters.items()}
         self.calls: list[tuple[str, Any]] = []
         self._lock = threading.Lock()
+        self.before_call: Callable[[str], None] | None = None  # told the node (its title) before each call
 
     def wants_json(self, request: LLMRequest) -> bool:
         return self._wants_json(request.node_id, request.node_type, self.parameters.get(request.node_id, {}))
@@ -65,6 +66,8 @@ class ClientResponder:
 
     def __call__(self, request: LLMRequest) -> str:
         params = self.parameters.get(request.node_id, {})
+        if self.before_call is not None:
+            self.before_call(request.title or request.node_id)
         return self.ask(request.node_id, request.messages, params, node_type=request.node_type).text
 
     def ask(self, node: str, messages: Sequence[tuple[str, str]], params: Mapping[str, Any], *,
