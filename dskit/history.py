@@ -302,10 +302,15 @@ def history_for_model(history: object, lang: str = "zh") -> str:
     return render_history_for_model(kept)
 
 
+# The next turn's understanding prompt up to the message, which the history code node builds when it
+# is given the catalog and the state (dskit.nodes.history_node, dskit.nodes.next_prompt): the LLM's
+# system prompt, the head its user prompt starts with, the state view. :func:`history_update` knows
+# no catalog and leaves them empty.
+NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_state": "string"}
 HISTORY_NODE_OUTPUTS = {
     "history": "string", "model_history": "string", "summary": "string", "overflow": "string",
     "overflow_turns": "number", "turns": "number", "tag": "string", "summary_due": "boolean",
-    "summary_system": "string", "summary_prompt": "string", "truncated": "number",
+    "summary_system": "string", "summary_prompt": "string", "truncated": "number", **NEXT_PROMPT_OUTPUTS,
 }
 
 
@@ -354,9 +359,11 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
             "summary_system": prompt["system"],
             "summary_prompt": prompt["user"],
             "truncated": result["truncated"],
+            **dict.fromkeys(NEXT_PROMPT_OUTPUTS, ""),
         }
     except Exception as exc:  # pragma: no cover - last line of defence for the code node
         keep = _clean(old_history)
         return {"history": keep, "model_history": keep, "summary": _clean(summary), "overflow": "",
                 "overflow_turns": 0, "turns": 0, "tag": "", "summary_due": False, "summary_system": "",
-                "summary_prompt": f"error: {type(exc).__name__}", "truncated": 0}
+                "summary_prompt": f"error: {type(exc).__name__}", "truncated": 0,
+                **dict.fromkeys(NEXT_PROMPT_OUTPUTS, "")}

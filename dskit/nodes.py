@@ -15,13 +15,13 @@ from typing import Any
 from .catalog import Catalog, CatalogError, load_catalog
 from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from .history import HISTORY_NODE_OUTPUTS, history_update, parse_history
+from .history import HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, history_update, parse_history
 from .machine import record_result, run_turn
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
-from .prompts import understanding_instructions, understanding_prompt
+from .prompts import understanding_head, understanding_instructions, understanding_prompt
 from .state import dump_state, load_state
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
@@ -230,12 +230,20 @@ def _history_tag(tag: Any, decision: Any) -> str:
 def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "", answer: Any = "",
                  decision: Any = "", tag: Any = "", max_turns: Any = 10, max_bytes: Any = 150_000,
                  summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False, lang: Any = "zh",
+                 sys_context_str: Any = "", task_catalog: Any = "", memory: Any = "",
+                 total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
+                 memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], prompt_lang: Any = "",
                  **other_answers: Any) -> dict:
     """Append this turn to the history, keep the window under its caps, roll overflow into the summary.
 
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
-    empty the first non-empty extra input is used (one input per answer branch). Never raises.
+    empty the first non-empty extra input is used (one input per answer branch).
+
+    With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
+    from the state after this turn (``sys_context_str``) and the new history and summary
+    (:func:`next_prompt`: ``prompt_system``, ``prompt_head``, ``prompt_state``), so that the next
+    turn's LLM node reads it and no code node runs before the model. Never raises.
     """
     try:
         result = history_update(
@@ -249,19 +257,27 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
         kept = text_in(old_history)
         result = {"history": kept if len(kept) <= NODE_MAX_STRING else "", "summary": text_in(summary),
                   "summary_prompt": f"error: {type(exc).__name__}"}
-    return conform(result, HISTORY_NODE_OUTPUTS)
+    out = conform(result, HISTORY_NODE_OUTPUTS)  # the history and summary as they will be stored
+    out.update(next_prompt(sys_context_str, out["history"], out["summary"], task_catalog, memory,
+                           total_budget, history_budget, memory_budget, prompt_lang))
+    return conform(out, HISTORY_NODE_OUTPUTS)
 
 
 # ---------------------------------------------------------------- summary node (optional LLM summary)
 
-SUMMARY_NODE_OUTPUTS = {"summary": "string", "source": "string", "added_facts": "number"}
+SUMMARY_NODE_OUTPUTS = {"summary": "string", "source": "string", "added_facts": "number", **NEXT_PROMPT_OUTPUTS}
 
 
 def summary_node(llm_text: Any = "", summary: Any = "", overflow: Any = "",
-                 summary_max_tokens: Any = SUMMARY_MAX_TOKENS, lang: Any = "zh") -> dict:
+                 summary_max_tokens: Any = SUMMARY_MAX_TOKENS, lang: Any = "zh",
+                 history: Any = "", sys_context_str: Any = "", task_catalog: Any = "", memory: Any = "",
+                 total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
+                 memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], prompt_lang: Any = "") -> dict:
     """Check the summary LLM's answer; fall back to the history node's extractive summary.
 
     Values (numbers, names) of the overflow turns that the LLM dropped are added back as fact lines.
+    With ``task_catalog`` given, it rebuilds the next turn's understanding prompt with the checked
+    summary (``history``: the history node's new history; see :func:`next_prompt`).
     """
     fallback = _summary(summary)
     try:
@@ -270,13 +286,59 @@ def summary_node(llm_text: Any = "", summary: Any = "", overflow: Any = "",
                                 norm_lang(text_in(lang)))
     except Exception:  # noqa: BLE001
         result = {"summary": fallback, "source": "extractive", "added_facts": 0}
-    return conform(result, SUMMARY_NODE_OUTPUTS)
+    out = conform(result, SUMMARY_NODE_OUTPUTS)  # the summary as it will be stored
+    out.update(next_prompt(sys_context_str, text_in(history), out["summary"], task_catalog, memory,
+                           total_budget, history_budget, memory_budget, prompt_lang))
+    return conform(out, SUMMARY_NODE_OUTPUTS)
+
+
+# ---------------------------------------------------------------- the next turn's prompt (history, summary)
+
+def _context_budgets(history_budget: Any, memory_budget: Any) -> dict:
+    return {"history": bounded_int(history_budget, CONTEXT_ZONE_BUDGETS["history"], 0, 1_000_000),
+            "memory": bounded_int(memory_budget, CONTEXT_ZONE_BUDGETS["memory"], 0, 1_000_000),
+            "external": CONTEXT_ZONE_BUDGETS["external"]}
+
+
+def _total_budget(total_budget: Any) -> int:
+    return bounded_int(total_budget, CONTEXT_TOTAL_BUDGET, 200, 1_000_000)
+
+
+def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: Any, memory: Any = "",
+                total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
+                memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], lang: Any = "") -> dict:
+    """The next turn's understanding prompt up to the message, built when a turn ends from the state
+    after it and the new history and summary, exactly as the context node builds it at the start of
+    the next turn (:func:`dskit.prompts.understanding_head`, same budgets and settings): outputs
+    :data:`dskit.history.NEXT_PROMPT_OUTPUTS` — the LLM's system prompt, the head its user prompt
+    starts with, and the state view the classic layout's classifier and extractor read.
+
+    Every output is "" when the prompt cannot be built here — no catalog or state given, a broken
+    catalog, a text over Dify's string limit, anything unexpected: the next turn then finds the prompt
+    empty and builds it with the context node (which reports the problem). Never raises.
+    """
+    empty = dict.fromkeys(NEXT_PROMPT_OUTPUTS, "")
+    if not text_in(sys_context_str).strip() or not text_in(task_catalog).strip():
+        return empty  # not bound (a state after a turn is never empty): the context node builds it
+    try:
+        catalog = _catalog(task_catalog)
+        language = _lang(lang) or norm_lang(catalog.language)
+        state_in = text_in(sys_context_str)
+        head = understanding_head(catalog, state_in, history=text_in(history), summary=_summary(summary),
+                                  memory=text_in(memory), total_budget=_total_budget(total_budget),
+                                  budgets=_context_budgets(history_budget, memory_budget), lang=language)
+        out = {"prompt_system": head["system"], "prompt_head": head["head"],
+               "prompt_state": state_text(state_in, catalog, language)}
+    except Exception:  # noqa: BLE001 - CatalogError and anything else: the context node builds it
+        return empty
+    return out if all(len(value) <= NODE_MAX_STRING for value in out.values()) else empty
 
 
 # ---------------------------------------------------------------- context node
 
 CONTEXT_NODE_OUTPUTS = {"context": "string", "instructions": "string", "state_text": "string", "tokens": "number",
-                        "over_budget": "boolean", "report": "string", "error": "string"}
+                        "over_budget": "boolean", "report": "string", "error": "string", "head": "string",
+                        "message": "string"}
 
 
 def context_node(query: Any = "", sys_context_str: Any = "", history: Any = "", summary: Any = "",
@@ -286,8 +348,11 @@ def context_node(query: Any = "", sys_context_str: Any = "", history: Any = "", 
     """The understanding LLM's prompt (:func:`dskit.prompts.understanding_prompt`) and, alone, the
     model's view of the state (``state_text``, for the classic layout's prompts).
 
-    The state is never cut (it anchors "改成明天吧"); history goes first when over budget. A broken
-    catalog leaves its section out and says so in ``error``. Never raises.
+    ``context`` is ``head`` followed by ``message`` (the message on one line, cut to size): a Chatflow
+    whose LLM reads ``head`` + ``message`` here and, on other turns, a head built at the end of the
+    previous turn + ``{{#sys.query#}}`` sends one text either way. The state is never cut (it anchors
+    "改成明天吧"); history goes first when over budget. A broken catalog leaves its section out and says
+    so in ``error``. Never raises.
     """
     error = ""
     catalog = None
@@ -302,15 +367,14 @@ def context_node(query: Any = "", sys_context_str: Any = "", history: Any = "", 
         state_in = text_in(sys_context_str)
         prompt = understanding_prompt(
             catalog, state_in, text_in(query), history=text_in(history), summary=_summary(summary),
-            memory=text_in(memory), total_budget=bounded_int(total_budget, CONTEXT_TOTAL_BUDGET, 200, 1_000_000),
-            budgets={"history": bounded_int(history_budget, CONTEXT_ZONE_BUDGETS["history"], 0, 1_000_000),
-                     "memory": bounded_int(memory_budget, CONTEXT_ZONE_BUDGETS["memory"], 0, 1_000_000),
-                     "external": CONTEXT_ZONE_BUDGETS["external"]},
-            lang=language)
+            memory=text_in(memory), total_budget=_total_budget(total_budget),
+            budgets=_context_budgets(history_budget, memory_budget), lang=language)
         outputs = {"context": prompt["user"], "instructions": prompt["system"],
                    "state_text": state_text(state_in, catalog, language), "tokens": prompt["tokens"],
-                   "over_budget": prompt["over_budget"], "report": json_out(prompt["report"], 100_000), "error": error}
+                   "over_budget": prompt["over_budget"], "report": json_out(prompt["report"], 100_000), "error": error,
+                   "head": prompt["head"], "message": prompt["message"]}
     except Exception as exc:  # noqa: BLE001
         outputs = {"context": text_in(query)[:2000], "instructions": understanding_instructions(language),
-                   "error": text_out(f"{type(exc).__name__}: {exc}", 2000)}
+                   "error": text_out(f"{type(exc).__name__}: {exc}", 2000), "head": "",
+                   "message": text_in(query)[:2000]}
     return conform(outputs, CONTEXT_NODE_OUTPUTS)

@@ -7,6 +7,11 @@ bytes: the compact catalog, the model's view of the state (:func:`dskit.views.st
 memory, the summary and the recent turns within the context budgets (:mod:`dskit.context`), then
 the user's latest message. The model reports only what changes; the engine keeps the state, and
 the query rewrite rides in the same call (``rewritten_query``) — docs/design.md says why.
+
+Everything before the message is known when the previous turn ends, so the code-node Chatflows build
+it then (:func:`understanding_head`, from the history node) and the understanding LLM node reads
+that head followed by ``{{#sys.query#}}``: no code node runs before the model on an ordinary turn.
+:func:`understanding_prompt` is the same head followed by the message, so both are one text.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from .tokens import estimate_tokens, truncate_to_tokens
 
 # The latest message is cut to this many tokens (a pasted document must not crowd out the state).
 PROMPT_QUERY_MAX_TOKENS = 1_000
+# The share of the total budget kept for the latest message block (its header, "> " and the message)
+# when the rest of the prompt is assembled: see :func:`understanding_head` for why 200.
+PROMPT_LATEST_RESERVE_TOKENS = 200
 
 # The instructions hold no example value a model could copy into a command for a real catalog (a
 # small model returns "订周六的，顺便查下北京天气" as a weather enquiry when the user changed a time),
@@ -76,24 +84,72 @@ def understanding_instructions(lang: str = "zh") -> str:
     return template.replace("{commands}", command_lines(language))
 
 
-def understanding_prompt(catalog: Catalog | None, state: str, query: str, *, history: str = "", summary: str = "",
-                         memory: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
-                         budgets: dict | None = None, lang: str | None = None) -> dict:
-    """The understanding LLM's messages: ``{"system", "user", "tokens", "over_budget", "report"}``.
+def latest_header(lang: str = "zh") -> str:
+    """The line before the latest message and the "> " it follows (the end of every head)."""
+    return f"{CONTEXT_HEADERS[norm_lang(lang)]['latest']}\n> "
+
+
+def latest_message(query: object) -> str:
+    """The user's message as the prompt shows it: on one line (:func:`dskit.text.one_line`, so it can
+    never start a line of the prompt) and cut to :data:`PROMPT_QUERY_MAX_TOKENS`."""
+    said = one_line(query[:20_000] if isinstance(query, str) else query)
+    return truncate_to_tokens(said, PROMPT_QUERY_MAX_TOKENS)
+
+
+def understanding_head(catalog: Catalog | None, state: str, *, history: str = "", summary: str = "",
+                       memory: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET, budgets: dict | None = None,
+                       lang: str | None = None, reserve: int = PROMPT_LATEST_RESERVE_TOKENS) -> dict:
+    """The understanding prompt up to the message: ``{"system", "head", "tokens", "over_budget", "report"}``.
+
+    ``head`` is the assembled context, a blank line and the latest-message header ending in "> ": the
+    user prompt is ``head`` followed by the message (:func:`latest_message`). The context gets the
+    total budget minus ``reserve`` tokens, the share kept for the latest block (header and message).
+
+    Why :data:`PROMPT_LATEST_RESERVE_TOKENS` (200) by default: a Chatflow builds the head when the
+    previous turn ends, before the message exists, so the reserve must cover the messages people
+    actually type while taking little from the context. A dense request with every slot of a booking
+    is 20-60 tokens (the longest of the shipped eval suites' 128 messages is 23); 200 covers a long
+    paragraph (about 200 Chinese characters or 800 English letters) and takes under 7% of the default
+    3,000. Reserving the whole :data:`PROMPT_QUERY_MAX_TOKENS` instead would take a third of the
+    budget on every turn for the rare pasted document, and would cut the history of a large catalog
+    sooner than the engine does today. A longer message costs the budget, not the message:
+    :func:`understanding_prompt` reserves its real size, and a Chatflow's head made before it arrived
+    lets that one prompt run over the total by the excess (a Chatflow cannot cut a variable without a
+    code node).
 
     ``catalog`` None (a broken one) leaves its zone out. ``budgets`` defaults to the context's zone
-    budgets. The latest message is one line after the engine's "> " (docs/context.md). Never raises
-    on string input.
+    budgets. Never raises on string input.
     """
     language = norm_lang(lang or (catalog.language if catalog is not None else "zh"))
     headers = CONTEXT_HEADERS[language]
-    said = one_line(query[:20_000] if isinstance(query, str) else query)
-    latest = f"{headers['latest']}\n> {truncate_to_tokens(said, PROMPT_QUERY_MAX_TOKENS)}"
     result = assemble_context(
         system=f"{headers['catalog']}\n{catalog_compact(catalog)}" if catalog is not None else "",
         state=state, memory=memory, history=history, summary=summary,
-        total_budget=max(100, total_budget - estimate_tokens(latest)),
+        total_budget=max(100, total_budget - max(0, reserve)),
         budgets=dict(CONTEXT_ZONE_BUDGETS) if budgets is None else budgets, lang=language, catalog=catalog)
-    user = (result["text"] + "\n\n" + latest).strip()
-    return {"system": understanding_instructions(language), "user": user, "tokens": estimate_tokens(user),
+    head = (result["text"] + "\n\n" if result["text"] else "") + latest_header(language)
+    return {"system": understanding_instructions(language), "head": head, "tokens": estimate_tokens(head),
             "over_budget": bool(result["report"]["over_budget"]), "report": result["report"]}
+
+
+def understanding_prompt(catalog: Catalog | None, state: str, query: str, *, history: str = "", summary: str = "",
+                         memory: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
+                         budgets: dict | None = None, lang: str | None = None) -> dict:
+    """The understanding LLM's messages: ``{"system", "user", "head", "message", "tokens", "over_budget",
+    "report"}``.
+
+    ``user`` is :func:`understanding_head` followed by ``message`` (the latest message, one line after
+    the engine's "> ", docs/context.md). The head keeps :data:`PROMPT_LATEST_RESERVE_TOKENS` for the
+    latest block, or the block's real size when it is longer, so the whole prompt stays within the
+    total budget; for a message within the reserve the head is the one a Chatflow builds at the end of
+    the previous turn. ``catalog`` None (a broken one) leaves its zone out. Never raises on string input.
+    """
+    language = norm_lang(lang or (catalog.language if catalog is not None else "zh"))
+    said = latest_message(query)
+    latest = estimate_tokens(latest_header(language) + said)
+    head = understanding_head(catalog, state, history=history, summary=summary, memory=memory,
+                              total_budget=total_budget, budgets=budgets, lang=language,
+                              reserve=max(PROMPT_LATEST_RESERVE_TOKENS, latest))
+    user = (head["head"] + said).rstrip()  # an empty message leaves no space after ">"
+    return {"system": head["system"], "user": user, "head": head["head"], "message": said,
+            "tokens": estimate_tokens(user), "over_budget": head["over_budget"], "report": head["report"]}

@@ -11,8 +11,10 @@ import unicodedata
 
 # Control characters other than tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# What a model or tokenizer may read as a line break besides "\n" (str.splitlines' list, CR aside).
-_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# What a model or tokenizer may read as a line break (str.splitlines' list). A Chatflow that pastes the
+# raw message after "> " checks for each of them (dskit/tooling/dslbuild/flows.py).
+LINE_BREAK_CHARS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_LINE_BREAKS = re.compile(r"\r\n|[" + "".join(LINE_BREAK_CHARS) + "]")
 LINE_MARK = " ⏎ "
 
 

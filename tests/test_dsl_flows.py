@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("graphon")
 
-from dskit.nodes import classic_adapter_node  # noqa: E402
+from dskit.nodes import classic_adapter_node, context_node  # noqa: E402
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
 from dskit.tooling.dslbuild.check import check_dsl  # noqa: E402
 from dskit.tooling.dslbuild.flows import (  # noqa: E402
@@ -31,13 +31,18 @@ from dskit.tooling.dslbuild.flows import (  # noqa: E402
 from dskit.tooling.dslbuild.generate import dsl_texts  # noqa: E402
 from dskit.tooling.dslbuild.plugin_flow import PLUGIN_FILE  # noqa: E402
 from dskit.tooling.dslbuild.layout import overlaps  # noqa: E402
+from dskit.tooling.codegen.sandbox import CodeNodeError, LocalCodeExecutor  # noqa: E402
 from dskit.tooling.dslrun.scenarios import (  # noqa: E402
     SCENARIO_DIR,
     ScenarioError,
+    ScenarioTurn,
+    _prompt_failures,
     derive_classic,
+    focused_task,
     format_outcomes,
     load_scenarios,
     run_scenario,
+    turn_script,
 )
 from dskit.tooling.dslrun.taskapi import task_api  # noqa: E402
 from dskit.tooling.dslrun.graphon import Conversation  # noqa: E402
@@ -86,8 +91,9 @@ def test_document_basics(docs: dict, layout: str) -> None:
     assert doc["version"] == "0.3.1" and doc["kind"] == "app"  # Dify 1.8 imports it without a confirmation
     assert doc["app"]["mode"] == "advanced-chat"
     conv = {v["name"]: v for v in doc["workflow"]["conversation_variables"]}
-    # Nothing derived from the state is stored: every prompt reads the state through the context node.
-    assert set(conv) == {"history", "summary", "sys_context_str"}
+    # Derived from the state, only the next turn's prompt is stored, and only what the layout's prompts read.
+    prompt = {"fast": {"prompt_system", "prompt_head"}, "classic": {"prompt_head", "prompt_state"}}[layout]
+    assert set(conv) == {"history", "summary", "sys_context_str"} | prompt
     assert all(v["value_type"] == "string" and v["value"] == "" for v in conv.values())
     env = {v["name"]: v["value"] for v in doc["workflow"]["environment_variables"]}
     assert env["TASK_API_URL"] == ""
@@ -245,15 +251,17 @@ def test_generator_options_reach_every_file() -> None:
 
 
 @pytest.mark.parametrize("layout", ["fast", "classic"])
-def test_every_llm_node_reads_the_state_through_the_context_node(docs: dict, layout: str) -> None:
-    """One view of the state for the model: no prompt pastes the raw catalog, state or a task copy."""
+def test_every_llm_node_reads_the_state_through_the_prompt_aggregator(docs: dict, layout: str) -> None:
+    """One view of the state for the model: no prompt pastes the raw catalog, state or a task copy; the
+    understanding prompt comes from the ``prompt`` aggregator (the context node's or the stored one)."""
     doc = docs[layout]
     text = json.dumps([n["data"] for n in _nodes(doc) if n["data"]["type"] in
                        ("llm", "question-classifier", "parameter-extractor")], ensure_ascii=False)
-    for raw in ("{{#env.TASK_CATALOG#}}", "{{#conversation.sys_context_str#}}", "{{#conversation.current_task"):
+    for raw in ("{{#env.TASK_CATALOG#}}", "{{#conversation.sys_context_str#}}", "{{#conversation.current_task",
+                "{{#context.", "{{#conversation.prompt_"):
         assert raw not in text, raw
-    wanted = {"fast": ["{{#context.context#}}", "{{#context.instructions#}}"],
-              "classic": ["{{#context.context#}}", "{{#context.state_text#}}"]}[layout]
+    user = "{{#prompt.head.output#}}{{#prompt.message.output#}}"
+    wanted = {"fast": [user, "{{#prompt.system.output#}}"], "classic": [user, "{{#prompt.state.output#}}"]}[layout]
     for ref in wanted:
         assert ref in text, ref
 
@@ -277,3 +285,90 @@ def test_opening_statement_names_the_catalog_tasks(docs: dict) -> None:
     opening = docs["fast"]["workflow"]["features"]["opening_statement"]
     for label in ("订餐", "路线规划", "查询天气", "旅游保险", "查询余额"):
         assert label in opening
+
+
+# --------------------------------------------------------------------------------------------- before the model
+
+UNDERSTANDING_NODE = {"fast": "understand", "classic": "rewrite"}
+PROMPT_TURNS = [  # a booking: the first turn, two ordinary ones, then the history node fails, then a rebuild
+    ScenarioTurn("我想订明天晚上七点的位子", {"rewritten_query": "订明天19:00的位子", "commands": [
+        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "明天", "time": "19:00"}}]}),
+    ScenarioTurn("四个人", {"rewritten_query": "四个人", "commands": [{"type": "set_slots", "slots": {"people": 4}}]}),
+    ScenarioTurn("就订江南小馆", {"rewritten_query": "订江南小馆", "commands": [
+        {"type": "set_slots", "slots": {"restaurant": "江南小馆"}}]}),
+    ScenarioTurn("好的，订吧", {"rewritten_query": "确认预订", "commands": [{"type": "confirm"}]}),
+    ScenarioTurn("再帮我查一下\n北京的天气", {"rewritten_query": "查询北京天气", "commands": [
+        {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]}),
+]
+
+
+class HistoryFails:
+    """The tooling's code runner; while ``failing`` is set, the history node fails on every attempt (as a
+    sandbox failure would), so it takes its fail branch."""
+
+    def __init__(self) -> None:
+        self.inner = LocalCodeExecutor()
+        self.failing = False
+
+    def execute(self, *, language: object, code: str, inputs: Any) -> Any:
+        if self.failing and "old_history" in inputs:
+            raise CodeNodeError("injected: the history node fails")
+        return self.inner.execute(language=language, code=code, inputs=inputs)
+
+    def is_execution_error(self, error: Exception) -> bool:
+        return self.inner.is_execution_error(error)
+
+
+def _code_before(result, layout: str, types: dict[str, str]) -> list[str]:
+    path = result.path
+    return [node for node in path[:path.index(UNDERSTANDING_NODE[layout])] if types[node] == "code"]
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_only_a_turn_without_a_stored_prompt_runs_a_code_node_before_the_model(texts: dict, docs: dict,
+                                                                               layout: str) -> None:
+    """Issue 22: the second turn of a conversation calls the model with no code node before it, with the
+    very prompt the context node would have built; after the history node fails the stored prompt is
+    empty, and the next turn rebuilds it through the context node; so does a message with a line break."""
+    catalog = default_catalog()
+    catalog_json = json.dumps(catalog, ensure_ascii=False)
+    types = {n["id"]: n["data"]["type"] for n in _nodes(docs[layout])}
+    executor = HistoryFails()
+    conversation = Conversation(texts[layout], code_executor=executor)
+    code_before = []
+    for index, turn in enumerate(PROMPT_TURNS):
+        before = dict(conversation.variables)
+        executor.failing = index == 2
+        result = conversation.turn(turn.user, turn_script(turn, layout, catalog, focused_task(before)[0]),
+                                   raise_on_error=False)
+        assert result.succeeded and result.answer, (index, result.errors)
+        code_before.append(_code_before(result, layout, types))
+        built = context_node(turn.user, before["sys_context_str"], before["history"], before["summary"], catalog_json)
+        calls = {call.node_id: call.request for call in result.llm_calls}
+        assert calls[UNDERSTANDING_NODE[layout]].user == built["context"], index  # byte for byte
+        if layout == "fast":
+            assert calls["understand"].system == built["instructions"]
+        else:
+            assert built["state_text"] in "".join(text for _, text in calls["classify"].messages)
+        if index == 2:  # the history node failed: the state is saved, the memory kept, no prompt left
+            assert "history" in result.errors and result.variables["prompt_head"] == ""
+            assert result.variables["history"] == before["history"]
+            assert result.variables["sys_context_str"] != before["sys_context_str"]
+        else:
+            assert result.variables["prompt_head"] and not _prompt_failures(result.variables, catalog), index
+    assert code_before == [["context"], [], [], ["context"], ["context"]]
+    assert "> 再帮我查一下 ⏎ 北京的天气" in conversation.turns[-1].llm_calls[0].request.user  # one line
+
+
+def test_an_ordinary_turn_runs_two_sandbox_nodes(texts: dict, docs: dict) -> None:
+    """An ask or confirm turn after the first: the state node and the history node, nothing else in the
+    sandbox (code or template), and the model is the first thing that runs after two Dify nodes."""
+    catalog = default_catalog()
+    types = {n["id"]: n["data"]["type"] for n in _nodes(docs["fast"])}
+    conversation = Conversation(texts["fast"])
+    for turn in PROMPT_TURNS[:3]:
+        before = dict(conversation.variables)
+        result = conversation.turn(turn.user, turn_script(turn, "fast", catalog, focused_task(before)[0]))
+    assert result.output("state", "next_action") == "confirm"
+    assert [n for n in result.path if types[n] in {"code", "template-transform"}] == ["state", "history"]
+    assert result.path[:4] == ["start", "has_prompt", "prompt", "understand"]

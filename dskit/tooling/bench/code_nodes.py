@@ -73,7 +73,8 @@ def bench_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     state_out = state_main(understanding=understanding, sys_context_str=state, task_catalog=catalog)
     return {
         "history": {"old_history": history, "summary": summary, "user_query": "改成5个人",
-                    "answer": state_out["question"], "decision": state_out["decision"], "max_turns": BENCH_TURNS},
+                    "answer": state_out["question"], "decision": state_out["decision"], "max_turns": BENCH_TURNS,
+                    "sys_context_str": state_out["sys_context_str"], "task_catalog": catalog},  # + the next prompt
         "context": {"query": "改成5个人", "sys_context_str": state, "history": history, "summary": summary,
                     "task_catalog": catalog},
         "state": {"understanding": understanding, "sys_context_str": state, "task_catalog": catalog},
@@ -81,7 +82,8 @@ def bench_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
                             "sys_context_str": state, "params_json": "", "people": "5"},
         "result": {"sys_context_str": state, "execute_payload": json.dumps(
             {"task_id": "t10", "task": "task_9"}), "ok": "200", "detail": "ok"},
-        "summary": {"llm_text": summary, "summary": summary, "overflow": history[:4000]},
+        "summary": {"llm_text": summary, "summary": summary, "overflow": history[:4000], "history": history,
+                    "sys_context_str": state_out["sys_context_str"], "task_catalog": catalog},
     }
 
 
@@ -179,7 +181,8 @@ def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
         "state": {"understanding": second, "sys_context_str": state, "task_catalog": catalog},
         "history": {"old_history": history, "summary": "", "user_query": "两位，晚上7点", "answer": turn2["question"],
-                    "decision": turn2["decision"]},
+                    "decision": turn2["decision"], "sys_context_str": turn2["sys_context_str"],
+                    "task_catalog": catalog},  # as the Chatflows bind it: it builds the next prompt too
         "context": {"query": "两位，晚上7点", "sys_context_str": state, "history": history, "summary": "",
                     "task_catalog": catalog},
         "classic_adapter": {"class_name": "补充信息", "query": "两位，晚上7点", "task_catalog": catalog,
@@ -189,7 +192,8 @@ def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "execute_reply": {"execute_payload": "", "question": turn2["question"], "api_url": "",
                           "sys_context_str": turn2["sys_context_str"], "task_catalog": catalog},
         "summary": {"llm_text": "- 用户要订周五晚上7点两位的餐厅", "summary": "",
-                    "overflow": "用户：我想订周五晚上的餐厅\n助手：" + turn1["question"]},
+                    "overflow": "用户：我想订周五晚上的餐厅\n助手：" + turn1["question"], "history": history,
+                    "sys_context_str": turn2["sys_context_str"], "task_catalog": catalog},
     }
 
 

@@ -7,10 +7,11 @@ sandbox), starts a fresh interpreter and compiles its code on every call (../sha
 bench prices the turns.
 
 How: one scripted conversation (restaurant booking with the Chatflows' default catalog) runs in graphon
-with every LLM answer scripted, so each turn takes a known path: ask a slot, answer a knowledge question,
-small talk, ask for confirmation, execute without a task API, four weather look-ups, a new booking on the
-eleventh turn (the history window is full: the summary is due), plus a one-turn conversation that
-executes through a local task API. For every turn of interest it records the nodes graphon ran, which
+with every LLM answer scripted, so each turn takes a known path: the first message (which asks a slot;
+no prompt is stored yet, so the context node builds it), an ordinary turn that asks the next slot, a
+knowledge question, small talk, a turn that asks for confirmation, execute without a task API, four
+weather look-ups, a new booking on the eleventh turn (the history window is full: the summary is due),
+plus a two-turn conversation (a greeting, then a task) that executes through a local task API. For every turn of interest it records the nodes graphon ran, which
 of them run in the sandbox, the inputs each sandbox node got, and the bytes of code it compiles. Then it
 writes one program per sandbox run (the node's code plus Dify's driver, or a Jinja2 runner for a
 template) and times ``python -I -S file.py`` (a fresh interpreter, the way the sandbox runs it),
@@ -60,10 +61,11 @@ def _start(task: str, query: str, **slots: Any) -> dict[str, Any]:
 def script() -> list[BenchTurn]:
     """The conversation: every kind once, four fillers, then a turn on which the summary is due."""
     weather = [BenchTurn("", f"查一下{city}的天气", _start("weather", f"查询{city}天气", city=city))
-               for city in ("北京", "上海", "广州", "深圳", "成都")]
+               for city in ("北京", "上海", "广州", "深圳")]
     return [
-        BenchTurn("ask", "我想订明天晚上七点的位子，四个人",
-                  _start("book_restaurant", "订明天晚上19:00、四个人的位子", date="明天", time="19:00", people=4)),
+        BenchTurn("first", "我想订明天晚上七点的位子",
+                  _start("book_restaurant", "订明天晚上19:00的位子", date="明天", time="19:00")),
+        BenchTurn("ask", "四个人", {"rewritten_query": "四个人", "commands": [{"type": "set_slots", "slots": {"people": 4}}]}),
         BenchTurn("faq", "你们包间有最低消费吗？",
                   {"rewritten_query": "包间有最低消费吗？", "commands": [{"type": "faq", "question": "包间有最低消费吗？"}]},
                   {"faq_answer": "包间最低消费800元，需提前一天预订。"}),
@@ -77,8 +79,10 @@ def script() -> list[BenchTurn]:
     ]
 
 
-API_SCRIPT = [BenchTurn("execute_api", "查询我的账户余额", _start("account_balance", "查询我的账户余额"))]
-KINDS = ("ask", "confirm", "execute", "execute_api", "faq", "chitchat", "summary_due")
+API_SCRIPT = [BenchTurn("", "你好", {"rewritten_query": "你好", "commands": [{"type": "chitchat"}]}, {"chat_answer": "您好！"}),
+              BenchTurn("execute_api", "查询我的账户余额", _start("account_balance", "查询我的账户余额"))]
+# "first": a conversation's first message, the one turn on which the context node runs before the model.
+KINDS = ("first", "ask", "confirm", "execute", "execute_api", "faq", "chitchat", "summary_due")
 
 
 # ---------------------------------------------------------------------------------------------- running
@@ -377,8 +381,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "turn",
         help="per kind of turn: nodes run, sandbox runs and code compiled before/after the model, fresh-"
              "interpreter time as multiples of a bare node's start",
-        description="Runs one scripted conversation through each Chatflow layout in graphon (ask, FAQ, small "
-                    "talk, confirm, execute with and without a task API, a turn with the summary due) and, per "
+        description="Runs one scripted conversation through each Chatflow layout in graphon (the first message, "
+                    "ask, FAQ, small talk, confirm, execute with and without a task API, a turn with the summary "
+                    "due) and, per "
                     "kind of turn, counts the nodes run, the sandbox runs (code and template-transform) and the "
                     "bytes of code they compile, split before/after the understanding LLM call; then times each "
                     "sandbox run in a fresh `python -I -S file.py` against a bare node started the same way.")

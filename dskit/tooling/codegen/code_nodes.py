@@ -213,6 +213,12 @@ _OVERVIEW = {
 `handoff` → handoff reply; otherwise → Answer `question` → `history.py` → Variable Assigner
 (`history`, `summary`). With a question classifier and a parameter extractor instead of the
 understanding LLM (the classic layout), put `classic_adapter.py` between them and `state.py`.
+
+The Chatflows in `dsl/` go one step further: `history.py`, given the catalog and the state after the
+turn, also builds the next turn's prompt (`prompt_system`, `prompt_head`), the assigner stores it,
+and the understanding LLM reads `{{#conversation.prompt_head#}}{{#sys.query#}}`; `context.py` runs
+only when no prompt is stored (the first turn) or the message has a line break. So an ordinary turn
+runs no code node before the model (see `history.py`'s notes).
 """,
     "zh": """## 一轮对话中各节点的位置
 
@@ -221,6 +227,10 @@ understanding LLM (the classic layout), put `classic_adapter.py` between them an
 `faq` → 知识检索 + LLM；`handoff` → 转人工回复；其余 → 直接回复 `question` → `history.py` → 变量赋值
 （`history`、`summary`）。如果用问题分类器 + 参数提取器代替理解 LLM（经典布局），在它们和
 `state.py` 之间加 `classic_adapter.py`。
+
+`dsl/` 中的 Chatflow 更进一步：`history.py` 在绑定任务目录和本轮之后的状态时，还会生成下一轮的提示词（`prompt_system`、
+`prompt_head`），由变量赋值保存，理解 LLM 读 `{{#conversation.prompt_head#}}{{#sys.query#}}`；只有没有保存的提示词（首轮）
+或消息中有换行时才运行 `context.py`。所以普通轮次在模型之前不运行任何代码节点（见 `history.py` 的说明）。
 """,
 }
 

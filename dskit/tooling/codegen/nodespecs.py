@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dskit.classic import CLASSIC_CLASSES
+from dskit.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
 from dskit.records import NEXT_ACTIONS
 from dskit.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
 
@@ -299,6 +300,57 @@ EXECUTE_REPLY = NodeSpec(
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
 )
 
+# The next turn's understanding prompt, built at the end of a turn by the history node (and rebuilt by
+# the summary node with the LLM's summary): what they read for it, its settings (the context node's,
+# same names and defaults, so the two build one text) and what they return.
+_NEXT_PROMPT_INPUTS = (
+    NodeInput("sys_context_str", Bind("node", "final state", "sys_context_str", "本轮最终状态"),
+              "the state after this turn (the state node's, or the execute branch's once the outcome is "
+              "recorded): with `task_catalog`, the next turn's understanding prompt is built from it",
+              "本轮之后的状态（状态机节点的，或执行分支记录结果之后的）：与 `task_catalog` 一起绑定时，据此生成下一轮理解提示词",
+              optional=True),
+    NodeInput("task_catalog", CATALOG, "the task catalog: bind it and `sys_context_str` to build the next "
+              "turn's understanding prompt here (unbound: the prompt outputs are '')",
+              "任务目录：与 `sys_context_str` 一起绑定时在这里生成下一轮理解提示词（不绑定则提示词输出为空）", optional=True),
+    NodeInput("memory", Bind("node", "memory lookup", "text", "记忆检索"),
+              "long-term memory lines that do not depend on the next message, if you have any (memory looked "
+              "up from the message belongs in the context node)", "与下一条消息无关的长期记忆（如有；按消息检索的记忆请交给上下文节点）",
+              optional=True),
+)
+_NEXT_PROMPT_SETTINGS = (
+    NodeSetting("total_budget", str(CONTEXT_TOTAL_BUDGET), "token budget of the next prompt (as in the context "
+                "node)", "下一轮提示词的 token 预算（与上下文节点一致）", "int"),
+    NodeSetting("history_budget", str(CONTEXT_ZONE_BUDGETS["history"]), "token budget of summary + recent turns "
+                "(as in the context node)", "摘要加最近对话的 token 预算（与上下文节点一致）", "int"),
+    NodeSetting("memory_budget", str(CONTEXT_ZONE_BUDGETS["memory"]), "token budget of the memory lines (as in "
+                "the context node)", "记忆的 token 预算（与上下文节点一致）", "int"),
+    NodeSetting("prompt_lang", '""', "language of the next prompt: zh or en; '' follows the catalog (the "
+                "context node's `lang`)", "下一轮提示词的语言：zh 或 en；为空时跟随任务目录（即上下文节点的 `lang`）"),
+)
+_NEXT_PROMPT_OUTPUTS = (
+    _s("prompt_system", "the next turn's understanding system prompt ('' when not built): write it back",
+       "下一轮理解 LLM 的系统提示词（未生成时为空）：写回会话变量"),
+    _s("prompt_head", "the next turn's understanding user prompt up to the message, ending in \"> \": the LLM "
+       "reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)",
+       "下一轮理解 LLM 用户提示词中消息之前的部分（以“> ”结尾）：LLM 读它再接 `{{#sys.query#}}`；未生成时为空（下一轮改由上下文节点生成）"),
+    _s("prompt_state", "the model's view of the state after this turn (for the classic layout's classifier "
+       "and extractor); '' when not built", "本轮之后的状态视图（供经典布局的问题分类器和参数提取器使用）；未生成时为空"),
+)
+_NEXT_PROMPT_NOTE_EN = (
+    "The next turn's prompt: bind `sys_context_str` (the state after this turn) and `task_catalog`, write "
+    "`prompt_system` and `prompt_head` (and `prompt_state` if other prompts read the state) into conversation "
+    "variables of the same names, clear `prompt_head` where the state is saved, and give the understanding LLM "
+    "the system prompt `{{#conversation.prompt_system#}}` and the user prompt "
+    "`{{#conversation.prompt_head#}}{{#sys.query#}}`. An IF/ELSE before the LLM sends a turn through "
+    "`context.py` when `prompt_head` is empty (the first turn) or the message has a line break. "
+    "The Chatflows in dsl/ are wired this way: no code node runs before the model on an ordinary turn.")
+_NEXT_PROMPT_NOTE_ZH = (
+    "下一轮提示词：绑定 `sys_context_str`（本轮之后的状态）和 `task_catalog`，把 `prompt_system`、`prompt_head`（其他提示词要读状态时再加 "
+    "`prompt_state`）写回同名会话变量，在保存状态的变量赋值里清空 `prompt_head`，理解 LLM 的系统提示词用 "
+    "`{{#conversation.prompt_system#}}`，用户提示词用 `{{#conversation.prompt_head#}}{{#sys.query#}}`。在 LLM 之前加条件分支："
+    "`prompt_head` 为空（首轮）或消息中有换行时改走 `context.py`。dsl/ 中的 Chatflow 就是这样连接的：普通轮次在模型之前不运行任何代码节点。")
+
+
 # The history node's default byte cap. Dify 1.8 fails a code node whose string output is longer than
 # CODE_MAX_STRING_LENGTH (80,000 characters); the node's longest output is the summary prompt: up to
 # this cap of overflow, the summary (at most 20,000 characters are read) and the instructions.
@@ -311,9 +363,11 @@ HISTORY = NodeSpec(
     entry="dskit.nodes:history_node",
     summary_en="Appends this turn to the history, keeps the last turns under a turn and byte cap (noise "
                "leaves first), and merges the turns that leave into the rolling summary instead of "
-               "dropping them. Put it after the answer, at the end of the turn.",
+               "dropping them. Put it after the answer, at the end of the turn. Given the catalog and the state "
+               "after the turn, it also builds the next turn's understanding prompt, so that no code node needs "
+               "to run before the model.",
     summary_zh="把本轮对话追加到历史，按轮数和字节上限保留最近几轮（噪声优先移出），移出的轮次合并进滚动摘要而不是直接丢弃。"
-               "放在回答之后、本轮末尾。",
+               "放在回答之后、本轮末尾。绑定任务目录和本轮之后的状态时，它还会生成下一轮的理解提示词，模型之前就不必再运行代码节点。",
     inputs=(
         NodeInput("old_history", Bind("conversation", "history"), "the history so far ('' at first)",
                   "已有历史（首轮为空）"),
@@ -325,6 +379,7 @@ HISTORY = NodeSpec(
         NodeInput("decision", Bind("node", "state node", "decision", "状态机节点"),
                   "the state node's decision: turns that set or confirmed something are kept longest",
                   "状态机节点的 decision：设置或确认了信息的轮次保留最久", optional=True),
+        *_NEXT_PROMPT_INPUTS,
     ),
     settings=(
         NodeSetting("max_turns", "10", "turns kept in the window", "窗口保留的轮数", "int"),
@@ -338,6 +393,7 @@ HISTORY = NodeSpec(
         NodeSetting("llm_summary", "False", "True: also ask an LLM to summarise (summary_due, summary_prompt)",
                     "True：另外请 LLM 生成摘要（见 summary_due、summary_prompt）", "bool"),
         NodeSetting("lang", '"zh"', "language of the summary texts: zh or en", "摘要文字的语言：zh 或 en"),
+        *_NEXT_PROMPT_SETTINGS,
     ),
     outputs=(
         _s("history", "the new history: write it back", "新历史：写回会话变量"),
@@ -354,6 +410,7 @@ HISTORY = NodeSpec(
         _s("summary_system", "system prompt for the summary LLM", "摘要 LLM 的系统提示词"),
         _s("summary_prompt", "user prompt for the summary LLM", "摘要 LLM 的用户提示词"),
         NodeOutput("truncated", "number", "1 when a single over-long turn had to be cut", "单轮过长被截断时为 1"),
+        *_NEXT_PROMPT_OUTPUTS,
     ),
     writes=(WriteBack("history", "history"), WriteBack("summary", "summary")),
     pass_extra=True,
@@ -362,9 +419,10 @@ HISTORY = NodeSpec(
     extra_zh="有多个回答分支？每个分支加一个输入变量（名字随意，如 `answer_faq`）：`answer` 为空时取第一个非空的。",
     notes_en=("Optional LLM summary: set `llm_summary = True`, add an IF/ELSE on `summary_due`, an LLM node "
               "with `summary_system` / `summary_prompt`, then `summary.py`; its assigner writes "
-              "`conversation.summary` after this node's.",),
+              "`conversation.summary` after this node's.", _NEXT_PROMPT_NOTE_EN),
     notes_zh=("可选的 LLM 摘要：设 `llm_summary = True`，用条件分支判断 `summary_due`，接一个以 `summary_system` / "
-              "`summary_prompt` 为提示词的 LLM 节点，再接 `summary.py`；它的变量赋值在本节点之后写 `conversation.summary`。",),
+              "`summary_prompt` 为提示词的 LLM 节点，再接 `summary.py`；它的变量赋值在本节点之后写 `conversation.summary`。",
+              _NEXT_PROMPT_NOTE_ZH),
 )
 
 SUMMARY = NodeSpec(
@@ -382,19 +440,30 @@ SUMMARY = NodeSpec(
                   "the history node's summary (the fallback)", "历史节点输出的摘要（兜底）"),
         NodeInput("overflow", Bind("node", "history node", "overflow", "历史节点"),
                   "the history node's overflow", "历史节点输出的 overflow"),
+        NodeInput("history", Bind("node", "history node", "history", "历史节点"),
+                  "the history node's new history: the next turn's prompt is rebuilt with it and the checked "
+                  "summary", "历史节点输出的新历史：用它和校验后的摘要重新生成下一轮提示词", optional=True),
+        *_NEXT_PROMPT_INPUTS,
     ),
     settings=(
         NodeSetting("summary_max_tokens", "400", "token budget of the summary (as in the history node)",
                     "摘要的 token 预算（与历史节点一致）", "int"),
         NodeSetting("lang", '"zh"', "zh or en", "zh 或 en"),
+        *_NEXT_PROMPT_SETTINGS,
     ),
     outputs=(
         _s("summary", "the checked summary: write it back", "校验后的摘要：写回会话变量"),
         _s("source", "llm | extractive", "llm | extractive（抽取式兜底）"),
         NodeOutput("added_facts", "number", "fact lines added back because the LLM dropped their values",
                    "因 LLM 遗漏数值而补回的事实行数"),
+        *_NEXT_PROMPT_OUTPUTS,
     ),
     writes=(WriteBack("summary", "summary"),),
+    notes_en=("With the history node building the next turn's prompt, bind the same `sys_context_str` and "
+              "`task_catalog` here and write this node's `prompt_*` outputs instead of the history node's: "
+              "they are built with the checked summary.",),
+    notes_zh=("历史节点生成下一轮提示词时，这里也绑定同样的 `sys_context_str` 和 `task_catalog`，并改写回本节点的 `prompt_*` 输出："
+              "它们用校验后的摘要生成。",),
 )
 
 CONTEXT = NodeSpec(
@@ -404,9 +473,12 @@ CONTEXT = NodeSpec(
     entry="dskit.nodes:context_node",
     summary_en="Builds the understanding LLM's prompt: the catalog in compact form, the state (never cut), "
                "memory, the summary and the recent turns without noise, within a token budget, then the "
-               "user's latest message. Put it at the start of the turn, before the understanding LLM.",
+               "user's latest message. Put it at the start of the turn, before the understanding LLM — or, with "
+               "the history node building the next prompt at the end of each turn, only on the turns that have "
+               "none (the first), as the Chatflows in dsl/ do.",
     summary_zh="生成理解 LLM 的提示词：精简的任务目录、当前状态（永不截断）、记忆、摘要和去噪后的最近对话，控制在 token 预算内，"
-               "最后是用户最新输入。放在本轮开头、理解 LLM 之前。",
+               "最后是用户最新输入。放在本轮开头、理解 LLM 之前；若由历史节点在每轮末尾生成下一轮提示词，"
+               "则只在没有现成提示词的轮次（首轮）运行它，dsl/ 中的 Chatflow 就是这样做的。",
     inputs=(
         NodeInput("query", QUERY, "the user's message of this turn", "本轮用户输入"),
         NodeInput("sys_context_str", STATE_STR, "the dialogue state", "对话状态"),
@@ -435,6 +507,10 @@ CONTEXT = NodeSpec(
         _s("report", "JSON: tokens per zone, what was cut and why", "JSON：各区 token 数、删减了什么及原因"),
         _s("error", "'' when fine; else e.g. a broken catalog (its section is left out)",
            "正常为空；否则如任务目录有误（该部分被省略）"),
+        _s("head", "`context` up to the message, ending in \"> \" (the form the history node's `prompt_head` "
+           "has)", "`context` 中消息之前的部分，以“> ”结尾（与历史节点的 `prompt_head` 同形）"),
+        _s("message", "the message as `context` ends with it: one line, cut to 1,000 tokens",
+           "`context` 末尾的消息：一行，截到 1,000 token"),
     ),
 )
 

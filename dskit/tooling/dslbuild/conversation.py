@@ -2,9 +2,11 @@
 
 All are strings with the default ``''`` (JSON travels as text), so a layout can never declare a
 variable with another type than the next one. ``sys_context_str`` is the state and the only source of
-truth; ``history`` and ``summary`` are the memory. Nothing derived from the state is stored: every
-layout's prompts read the state through the model's view of it (the code-node layouts' ``context``
-node, the plugin layout's ``track_state``), so a turn stores nothing that nobody reads.
+truth; ``history`` and ``summary`` are the memory. The code-node layouts also keep the next turn's
+understanding prompt up to the message (``prompt_*``), built by the history node when a turn ends from
+the state, history and summary it leaves, so that the next turn's model call needs no code node first
+(dskit/tooling/dslbuild/flows.py); each layout declares only the ones its prompts read, and the plugin
+layout none (its ``track_state`` tool builds the prompt).
 """
 
 from __future__ import annotations
@@ -28,8 +30,23 @@ CONVERSATION_VARIABLES = (
                                             "(task stack, slots, slot history) as JSON."),
 )
 
+# The next turn's prompt (dskit.nodes.next_prompt), written by the ``save`` assigner at the end of a turn;
+# ``prompt_head`` is cleared where the state is saved, so a prompt never outlives the state it shows.
+PROMPT_VARIABLES = {
+    "prompt_system": ConversationVariable(
+        "prompt_system", "下一轮理解 LLM 的系统提示词（每轮末尾生成）。The understanding LLM's system prompt for the "
+                         "next turn, built at the end of every turn."),
+    "prompt_head": ConversationVariable(
+        "prompt_head", "下一轮理解提示词中消息之前的部分（每轮末尾生成，为空时由上下文节点生成）。The next turn's "
+                       "understanding prompt up to the message, built at the end of every turn (empty: the context "
+                       "node builds it)."),
+    "prompt_state": ConversationVariable(
+        "prompt_state", "下一轮提示词中的状态视图（每轮末尾生成）。The model's view of the state for the next "
+                        "turn's prompts, built at the end of every turn."),
+}
 
-def declare_conversation_variables(flow: Flow) -> None:
-    """Declare the state and the memory."""
-    for var in CONVERSATION_VARIABLES:
+
+def declare_conversation_variables(flow: Flow, prompt: tuple[str, ...] = ()) -> None:
+    """Declare the state, the memory and the ``prompt`` variables this layout's prompts read."""
+    for var in CONVERSATION_VARIABLES + tuple(PROMPT_VARIABLES[name] for name in prompt):
         flow.conversation_var(var.name, var.description, "")

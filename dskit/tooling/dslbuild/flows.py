@@ -1,12 +1,44 @@
 """The two code-node Chatflows: the fast layout (one understanding LLM) and the classic layout
 (question rewrite, question classifier and parameter extractor, as many existing Chatflows are built).
 
+Both start the same way, with nothing but the model before the model:
+
+    start -> has_prompt -(ready)--------------> prompt -> understand (fast) | rewrite -> classify ... (classic)
+                        \\-(else)-> context -----/
+
+The understanding prompt up to the message depends only on what a turn leaves behind (the state, the
+history, the summary), so the history node builds it when a turn ends (:func:`dskit.nodes.next_prompt`,
+the very text of :func:`dskit.prompts.understanding_head`) and ``save`` stores it in conversation
+variables (``prompt_head``, plus ``prompt_system`` for the fast layout or ``prompt_state`` for the
+classic one). On an ordinary turn ``has_prompt`` finds it and the ``prompt`` aggregator hands the LLM
+node that head followed by ``{{#sys.query#}}``: no code node runs before the model. The ``context``
+code node builds the whole prompt instead (the same text the plugin's ``track_state`` sends) when
+there is none to read, and the aggregator then hands over its ``head`` and ``message``:
+
+- the first message of a conversation, and a Chatflow imported or upgraded mid-conversation (the
+  variables are still empty);
+- a turn after one that could not build it: ``save_state`` clears ``prompt_head`` when it writes the
+  new state, and only ``save`` writes the new prompt, so a turn whose history node failed (its fail
+  branch ends the turn), or that stopped anywhere between the two assigners, leaves no prompt showing
+  an old state, and the next turn rebuilds it;
+- a message with a line break (any character :data:`dskit.text.LINE_BREAK_CHARS` lists): the context
+  node puts it on one line after "> ", so a message can never start a line of the prompt and pass for
+  one of the engine's headers (docs/context.md, "What the model can trust"). A one-line message goes
+  to the model as the user typed it; the engine's rendering differs only in dropping invisible format
+  characters and surrounding spaces and in cutting a message over 1,000 tokens, which a Dify
+  variable cannot do without a code node (such a message runs over the token budget by its excess;
+  the state node refuses one over 8,000 characters whatever the model says).
+
+A Dify user who edits ``TASK_CATALOG`` between two turns of a conversation sees the new catalog in the
+model's prompt from the turn after the next (the head was built with the old one); the state node
+always reads the current one.
+
 Both share everything after the state node:
 
     state -> route(next_action) -+- ask/confirm, handoff, fallback -----------------+
                                  +- execute -> has_api -> call_api -> result -+     |
                                  |                    \\------------------------ execute_reply
-                                 +- faq -> faq_search -> faq_answer -> faq_reply    |
+                                 +- faq -> faq_search -> faq_knowledge -> faq_answer -> faq_reply
                                  +- chitchat -> chat_answer -> chat_reply           |
                                                                                     v
       reply -> save_state -> answer -> history -> need_summary -(due)-> summarize -> summary_check
@@ -14,17 +46,16 @@ Both share everything after the state node:
                                                               '-------------------> summary_out -> save
 
 The state is saved before the answer (``save_state``), so nothing that fails after the reply can
-lose it; ``save`` writes only the memory. After the answer every node that can fail has an error
-strategy: ``summarize`` (a model timeout) continues with an empty text, which ``summary_check``
-replaces by the extractive summary; ``summary_check`` failing takes its fail branch to
-``summary_out`` (the history node's summary); ``history`` failing ends the turn with the memory as
-it was. Every code node retries twice first (dify-sandbox's intermittent failures).
+lose it; ``save`` writes the memory and the next prompt. After the answer every node that can fail
+has an error strategy: ``summarize`` (a model timeout) continues with an empty text, which
+``summary_check`` replaces by the extractive summary; ``summary_check`` (which rebuilds the next
+prompt with the final summary) failing takes its fail branch to ``summary_out`` (the history node's
+summary and prompt); ``history`` failing ends the turn with the memory as it was and no prompt. Every
+code node retries twice first (dify-sandbox's intermittent failures).
 
-Both also start the same way: the ``context`` code node builds the model's view of the turn
-(:func:`dskit.prompts.understanding_prompt`, the same text the plugin's ``track_state`` sends), so
-every LLM node reads the state as one text. Only the understanding differs: ``understand`` (one LLM
-call returning rewrite, routing and slots) versus ``rewrite`` -> ``classify`` -> ``extract`` ->
-``adapter`` (three focused LLM nodes, reading ``context.context`` and ``context.state_text``).
+Only the understanding differs: ``understand`` (one LLM call returning rewrite, routing and slots)
+versus ``rewrite`` -> ``classify`` -> ``extract`` -> ``adapter`` (three focused LLM nodes; the rewrite
+reads the whole prompt, the classifier and the extractor the state view alone).
 Node ids are short English words (they appear in ``{{#id.var#}}`` references); titles are Chinese
 and each ``desc`` carries the English explanation.
 """
@@ -44,6 +75,7 @@ from dskit.classic import classic_labels
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
 from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.localize import localize
+from dskit.text import LINE_BREAK_CHARS
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -106,10 +138,17 @@ def _code_node(flow: Flow, node_id: str, role: str, bindings: dict[str, list[str
     flow.add(node_id, n.fail_branch(data) if fail_branch else data)
 
 
-def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
+# The prompt variables each layout's LLM nodes read, the ``prompt`` aggregator's group for each, and
+# the context node's output that stands in for it when none was built.
+PROMPT_READS = {"fast": ("prompt_system", "prompt_head"), "classic": ("prompt_head", "prompt_state")}
+PROMPT_GROUPS = {"prompt_system": ("system", "instructions"), "prompt_head": ("head", "head"),
+                 "prompt_state": ("state", "state_text")}
+
+
+def _base_flow(name: str, description: str, options: FlowOptions, layout: str) -> Flow:
     flow = Flow(name=name, description=description, opening_statement=opening_statement(options),
                 target=options.target)
-    declare_conversation_variables(flow)
+    declare_conversation_variables(flow, PROMPT_READS[layout])
     flow.env_var("TASK_CATALOG", catalog_text(options),
                  "任务目录 JSON（见 docs/catalog.md）。The task catalog as JSON (see docs/catalog.md).")
     flow.env_var("TASK_API_URL", "", "办理任务的接口地址，留空则只说明将要办理的内容。The URL the execute "
@@ -121,15 +160,45 @@ def _base_flow(name: str, description: str, options: FlowOptions) -> Flow:
                  "outside the engine starts clean (docs/state-format.md).", value_type="secret")
     flow.use_provider(options.provider, options.plugin_identifier)
     flow.add("start", n.start(desc="用户发来一条消息。A user message arrives (sys.query)."))
+    _prompt_nodes(flow, PROMPT_READS[layout])
+    return flow
+
+
+def _prompt_nodes(flow: Flow, reads: tuple[str, ...]) -> None:
+    """``has_prompt`` -> (``context`` when needed) -> ``prompt``: the understanding prompt in one place
+    (the module docstring says when the context node runs)."""
+    ready = [n.condition(["conversation", name], "not empty") for name in reads]
+    ready += [n.condition(["sys", "query"], "not contains", char, cond_id=f"query-without-break-{ord(char):04x}")
+              for char in LINE_BREAK_CHARS]
+    flow.add("has_prompt", n.if_else(
+        [n.case("ready", ready)], title="是否已有本轮提示词",
+        desc="上一轮末尾已生成提示词、且消息只有一行（不含任何换行符）时直接调用模型；否则（首轮、上一轮未能生成、消息有换行）"
+             "先由上下文节点生成。Calls the model directly when the last turn left the prompt and the message is "
+             "one line (none of the line-break characters these conditions list); otherwise (the first turn, no "
+             "prompt left, a line break) the context node builds it first."))
     _code_node(flow, "context", "context", {
         "query": ["sys", "query"], "sys_context_str": ["conversation", "sys_context_str"],
         "history": ["conversation", "history"], "summary": ["conversation", "summary"],
         "task_catalog": ["env", "TASK_CATALOG"],
-    }, "理解上下文", "精简目录+当前状态（含缺失槽位和上一轮追问）+摘要+去噪历史，控制在 token 预算内。Builds the "
-       "model's view of the turn: compact catalog, state (missing slots, last question), summary and "
-       "de-noised recent turns within a token budget.")
-    flow.edge("start", "context")
-    return flow
+    }, "理解上下文", "没有现成提示词时（如首轮）运行：精简目录+当前状态（含缺失槽位和上一轮追问）+摘要+去噪历史，控制在 "
+       "token 预算内，消息写成一行。Runs when no prompt was left (the first turn): builds the model's view of "
+       "the turn — compact catalog, state (missing slots, last question), summary and de-noised recent turns "
+       "within a token budget, the message on one line.")
+    groups: dict[str, list[list[str]]] = {}
+    for name in reads:
+        group, output = PROMPT_GROUPS[name]
+        groups[group] = [["context", output], ["conversation", name]]
+    groups["message"] = [["context", "message"], ["sys", "query"]]
+    order = ("system", "head", "message", "state")
+    flow.add("prompt", n.aggregator(
+        [], title="本轮理解提示词", groups={g: groups[g] for g in order if g in groups},
+        desc="上下文节点运行了就用它的输出，否则用上一轮末尾生成的提示词加用户消息：模型只从这里读。The context node's "
+             "outputs when it ran, else the prompt the last turn left followed by the message: the model "
+             "reads the prompt from here only."))
+    flow.edge("start", "has_prompt")
+    flow.edge("has_prompt", "prompt", "ready")
+    flow.edge("has_prompt", "context", "false")
+    flow.edge("context", "prompt")
 
 
 def opening_statement(options: FlowOptions) -> str:
@@ -252,8 +321,8 @@ def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
     flow.edge("chat_answer", "chat_reply")
 
 
-def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
-    """Join the branches, answer, update the memory and save."""
+def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
+    """Join the branches, answer, update the memory, build the next prompt and save."""
     groups = {
         "reply": [["execute_reply", "reply"], ["faq_reply", "output"], ["chat_reply", "output"],
                   ["state", "question"]],
@@ -266,18 +335,24 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
     for source in ("execute_reply", "faq_reply", "chat_reply"):
         flow.edge(source, "reply")
     state_items = [("sys_context_str", ["reply", "sys_context_str", "output"])]
-    flow.add("save_state", n.assigner(state_items, title="保存对话状态", desc="回复之前先保存状态：之后的节点失败也不会"
-                                      "丢失。Saves the state before the reply, so that nothing failing after it "
-                                      "can lose the turn."))
+    flow.add("save_state", n.assigner(state_items, title="保存对话状态", clears=("prompt_head",),
+                                      desc="回复之前先保存状态：之后的节点失败也不会丢失；同时清空为旧状态生成的提示词，"
+                                      "由本轮末尾重新生成。Saves the state before the reply, so that nothing failing "
+                                      "after it can lose the turn, and clears the prompt made for the old state "
+                                      "(the end of the turn writes the new one)."))
     flow.add("answer", n.answer(n.ref(["reply", "reply", "output"]), title="回复用户",
                                 desc="本轮唯一的回复。The one reply of this turn."))
+    final_state = ["reply", "sys_context_str", "output"]
     _code_node(flow, "history", "history", {
         "old_history": ["conversation", "history"], "summary": ["conversation", "summary"],
         "user_query": ["sys", "query"], "answer": ["reply", "reply", "output"],
         "decision": ["state", "decision"], "llm_summary": ["env", "LLM_SUMMARY"],
-    }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃；失败时记忆保持原样。Appends this turn, "
-       "keeps the recent ones; turns that leave the window go into the summary instead of being dropped. "
-       "On failure the memory stays as it was.", fail_branch=True)
+        "sys_context_str": final_state, "task_catalog": ["env", "TASK_CATALOG"],
+    }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃；并用最终状态、新历史和摘要生成下一轮的理解提示词。"
+       "失败时记忆保持原样，下一轮由上下文节点生成提示词。Appends this turn, keeps the recent ones; turns that "
+       "leave the window go into the summary instead of being dropped; builds the next turn's understanding "
+       "prompt from the final state, the new history and the summary. On failure the memory stays as it "
+       "was and the next turn's context node builds the prompt.", fail_branch=True)
     flow.add("need_summary", n.if_else([n.case("due", [_flag_condition(flow, ["history", "summary_due"])])],
                                        title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an "
                                        "overflowing history costs an extra LLM call."))
@@ -288,15 +363,21 @@ def _reply_and_memory(flow: Flow, options: FlowOptions) -> None:
         "check falls back to the extractive summary."), max_retries=1, interval_ms=300), {"text": ""}))
     _code_node(flow, "summary_check", "summary", {
         "llm_text": ["summarize", "text"], "summary": ["history", "summary"],
-        "overflow": ["history", "overflow"],
-    }, "校验摘要", "拒答、空或过长时退回抽取式摘要，补回遗漏的数值。Falls back to the extractive summary "
-       "on a refusal or an empty or over-long answer; adds back dropped values.", fail_branch=True)
-    flow.add("summary_out", n.aggregator([["summary_check", "summary"], ["history", "summary"]],
-                                         title="本轮摘要", desc="LLM 摘要（若有）否则历史节点的摘要。The LLM "
-                                         "summary if one was made, else the history node's."))
-    flow.add("save", n.assigner([("history", ["history", "history"]), ("summary", ["summary_out", "output"])],
-                                title="保存记忆", desc="写回历史和摘要，供下一轮使用。Writes the history and the "
-                                "summary for the next turn."))
+        "overflow": ["history", "overflow"], "history": ["history", "history"],
+        "sys_context_str": final_state, "task_catalog": ["env", "TASK_CATALOG"],
+    }, "校验摘要", "拒答、空或过长时退回抽取式摘要，补回遗漏的数值；并用最终摘要重新生成下一轮提示词。Falls back to the "
+       "extractive summary on a refusal or an empty or over-long answer; adds back dropped values; rebuilds "
+       "the next turn's prompt with the final summary.", fail_branch=True)
+    reads = PROMPT_READS[layout]
+    groups = {"summary": [["summary_check", "summary"], ["history", "summary"]]}
+    groups.update({name: [["summary_check", name], ["history", name]] for name in reads})
+    flow.add("summary_out", n.aggregator([], title="本轮摘要与下一轮提示词", groups=groups,
+                                         desc="LLM 摘要（若有）及据此生成的提示词，否则历史节点的。The LLM summary "
+                                         "and the prompt built with it if one was made, else the history node's."))
+    items = [("history", ["history", "history"]), ("summary", ["summary_out", "summary", "output"])]
+    items += [(name, ["summary_out", name, "output"]) for name in reads]
+    flow.add("save", n.assigner(items, title="保存记忆", desc="写回历史、摘要和下一轮的理解提示词。Writes the "
+                                "history, the summary and the next turn's understanding prompt."))
     flow.chain("reply", "save_state", "answer", "history", "need_summary")
     flow.edge("need_summary", "summarize", "due")
     flow.chain("summarize", "summary_check", "summary_out")
@@ -312,12 +393,12 @@ def _flag_condition(flow: Flow, selector: list[str]) -> dict[str, Any]:
     return n.condition(selector, "=", "1", var_type="number")
 
 
-def _after_state(flow: Flow, options: FlowOptions) -> None:
+def _after_state(flow: Flow, options: FlowOptions, layout: str) -> None:
     _route(flow)
     _execute_branch(flow)
     _faq_branch(flow, options)
     _chitchat_branch(flow, options)
-    _reply_and_memory(flow, options)
+    _reply_and_memory(flow, options, layout)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -330,15 +411,15 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
     options = options or FlowOptions()
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
-                      "and extracts slots; the state machine decides.", options)
-    flow.add("understand", n.llm(_model(options, 0.1, "understand"), n.ref(["context", "instructions"]),
-                                 n.ref(["context", "context"]), title="理解：改写+路由+槽位",
+                      "and extracts slots; the state machine decides.", options, "fast")
+    flow.add("understand", n.llm(_model(options, 0.1, "understand"), prompts.PROMPT_SYSTEM, prompts.CONTEXT,
+                                 title="理解：改写+路由+槽位",
                                  desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
                                       "JSON: rewritten_query and commands."))
-    flow.edge("context", "understand")
+    flow.edge("prompt", "understand")
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
-    _after_state(flow, options)
+    _after_state(flow, options, "fast")
     return finish(flow, options, "fast")
 
 
@@ -395,7 +476,7 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（经典版）Dialogue State Kit - classic",
                       "经典布局：改写、分类、参数提取三个 LLM 节点，再由状态机决定。The classic layout: "
                       "query rewrite, question classifier and parameter extractor, then the state machine.",
-                      options)
+                      options, "classic")
     lang = "en" if options.lang == "en" else "zh"
     rewrite = prompts.REWRITE[lang]
     flow.add("rewrite", n.llm(_model(options, 0.1, "rewrite"), rewrite["system"], rewrite["user"], title="问题改写",
@@ -419,12 +500,12 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
     _code_node(flow, "adapter", "classic_adapter", bindings, "经典适配器",
                "把分类结果和提取的参数转换成理解 JSON。Turns the class and the parameters into the "
                "understanding JSON.")
-    flow.chain("context", "rewrite", "classify")
+    flow.chain("prompt", "rewrite", "classify")
     extract_classes = {cid for cid, _ in classes if cid.startswith("task_")} | {"more_info"}
     for cid, _ in classes:
         flow.edge("classify", "extract" if cid in extract_classes else "adapter", cid)
     flow.edge("extract", "adapter")
     _state_node(flow, ["adapter", "understanding"])
     flow.edge("adapter", "state")
-    _after_state(flow, options)
+    _after_state(flow, options, "classic")
     return finish(flow, options, "classic")

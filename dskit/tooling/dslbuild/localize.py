@@ -24,7 +24,8 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 
 # English titles by node id (the Chinese titles are the ones the flows are built with).
 EN_TITLES = {
-    "start": "Start", "context": "Understanding context", "understand": "Understand: rewrite + route + slots",
+    "start": "Start", "has_prompt": "Prompt ready for this turn?", "prompt": "This turn's understanding prompt",
+    "context": "Understanding context", "understand": "Understand: rewrite + route + slots",
     "state": "State machine", "route": "Branch on next action", "has_api": "Task API configured?",
     "call_api": "Call the task API", "result": "Record the outcome", "execute_reply": "Outcome reply",
     "faq_search": "Knowledge retrieval", "faq_knowledge": "Passages as text", "faq_answer": "FAQ answer",
@@ -32,7 +33,7 @@ EN_TITLES = {
     "chat_reply": "Back to the task after small talk", "reply": "This turn's reply and state",
     "save_state": "Save the dialogue state", "answer": "Reply to the user", "history": "Update the history",
     "need_summary": "LLM summary needed?", "summarize": "LLM summary merge", "summary_check": "Check the summary",
-    "summary_out": "This turn's summary", "save": "Save the memory", "rewrite": "Question rewrite",
+    "summary_out": "This turn's summary and next prompt", "save": "Save the memory", "rewrite": "Question rewrite",
     "classify": "Question classifier", "extract": "Parameter extractor", "adapter": "Classic adapter",
     "recall": "Recall user memory", "track_state": "Track the dialogue state", "exec_reply": "What will be done",
     "compress": "Compress the history",

@@ -95,8 +95,10 @@ def if_else(cases: Sequence[Mapping[str, Any]], *, title: str, desc: str = "") -
     return {**_base("if-else", title, desc), "cases": [dict(c) for c in cases]}
 
 
-def assigner(items: Sequence[tuple[str, Selector]], *, title: str, desc: str = "") -> dict[str, Any]:
-    """A version-2 variable assigner that over-writes each conversation variable from a selector."""
+def assigner(items: Sequence[tuple[str, Selector]], *, title: str, desc: str = "",
+             clears: Sequence[str] = ()) -> dict[str, Any]:
+    """A version-2 variable assigner that over-writes each conversation variable from a selector, then
+    clears each of ``clears`` (a string variable becomes ``''``)."""
     return {
         **_base("assigner", title, desc),
         "version": "2",
@@ -104,6 +106,10 @@ def assigner(items: Sequence[tuple[str, Selector]], *, title: str, desc: str = "
             {"variable_selector": ["conversation", name], "input_type": "variable",
              "operation": "over-write", "write_mode": "over-write", "value": list(sel)}
             for name, sel in items
+        ] + [
+            {"variable_selector": ["conversation", name], "input_type": "variable",
+             "operation": "clear", "write_mode": "clear", "value": []}
+            for name in clears
         ],
     }
 

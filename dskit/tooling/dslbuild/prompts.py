@@ -1,11 +1,12 @@
 """The prompts of the Chatflow's LLM nodes, Chinese by default, English available.
 
 The understanding prompt is not here: it is the engine's (:func:`dskit.prompts.understanding_prompt`),
-built each turn by the ``context`` code node, so the DSL and the plugin send the model the same text.
-The classic layout's rewrite, classifier and extractor read the same view: the whole context, or
-the state text alone (``context.state_text``). The other prompts are short on purpose: FAQ and
-chitchat answers are appended to the engine's pending question by a template, so the model never
-has to remember the task.
+built up to the message at the end of each turn by the history node (or, when none was built, by the
+``context`` code node), so the DSL and the plugin send the model the same text. The LLM nodes read it
+through the ``prompt`` aggregator (:mod:`.flows`): ``head`` + ``message`` is the whole user prompt,
+``state`` the model's view of the state alone, which the classic layout's classifier and extractor
+read. The other prompts are short on purpose: FAQ and chitchat answers are appended to the engine's
+pending question by a template, so the model never has to remember the task.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from dskit.tooling.dslbuild.node_data import ref
 MAX_TOKENS = {"understand": 512, "rewrite": 160, "classify": 160, "extract": 512, "faq_answer": 320,
               "chat_answer": 120, "summarize": 600}
 
-CONTEXT = ref(["context", "context"])  # catalog, state, summary, recent turns, latest message
-STATE = ref(["context", "state_text"])  # the model's view of the state alone
+# The understanding prompt as the ``prompt`` aggregator gives it (:func:`.flows.prompt_nodes`): the head
+# (catalog, state, summary, recent turns, the latest-message header) and the message after it.
+PROMPT_SYSTEM = ref(["prompt", "system", "output"])
+CONTEXT = ref(["prompt", "head", "output"]) + ref(["prompt", "message", "output"])
+STATE = ref(["prompt", "state", "output"])  # the model's view of the state alone
 SUMMARY = ref(["conversation", "summary"])
 QUERY = ref(["sys", "query"])
 

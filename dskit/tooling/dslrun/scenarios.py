@@ -226,7 +226,7 @@ def run_scenario(scenario: Scenario, layout: str, dsl_text: str, catalog: Mappin
         before = dict(conversation.variables)
         script = turn_script(turn, layout, catalog, focused_task(before)[0])
         result = conversation.turn(turn.user, script, raise_on_error=False)
-        failures = check_turn(turn, result, before, layout)
+        failures = check_turn(turn, result, before, layout, catalog)
         outcomes.append(TurnOutcome(turn, result, before, failures))
     return outcomes
 
@@ -252,16 +252,40 @@ def _contains(value: str, wanted: str | Sequence[str]) -> list[str]:
     return [str(item) for item in items if str(item) not in value]
 
 
-def check_turn(turn: ScenarioTurn, result: TurnResult, before: Mapping[str, Any], layout: str
-               ) -> list[str]:
-    """Every failed expectation of one turn, as readable lines ("" list when the turn is right)."""
+def check_turn(turn: ScenarioTurn, result: TurnResult, before: Mapping[str, Any], layout: str,
+               catalog: Mapping[str, Any] | None = None) -> list[str]:
+    """Every failed expectation of one turn, as readable lines ("" list when the turn is right).
+    With ``catalog`` (the run's ``TASK_CATALOG``), the stored next prompt is checked too."""
     if not result.succeeded:
         return [f"the run failed: {result.graph_error or result.errors}"]
     failures: list[str] = []
     failures += _expectation_failures(turn.expect, result)
     failures += _invariant_failures(turn, result, before)
+    if catalog is not None:
+        failures += _prompt_failures(result.variables, catalog)
     failures += _budget_failures(result, layout, turn.expect)
     return failures
+
+
+# The prompt variables of the code-node layouts and the context node's output each must equal.
+PROMPT_VARIABLES = {"prompt_system": "instructions", "prompt_head": "head", "prompt_state": "state_text"}
+
+
+def _prompt_failures(variables: Mapping[str, Any], catalog: Mapping[str, Any]) -> list[str]:
+    """The prompt a turn leaves for the next one is, byte for byte, the one the context node would build
+    at the start of the next turn from the stored state, history and summary (so the model reads the
+    same text whichever of the two made it)."""
+    from dskit.nodes import context_node  # noqa: PLC0415
+
+    stored = {name: variables[name] for name in PROMPT_VARIABLES if name in variables}
+    if not stored:
+        return []  # the plugin layout keeps no prompt
+    if not stored.get("prompt_head"):
+        return ["no prompt was left for the next turn (prompt_head is empty)"]
+    built = context_node("next message", variables.get("sys_context_str") or "", variables.get("history") or "",
+                         variables.get("summary") or "", json.dumps(catalog, ensure_ascii=False))
+    return [f"conversation.{name} is not the context node's {PROMPT_VARIABLES[name]} for the stored state and memory"
+            for name, value in stored.items() if value != built[PROMPT_VARIABLES[name]]]
 
 
 def _expectation_failures(expect: Mapping[str, Any], result: TurnResult) -> list[str]:
