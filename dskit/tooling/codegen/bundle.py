@@ -580,6 +580,18 @@ def _leaner(modules: list[_Module], package: str) -> tuple[list[_Module], bool]:
         source = _lean.expand_dataclasses(module.source, names) if names else module.source
         expanded.append((module, source))
     trees = [ast.parse(source) for _, source in expanded]
+    typed = {}
+    for (module, _source), tree in zip(expanded, trees):
+        names = {n for n, line in module.imports.items() if line == "from typing import TypedDict"
+                 or line == f"from typing import TypedDict as {n}"}
+        typed[module.name] = set(_lean.typed_dict_candidates(tree, names)) if names else set()
+    plain_typed = _lean.typed_dicts_used_plainly(trees, set().union(*typed.values()))
+    if plain_typed:
+        for index, (module, source) in enumerate(expanded):
+            mine = typed[module.name] & plain_typed
+            if mine:
+                expanded[index] = (module, _lean.expand_typed_dicts(source, mine))
+                trees[index] = ast.parse(expanded[index][1])
     deferred = _lean.lazy_pattern_names(trees)
     result = []
     for module, source in expanded:
