@@ -51,11 +51,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 239 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 238 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 239 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 238 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -6658,12 +6658,10 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
-node_types = _Deferred('node_types', r'''
 def node_types(kinds: dict[str, str]) -> dict[str, str]:
     """The Dify output types of a code node for values of these kinds: objects and arrays are
     declared as strings (their JSON text), numbers and booleans as themselves."""
     return {name: kind if kind in ("number", "boolean") else "string" for name, kind in kinds.items()}
-''')
 
 
 def conform(result: Any, types: dict[str, str]) -> dict:

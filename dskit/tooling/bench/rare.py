@@ -135,6 +135,8 @@ class NodeRunner:
         self.current = ""
         self.turn = TurnTrace("")
         self.deferred_codes: dict[int, tuple[str, str, types.CodeType]] = {}  # id(code) -> (node, unit, code)
+        self.loading = ""  # the node whose script's module level is running (it runs on every call)
+        self.at_load: dict[str, set[str]] = {}  # per node: what its module level runs
 
     def begin(self, source: str) -> None:
         """A new turn: every code object is reported again (events DISABLEd by the last turn restart)."""
@@ -150,7 +152,13 @@ class NodeRunner:
             name = match.group(1)
             module = types.ModuleType(f"_dskit_rare_{name}_{len(self.mains)}")
             sys.modules[module.__name__] = module
-            exec(compile(code, SCRIPT_FILE.format(name), "exec"), module.__dict__)  # noqa: S102 - our script
+            self.loading = name
+            sys.monitoring.restart_events()
+            try:
+                exec(compile(code, SCRIPT_FILE.format(name), "exec"), module.__dict__)  # noqa: S102 - our script
+            finally:
+                self.loading = ""
+                sys.monitoring.restart_events()
             classes = {key for key, value in module.__dict__.items() if isinstance(value, type)}
             self._watch_loads(name, module.__dict__)
             self.mains[code] = (name, module.__dict__["main"], classes)
@@ -211,7 +219,9 @@ def tracing(runner: NodeRunner) -> Iterator[None]:
         # its node, a deferred function's code to the unit compiled from that text (:meth:`NodeRunner.load`).
         filename = code.co_filename
         turn = runner.turn
-        if filename.startswith(prefix):
+        if filename.startswith(prefix) and runner.loading:
+            runner.at_load.setdefault(runner.loading, set()).add(code.co_qualname)
+        elif filename.startswith(prefix):
             turn.reached.setdefault(filename[len(prefix):-1], set()).add(code.co_qualname)
         elif filename == DEFERRED_FILE and id(code) in runner.deferred_codes:
             node, unit, _code = runner.deferred_codes[id(code)]
@@ -384,8 +394,11 @@ def run_turns(codes: Mapping[str, str] | None = None) -> Trace:
         _typical_turns(runner, codes)
     from dskit.tooling.codegen.deferred import unit_of  # noqa: PLC0415
 
-    classes = {name: runner.classes(name) for name in {n for t in trace.turns for n in t.reached}}
+    nodes = {n for t in trace.turns for n in t.reached} | {n for t in trace.turns for n in t.calls}
+    classes = {name: runner.classes(name) for name in nodes}
     for turn in trace.turns:
+        for node in turn.calls:  # what the script's module level ran, it runs on every call
+            turn.reached.setdefault(node, set()).update(runner.at_load.get(node, ()))
         turn.reached = {node: {unit_of(q, classes[node]) for q in names} for node, names in turn.reached.items()}
         counts = trace.sources.setdefault(turn.source.partition(":")[0], [0, 0])
         counts[0] += 1

@@ -637,6 +637,7 @@ def bundle(
     numbers_for_booleans: tuple[str, ...] = (),
     lean: bool = True,
     defer: Iterable[str] = (),
+    skip_refused: bool = False,
 ) -> str:
     """One script: header, hoisted imports, each needed module's body, then ``main``.
 
@@ -644,17 +645,18 @@ def bundle(
     ``lean`` applies :mod:`.lean`'s rewrites (annotation-only names out, dataclasses written out,
     regular expressions compiled on first use). ``defer`` names functions (``"module:function"``) and
     methods (``"module:Class.method"``) to compile only when first called (:mod:`.deferred`); names the
-    bundle does not carry are skipped, one it cannot defer unchanged is a :class:`BundleError`. The
+    bundle does not carry are skipped, one it cannot defer unchanged is a :class:`BundleError` (with
+    ``skip_refused``: compiled with the script; tests/test_deferred.py flags a list that names one). The
     output depends only on the arguments and the sources, so it is made once per process for each (the
     cache is keyed by a digest of the sources).
     """
     defer = tuple(sorted(set(defer)))
     key = (entry, tuple(params), header, pass_extra, str(package_dir), package, prune, tuple(numbers_for_booleans),
-           lean, defer, _sources_fingerprint(package_dir))
+           lean, defer, skip_refused, _sources_fingerprint(package_dir))
     if key not in _BUNDLES:
         _BUNDLES[key] = _bundle(entry, params, header=header, pass_extra=pass_extra, package_dir=package_dir,
                                 package=package, prune=prune, numbers_for_booleans=numbers_for_booleans, lean=lean,
-                                defer=defer)
+                                defer=defer, skip_refused=skip_refused)
     return _BUNDLES[key]
 
 
@@ -730,13 +732,14 @@ def bundle_units(entry: str, *, package_dir: Path = ENGINE_DIR, package: str = E
 
 
 def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: bool, package_dir: Path, package: str,
-            prune: bool, numbers_for_booleans: tuple[str, ...], lean: bool, defer: tuple[str, ...] = ()) -> str:
+            prune: bool, numbers_for_booleans: tuple[str, ...], lean: bool, defer: tuple[str, ...] = (),
+            skip_refused: bool = False) -> str:
     prepared = _prepare(entry, package_dir=package_dir, package=package, prune=prune, lean=lean)
     function, modules, keep = prepared.function, prepared.modules, prepared.keep
     keep_names, lazy = prepared.keep_names, prepared.lazy
     plain_texts: dict[str, str] = {}
     if defer:
-        modules, keep, plain_texts = _defer(modules, keep, defer, package)
+        modules, keep, plain_texts = _defer(modules, keep, defer, package, skip_refused)
     sections = []
     for module in modules:
         body = _module_text(module, keep)
@@ -765,7 +768,7 @@ def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: boo
     return script
 
 
-def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], package: str
+def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], package: str, skip_refused: bool = False
            ) -> tuple[list[_Module], set[int], dict[str, str]]:
     """The modules with the ``defer`` units that the bundle carries written out as deferred text
     (:mod:`.deferred`), the kept statements' ids in the new modules, and each deferred unit's plain text."""
@@ -783,6 +786,8 @@ def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], packa
         if found is None or modules[found[0]].name != module_name:
             continue  # not in this node (pruned, or moved: tests/test_deferred.py flags a stale list)
         reason = _deferred.refusal(facts, unit)
+        if reason and skip_refused:
+            continue
         if reason:
             problems.append(f"{package}/{module_name}.py: `{unit}` cannot be compiled on first call: {reason}")
             continue

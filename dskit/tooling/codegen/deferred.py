@@ -77,6 +77,7 @@ LOADER = f'''class {DEFERRED_NAME}:
 _LOOKED_UP = frozenset({"__init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                         "__ge__", "__hash__", "__len__", "__bool__", "__iter__", "__contains__", "__getitem__",
                         "__setattr__", "__delattr__"})
+_BUILDERS = frozenset({"__init__", "__new__"})  # what calling a class runs
 _BUILTIN_BASES = frozenset(name for name in dir(builtins) if isinstance(getattr(builtins, name), type)
                            and issubclass(getattr(builtins, name), BaseException)) | {"object"}
 
@@ -142,8 +143,49 @@ class Bundle:
                             for expr in getattr(inner, "decorator_list", []) + _defaults(inner):
                                 self.class_level |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
+        self.at_start = self._run_at_start()
+
+    def _run_at_start(self) -> set[str]:
+        """Functions and classes the script runs when it starts: what its module level calls (or hands to
+        a call, ``sorted(x, key=f)``), decorators and defaults, then all that their bodies name (for a
+        class called there: its ``__init__``/``__new__`` and its bases'). Compiling those on first
+        call would save nothing."""
+        names: set[str] = set()
+        bodies: dict[str, list[ast.AST]] = {}
+        for tree in self.trees:
+            for stmt in tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    bodies[stmt.name] = list(stmt.body)
+                    names |= _names(stmt.decorator_list + _defaults(stmt))
+                elif isinstance(stmt, ast.ClassDef):
+                    methods = [s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                    bodies[stmt.name] = list(stmt.bases) + [part for method in methods if method.name in _BUILDERS
+                                                            for part in method.body]
+                    names |= _names(stmt.decorator_list + [e for m in methods for e in m.decorator_list + _defaults(m)])
+                    names |= _called(stmt.bases + [k.value for k in stmt.keywords]
+                                     + [s for s in stmt.body if s not in methods])
+                else:
+                    names |= _called([stmt])
+        todo = list(names)
+        while todo:
+            for inner in _names(bodies.pop(todo.pop(), [])):
+                if inner not in names:
+                    names.add(inner)
+                    todo.append(inner)
+        return names
+
     def unit(self, name: str) -> tuple[int, ast.FunctionDef, ast.ClassDef | None] | None:
         return self.units.get(name)
+
+
+def _names(nodes: Iterable[ast.AST]) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _called(nodes: Iterable[ast.AST]) -> set[str]:
+    """Names inside the calls of some module-level code: called, or handed to what is called."""
+    return {n.id for node in nodes for call in ast.walk(node) if isinstance(call, ast.Call)
+            for n in ast.walk(call) if isinstance(n, ast.Name)}
 
 
 def _bound(stmt: ast.stmt) -> list[str]:
@@ -167,6 +209,9 @@ def refusal(bundle: Bundle, name: str) -> str:
     if found is None:
         return "no such function in the bundle"
     index, function, owner = found
+    if (owner is None and function.name in bundle.at_start) or \
+            (owner is not None and owner.name in bundle.at_start and function.name in _BUILDERS):
+        return "the script runs it when it starts (module level)"
     if function.decorator_list:
         return "decorated"
     for default in _defaults(function):
