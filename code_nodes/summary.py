@@ -64,9 +64,9 @@ class _LazyPattern:
 # ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
 
 class _Deferred:
-    """A function compiled on its first call. An ordinary turn never calls it, so its source is kept as
-    the text beside its name and only compiled when needed, in this script's namespace; then the
-    function takes its name's place (on its class, for a method): the same function, the same results."""
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
 
     __slots__ = ("_name", "_source", "_owner", "_function")
 

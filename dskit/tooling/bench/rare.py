@@ -115,15 +115,6 @@ class Trace:
         runs = self.ordinary_turns.get(node, 0)
         return {unit: count / runs for unit, count in counts.items()} if runs else {}
 
-    def loaded(self) -> dict[str, set[str]]:
-        """Deferred units an ordinary turn compiled, per node."""
-        out: dict[str, set[str]] = {}
-        for turn in self.turns:
-            if ordinary(turn):
-                for node, units in turn.loaded.items():
-                    out.setdefault(node, set()).update(units)
-        return out
-
 
 class NodeRunner:
     """Each generated code node's ``main``, loaded in this process once per distinct script text,

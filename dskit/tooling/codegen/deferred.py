@@ -1,8 +1,8 @@
-"""Functions an ordinary turn never calls, compiled only when first called: less to compile per turn.
+"""Functions most turns do not call, compiled only when first called: less to compile per turn.
 
 dify-sandbox compiles the whole pasted script on every call of a code node, and compiling is most of
-what a node costs (``dskit bench nodes --cold``). Much of an engine node is code an ordinary turn never
-runs: repairs of a corrupt state, rare commands, catalog checks that only fail on a broken catalog,
+what a node costs (``dskit bench nodes --cold``). Much of an engine node is code an ordinary turn does
+not run: repairs of a corrupt state, rare commands, catalog checks that only fail on a broken catalog,
 rare grounding cases. The bundler (:mod:`.bundle`) writes each such function as its source text beside
 its name::
 
@@ -17,13 +17,15 @@ the same globals, the same results and exceptions; later calls go straight to it
 the same way inside its class and replaces itself on the class when first looked up.
 
 The text is the function as the plain bundle would carry it, character for character (a reviewer
-reads it where it always was). Which functions are written this way is decided by measurement, not
-here: ``dskit/tooling/codegen/rare.json`` lists them per node (``dskit bench rare`` writes it; a test
-checks that the ordinary turns of the scenario and evaluation suites reach none of them). This module
-only refuses what it could not defer without a change of behaviour (:func:`refusal`): decorated
-functions, methods that use ``super()``, name mangling or a special name, defaults that are not plain
-values, names that are used as anything but a value (``f.attr``, rebinding, a class attribute), and
-text that cannot sit in a raw string.
+reads it where it always was; the bundler checks it). Which functions are written this way is decided
+by measurement, not here: ``dskit/tooling/codegen/rare.json`` lists them per node, those fewer than
+half of the node's ordinary turns call (``dskit bench rare`` writes it; tests/test_deferred.py checks
+it on a new run of the turns). A turn that does call one compiles that function then: about what
+compiling it with the script costs. This module only refuses what it could not defer without a
+change of behaviour (:func:`refusal`): what the script runs when it starts, decorated functions,
+methods that use ``super()`` or name mangling, special methods Python may need while building a
+class, defaults that are not plain values (or read the class body), names used as anything but a
+value (``f.attr``, rebinding, a class attribute), and text that cannot sit in a raw string.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 DEFERRED_NAME = "_Deferred"
 LOADER = f'''class {DEFERRED_NAME}:
-    """A function compiled on its first call. An ordinary turn never calls it, so its source is kept as
-    the text beside its name and only compiled when needed, in this script's namespace; then the
-    function takes its name's place (on its class, for a method): the same function, the same results."""
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
 
     __slots__ = ("_name", "_source", "_owner", "_function")
 
