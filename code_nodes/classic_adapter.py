@@ -29,6 +29,12 @@
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
+#
+# Compiled on first call / 首次调用时才编译: 35 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 35 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -56,6 +62,46 @@ class _LazyPattern:
         return getattr(pattern, attribute)
 
 
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -63,9 +109,11 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
+_join_pair = _Deferred('_join_pair', r'''
 def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
 
 
 def scrub_surrogates(text: str) -> str:
@@ -492,6 +540,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -501,7 +550,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -513,25 +564,34 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
+description_name = _Deferred('description_name', r'''
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
     return head if 0 < len(head) <= 16 else ""
+''')
 
 
 class TaskSpec:
@@ -577,6 +637,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -585,7 +646,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -596,18 +659,25 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Policy:
@@ -631,28 +701,38 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Catalog:
@@ -682,31 +762,42 @@ class Catalog:
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+_show = _Deferred('_show', r'''
 def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -714,6 +805,7 @@ def _show(value: Any, limit: int = 40) -> str:
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
+''')
 
 
 def slot_max_chars(slot: Any) -> int:
@@ -1002,11 +1094,13 @@ def _validate(data: Any) -> list[str]:
     return problems
 
 
+_check_policy_choice = _Deferred('_check_policy_choice', r'''
 def _check_policy_choice(key: str, value: Any) -> list[str]:
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+''')
 
 
 def confirm_default(raw: dict) -> bool:
@@ -1157,6 +1251,7 @@ def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
+_task_problem = _Deferred('_task_problem', r'''
 def _task_problem(task: Any, index: int) -> str:
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -1166,6 +1261,7 @@ def _task_problem(task: Any, index: int) -> str:
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
+''')
 
 
 def state_problem(data: Any) -> str:
@@ -1324,6 +1420,7 @@ def _repair_done(state: dict) -> list[str]:
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
 
 
+_state_payload = _Deferred('_state_payload', r'''
 def _state_payload(entry: dict, nested: bool = False) -> dict:
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
@@ -1334,6 +1431,7 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
             "subtasks": [_state_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
+''')
 
 
 def _repair_counters(state: dict) -> list[str]:
@@ -1352,9 +1450,11 @@ def _repair_counters(state: dict) -> list[str]:
     return ["counters were malformed; repaired"] if broken else []
 
 
+_clean_error = _Deferred('_clean_error', r'''
 def _clean_error(entry: dict) -> dict:
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+''')
 
 
 def _clean_timeline(entry: dict) -> dict:
@@ -1371,6 +1471,7 @@ def _clean_timeline(entry: dict) -> dict:
             if isinstance(entry.get("changed"), list) else []}
 
 
+bound_history = _Deferred('bound_history', r'''
 def bound_history(history: list) -> None:
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -1381,12 +1482,15 @@ def bound_history(history: list) -> None:
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
+''')
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
+_json_len = _Deferred('_json_len', r'''
 def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+''')
 
 
 def current_task(state: dict) -> dict | None:
@@ -1394,10 +1498,12 @@ def current_task(state: dict) -> dict | None:
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
+add_error = _Deferred('add_error', r'''
 def add_error(state: dict, code: str, message: str) -> None:
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
+''')
 
 
 # ---- dskit/classic.py ----
@@ -1423,26 +1529,36 @@ class ClassicClass:
         object.__setattr__(self, 'label_en', label_en)
         object.__setattr__(self, 'synonyms', synonyms)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(id={self.id!r}" f", command={self.command!r}"
             f", label_zh={self.label_zh!r}" f", label_en={self.label_en!r}"
             f", synonyms={self.synonyms!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.id, self.command, self.label_zh, self.label_en, self.synonyms) == (other.id, other.command, other.label_zh, other.label_en, other.synonyms)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.id, self.command, self.label_zh, self.label_en, self.synonyms))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 CLASSIC_CLASSES = (

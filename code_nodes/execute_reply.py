@@ -36,6 +36,12 @@
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_API_URL, TASK_CATALOG
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
+#
+# Compiled on first call / 首次调用时才编译: 28 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 28 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -62,6 +68,46 @@ class _LazyPattern:
         return getattr(pattern, attribute)
 
 
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -69,9 +115,11 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
+_join_pair = _Deferred('_join_pair', r'''
 def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
 
 
 def scrub_surrogates(text: str) -> str:
@@ -485,6 +533,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -494,7 +543,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -506,25 +557,34 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
+description_name = _Deferred('description_name', r'''
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
     return head if 0 < len(head) <= 16 else ""
+''')
 
 
 class TaskSpec:
@@ -570,6 +630,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -578,7 +639,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -589,18 +652,25 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Policy:
@@ -624,28 +694,38 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Catalog:
@@ -656,6 +736,7 @@ class Catalog:
     policy: Policy
     language: str = "zh"
 
+    task = _Deferred('task', r'''
     def task(self, name: str) -> TaskSpec | None:
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -664,6 +745,7 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -675,31 +757,42 @@ class Catalog:
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+_show = _Deferred('_show', r'''
 def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -707,6 +800,7 @@ def _show(value: Any, limit: int = 40) -> str:
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
+''')
 
 
 def slot_max_chars(slot: Any) -> int:
@@ -995,11 +1089,13 @@ def _validate(data: Any) -> list[str]:
     return problems
 
 
+_check_policy_choice = _Deferred('_check_policy_choice', r'''
 def _check_policy_choice(key: str, value: Any) -> list[str]:
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+''')
 
 
 def confirm_default(raw: dict) -> bool:
@@ -1339,6 +1435,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
+json_out = _Deferred('json_out', r'''
 def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -1348,6 +1445,7 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
+''')
 
 
 def conform(result: Any, types: dict[str, str]) -> dict:
@@ -1383,6 +1481,7 @@ def keep_state(state_text: str) -> str:
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
+outcome = _Deferred('outcome', r'''
 def outcome(value: Any) -> bool | None:
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
@@ -1411,13 +1510,16 @@ def outcome(value: Any) -> bool | None:
     if text in _node_io_FALSE_WORDS:
         return False
     return None
+''')
 
 
+truthy = _Deferred('truthy', r'''
 def truthy(value: Any) -> bool:
     """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
     if not isinstance(value, (bool, int, float, str)):
         value = text_in(value)
     return outcome(value) is True
+''')
 
 
 # ---- dskit/nodes.py ----

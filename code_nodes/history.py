@@ -60,6 +60,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
+#
+# Compiled on first call / 首次调用时才编译: 20 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 20 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -92,6 +98,46 @@ class _LazyPattern:
         pattern = re.compile(*self._args)
         globals()[self._name] = pattern
         return getattr(pattern, attribute)
+
+
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
 
 
 # ---- dskit/jsonish.py ----
@@ -2272,6 +2318,7 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     return "other"
 
 
+noise_reply_signal = _Deferred('noise_reply_signal', r'''
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
@@ -2280,6 +2327,7 @@ def noise_reply_signal(assistant: str) -> str:
     if _FAILED.search(text):
         return "failed"
     return "other"
+''')
 
 
 def noise_classify(user: str, assistant: str, prev_assistant: str = "",
@@ -2377,20 +2425,26 @@ def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
             tags[i]["tag"], tags[i]["reason"] = "noise", "duplicate"
 
 
+noise_carries_value = _Deferred('noise_carries_value', r'''
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS]
     return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
+''')
 
 
+noise_records = _Deferred('noise_records', r'''
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
     return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+''')
 
 
+noise_is_question = _Deferred('noise_is_question', r'''
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
     return _is_question(text)
+''')
 
 
 # ---- dskit/tokens.py ----
@@ -2421,6 +2475,7 @@ TOKEN_WEIGHTS: dict[str, float] = {
 }
 
 
+token_counts = _Deferred('token_counts', r'''
 def token_counts(text: str) -> dict[str, int]:
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
@@ -2440,6 +2495,7 @@ def token_counts(text: str) -> dict[str, int]:
                   + counts["punct"] + len(_WHITESPACE.findall(text)))
     counts["other"] = max(0, len(text) - classified)
     return counts
+''')
 
 
 def estimate_tokens(text: object) -> int:
@@ -2451,6 +2507,7 @@ def estimate_tokens(text: object) -> int:
     return max(1, math.ceil(total))
 
 
+truncate_to_tokens = _Deferred('truncate_to_tokens', r'''
 def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2472,6 +2529,7 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
         else:
             hi = mid - 1
     return text[:lo] + marker if lo > 0 else ""
+''')
 
 
 # ---- dskit/summary.py ----
@@ -2529,15 +2587,20 @@ _TEXTS = {
 }
 
 
+_clip = _Deferred('_clip', r'''
 def _clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+''')
 
 
+_sentences = _Deferred('_sentences', r'''
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
+''')
 
 
+_record = _Deferred('_record', r'''
 def _record(reply: str) -> str:
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
     for sentence in _sentences(reply):
@@ -2552,8 +2615,10 @@ def _record(reply: str) -> str:
             kept.append(clause.strip())
         return "，".join(kept)
     return ""
+''')
 
 
+_echo = _Deferred('_echo', r'''
 def _echo(reply: str, answer: str) -> str:
     """The reply's clauses that repeat a short user answer ("苏州" -> "苏州今天：晴转多云，5℃~18℃")."""
     key = answer.strip(" 。.!！?？")
@@ -2563,8 +2628,10 @@ def _echo(reply: str, answer: str) -> str:
         if key in sentence and not noise_is_question(sentence):
             return _clip(sentence, 60)
     return ""
+''')
 
 
+summary_fact_line = _Deferred('summary_fact_line', r'''
 def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "", lang: str = "zh") -> str:
     """The summary line for one turn ('' when the turn carried nothing worth keeping).
 
@@ -2600,6 +2667,7 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
     if reason == "corrected":
         line += t["corrected"]
     return line
+''')
 
 
 def summary_fact_lines(turns: list[dict], lang: str = "zh") -> list[str]:
@@ -2638,6 +2706,7 @@ def _size_ok(lines: list[str], max_tokens: int) -> bool:
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 
 
+summary_values = _Deferred('summary_values', r'''
 def summary_values(line: str) -> set[str]:
     """The values a summary line carries: numbers, quoted names, and what follows "slot：" pairs."""
     body = re.sub(r"^- ?", "", line)
@@ -2645,15 +2714,19 @@ def summary_values(line: str) -> set[str]:
         body = body.replace(label, "；")
     values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
+''')
 
 
+_shows = _Deferred('_shows', r'''
 def _shows(value: str, text: str, start: int = 0) -> bool:
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
     return text.find(value, start) >= 0
+''')
 
 
+summary_superseded = _Deferred('summary_superseded', r'''
 def summary_superseded(line: str, later: str, start: int = 0) -> bool:
     """True when ``line`` only acknowledged slot values ("已记下时间：19:00") that ``later[start:]`` shows again.
 
@@ -2663,13 +2736,17 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
     return bool(values) and all(_shows(v, later, start) for v in values)
+''')
 
 
+summary_is_fact = _Deferred('summary_is_fact', r'''
 def summary_is_fact(line: str) -> bool:
     """True when a summary line records something or carries a value (what must not be lost)."""
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
+''')
 
 
+summary_ranks = _Deferred('summary_ranks', r'''
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
@@ -2687,6 +2764,7 @@ def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[i
         else:
             ranks.append(3)
     return ranks
+''')
 
 
 def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False) -> int:
@@ -2752,6 +2830,7 @@ def summary_extractive(summary: str, overflow_turns: list[dict], max_tokens: int
     return summary_merge(summary, summary_fact_lines(overflow_turns, lang), max_tokens, lang)
 
 
+summary_prompt = _Deferred('summary_prompt', r'''
 def summary_prompt(summary: str, overflow: str, lang: str = "zh",
                    max_tokens: int = SUMMARY_MAX_TOKENS) -> dict:
     """The LLM prompt that merges ``overflow`` (history text) into ``summary``: {"system", "user"}.
@@ -2766,6 +2845,7 @@ def summary_prompt(summary: str, overflow: str, lang: str = "zh",
         "user": t["user_prompt"].replace("{summary}", (summary or "").strip() or t["none"])
                                 .replace("{overflow}", (overflow or "").strip() or t["none"]),
     }
+''')
 
 
 # ---- dskit/history.py ----
@@ -2805,6 +2885,7 @@ def _content(text: str) -> str:
     return _LABEL.sub(lambda m: " " + m.group(0), text)
 
 
+_from_messages = _Deferred('_from_messages', r'''
 def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
@@ -2828,6 +2909,7 @@ def _from_messages(data: object) -> list[dict] | None:
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
+''')
 
 
 def _parse_block(block: str) -> list[dict]:
@@ -2909,6 +2991,7 @@ def _eviction_order(turns: list[dict]) -> list[int]:
     return noise + [i for i in range(len(turns)) if i not in taken]
 
 
+_shrink = _Deferred('_shrink', r'''
 def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
     """The turn cut (in the middle of the reply first, then of the user text) to fit ``max_bytes``.
 
@@ -2941,6 +3024,7 @@ def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
                 hi = mid - 1
         safe[key] = cut(text, lo)
     return {**turn, "user": safe["user"], "assistant": safe["assistant"]}
+''')
 
 
 def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
@@ -5115,6 +5199,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
+json_out = _Deferred('json_out', r'''
 def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -5124,6 +5209,7 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
+''')
 
 
 def conform(result: Any, types: dict[str, str]) -> dict:

@@ -29,6 +29,12 @@
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: STATE_SECRET (secret/密钥)
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
+#
+# Compiled on first call / 首次调用时才编译: 41 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 41 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -58,6 +64,46 @@ class _LazyPattern:
         return getattr(pattern, attribute)
 
 
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -65,9 +111,11 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
+_join_pair = _Deferred('_join_pair', r'''
 def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
 
 
 def scrub_surrogates(text: str) -> str:
@@ -77,6 +125,7 @@ def scrub_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+jsonish_scrub = _Deferred('jsonish_scrub', r'''
 def jsonish_scrub(value: object) -> object:
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -108,6 +157,7 @@ def jsonish_scrub(value: object) -> object:
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 # ---- dskit/text.py ----
@@ -138,11 +188,13 @@ class Stage(str, Enum):
 STAGES = tuple(stage.value for stage in Stage)
 
 
+task_record = _Deferred('task_record', r'''
 def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
     return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+''')
 
 
 # ---- dskit/integrity.py ----
@@ -163,12 +215,14 @@ def digest(value: Any, secret: str = "") -> str:
     return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
 
 
+shown_digest = _Deferred('shown_digest', r'''
 def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
+''')
 
 
 def seal_of(state: dict, secret: str = "") -> str:
@@ -192,6 +246,7 @@ def seal_problem(state: dict, secret: str = "") -> str:
     return ""
 
 
+distrust = _Deferred('distrust', r'''
 def distrust(state: dict) -> list[str]:
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
@@ -209,6 +264,7 @@ def distrust(state: dict) -> list[str]:
             task["history"] = {}
             notes.append(f"{task['id']}: old values dropped")
     return notes
+''')
 
 
 def trust_state(state: dict, secret: str = "") -> str:
@@ -278,9 +334,11 @@ def string_excess(text: str, reserve: int = 0) -> int:
     return max(0, over_length, -(-over_size // width))
 
 
+fits_dify_string = _Deferred('fits_dify_string', r'''
 def fits_dify_string(text: str) -> bool:
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
+''')
 
 
 # ---- dskit/taskstack.py ----
@@ -304,36 +362,51 @@ class TaskStack:
         """The open tasks, bottom first (the state's own list: read it, never edit it)."""
         return self._state["task_stack"]
 
+    __len__ = _Deferred('__len__', r'''
     def __len__(self) -> int:
         return len(self.tasks)
+    ''')
 
+    __contains__ = _Deferred('__contains__', r'''
     def __contains__(self, task: object) -> bool:
         return any(task is t for t in self.tasks)
+    ''')
 
     def top(self) -> TaskRecord | None:
         """The task in focus."""
         return self.tasks[-1] if self.tasks else None
 
+    find = _Deferred('find', r'''
     def find(self, task_id: Any) -> TaskRecord | None:
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
+    ''')
 
+    named = _Deferred('named', r'''
     def named(self, name: str) -> TaskRecord | None:
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
+    ''')
 
+    ids = _Deferred('ids', r'''
     def ids(self) -> set[str]:
         return {t["id"] for t in self.tasks}
+    ''')
 
+    children = _Deferred('children', r'''
     def children(self, task: dict) -> list[TaskRecord]:
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
+    ''')
 
+    open_parent = _Deferred('open_parent', r'''
     def open_parent(self, task: dict) -> TaskRecord | None:
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
         parent_id = task.get("parent_id")
         return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+    ''')
 
+    waiting_under = _Deferred('waiting_under', r'''
     def waiting_under(self, parent: dict) -> list[TaskRecord]:
         """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
         found: list[TaskRecord] = []
@@ -343,28 +416,38 @@ class TaskStack:
                 found.append(task)
                 ids.add(task["id"])
         return found
+    ''')
 
+    in_stage = _Deferred('in_stage', r'''
     def in_stage(self, stage: Stage) -> set[str]:
         """Ids of the open tasks in ``stage``."""
         return {t["id"] for t in self.tasks if t.get("stage") == stage}
+    ''')
 
     # ------------------------------------------------------------ editing
 
+    new_task = _Deferred('new_task', r'''
     def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
                            parent_id=parent["id"] if parent else None)
         self._state["next_task_seq"] += 1
         return task
+    ''')
 
+    push = _Deferred('push', r'''
     def push(self, task: TaskRecord) -> None:
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
+    ''')
 
+    set_stage = _Deferred('set_stage', r'''
     def set_stage(self, task: dict, stage: Stage) -> None:
         task["stage"] = Stage(stage).value
+    ''')
 
+    remove = _Deferred('remove', r'''
     def remove(self, task: dict, reason: str) -> None:
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
@@ -373,30 +456,42 @@ class TaskStack:
         self._removed(task, reason)
         for child in self.children(task):
             self.remove(child, "cascade")
+    ''')
 
+    clear = _Deferred('clear', r'''
     def clear(self, reason: str) -> None:
         """Take every task off (a reset)."""
         tasks, self._state["task_stack"] = list(self.tasks), []
         for task in tasks:
             self._removed(task, reason)
+    ''')
 
+    take = _Deferred('take', r'''
     def take(self, task: dict) -> None:
         """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
         self._detach(task)
+    ''')
 
+    place_below = _Deferred('place_below', r'''
     def place_below(self, task: dict, parent: dict) -> None:
         """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
         self._detach(task)
         self.tasks.insert(self._index(parent), task)
+    ''')
 
+    is_above = _Deferred('is_above', r'''
     def is_above(self, task: dict, other: dict) -> bool:
         """Whether ``task`` sits above ``other``."""
         return self._index(task) > self._index(other)
+    ''')
 
+    restore = _Deferred('restore', r'''
     def restore(self, task: TaskRecord, below: dict | None = None) -> None:
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
+    ''')
 
+    evict = _Deferred('evict', r'''
     def evict(self, limit: int) -> None:
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
         if len(self.tasks) <= limit:
@@ -411,10 +506,13 @@ class TaskStack:
             if victim is None:
                 return
             self.remove(victim, "evicted")
+    ''')
 
+    pop_bottom = _Deferred('pop_bottom', r'''
     def pop_bottom(self) -> TaskRecord:
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
+    ''')
 
     def suspend_below_top(self) -> None:
         """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
@@ -424,17 +522,23 @@ class TaskStack:
 
     # ------------------------------------------------------------ internals
 
+    _index = _Deferred('_index', r'''
     def _index(self, task: dict | None) -> int:
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
+    ''')
 
+    _detach = _Deferred('_detach', r'''
     def _detach(self, task: dict) -> None:
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
+    ''')
 
+    _removed = _Deferred('_removed', r'''
     def _removed(self, task: dict, reason: str) -> None:
         if self._on_removed is not None:
             self._on_removed(task, reason)
+    ''')
 
 
 # ---- dskit/state.py ----
@@ -493,6 +597,7 @@ def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
+_task_problem = _Deferred('_task_problem', r'''
 def _task_problem(task: Any, index: int) -> str:
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -502,6 +607,7 @@ def _task_problem(task: Any, index: int) -> str:
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
+''')
 
 
 def state_problem(data: Any) -> str:
@@ -688,9 +794,11 @@ def _repair_counters(state: dict) -> list[str]:
     return ["counters were malformed; repaired"] if broken else []
 
 
+_clean_error = _Deferred('_clean_error', r'''
 def _clean_error(entry: dict) -> dict:
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+''')
 
 
 def _clean_timeline(entry: dict) -> dict:
@@ -707,6 +815,7 @@ def _clean_timeline(entry: dict) -> dict:
             if isinstance(entry.get("changed"), list) else []}
 
 
+bound_history = _Deferred('bound_history', r'''
 def bound_history(history: list) -> None:
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -717,12 +826,15 @@ def bound_history(history: list) -> None:
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
+''')
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
+_json_len = _Deferred('_json_len', r'''
 def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+''')
 
 
 def _encode(state: dict, secret: str = "") -> str:
@@ -753,6 +865,7 @@ def _forget_closed_counters(state: dict) -> None:
         counters["asking"] = None
 
 
+_trim = _Deferred('_trim', r'''
 def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
@@ -789,8 +902,10 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
+''')
 
 
+_evict = _Deferred('_evict', r'''
 def _evict(state: dict, excess: Any) -> list[str]:
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
@@ -815,6 +930,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
         state.update(fresh)
         lost.append("everything else")
     return lost
+''')
 
 
 def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
@@ -846,15 +962,18 @@ def dump_state(state: dict, secret: str = "") -> str:
     return text if text is not None else _encode(new_state(), secret)
 
 
+add_error = _Deferred('add_error', r'''
 def add_error(state: dict, code: str, message: str) -> None:
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
+''')
 
 
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
+short_text = _Deferred('short_text', r'''
 def short_text(command: Any) -> str:
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
@@ -865,11 +984,13 @@ def short_text(command: Any) -> str:
         except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
             text = f"<{type(command).__name__}>"
     return scrub_surrogates(text[:160])
+''')
 
 
 # ---- dskit/subtasks.py ----
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
+restore_subtasks = _Deferred('restore_subtasks', r'''
 def restore_subtasks(state: dict, entry: dict) -> list[dict]:
     """A failed submission puts its sub-tasks back, waiting right below their restored parent; returns them."""
     stack = TaskStack(state)
@@ -885,6 +1006,7 @@ def restore_subtasks(state: dict, entry: dict) -> list[dict]:
         stack.restore(task, below=parent)
         restored.append(task)
     return restored
+''')
 
 
 # ---- dskit/machine.py ----
@@ -902,12 +1024,14 @@ def load_trusted(state_in: Any, secret: str = "") -> dict:
     return state
 
 
+error_text = _Deferred('error_text', r'''
 def error_text(exc: BaseException) -> str:
     """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
     except Exception:  # noqa: BLE001
         return ""
+''')
 
 
 def _as_text(value: Any) -> str:
@@ -976,6 +1100,7 @@ def text_in(value: Any) -> str:
             return ""
 
 
+text_out = _Deferred('text_out', r'''
 def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -984,11 +1109,14 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     if _SCIENTIFIC.match(text):
         text += " "
     return text
+''')
 
 
+keep_state = _Deferred('keep_state', r'''
 def keep_state(state_text: str) -> str:
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
+''')
 
 
 def outcome(value: Any) -> bool | None:

@@ -50,6 +50,12 @@
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG, STATE_SECRET (secret/密钥)
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
+#
+# Compiled on first call / 首次调用时才编译: 238 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 238 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -63,7 +69,6 @@ import unicodedata
 from collections import Counter
 from datetime import date, timedelta
 from enum import Enum
-from typing import TypedDict
 
 
 # ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
@@ -81,6 +86,46 @@ class _LazyPattern:
         pattern = re.compile(*self._args)
         globals()[self._name] = pattern
         return getattr(pattern, attribute)
+
+
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
 
 
 # ---- dskit/jsonish.py ----
@@ -139,9 +184,11 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
+_join_pair = _Deferred('_join_pair', r'''
 def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
 
 
 def scrub_surrogates(text: str) -> str:
@@ -207,17 +254,24 @@ class _JsonishParser:
     scalar that the end of the text interrupted.
     """
 
+    __init__ = _Deferred('__init__', r'''
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
+    ''')
 
+    skip = _Deferred('skip', r'''
     def skip(self, pos: int) -> int:
         return _SKIP.match(self.text, pos).end()
+    ''')
 
+    parse = _Deferred('parse', r'''
     def parse(self, pos: int) -> tuple[object, int]:
         """Parse the container starting at ``pos`` (a ``{`` or ``[``)."""
         return self.value(pos, 0, "")
+    ''')
 
+    value = _Deferred('value', r'''
     def value(self, pos: int, depth: int, stack: str) -> tuple[object, int]:
         text = self.text
         char = text[pos]
@@ -234,7 +288,9 @@ class _JsonishParser:
         if char in "+-.0123456789":
             return self.number(pos)
         return self.word(pos)
+    ''')
 
+    object = _Deferred('object', r'''
     def object(self, pos: int, depth: int, stack: str) -> tuple[dict, int]:
         text, n = self.text, self.n
         result: dict = {}
@@ -266,7 +322,9 @@ class _JsonishParser:
                 return result, n
             result[key] = item
             pos = self.after_item(pos, "}")
+    ''')
 
+    array = _Deferred('array', r'''
     def array(self, pos: int, depth: int, stack: str) -> tuple[list, int]:
         text, n = self.text, self.n
         result: list = []
@@ -287,7 +345,9 @@ class _JsonishParser:
                 return result, n
             result.append(item)
             pos = self.after_item(pos, "]")
+    ''')
 
+    after_item = _Deferred('after_item', r'''
     def after_item(self, pos: int, closer: str) -> int:
         """Consume the separator after a member; a missing comma is tolerated, junk is not."""
         pos = self.skip(pos)
@@ -299,7 +359,9 @@ class _JsonishParser:
         if char in "}]" or char in _QUOTES or char in "{[+-." or char.isalnum() or char == "_":
             return pos  # closer (checked by the caller) or the next member without a comma
         raise _JsonishFail(pos)
+    ''')
 
+    key = _Deferred('key', r'''
     def key(self, pos: int) -> tuple[object, int]:
         char = self.text[pos]
         if char in _QUOTES:
@@ -310,7 +372,9 @@ class _JsonishParser:
         if match.end() >= self.n:
             return _CUT, self.n
         return match.group(), match.end()
+    ''')
 
+    string = _Deferred('string', r'''
     def string(self, pos: int, is_key: bool) -> tuple[object, int]:
         text, n = self.text, self.n
         closers, plain = _QUOTES[text[pos]]
@@ -335,7 +399,9 @@ class _JsonishParser:
             if not ascii_quote or self.quote_closes(pos, is_key):
                 return "".join(parts), pos
             parts.append(char)  # an unescaped quote inside the text, e.g. 推荐"全聚德"烤鸭
+    ''')
 
+    quote_closes = _Deferred('quote_closes', r'''
     def quote_closes(self, pos: int, is_key: bool) -> bool:
         """Whether an ASCII quote just before ``pos`` ends the string (vs. a stray inner quote).
 
@@ -358,7 +424,9 @@ class _JsonishParser:
         if char == "/" and text.startswith(("//", "/*"), end):
             return True
         return char in "\"'" and text.find("\n", pos, end) >= 0
+    ''')
 
+    escape = _Deferred('escape', r'''
     def escape(self, pos: int) -> tuple[str | None, int]:
         """Decode the escape at ``pos`` (a backslash); ``None`` when the text ends inside it."""
         text = self.text
@@ -383,7 +451,9 @@ class _JsonishParser:
             if low is not None and 0xDC00 <= low <= 0xDFFF:
                 return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), low_end
         return chr(code), end
+    ''')
 
+    hex4 = _Deferred('hex4', r'''
     def hex4(self, pos: int) -> tuple[int | None, int]:
         digits = self.text[pos:pos + 4]
         if len(digits) == 4 and all(c in _HEX for c in digits):
@@ -391,7 +461,9 @@ class _JsonishParser:
         if len(digits) < 4 and all(c in _HEX for c in digits):
             return None, self.n  # cut by the end of the text
         return None, pos
+    ''')
 
+    number = _Deferred('number', r'''
     def number(self, pos: int) -> tuple[object, int]:
         text, n = self.text, self.n
         match = _NUMBER.match(text, pos)
@@ -413,7 +485,9 @@ class _JsonishParser:
             return int(literal), end
         except ValueError:  # e.g. more digits than int() accepts
             raise _JsonishFail(pos) from None
+    ''')
 
+    word = _Deferred('word', r'''
     def word(self, pos: int) -> tuple[object, int]:
         match = _jsonish_WORD.match(self.text, pos)
         if not match:
@@ -424,8 +498,10 @@ class _JsonishParser:
         if match.end() >= self.n and any(lit.startswith(word) for lit in _LITERALS):
             return _CUT, self.n
         raise _JsonishFail(pos)
+    ''')
 
 
+_pick = _Deferred('_pick', r'''
 def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
     """Scan left to right and choose: the first dict with a preferred key, else the first dict,
     else the first list.
@@ -474,8 +550,10 @@ def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
     if attempted:
         return None, "no parsable JSON object found"
     return None, "no JSON object found"
+''')
 
 
+_attempt = _Deferred('_attempt', r'''
 def _attempt(
     text: str, start: int, decoder: json.JSONDecoder, parser: _JsonishParser, strict: bool
 ) -> tuple[object, int, int, bool]:
@@ -493,6 +571,7 @@ def _attempt(
     except _JsonishFail as fail:
         return None, 0, max(fail.pos, strict_fail), False
     return value, end, -1, False
+''')
 
 
 def _keys(prefer_keys: object) -> tuple[str, ...]:
@@ -941,6 +1020,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -950,7 +1030,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -962,25 +1044,34 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
+description_name = _Deferred('description_name', r'''
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
     return head if 0 < len(head) <= 16 else ""
+''')
 
 
 class TaskSpec:
@@ -1026,6 +1117,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -1034,7 +1126,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -1045,18 +1139,25 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Policy:
@@ -1080,28 +1181,38 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Catalog:
@@ -1131,31 +1242,42 @@ class Catalog:
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+_show = _Deferred('_show', r'''
 def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1163,6 +1285,7 @@ def _show(value: Any, limit: int = 40) -> str:
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
+''')
 
 
 def slot_max_chars(slot: Any) -> int:
@@ -1451,11 +1574,13 @@ def _validate(data: Any) -> list[str]:
     return problems
 
 
+_check_policy_choice = _Deferred('_check_policy_choice', r'''
 def _check_policy_choice(key: str, value: Any) -> list[str]:
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+''')
 
 
 def confirm_default(raw: dict) -> bool:
@@ -1533,6 +1658,7 @@ _catalog_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
+parse_cn_number = _Deferred('parse_cn_number', r'''
 def parse_cn_number(text: str) -> int | None:
     """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
@@ -1550,8 +1676,10 @@ def parse_cn_number(text: str) -> int | None:
             section += (1 if digit is None else digit) * unit
             digit = None
     return total + section + (digit or 0)
+''')
 
 
+_coerce_number = _Deferred('_coerce_number', r'''
 def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
@@ -1576,8 +1704,10 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
                 return False, None, f"expected an integer, got {value}"
             value = int(value)
     return True, value, ""
+''')
 
 
+_coerce_boolean = _Deferred('_coerce_boolean', r'''
 def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
     if isinstance(value, bool):
         return True, value, ""
@@ -1590,6 +1720,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
         if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_show(value)}"
+''')
 
 
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
@@ -1723,14 +1854,7 @@ class Stage(str, Enum):
 STAGES = tuple(stage.value for stage in Stage)
 
 
-class _DecisionError(TypedDict, total=False):
-    """Only a turn that failed inside the engine carries ``error`` (typing.NotRequired is Python 3.11+,
-    and code nodes run on 3.10)."""
-
-    error: str
-
-
-class Decision(_DecisionError):
+class Decision(dict):
     """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
 
     next_action: str
@@ -1752,12 +1876,35 @@ class Decision(_DecisionError):
     lang: str
     turn: int
 
+    # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
+    # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
+    __annotations__ = {
+        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
+        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
+        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
+        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
+        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
+        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
+    }
+    __total__ = True
+    __required_keys__ = frozenset({
+        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
+        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
+        'rewritten_query', 'slot', 'task', 'turn',
+    })
+    __optional_keys__ = frozenset({'error'})
 
+    def __new__(cls, *args, **kwargs):
+        return dict(*args, **kwargs)
+
+
+task_record = _Deferred('task_record', r'''
 def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
                 slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
     return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+''')
 
 
 def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
@@ -1805,12 +1952,14 @@ def digest(value: Any, secret: str = "") -> str:
     return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
 
 
+shown_digest = _Deferred('shown_digest', r'''
 def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
+''')
 
 
 def seal_of(state: dict, secret: str = "") -> str:
@@ -1834,6 +1983,7 @@ def seal_problem(state: dict, secret: str = "") -> str:
     return ""
 
 
+distrust = _Deferred('distrust', r'''
 def distrust(state: dict) -> list[str]:
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
@@ -1851,6 +2001,7 @@ def distrust(state: dict) -> list[str]:
             task["history"] = {}
             notes.append(f"{task['id']}: old values dropped")
     return notes
+''')
 
 
 def trust_state(state: dict, secret: str = "") -> str:
@@ -1920,9 +2071,11 @@ def string_excess(text: str, reserve: int = 0) -> int:
     return max(0, over_length, -(-over_size // width))
 
 
+fits_dify_string = _Deferred('fits_dify_string', r'''
 def fits_dify_string(text: str) -> bool:
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
+''')
 
 
 # ---- dskit/taskstack.py ----
@@ -1946,11 +2099,15 @@ class TaskStack:
         """The open tasks, bottom first (the state's own list: read it, never edit it)."""
         return self._state["task_stack"]
 
+    __len__ = _Deferred('__len__', r'''
     def __len__(self) -> int:
         return len(self.tasks)
+    ''')
 
+    __contains__ = _Deferred('__contains__', r'''
     def __contains__(self, task: object) -> bool:
         return any(task is t for t in self.tasks)
+    ''')
 
     def top(self) -> TaskRecord | None:
         """The task in focus."""
@@ -1960,16 +2117,20 @@ class TaskStack:
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
 
+    named = _Deferred('named', r'''
     def named(self, name: str) -> TaskRecord | None:
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
+    ''')
 
     def ids(self) -> set[str]:
         return {t["id"] for t in self.tasks}
 
+    children = _Deferred('children', r'''
     def children(self, task: dict) -> list[TaskRecord]:
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
+    ''')
 
     def open_parent(self, task: dict) -> TaskRecord | None:
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
@@ -1992,21 +2153,26 @@ class TaskStack:
 
     # ------------------------------------------------------------ editing
 
+    new_task = _Deferred('new_task', r'''
     def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
                            parent_id=parent["id"] if parent else None)
         self._state["next_task_seq"] += 1
         return task
+    ''')
 
+    push = _Deferred('push', r'''
     def push(self, task: TaskRecord) -> None:
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
+    ''')
 
     def set_stage(self, task: dict, stage: Stage) -> None:
         task["stage"] = Stage(stage).value
 
+    remove = _Deferred('remove', r'''
     def remove(self, task: dict, reason: str) -> None:
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
@@ -2015,29 +2181,40 @@ class TaskStack:
         self._removed(task, reason)
         for child in self.children(task):
             self.remove(child, "cascade")
+    ''')
 
+    clear = _Deferred('clear', r'''
     def clear(self, reason: str) -> None:
         """Take every task off (a reset)."""
         tasks, self._state["task_stack"] = list(self.tasks), []
         for task in tasks:
             self._removed(task, reason)
+    ''')
 
+    take = _Deferred('take', r'''
     def take(self, task: dict) -> None:
         """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
         self._detach(task)
+    ''')
 
+    place_below = _Deferred('place_below', r'''
     def place_below(self, task: dict, parent: dict) -> None:
         """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
         self._detach(task)
         self.tasks.insert(self._index(parent), task)
+    ''')
 
+    is_above = _Deferred('is_above', r'''
     def is_above(self, task: dict, other: dict) -> bool:
         """Whether ``task`` sits above ``other``."""
         return self._index(task) > self._index(other)
+    ''')
 
+    restore = _Deferred('restore', r'''
     def restore(self, task: TaskRecord, below: dict | None = None) -> None:
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
+    ''')
 
     def evict(self, limit: int) -> None:
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
@@ -2054,9 +2231,11 @@ class TaskStack:
                 return
             self.remove(victim, "evicted")
 
+    pop_bottom = _Deferred('pop_bottom', r'''
     def pop_bottom(self) -> TaskRecord:
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
+    ''')
 
     def suspend_below_top(self) -> None:
         """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
@@ -2066,17 +2245,21 @@ class TaskStack:
 
     # ------------------------------------------------------------ internals
 
+    _index = _Deferred('_index', r'''
     def _index(self, task: dict | None) -> int:
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
+    ''')
 
     def _detach(self, task: dict) -> None:
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
 
+    _removed = _Deferred('_removed', r'''
     def _removed(self, task: dict, reason: str) -> None:
         if self._on_removed is not None:
             self._on_removed(task, reason)
+    ''')
 
 
 # ---- dskit/state.py ----
@@ -2302,6 +2485,7 @@ def _repair_done(state: dict) -> list[str]:
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
 
 
+_state_payload = _Deferred('_state_payload', r'''
 def _state_payload(entry: dict, nested: bool = False) -> dict:
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
@@ -2312,6 +2496,7 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
             "subtasks": [_state_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
+''')
 
 
 def _repair_counters(state: dict) -> list[str]:
@@ -2330,9 +2515,11 @@ def _repair_counters(state: dict) -> list[str]:
     return ["counters were malformed; repaired"] if broken else []
 
 
+_clean_error = _Deferred('_clean_error', r'''
 def _clean_error(entry: dict) -> dict:
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+''')
 
 
 def _clean_timeline(entry: dict) -> dict:
@@ -2395,6 +2582,7 @@ def _forget_closed_counters(state: dict) -> None:
         counters["asking"] = None
 
 
+_trim = _Deferred('_trim', r'''
 def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
@@ -2431,8 +2619,10 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
+''')
 
 
+_evict = _Deferred('_evict', r'''
 def _evict(state: dict, excess: Any) -> list[str]:
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
@@ -2457,6 +2647,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
         state.update(fresh)
         lost.append("everything else")
     return lost
+''')
 
 
 def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
@@ -2481,11 +2672,13 @@ def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | Non
     return _encode(state, secret)
 
 
+dump_state = _Deferred('dump_state', r'''
 def dump_state(state: dict, secret: str = "") -> str:
     """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
     fits Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True, secret=secret)
     return text if text is not None else _encode(new_state(), secret)
+''')
 
 
 def current_task(state: dict) -> dict | None:
@@ -2546,11 +2739,14 @@ def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> N
         add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
 
 
+_stored_ok = _Deferred('_stored_ok', r'''
 def _stored_ok(slot: SlotSpec, value: Any) -> bool:
     ok, coerced, reason = coerce_slot_value(slot, value)
     return ok and not reason and coerced == value
+''')
 
 
+_short_json = _Deferred('_short_json', r'''
 def _short_json(value: Any) -> str:
     """A value as short JSON text for an error entry. Never raises."""
     try:
@@ -2558,12 +2754,15 @@ def _short_json(value: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = f"<{type(value).__name__}>"
     return scrub_surrogates(text[:160])
+''')
 
 
+add_error = _Deferred('add_error', r'''
 def add_error(state: dict, code: str, message: str) -> None:
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
+''')
 
 
 # ---- dskit/messages.py ----
@@ -2692,10 +2891,12 @@ def norm_lang(lang: object) -> str:
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
+msg = _Deferred('msg', r'''
 def msg(key: str, lang: str = "zh", **values: object) -> str:
     """The text ``key`` in ``lang`` with ``values`` filled in."""
     table = MESSAGES[norm_lang(lang)]
     return table[key].format(**values)
+''')
 
 
 def sentences(lang: str, *parts: str) -> str:
@@ -2703,6 +2904,7 @@ def sentences(lang: str, *parts: str) -> str:
     return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
 
 
+show_value = _Deferred('show_value', r'''
 def show_value(value: object, lang: str = "zh") -> str:
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
@@ -2710,6 +2912,7 @@ def show_value(value: object, lang: str = "zh") -> str:
     if isinstance(value, list):
         return msg("list_sep", lang).join(show_value(v, lang) for v in value)
     return str(value)
+''')
 
 
 # ---- dskit/cues.py ----
@@ -2777,16 +2980,21 @@ _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "th
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
+clauses = _Deferred('clauses', r'''
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+''')
 
 
+_question_marks = _Deferred('_question_marks', r'''
 def _question_marks(raw: str) -> list[str]:
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+''')
 
 
+is_question = _Deferred('is_question', r'''
 def is_question(clause: str) -> bool:
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -2806,8 +3014,10 @@ def is_question(clause: str) -> bool:
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+''')
 
 
+_asking_word = _Deferred('_asking_word', r'''
 def _asking_word(text: str, word: str) -> bool:
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -2816,6 +3026,7 @@ def _asking_word(text: str, word: str) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
+''')
 
 
 def asks(raw: str) -> bool:
@@ -2823,6 +3034,7 @@ def asks(raw: str) -> bool:
     return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
 
 
+tokenize = _Deferred('tokenize', r'''
 def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
     """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
     words = sorted(set(lexicon), key=len, reverse=True)
@@ -2835,8 +3047,10 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
         out.append(word)
         at += len(word)
     return out
+''')
 
 
+_zh_clause_is = _Deferred('_zh_clause_is', r'''
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -2855,8 +3069,10 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
+''')
 
 
+_en_clause_is = _Deferred('_en_clause_is', r'''
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
     words = _EN_WORD.findall(clause)
@@ -2864,8 +3080,10 @@ def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) 
         return False
     joined = " " + " ".join(words) + " "
     return any(f" {a} " in joined for a in acts)
+''')
 
 
+says_yes = _Deferred('says_yes', r'''
 def says_yes(raw: str) -> bool:
     """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
     or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
@@ -2880,6 +3098,7 @@ def says_yes(raw: str) -> bool:
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
+''')
 
 
 HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
@@ -2887,6 +3106,7 @@ HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "rep
               "someone real", "talk to someone", "speak to someone")
 
 
+asks_for_human = _Deferred('asks_for_human', r'''
 def asks_for_human(raw: str) -> bool:
     """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
     ("人工客服几点下班？")."""
@@ -2897,19 +3117,23 @@ def asks_for_human(raw: str) -> bool:
                 re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
             return True
     return False
+''')
 
 
 HESITATION = ("想想", "考虑", "等等", "等一下", "稍等", "再看看", "再说", "犹豫", "let me think", "wait", "hold on",
               "hang on", "not sure")
 
 
+says_refusal = _Deferred('says_refusal', r'''
 def says_refusal(raw: str) -> bool:
     """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
     想想" keeps a question open)."""
     text = raw.lower()
     return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
+''')
 
 
+only_yes = _Deferred('only_yes', r'''
 def only_yes(raw: str) -> bool:
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
     small talk. Then a change the model read into it is the model's, not the user's."""
@@ -2922,6 +3146,7 @@ def only_yes(raw: str) -> bool:
         elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
             return False
     return True
+''')
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
@@ -2932,6 +3157,7 @@ NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "�
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
+says_no = _Deferred('says_no', r'''
 def says_no(raw: str) -> bool:
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
     text = _blank_a_not_a(raw.lower())  # "好不好？" asks
@@ -2941,6 +3167,7 @@ def says_no(raw: str) -> bool:
         return True
     words = " " + " ".join(_EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
+''')
 
 
 CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
@@ -2967,10 +3194,13 @@ WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "fo
 _LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
 
 
+_question_clause = _Deferred('_question_clause', r'''
 def _question_clause(raw: str, clause: str) -> bool:
     return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
+''')
 
 
+_cancel_clause = _Deferred('_cancel_clause', r'''
 def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
@@ -2985,8 +3215,10 @@ def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
         pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
         return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
     return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
+''')
 
 
+says_cancel = _Deferred('says_cancel', r'''
 def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
     """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
     "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
@@ -3004,6 +3236,7 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
+''')
 
 
 RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
@@ -3016,6 +3249,7 @@ _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "cl
                      "conversation", "just", "ok", "okay")
 
 
+says_reset = _Deferred('says_reset', r'''
 def says_reset(raw: str) -> bool:
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
@@ -3026,6 +3260,7 @@ def says_reset(raw: str) -> bool:
         if found:  # "start over? no no, keep everything" asks, then refuses
             return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
     return False
+''')
 
 
 REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚才的", "刚才那个", "改回", "恢复", "撤回", "撤销修改",
@@ -3033,11 +3268,13 @@ REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚
                   "change it back", "back to", "undo", "as before", "previous", "original", "revert", "go back")
 
 
+says_revert = _Deferred('says_revert', r'''
 def says_revert(raw: str) -> bool:
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
     return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
                for p in REVERT_PHRASES)
+''')
 
 
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
@@ -3045,6 +3282,7 @@ _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() 
     "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
 
 
+is_social = _Deferred('is_social', r'''
 def is_social(raw: str) -> bool:
     """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
     ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
@@ -3059,6 +3297,7 @@ def is_social(raw: str) -> bool:
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
             return False
     return True
+''')
 
 
 # ---------------------------------------------------------------- accepting what was offered
@@ -3078,6 +3317,7 @@ _ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第�
 _THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
 
 
+refers_back = _Deferred('refers_back', r'''
 def refers_back(raw: str) -> bool:
     """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
     "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
@@ -3086,19 +3326,24 @@ def refers_back(raw: str) -> bool:
     spans += [m.span() for m in _THIS.finditer(text)]
     spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
     return any(not negated_at(text, start, end) for start, end in spans)
+''')
 
 
+says_accept = _Deferred('says_accept', r'''
 def says_accept(raw: str) -> bool:
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
     return refers_back(raw) or says_yes(raw)
+''')
 
 
+offered_index = _Deferred('offered_index', r'''
 def offered_index(raw: str) -> int | None:
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
     found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
     return min(found)[1] if found else None
+''')
 
 
 # ---------------------------------------------------------------- negation near a word
@@ -3116,16 +3361,20 @@ _NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
+_clause_span = _Deferred('_clause_span', r'''
 def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
     left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     return left, min(rights) if rights else len(text)
+''')
 
 
+_blank = _Deferred('_blank', r'''
 def _blank(text: str, phrases: tuple[str, ...]) -> str:
     for phrase in phrases:
         text = text.replace(phrase, " " * len(phrase))
     return text
+''')
 
 
 # A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
@@ -3140,6 +3389,7 @@ def _blank_a_not_a(text: str) -> str:
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
 
 
+negated_at = _Deferred('negated_at', r'''
 def negated_at(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
@@ -3162,13 +3412,16 @@ def negated_at(raw: str, start: int, end: int) -> bool:
     if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
         return True
     return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+''')
 
 
+indifferent_at = _Deferred('indifferent_at', r'''
 def indifferent_at(raw: str, start: int, end: int) -> bool:
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
     left, right = _clause_span(text, start, end)
     return any(p in text[left:right] for p in INDIFFERENT)
+''')
 
 
 # ---- dskit/noise.py ----
@@ -3209,11 +3462,14 @@ _SLOT_ASK = _LazyPattern(
 _STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
+noise_norm = _Deferred('noise_norm', r'''
 def noise_norm(text: str) -> str:
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
     return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
+''')
 
 
+_is_social = _Deferred('_is_social', r'''
 def _is_social(text: str) -> bool:
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
@@ -3224,12 +3480,16 @@ def _is_social(text: str) -> bool:
     for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
+''')
 
 
+_is_question = _Deferred('_is_question', r'''
 def _is_question(text: str) -> bool:
     return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
+''')
 
 
+noise_user_signal = _Deferred('noise_user_signal', r'''
 def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     """What the user message does, by rules.
 
@@ -3259,8 +3519,10 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
+''')
 
 
+noise_hint_tag = _Deferred('noise_hint_tag', r'''
 def noise_hint_tag(hint: object) -> str:
     """A hint as a tag, or "chat", or '' when it says nothing.
 
@@ -3285,6 +3547,7 @@ def noise_hint_tag(hint: object) -> str:
     if word in ("噪声", "噪音", "无关"):
         return "noise"
     return ""
+''')
 
 
 # ---- dskit/history.py ----
@@ -3306,6 +3569,7 @@ def _clean(text: object) -> str:
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
+_from_messages = _Deferred('_from_messages', r'''
 def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
@@ -3329,6 +3593,7 @@ def _from_messages(data: object) -> list[dict] | None:
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
+''')
 
 
 def _parse_block(block: str) -> list[dict]:
@@ -3403,10 +3668,12 @@ def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
     return missing
 
 
+ask_text = _Deferred('ask_text', r'''
 def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
     """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
     slot = spec.slots[slot_name]
     return slot.ask or msg("ask_default", lang, slot=slot.display)
+''')
 
 
 # ---- dskit/views.py ----
@@ -3478,6 +3745,7 @@ def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None
     }
 
 
+failed_outputs = _Deferred('failed_outputs', r'''
 def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
     """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
     state, _ = load_state(kept_state)
@@ -3485,15 +3753,18 @@ def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh")
     decision = new_decision("fallback", lang=norm_lang(lang), turn=state["turn"], question=question, error=error,
                             task=task_ref(top))
     return workflow_outputs(kept_state, decision, None, error)
+''')
 
 
 # ---------------------------------------------------------------- what the user reads of a task
 
+values_text = _Deferred('values_text', r'''
 def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
     """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
     return msg("value_sep", lang).join(parts)
+''')
 
 
 # ---- dskit/matching.py ----
@@ -3518,6 +3789,7 @@ def segments(text: str) -> list[str]:
     return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
 
 
+number_tokens = _Deferred('number_tokens', r'''
 def number_tokens(text: str) -> Counter:
     """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
     numerals that does not read as one number counts its digits)."""
@@ -3533,6 +3805,7 @@ def number_tokens(text: str) -> Counter:
         else:
             found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
     return found
+''')
 
 
 # Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
@@ -3549,6 +3822,7 @@ _PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
 _HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
 
 
+normal_form = _Deferred('normal_form', r'''
 def normal_form(text: str) -> str:
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
@@ -3565,12 +3839,16 @@ def normal_form(text: str) -> str:
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
     return _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+''')
 
 
+_words = _Deferred('_words', r'''
 def _words(text: str) -> list[str]:
     return _matching_WORD.findall(_matching_norm(text))
+''')
 
 
+words_match = _Deferred('words_match', r'''
 def words_match(value: str, text: str) -> bool:
     """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
     words) three quarters of its longer words, at least two, as whole words of the text."""
@@ -3585,6 +3863,7 @@ def words_match(value: str, text: str) -> bool:
     present = set(text_words)
     return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
         and number_tokens(value) - number_tokens(text) == Counter()
+''')
 
 
 def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
@@ -3622,10 +3901,12 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
     return False
 
 
+_kept_in_place = _Deferred('_kept_in_place', r'''
 def _kept_in_place(target: str, index: int, piece: str) -> bool:
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
     return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
+''')
 
 
 # Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
@@ -3638,6 +3919,7 @@ DIRECTION_WORDS = frozenset({
     "上海", "上饶", "下沙", "大连", "大理", "大同", "小店", "前门", "后海", "中关"})
 
 
+near_match = _Deferred('near_match', r'''
 def near_match(target: str, text: str) -> bool:
     """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
     quarters of its characters, a two-character run of it, the same numbers, and every contrast
@@ -3653,6 +3935,7 @@ def near_match(target: str, text: str) -> bool:
         if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
+''')
 
 
 # ---- dskit/grounding.py ----
@@ -3751,6 +4034,7 @@ class Evidence:
         object.__setattr__(self, 'offered', offered)
         object.__setattr__(self, 'offers', offers)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
@@ -3758,7 +4042,9 @@ class Evidence:
             f", reference={self.reference!r}" f", offered={self.offered!r}"
             f", offers={self.offers!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -3768,18 +4054,25 @@ class Evidence:
                 other.offered, other.offers,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
             self.offers,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def fold(text: Any) -> str:
@@ -3831,6 +4124,7 @@ def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offe
 
 # ---------------------------------------------------------------- numbers, times, dates
 
+_number = _Deferred('_number', r'''
 def _number(token: str) -> float | None:
     if not token:
         return None
@@ -3841,6 +4135,7 @@ def _number(token: str) -> float | None:
             return None
     value = parse_cn_number(token)
     return None if value is None else float(value)
+''')
 
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
@@ -3853,6 +4148,7 @@ _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|�
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
+numbers_in = _Deferred('numbers_in', r'''
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
@@ -3876,8 +4172,10 @@ def numbers_in(raw: str, counts: bool = False) -> set[float]:
         found.add(float(_EN_NUMBERS[match.group(1)]))
     found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
     return found
+''')
 
 
+_minutes = _Deferred('_minutes', r'''
 def _minutes(token: str | None) -> int:
     if not token:
         return 0
@@ -3889,8 +4187,10 @@ def _minutes(token: str | None) -> int:
         return 45
     value = _number(token)
     return int(value) if value is not None and 0 <= value < 60 else -1
+''')
 
 
+times_in = _Deferred('times_in', r'''
 def times_in(raw: str) -> set[str]:
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
     found: set[str] = set()
@@ -3924,6 +4224,7 @@ def times_in(raw: str) -> set[str]:
         if 0 <= hour <= 24:
             found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
     return found
+''')
 
 
 def is_clock(value: Any) -> bool:
@@ -3947,6 +4248,7 @@ def same_half_day(value: Any, old: Any, raw: str) -> Any:
     return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
 
 
+clock_value = _Deferred('clock_value', r'''
 def clock_value(text: Any) -> str | None:
     """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
     states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
@@ -3955,8 +4257,10 @@ def clock_value(text: Any) -> str | None:
         return None
     found = times_in(_raw(text))
     return next(iter(found)) if len(found) == 1 else None
+''')
 
 
+split_clock = _Deferred('split_clock', r'''
 def split_clock(text: Any) -> tuple[str, str | None]:
     """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
     "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
@@ -3969,8 +4273,10 @@ def split_clock(text: Any) -> tuple[str, str | None]:
     clock = clock_value(match.group())
     rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
     return (rest, clock) if clock and rest else (text, None)
+''')
 
 
+_clock = _Deferred('_clock', r'''
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     hours: set[int]
     if period in _PM:
@@ -3982,8 +4288,10 @@ def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     else:
         hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
     return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
+''')
 
 
+durations_in = _Deferred('durations_in', r'''
 def durations_in(raw: str) -> tuple[set[int], set[int]]:
     """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
     minutes: set[int] = set()
@@ -4005,8 +4313,10 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
     if any(w in raw for w in _LATER):
         signs.add(1)
     return minutes, signs or {-1, 1}
+''')
 
 
+_shifted_times = _Deferred('_shifted_times', r'''
 def _shifted_times(old: Any, raw: str) -> set[str]:
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
     if not match:
@@ -4014,17 +4324,23 @@ def _shifted_times(old: Any, raw: str) -> set[str]:
     base = int(match.group(1)) * 60 + int(match.group(2))
     minutes, signs = durations_in(raw)
     return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+''')
 
 
+_add_months = _Deferred('_add_months', r'''
 def _add_months(day: date, months: int) -> str:
     index = day.year * 12 + day.month - 1 + months
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
+''')
 
 
+_iso = _Deferred('_iso', r'''
 def _iso(day: date) -> str:
     return day.isoformat()
+''')
 
 
+dates_in = _Deferred('dates_in', r'''
 def dates_in(raw: str, reference: date | None) -> set[str]:
     """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
     明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
@@ -4075,6 +4391,7 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
         if month is not None and 1 <= month <= 12:
             found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
     return found
+''')
 
 
 # ---------------------------------------------------------------- values
@@ -4130,6 +4447,7 @@ _FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什
 _GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
 
 
+slot_words = _Deferred('slot_words', r'''
 def slot_words(spec: SlotSpec) -> set[str]:
     """The words that name a slot: its label and name; for a slot without a label (the catalog gives
     it none), also the content words of its description and its question ("电话" for a slot
@@ -4142,8 +4460,10 @@ def slot_words(spec: SlotSpec) -> set[str]:
             found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
+''')
 
 
+slot_touched = _Deferred('slot_touched', r'''
 def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
     """Whether a text names the slot: its label or name, two characters (English: a word) of it that
     are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
@@ -4156,6 +4476,7 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
         return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+''')
 
 
 # English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
@@ -4164,6 +4485,7 @@ _QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "
                                  "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
 
 
+slot_mentions = _Deferred('slot_mentions', r'''
 def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
                   asked: bool = False) -> list[tuple[int, int]]:
     """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
@@ -4182,8 +4504,10 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
         else:
             spans.append((start, end))
     return spans
+''')
 
 
+bool_said = _Deferred('bool_said', r'''
 def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
@@ -4195,16 +4519,20 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), as
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
+''')
 
 
+_in_question = _Deferred('_in_question', r'''
 def _in_question(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
     left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     right = min(rights) if rights else len(raw)
     return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
+''')
 
 
+_topic_answer = _Deferred('_topic_answer', r'''
 def _topic_answer(raw: str, start: int, end: int) -> bool | None:
     """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
     bare answer; None otherwise."""
@@ -4213,12 +4541,15 @@ def _topic_answer(raw: str, start: int, end: int) -> bool | None:
     if alone and rest[:1] in "？?，,":
         return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
     return None
+''')
 
 
+_answered = _Deferred('_answered', r'''
 def _answered(raw: str, start: int, end: int) -> bool:
     """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
     answer = _topic_answer(raw, start, end)
     return answer if answer is not None else not negated_at(raw, start, end)
+''')
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
@@ -4227,6 +4558,7 @@ _BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "
             "no", "nope", "no thanks", "no thank you", "none", "nah", "no need", "not needed")
 
 
+bare_answer = _Deferred('bare_answer', r'''
 def bare_answer(raw: str) -> bool | None:
     """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
     text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
@@ -4235,6 +4567,7 @@ def bare_answer(raw: str) -> bool | None:
     if text in _BARE_YES:
         return True
     return None
+''')
 
 
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
@@ -4302,34 +4635,45 @@ def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None,
     return True
 
 
+confirm_grounded = _Deferred('confirm_grounded', r'''
 def confirm_grounded(ev: Evidence) -> bool:
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
     return says_yes(ev.raw)
+''')
 
 
+asks_something = _Deferred('asks_something', r'''
 def asks_something(ev: Evidence) -> bool:
     """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
     return asks(ev.raw)
+''')
 
 
+cancel_grounded = _Deferred('cancel_grounded', r'''
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
     words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
     return says_cancel(ev.raw, words)
+''')
 
 
+reset_grounded = _Deferred('reset_grounded', r'''
 def reset_grounded(ev: Evidence) -> bool:
     """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
     return says_reset(ev.raw)
+''')
 
 
+revert_said = _Deferred('revert_said', r'''
 def revert_said(ev: Evidence) -> bool:
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
+''')
 
 
+task_mentioned = _Deferred('task_mentioned', r'''
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -4350,6 +4694,7 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
             return True
     other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+''')
 
 
 _FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
@@ -4357,6 +4702,7 @@ _FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "pl
                    "are", "my", "me", "want", "would", "like", "need"}
 
 
+asks_about_task = _Deferred('asks_about_task', r'''
 def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     """Whether a text shares a content word with the task's own words (label, name, description,
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
@@ -4365,14 +4711,17 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+''')
 
 
+_task_words = _Deferred('_task_words', r'''
 def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
         words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
     return words
+''')
 
 
 # ---- dskit/offers.py ----
@@ -4385,6 +4734,7 @@ MAX_OFFER_CHARS = 200
 _ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
 
 
+clean_offers = _Deferred('clean_offers', r'''
 def clean_offers(raw: Any) -> list[list]:
     """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
     out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
@@ -4404,6 +4754,7 @@ def clean_offers(raw: Any) -> list[list]:
         if values:
             kept.append([task[:64], item["slot"][:64], values])
     return kept
+''')
 
 
 def take_offers(state: dict) -> tuple:
@@ -4415,16 +4766,21 @@ def take_offers(state: dict) -> tuple:
     return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
 
 
+_found = _Deferred('_found', r'''
 def _found(value: Any, text: str) -> bool:
     target = str(value)
     folded = "".join(segments(target))
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
+''')
 
 
+_listed = _Deferred('_listed', r'''
 def _listed(text: str) -> list[str]:
     return [item for item in _ITEMS.split(text) if item and item.strip()]
+''')
 
 
+offer_accepted = _Deferred('offer_accepted', r'''
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -4441,6 +4797,7 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
         items = _listed(offered_text)
         return index < len(items) and _found(value, items[index])
     return False
+''')
 
 
 # ---- dskit/slot_writes.py ----
@@ -4471,6 +4828,7 @@ class SlotWrites:
         """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
         return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
 
+    changed_lately = _Deferred('changed_lately', r'''
     def changed_lately(self, task: dict, slot: str) -> bool:
         """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
         if (task["id"], slot) in self.touched:
@@ -4479,6 +4837,7 @@ class SlotWrites:
         key = f"{task['id']}.{slot}"
         return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
                    for entry in state["timeline"] if isinstance(entry, dict))
+    ''')
 
     def _touch(self, task: dict, name: str, op: str) -> None:
         """Remember a slot's value and history before its first change this turn."""
@@ -4506,6 +4865,7 @@ class SlotWrites:
         self.changed.setdefault(task["id"], []).append(name)
         return True
 
+    rollback = _Deferred('rollback', r'''
     def rollback(self, task: dict, slot: str) -> None:
         """Put the slot's previous value back (the caller checked that there is one)."""
         self._touch(task, slot, "rollback")
@@ -4516,6 +4876,7 @@ class SlotWrites:
             task["slots"][slot] = previous
         self.changed.setdefault(task["id"], []).append(slot)
         self.rolled_back.add((task["id"], slot))
+    ''')
 
     def resolve(self) -> None:
         """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
@@ -4551,25 +4912,31 @@ class SlotWrites:
                    if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
         return self.changes + pending
 
+    _unchanged = _Deferred('_unchanged', r'''
     def _unchanged(self, task: dict, name: str, history: list) -> None:
         task["history"][name] = history
         if not history:
             task["history"].pop(name, None)
         self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
         self.rolled_back.discard((task["id"], name))
+    ''')
 
+    _rollback_notice = _Deferred('_rollback_notice', r'''
     def _rollback_notice(self, task: dict, name: str, final: Any) -> None:
         lang = self.lang
         display = self.catalog.tasks[task["name"]].slots[name].display
         self.notices.append(msg("rolled_back_empty", lang, slot=display) if final is UNSET else
                                  msg("rolled_back", lang, slot=display, value=show_value(final, lang)))
+    ''')
 
+    _cascade = _Deferred('_cascade', r'''
     def _cascade(self, task: dict, slot: str) -> None:
         """A changed or deleted value invalidates the sub-tasks opened for the old one."""
         for child in self.stack.children(task):
             watched = self.catalog.tasks[child["name"]].depends_on_slots
             if not watched or slot in watched:
                 self.stack.remove(child, "cascade")
+    ''')
 
 
 # ---- dskit/turn.py ----
@@ -4630,12 +4997,15 @@ class Turn:
         top = self.stack.top()
         return task_ref(top, self.spec(top).display) if top is not None else None
 
+    resumed_ref = _Deferred('resumed_ref', r'''
     def resumed_ref(self, task: dict) -> dict[str, str]:
         return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+    ''')
 
     def ended_list(self) -> list[dict[str, str]]:
         return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
 
+    target = _Deferred('target', r'''
     def target(self, task_name: str | None, slot: str) -> dict | None:
         """The open task a slot goes to: the named one, else the nearest from the top that has it.
 
@@ -4651,33 +5021,42 @@ class Turn:
             if task_name or slot in self.spec(task).slots:
                 return task
         return None
+    ''')
 
     # ------------------------------------------------------------ recording
 
+    drop = _Deferred('drop', r'''
     def drop(self, command: Any, reason: str) -> None:
         self.dropped.append({"command": short_text(command), "reason": reason})
+    ''')
 
+    refuse = _Deferred('refuse', r'''
     def refuse(self, command: Any, reason: str) -> None:
         """A command the user's message does not support: dropped, with the reason, whatever the policy.
         A refused change (anything but a yes) also withdraws a pending confirmation (dskit.decide)."""
         self.drop(command, f"not grounded: {reason}")
         if not (isinstance(command, dict) and command.get("type") == "confirm"):
             self.unapplied = True
+    ''')
 
     def note(self, entry: str, *, progress: bool = True) -> None:
         """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
         self.applied.append(entry)
         self.progress = self.progress or progress
 
+    notice = _Deferred('notice', r'''
     def notice(self, key: str, **values: Any) -> None:
         """A sentence the reply leads with (dskit.messages)."""
         self.notices.append(msg(key, self.lang, **values))
+    ''')
 
+    _task_ended = _Deferred('_task_ended', r'''
     def _task_ended(self, task: dict, reason: str) -> None:
         """A task left the stack: remembered, and said when the reason is one the user is told."""
         self.ended[task["id"]] = reason
         if reason in ("cancelled", "cascade", "evicted"):
             self.notice(reason, task=self.spec(task).display)
+    ''')
 
 
 # ---- dskit/admission.py ----
@@ -4689,11 +5068,13 @@ RECENT_EXECUTION_TURNS = 3
 
 # ---------------------------------------------------------------- slot shapes
 
+pattern_takes = _Deferred('pattern_takes', r'''
 def pattern_takes(pattern: str, text: str) -> bool:
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
+''')
 
 
 def time_slots(task: TaskSpec) -> list[str]:
@@ -4776,6 +5157,7 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     return value, ""
 
 
+_held_elsewhere = _Deferred('_held_elsewhere', r'''
 def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
     """Whether another task of the same kind — open, or one of the last that ran — holds this value: a
     value the user gave for *that* one ("西湖区文三路100号" for their own broadband) is not given again for a
@@ -4783,8 +5165,10 @@ def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
     it (a hotel's name is also where the taxi goes)."""
     return _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
                   + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]])
+''')
 
 
+_holds = _Deferred('_holds', r'''
 def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -> bool:
     """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
     ``skip`` = (task name, slot)."""
@@ -4794,8 +5178,10 @@ def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -
         if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
             return True
     return False
+''')
 
 
+offered_value = _Deferred('offered_value', r'''
 def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
     """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
     A value of the reply's text that another slot already holds was shown back, not offered (a
@@ -4811,8 +5197,10 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
     # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
     return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
                                                                  asked)
+''')
 
 
+hold_or_refuse = _Deferred('hold_or_refuse', r'''
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
     """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
     the next question shows it, and only a yes stores it)."""
@@ -4822,6 +5210,7 @@ def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict,
         turn.note(f"hold {task['id']}.{name}", progress=False)
     else:
         turn.refuse(command, reason)
+''')
 
 
 def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
@@ -4875,13 +5264,16 @@ def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
 
 # ---------------------------------------------------------------- starts, take-backs, yes, no
 
+_recent_run = _Deferred('_recent_run', r'''
 def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
            and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
     return ran[-1] if ran else None
+''')
 
 
+_said_values = _Deferred('_said_values', r'''
 def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
     """(values given, values said) among a start's slots that differ from ``before``."""
     given = grounded = 0
@@ -4896,8 +5288,10 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
                 or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
+''')
 
 
+answer_slots = _Deferred('answer_slots', r'''
 def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
     """The values a start carries in the whole answer: its own, and those of set_slots commands of the
     same message that go to the new task (named, or for a slot no task open before the message has).
@@ -4912,8 +5306,10 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
                     name in turn.spec(t).slots for t in earlier)):
                 slots[name] = value
     return slots
+''')
 
 
+admit_start = _Deferred('admit_start', r'''
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
@@ -4941,8 +5337,10 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
     return True, ""
+''')
 
 
+admit_rollback = _Deferred('admit_rollback', r'''
 def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
     """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
     back to, or names the slot — but never while it states the slot's *current* value and not the
@@ -4964,21 +5362,28 @@ def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
     if said_current and not said_previous:
         return False
     return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
+''')
 
 
+admit_confirm = _Deferred('admit_confirm', r'''
 def admit_confirm(turn: Turn) -> bool:
     """A yes: the message says so."""
     return turn.evidence is None or confirm_grounded(turn.evidence)
+''')
 
 
+admit_cancel = _Deferred('admit_cancel', r'''
 def admit_cancel(turn: Turn, task: dict) -> bool:
     """A cancellation: the message drops something."""
     return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
+''')
 
 
+admit_reset = _Deferred('admit_reset', r'''
 def admit_reset(turn: Turn) -> bool:
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
+''')
 
 
 # ---- dskit/commands.py ----
@@ -5001,12 +5406,16 @@ class Command:
     meaning: dict[str, str] | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
         return {"type": self.kind}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         """Check the command's evidence and apply its effect to the turn."""
+    ''')
 
     def apply_all(self, turn: Turn, commands: list[dict]) -> None:
         """Apply this kind's commands of one message (they come together in the fixed order)."""
@@ -5024,6 +5433,7 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slots = raw.get("slots")
         if task is None:
@@ -5031,13 +5441,17 @@ class StartTask(Command):
         if slots is not None and not isinstance(slots, dict):
             return None, "slots must be an object"
         return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
+    ''')
 
+    apply_all = _Deferred('apply_all', r'''
     def apply_all(self, turn: Turn, commands: list[dict]) -> None:
         """Several starts keep the first-mentioned on top; tasks started together find their parents."""
         for command in reversed(commands):
             self.apply(turn, command)
         _link_parents(turn)
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         spec = turn.catalog.tasks[command["task"]]
         grounded, reason = admit_start(turn, spec, command)
@@ -5054,6 +5468,7 @@ class StartTask(Command):
         turn.stack.push(task)
         if command.get("slots"):
             apply_slots(turn, task, command["slots"])
+    ''')
 
 
 class CancelTask(Command):
@@ -5062,9 +5477,12 @@ class CancelTask(Command):
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "task": task}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         name = command.get("task")
         task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
@@ -5076,6 +5494,7 @@ class CancelTask(Command):
             return
         turn.stack.remove(task, "cancelled")
         turn.note(f"cancel {task['id']}:{task['name']}")
+    ''')
 
 
 class Reset(Command):
@@ -5084,6 +5503,7 @@ class Reset(Command):
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         if not admit_reset(turn):
             turn.refuse(command, "the message does not ask to start over")
@@ -5094,6 +5514,7 @@ class Reset(Command):
         turn.held.clear()
         turn.notice("reset")
         turn.note("reset")
+    ''')
 
 
 # ---------------------------------------------------------------- slots
@@ -5106,6 +5527,7 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slots = raw.get("slots")
         if not isinstance(slots, dict):
@@ -5117,7 +5539,9 @@ class SetSlots(Command):
         if not slots:
             return None, "set_slots has no slots"
         return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         name = command.get("task")
         if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
@@ -5132,6 +5556,7 @@ class SetSlots(Command):
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
             apply_slots(turn, task, slots)
+    ''')
 
 
 class RollbackSlot(Command):
@@ -5141,12 +5566,15 @@ class RollbackSlot(Command):
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
             return None, "rollback_slot needs a slot"
         return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         slot = command["slot"]
         task = turn.target(command.get("task"), slot)
@@ -5162,6 +5590,7 @@ class RollbackSlot(Command):
             return
         turn.writes.rollback(task, slot)
         turn.note(f"rollback {task['id']}.{slot}")
+    ''')
 
 
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
@@ -5210,6 +5639,7 @@ class Confirm(Command):
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         task = turn.stack.top()
         if task is None:
@@ -5245,6 +5675,7 @@ class Confirm(Command):
         turn.confirmed_id = task["id"]
         task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
         turn.note(f"confirm {task['id']}")
+    ''')
 
 
 class Deny(Command):
@@ -5252,6 +5683,7 @@ class Deny(Command):
     aliases = ("no", "reject")
     order = 4
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         task = turn.stack.top()
         if task is not None and task["id"] in turn.held:  # no to the values held for checking
@@ -5265,8 +5697,10 @@ class Deny(Command):
         turn.stack.set_stage(task, Stage.COLLECTING)
         turn.denied_id = task["id"]
         turn.note(f"deny {task['id']}")
+    ''')
 
 
+_accept_held = _Deferred('_accept_held', r'''
 def _accept_held(turn: Turn, task: dict) -> None:
     """The user said yes to the values shown for checking: they are stored as if said — only those
     the check question showed (dskit.integrity)."""
@@ -5286,6 +5720,7 @@ def _accept_held(turn: Turn, task: dict) -> None:
                 continue
         if turn.writes.set(task, name, value):
             turn.note(f"checked {task['id']}.{name}")
+''')
 
 
 # ---------------------------------------------------------------- outside the tasks
@@ -5297,12 +5732,16 @@ class Faq(Command):
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.faq = command.get("question") or ""
         turn.note("faq", progress=False)
+    ''')
 
 
 class Chitchat(Command):
@@ -5311,9 +5750,11 @@ class Chitchat(Command):
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.chitchat = True
         turn.note("chitchat", progress=False)
+    ''')
 
 
 class Handoff(Command):
@@ -5322,12 +5763,16 @@ class Handoff(Command):
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.handoff = command.get("reason") or "user_request"
         turn.note("handoff", progress=False)
+    ''')
 
 
 class CannotHandle(Command):
@@ -5336,18 +5781,23 @@ class CannotHandle(Command):
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
         turn.drop(command, "ignored: other commands were understood")
+    ''')
 
 
 # ---------------------------------------------------------------- sub-tasks started together
 
+_open_parent_named = _Deferred('_open_parent_named', r'''
 def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
     """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
     return turn.stack.named(depends_on) if depends_on else None
+''')
 
 
+_adopt_orphans = _Deferred('_adopt_orphans', r'''
 def _adopt_orphans(turn: Turn, parent: dict) -> None:
     """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
     new parent's while they are still open: they wait for it and go with it, as if opened after it."""
@@ -5355,8 +5805,10 @@ def _adopt_orphans(turn: Turn, parent: dict) -> None:
         if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
             task["parent_id"] = parent["id"]
             turn.note(f"link {task['id']}->{parent['id']}", progress=False)
+''')
 
 
+_link_parents = _Deferred('_link_parents', r'''
 def _link_parents(turn: Turn) -> None:
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
@@ -5364,6 +5816,7 @@ def _link_parents(turn: Turn) -> None:
             parent = _open_parent_named(turn, turn.spec(task).depends_on)
             if parent is not None and parent is not task:
                 task["parent_id"] = parent["id"]
+''')
 
 
 # ---------------------------------------------------------------- the registry
@@ -5412,10 +5865,13 @@ def _expire_held(turn: Turn) -> None:
 _TOKEN = _LazyPattern('_TOKEN', r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
 
 
+_one = _Deferred('_one', r'''
 def _one(found: set) -> Any:
     return next(iter(found)) if len(found) == 1 else None
+''')
 
 
+_option_in = _Deferred('_option_in', r'''
 def _option_in(spec: SlotSpec, raw: str) -> Any:
     """The one option of an enum slot the message names (by its text or an alias), else None."""
     found = set()
@@ -5424,8 +5880,10 @@ def _option_in(spec: SlotSpec, raw: str) -> Any:
         if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
             found.add(target)
     return _one(found)
+''')
 
 
+value_in_message = _Deferred('value_in_message', r'''
 def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     """The one value of the slot's kind a message holds (None: none, several, or free text)."""
     if spec.type == "boolean":
@@ -5442,16 +5900,20 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+''')
 
 
+_fill = _Deferred('_fill', r'''
 def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
     ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
     if not ok or reason or not turn.writes.set(task, name, coerced):
         return False
     turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
     return True
+''')
 
 
+_asked_slot = _Deferred('_asked_slot', r'''
 def _asked_slot(turn: Turn) -> bool:
     task_id, _, name = turn.asked.partition(".")
     task = turn.stack.find(task_id)
@@ -5462,8 +5924,10 @@ def _asked_slot(turn: Turn) -> bool:
         return False
     value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
     return value is not None and _fill(turn, task, name, value)
+''')
 
 
+_only_time_slot = _Deferred('_only_time_slot', r'''
 def _only_time_slot(turn: Turn) -> bool:
     task = turn.stack.top()
     clocks = time_slots(turn.spec(task)) if task is not None else []
@@ -5472,18 +5936,24 @@ def _only_time_slot(turn: Turn) -> bool:
     raw = turn.evidence.raw
     value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
     return value is not None and _fill(turn, task, clocks[0], value)
+''')
 
 
+_numbers_said = _Deferred('_numbers_said', r'''
 def _numbers_said(raw: str) -> bool:
     return bool(numbers_in(raw)) or bool(times_in(raw))
+''')
 
 
+_changed_last_turn = _Deferred('_changed_last_turn', r'''
 def _changed_last_turn(turn: Turn) -> list[str]:
     state = turn.state
     return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
             for key in entry.get("changed") or []]
+''')
 
 
+_take_back = _Deferred('_take_back', r'''
 def _take_back(turn: Turn) -> bool:
     """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
     goes back to its previous value."""
@@ -5502,8 +5972,10 @@ def _take_back(turn: Turn) -> bool:
     turn.writes.rollback(task, target[0])
     turn.note(f"backup rollback {task['id']}.{target[0]}")
     return True
+''')
 
 
+_refusal = _Deferred('_refusal', r'''
 def _refusal(turn: Turn) -> bool:
     """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
     ("我再想想", "wait") leaves the question pending."""
@@ -5514,6 +5986,7 @@ def _refusal(turn: Turn) -> bool:
     REGISTRY["deny"].apply(turn, {"type": "deny"})
     turn.applied[-1] = "backup " + turn.applied[-1]
     return True
+''')
 
 
 # The fixed words of the engine's own confirmation questions (dskit.messages), in every language, in the
@@ -5625,25 +6098,35 @@ class Step:
         object.__setattr__(self, 'question', question)
         object.__setattr__(self, 'stage', stage)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(action={self.action!r}" f", slot={self.slot!r}"
             f", question={self.question!r}" f", stage={self.stage!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.action, self.slot, self.question, self.stage) == (other.action, other.slot, other.question, other.stage)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.action, self.slot, self.question, self.stage))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 # ---------------------------------------------------------------- what a task needs
@@ -5678,6 +6161,7 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     return Step("confirm", None, question, Stage.CONFIRMING)
 
 
+_ask_missing = _Deferred('_ask_missing', r'''
 def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
     """Ask the first missing slot (acknowledging this turn's values), or hand off after too many asks."""
     if turn.state["counters"]["failed_asks"].get(f"{task['id']}.{slot}", 0) >= turn.catalog.policy.max_attempts:
@@ -5689,6 +6173,7 @@ def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
         ack = msg("ack_values", turn.lang, values=_values(turn, task, list(dict.fromkeys(changed))))
     return Step("ask_slot", slot, sentences(turn.lang, ack, ask_text(turn.spec(task), slot, turn.lang)),
                 Stage.COLLECTING)
+''')
 
 
 def withdraws_confirmation(turn: Turn, task: dict) -> bool:
@@ -5701,10 +6186,13 @@ def withdraws_confirmation(turn: Turn, task: dict) -> bool:
             and turn.faq is None and not turn.progress)
 
 
+_values = _Deferred('_values', r'''
 def _values(turn: Turn, task: dict, names: list[str] | None = None) -> str:
     return values_text(turn.spec(task), task["slots"], turn.lang, names)
+''')
 
 
+_held_text = _Deferred('_held_text', r'''
 def _held_text(turn: Turn, task: dict, held: dict) -> str:
     """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
     slots = turn.spec(task).slots
@@ -5712,6 +6200,7 @@ def _held_text(turn: Turn, task: dict, held: dict) -> str:
              msg("kv", turn.lang, slot=slots[n].display, value=show_value(v, turn.lang))
              for n, v in held.items() if n in slots]
     return msg("value_sep", turn.lang).join(parts)
+''')
 
 
 def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
@@ -5727,14 +6216,18 @@ def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
     return step
 
 
+_record_shown = _Deferred('_record_shown', r'''
 def _record_shown(turn: Turn, task: dict) -> None:
     held = task.get("unconfirmed")
     task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
+''')
 
 
+_resume_prefix = _Deferred('_resume_prefix', r'''
 def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
     """The question of a task the user comes back to, led by "we continue with ..."."""
     return msg("resume", turn.lang, task=turn.spec(task).display) + question
+''')
 
 
 # ---------------------------------------------------------------- the decision
@@ -5810,31 +6303,40 @@ def _count_failed_ask(turn: Turn) -> None:
     counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
 
 
+_asking = _Deferred('_asking', r'''
 def _asking(turn: Turn, task: dict, slot: str | None) -> None:
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
     turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
+''')
 
 
+_handoff = _Deferred('_handoff', r'''
 def _handoff(turn: Turn, reason: str) -> Decision:
     turn.state["handoff"] = {"reason": reason, "turn": turn.state["turn"]}
     turn.state["counters"] = new_counters()
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))
+''')
 
 
+_decide_payload = _Deferred('_decide_payload', r'''
 def _decide_payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
     spec = turn.spec(task)
     return {"task_id": task["id"], "task": task["name"], "label": spec.display,
             "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
+''')
 
 
+_covered = _Deferred('_covered', r'''
 def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
     """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
     confirmation of its own, or its own yes approved exactly these values."""
     spec = turn.spec(sub)
     return (turn.confirmed_id == parent["id"] or not spec.confirm
             or sub.get("approved") == shown_digest(sub))
+''')
 
 
+_execute = _Deferred('_execute', r'''
 def _execute(turn: Turn, task: TaskRecord) -> Decision:
     """Take the finished task and the sub-tasks waiting for it off the stack, record them as one
     pending submission, and line up what comes next. A waiting sub-task no yes covers stays, collecting."""
@@ -5857,8 +6359,10 @@ def _execute(turn: Turn, task: TaskRecord) -> Decision:
     decision = _followup(turn, base(turn, "execute"))
     decision["execute"] = payload
     return decision
+''')
 
 
+_followup = _Deferred('_followup', r'''
 def _followup(turn: Turn, decision: Decision) -> Decision:
     """After the top task ended, say which task comes next and what it needs (without executing it)."""
     top = turn.stack.top()
@@ -5880,8 +6384,10 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
         decision["missing_slots"] = missing_slots(top, turn.spec(top))
     decision["task"] = turn.task_ref()
     return decision
+''')
 
 
+not_understood = _Deferred('not_understood', r'''
 def not_understood(turn: Turn, error: str) -> Decision:
     """An unusable understanding changes nothing but a counter; enough in a row hand off."""
     counters = turn.state["counters"]
@@ -5892,6 +6398,7 @@ def not_understood(turn: Turn, error: str) -> Decision:
     top = turn.stack.top()
     return base(turn, "fallback", question=msg("fallback", turn.lang),
                 missing_slots=missing_slots(top, turn.spec(top)) if top is not None else [])
+''')
 
 
 # ---- dskit/understanding.py ----
@@ -5954,12 +6461,14 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
     return commands, query, ""
 
 
+_copy = _Deferred('_copy', r'''
 def _copy(raw: Any) -> tuple[Any, str]:
     """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
     try:
         return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
     except (TypeError, ValueError, RecursionError) as exc:
         return None, f"not JSON data ({type(exc).__name__})"
+''')
 
 
 def parse_understanding(raw: Any, catalog: Catalog) -> dict:
@@ -6026,16 +6535,20 @@ class TurnResult:
         self.text = text
         self.decision = decision
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(state={self.state!r}" f", text={self.text!r}"
             f", decision={self.decision!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.state, self.text, self.decision) == (other.state, other.text, other.decision)
         return NotImplemented
+    ''')
 
     __hash__ = None
 
@@ -6066,6 +6579,7 @@ def load_trusted(state_in: Any, secret: str = "") -> dict:
     return state
 
 
+kept_turn = _Deferred('kept_turn', r'''
 def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str,
               secret: str = "") -> TurnResult:
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
@@ -6080,6 +6594,7 @@ def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, e
     decision = new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
                             task=task_ref(top), error=error)
     return TurnResult(old, dump_state(old, secret), decision)
+''')
 
 
 def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
@@ -6136,12 +6651,14 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
                          secret)
 
 
+error_text = _Deferred('error_text', r'''
 def error_text(exc: BaseException) -> str:
     """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
     except Exception:  # noqa: BLE001
         return ""
+''')
 
 
 # ---- dskit/node_io.py ----
@@ -6223,9 +6740,11 @@ def conform(result: Any, types: dict[str, str]) -> dict:
     return out
 
 
+keep_state = _Deferred('keep_state', r'''
 def keep_state(state_text: str) -> str:
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
+''')
 
 
 # ---- dskit/turn_inputs.py ----
@@ -6275,6 +6794,7 @@ class TurnInputs:
         object.__setattr__(self, 'length', length)
         object.__setattr__(self, 'offered', offered)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(query={self.query!r}" f", recent={self.recent!r}"
@@ -6282,7 +6802,9 @@ class TurnInputs:
             f", problem_input={self.problem_input!r}" f", length={self.length!r}"
             f", offered={self.offered!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -6292,18 +6814,25 @@ class TurnInputs:
                 other.problem_input, other.length, other.offered,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.query, self.recent, self.reference_date, self.problem, self.problem_input,
             self.length, self.offered,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def _turn_inputs_text(value: Any) -> str:
@@ -6348,10 +6877,12 @@ def _lang(lang: Any) -> str | None:
     return norm_lang(text) if text else None
 
 
+_catalog_lang = _Deferred('_catalog_lang', r'''
 def _catalog_lang(task_catalog: str) -> str | None:
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
     data = loads_strict_or_none(task_catalog)
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
+''')
 
 
 def _catalog(task_catalog: Any) -> Catalog:
@@ -6361,13 +6892,16 @@ def _catalog(task_catalog: Any) -> Catalog:
 
 # ---------------------------------------------------------------- state node
 
+_failed_turn = _Deferred('_failed_turn', r'''
 def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **values: Any) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
     return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
                    STATE_NODE_OUTPUTS)
+''')
 
 
+_kept_state = _Deferred('_kept_state', r'''
 def _kept_state(state_text: str) -> str:
     """The incoming state for a turn that could not run; a usable one too large for Dify 1.8 (an earlier
     engine wrote up to 150,000 characters) is re-written within the limits instead of emptied."""
@@ -6376,6 +6910,7 @@ def _kept_state(state_text: str) -> str:
         return kept
     state, errors = load_state(state_text)
     return "" if errors else dump_state(state)
+''')
 
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",

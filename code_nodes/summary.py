@@ -44,6 +44,12 @@
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
+#
+# Compiled on first call / 首次调用时才编译: 12 functions and methods that fewer than half of
+# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
+# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
+# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 12 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -75,6 +81,46 @@ class _LazyPattern:
         pattern = re.compile(*self._args)
         globals()[self._name] = pattern
         return getattr(pattern, attribute)
+
+
+# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----
+
+class _Deferred:
+    """A function compiled on its first call. Most turns do not call it, so its source is kept as the
+    text beside its name and compiled only when needed, in this script's namespace; then the function
+    takes its name's place (on its class, for a method): the same function, the same results."""
+
+    __slots__ = ("_name", "_source", "_owner", "_function")
+
+    def __init__(self, name, source):
+        self._name = name
+        self._source = source
+        self._owner = None
+        self._function = None
+
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
+    def _load(self):
+        if self._function is None:
+            space = {}
+            # exec of the text, not of compile(text): Python's first compile() call builds the classes of
+            # its ast module, a sixth of the work of starting Python; exec(text) does without them.
+            exec(self._source if self._owner is None else "if 1:" + self._source, globals(), space)
+            function = space[self._name]
+            if self._owner is None:
+                globals()[self._name] = function
+            else:
+                function.__qualname__ = self._owner.__qualname__ + "." + self._name
+                setattr(self._owner, self._name, function)
+            self._function = function
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self._load()(*args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self._load().__get__(instance, owner)
 
 
 # ---- dskit/jsonish.py ----
@@ -129,6 +175,7 @@ def jsonish_scrub(value: object) -> object:
     return value
 
 
+loads_strict_or_none = _Deferred('loads_strict_or_none', r'''
 def loads_strict_or_none(text: object) -> object | None:
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
@@ -140,6 +187,7 @@ def loads_strict_or_none(text: object) -> object | None:
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
+''')
 
 
 # ---- dskit/redos.py ----
@@ -2255,6 +2303,7 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     return "other"
 
 
+noise_reply_signal = _Deferred('noise_reply_signal', r'''
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
@@ -2263,6 +2312,7 @@ def noise_reply_signal(assistant: str) -> str:
     if _FAILED.search(text):
         return "failed"
     return "other"
+''')
 
 
 def noise_classify(user: str, assistant: str, prev_assistant: str = "",
@@ -2371,9 +2421,11 @@ def noise_records(reply: str) -> bool:
     return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
 
 
+noise_is_question = _Deferred('noise_is_question', r'''
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
     return _is_question(text)
+''')
 
 
 # ---- dskit/tokens.py ----
@@ -2434,6 +2486,7 @@ def estimate_tokens(text: object) -> int:
     return max(1, math.ceil(total))
 
 
+truncate_to_tokens = _Deferred('truncate_to_tokens', r'''
 def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2455,6 +2508,7 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
         else:
             hi = mid - 1
     return text[:lo] + marker if lo > 0 else ""
+''')
 
 
 # ---- dskit/summary.py ----
@@ -2624,6 +2678,7 @@ def _size_ok(lines: list[str], max_tokens: int) -> bool:
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 
 
+summary_values = _Deferred('summary_values', r'''
 def summary_values(line: str) -> set[str]:
     """The values a summary line carries: numbers, quoted names, and what follows "slot：" pairs."""
     body = re.sub(r"^- ?", "", line)
@@ -2631,15 +2686,19 @@ def summary_values(line: str) -> set[str]:
         body = body.replace(label, "；")
     values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
+''')
 
 
+_shows = _Deferred('_shows', r'''
 def _shows(value: str, text: str, start: int = 0) -> bool:
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
     return text.find(value, start) >= 0
+''')
 
 
+summary_superseded = _Deferred('summary_superseded', r'''
 def summary_superseded(line: str, later: str, start: int = 0) -> bool:
     """True when ``line`` only acknowledged slot values ("已记下时间：19:00") that ``later[start:]`` shows again.
 
@@ -2649,13 +2708,17 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
     return bool(values) and all(_shows(v, later, start) for v in values)
+''')
 
 
+summary_is_fact = _Deferred('summary_is_fact', r'''
 def summary_is_fact(line: str) -> bool:
     """True when a summary line records something or carries a value (what must not be lost)."""
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
+''')
 
 
+summary_ranks = _Deferred('summary_ranks', r'''
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
@@ -2673,6 +2736,7 @@ def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[i
         else:
             ranks.append(3)
     return ranks
+''')
 
 
 def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False) -> int:
@@ -2712,6 +2776,7 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
     return kept
 
 
+summary_merge = _Deferred('summary_merge', r'''
 def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS,
                   lang: str = "zh") -> str:
     """Old summary + new lines (duplicates skipped), trimmed to the caps."""
@@ -2722,6 +2787,7 @@ def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_
             lines.append(line)
             seen.add(line)
     return "\n".join(summary_trim(lines, _max(max_tokens), lang))
+''')
 
 
 def _max(max_tokens: object) -> int:
@@ -2783,6 +2849,7 @@ def _clean(text: object) -> str:
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
+_from_messages = _Deferred('_from_messages', r'''
 def _from_messages(data: object) -> list[dict] | None:
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
@@ -2806,6 +2873,7 @@ def _from_messages(data: object) -> list[dict] | None:
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
+''')
 
 
 def _parse_block(block: str) -> list[dict]:
@@ -4874,6 +4942,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
+json_out = _Deferred('json_out', r'''
 def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -4883,6 +4952,7 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
+''')
 
 
 def conform(result: Any, types: dict[str, str]) -> dict:

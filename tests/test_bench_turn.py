@@ -86,6 +86,22 @@ def test_the_classic_layout_runs_nothing_in_the_sandbox_before_its_first_model_c
     assert [run.node for run in records["ask"].sandbox] == ["adapter", "state", "history"]
 
 
+def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
+    """Issue 22: a code node's rarely called functions are compiled only when called, so the state and
+    history nodes of an ask or confirm turn compile well under their 375 KB (before: all of it)."""
+    records, _ = fast
+    for kind, record in records.items():
+        for run in record.sandbox:
+            assert 0 < run.compiled_bytes <= run.code_bytes, (kind, run.node)
+            if run.node_type == "template-transform":
+                assert run.compiled_bytes == run.code_bytes
+    for kind in ("ask", "confirm"):
+        runs = {run.node: run for run in records[kind].sandbox}
+        compiled = runs["state"].compiled_bytes + runs["history"].compiled_bytes
+        assert compiled <= 295_000, (kind, compiled)
+        assert compiled < 0.75 * (runs["state"].code_bytes + runs["history"].code_bytes)
+
+
 def test_an_ask_turn_runs_fewer_nodes_than_one_with_a_side_answer(fast) -> None:
     records, _ = fast
     ask = records["ask"].as_dict()

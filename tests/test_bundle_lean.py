@@ -243,9 +243,12 @@ def test_names_only_annotations_mention_are_left_out(tmp_path: Path) -> None:
             b: int
 
 
+        KINDS = [UsedAtRunTime]  # a value: a written-out class could not stand in for it
+
+
         def entry_node(text: Any = "") -> OnlyAnnotates:
             x: OnlyAnnotates = {"a": 1}
-            return {"keys": sorted(UsedAtRunTime.__annotations__), "x": json_safe(x)}
+            return {"keys": sorted(KINDS[0].__annotations__), "x": json_safe(x)}
 
 
         def json_safe(value: dict[str, Any]) -> str:
@@ -255,3 +258,59 @@ def test_names_only_annotations_mention_are_left_out(tmp_path: Path) -> None:
     assert "from typing import TypedDict\n" in code
     assert main_in_process(code, "annotations_demo")(text="") == {"keys": ["b"], "x": "{'a': 1}"}
     json.dumps(main_in_process(code, "annotations_demo2")())
+
+
+# ---------------------------------------------------------------- TypedDicts written out
+
+
+def test_a_typed_dict_used_only_for_its_keys_is_written_out_without_typing(tmp_path: Path) -> None:
+    code = _demo_bundle(tmp_path, '''
+        from __future__ import annotations
+
+        from typing import Any, TypedDict
+
+
+        class Base(TypedDict, total=False):
+            """Optional keys."""
+
+            error: str
+
+
+        class Record(Base):
+            name: str
+            count: int | None
+
+
+        def entry_node(text: Any = "") -> Record:
+            record = Record(name=text, count=None)
+            return {"type": type(record).__name__, "keys": list(Record.__annotations__), "record": record,
+                    "required": sorted(Record.__required_keys__), "optional": sorted(Record.__optional_keys__),
+                    "total": [Record.__total__, Base.__total__], "base": sorted(Base.__annotations__)}
+    ''')
+    assert "import typing" not in code and "from typing" not in code
+    assert "class Record(dict):" in code and "class Base(dict):" in code
+    got = main_in_process(code, "typed_demo")(text="x")
+    namespace: dict[str, Any] = {}
+    source = (tmp_path / "demo" / "entry.py").read_text(encoding="utf-8")
+    exec(compile(source, "entry.py", "exec"), namespace)  # noqa: S102 - the test's own source
+    assert got == namespace["entry_node"](text="x")
+    assert got["keys"] == ["error", "name", "count"] and got["type"] == "dict"
+
+
+def test_the_engine_typed_dicts_a_node_writes_out_list_the_same_keys(lean_mains: dict) -> None:
+    from dskit import records
+
+    checked = 0
+    for main in lean_mains.values():
+        for name, value in main.__globals__.items():
+            original = getattr(records, name, None)
+            if not isinstance(value, type) or not isinstance(original, type) or value is original \
+                    or "__required_keys__" not in vars(original):
+                continue
+            assert list(value.__annotations__) == list(original.__annotations__), name
+            assert {k: v.__forward_arg__ for k, v in original.__annotations__.items()} == value.__annotations__
+            for attribute in ("__required_keys__", "__optional_keys__", "__total__"):
+                assert getattr(value, attribute) == getattr(original, attribute), (name, attribute)
+            assert type(value(a=1)) is dict and value(a=1) == original(a=1)
+            checked += 1
+    assert checked  # the state node writes Decision out

@@ -12,7 +12,9 @@ no prompt is stored yet, so the context node builds it), an ordinary turn that a
 knowledge question, small talk, a turn that asks for confirmation, execute without a task API, four
 weather look-ups, a new booking on the eleventh turn (the history window is full: the summary is due),
 plus a two-turn conversation (a greeting, then a task) that executes through a local task API. For every turn of interest it records the nodes graphon ran, which
-of them run in the sandbox, the inputs each sandbox node got, and the bytes of code it compiles. Then it
+of them run in the sandbox, the inputs each sandbox node got, the bytes of its code, and the bytes Python
+compiles on that run (a code node's functions kept as text are compiled only if the run calls them:
+dskit/tooling/codegen/deferred.py; found by running the node in this process). Then it
 writes one program per sandbox run (the node's code plus Dify's driver, or a Jinja2 runner for a
 template) and times ``python -I -S file.py`` (a fresh interpreter, the way the sandbox runs it),
 interleaved with a bare ``def main(): return {}`` run the same way, round after round, medians; a busy
@@ -115,6 +117,7 @@ class SandboxRun:
     code_bytes: int
     program: str
     before_llm: bool
+    compiled_bytes: int = 0  # what Python compiles on this run: a code node's deferred texts only if called
 
 
 @dataclass
@@ -134,8 +137,11 @@ class TurnRecord:
                 "sandbox_before_llm": sum(run.before_llm for run in self.sandbox),
                 "code_bytes": sum(run.code_bytes for run in self.sandbox),
                 "code_bytes_before_llm": sum(run.code_bytes for run in self.sandbox if run.before_llm),
+                "compiled_bytes": sum(run.compiled_bytes for run in self.sandbox),
+                "compiled_bytes_before_llm": sum(run.compiled_bytes for run in self.sandbox if run.before_llm),
                 "sandbox": [{"node": run.node, "type": run.node_type, "code_bytes": run.code_bytes,
-                             "before_llm": run.before_llm} for run in self.sandbox]}
+                             "compiled_bytes": run.compiled_bytes, "before_llm": run.before_llm}
+                            for run in self.sandbox]}
 
 
 def _graph_nodes(dsl_text: str) -> dict[str, dict[str, Any]]:
@@ -197,6 +203,7 @@ def _template_inputs(data: Mapping[str, Any], outputs: Mapping[str, Mapping[str,
 
 def run_layout(layout: str, dsl_text: str | None = None, *, api_base: str | None = None) -> list[TurnRecord]:
     """Run the scripted conversation (and, with ``api_base``, the task-API one) in one layout."""
+    from dskit.tooling.bench.code_nodes import compiled_on  # noqa: PLC0415
     from dskit.tooling.codegen.sandbox import dify_program  # noqa: PLC0415
     from dskit.tooling.dslbuild.flows import default_catalog  # noqa: PLC0415
     from dskit.tooling.dslrun.costs import dsl_for  # noqa: PLC0415
@@ -233,12 +240,13 @@ def run_layout(layout: str, dsl_text: str | None = None, *, api_base: str | None
                 if kind == "code":
                     code, inputs = next(code_runs)
                     runs.append(SandboxRun(node_id, kind, len(code.encode("utf-8")), dify_program(code, inputs),
-                                           node_id in early))
+                                           node_id in early, compiled_on(code, inputs)[0]))
                 elif kind == "template-transform":
                     template = str(data.get("template") or "")
                     inputs = _template_inputs(data, result.outputs, before, bench_turn.user)
-                    runs.append(SandboxRun(node_id, kind, len(template.encode("utf-8")),
-                                           jinja2_program(template, inputs, jinja2_path), node_id in early))
+                    size = len(template.encode("utf-8"))
+                    runs.append(SandboxRun(node_id, kind, size, jinja2_program(template, inputs, jinja2_path),
+                                           node_id in early, size))
             records.append(TurnRecord(layout, bench_turn.kind, index, str(result.output("state", "next_action") or ""),
                                       list(result.path), [call.node_id for call in result.llm_calls], runs))
     return records
@@ -328,7 +336,7 @@ def print_table(report: Mapping[str, Any]) -> None:
         table = Table(title=f"{layout} Chatflow: one turn of each kind (before / after the understanding call "
                             f"`{report['scenario']['understanding_node'][layout]}`)")
         for column in ("turn", "next action", "nodes run", "LLM calls", "sandbox before", "sandbox after",
-                       "code KB before", "code KB after"):
+                       "code KB before", "code KB after", "compiled KB before", "compiled KB after"):
             table.add_column(column, justify="left" if column in ("turn", "next action") else "right")
         if timed:
             for column in ("ms before", "ms after", "× bare before", "× bare after", "× bare turn"):
@@ -336,9 +344,11 @@ def print_table(report: Mapping[str, Any]) -> None:
         for kind, entry in kinds.items():
             before, total = entry["sandbox_before_llm"], entry["sandbox_nodes"]
             bytes_before = entry["code_bytes_before_llm"]
+            compiled_before = entry["compiled_bytes_before_llm"]
             row = [kind, entry["next_action"], str(entry["nodes_executed"]), str(len(entry["llm_calls"])),
                    str(before), str(total - before), f"{bytes_before / 1000:.1f}",
-                   f"{(entry['code_bytes'] - bytes_before) / 1000:.1f}"]
+                   f"{(entry['code_bytes'] - bytes_before) / 1000:.1f}", f"{compiled_before / 1000:.1f}",
+                   f"{(entry['compiled_bytes'] - compiled_before) / 1000:.1f}"]
             if timed:
                 ms, ratio = entry["sandbox_ms"], entry["x_bare"]
                 row += [f"{ms['before_llm']:.0f}", f"{ms['after_llm']:.0f}", f"{ratio['before_llm']:.2f}",
@@ -346,11 +356,14 @@ def print_table(report: Mapping[str, Any]) -> None:
             table.add_row(*row)
         console.print(table)
         nodes = Table(title=f"{layout}: sandbox runs per turn")
-        for column in ("turn", "node", "type", "code bytes", "before LLM") + (("ms", "× bare") if timed else ()):
-            nodes.add_column(column, justify="right" if column in ("code bytes", "ms", "× bare") else "left")
+        for column in ("turn", "node", "type", "code bytes", "compiled bytes", "before LLM") + (
+                ("ms", "× bare") if timed else ()):
+            nodes.add_column(column, justify="right" if column in ("code bytes", "compiled bytes", "ms", "× bare")
+                             else "left")
         for kind, entry in kinds.items():
             for run in entry["sandbox"]:
-                row = [kind, run["node"], run["type"], f"{run['code_bytes']:,}", "yes" if run["before_llm"] else ""]
+                row = [kind, run["node"], run["type"], f"{run['code_bytes']:,}", f"{run['compiled_bytes']:,}",
+                       "yes" if run["before_llm"] else ""]
                 if timed:
                     row += [f"{run['ms']:.1f}", f"{run['x_bare']:.2f}"]
                 nodes.add_row(*row)

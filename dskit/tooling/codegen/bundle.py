@@ -14,7 +14,9 @@ Definitions the entry function cannot reach are left out (``prune``) so a node c
 it runs; names only annotations mention count as unreached, since annotations are never evaluated
 (``from __future__ import annotations``). With ``lean`` (the default) the bundle also writes plain
 dataclasses out and compiles module-level regular expressions on first use, so a fresh interpreter
-pays only for what the turn needs (:mod:`.lean`; measured by ``dskit bench nodes --cold``). Anything that would make the result wrong — a name defined in two modules, a name that
+pays only for what the turn needs (:mod:`.lean`; measured by ``dskit bench nodes --cold``). With
+``defer``, the functions and methods named there (rare.json: what most ordinary turns do not call) are
+kept as their own text and compiled only when first called (:mod:`.deferred`). Anything that would make the result wrong — a name defined in two modules, a name that
 shadows a builtin or the driver Dify appends, an import cycle, a non-standard import — fails loudly
 with :class:`BundleError` instead of producing a script that misbehaves in Dify. The output depends
 only on the sources, so ``dskit gen --check`` can compare it byte for byte.
@@ -30,8 +32,10 @@ import symtable
 import sys
 import tokenize
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
+from dskit.tooling.codegen import deferred as _deferred
 from dskit.tooling.codegen import lean as _lean
 
 ENGINE_PACKAGE = "dskit"
@@ -580,6 +584,18 @@ def _leaner(modules: list[_Module], package: str) -> tuple[list[_Module], bool]:
         source = _lean.expand_dataclasses(module.source, names) if names else module.source
         expanded.append((module, source))
     trees = [ast.parse(source) for _, source in expanded]
+    typed = {}
+    for (module, _source), tree in zip(expanded, trees):
+        names = {n for n, line in module.imports.items() if line == "from typing import TypedDict"
+                 or line == f"from typing import TypedDict as {n}"}
+        typed[module.name] = set(_lean.typed_dict_candidates(tree, names)) if names else set()
+    plain_typed = _lean.typed_dicts_used_plainly(trees, set().union(*typed.values()))
+    if plain_typed:
+        for index, (module, source) in enumerate(expanded):
+            mine = typed[module.name] & plain_typed
+            if mine:
+                expanded[index] = (module, _lean.expand_typed_dicts(source, mine))
+                trees[index] = ast.parse(expanded[index][1])
     deferred = _lean.lazy_pattern_names(trees)
     result = []
     for module, source in expanded:
@@ -620,24 +636,42 @@ def bundle(
     prune: bool = True,
     numbers_for_booleans: tuple[str, ...] = (),
     lean: bool = True,
+    defer: Iterable[str] = (),
+    skip_refused: bool = False,
 ) -> str:
     """One script: header, hoisted imports, each needed module's body, then ``main``.
 
     ``entry`` is ``"module:function"`` (``"dskit.nodes:state_node"`` or ``"nodes:state_node"``).
     ``lean`` applies :mod:`.lean`'s rewrites (annotation-only names out, dataclasses written out,
-    regular expressions compiled on first use). The output depends only on the arguments and the
-    sources, so it is made once per process for each (the cache is keyed by a digest of the sources).
+    regular expressions compiled on first use). ``defer`` names functions (``"module:function"``) and
+    methods (``"module:Class.method"``) to compile only when first called (:mod:`.deferred`); names the
+    bundle does not carry are skipped, one it cannot defer unchanged is a :class:`BundleError` (with
+    ``skip_refused``: compiled with the script; tests/test_deferred.py flags a list that names one). The
+    output depends only on the arguments and the sources, so it is made once per process for each (the
+    cache is keyed by a digest of the sources).
     """
+    defer = tuple(sorted(set(defer)))
     key = (entry, tuple(params), header, pass_extra, str(package_dir), package, prune, tuple(numbers_for_booleans),
-           lean, _sources_fingerprint(package_dir))
+           lean, defer, skip_refused, _sources_fingerprint(package_dir))
     if key not in _BUNDLES:
         _BUNDLES[key] = _bundle(entry, params, header=header, pass_extra=pass_extra, package_dir=package_dir,
-                                package=package, prune=prune, numbers_for_booleans=numbers_for_booleans, lean=lean)
+                                package=package, prune=prune, numbers_for_booleans=numbers_for_booleans, lean=lean,
+                                defer=defer, skip_refused=skip_refused)
     return _BUNDLES[key]
 
 
-def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: bool, package_dir: Path, package: str,
-            prune: bool, numbers_for_booleans: tuple[str, ...], lean: bool) -> str:
+@dataclass
+class _Prepared:
+    """An entry's modules after renaming and the lean rewrites, with what the bundle keeps of them."""
+
+    function: str
+    modules: list[_Module]
+    keep: set[int]
+    keep_names: set[str]
+    lazy: bool
+
+
+def _prepare(entry: str, *, package_dir: Path, package: str, prune: bool, lean: bool) -> _Prepared:
     module_name, _, function = entry.partition(":")
     module_name = module_name.removeprefix(package + ".")
     if not function:
@@ -665,6 +699,47 @@ def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: boo
     if lazy:
         keep_names.add("re")  # the deferred compile needs it even if nothing else does
     keep_names |= {name for m in modules for _a, name in m.aliases}
+    return _Prepared(function, modules, keep, keep_names, lazy)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A function or method a bundle carries: ``name`` is ``function`` or ``Class.method``; ``refusal``
+    says why it cannot be compiled on first call ("" when it can); ``size`` is its text's UTF-8 bytes."""
+
+    module: str
+    name: str
+    refusal: str
+    size: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.module}:{self.name}"
+
+
+def bundle_units(entry: str, *, package_dir: Path = ENGINE_DIR, package: str = ENGINE_PACKAGE) -> list[Unit]:
+    """Every function and method the lean, pruned bundle of ``entry`` carries, in order."""
+    prepared = _prepare(entry, package_dir=package_dir, package=package, prune=True, lean=True)
+    modules, keep = prepared.modules, prepared.keep
+    kept = [ast.Module(body=[s for s in m.stmts if id(s) in keep], type_ignores=[]) for m in modules]
+    facts = _deferred.Bundle(kept, [m.source for m in modules], all("annotations" in m.futures for m in modules))
+    out = []
+    for module, tree in zip(modules, kept):
+        for name, (function, _owner) in _deferred.units(tree).items():
+            text = _deferred.unit_text(module.source, function)
+            out.append(Unit(module.name, name, _deferred.refusal(facts, name), len(text.encode("utf-8"))))
+    return out
+
+
+def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: bool, package_dir: Path, package: str,
+            prune: bool, numbers_for_booleans: tuple[str, ...], lean: bool, defer: tuple[str, ...] = (),
+            skip_refused: bool = False) -> str:
+    prepared = _prepare(entry, package_dir=package_dir, package=package, prune=prune, lean=lean)
+    function, modules, keep = prepared.function, prepared.modules, prepared.keep
+    keep_names, lazy = prepared.keep_names, prepared.lazy
+    plain_texts: dict[str, str] = {}
+    if defer:
+        modules, keep, plain_texts = _defer(modules, keep, defer, package, skip_refused)
     sections = []
     for module in modules:
         body = _module_text(module, keep)
@@ -680,7 +755,55 @@ def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: boo
         parts.append(imports)
     if lazy:
         parts.append("# ---- compiled on first use (dskit/tooling/codegen/lean.py) ----\n\n" + _lean.LAZY_PATTERN)
+    if plain_texts:
+        parts.append("# ---- compiled on first call (dskit/tooling/codegen/deferred.py) ----\n\n" + _deferred.LOADER)
     parts.extend(sections)
     parts.append("# ---- entry point ----\n\n" + main_function(function, params, pass_extra=pass_extra,
                                                              numbers_for_booleans=numbers_for_booleans))
-    return "\n\n\n".join(part.strip("\n") for part in parts) + "\n"
+    script = "\n\n\n".join(part.strip("\n") for part in parts) + "\n"
+    if plain_texts:
+        problems = _deferred.check_deferred(script, plain_texts)
+        if problems:
+            raise BundleError("deferred functions came out wrong:\n" + "\n".join(f"- {p}" for p in problems))
+    return script
+
+
+def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], package: str, skip_refused: bool = False
+           ) -> tuple[list[_Module], set[int], dict[str, str]]:
+    """The modules with the ``defer`` units that the bundle carries written out as deferred text
+    (:mod:`.deferred`), the kept statements' ids in the new modules, and each deferred unit's plain text."""
+    taken = {n for m in modules for s in m.stmts for n in bound_names(s)} | {n for m in modules for n in m.imports}
+    if _deferred.DEFERRED_NAME in taken:
+        raise BundleError(f"`{_deferred.DEFERRED_NAME}` is defined by an engine module; the bundler needs the name")
+    kept = [ast.Module(body=[s for s in m.stmts if id(s) in keep], type_ignores=[]) for m in modules]
+    facts = _deferred.Bundle(kept, [m.source for m in modules], all("annotations" in m.futures for m in modules))
+    wanted: dict[str, list[str]] = {}
+    plain: dict[str, str] = {}
+    problems = []
+    for item in defer:
+        module_name, _, unit = item.partition(":")
+        found = facts.unit(unit)
+        if found is None or modules[found[0]].name != module_name:
+            continue  # not in this node (pruned, or moved: tests/test_deferred.py flags a stale list)
+        reason = _deferred.refusal(facts, unit)
+        if reason and skip_refused:
+            continue
+        if reason:
+            problems.append(f"{package}/{module_name}.py: `{unit}` cannot be compiled on first call: {reason}")
+            continue
+        wanted.setdefault(module_name, []).append(unit)
+        plain[unit] = _deferred.unit_text(modules[found[0]].source, found[1])
+    if problems:
+        raise BundleError("\n".join(problems))
+    result: list[_Module] = []
+    new_keep: set[int] = set()
+    for module in modules:
+        new = module
+        if module.name in wanted:
+            new = _parse_module(module.name, module.path, _deferred.defer_units(module.source, wanted[module.name]),
+                                package)
+            if len(new.stmts) != len(module.stmts):
+                raise BundleError(f"{package}/{module.name}.py: deferring changed its statements")
+        new_keep |= {id(n) for o, n in zip(module.stmts, new.stmts) if id(o) in keep}
+        result.append(new)
+    return result, new_keep, plain

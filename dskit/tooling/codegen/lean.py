@@ -17,6 +17,21 @@ bundler (:mod:`.bundle`) rewrites them without changing what the node computes:
 - **Regular expressions.** A module-level ``X = re.compile(...)`` is compiled on its first use
   instead (:data:`LAZY_PATTERN`): a turn compiles only the patterns it needs. Only names used solely as
   ``X.method(...)`` are deferred; the first use puts the compiled pattern in ``X``'s place.
+- **TypedDicts.** ``import typing`` costs a third of a bare interpreter's start, and a ``TypedDict``
+  the engine uses at run time only to call it or to read its keys (``Decision.__annotations__``) does
+  not need it: such a class is written out as a ``dict`` subclass whose call returns a plain dict, with
+  the ``__annotations__`` (the annotation text, where typing wraps it in a ``ForwardRef``),
+  ``__total__``, ``__required_keys__`` and ``__optional_keys__`` typing gives it
+  (:func:`expand_typed_dicts`). A TypedDict used any other way (as a value, in ``isinstance``) keeps
+  its base.
+
+What is left of a node's cold start is mostly compiling the code its turn runs; the functions and
+methods most ordinary turns do not call are kept as text and compiled on first call
+(:mod:`.deferred`). Together (issue 22), an ordinary turn of ``state.py`` costs 5.9 times a bare
+interpreter start in instructions (8.4 before; wall clock on a busy 2-core machine 3.9 from 5.6),
+``history.py`` 2.2 (2.45) and ``context.py`` 5.5 (7.4); code_nodes/README.md gives every node
+(``dskit bench nodes --cold``). Stripping docstrings, comments or annotations from the bundle was
+measured too and not done: 1 %, 0.3 % and 3 % of a ``state.py`` run.
 
 ``tests/test_bundle_lean.py`` checks each rewrite against the original (same values, same errors).
 """
@@ -296,4 +311,107 @@ def defer_patterns(source: str, names: set[str]) -> str:
     for row, start, end, text in sorted(inserts, key=lambda e: (e[0], e[1]), reverse=True):
         line = lines[row - 1]
         lines[row - 1] = line[:start] + text + line[end:]
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------- TypedDicts written out
+
+TYPED_DICT_ATTRIBUTES = frozenset({"__annotations__", "__required_keys__", "__optional_keys__", "__total__"})
+
+
+def typed_dict_candidates(tree: ast.Module, names: set[str]) -> dict[str, ast.ClassDef]:
+    """Class-based TypedDicts of one module that are plain enough to write out: ``class X(TypedDict)``
+    (``total=`` allowed) or ``class Y(X)`` with ``X`` one of them, a body of docstring and ``name: type``
+    fields only, and the header on one line. ``names``: what ``typing.TypedDict`` is imported as."""
+    found: dict[str, ast.ClassDef] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.decorator_list or len(node.bases) != 1:
+            continue
+        base = node.bases[0]
+        if not isinstance(base, ast.Name) or (base.id not in names and base.id not in found):
+            continue
+        if any(k.arg != "total" or not isinstance(k.value, ast.Constant) or not isinstance(k.value.value, bool)
+               for k in node.keywords) or (node.keywords and base.id not in names):
+            continue
+        body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+        fields = [s for s in body if isinstance(s, ast.AnnAssign)]
+        if not fields or len(fields) != len(body) or node.body[0].lineno == node.lineno or any(
+                s.value is not None or not isinstance(s.target, ast.Name) or not s.simple for s in fields):
+            continue
+        found[node.name] = node
+    return found
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def typed_dicts_used_plainly(trees: Iterable[ast.Module], candidates: set[str]) -> set[str]:
+    """The candidates every module uses only in ways a written-out class reproduces: called (a plain
+    dict comes back), read as ``X.__annotations__`` / ``__required_keys__`` / ``__optional_keys__`` /
+    ``__total__``, as the base of another candidate, or in annotations (never evaluated)."""
+    bad: set[str] = set()
+    for tree in trees:
+        plain = without_annotations(tree)
+        parents = {id(child): parent for parent in ast.walk(plain) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(plain):
+            if not isinstance(node, ast.Name) or node.id not in candidates:
+                continue
+            parent = parents.get(id(node))
+            if isinstance(node.ctx, ast.Store) or isinstance(parent, (ast.Global, ast.Nonlocal)):
+                bad.add(node.id)
+            elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in TYPED_DICT_ATTRIBUTES:
+                continue
+            elif isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            elif isinstance(parent, ast.ClassDef) and node in parent.bases and parent.name in candidates:
+                continue
+            else:
+                bad.add(node.id)
+    kept = set(candidates) - bad
+    return kept
+
+
+def expand_typed_dicts(source: str, classes: set[str]) -> str:
+    """``source`` with each TypedDict in ``classes`` (from :func:`typed_dict_candidates` and
+    :func:`typed_dicts_used_plainly`) written as a ``dict`` subclass whose call returns a plain dict,
+    with the ``__annotations__``, ``__total__``, ``__required_keys__`` and ``__optional_keys__`` typing
+    would give it (annotations as their text: typing wraps the text in a ``ForwardRef``)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    info: dict[str, tuple[dict[str, str], frozenset[str], frozenset[str], bool]] = {}
+    edits: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        base = node.bases[0].id  # type: ignore[attr-defined]
+        total = next((bool(k.value.value) for k in node.keywords), True)  # type: ignore[attr-defined]
+        own = {s.target.id: _source_segment(lines, s.annotation) for s in node.body  # type: ignore[union-attr]
+               if isinstance(s, ast.AnnAssign)}
+        inherited = info.get(base, ({}, frozenset(), frozenset(), True))
+        annotations = {**inherited[0], **own}
+        required = inherited[1] | (frozenset(own) if total else frozenset())
+        optional = inherited[2] | (frozenset() if total else frozenset(own))
+        info[node.name] = (annotations, required, optional, total)
+        ind = "    "
+        header = f"class {node.name}(dict):\n"
+        tail = [
+            "",
+            f"{ind}# Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,",
+            f"{ind}# and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).",
+            _wrapped(f"{ind}__annotations__ = {{", [f"{k!r}: {v!r}," for k, v in annotations.items()], "}", ind),
+            f"{ind}__total__ = {total!r}",
+            _wrapped(f"{ind}__required_keys__ = frozenset({{", [f"{k!r}," for k in sorted(required)], "})", ind)
+            if required else f"{ind}__required_keys__ = frozenset()",
+            _wrapped(f"{ind}__optional_keys__ = frozenset({{", [f"{k!r}," for k in sorted(optional)], "})", ind)
+            if optional else f"{ind}__optional_keys__ = frozenset()",
+            "",
+            f"{ind}def __new__(cls, *args, **kwargs):",
+            f"{ind * 2}return dict(*args, **kwargs)",
+        ]
+        edits.append((node.lineno, node.lineno, header))
+        end = node.end_lineno or node.lineno
+        edits.append((end + 1, end, "\n".join(tail) + "\n"))  # an insertion after the class's last line
+    for first, last, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        lines[first - 1:last] = [text]
     return "".join(lines)

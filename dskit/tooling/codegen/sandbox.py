@@ -137,6 +137,25 @@ def check_source(code: str, progress: Callable[[str], None] | None = None) -> li
     problems += _regex_problems(tree)
     if not any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body):
         problems.append("no top-level function `main`: Dify calls main(**inputs)")
+    problems += _deferred_problems(tree)
+    return problems
+
+
+def _deferred_problems(tree: ast.Module) -> list[str]:
+    """The same checks on each function kept as text to compile on first call (codegen/deferred.py)."""
+    from dskit.tooling.codegen.deferred import deferred_sources  # noqa: PLC0415
+
+    problems: list[str] = []
+    for name, text in deferred_sources(tree).items():
+        source = ("if 1:" + text) if "." in name else text
+        try:
+            inner = ast.parse(source, feature_version=(3, 10))
+        except SyntaxError as error:
+            problems.append(f"deferred `{name}`: syntax error (Python 3.10): {error.msg} (line {error.lineno})")
+            continue
+        for problem in (_import_problems(inner) + _fstring_quote_problems(source) + _newer_attribute_problems(inner)
+                        + _regex_problems(inner)):
+            problems.append(f"deferred `{name}`: {problem}")
     return problems
 
 
