@@ -203,7 +203,9 @@ def test_fast_chatflow_in_graphon_waits_then_submits_with_the_parent():
         assert [(t["name"], t["stage"]) for t in stack] == [("router_rental", "WAITING"),
                                                             ("install_broadband", "COLLECTING")]
         confirm = turn("地址北京市海淀区中关村大街1号，周六上门，电话13800138000", set_(**BROADBAND_DETAILS))
-        assert "- 等待任务：router_rental（路由器租赁，WAITING" in confirm.output("context", "state_text")
+        # the model's view of the state this turn (the prompt the last turn stored: no context node ran)
+        understand = next(call.request for call in confirm.llm_calls if call.node_id == "understand")
+        assert "- 等待任务：router_rental（路由器租赁，WAITING" in understand.user and "context" not in confirm.path
         done = turn("确认", cmd("confirm"))
         assert done.answer.startswith("「宽带办理」已办理完成。「路由器租赁」已一并提交。")
         (path, payload), = api.requests
