@@ -150,15 +150,18 @@ HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
 FAST_EXPECTED = {"turns_right": 22, "jga_right": 25, "jga_turns": 31, "executions": 6, "wrongful": 1,
                  "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
                  "llm_calls_per_turn": 1.097}
-# Classic after issue 20: 10/31 right and JGA 11/31 (7 and 8 before), with 2 of its requests still to
-# re-record (each a failed turn until then).
-CLASSIC_NOT_RECORDED = 2
-CLASSIC_EXPECTED = {"turns_right": 10, "jga_right": 11, "jga_turns": 31, "executions": 3, "wrongful": 1,
-                    "task_success": 2, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
-                    "llm_calls_per_turn": 2.968}
+# Classic after issue 20: 11/31 right and JGA 14/31 (7 and 8 before), with 1 of its requests still to
+# re-record (a failed turn until then). Its second wrongful execution is the engine's backup confirm of
+# "对，提交吧" to the confirmation question that showed the model's fault "没有拨号音" (the script expects
+# "固话没有拨号音"): the user saw and said yes to it; the scorer counts slots other than the expected ones
+# as wrongful, and the ceiling says so rather than loosening the scorer.
+CLASSIC_NOT_RECORDED = 1
+CLASSIC_EXPECTED = {"turns_right": 11, "jga_right": 14, "jga_turns": 31, "executions": 5, "wrongful": 2,
+                    "task_success": 3, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
+                    "llm_calls_per_turn": 3.0}
 PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
-ASK_EXPECTED = {"turns_right": 23, "jga_right": 25, "jga_turns": 31, "executions": 5, "wrongful": 1,
-                "task_success": 4, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+ASK_EXPECTED = {"turns_right": 25, "jga_right": 27, "jga_turns": 31, "executions": 7, "wrongful": 1,
+                "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
                 "llm_calls_per_turn": 1.065}
 
 
@@ -202,9 +205,10 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 249 / 418, "llm_calls": 418, "failed_calls": 3,
                "unreadable": 20, "changed_correct": 63, "broken_unchanged": 40,
                "domains": {"餐馆": 0.8197, "景点": 0.8256, "酒店": 0.7785, "出租": 0.7381, "地铁": 1.0}}
-# Carried: 62 of the 143 requests are not recorded since the engine changes of issue 20 (the carried state
-# differs from turn 2 on); they count as failed turns until re-recorded, and still 12/143 (7.0% before).
-CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 12 / 143, "failed_calls": 62, "not_recorded": 62,
+# Carried: 57 of the 143 requests are not recorded since the engine changes of issue 20 (the carried state
+# differs from turn 2 on; 5 were recorded since); they count as failed turns until re-recorded, and still
+# 12/143 (7.0% before).
+CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 12 / 143, "failed_calls": 57, "not_recorded": 57,
                        "unreadable": 10}
 CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 28 / 46, "failed_calls": 2}
 
