@@ -42,11 +42,11 @@
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 183 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 184 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 183 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 184 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2273,10 +2273,12 @@ _A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
+_blank_a_not_a = _Deferred('_blank_a_not_a', r'''
 def _blank_a_not_a(text: str) -> str:
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+''')
 
 
 negated_at = _Deferred('negated_at', r'''

@@ -51,11 +51,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 238 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 241 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 238 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 241 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3383,10 +3383,12 @@ _A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
+_blank_a_not_a = _Deferred('_blank_a_not_a', r'''
 def _blank_a_not_a(text: str) -> str:
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+''')
 
 
 negated_at = _Deferred('negated_at', r'''
@@ -5996,13 +5998,16 @@ _CONFIRM_WORDS = tuple(sorted({unicodedata.normalize("NFKC", part.strip()).lower
                         for part in re.split(r"\{[a-z_]+\}", table[key]) if len(part.strip()) >= 4}))
 
 
+_saw_confirmation = _Deferred('_saw_confirmation', r'''
 def _saw_confirmation(last_reply: str) -> bool:
     """Whether the assistant's last reply holds the engine's confirmation question: the state says one was
     due, but only the reply says the user saw it (an app may answer otherwise, and a replayed data set's
     replies are its own)."""
     return any(words in last_reply for words in _CONFIRM_WORDS)
+''')
 
 
+_assent = _Deferred('_assent', r'''
 def _assent(turn: Turn) -> bool:
     """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
     the user saw in the last reply: the confirm the model left out. It goes through the confirm command
@@ -6020,6 +6025,7 @@ def _assent(turn: Turn) -> bool:
     del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
     turn.progress, turn.faq = marks[3], marks[4]
     return False
+''')
 
 
 def backup_fill(turn: Turn, readable: bool = True) -> bool:

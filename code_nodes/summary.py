@@ -45,11 +45,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 12 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 180 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 12 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 180 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -130,9 +130,11 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
+_join_pair = _Deferred('_join_pair', r'''
 def _join_pair(match: re.Match) -> str:
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
 
 
 def scrub_surrogates(text: str) -> str:
@@ -175,7 +177,6 @@ def jsonish_scrub(value: object) -> object:
     return value
 
 
-loads_strict_or_none = _Deferred('loads_strict_or_none', r'''
 def loads_strict_or_none(text: object) -> object | None:
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
@@ -187,7 +188,6 @@ def loads_strict_or_none(text: object) -> object | None:
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
-''')
 
 
 # ---- dskit/redos.py ----
@@ -495,10 +495,12 @@ def one_line(value: object) -> str:
     return _LINE_BREAKS.sub(LINE_MARK, text.strip())
 
 
+escape_invisible = _Deferred('escape_invisible', r'''
 def escape_invisible(text: str) -> str:
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
     return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
+''')
 
 
 def is_int(value: object) -> bool:
@@ -626,6 +628,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -635,7 +638,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -647,25 +652,34 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
+description_name = _Deferred('description_name', r'''
 def description_name(description: str) -> str:
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
     return head if 0 < len(head) <= 16 else ""
+''')
 
 
 class TaskSpec:
@@ -711,6 +725,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -719,7 +734,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -730,18 +747,25 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Policy:
@@ -765,28 +789,38 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class Catalog:
@@ -797,6 +831,7 @@ class Catalog:
     policy: Policy
     language: str = "zh"
 
+    task = _Deferred('task', r'''
     def task(self, name: str) -> TaskSpec | None:
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -805,6 +840,7 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -816,31 +852,42 @@ class Catalog:
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
 
+    __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" ")"
         )
+    ''')
 
+    __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
         return NotImplemented
+    ''')
 
+    __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language))
+    ''')
 
+    __setattr__ = _Deferred('__setattr__', r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
 
+    __delattr__ = _Deferred('__delattr__', r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+_show = _Deferred('_show', r'''
 def _show(value: Any, limit: int = 40) -> str:
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -848,6 +895,7 @@ def _show(value: Any, limit: int = 40) -> str:
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
+''')
 
 
 def slot_max_chars(slot: Any) -> int:
@@ -1136,11 +1184,13 @@ def _validate(data: Any) -> list[str]:
     return problems
 
 
+_check_policy_choice = _Deferred('_check_policy_choice', r'''
 def _check_policy_choice(key: str, value: Any) -> list[str]:
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
+''')
 
 
 def confirm_default(raw: dict) -> bool:
@@ -1218,6 +1268,7 @@ _catalog_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
+parse_cn_number = _Deferred('parse_cn_number', r'''
 def parse_cn_number(text: str) -> int | None:
     """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
@@ -1235,8 +1286,10 @@ def parse_cn_number(text: str) -> int | None:
             section += (1 if digit is None else digit) * unit
             digit = None
     return total + section + (digit or 0)
+''')
 
 
+_coerce_number = _Deferred('_coerce_number', r'''
 def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
@@ -1261,8 +1314,10 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
                 return False, None, f"expected an integer, got {value}"
             value = int(value)
     return True, value, ""
+''')
 
 
+_coerce_boolean = _Deferred('_coerce_boolean', r'''
 def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
     if isinstance(value, bool):
         return True, value, ""
@@ -1275,8 +1330,10 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
         if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_show(value)}"
+''')
 
 
+_apply_aliases = _Deferred('_apply_aliases', r'''
 def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
     """Map a synonym to its canonical value ("市区" -> "市中心"), exact first, then case-insensitive."""
     if not spec.aliases or not isinstance(value, str):
@@ -1289,8 +1346,10 @@ def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
         if alias.lower() == lowered:
             return target
     return value
+''')
 
 
+_match_enum = _Deferred('_match_enum', r'''
 def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if not spec.enum or value in spec.enum:
         return True, value, ""
@@ -1300,13 +1359,17 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
                 return True, option, ""
     allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
     return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
+''')
 
 
+_clean_text = _Deferred('_clean_text', r'''
 def _clean_text(text: str) -> str:
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
     return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+''')
 
 
+_coerce_one = _Deferred('_coerce_one', r'''
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
@@ -1345,8 +1408,10 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
         return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
+''')
 
 
+coerce_slot_value = _Deferred('coerce_slot_value', r'''
 def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
@@ -1380,12 +1445,15 @@ def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
         return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
+''')
 
 
+slot_is_valid = _Deferred('slot_is_valid', r'''
 def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
     """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
     ok, coerced, reason = coerce_slot_value(spec, value)
     return ok and coerced == value and not reason
+''')
 
 
 def catalog_compact(catalog: Catalog) -> str:
@@ -1447,6 +1515,7 @@ STAGES = tuple(stage.value for stage in Stage)
 DIGEST_CHARS = 24
 
 
+digest = _Deferred('digest', r'''
 def digest(value: Any, secret: str = "") -> str:
     """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
@@ -1454,14 +1523,17 @@ def digest(value: Any, secret: str = "") -> str:
     if secret:
         return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
     return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+''')
 
 
+shown_digest = _Deferred('shown_digest', r'''
 def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
+''')
 
 
 # ---- dskit/limits.py ----
@@ -1528,6 +1600,7 @@ def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
+_task_problem = _Deferred('_task_problem', r'''
 def _task_problem(task: Any, index: int) -> str:
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -1537,6 +1610,7 @@ def _task_problem(task: Any, index: int) -> str:
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
+''')
 
 
 def state_problem(data: Any) -> str:
@@ -1723,9 +1797,11 @@ def _repair_counters(state: dict) -> list[str]:
     return ["counters were malformed; repaired"] if broken else []
 
 
+_clean_error = _Deferred('_clean_error', r'''
 def _clean_error(entry: dict) -> dict:
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
+''')
 
 
 def _clean_timeline(entry: dict) -> dict:
@@ -1742,6 +1818,7 @@ def _clean_timeline(entry: dict) -> dict:
             if isinstance(entry.get("changed"), list) else []}
 
 
+bound_history = _Deferred('bound_history', r'''
 def bound_history(history: list) -> None:
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -1752,18 +1829,23 @@ def bound_history(history: list) -> None:
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
+''')
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
+_json_len = _Deferred('_json_len', r'''
 def _json_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+''')
 
 
+add_error = _Deferred('add_error', r'''
 def add_error(state: dict, code: str, message: str) -> None:
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
+''')
 
 
 # ---- dskit/messages.py ----
@@ -1839,16 +1921,21 @@ _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "th
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
+clauses = _Deferred('clauses', r'''
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+''')
 
 
+_question_marks = _Deferred('_question_marks', r'''
 def _question_marks(raw: str) -> list[str]:
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+''')
 
 
+is_question = _Deferred('is_question', r'''
 def is_question(clause: str) -> bool:
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -1868,8 +1955,10 @@ def is_question(clause: str) -> bool:
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+''')
 
 
+_asking_word = _Deferred('_asking_word', r'''
 def _asking_word(text: str, word: str) -> bool:
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -1878,6 +1967,7 @@ def _asking_word(text: str, word: str) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
+''')
 
 
 def asks(raw: str) -> bool:
@@ -1885,6 +1975,7 @@ def asks(raw: str) -> bool:
     return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
 
 
+tokenize = _Deferred('tokenize', r'''
 def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
     """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
     words = sorted(set(lexicon), key=len, reverse=True)
@@ -1897,8 +1988,10 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
         out.append(word)
         at += len(word)
     return out
+''')
 
 
+_zh_clause_is = _Deferred('_zh_clause_is', r'''
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -1917,8 +2010,10 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
+''')
 
 
+_en_clause_is = _Deferred('_en_clause_is', r'''
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
     words = _EN_WORD.findall(clause)
@@ -1926,8 +2021,10 @@ def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) 
         return False
     joined = " " + " ".join(words) + " "
     return any(f" {a} " in joined for a in acts)
+''')
 
 
+says_yes = _Deferred('says_yes', r'''
 def says_yes(raw: str) -> bool:
     """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
     or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
@@ -1942,8 +2039,10 @@ def says_yes(raw: str) -> bool:
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
+''')
 
 
+only_yes = _Deferred('only_yes', r'''
 def only_yes(raw: str) -> bool:
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
     small talk. Then a change the model read into it is the model's, not the user's."""
@@ -1956,6 +2055,7 @@ def only_yes(raw: str) -> bool:
         elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
             return False
     return True
+''')
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
@@ -1966,6 +2066,7 @@ NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "�
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
+says_no = _Deferred('says_no', r'''
 def says_no(raw: str) -> bool:
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
     text = _blank_a_not_a(raw.lower())  # "好不好？" asks
@@ -1975,6 +2076,7 @@ def says_no(raw: str) -> bool:
         return True
     words = " " + " ".join(_EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
+''')
 
 
 CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
@@ -2001,10 +2103,13 @@ WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "fo
 _LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
 
 
+_question_clause = _Deferred('_question_clause', r'''
 def _question_clause(raw: str, clause: str) -> bool:
     return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
+''')
 
 
+_cancel_clause = _Deferred('_cancel_clause', r'''
 def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
@@ -2019,8 +2124,10 @@ def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
         pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
         return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
     return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
+''')
 
 
+says_cancel = _Deferred('says_cancel', r'''
 def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
     """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
     "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
@@ -2038,6 +2145,7 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
+''')
 
 
 RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
@@ -2050,6 +2158,7 @@ _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "cl
                      "conversation", "just", "ok", "okay")
 
 
+says_reset = _Deferred('says_reset', r'''
 def says_reset(raw: str) -> bool:
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
@@ -2060,6 +2169,7 @@ def says_reset(raw: str) -> bool:
         if found:  # "start over? no no, keep everything" asks, then refuses
             return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
     return False
+''')
 
 
 REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚才的", "刚才那个", "改回", "恢复", "撤回", "撤销修改",
@@ -2067,11 +2177,13 @@ REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚
                   "change it back", "back to", "undo", "as before", "previous", "original", "revert", "go back")
 
 
+says_revert = _Deferred('says_revert', r'''
 def says_revert(raw: str) -> bool:
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
     return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
                for p in REVERT_PHRASES)
+''')
 
 
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
@@ -2079,6 +2191,7 @@ _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() 
     "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
 
 
+is_social = _Deferred('is_social', r'''
 def is_social(raw: str) -> bool:
     """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
     ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
@@ -2093,6 +2206,7 @@ def is_social(raw: str) -> bool:
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
             return False
     return True
+''')
 
 
 # ---------------------------------------------------------------- accepting what was offered
@@ -2112,6 +2226,7 @@ _ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第�
 _THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
 
 
+refers_back = _Deferred('refers_back', r'''
 def refers_back(raw: str) -> bool:
     """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
     "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
@@ -2120,19 +2235,24 @@ def refers_back(raw: str) -> bool:
     spans += [m.span() for m in _THIS.finditer(text)]
     spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
     return any(not negated_at(text, start, end) for start, end in spans)
+''')
 
 
+says_accept = _Deferred('says_accept', r'''
 def says_accept(raw: str) -> bool:
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
     return refers_back(raw) or says_yes(raw)
+''')
 
 
+offered_index = _Deferred('offered_index', r'''
 def offered_index(raw: str) -> int | None:
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
     found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
     return min(found)[1] if found else None
+''')
 
 
 # ---------------------------------------------------------------- negation near a word
@@ -2150,16 +2270,20 @@ _NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
+_clause_span = _Deferred('_clause_span', r'''
 def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
     left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     return left, min(rights) if rights else len(text)
+''')
 
 
+_blank = _Deferred('_blank', r'''
 def _blank(text: str, phrases: tuple[str, ...]) -> str:
     for phrase in phrases:
         text = text.replace(phrase, " " * len(phrase))
     return text
+''')
 
 
 # A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
@@ -2168,12 +2292,15 @@ _A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
+_blank_a_not_a = _Deferred('_blank_a_not_a', r'''
 def _blank_a_not_a(text: str) -> str:
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+''')
 
 
+negated_at = _Deferred('negated_at', r'''
 def negated_at(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
@@ -2196,13 +2323,16 @@ def negated_at(raw: str, start: int, end: int) -> bool:
     if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
         return True
     return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
+''')
 
 
+indifferent_at = _Deferred('indifferent_at', r'''
 def indifferent_at(raw: str, start: int, end: int) -> bool:
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
     left, right = _clause_span(text, start, end)
     return any(p in text[left:right] for p in INDIFFERENT)
+''')
 
 
 # ---- dskit/noise.py ----
@@ -2421,11 +2551,9 @@ def noise_records(reply: str) -> bool:
     return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
 
 
-noise_is_question = _Deferred('noise_is_question', r'''
 def noise_is_question(text: str) -> bool:
     """True when a message ends as a question."""
     return _is_question(text)
-''')
 
 
 # ---- dskit/tokens.py ----
@@ -2486,7 +2614,6 @@ def estimate_tokens(text: object) -> int:
     return max(1, math.ceil(total))
 
 
-truncate_to_tokens = _Deferred('truncate_to_tokens', r'''
 def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2508,7 +2635,6 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
         else:
             hi = mid - 1
     return text[:lo] + marker if lo > 0 else ""
-''')
 
 
 # ---- dskit/summary.py ----
@@ -2698,7 +2824,6 @@ def _shows(value: str, text: str, start: int = 0) -> bool:
 ''')
 
 
-summary_superseded = _Deferred('summary_superseded', r'''
 def summary_superseded(line: str, later: str, start: int = 0) -> bool:
     """True when ``line`` only acknowledged slot values ("已记下时间：19:00") that ``later[start:]`` shows again.
 
@@ -2708,17 +2833,13 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
         return False  # our acknowledgement lines are short; a long one came from elsewhere
     values = summary_values(line)
     return bool(values) and all(_shows(v, later, start) for v in values)
-''')
 
 
-summary_is_fact = _Deferred('summary_is_fact', r'''
 def summary_is_fact(line: str) -> bool:
     """True when a summary line records something or carries a value (what must not be lost)."""
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
-''')
 
 
-summary_ranks = _Deferred('summary_ranks', r'''
 def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
@@ -2736,9 +2857,9 @@ def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[i
         else:
             ranks.append(3)
     return ranks
-''')
 
 
+summary_victim = _Deferred('summary_victim', r'''
 def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False) -> int:
     """The index of the line to drop first (see :func:`summary_ranks`); -1 when none may go
     (no lines, or only facts left and ``keep_facts``)."""
@@ -2747,6 +2868,7 @@ def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False)
     ranks = summary_ranks(lines, lang)
     best = min(range(len(lines)), key=lambda i: (ranks[i], i))
     return -1 if keep_facts and ranks[best] == 3 else best
+''')
 
 
 def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: str = "zh") -> list[str]:
@@ -2943,6 +3065,7 @@ NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prom
 # ---- dskit/gaps.py ----
 # Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
+missing_slots = _Deferred('missing_slots', r'''
 def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
     """Required slots of an open task that are empty or invalid, in ask order."""
     missing = []
@@ -2952,6 +3075,7 @@ def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
         if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
             missing.append(name)
     return missing
+''')
 
 
 # ---- dskit/views.py ----
@@ -2992,6 +3116,7 @@ def _slots_text(slots: Any, order: Any, sep: str) -> str:
     return sep.join(f"{one_line(n)}={value_text(slots[n])}" for n in names) or "-"
 
 
+_task_line = _Deferred('_task_line', r'''
 def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: dict) -> str:
     spec = catalog.tasks.get(task["name"]) if catalog is not None else None
     label = spec.display if spec else one_line(task.get("label") or task["name"])
@@ -3009,6 +3134,7 @@ def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: d
     if isinstance(held, dict) and held:  # values shown to the user for a yes (docs/grounding.md, "ask")
         line += w["part"] + w["check"] + w["colon"] + _slots_text(held, list(spec.slots) if spec else [], w["sep"])
     return line
+''')
 
 
 def _done_line(entry: dict, w: dict) -> str:
@@ -3206,6 +3332,7 @@ def _cut(zone: str, what: str, item: object, reason: str) -> dict:
             "preview": " ".join(text.split())[:40]}
 
 
+_shorten_last_turn = _Deferred('_shorten_last_turn', r'''
 def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> bool:
     """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
     if not parts.turns:
@@ -3225,8 +3352,10 @@ def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> b
     report.append(_cut("history", "latest turn", entry["turn"], reason))
     parts.turns.pop()
     return True
+''')
 
 
+_cut_list = _Deferred('_cut_list', r'''
 def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
     items = getattr(parts, zone)
     if not items:
@@ -3235,6 +3364,7 @@ def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
     items.pop()
     parts.touch(zone)
     return True
+''')
 
 
 def _fit_zone(parts: _Zones, zone: str, budget: int, report: list) -> None:
@@ -3386,15 +3516,20 @@ _matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
 _SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
 
 
+_matching_norm = _Deferred('_matching_norm', r'''
 def _matching_norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
+''')
 
 
+segments = _Deferred('segments', r'''
 def segments(text: str) -> list[str]:
     """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
     return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
+''')
 
 
+number_tokens = _Deferred('number_tokens', r'''
 def number_tokens(text: str) -> Counter:
     """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
     numerals that does not read as one number counts its digits)."""
@@ -3410,6 +3545,7 @@ def number_tokens(text: str) -> Counter:
         else:
             found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
     return found
+''')
 
 
 # Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
@@ -3426,6 +3562,7 @@ _PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
 _HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
 
 
+normal_form = _Deferred('normal_form', r'''
 def normal_form(text: str) -> str:
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
@@ -3442,12 +3579,16 @@ def normal_form(text: str) -> str:
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
     return _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+''')
 
 
+_words = _Deferred('_words', r'''
 def _words(text: str) -> list[str]:
     return _matching_WORD.findall(_matching_norm(text))
+''')
 
 
+words_match = _Deferred('words_match', r'''
 def words_match(value: str, text: str) -> bool:
     """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
     words) three quarters of its longer words, at least two, as whole words of the text."""
@@ -3462,23 +3603,29 @@ def words_match(value: str, text: str) -> bool:
     present = set(text_words)
     return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
         and number_tokens(value) - number_tokens(text) == Counter()
+''')
 
 
+_number_cut = _Deferred('_number_cut', r'''
 def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
     """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
     user's own spaces and punctuation (``cuts``) end a number."""
     return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
         or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
+''')
 
 
+_cuts = _Deferred('_cuts', r'''
 def _cuts(pieces: list[str]) -> set[int]:
     cuts, at = set(), 0
     for piece in pieces[:-1]:
         at += len(piece)
         cuts.add(at)
     return cuts
+''')
 
 
+exact_match = _Deferred('exact_match', r'''
 def exact_match(target: str, text: str, value: str | None = None) -> bool:
     """A folded value inside a text: whole numbers, and across the user's punctuation only where the
     value has punctuation too (``value``: the value as written), or with two or more characters on
@@ -3497,12 +3644,15 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
             return True
         start = folded.find(target, start + 1)
     return False
+''')
 
 
+_kept_in_place = _Deferred('_kept_in_place', r'''
 def _kept_in_place(target: str, index: int, piece: str) -> bool:
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
     return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
+''')
 
 
 # Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
@@ -3515,6 +3665,7 @@ DIRECTION_WORDS = frozenset({
     "上海", "上饶", "下沙", "大连", "大理", "大同", "小店", "前门", "后海", "中关"})
 
 
+near_match = _Deferred('near_match', r'''
 def near_match(target: str, text: str) -> bool:
     """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
     quarters of its characters, a two-character run of it, the same numbers, and every contrast
@@ -3530,6 +3681,7 @@ def near_match(target: str, text: str) -> bool:
         if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
+''')
 
 
 # ---- dskit/grounding.py ----
@@ -3593,6 +3745,7 @@ _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this mon
 _DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 
+fold = _Deferred('fold', r'''
 def fold(text: Any) -> str:
     """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
     digits and CJK characters (spaces, punctuation and symbols do not count)."""
@@ -3600,14 +3753,18 @@ def fold(text: Any) -> str:
         text = "" if text is None else str(text)
     text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
     return "".join(ch for ch in text if ch.isalnum())
+''')
 
 
+_raw = _Deferred('_raw', r'''
 def _raw(text: str) -> str:
     return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+''')
 
 
 # ---------------------------------------------------------------- numbers, times, dates
 
+_number = _Deferred('_number', r'''
 def _number(token: str) -> float | None:
     if not token:
         return None
@@ -3618,6 +3775,7 @@ def _number(token: str) -> float | None:
             return None
     value = parse_cn_number(token)
     return None if value is None else float(value)
+''')
 
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
@@ -3630,6 +3788,7 @@ _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|�
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
+numbers_in = _Deferred('numbers_in', r'''
 def numbers_in(raw: str, counts: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
@@ -3653,8 +3812,10 @@ def numbers_in(raw: str, counts: bool = False) -> set[float]:
         found.add(float(_EN_NUMBERS[match.group(1)]))
     found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
     return found
+''')
 
 
+_minutes = _Deferred('_minutes', r'''
 def _minutes(token: str | None) -> int:
     if not token:
         return 0
@@ -3666,8 +3827,10 @@ def _minutes(token: str | None) -> int:
         return 45
     value = _number(token)
     return int(value) if value is not None and 0 <= value < 60 else -1
+''')
 
 
+times_in = _Deferred('times_in', r'''
 def times_in(raw: str) -> set[str]:
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
     found: set[str] = set()
@@ -3701,13 +3864,17 @@ def times_in(raw: str) -> set[str]:
         if 0 <= hour <= 24:
             found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
     return found
+''')
 
 
+is_clock = _Deferred('is_clock', r'''
 def is_clock(value: Any) -> bool:
     """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
     return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+''')
 
 
+same_half_day = _Deferred('same_half_day', r'''
 def same_half_day(value: Any, old: Any, raw: str) -> Any:
     """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
     replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
@@ -3722,8 +3889,10 @@ def same_half_day(value: Any, old: Any, raw: str) -> Any:
     candidate = f"{other:02d}:{minute}"
     said = times_in(raw)
     return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
+''')
 
 
+clock_value = _Deferred('clock_value', r'''
 def clock_value(text: Any) -> str | None:
     """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
     states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
@@ -3732,8 +3901,10 @@ def clock_value(text: Any) -> str | None:
         return None
     found = times_in(_raw(text))
     return next(iter(found)) if len(found) == 1 else None
+''')
 
 
+split_clock = _Deferred('split_clock', r'''
 def split_clock(text: Any) -> tuple[str, str | None]:
     """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
     "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
@@ -3746,8 +3917,10 @@ def split_clock(text: Any) -> tuple[str, str | None]:
     clock = clock_value(match.group())
     rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
     return (rest, clock) if clock and rest else (text, None)
+''')
 
 
+_clock = _Deferred('_clock', r'''
 def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     hours: set[int]
     if period in _PM:
@@ -3759,8 +3932,10 @@ def _clock(hour: int, minute: int, period: str | None) -> set[str]:
     else:
         hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
     return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
+''')
 
 
+durations_in = _Deferred('durations_in', r'''
 def durations_in(raw: str) -> tuple[set[int], set[int]]:
     """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
     minutes: set[int] = set()
@@ -3782,8 +3957,10 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
     if any(w in raw for w in _LATER):
         signs.add(1)
     return minutes, signs or {-1, 1}
+''')
 
 
+_shifted_times = _Deferred('_shifted_times', r'''
 def _shifted_times(old: Any, raw: str) -> set[str]:
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
     if not match:
@@ -3791,17 +3968,23 @@ def _shifted_times(old: Any, raw: str) -> set[str]:
     base = int(match.group(1)) * 60 + int(match.group(2))
     minutes, signs = durations_in(raw)
     return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+''')
 
 
+_add_months = _Deferred('_add_months', r'''
 def _add_months(day: date, months: int) -> str:
     index = day.year * 12 + day.month - 1 + months
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
+''')
 
 
+_iso = _Deferred('_iso', r'''
 def _iso(day: date) -> str:
     return day.isoformat()
+''')
 
 
+dates_in = _Deferred('dates_in', r'''
 def dates_in(raw: str, reference: date | None) -> set[str]:
     """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
     明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
@@ -3852,10 +4035,12 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
         if month is not None and 1 <= month <= 12:
             found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
     return found
+''')
 
 
 # ---------------------------------------------------------------- values
 
+text_grounded = _Deferred('text_grounded', r'''
 def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
     as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
@@ -3878,8 +4063,10 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
+''')
 
 
+_windows = _Deferred('_windows', r'''
 def _windows(text: str) -> set[str]:
     folded = fold(text)
     if len(folded) <= 2:
@@ -3887,8 +4074,10 @@ def _windows(text: str) -> set[str]:
     if folded.isascii():
         return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
     return {folded[i:i + 2] for i in range(len(folded) - 1)}
+''')
 
 
+common_words = _Deferred('common_words', r'''
 def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
     """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
     message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
@@ -3900,6 +4089,7 @@ def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
         if text:
             words |= _windows(text)
     return frozenset(words)
+''')
 
 
 # Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
@@ -3907,6 +4097,7 @@ _FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什
 _GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
 
 
+slot_words = _Deferred('slot_words', r'''
 def slot_words(spec: SlotSpec) -> set[str]:
     """The words that name a slot: its label and name; for a slot without a label (the catalog gives
     it none), also the content words of its description and its question ("电话" for a slot
@@ -3919,8 +4110,10 @@ def slot_words(spec: SlotSpec) -> set[str]:
             found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
+''')
 
 
+slot_touched = _Deferred('slot_touched', r'''
 def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
     """Whether a text names the slot: its label or name, two characters (English: a word) of it that
     are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
@@ -3933,6 +4126,7 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
         return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
+''')
 
 
 # English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
@@ -3941,6 +4135,7 @@ _QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "
                                  "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
 
 
+slot_mentions = _Deferred('slot_mentions', r'''
 def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
                   asked: bool = False) -> list[tuple[int, int]]:
     """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
@@ -3959,8 +4154,10 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
         else:
             spans.append((start, end))
     return spans
+''')
 
 
+bool_said = _Deferred('bool_said', r'''
 def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
@@ -3972,16 +4169,20 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), as
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
+''')
 
 
+_in_question = _Deferred('_in_question', r'''
 def _in_question(raw: str, start: int, end: int) -> bool:
     """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
     left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     right = min(rights) if rights else len(raw)
     return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
+''')
 
 
+_topic_answer = _Deferred('_topic_answer', r'''
 def _topic_answer(raw: str, start: int, end: int) -> bool | None:
     """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
     bare answer; None otherwise."""
@@ -3990,12 +4191,15 @@ def _topic_answer(raw: str, start: int, end: int) -> bool | None:
     if alone and rest[:1] in "？?，,":
         return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
     return None
+''')
 
 
+_answered = _Deferred('_answered', r'''
 def _answered(raw: str, start: int, end: int) -> bool:
     """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
     answer = _topic_answer(raw, start, end)
     return answer if answer is not None else not negated_at(raw, start, end)
+''')
 
 
 _BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
@@ -4004,6 +4208,7 @@ _BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "
             "no", "nope", "no thanks", "no thank you", "none", "nah", "no need", "not needed")
 
 
+bare_answer = _Deferred('bare_answer', r'''
 def bare_answer(raw: str) -> bool | None:
     """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
     text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
@@ -4012,8 +4217,10 @@ def bare_answer(raw: str) -> bool | None:
     if text in _BARE_YES:
         return True
     return None
+''')
 
 
+other_slot_value = _Deferred('other_slot_value', r'''
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
@@ -4025,8 +4232,10 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
         if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
             return other.name
     return ""
+''')
 
 
+_option_grounded = _Deferred('_option_grounded', r'''
 def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = None) -> bool:
     """An option value whose text or one of whose aliases the text holds, as a whole word or number
     ("三百兆" does not hold the option 百兆)."""
@@ -4035,8 +4244,10 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
     words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
     text = raw if raw is not None else folded
     return any(fold(w) and (words_match(w, text) if fold(w).isascii() else exact_match(fold(w), text, w)) for w in words)
+''')
 
 
+_one_value_grounded = _Deferred('_one_value_grounded', r'''
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
                         asked: bool, current: bool, common: frozenset[str]) -> bool:
     if spec.type == "boolean":
@@ -4063,8 +4274,10 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
+''')
 
 
+value_grounded = _Deferred('value_grounded', r'''
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
                    recent: bool = True, common: frozenset[str] = frozenset()) -> bool:
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
@@ -4077,36 +4290,48 @@ def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None,
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
+''')
 
 
+confirm_grounded = _Deferred('confirm_grounded', r'''
 def confirm_grounded(ev: Evidence) -> bool:
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
     return says_yes(ev.raw)
+''')
 
 
+asks_something = _Deferred('asks_something', r'''
 def asks_something(ev: Evidence) -> bool:
     """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
     return asks(ev.raw)
+''')
 
 
+cancel_grounded = _Deferred('cancel_grounded', r'''
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
     words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
     return says_cancel(ev.raw, words)
+''')
 
 
+reset_grounded = _Deferred('reset_grounded', r'''
 def reset_grounded(ev: Evidence) -> bool:
     """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
     return says_reset(ev.raw)
+''')
 
 
+revert_said = _Deferred('revert_said', r'''
 def revert_said(ev: Evidence) -> bool:
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
+''')
 
 
+task_mentioned = _Deferred('task_mentioned', r'''
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -4127,6 +4352,7 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
             return True
     other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+''')
 
 
 _FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
@@ -4134,6 +4360,7 @@ _FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "pl
                    "are", "my", "me", "want", "would", "like", "need"}
 
 
+asks_about_task = _Deferred('asks_about_task', r'''
 def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     """Whether a text shares a content word with the task's own words (label, name, description,
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
@@ -4142,14 +4369,17 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+''')
 
 
+_task_words = _Deferred('_task_words', r'''
 def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
         words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
     return words
+''')
 
 
 # ---- dskit/offers.py ----
@@ -4159,16 +4389,21 @@ def _task_words(spec: TaskSpec) -> set[str]:
 _ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
 
 
+_found = _Deferred('_found', r'''
 def _found(value: Any, text: str) -> bool:
     target = str(value)
     folded = "".join(segments(target))
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
+''')
 
 
+_listed = _Deferred('_listed', r'''
 def _listed(text: str) -> list[str]:
     return [item for item in _ITEMS.split(text) if item and item.strip()]
+''')
 
 
+offer_accepted = _Deferred('offer_accepted', r'''
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -4185,6 +4420,7 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
         items = _listed(offered_text)
         return index < len(items) and _found(value, items[index])
     return False
+''')
 
 
 # ---- dskit/slot_writes.py ----
@@ -4196,6 +4432,7 @@ UNSET = object()  # a slot's value before the turn, when it had none
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
+short_text = _Deferred('short_text', r'''
 def short_text(command: Any) -> str:
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
@@ -4206,6 +4443,7 @@ def short_text(command: Any) -> str:
         except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
             text = f"<{type(command).__name__}>"
     return scrub_surrogates(text[:160])
+''')
 
 
 # ---- dskit/admission.py ----
@@ -4217,19 +4455,24 @@ RECENT_EXECUTION_TURNS = 3
 
 # ---------------------------------------------------------------- slot shapes
 
+pattern_takes = _Deferred('pattern_takes', r'''
 def pattern_takes(pattern: str, text: str) -> bool:
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
+''')
 
 
+time_slots = _Deferred('time_slots', r'''
 def time_slots(task: TaskSpec) -> list[str]:
     """The task's time slots: string slots whose pattern takes HH:MM."""
     return [n for n, s in task.slots.items()
             if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+''')
 
 
+as_clock = _Deferred('as_clock', r'''
 def as_clock(spec: SlotSpec, raw: Any) -> Any:
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
@@ -4238,8 +4481,10 @@ def as_clock(spec: SlotSpec, raw: Any) -> Any:
         return raw
     clock = clock_value(raw)
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+''')
 
 
+owner_elsewhere = _Deferred('owner_elsewhere', r'''
 def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
     """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
     date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
@@ -4249,15 +4494,18 @@ def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
     if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
+''')
 
 
 # ---------------------------------------------------------------- values
 
+keep_half_day = _Deferred('keep_half_day', r'''
 def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
     """An hour said without morning or evening keeps the half of the day of the value it replaces."""
     if turn.evidence is None:
         return value
     return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
+''')
 
 
 # A question word is never a value: what the user asks about is not what they want.
@@ -4265,6 +4513,7 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
+admit_value = _Deferred('admit_value', r'''
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -4302,8 +4551,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         rest = [item for item in items if item not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return value, ""
+''')
 
 
+_held_elsewhere = _Deferred('_held_elsewhere', r'''
 def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
     """Whether another task of the same kind — open, or one of the last that ran — holds this value: a
     value the user gave for *that* one ("西湖区文三路100号" for their own broadband) is not given again for a
@@ -4311,8 +4562,10 @@ def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
     it (a hotel's name is also where the taxi goes)."""
     return _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
                   + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]])
+''')
 
 
+_holds = _Deferred('_holds', r'''
 def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -> bool:
     """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
     ``skip`` = (task name, slot)."""
@@ -4322,8 +4575,10 @@ def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -
         if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
             return True
     return False
+''')
 
 
+offered_value = _Deferred('offered_value', r'''
 def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
     """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
     A value of the reply's text that another slot already holds was shown back, not offered (a
@@ -4339,8 +4594,10 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
     # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
     return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
                                                                  asked)
+''')
 
 
+hold_or_refuse = _Deferred('hold_or_refuse', r'''
 def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
     """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
     the next question shows it, and only a yes stores it)."""
@@ -4350,8 +4607,10 @@ def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict,
         turn.note(f"hold {task['id']}.{name}", progress=False)
     else:
         turn.refuse(command, reason)
+''')
 
 
+split_clock_slots = _Deferred('split_clock_slots', r'''
 def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
     """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
     time slot when the command does not fill that slot itself: one thing the user said, one slot."""
@@ -4368,8 +4627,10 @@ def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
             turn.note(f"split {task['id']}.{name}", progress=False)
             return {**slots, name: rest, clocks[0]: clock}
     return slots
+''')
 
 
+refile_misfiled = _Deferred('refile_misfiled', r'''
 def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
     """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
     not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
@@ -4385,8 +4646,10 @@ def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
             del moved[name]
             turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
     return moved
+''')
 
 
+shared_words = _Deferred('shared_words', r'''
 def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -4399,17 +4662,21 @@ def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
             by_text.setdefault(raw.strip(), []).append(name)
     shared = {n for names in by_text.values() if len(names) > 1 for n in names}
     return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
+''')
 
 
 # ---------------------------------------------------------------- starts, take-backs, yes, no
 
+_recent_run = _Deferred('_recent_run', r'''
 def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
            and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
     return ran[-1] if ran else None
+''')
 
 
+_said_values = _Deferred('_said_values', r'''
 def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
     """(values given, values said) among a start's slots that differ from ``before``."""
     given = grounded = 0
@@ -4424,8 +4691,10 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
                 or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
+''')
 
 
+answer_slots = _Deferred('answer_slots', r'''
 def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
     """The values a start carries in the whole answer: its own, and those of set_slots commands of the
     same message that go to the new task (named, or for a slot no task open before the message has).
@@ -4440,8 +4709,10 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
                     name in turn.spec(t).slots for t in earlier)):
                 slots[name] = value
     return slots
+''')
 
 
+admit_start = _Deferred('admit_start', r'''
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
@@ -4469,8 +4740,10 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
     return True, ""
+''')
 
 
+admit_rollback = _Deferred('admit_rollback', r'''
 def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
     """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
     back to, or names the slot — but never while it states the slot's *current* value and not the
@@ -4492,21 +4765,28 @@ def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
     if said_current and not said_previous:
         return False
     return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
+''')
 
 
+admit_confirm = _Deferred('admit_confirm', r'''
 def admit_confirm(turn: Turn) -> bool:
     """A yes: the message says so."""
     return turn.evidence is None or confirm_grounded(turn.evidence)
+''')
 
 
+admit_cancel = _Deferred('admit_cancel', r'''
 def admit_cancel(turn: Turn, task: dict) -> bool:
     """A cancellation: the message drops something."""
     return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
+''')
 
 
+admit_reset = _Deferred('admit_reset', r'''
 def admit_reset(turn: Turn) -> bool:
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
+''')
 
 
 # ---- dskit/commands.py ----
@@ -4515,9 +4795,11 @@ def admit_reset(turn: Turn) -> bool:
 MAX_TEXT = 2000
 
 
+command_text = _Deferred('command_text', r'''
 def command_text(value: Any) -> str:
     """A text field of a command (a question, a reason), trimmed and bounded."""
     return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+''')
 
 
 class Command:
@@ -4529,17 +4811,23 @@ class Command:
     meaning: dict[str, str] | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
         return {"type": self.kind}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         """Check the command's evidence and apply its effect to the turn."""
+    ''')
 
+    apply_all = _Deferred('apply_all', r'''
     def apply_all(self, turn: Turn, commands: list[dict]) -> None:
         """Apply this kind's commands of one message (they come together in the fixed order)."""
         for command in commands:
             self.apply(turn, command)
+    ''')
 
 
 # ---------------------------------------------------------------- tasks
@@ -4552,6 +4840,7 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slots = raw.get("slots")
         if task is None:
@@ -4559,13 +4848,17 @@ class StartTask(Command):
         if slots is not None and not isinstance(slots, dict):
             return None, "slots must be an object"
         return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
+    ''')
 
+    apply_all = _Deferred('apply_all', r'''
     def apply_all(self, turn: Turn, commands: list[dict]) -> None:
         """Several starts keep the first-mentioned on top; tasks started together find their parents."""
         for command in reversed(commands):
             self.apply(turn, command)
         _link_parents(turn)
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         spec = turn.catalog.tasks[command["task"]]
         grounded, reason = admit_start(turn, spec, command)
@@ -4582,6 +4875,7 @@ class StartTask(Command):
         turn.stack.push(task)
         if command.get("slots"):
             apply_slots(turn, task, command["slots"])
+    ''')
 
 
 class CancelTask(Command):
@@ -4590,9 +4884,12 @@ class CancelTask(Command):
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "task": task}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         name = command.get("task")
         task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
@@ -4604,6 +4901,7 @@ class CancelTask(Command):
             return
         turn.stack.remove(task, "cancelled")
         turn.note(f"cancel {task['id']}:{task['name']}")
+    ''')
 
 
 class Reset(Command):
@@ -4612,6 +4910,7 @@ class Reset(Command):
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         if not admit_reset(turn):
             turn.refuse(command, "the message does not ask to start over")
@@ -4622,6 +4921,7 @@ class Reset(Command):
         turn.held.clear()
         turn.notice("reset")
         turn.note("reset")
+    ''')
 
 
 # ---------------------------------------------------------------- slots
@@ -4634,6 +4934,7 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slots = raw.get("slots")
         if not isinstance(slots, dict):
@@ -4645,7 +4946,9 @@ class SetSlots(Command):
         if not slots:
             return None, "set_slots has no slots"
         return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         name = command.get("task")
         if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
@@ -4660,6 +4963,7 @@ class SetSlots(Command):
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
             apply_slots(turn, task, slots)
+    ''')
 
 
 class RollbackSlot(Command):
@@ -4669,12 +4973,15 @@ class RollbackSlot(Command):
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
             return None, "rollback_slot needs a slot"
         return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         slot = command["slot"]
         task = turn.target(command.get("task"), slot)
@@ -4690,8 +4997,10 @@ class RollbackSlot(Command):
             return
         turn.writes.rollback(task, slot)
         turn.note(f"rollback {task['id']}.{slot}")
+    ''')
 
 
+apply_slots = _Deferred('apply_slots', r'''
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
@@ -4715,8 +5024,10 @@ def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
                 turn.drop(item, f"{name}: partly kept; {reason}")
             value = keep_half_day(turn, task, name, value)
         _write(turn, task, name, value, item)
+''')
 
 
+_write = _Deferred('_write', r'''
 def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
     admitted, why = admit_value(turn, task, name, value)
     if admitted is UNSET:
@@ -4727,6 +5038,7 @@ def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
     if turn.writes.set(task, name, admitted):
         turn.note(f"delete {task['id']}.{name}" if admitted is None else
                   f"set {task['id']}.{name}={short_text(admitted)}")
+''')
 
 
 # ---------------------------------------------------------------- yes and no
@@ -4738,6 +5050,7 @@ class Confirm(Command):
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         task = turn.stack.top()
         if task is None:
@@ -4773,6 +5086,7 @@ class Confirm(Command):
         turn.confirmed_id = task["id"]
         task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
         turn.note(f"confirm {task['id']}")
+    ''')
 
 
 class Deny(Command):
@@ -4780,6 +5094,7 @@ class Deny(Command):
     aliases = ("no", "reject")
     order = 4
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         task = turn.stack.top()
         if task is not None and task["id"] in turn.held:  # no to the values held for checking
@@ -4793,8 +5108,10 @@ class Deny(Command):
         turn.stack.set_stage(task, Stage.COLLECTING)
         turn.denied_id = task["id"]
         turn.note(f"deny {task['id']}")
+    ''')
 
 
+_accept_held = _Deferred('_accept_held', r'''
 def _accept_held(turn: Turn, task: dict) -> None:
     """The user said yes to the values shown for checking: they are stored as if said — only those
     the check question showed (dskit.integrity)."""
@@ -4814,6 +5131,7 @@ def _accept_held(turn: Turn, task: dict) -> None:
                 continue
         if turn.writes.set(task, name, value):
             turn.note(f"checked {task['id']}.{name}")
+''')
 
 
 # ---------------------------------------------------------------- outside the tasks
@@ -4825,12 +5143,16 @@ class Faq(Command):
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.faq = command.get("question") or ""
         turn.note("faq", progress=False)
+    ''')
 
 
 class Chitchat(Command):
@@ -4839,9 +5161,11 @@ class Chitchat(Command):
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.chitchat = True
         turn.note("chitchat", progress=False)
+    ''')
 
 
 class Handoff(Command):
@@ -4850,12 +5174,16 @@ class Handoff(Command):
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
+    read = _Deferred('read', r'''
     def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
         return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
+    ''')
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         turn.handoff = command.get("reason") or "user_request"
         turn.note("handoff", progress=False)
+    ''')
 
 
 class CannotHandle(Command):
@@ -4864,18 +5192,23 @@ class CannotHandle(Command):
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
+    apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
         turn.drop(command, "ignored: other commands were understood")
+    ''')
 
 
 # ---------------------------------------------------------------- sub-tasks started together
 
+_open_parent_named = _Deferred('_open_parent_named', r'''
 def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
     """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
     return turn.stack.named(depends_on) if depends_on else None
+''')
 
 
+_adopt_orphans = _Deferred('_adopt_orphans', r'''
 def _adopt_orphans(turn: Turn, parent: dict) -> None:
     """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
     new parent's while they are still open: they wait for it and go with it, as if opened after it."""
@@ -4883,8 +5216,10 @@ def _adopt_orphans(turn: Turn, parent: dict) -> None:
         if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
             task["parent_id"] = parent["id"]
             turn.note(f"link {task['id']}->{parent['id']}", progress=False)
+''')
 
 
+_link_parents = _Deferred('_link_parents', r'''
 def _link_parents(turn: Turn) -> None:
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
@@ -4892,6 +5227,7 @@ def _link_parents(turn: Turn) -> None:
             parent = _open_parent_named(turn, turn.spec(task).depends_on)
             if parent is not None and parent is not task:
                 task["parent_id"] = parent["id"]
+''')
 
 
 # ---------------------------------------------------------------- the registry
