@@ -88,7 +88,7 @@ def test_the_classic_layout_runs_nothing_in_the_sandbox_before_its_first_model_c
 
 def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
     """Issue 22: a code node's rarely called functions are compiled only when called, so the state and
-    history nodes of an ask or confirm turn compile well under their 375 KB (before: all of it)."""
+    history nodes of an ask or confirm turn compile well under their 618 KB (before: all of it)."""
     records, _ = fast
     for kind, record in records.items():
         for run in record.sandbox:
@@ -98,7 +98,8 @@ def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
     for kind in ("ask", "confirm"):
         runs = {run.node: run for run in records[kind].sandbox}
         compiled = runs["state"].compiled_bytes + runs["history"].compiled_bytes
-        assert compiled <= 295_000, (kind, compiled)
+        # 409 KB: the history node builds the next turn's prompt (no code node before the model)
+        assert compiled <= 420_000, (kind, compiled)
         assert compiled < 0.75 * (runs["state"].code_bytes + runs["history"].code_bytes)
 
 

@@ -308,8 +308,10 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 
 # Bytes each node compiles on `bench nodes --cold`'s ordinary turn (issue 22: state 313 KB and history
 # 62 KB were compiled whole before). Ceilings, a few percent above what the generated nodes compile now.
-COMPILED_CEILING = {"state": 230_000, "history": 56_000, "context": 170_000, "classic_adapter": 75_000,
-                    "result": 42_000, "execute_reply": 70_000, "summary": 44_000}
+# The history and summary nodes build the next turn's prompt since issue 22 (287 KB and 271 KB of
+# code): of that they compile 187 KB and 182 KB.
+COMPILED_CEILING = {"state": 230_000, "history": 195_000, "context": 175_000, "classic_adapter": 75_000,
+                    "result": 42_000, "execute_reply": 70_000, "summary": 190_000}
 
 
 @pytest.mark.slow
