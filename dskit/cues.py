@@ -64,7 +64,9 @@ ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do"
                       "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
 _QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
                       "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
-_A_NOT_A = re.compile(r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
+# An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
+# 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
@@ -426,9 +428,8 @@ def _blank(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
-# A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
+# A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
 # "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 

@@ -458,7 +458,7 @@ def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
 
 
 # Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
-_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
+_QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
 _GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
 
 
@@ -471,7 +471,7 @@ def slot_words(spec: SlotSpec) -> set[str]:
     for index, text in enumerate(t for t in texts if t):
         found = _windows(text)
         if index > 0 and not spec.label:
-            found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
+            found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
 
@@ -502,7 +502,7 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     with ``asked``, the content words of the slot's question name it too."""
     found: list[tuple[int, int]] = []
     extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
-        set(w) & _FUNCTION_CHARS))} if asked and spec.ask else set()
+        set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
         for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
@@ -684,7 +684,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
     return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
 
-_FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+# Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
+_FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
 _FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
                    "are", "my", "me", "want", "would", "like", "need"}
 

@@ -146,3 +146,23 @@ def test_engine_modules_import_only_the_standard_library_and_the_engine(module):
         elif isinstance(node, ast.ImportFrom) and not node.level:
             outside.add((node.module or "").split(".")[0])
     assert outside - set(sys.stdlib_module_names) - {"__future__"} == set()
+
+
+def _module_level_bindings(path: Path) -> list[str]:
+    """Names a module binds at its top level with ``=``, ``def`` or ``class`` (imports aside)."""
+    names = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def test_no_engine_module_binds_a_name_twice():
+    # A second binding silently replaces the first for every function that reads the name at call
+    # time: cues.py once had two different _A_NOT_A patterns, and its question test used the later one.
+    twice = [(path.name, name) for path in _engine_files() for name in _module_level_bindings(path)
+             if _module_level_bindings(path).count(name) > 1]
+    assert twice == [], sorted(set(twice))
