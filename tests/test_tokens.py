@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,3 +71,38 @@ def test_truncate_fits_and_keeps_a_prefix(text: str, budget: int) -> None:
 def test_truncate_rejects_nonsense_without_raising() -> None:
     assert truncate_to_tokens(None, 10) == ""  # type: ignore[arg-type]
     assert truncate_to_tokens("很长的文本" * 10, 0) == ""
+
+
+# The character classes as first written, as regexes: the counting replaced them with code point
+# ranges (cheaper to set up in a fresh sandbox process) and must count exactly what they matched.
+_REGEX_CLASSES = {
+    "cjk": re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]"),
+    "cjk_punct": re.compile(r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]"),
+    "digit": re.compile(r"[0-9]"),
+    "punct": re.compile(r"[!-/:-@\[-`{-~]"),
+}
+
+
+def _regex_other(text: str) -> int:
+    words = re.findall(r"[A-Za-z]+", text)
+    classified = sum(len(rx.findall(text)) for rx in _REGEX_CLASSES.values()) + sum(map(len, words))
+    return max(0, len(text) - classified - len(re.findall(r"\s", text)))
+
+
+def test_every_code_point_falls_in_the_class_its_regex_gave_it() -> None:
+    for start in range(0, 0x110000, 0x1000):
+        text = "".join(chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c <= 0xDFFF)
+        counts = token_counts(text)
+        for key, rx in _REGEX_CLASSES.items():
+            assert counts[key] == len(rx.findall(text)), (hex(start), key)
+        assert counts["other"] == _regex_other(text), hex(start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
+       | st.text(alphabet="好的，。 \u3000\t\n7aZ!🙂𠀀", max_size=80))
+def test_counts_match_the_regex_definitions(text: str) -> None:
+    counts = token_counts(text)
+    for key, rx in _REGEX_CLASSES.items():
+        assert counts[key] == len(rx.findall(text)), key
+    assert counts["other"] == _regex_other(text)
