@@ -1891,7 +1891,9 @@ ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do"
                       "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
 _QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
                       "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
-_A_NOT_A = re.compile(r"(是不是|能不能|可不可以|可以不|有没有|要不要|对不对|好不好|行不行|会不会|用不用|需不需要|可不可|成不成)")
+# An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
+# 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
+_A_NOT_A = _LazyPattern('_A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
 _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
@@ -2267,9 +2269,8 @@ def _blank(text: str, phrases: tuple[str, ...]) -> str:
 ''')
 
 
-# A-not-A questions (正反问句) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
+# A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
 # "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
@@ -2546,15 +2547,15 @@ def noise_is_question(text: str) -> bool:
 # ---- dskit/tokens.py ----
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
-# Character classes, counted separately.
-_CJK = _LazyPattern('_CJK', r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-_CJK_PUNCT = _LazyPattern('_CJK_PUNCT', r"[\u3000-\u303f\uff00-\uffef\u2010-\u2027\u3040-\u30ff]")
+# Character classes, counted separately. The single-character classes (Chinese characters, full-width
+# punctuation and kana, digits, ASCII punctuation) are code point ranges checked per distinct character
+# in token_counts rather than regexes: a class spanning the supplementary planes costs the regex
+# compiler several milliseconds, paid again in every fresh sandbox process that imports this module.
+_DIGITS = frozenset("0123456789")
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
-_DIGIT = _LazyPattern('_DIGIT', r"[0-9]")
-_PUNCT = _LazyPattern('_PUNCT', r"[!-/:-@\[-`{-~]")
 _NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
 _SPACES = _LazyPattern('_SPACES', r"[ \t]+")
-_WHITESPACE = _LazyPattern('_WHITESPACE', r"\s")
 
 # Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
 # checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
@@ -2576,18 +2577,32 @@ def token_counts(text: str) -> dict[str, int]:
     if not isinstance(text, str) or not text:
         return {key: 0 for key in TOKEN_WEIGHTS}
     words = _tokens_WORD.findall(text)
+    cjk = cjk_punct = digit = punct = space = 0
+    for char, n in Counter(text).items():
+        code = ord(char)
+        if code < 0x80:
+            if char in _DIGITS:
+                digit += n
+            elif char in _ASCII_PUNCT:
+                punct += n
+        elif 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0xF900 <= code <= 0xFAFF \
+                or 0x20000 <= code <= 0x2FFFF:
+            cjk += n
+        elif 0x3000 <= code <= 0x30FF or 0xFF00 <= code <= 0xFFEF or 0x2010 <= code <= 0x2027:
+            cjk_punct += n  # 0x3000-0x303F punctuation and 0x3040-0x30FF kana
+        if char.isspace():  # what a regex's \s matches; U+3000 is both a space and CJK punctuation
+            space += n
     counts = {
-        "cjk": len(_CJK.findall(text)),
-        "cjk_punct": len(_CJK_PUNCT.findall(text)),
+        "cjk": cjk,
+        "cjk_punct": cjk_punct,
         "word": len(words),
         "word_char": sum(len(w) for w in words),
-        "digit": len(_DIGIT.findall(text)),
-        "punct": len(_PUNCT.findall(text)),
+        "digit": digit,
+        "punct": punct,
         "newline_run": len(_NEWLINES.findall(text)),
         "space_run": len(_SPACES.findall(text)),
     }
-    classified = (counts["cjk"] + counts["cjk_punct"] + counts["word_char"] + counts["digit"]
-                  + counts["punct"] + len(_WHITESPACE.findall(text)))
+    classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
 
@@ -4005,7 +4020,7 @@ def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
 
 
 # Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
-_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
+_QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
 _GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
 
 
@@ -4019,7 +4034,7 @@ def slot_words(spec: SlotSpec) -> set[str]:
     for index, text in enumerate(t for t in texts if t):
         found = _windows(text)
         if index > 0 and not spec.label:
-            found = {w for w in found if w.isascii() or not (set(w) & _FUNCTION_CHARS or w in _GENERIC_WORDS)}
+            found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
 ''')
@@ -4054,7 +4069,7 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     with ``asked``, the content words of the slot's question name it too."""
     found: list[tuple[int, int]] = []
     extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
-        set(w) & _FUNCTION_CHARS))} if asked and spec.ask else set()
+        set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
         for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
@@ -4267,7 +4282,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
 ''')
 
 
-_FUNCTION_CHARS = set("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+# Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
+_FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
 _FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
                    "are", "my", "me", "want", "would", "like", "need"}
 
@@ -5389,8 +5405,8 @@ def _lang(lang: Any) -> str | None:
 
 
 def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text or an object); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
 
 def _summary(summary: Any) -> str:

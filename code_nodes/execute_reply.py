@@ -1526,8 +1526,8 @@ def truthy(value: Any) -> bool:
 # Code-node entry functions: the engine as Dify code nodes call it.
 
 def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text or an object); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
 
 # ---------------------------------------------------------------- execute reply node

@@ -28,7 +28,11 @@ from .text import bounded_int
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
 from .views import WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, state_text, workflow_outputs
 
-STATE_NODE_OUTPUTS = node_types(WORKFLOW_OUTPUTS)
+# What the state node adds when it also keeps the memory (:func:`state_node`'s ``summary`` bound): the
+# history node's outputs a Chatflow reads after the turn, and whether they were built.
+MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
+    "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -51,8 +55,8 @@ def _catalog_lang(task_catalog: str) -> str | None:
 
 
 def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text or an object); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, dict) else text_in(task_catalog))
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
 
 def _summary(summary: Any) -> str:
@@ -80,7 +84,9 @@ def _kept_state(state_text: str) -> str:
 
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
                lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
-               state_secret: Any = "") -> dict:
+               state_secret: Any = "", summary: Any = None, max_turns: Any = 10, max_bytes: Any = 150_000,
+               summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False,
+               history_lang: Any = "zh") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -92,6 +98,15 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
     language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
     unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+
+    With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
+    reply is this node's own ``question`` (:func:`replies_itself`) also does the history node's work
+    here — the same :func:`history_node` call, with that reply and ``max_turns`` ... ``history_lang``
+    as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
+    confirm turn the history node, a second sandbox run compiling much of this code again, is then
+    not needed: the Chatflows' ``has_memory`` branch reads the flag. Every other turn leaves
+    ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
+    small-talk answer) and the history node after the answer keeps it.
     """
     state_in = text_in(sys_context_str)
     language = _lang(lang)
@@ -114,9 +129,32 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(result.text)} characters, over Dify's limit")
-        return conform(workflow_outputs(result.text, result.decision, catalog, state=result.state), STATE_NODE_OUTPUTS)
+        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state),
+                          STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
+    if summary is not None and replies_itself(outputs):
+        memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
+                              decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
+                              summary_max_tokens=summary_max_tokens, llm_summary=llm_summary, lang=history_lang,
+                              sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
+        outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
+    return outputs
+
+
+# The actions whose reply is not the state node's question: the task API's outcome and a FAQ answer.
+_REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
+
+
+def replies_itself(outputs: dict) -> bool:
+    """Whether this turn's reply is the state node's ``question`` as it stands: the rule of the
+    Chatflows' ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but
+    execute, FAQ and small talk without engine notices straight to the reply (with notices, the
+    engine's text is the whole reply). A test checks the two agree on every scenario turn."""
+    action = outputs.get("next_action")
+    if action in _REPLIED_ELSEWHERE:
+        return False
+    return not (action == "chitchat" and not outputs.get("notices"))
 
 
 # ---------------------------------------------------------------- result node
@@ -318,7 +356,8 @@ def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: 
     empty and builds it with the context node (which reports the problem). Never raises.
     """
     empty = dict.fromkeys(NEXT_PROMPT_OUTPUTS, "")
-    if not text_in(sys_context_str).strip() or not text_in(task_catalog).strip():
+    bound = isinstance(task_catalog, Catalog) or text_in(task_catalog).strip()
+    if not text_in(sys_context_str).strip() or not bound:
         return empty  # not bound (a state after a turn is never empty): the context node builds it
     try:
         catalog = _catalog(task_catalog)

@@ -309,8 +309,9 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # Bytes each node compiles on `bench nodes --cold`'s ordinary turn (issue 22: state 313 KB and history
 # 62 KB were compiled whole before). Ceilings, a few percent above what the generated nodes compile now.
 # The history and summary nodes build the next turn's prompt since issue 22 (287 KB and 271 KB of
-# code): of that they compile 187 KB and 182 KB.
-COMPILED_CEILING = {"state": 230_000, "history": 195_000, "context": 175_000, "classic_adapter": 75_000,
+# code): of that they compile 187 KB and 182 KB. The state node keeps the memory of an ask or confirm
+# turn too (417 KB): it compiles 300 KB of it on that turn.
+COMPILED_CEILING = {"state": 310_000, "history": 195_000, "context": 175_000, "classic_adapter": 75_000,
                     "result": 42_000, "execute_reply": 70_000, "summary": 190_000}
 
 
@@ -327,4 +328,4 @@ def test_an_ordinary_turn_compiles_less_than_the_ceiling() -> None:
         compiled, deferred = compiled_on(code, inputs.get(name, {}))
         assert compiled <= COMPILED_CEILING[name], (name, compiled, deferred)
         assert eager_bytes(code) <= compiled < len(code.encode("utf-8")), name
-    assert compiled_on(codes["state"], inputs["state"])[0] < 0.7 * len(codes["state"].encode("utf-8"))
+    assert compiled_on(codes["state"], inputs["state"])[0] < 0.75 * len(codes["state"].encode("utf-8"))  # 72%

@@ -358,6 +358,9 @@ def _ten_turns() -> tuple[str, str]:
     return history, summary
 
 
+CHITCHAT = json.dumps({"rewritten_query": "你好", "commands": [{"type": "chitchat"}]}, ensure_ascii=False)
+
+
 class _FailingHistory:
     """A code executor whose history node fails every time (as dify-sandbox's seccomp failure does)."""
 
@@ -406,11 +409,15 @@ def test_a_history_node_that_fails_keeps_the_new_state() -> None:
     from dskit.tooling.dslbuild.builder import dump_yaml
 
     executor = _FailingHistory()
-    conversation, old_history = _conversation(dump_yaml(build_fast().to_dict()), code_executor=executor)
+    conversation, _ = _conversation(dump_yaml(build_fast().to_dict()), code_executor=executor)
     result = conversation.turn("我想订明天晚上7点的餐厅", {"understand": UNDERSTAND})
-    assert result.succeeded and result.answer
+    assert result.succeeded and executor.history_runs == 0  # an ask turn: the state node kept the memory
+    old_history, old_state = result.variables["history"], result.variables["sys_context_str"]
+    result = conversation.turn("你好呀", {"understand": CHITCHAT, "chat_answer": "你好！"})
+    assert result.succeeded and result.answer.startswith("你好！")  # small talk: the history node keeps it
     assert executor.history_runs == 3  # two retries, then the fail branch
     assert "book_restaurant" in result.variables["sys_context_str"]
+    assert result.variables["sys_context_str"] != old_state  # the new state is kept
     assert result.variables["history"] == old_history  # the memory as it was, nothing half-written
 
 

@@ -290,16 +290,21 @@ def test_opening_statement_names_the_catalog_tasks(docs: dict) -> None:
 # --------------------------------------------------------------------------------------------- before the model
 
 UNDERSTANDING_NODE = {"fast": "understand", "classic": "rewrite"}
-PROMPT_TURNS = [  # a booking: the first turn, two ordinary ones, then the history node fails, then a rebuild
+PROMPT_TURNS = [  # a booking: the first turn, two ordinary ones (the state node keeps the memory), the
+    # execution (the history node keeps it; here it fails), a one-line message that must rebuild the prompt,
+    # and a message with a line break
     ScenarioTurn("我想订明天晚上七点的位子", {"rewritten_query": "订明天19:00的位子", "commands": [
         {"type": "start_task", "task": "book_restaurant", "slots": {"date": "明天", "time": "19:00"}}]}),
     ScenarioTurn("四个人", {"rewritten_query": "四个人", "commands": [{"type": "set_slots", "slots": {"people": 4}}]}),
     ScenarioTurn("就订江南小馆", {"rewritten_query": "订江南小馆", "commands": [
         {"type": "set_slots", "slots": {"restaurant": "江南小馆"}}]}),
     ScenarioTurn("好的，订吧", {"rewritten_query": "确认预订", "commands": [{"type": "confirm"}]}),
-    ScenarioTurn("再帮我查一下\n北京的天气", {"rewritten_query": "查询北京天气", "commands": [
+    ScenarioTurn("北京天气怎么样", {"rewritten_query": "查询北京天气", "commands": [
         {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]}),
+    ScenarioTurn("再帮我查一下\n上海的天气", {"rewritten_query": "查询上海天气", "commands": [
+        {"type": "start_task", "task": "weather", "slots": {"city": "上海"}}]}),
 ]
+HISTORY_FAILS_AT = 3  # the execution: its reply is the task's outcome, so the history node keeps the memory
 
 
 class HistoryFails:
@@ -328,8 +333,9 @@ def _code_before(result, layout: str, types: dict[str, str]) -> list[str]:
 def test_only_a_turn_without_a_stored_prompt_runs_a_code_node_before_the_model(texts: dict, docs: dict,
                                                                                layout: str) -> None:
     """Issue 22: the second turn of a conversation calls the model with no code node before it, with the
-    very prompt the context node would have built; after the history node fails the stored prompt is
-    empty, and the next turn rebuilds it through the context node; so does a message with a line break."""
+    very prompt the context node would have built (built by the state node on an ask or confirm turn, by
+    the history node after an execution); after the history node fails the stored prompt is empty, and
+    the next turn rebuilds it through the context node; so does a message with a line break."""
     catalog = default_catalog()
     catalog_json = json.dumps(catalog, ensure_ascii=False)
     types = {n["id"]: n["data"]["type"] for n in _nodes(docs[layout])}
@@ -338,7 +344,7 @@ def test_only_a_turn_without_a_stored_prompt_runs_a_code_node_before_the_model(t
     code_before = []
     for index, turn in enumerate(PROMPT_TURNS):
         before = dict(conversation.variables)
-        executor.failing = index == 2
+        executor.failing = index == HISTORY_FAILS_AT
         result = conversation.turn(turn.user, turn_script(turn, layout, catalog, focused_task(before)[0]),
                                    raise_on_error=False)
         assert result.succeeded and result.answer, (index, result.errors)
@@ -350,19 +356,22 @@ def test_only_a_turn_without_a_stored_prompt_runs_a_code_node_before_the_model(t
             assert calls["understand"].system == built["instructions"]
         else:
             assert built["state_text"] in "".join(text for _, text in calls["classify"].messages)
-        if index == 2:  # the history node failed: the state is saved, the memory kept, no prompt left
+        assert ("history" in result.path) == (result.output("state", "memory_ready") is False), index
+        if index in (1, 2):  # ask and confirm: the state node kept the memory, the history node never ran
+            assert result.output("state", "memory_ready") is True and "history" not in result.path, index
+        if index == HISTORY_FAILS_AT:  # the history node failed: the state is saved, the memory kept, no prompt
             assert "history" in result.errors and result.variables["prompt_head"] == ""
             assert result.variables["history"] == before["history"]
             assert result.variables["sys_context_str"] != before["sys_context_str"]
         else:
             assert result.variables["prompt_head"] and not _prompt_failures(result.variables, catalog), index
-    assert code_before == [["context"], [], [], ["context"], ["context"]]
-    assert "> 再帮我查一下 ⏎ 北京的天气" in conversation.turns[-1].llm_calls[0].request.user  # one line
+    assert code_before == [["context"], [], [], [], ["context"], ["context"]]
+    assert "> 再帮我查一下 ⏎ 上海的天气" in conversation.turns[-1].llm_calls[0].request.user  # one line
 
 
-def test_an_ordinary_turn_runs_two_sandbox_nodes(texts: dict, docs: dict) -> None:
-    """An ask or confirm turn after the first: the state node and the history node, nothing else in the
-    sandbox (code or template), and the model is the first thing that runs after two Dify nodes."""
+def test_an_ordinary_turn_runs_one_sandbox_node(texts: dict, docs: dict) -> None:
+    """An ask or confirm turn after the first: the state node alone in the sandbox (code or template) — it
+    keeps the memory itself — and the model is the first thing that runs after two Dify nodes."""
     catalog = default_catalog()
     types = {n["id"]: n["data"]["type"] for n in _nodes(docs["fast"])}
     conversation = Conversation(texts["fast"])
@@ -370,5 +379,5 @@ def test_an_ordinary_turn_runs_two_sandbox_nodes(texts: dict, docs: dict) -> Non
         before = dict(conversation.variables)
         result = conversation.turn(turn.user, turn_script(turn, "fast", catalog, focused_task(before)[0]))
     assert result.output("state", "next_action") == "confirm"
-    assert [n for n in result.path if types[n] in {"code", "template-transform"}] == ["state", "history"]
+    assert [n for n in result.path if types[n] in {"code", "template-transform"}] == ["state"]
     assert result.path[:4] == ["start", "has_prompt", "prompt", "understand"]

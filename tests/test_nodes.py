@@ -12,11 +12,13 @@ from dskit.history import HISTORY_NODE_OUTPUTS
 from dskit.machine import step
 from dskit.nodes import (
     CLASSIC_ADAPTER_OUTPUTS,
+    MEMORY_OUTPUTS,
     RESULT_NODE_OUTPUTS,
     STATE_NODE_OUTPUTS,
     SUMMARY_NODE_OUTPUTS,
     classic_adapter_node,
     history_node,
+    replies_itself,
     result_node,
     state_node,
     summary_node,
@@ -247,6 +249,46 @@ def test_history_node_takes_the_first_non_empty_answer_branch():
     assert "分支C的回答" in result["history"]
 
 
+MEMORY_SETTINGS = {"max_turns": 2, "max_bytes": 56_000, "summary_max_tokens": 400, "llm_summary": "true"}
+
+
+def test_state_node_keeps_the_memory_of_a_turn_whose_reply_is_its_question():
+    old_history = "\n\n---\n\n".join(f"user: 第{i}句\n\nassistant: 好的{i}" for i in range(2))
+    query = "下周三从成都出发"
+    result = state_node(understanding({"type": "start_task", "task": "plan_route", "slots": {"origin": "成都"}}),
+                        "", TRAVEL, query=query, history=old_history, summary="- 用户：北京", **MEMORY_SETTINGS,
+                        history_lang="zh")
+    assert_outputs(result, STATE_NODE_OUTPUTS)
+    assert result["next_action"] == "ask_slot" and result["memory_ready"] is True
+    # exactly what the history node after the answer would have returned
+    expected = history_node(old_history, "- 用户：北京", query, result["question"], result["decision"],
+                            sys_context_str=result["sys_context_str"], task_catalog=TRAVEL, lang="zh",
+                            **MEMORY_SETTINGS)
+    for name in MEMORY_OUTPUTS:
+        if name != "memory_ready":
+            assert result[name] == expected[name], name
+    assert result["summary_due"] is True and "第0句" in result["overflow"]  # 3 turns in a window of 2
+    assert result["history"].endswith(f"assistant: {result['question']}")
+    assert result["prompt_head"].endswith("> ") and result["prompt_system"]
+
+
+def test_state_node_leaves_the_memory_to_the_history_node_when_the_reply_comes_later():
+    faq = state_node(understanding({"type": "faq", "question": "营业时间？"}), "", TRAVEL, query="营业时间？",
+                     summary="", **MEMORY_SETTINGS)
+    assert faq["next_action"] == "faq" and faq["memory_ready"] is False
+    assert faq["history"] == faq["prompt_head"] == ""
+    unbound = state_node(understanding({"type": "start_task", "task": "plan_route", "slots": {}}), "", TRAVEL,
+                         query="规划路线")  # ``summary`` not bound: a Chatflow with its own history node
+    assert unbound["next_action"] == "ask_slot" and unbound["memory_ready"] is False and unbound["history"] == ""
+
+
+@pytest.mark.parametrize("action, notices, itself", [
+    ("ask_slot", "", True), ("confirm", "", True), ("handoff", "", True), ("fallback", "", True),
+    ("execute", "", False), ("faq", "", False), ("chitchat", "", False), ("chitchat", "已取消。", True)])
+def test_replies_itself_follows_the_chatflow_route(action, notices, itself):
+    assert replies_itself({"next_action": action, "notices": notices}) is itself
+
+
 def test_summary_node_falls_back_on_a_refusal():
     result = summary_node("抱歉，我无法完成", "- 用户：北京", "user: 北京\n\nassistant: 好的")
     assert_outputs(result, SUMMARY_NODE_OUTPUTS)
@@ -257,9 +299,11 @@ def test_summary_node_falls_back_on_a_refusal():
 
 @FUZZ
 @given(hostile_value(), hostile_value(), st.one_of(st.sampled_from([TRAVEL, RESTAURANT]), hostile_value()),
-       hostile_value())
-def test_fuzz_state_node(understanding_text, state_text, catalog_text, lang):
+       hostile_value(), hostile_value(), hostile_value())
+def test_fuzz_state_node(understanding_text, state_text, catalog_text, lang, history, summary):
     assert_outputs(state_node(understanding_text, state_text, catalog_text, lang), STATE_NODE_OUTPUTS)
+    assert_outputs(state_node(understanding_text, state_text, catalog_text, lang, query="好的", history=history,
+                              summary=summary), STATE_NODE_OUTPUTS)
 
 
 @FUZZ
@@ -369,8 +413,9 @@ def allowed_losses(old: dict, new: dict, parsed: dict) -> set[str]:
         return old_ids
     # executed this turn, with the sub-tasks submitted with it: the slots moved to the payload
     may = {d["task_id"] for d in new["done"]} | {s["task_id"] for d in new["done"] for s in d.get("subtasks") or []}
-    if kinds & {"set_slots", "rollback_slot"}:
-        may |= {t["id"] for t in old["task_stack"] if t.get("parent_id")}  # cascade from a changed parent
+    # cascade from a changed parent; a start_task naming an open task with slots changes that task too
+    if kinds & {"set_slots", "rollback_slot"} or any(c["type"] == "start_task" and c.get("slots") for c in commands):
+        may |= {t["id"] for t in old["task_stack"] if t.get("parent_id")}
     return may
 
 

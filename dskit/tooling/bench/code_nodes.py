@@ -179,7 +179,8 @@ def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     turn2 = state_main(understanding=second, sys_context_str=turn1["sys_context_str"], task_catalog=catalog)
     state = turn1["sys_context_str"]
     return {
-        "state": {"understanding": second, "sys_context_str": state, "task_catalog": catalog},
+        "state": {"understanding": second, "sys_context_str": state, "task_catalog": catalog,  # as the Chatflows
+                  "query": "两位，晚上7点", "history": history, "summary": ""},  # bind it: it keeps the memory too
         "history": {"old_history": history, "summary": "", "user_query": "两位，晚上7点", "answer": turn2["question"],
                     "decision": turn2["decision"], "sys_context_str": turn2["sys_context_str"],
                     "task_catalog": catalog},  # as the Chatflows bind it: it builds the next prompt too

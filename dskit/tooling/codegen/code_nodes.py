@@ -95,7 +95,7 @@ def node_script(spec: NodeSpec, package_dir: Path = ENGINE_DIR, *, booleans: boo
     """The full pasted script for one node; ``booleans=False``: boolean outputs come out as 1/0 (Dify
     before 1.8 has no boolean outputs); ``defer=False``: every function compiled up front (the
     functions of :func:`.rare.rare_units` are otherwise compiled on first call)."""
-    params = [MainParam(item.name) for item in spec.inputs]
+    params = [MainParam(item.name, item.annotation, item.default) for item in spec.inputs]
     params += [MainParam(item.name, item.annotation, item.default) for item in spec.settings]
     numbers = () if booleans else tuple(o.name for o in spec.outputs if o.type == "boolean")
     return bundle(spec.entry, params, header=node_header(spec, defer=defer), pass_extra=spec.pass_extra,

@@ -42,6 +42,8 @@ class NodeInput:
     zh: str
     type: str = "string"
     optional: bool = False
+    default: str = '""'  # the default in main's signature (a Python literal): when it is not bound
+    annotation: str = "str"
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,36 @@ SECRET = NodeInput("state_secret", Bind("env", "STATE_SECRET"),
                    "密钥型环境变量，作为状态封印的密钥：在引擎之外被改动的状态会重新开始（见 docs/state-format.md）；"
                    "不设或为空：普通摘要，校验失败只撤回待确认的内容", optional=True)
 
+# CODE_MAX_STRING_LENGTH (80,000 characters); the node's longest output is the summary prompt: up to
+# this cap of overflow, the summary (at most 20,000 characters are read) and the instructions.
+HISTORY_CODE_NODE_MAX_BYTES = CODE_MAX_STRING_LENGTH - 24_000
+
+# The next turn's prompt, as the history node (or the state node keeping the memory) returns it.
+_NEXT_PROMPT_OUTPUTS = (
+    _s("prompt_system", "the next turn's understanding system prompt ('' when not built): write it back",
+       "下一轮理解 LLM 的系统提示词（未生成时为空）：写回会话变量"),
+    _s("prompt_head", "the next turn's understanding user prompt up to the message, ending in \"> \": the LLM "
+       "reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)",
+       "下一轮理解 LLM 用户提示词中消息之前的部分（以“> ”结尾）：LLM 读它再接 `{{#sys.query#}}`；未生成时为空（下一轮改由上下文节点生成）"),
+    _s("prompt_state", "the model's view of the state after this turn (for the classic layout's classifier "
+       "and extractor); '' when not built", "本轮之后的状态视图（供经典布局的问题分类器和参数提取器使用）；未生成时为空"),
+)
+
+# The history node's window and summary settings; the state node has them too, for the turns it keeps
+# the memory of itself (its ``summary`` input bound), so that both keep a turn the same way.
+_HISTORY_SETTINGS = (
+    NodeSetting("max_turns", "10", "turns kept in the window", "窗口保留的轮数", "int"),
+    NodeSetting("max_bytes", str(HISTORY_CODE_NODE_MAX_BYTES),
+                f"byte cap of the history variable: fits Dify {MIN_DIFY_VERSION}'s "
+                f"{CODE_MAX_STRING_LENGTH:,}-character limit on code-node strings; on Dify with the "
+                "400,000 limit (PR #26592) up to 190000", f"历史变量的字节上限：适配 Dify {MIN_DIFY_VERSION} "
+                f"代码节点字符串 {CODE_MAX_STRING_LENGTH:,} 字符的上限；字符串上限为 400,000 的新版 Dify "
+                "（PR #26592）可设到 190000", "int"),
+    NodeSetting("summary_max_tokens", "400", "token budget of the summary", "摘要的 token 预算", "int"),
+    NodeSetting("llm_summary", "False", "True: also ask an LLM to summarise (summary_due, summary_prompt)",
+                "True：另外请 LLM 生成摘要（见 summary_due、summary_prompt）", "bool"),
+)
+
 STATE = NodeSpec(
     name="state",
     title_en="State machine",
@@ -157,10 +189,18 @@ STATE = NodeSpec(
                   "(a value given a turn or two ago is grounded too)", "对话历史：用户最近几轮说过的值也算有据",
                   optional=True),
         SECRET,
+        NodeInput("summary", Bind("conversation", "summary"), "the rolling summary: bind it (with `history`) and "
+                  "a turn whose reply is this node's `question` also keeps the memory here, as the history node "
+                  "would (`memory_ready`); unbound, it never does", "滚动摘要：绑定它（及 `history`）后，回复即本节点 "
+                  "`question` 的轮次也在这里更新记忆，与历史节点相同（见 `memory_ready`）；不绑定则从不更新",
+                  optional=True, default="None", annotation="str | None"),
     ),
     settings=(
         NodeSetting("reference_date", '""', "the day relative dates (明天, 上个月) count from, YYYY-MM-DD; "
                     "'' = today by the sandbox's clock", "相对日期（明天、上个月）的基准日 YYYY-MM-DD；为空=沙箱时钟的今天"),
+        *_HISTORY_SETTINGS,
+        NodeSetting("history_lang", '"zh"', "language of the summary texts when this node keeps the memory (the "
+                    "history node's `lang`)", "本节点更新记忆时摘要文字的语言（即历史节点的 `lang`）"),
     ),
     outputs=(
         _s("sys_context_str", "the new state: write it back", "新状态：写回会话变量"),
@@ -193,6 +233,18 @@ STATE = NodeSpec(
            "完整决策 JSON（用于日志和高级模板）"),
         _s("error", "'' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)",
            "正常为空；否则为兜底原因（如任务目录有误：状态保持不变）"),
+        NodeOutput("memory_ready", "boolean", "this node kept the memory of the turn (`summary` bound and the reply "
+                   "is `question`): the outputs below are the history node's, and that node need not run",
+                   "本节点已更新本轮记忆（绑定了 `summary` 且回复就是 `question`）：以下输出即历史节点的输出，无需再运行历史节点"),
+        _s("history", "when memory_ready: the new history (the history node's `history`)",
+           "memory_ready 时：新历史（即历史节点的 `history`）"),
+        _s("summary", "when memory_ready: the new summary", "memory_ready 时：新摘要"),
+        _s("overflow", "when memory_ready: the turns that left the window", "memory_ready 时：移出窗口的轮次"),
+        NodeOutput("summary_due", "boolean", "when memory_ready: run the summary LLM (as the history node's)",
+                   "memory_ready 时：需要运行摘要 LLM（同历史节点）"),
+        _s("summary_system", "when memory_ready: system prompt for the summary LLM", "memory_ready 时：摘要 LLM 的系统提示词"),
+        _s("summary_prompt", "when memory_ready: user prompt for the summary LLM", "memory_ready 时：摘要 LLM 的用户提示词"),
+        *_NEXT_PROMPT_OUTPUTS,
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
     notes_en=("The outputs are the plugin's `update_dialogue_state` / `track_state` outputs with the same names "
@@ -327,15 +379,6 @@ _NEXT_PROMPT_SETTINGS = (
     NodeSetting("prompt_lang", '""', "language of the next prompt: zh or en; '' follows the catalog (the "
                 "context node's `lang`)", "下一轮提示词的语言：zh 或 en；为空时跟随任务目录（即上下文节点的 `lang`）"),
 )
-_NEXT_PROMPT_OUTPUTS = (
-    _s("prompt_system", "the next turn's understanding system prompt ('' when not built): write it back",
-       "下一轮理解 LLM 的系统提示词（未生成时为空）：写回会话变量"),
-    _s("prompt_head", "the next turn's understanding user prompt up to the message, ending in \"> \": the LLM "
-       "reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)",
-       "下一轮理解 LLM 用户提示词中消息之前的部分（以“> ”结尾）：LLM 读它再接 `{{#sys.query#}}`；未生成时为空（下一轮改由上下文节点生成）"),
-    _s("prompt_state", "the model's view of the state after this turn (for the classic layout's classifier "
-       "and extractor); '' when not built", "本轮之后的状态视图（供经典布局的问题分类器和参数提取器使用）；未生成时为空"),
-)
 _NEXT_PROMPT_NOTE_EN = (
     "The next turn's prompt: bind `sys_context_str` (the state after this turn) and `task_catalog`, write "
     "`prompt_system` and `prompt_head` (and `prompt_state` if other prompts read the state) into conversation "
@@ -352,10 +395,6 @@ _NEXT_PROMPT_NOTE_ZH = (
 
 
 # The history node's default byte cap. Dify 1.8 fails a code node whose string output is longer than
-# CODE_MAX_STRING_LENGTH (80,000 characters); the node's longest output is the summary prompt: up to
-# this cap of overflow, the summary (at most 20,000 characters are read) and the instructions.
-HISTORY_CODE_NODE_MAX_BYTES = CODE_MAX_STRING_LENGTH - 24_000
-
 HISTORY = NodeSpec(
     name="history",
     title_en="History (window + summary)",
@@ -382,16 +421,7 @@ HISTORY = NodeSpec(
         *_NEXT_PROMPT_INPUTS,
     ),
     settings=(
-        NodeSetting("max_turns", "10", "turns kept in the window", "窗口保留的轮数", "int"),
-        NodeSetting("max_bytes", str(HISTORY_CODE_NODE_MAX_BYTES),
-                    f"byte cap of the history variable: fits Dify {MIN_DIFY_VERSION}'s "
-                    f"{CODE_MAX_STRING_LENGTH:,}-character limit on code-node strings; on Dify with the "
-                    "400,000 limit (PR #26592) up to 190000", f"历史变量的字节上限：适配 Dify {MIN_DIFY_VERSION} "
-                    f"代码节点字符串 {CODE_MAX_STRING_LENGTH:,} 字符的上限；字符串上限为 400,000 的新版 Dify "
-                    "（PR #26592）可设到 190000", "int"),
-        NodeSetting("summary_max_tokens", "400", "token budget of the summary", "摘要的 token 预算", "int"),
-        NodeSetting("llm_summary", "False", "True: also ask an LLM to summarise (summary_due, summary_prompt)",
-                    "True：另外请 LLM 生成摘要（见 summary_due、summary_prompt）", "bool"),
+        *_HISTORY_SETTINGS,
         NodeSetting("lang", '"zh"', "language of the summary texts: zh or en", "摘要文字的语言：zh 或 en"),
         *_NEXT_PROMPT_SETTINGS,
     ),

@@ -41,16 +41,24 @@ Both share everything after the state node:
                                  +- faq -> faq_search -> faq_knowledge -> faq_answer -> faq_reply
                                  +- chitchat -> chat_answer -> chat_reply           |
                                                                                     v
-      reply -> save_state -> answer -> history -> need_summary -(due)-> summarize -> summary_check
-                                                             \\                           |
-                                                              '-------------------> summary_out -> save
+      reply -> save_state -> answer -> has_memory -(built)---------> memory -> need_summary -(due)-> summarize
+                                                   \\-(else)-> history -/               \\              |
+                                                                                     \\      summary_check
+                                                                                      v           |
+                                                                                    summary_out -> save
 
 The state is saved before the answer (``save_state``), so nothing that fails after the reply can
-lose it; ``save`` writes the memory and the next prompt. After the answer every node that can fail
+lose it; ``save`` writes the memory and the next prompt. The memory of the turn (the new history and
+summary, and the next turn's prompt) is built once, by whichever node has the reply: on a turn whose
+reply is the state node's own question (ask, confirm, handoff, fallback; small talk with engine
+notices) the state node builds it itself (its ``summary`` input bound, ``memory_ready`` true:
+:func:`dskit.nodes.replies_itself`), so an ordinary turn runs one code node in all; on the others
+(a task's outcome, a FAQ or small-talk answer) the ``history`` node builds it after the answer. The
+``memory`` aggregator hands the later nodes whichever ran. After the answer every node that can fail
 has an error strategy: ``summarize`` (a model timeout) continues with an empty text, which
 ``summary_check`` replaces by the extractive summary; ``summary_check`` (which rebuilds the next
-prompt with the final summary) failing takes its fail branch to ``summary_out`` (the history node's
-summary and prompt); ``history`` failing ends the turn with the memory as it was and no prompt. Every
+prompt with the final summary) failing takes its fail branch to ``summary_out`` (the ``memory``
+aggregator's summary and prompt); ``history`` failing ends the turn with the memory as it was and no prompt. Every
 code node retries twice first (dify-sandbox's intermittent failures).
 
 Only the understanding differs: ``understand`` (one LLM call returning rewrite, routing and slots)
@@ -224,10 +232,14 @@ def _state_node(flow: Flow, understanding: list[str]) -> None:
         "sys_context_str": ["conversation", "sys_context_str"],
         "task_catalog": ["env", "TASK_CATALOG"],
         "query": ["sys", "query"], "history": ["conversation", "history"],
-        "state_secret": ["env", "STATE_SECRET"],
+        "state_secret": ["env", "STATE_SECRET"], "summary": ["conversation", "summary"],
+        "llm_summary": ["env", "LLM_SUMMARY"],
     }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）；只应用用户说过的值和动作。"
+       "回复就是它的话术时（追问、确认等），它同时更新历史和摘要并生成下一轮提示词，历史节点不再运行。"
        "Applies the understanding's commands to the task stack and decides the next action; only what the "
-       "user's message (or a recent one) supports is applied (docs/grounding.md).")
+       "user's message (or a recent one) supports is applied (docs/grounding.md). When its own text is the "
+       "reply (ask, confirm, ...), it also updates the history and summary and builds the next prompt, so "
+       "the history node does not run.")
 
 
 def _route(flow: Flow) -> None:
@@ -353,32 +365,48 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
        "leave the window go into the summary instead of being dropped; builds the next turn's understanding "
        "prompt from the final state, the new history and the summary. On failure the memory stays as it "
        "was and the next turn's context node builds the prompt.", fail_branch=True)
-    flow.add("need_summary", n.if_else([n.case("due", [_flag_condition(flow, ["history", "summary_due"])])],
+    flow.add("has_memory", n.if_else(
+        [n.case("built", [_flag_condition(flow, ["state", "memory_ready"])])], title="状态机是否已更新记忆",
+        desc="回复就是状态机的话术时，它已更新历史、摘要和下一轮提示词；否则由历史节点更新。The state node already "
+             "updated the history, the summary and the next prompt when its own text is the reply; otherwise "
+             "the history node does."))
+    memory_names = ("history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt",
+                    *PROMPT_READS[layout])
+    flow.add("memory", n.aggregator([], title="本轮记忆", groups={
+        name: [["history", name], ["state", name]] for name in memory_names},
+        group_types={"summary_due": "boolean" if flow.target.booleans else "number"},
+        desc="历史节点运行了就用它的输出，否则用状态机的。The history node's outputs when it ran, else the "
+             "state node's."))
+    flow.add("need_summary", n.if_else([n.case("due", [_flag_condition(flow, ["memory", "summary_due", "output"])])],
                                        title="是否需要 LLM 摘要", desc="只有历史溢出时才多调用一次 LLM。Only an "
                                        "overflowing history costs an extra LLM call."))
     flow.add("summarize", n.default_values(n.with_retry(n.llm(
-        _model(options, 0.2, "summarize"), n.ref(["history", "summary_system"]), n.ref(["history", "summary_prompt"]),
+        _model(options, 0.2, "summarize"), n.ref(["memory", "summary_system", "output"]),
+        n.ref(["memory", "summary_prompt", "output"]),
         title="LLM 合并摘要", desc="把移出窗口的旧对话合并进摘要；失败时输出空文本，由校验节点退回抽取式摘要。Merges "
         "the turns that left the window into the summary; on failure it outputs an empty text and the "
         "check falls back to the extractive summary."), max_retries=1, interval_ms=300), {"text": ""}))
     _code_node(flow, "summary_check", "summary", {
-        "llm_text": ["summarize", "text"], "summary": ["history", "summary"],
-        "overflow": ["history", "overflow"], "history": ["history", "history"],
+        "llm_text": ["summarize", "text"], "summary": ["memory", "summary", "output"],
+        "overflow": ["memory", "overflow", "output"], "history": ["memory", "history", "output"],
         "sys_context_str": final_state, "task_catalog": ["env", "TASK_CATALOG"],
     }, "校验摘要", "拒答、空或过长时退回抽取式摘要，补回遗漏的数值；并用最终摘要重新生成下一轮提示词。Falls back to the "
        "extractive summary on a refusal or an empty or over-long answer; adds back dropped values; rebuilds "
        "the next turn's prompt with the final summary.", fail_branch=True)
     reads = PROMPT_READS[layout]
-    groups = {"summary": [["summary_check", "summary"], ["history", "summary"]]}
-    groups.update({name: [["summary_check", name], ["history", name]] for name in reads})
+    groups = {"summary": [["summary_check", "summary"], ["memory", "summary", "output"]]}
+    groups.update({name: [["summary_check", name], ["memory", name, "output"]] for name in reads})
     flow.add("summary_out", n.aggregator([], title="本轮摘要与下一轮提示词", groups=groups,
                                          desc="LLM 摘要（若有）及据此生成的提示词，否则历史节点的。The LLM summary "
                                          "and the prompt built with it if one was made, else the history node's."))
-    items = [("history", ["history", "history"]), ("summary", ["summary_out", "summary", "output"])]
+    items = [("history", ["memory", "history", "output"]), ("summary", ["summary_out", "summary", "output"])]
     items += [(name, ["summary_out", name, "output"]) for name in reads]
     flow.add("save", n.assigner(items, title="保存记忆", desc="写回历史、摘要和下一轮的理解提示词。Writes the "
                                 "history, the summary and the next turn's understanding prompt."))
-    flow.chain("reply", "save_state", "answer", "history", "need_summary")
+    flow.chain("reply", "save_state", "answer", "has_memory")
+    flow.edge("has_memory", "memory", "built")
+    flow.edge("has_memory", "history", "false")
+    flow.chain("history", "memory", "need_summary")
     flow.edge("need_summary", "summarize", "due")
     flow.chain("summarize", "summary_check", "summary_out")
     flow.edge("summary_check", "summary_out", "fail-branch")

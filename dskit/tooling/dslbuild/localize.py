@@ -32,6 +32,7 @@ EN_TITLES = {
     "faq_reply": "Back to the task after the answer", "chat_answer": "Small-talk reply",
     "chat_reply": "Back to the task after small talk", "reply": "This turn's reply and state",
     "save_state": "Save the dialogue state", "answer": "Reply to the user", "history": "Update the history",
+    "has_memory": "Memory updated by the state node?", "memory": "This turn's memory",
     "need_summary": "LLM summary needed?", "summarize": "LLM summary merge", "summary_check": "Check the summary",
     "summary_out": "This turn's summary and next prompt", "save": "Save the memory", "rewrite": "Question rewrite",
     "classify": "Question classifier", "extract": "Parameter extractor", "adapter": "Classic adapter",

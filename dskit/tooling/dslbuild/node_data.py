@@ -125,13 +125,16 @@ def template(text: str, inputs: Sequence[tuple[str, Selector]], *, title: str, d
 
 
 def aggregator(variables: Sequence[Selector], *, title: str, desc: str = "", output_type: str = "string",
-               groups: Mapping[str, Sequence[Selector]] | None = None) -> dict[str, Any]:
+               groups: Mapping[str, Sequence[Selector]] | None = None,
+               group_types: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A variable aggregator joining exclusive branches.
 
     Without ``groups`` its output is ``output``; with groups each group ``g`` outputs ``g.output``
-    (Dify's "aggregation group" setting). The first variable that exists wins, so list the
-    branch-specific variables before any that every path produces.
+    (Dify's "aggregation group" setting), of type ``group_types[g]`` (default ``output_type``). The
+    first variable that exists wins, so list the branch-specific variables before any that every path
+    produces.
     """
+    group_types = group_types or {}
     data = {**_base("variable-aggregator", title, desc), "output_type": output_type,
             "variables": [list(v) for v in variables]}
     if groups:
@@ -139,7 +142,7 @@ def aggregator(variables: Sequence[Selector], *, title: str, desc: str = "", out
         data["advanced_settings"] = {
             "group_enabled": True,
             "groups": [
-                {"group_name": name, "groupId": name, "output_type": output_type,
+                {"group_name": name, "groupId": name, "output_type": group_types.get(name, output_type),
                  "variables": [list(v) for v in sels]}
                 for name, sels in groups.items()
             ],

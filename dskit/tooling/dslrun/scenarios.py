@@ -351,8 +351,24 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
     summary_ran = SUMMARY_NODE in result.path
     if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
         failures.append("the LLM summary ran but conversation.summary is not its checked result")
-    if not summary_ran and variables.get("summary") != result.output("history", "summary"):
-        failures.append("conversation.summary is not the history node's summary")
+    memory_node = "history" if "history" in result.path else STATE_NODE
+    if not summary_ran and variables.get("summary") != result.output(memory_node, "summary"):
+        failures.append(f"conversation.summary is not the {memory_node} node's summary")
+    return failures + _memory_failures(result)
+
+
+def _memory_failures(result: TurnResult) -> list[str]:
+    """The state node keeps the memory itself exactly on the turns whose reply is its ``question``
+    (:func:`dskit.nodes.replies_itself` against the Chatflow's ``route``): then the history node does
+    not run; on every other turn it does."""
+    if "has_memory" not in result.path:
+        return []  # a layout without the branch (the plugin's)
+    ready = bool(result.output(STATE_NODE, "memory_ready"))
+    failures = []
+    if ready and result.answer != result.output(STATE_NODE, "question"):
+        failures.append("the state node kept the memory of a turn whose reply is not its question")
+    if ready == ("history" in result.path):
+        failures.append(f"memory_ready is {ready} but the history node {'ran' if ready else 'did not run'}")
     return failures
 
 

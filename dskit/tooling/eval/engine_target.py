@@ -11,8 +11,9 @@ Per turn it does what the fast Chatflow's nodes do, with the same engine functio
    recent ones from the history — the ``state`` code node with its ``query`` and ``history`` inputs;
 4. the reply: the decision's question, or for an execution ``execute_reply_node`` without a task API
    (the dry-run text) — what the Chatflow answers on those branches;
-5. ``history_node`` appends the turn and rolls overflow into an extractive summary — the ``history``
-   node with ``LLM_SUMMARY=false``.
+5. the memory: the turn appended to the history, overflow rolled into an extractive summary — done by
+   ``state_node`` itself when the reply is its question (``memory_ready``, the Chatflows' ``has_memory``
+   branch), else by ``history_node``, the ``history`` node; both with ``LLM_SUMMARY=false``.
 
 What it leaves out, to stay the quick reference: the FAQ and chitchat answer LLMs (their turns answer
 with the engine's pending question) and the LLM summary. ``dskit eval --target flow`` runs them all.
@@ -80,14 +81,15 @@ class EngineConversation:
         call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
                     answer.cached, answer.json_mode)
         out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog,
-                         query=user, history=self.history)
+                         query=user, history=self.history, summary=self.summary, llm_summary=False)
         reply = out["question"]
         if out["next_action"] == "execute":
             reply = execute_reply_node(execute_payload=out["execute_payload"], question=out["question"],
                                        api_url="", sys_context_str=out["sys_context_str"],
                                        task_catalog=self.catalog)["reply"]
-        history = history_node(old_history=self.history, summary=self.summary, user_query=user, answer=reply,
-                               decision=out["decision"], llm_summary=False)
+        history = out if out["memory_ready"] else history_node(
+            old_history=self.history, summary=self.summary, user_query=user, answer=reply,
+            decision=out["decision"], llm_summary=False)
         self.state, self.history, self.summary = out["sys_context_str"], history["history"], history["summary"]
         return TurnOutput(answer=reply, state_text=self.state, calls=[call], seconds=time.monotonic() - started,
                           detail={"next_action": out["next_action"], "rewritten_query": out["rewritten_query"],
