@@ -20,6 +20,8 @@
 #                            this turn's reply (see extra inputs for several answer branches)
 #        decision         <- <state node>.decision (optional/可选)
 #                            the state node's decision: turns that set or confirmed something are kept longest
+#        follow_up        <- <state node>.follow_up (optional/可选)
+#                            what the reply showed after a model's answer (the state node's `follow_up`): recorded with it
 #        sys_context_str  <- <final state>.sys_context_str (optional/可选)
 #                            the state after this turn (the state node's, or the execute branch's once the outcome is recorded): with `task_catalog`, the next turn's understanding prompt is built from it
 #        task_catalog     <- {{#env.TASK_CATALOG#}} (optional/可选)
@@ -5756,6 +5758,13 @@ def _turn_text(value: Any) -> str:
     return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"
 
 
+def _with_follow_up(answer: Any, follow_up: Any) -> str:
+    """The reply as shown: the answer, then the follow-up (none after an empty answer, whose place an
+    extra answer input takes)."""
+    text = text_in(answer)
+    return text + text_in(follow_up) if text else text
+
+
 def _history_tag(tag: Any, decision: Any) -> str:
     """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
     text = text_in(tag).strip()
@@ -5770,12 +5779,13 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
                  sys_context_str: Any = "", task_catalog: Any = "", memory: Any = "",
                  total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
                  memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], prompt_lang: Any = "",
-                 **other_answers: Any) -> dict:
+                 follow_up: Any = "", **other_answers: Any) -> dict:
     """Append this turn to the history, keep the window under its caps, roll overflow into the summary.
 
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
-    empty the first non-empty extra input is used (one input per answer branch).
+    empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
+    state node's, :func:`follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary
@@ -5785,8 +5795,8 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     try:
         result = history_update(
             text_in(old_history), _summary(summary), _turn_text(user_query),
-            _turn_text(answer), tag=_history_tag(tag, decision), max_turns=max_turns,
-            max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
+            _turn_text(_with_follow_up(answer, follow_up)), tag=_history_tag(tag, decision),
+            max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
             llm_summary=text_in(llm_summary).strip().lower() in ("true", "1", "yes"),
             lang=text_in(lang) or "zh",
             **{k: _turn_text(v) for k, v in other_answers.items() if isinstance(k, str)})
@@ -5851,6 +5861,7 @@ def main(
     user_query: str = "",
     answer: str = "",
     decision: str = "",
+    follow_up: str = "",
     sys_context_str: str = "",
     task_catalog: str = "",
     memory: str = "",
@@ -5872,6 +5883,7 @@ def main(
         user_query=user_query,
         answer=answer,
         decision=decision,
+        follow_up=follow_up,
         sys_context_str=sys_context_str,
         task_catalog=task_catalog,
         memory=memory,

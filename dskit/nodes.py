@@ -32,7 +32,9 @@ from .views import WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag,
 # history node's outputs a Chatflow reads after the turn, and whether they were built.
 MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
     "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
-STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
+# What the reply of a FAQ or small-talk turn adds after the model's answer (:func:`follow_up`).
+REPLY_OUTPUTS = {"follow_up": "string"}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -133,6 +135,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                           STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
+    outputs["follow_up"] = follow_up(outputs)
     if summary is not None and replies_itself(outputs):
         memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
                               decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
@@ -140,6 +143,22 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                               sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
         outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
     return outputs
+
+
+# Answered by a model, then back to the open task: a FAQ answer, small talk without engine notices.
+_MODEL_ANSWERED = frozenset({"faq", "chitchat"})
+
+
+def follow_up(outputs: dict) -> str:
+    """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
+    open task's pending question ("" when no task waits, and on every other turn). The Chatflows' answer
+    node shows the answer followed by it and the history node records the two together — the text a
+    template node (``{{ answer }}{% if question %}\n\n{{ question }}{% endif %}``) used to make, in a
+    sandbox run of its own."""
+    question = outputs.get("question") or ""
+    if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
+        return ""
+    return "\n\n" + question
 
 
 # The actions whose reply is not the state node's question: the task API's outcome and a FAQ answer.
@@ -257,6 +276,13 @@ def _turn_text(value: Any) -> str:
     return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"
 
 
+def _with_follow_up(answer: Any, follow_up: Any) -> str:
+    """The reply as shown: the answer, then the follow-up (none after an empty answer, whose place an
+    extra answer input takes)."""
+    text = text_in(answer)
+    return text + text_in(follow_up) if text else text
+
+
 def _history_tag(tag: Any, decision: Any) -> str:
     """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
     text = text_in(tag).strip()
@@ -271,12 +297,13 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
                  sys_context_str: Any = "", task_catalog: Any = "", memory: Any = "",
                  total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
                  memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], prompt_lang: Any = "",
-                 **other_answers: Any) -> dict:
+                 follow_up: Any = "", **other_answers: Any) -> dict:
     """Append this turn to the history, keep the window under its caps, roll overflow into the summary.
 
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
-    empty the first non-empty extra input is used (one input per answer branch).
+    empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
+    state node's, :func:`follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary
@@ -286,8 +313,8 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     try:
         result = history_update(
             text_in(old_history), _summary(summary), _turn_text(user_query),
-            _turn_text(answer), tag=_history_tag(tag, decision), max_turns=max_turns,
-            max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
+            _turn_text(_with_follow_up(answer, follow_up)), tag=_history_tag(tag, decision),
+            max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
             llm_summary=text_in(llm_summary).strip().lower() in ("true", "1", "yes"),
             lang=text_in(lang) or "zh",
             **{k: _turn_text(v) for k, v in other_answers.items() if isinstance(k, str)})

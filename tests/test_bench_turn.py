@@ -113,11 +113,12 @@ def test_an_ask_turn_runs_fewer_nodes_than_one_with_a_side_answer(fast) -> None:
 
 def test_each_timed_program_is_the_node_run_the_sandbox_would_make(fast) -> None:
     records, nodes = fast
-    # the FAQ path's templates: the retrieved passages as the answer model's context, then the reply
-    expected = {"faq_knowledge": "<<RESULT>>本店包间需提前一天预订，最低消费800元。<<RESULT>>",
-                "faq_reply": "<<RESULT>>包间最低消费800元，需提前一天预订。\n\n请问您想订哪家餐厅？<<RESULT>>"}
+    # the FAQ path's one template: the retrieved passages as the answer model's context (the reply needs
+    # none: the answer node shows the answer and the state node's follow-up)
+    expected = {"faq_knowledge": "<<RESULT>>本店包间需提前一天预订，最低消费800元。<<RESULT>>"}
     templates = [run for run in records["faq"].sandbox if run.node_type == "template-transform"]
     assert {run.node for run in templates} == set(expected)
+    assert [run.node for run in records["chitchat"].sandbox] == ["state", "history"]
     for run in records["faq"].sandbox:
         if run.node_type == "template-transform":
             done = subprocess.run([sys.executable, "-I", "-S", "-c", run.program], capture_output=True, text=True,

@@ -17,6 +17,7 @@ from dskit.nodes import (
     STATE_NODE_OUTPUTS,
     SUMMARY_NODE_OUTPUTS,
     classic_adapter_node,
+    follow_up,
     history_node,
     replies_itself,
     result_node,
@@ -280,6 +281,33 @@ def test_state_node_leaves_the_memory_to_the_history_node_when_the_reply_comes_l
     unbound = state_node(understanding({"type": "start_task", "task": "plan_route", "slots": {}}), "", TRAVEL,
                          query="规划路线")  # ``summary`` not bound: a Chatflow with its own history node
     assert unbound["next_action"] == "ask_slot" and unbound["memory_ready"] is False and unbound["history"] == ""
+
+
+def test_a_model_answered_turn_follows_up_with_the_open_tasks_question():
+    """A FAQ or small-talk answer goes back to the open task: the state node says what to show after the
+    answer, and the history node records the answer and that together (what the user saw)."""
+    start = state_node(understanding({"type": "start_task", "task": "plan_route", "slots": {"origin": "成都"}}),
+                       "", TRAVEL, query="从成都出发")
+    pending = start["question"]
+    for command, query in (({"type": "faq", "question": "能开发票吗？"}, "能开发票吗？"),
+                           ({"type": "chitchat"}, "今天天气真好")):
+        turn = state_node(understanding(command), start["sys_context_str"], TRAVEL, query=query)
+        assert turn["next_action"] == command["type"] and turn["question"], command
+        assert turn["follow_up"] == "\n\n" + turn["question"], command
+        recorded = history_node("", "", query, "模型的回答", turn["decision"], follow_up=turn["follow_up"])
+        assert recorded["history"].endswith("assistant: 模型的回答\n\n" + turn["question"])
+    assert pending and start["follow_up"] == ""  # the reply is the question itself
+    alone = state_node(understanding({"type": "chitchat"}), "", TRAVEL, query="你好")  # no task waits
+    assert alone["next_action"] == "chitchat" and alone["follow_up"] == ""
+    assert history_node("", "", "你好", "你好！", follow_up="")["history"].endswith("assistant: 你好！")
+
+
+@pytest.mark.parametrize("action, notices, question, follow", [
+    ("faq", "", "请问目的地？", "\n\n请问目的地？"), ("chitchat", "", "请问目的地？", "\n\n请问目的地？"),
+    ("faq", "", "", ""), ("chitchat", "已取消。", "请问目的地？", ""), ("ask_slot", "", "请问目的地？", ""),
+    ("confirm", "", "确认吗？", ""), ("execute", "", "", ""), ("handoff", "", "转人工", "")])
+def test_follow_up_only_after_a_models_answer(action, notices, question, follow):
+    assert follow_up({"next_action": action, "notices": notices, "question": question}) == follow
 
 
 @pytest.mark.parametrize("action, notices, itself", [

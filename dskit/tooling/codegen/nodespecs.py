@@ -245,6 +245,9 @@ STATE = NodeSpec(
         _s("summary_system", "when memory_ready: system prompt for the summary LLM", "memory_ready 时：摘要 LLM 的系统提示词"),
         _s("summary_prompt", "when memory_ready: user prompt for the summary LLM", "memory_ready 时：摘要 LLM 的用户提示词"),
         *_NEXT_PROMPT_OUTPUTS,
+        _s("follow_up", "on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending "
+           "question, to show after the answer and give the history node ('' otherwise)",
+           "由模型回答的 FAQ 或闲聊轮次：空一行再接未完成任务的问题，显示在回答之后，并交给历史节点（其他轮次为空）"),
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
     notes_en=("The outputs are the plugin's `update_dialogue_state` / `track_state` outputs with the same names "
@@ -418,6 +421,9 @@ HISTORY = NodeSpec(
         NodeInput("decision", Bind("node", "state node", "decision", "状态机节点"),
                   "the state node's decision: turns that set or confirmed something are kept longest",
                   "状态机节点的 decision：设置或确认了信息的轮次保留最久", optional=True),
+        NodeInput("follow_up", Bind("node", "state node", "follow_up", "状态机节点"),
+                  "what the reply showed after a model's answer (the state node's `follow_up`): recorded with it",
+                  "回复在模型回答之后显示的内容（状态机节点的 `follow_up`）：一并记入历史", optional=True),
         *_NEXT_PROMPT_INPUTS,
     ),
     settings=(

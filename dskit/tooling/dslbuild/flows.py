@@ -38,8 +38,8 @@ Both share everything after the state node:
     state -> route(next_action) -+- ask/confirm, handoff, fallback -----------------+
                                  +- execute -> has_api -> call_api -> result -+     |
                                  |                    \\------------------------ execute_reply
-                                 +- faq -> faq_search -> faq_knowledge -> faq_answer -> faq_reply
-                                 +- chitchat -> chat_answer -> chat_reply           |
+                                 +- faq -> faq_search -> faq_knowledge -> faq_answer -+
+                                 +- chitchat -> chat_answer ------------------------+
                                                                                     v
       reply -> save_state -> answer -> has_memory -(built)---------> memory -> need_summary -(due)-> summarize
                                                    \\-(else)-> history -/               \\              |
@@ -304,12 +304,8 @@ def _faq_branch(flow: Flow, options: FlowOptions) -> None:
     prompt = prompts.faq_prompt(lang, n.ref(["state", "faq_question"]), n.ref(["faq_knowledge", "output"]))
     flow.add("faq_answer", n.llm(_model(options, 0.3, "faq_answer"), prompt["system"], prompt["user"], title="FAQ 回答",
                                  desc="根据检索到的知识简短回答。Answers briefly from the retrieved passages."))
-    flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
-        ("answer", ["faq_answer", "text"]), ("question", ["state", "question"])],
-        title="回答后回到任务", desc="FAQ 回答后接上挂起任务的问题。Appends the suspended task's pending "
-                                 "question to the answer."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer")
 
 
 def knowledge_node(flow: Flow, search_id: str, lang: str) -> None:
@@ -326,17 +322,17 @@ def _chitchat_branch(flow: Flow, options: FlowOptions) -> None:
     prompt = prompts.chitchat_prompt(options.lang, n.ref(["state", "current_task_label"]))
     flow.add("chat_answer", n.llm(_model(options, 0.7, "chat_answer"), prompt["system"], prompt["user"], title="闲聊回复",
                                   desc="一句话回应闲聊。A one-sentence reply to small talk."))
-    flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
-        ("answer", ["chat_answer", "text"]), ("question", ["state", "question"])],
-        title="闲聊后回到任务", desc="接上未完成任务的问题。Steers back to the open task's question."))
     flow.edge("route", "chat_answer", "chitchat")
-    flow.edge("chat_answer", "chat_reply")
 
 
 def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
-    """Join the branches, answer, update the memory, build the next prompt and save."""
+    """Join the branches, answer, update the memory, build the next prompt and save.
+
+    A FAQ or small-talk answer goes back to the open task: the answer node shows the model's text and
+    then the state node's ``follow_up`` (a blank line and the task's question), and the history node
+    records the two together — no template node, which would be one more sandbox run."""
     groups = {
-        "reply": [["execute_reply", "reply"], ["faq_reply", "output"], ["chat_reply", "output"],
+        "reply": [["execute_reply", "reply"], ["faq_answer", "text"], ["chat_answer", "text"],
                   ["state", "question"]],
         "sys_context_str": [["execute_reply", "sys_context_str"], ["state", "sys_context_str"]],
     }
@@ -344,7 +340,7 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
                                    "the branches: the reply and the final state.", groups=groups))
     for handle in ("ask", "handoff", "false"):
         flow.edge("route", "reply", handle)
-    for source in ("execute_reply", "faq_reply", "chat_reply"):
+    for source in ("execute_reply", "faq_answer", "chat_answer"):
         flow.edge(source, "reply")
     state_items = [("sys_context_str", ["reply", "sys_context_str", "output"])]
     flow.add("save_state", n.assigner(state_items, title="保存对话状态", clears=("prompt_head",),
@@ -352,12 +348,14 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
                                       "由本轮末尾重新生成。Saves the state before the reply, so that nothing failing "
                                       "after it can lose the turn, and clears the prompt made for the old state "
                                       "(the end of the turn writes the new one)."))
-    flow.add("answer", n.answer(n.ref(["reply", "reply", "output"]), title="回复用户",
-                                desc="本轮唯一的回复。The one reply of this turn."))
+    shown = n.ref(["reply", "reply", "output"]) + n.ref(["state", "follow_up"])
+    flow.add("answer", n.answer(shown, title="回复用户",
+                                desc="本轮唯一的回复；FAQ 和闲聊回答之后接上未完成任务的问题。The one reply of this "
+                                     "turn; after a FAQ or small-talk answer, the open task's question."))
     final_state = ["reply", "sys_context_str", "output"]
     _code_node(flow, "history", "history", {
         "old_history": ["conversation", "history"], "summary": ["conversation", "summary"],
-        "user_query": ["sys", "query"], "answer": ["reply", "reply", "output"],
+        "user_query": ["sys", "query"], "answer": ["reply", "reply", "output"], "follow_up": ["state", "follow_up"],
         "decision": ["state", "decision"], "llm_summary": ["env", "LLM_SUMMARY"],
         "sys_context_str": final_state, "task_catalog": ["env", "TASK_CATALOG"],
     }, "更新对话历史", "追加本轮，保留最近几轮；移出的轮次并入摘要而不是丢弃；并用最终状态、新历史和摘要生成下一轮的理解提示词。"
