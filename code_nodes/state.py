@@ -52,6 +52,7 @@
 #        stack_depth         number   open tasks on the stack
 #        decision            string   the whole decision as JSON (for logs and advanced templates)
 #        error               string   '' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)
+#        follow_up           string   on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending question, to show after the answer and give the history node ('' otherwise)
 #        memory_ready        boolean  this node kept the memory of the turn (`summary` bound and the reply is `question`): the outputs below are the history node's, and that node need not run
 #        history             string   when memory_ready: the new history (the history node's `history`)
 #        summary             string   when memory_ready: the new summary
@@ -62,7 +63,6 @@
 #        prompt_system       string   the next turn's understanding system prompt ('' when not built): write it back
 #        prompt_head         string   the next turn's understanding user prompt up to the message, ending in "> ": the LLM reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)
 #        prompt_state        string   the model's view of the state after this turn (for the classic layout's classifier and extractor); '' when not built
-#        follow_up           string   on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending question, to show after the answer and give the history node ('' otherwise)
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG, STATE_SECRET (secret/密钥)
@@ -4625,6 +4625,7 @@ WORKFLOW_OUTPUTS: dict[str, str] = {
     "stack_depth": "number",
     "decision": "object",  # the whole decision (docs/engine-api.md)
     "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
+    "follow_up": "string",  # after a FAQ or small-talk answer: "\n\n" + the open task's question, else ""
 }
 
 _WORDS = {
@@ -4783,7 +4784,38 @@ def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None
         "stack_depth": len(state["task_stack"]),
         "decision": dict(decision),
         "error": error or decision.get("error") or "",
+        "follow_up": follow_up(decision),
     }
+
+
+# The actions whose reply is not the engine's question: the task API's outcome and a FAQ answer.
+_REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
+# Answered by a model, then back to the open task: a FAQ answer, small talk without engine notices.
+_MODEL_ANSWERED = frozenset({"faq", "chitchat"})
+
+
+def replies_itself(outputs: Mapping[str, Any]) -> bool:
+    """Whether this turn's reply is the engine's ``question`` as it stands: the rule of the Chatflows'
+    ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but execute, FAQ and
+    small talk without engine notices straight to the reply (with notices, the engine's text is the
+    whole reply). ``outputs``: a turn's outputs or its decision (``notices`` text or list). The
+    scenario suites check the two agree on every turn (dskit/tooling/dslrun/scenarios.py)."""
+    action = outputs.get("next_action")
+    if action in _REPLIED_ELSEWHERE:
+        return False
+    return not (action == "chitchat" and not outputs.get("notices"))
+
+
+def follow_up(outputs: Mapping[str, Any]) -> str:
+    """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
+    open task's pending question ("" when no task waits, and on every other turn). The Chatflows'
+    answer node shows the answer followed by it and the memory step records the two together — the
+    text a template node (``{{ answer }}{% if question %}\n\n{{ question }}{% endif %}``) used to
+    make, in a sandbox run of its own."""
+    question = outputs.get("question") or ""
+    if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
+        return ""
+    return "\n\n" + question
 
 
 failed_outputs = _Deferred('failed_outputs', r'''
@@ -8402,9 +8434,7 @@ def turn_inputs(query: Any, history: Any = "", reference_date: Any = "", *, toda
 # history node's outputs a Chatflow reads after the turn, and whether they were built.
 MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
     "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
-# What the reply of a FAQ or small-talk turn adds after the model's answer (:func:`follow_up`).
-REPLY_OUTPUTS = {"follow_up": "string"}
-STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -8480,7 +8510,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
     With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
-    reply is this node's own ``question`` (:func:`replies_itself`) also does the history node's work
+    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history node's work
     here — the same :func:`history_node` call, with that reply and ``max_turns`` ... ``history_lang``
     as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
     confirm turn the history node, a second sandbox run compiling much of this code again, is then
@@ -8513,7 +8543,6 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                           STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
-    outputs["follow_up"] = follow_up(outputs)
     if summary is not None and replies_itself(outputs):
         memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
                               decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
@@ -8521,37 +8550,6 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                               sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
         outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
     return outputs
-
-
-# Answered by a model, then back to the open task: a FAQ answer, small talk without engine notices.
-_MODEL_ANSWERED = frozenset({"faq", "chitchat"})
-
-
-def follow_up(outputs: dict) -> str:
-    """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
-    open task's pending question ("" when no task waits, and on every other turn). The Chatflows' answer
-    node shows the answer followed by it and the history node records the two together — the text a
-    template node (``{{ answer }}{% if question %}\n\n{{ question }}{% endif %}``) used to make, in a
-    sandbox run of its own."""
-    question = outputs.get("question") or ""
-    if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
-        return ""
-    return "\n\n" + question
-
-
-# The actions whose reply is not the state node's question: the task API's outcome and a FAQ answer.
-_REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
-
-
-def replies_itself(outputs: dict) -> bool:
-    """Whether this turn's reply is the state node's ``question`` as it stands: the rule of the
-    Chatflows' ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but
-    execute, FAQ and small talk without engine notices straight to the reply (with notices, the
-    engine's text is the whole reply). A test checks the two agree on every scenario turn."""
-    action = outputs.get("next_action")
-    if action in _REPLIED_ELSEWHERE:
-        return False
-    return not (action == "chitchat" and not outputs.get("notices"))
 
 
 # ---------------------------------------------------------------- history node
@@ -8594,7 +8592,7 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
     empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
-    state node's, :func:`follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
+    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary

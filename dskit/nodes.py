@@ -26,15 +26,14 @@ from .state import dump_state, load_state
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
-from .views import WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, state_text, workflow_outputs
+from .views import (WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, replies_itself, state_text,
+                    workflow_outputs)
 
 # What the state node adds when it also keeps the memory (:func:`state_node`'s ``summary`` bound): the
 # history node's outputs a Chatflow reads after the turn, and whether they were built.
 MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
     "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
-# What the reply of a FAQ or small-talk turn adds after the model's answer (:func:`follow_up`).
-REPLY_OUTPUTS = {"follow_up": "string"}
-STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -102,7 +101,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
     With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
-    reply is this node's own ``question`` (:func:`replies_itself`) also does the history node's work
+    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history node's work
     here — the same :func:`history_node` call, with that reply and ``max_turns`` ... ``history_lang``
     as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
     confirm turn the history node, a second sandbox run compiling much of this code again, is then
@@ -135,7 +134,6 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                           STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
-    outputs["follow_up"] = follow_up(outputs)
     if summary is not None and replies_itself(outputs):
         memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
                               decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
@@ -143,37 +141,6 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                               sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
         outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
     return outputs
-
-
-# Answered by a model, then back to the open task: a FAQ answer, small talk without engine notices.
-_MODEL_ANSWERED = frozenset({"faq", "chitchat"})
-
-
-def follow_up(outputs: dict) -> str:
-    """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
-    open task's pending question ("" when no task waits, and on every other turn). The Chatflows' answer
-    node shows the answer followed by it and the history node records the two together — the text a
-    template node (``{{ answer }}{% if question %}\n\n{{ question }}{% endif %}``) used to make, in a
-    sandbox run of its own."""
-    question = outputs.get("question") or ""
-    if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
-        return ""
-    return "\n\n" + question
-
-
-# The actions whose reply is not the state node's question: the task API's outcome and a FAQ answer.
-_REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
-
-
-def replies_itself(outputs: dict) -> bool:
-    """Whether this turn's reply is the state node's ``question`` as it stands: the rule of the
-    Chatflows' ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but
-    execute, FAQ and small talk without engine notices straight to the reply (with notices, the
-    engine's text is the whole reply). A test checks the two agree on every scenario turn."""
-    action = outputs.get("next_action")
-    if action in _REPLIED_ELSEWHERE:
-        return False
-    return not (action == "chitchat" and not outputs.get("notices"))
 
 
 # ---------------------------------------------------------------- result node
@@ -303,7 +270,7 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
     empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
-    state node's, :func:`follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
+    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .catalog import Catalog, TaskSpec, load_catalog
@@ -48,6 +49,7 @@ WORKFLOW_OUTPUTS: dict[str, str] = {
     "stack_depth": "number",
     "decision": "object",  # the whole decision (docs/engine-api.md)
     "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
+    "follow_up": "string",  # after a FAQ or small-talk answer: "\n\n" + the open task's question, else ""
 }
 
 _WORDS = {
@@ -194,7 +196,38 @@ def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None
         "stack_depth": len(state["task_stack"]),
         "decision": dict(decision),
         "error": error or decision.get("error") or "",
+        "follow_up": follow_up(decision),
     }
+
+
+# The actions whose reply is not the engine's question: the task API's outcome and a FAQ answer.
+_REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
+# Answered by a model, then back to the open task: a FAQ answer, small talk without engine notices.
+_MODEL_ANSWERED = frozenset({"faq", "chitchat"})
+
+
+def replies_itself(outputs: Mapping[str, Any]) -> bool:
+    """Whether this turn's reply is the engine's ``question`` as it stands: the rule of the Chatflows'
+    ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but execute, FAQ and
+    small talk without engine notices straight to the reply (with notices, the engine's text is the
+    whole reply). ``outputs``: a turn's outputs or its decision (``notices`` text or list). The
+    scenario suites check the two agree on every turn (dskit/tooling/dslrun/scenarios.py)."""
+    action = outputs.get("next_action")
+    if action in _REPLIED_ELSEWHERE:
+        return False
+    return not (action == "chitchat" and not outputs.get("notices"))
+
+
+def follow_up(outputs: Mapping[str, Any]) -> str:
+    """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
+    open task's pending question ("" when no task waits, and on every other turn). The Chatflows'
+    answer node shows the answer followed by it and the memory step records the two together — the
+    text a template node (``{{ answer }}{% if question %}\n\n{{ question }}{% endif %}``) used to
+    make, in a sandbox run of its own."""
+    question = outputs.get("question") or ""
+    if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
+        return ""
+    return "\n\n" + question
 
 
 def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:

@@ -17,7 +17,6 @@ from dskit.nodes import (
     STATE_NODE_OUTPUTS,
     SUMMARY_NODE_OUTPUTS,
     classic_adapter_node,
-    follow_up,
     history_node,
     replies_itself,
     result_node,
@@ -28,6 +27,7 @@ from dskit.node_io import conform, text_in, text_out
 from dskit.records import NEXT_ACTIONS
 from dskit.state import load_state
 from dskit.understanding import parse_understanding
+from dskit.views import follow_up
 from dskit.catalog import load_catalog
 from test_nodes_kit import (
     FOREIGN_STATE,
@@ -300,6 +300,18 @@ def test_a_model_answered_turn_follows_up_with_the_open_tasks_question():
     alone = state_node(understanding({"type": "chitchat"}), "", TRAVEL, query="你好")  # no task waits
     assert alone["next_action"] == "chitchat" and alone["follow_up"] == ""
     assert history_node("", "", "你好", "你好！", follow_up="")["history"].endswith("assistant: 你好！")
+
+
+# The template node the follow-up replaced (the Chatflows' faq_reply and chat_reply before issue 22).
+OLD_REPLY_TEMPLATE = "{{ answer }}{% if question %}\n\n{{ question }}{% endif %}"
+
+
+@pytest.mark.parametrize("question", ["请问您想订哪家餐厅？", "", "Which day?\n(two lines)"])
+def test_the_answer_and_its_follow_up_read_as_the_old_template_did(question):
+    jinja2 = pytest.importorskip("jinja2")  # what Dify's template-transform node runs
+    answer = "包间最低消费800元。"
+    old = jinja2.Template(OLD_REPLY_TEMPLATE, keep_trailing_newline=True).render(answer=answer, question=question)
+    assert answer + follow_up({"next_action": "faq", "notices": "", "question": question}) == old
 
 
 @pytest.mark.parametrize("action, notices, question, follow", [

@@ -54,6 +54,17 @@ def test_provider_and_tools_load_through_sdk_models() -> None:
             assert config.output_schema and config.output_schema["type"] == "object"
 
 
+def test_the_state_tools_declare_every_output_the_engine_gives() -> None:
+    """A Chatflow can only reference a tool output the schema declares (the node panel lists them):
+    every name of dskit.views.WORKFLOW_OUTPUTS is in both state tools' output_schema."""
+    from dskit.views import WORKFLOW_OUTPUTS
+
+    with plugin_cwd():
+        for name in ("update_dialogue_state", "track_state"):
+            config = ToolConfiguration(**load(f"tools/{name}.yaml"))
+            assert set(WORKFLOW_OUTPUTS) <= set(config.output_schema["properties"]), name
+
+
 def test_registration_loads_every_class() -> None:
     reg = registration()
     provider_config, provider_cls, tools = reg.tools_mapping["dialogue_state_kit"]

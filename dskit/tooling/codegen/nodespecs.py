@@ -233,6 +233,9 @@ STATE = NodeSpec(
            "完整决策 JSON（用于日志和高级模板）"),
         _s("error", "'' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)",
            "正常为空；否则为兜底原因（如任务目录有误：状态保持不变）"),
+        _s("follow_up", "on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending "
+           "question, to show after the answer and give the history node ('' otherwise)",
+           "由模型回答的 FAQ 或闲聊轮次：空一行再接未完成任务的问题，显示在回答之后，并交给历史节点（其他轮次为空）"),
         NodeOutput("memory_ready", "boolean", "this node kept the memory of the turn (`summary` bound and the reply "
                    "is `question`): the outputs below are the history node's, and that node need not run",
                    "本节点已更新本轮记忆（绑定了 `summary` 且回复就是 `question`）：以下输出即历史节点的输出，无需再运行历史节点"),
@@ -245,9 +248,6 @@ STATE = NodeSpec(
         _s("summary_system", "when memory_ready: system prompt for the summary LLM", "memory_ready 时：摘要 LLM 的系统提示词"),
         _s("summary_prompt", "when memory_ready: user prompt for the summary LLM", "memory_ready 时：摘要 LLM 的用户提示词"),
         *_NEXT_PROMPT_OUTPUTS,
-        _s("follow_up", "on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending "
-           "question, to show after the answer and give the history node ('' otherwise)",
-           "由模型回答的 FAQ 或闲聊轮次：空一行再接未完成任务的问题，显示在回答之后，并交给历史节点（其他轮次为空）"),
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
     notes_en=("The outputs are the plugin's `update_dialogue_state` / `track_state` outputs with the same names "

@@ -2,8 +2,8 @@
 
     start -> recall -> track_state -> route(next_action) -+- ask/confirm, handoff, fallback ------+
                                                           +- execute -> exec_reply ---------------+
-                                                          +- faq -> faq_search -> faq_answer -> faq_reply
-                                                          +- chitchat -> chat_answer -> chat_reply
+                                                          +- faq -> faq_search -> faq_knowledge -> faq_answer
+                                                          +- chitchat -> chat_answer
                                                                                                   v
                        reply -> save_state -> answer -> compress -> save (history and summary)
 
@@ -162,40 +162,37 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
                                                        {"max_tokens": prompts.MAX_TOKENS["faq_answer"]}), faq["system"],
                                  faq["user"] + "\n\n" + n.ref(["recall", "memories"]), title="FAQ 回答",
                                  desc="根据检索到的知识简短回答。Answers from the retrieved passages."))
-    flow.add("faq_reply", n.template(prompts.REPLY_TEMPLATE, [
-        ("answer", ["faq_answer", "text"]), ("question", ["track_state", "question"])],
-        title="回答后回到任务", desc="接上挂起任务的问题。Appends the pending question."))
     flow.edge("route", "faq_search", "faq")
-    flow.chain("faq_search", "faq_knowledge", "faq_answer", "faq_reply")
+    flow.chain("faq_search", "faq_knowledge", "faq_answer")
 
     chat = prompts.chitchat_prompt(lang, n.ref(["track_state", "current_task_label"]))  # as the fast Chatflow
     flow.add("chat_answer", n.llm(n.model_config(options.provider, options.model, 0.7,
                                                         {"max_tokens": prompts.MAX_TOKENS["chat_answer"]}), chat["system"],
                                   chat["user"] + "\n\n" + n.ref(["recall", "memories"]), title="闲聊回复",
                                   desc="一句话回应闲聊。A one-sentence reply to small talk."))
-    flow.add("chat_reply", n.template(prompts.REPLY_TEMPLATE, [
-        ("answer", ["chat_answer", "text"]), ("question", ["track_state", "question"])],
-        title="闲聊后回到任务", desc="接上未完成任务的问题。Steers back to the open task."))
     flow.edge("route", "chat_answer", "chitchat")
-    flow.edge("chat_answer", "chat_reply")
 
+    # a FAQ or small-talk answer goes back to the open task: the answer node shows the model's text, then
+    # track_state's follow_up (a blank line and the task's question), and compress records the two —
+    # no template node, which would be one more sandbox run
     flow.add("reply", n.aggregator(
-        [["exec_reply", "output"], ["faq_reply", "output"], ["chat_reply", "output"], ["track_state", "question"]],
+        [["exec_reply", "output"], ["faq_answer", "text"], ["chat_answer", "text"], ["track_state", "question"]],
         title="本轮回复", desc="汇合各分支的回复。Joins the branches' replies."))
     for handle in ("ask", "handoff", "false"):
         flow.edge("route", "reply", handle)
-    for source in ("exec_reply", "faq_reply", "chat_reply"):
+    for source in ("exec_reply", "faq_answer", "chat_answer"):
         flow.edge(source, "reply")
+    shown = n.ref(["reply", "output"]) + n.ref(["track_state", "follow_up"])
     flow.add("save_state", n.assigner([("sys_context_str", ["track_state", "sys_context_str"])],
                                       title="保存对话状态", desc="回复之前先保存状态：之后的节点失败也不会丢失。Saves "
                                       "the state before the reply, so that nothing failing after it can lose "
                                       "the turn."))
-    flow.add("answer", n.answer(n.ref(["reply", "output"]), title="回复用户", desc="本轮唯一的回复。"
-                                "The one reply of this turn."))
+    flow.add("answer", n.answer(shown, title="回复用户", desc="本轮唯一的回复；FAQ 和闲聊回答之后接上未完成任务的问题。"
+                                "The one reply of this turn; after a FAQ or small-talk answer, the open task's question."))
     flow.add("compress", n.fail_branch(n.with_retry(tool("compress_history", {
         "history": variable(["conversation", "history"]),
         "user_query": mixed(n.ref(["sys", "query"])),
-        "answer": mixed(n.ref(["reply", "output"])),
+        "answer": mixed(shown),
         "summary": variable(["conversation", "summary"]),
     }, {"max_turns": constant(10), "max_bytes": constant(150000), "summary_max_tokens": constant(400),
         "summarizer": constant("auto"), "model": model_selector(options, prompts.MAX_TOKENS["summarize"]),

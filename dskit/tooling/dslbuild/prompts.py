@@ -114,5 +114,3 @@ def summary_prompt(lang: str, overflow_ref: str) -> dict[str, str]:
         "user": overflow_ref,
     }
 
-
-REPLY_TEMPLATE = "{{ answer }}{% if question %}\n\n{{ question }}{% endif %}"

@@ -362,8 +362,11 @@ def _memory_failures(result: TurnResult) -> list[str]:
     (:func:`dskit.nodes.replies_itself` against the Chatflow's ``route``): then the history node does
     not run; on every other turn it does. Either way the history records the reply the user saw (a FAQ
     or small-talk answer with the open task's question after it)."""
-    if "has_memory" not in result.path:
-        return []  # a layout without the branch (the plugin's)
+    if "has_memory" not in result.path:  # a layout without the branch (the plugin's): compress keeps it
+        recorded = str(result.output("compress", "history") or "")
+        if "compress" in result.path and result.answer and f"assistant: {result.answer}" not in recorded:
+            return ["the compress node did not record the reply the user saw"]
+        return []
     ready = bool(result.output(STATE_NODE, "memory_ready"))
     failures = []
     if ready and result.answer != result.output(STATE_NODE, "question"):
