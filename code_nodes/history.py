@@ -5785,7 +5785,8 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
     empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
-    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
+    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``:
+    recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary

@@ -8510,9 +8510,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
     With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
-    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history node's work
-    here — the same :func:`history_node` call, with that reply and ``max_turns`` ... ``history_lang``
-    as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
+    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history
+    node's work here — the same :func:`history_node` call, with that reply and ``max_turns`` ...
+    ``history_lang`` as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
     confirm turn the history node, a second sandbox run compiling much of this code again, is then
     not needed: the Chatflows' ``has_memory`` branch reads the flag. Every other turn leaves
     ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
@@ -8592,7 +8592,8 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
     empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
-    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``: recorded with it.
+    state node's, :func:`dskit.views.follow_up`) is what the reply showed after a model's ``answer``:
+    recorded with it.
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary
