@@ -40,6 +40,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 from enum import Enum
@@ -100,6 +102,41 @@ class _Deferred:
 
     def __get__(self, instance, owner=None):
         return self._load().__get__(instance, owner)
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
 
 
 # ---- dskit/jsonish.py ----
@@ -742,6 +779,8 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
+    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
         """The task called ``name`` (or whose label is ``name``), else None."""
@@ -754,32 +793,33 @@ class Catalog:
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('version', 'tasks', 'policy', 'language')
+    __match_args__ = ('version', 'tasks', 'policy', 'language', 'mark')
 
-    def __init__(self, version, tasks, policy, language=language):
+    def __init__(self, version, tasks, policy, language=language, mark=mark):
         object.__setattr__(self, 'version', version)
         object.__setattr__(self, 'tasks', tasks)
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
+        object.__setattr__(self, 'mark', mark)
 
     __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
-            f", policy={self.policy!r}" f", language={self.language!r}" ")"
+            f", policy={self.policy!r}" f", language={self.language!r}" f", mark={self.mark!r}" ")"
         )
     ''')
 
     __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
+            return (self.version, self.tasks, self.policy, self.language, self.mark) == (other.version, other.tasks, other.policy, other.language, other.mark)
         return NotImplemented
     ''')
 
     __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
-        return hash((self.version, self.tasks, self.policy, self.language))
+        return hash((self.version, self.tasks, self.policy, self.language, self.mark))
     ''')
 
     __setattr__ = _Deferred('__setattr__', r'''
@@ -1144,19 +1184,49 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-def load_catalog(source: Any) -> Catalog:
-    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
+# The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
+# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
+# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
+CATALOG_RULES = 1
+
+
+def catalog_mark(text: str) -> str:
+    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
+    by the very same rules."""
+    return digest(["dskit.catalog", CATALOG_RULES, text])
+
+
+def load_catalog(source: Any, checked: str = "") -> Catalog:
+    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
+
+    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
+    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
+    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
+    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
+    text that has not changed. A build that fails anyway is checked in full like any other.
+    """
     if isinstance(source, Catalog):
         return source
+    mark = catalog_mark(source) if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
+    if mark and checked == mark:
+        try:
+            return _build(source, mark)
+        except Exception:  # noqa: BLE001 - cannot happen to a text that passed; check it in full
+            pass
     try:
         problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
         raise CatalogError(problems)
+    return _build(source, mark)
+
+
+def _build(source: dict, mark: str) -> Catalog:
+    """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
@@ -1164,27 +1234,8 @@ def load_catalog(source: Any) -> Catalog:
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
         policy=Policy(**policy),
         language=source.get("language", "zh"),
+        mark=mark,
     )
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
 
 
 # ---- dskit/limits.py ----
@@ -1218,7 +1269,8 @@ _SHORT_TEXT = 200
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
+             "catalog_checked")
 _state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
               "approved")
 _DONE_STATUS = ("pending", "success", "failed")
@@ -1337,6 +1389,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    checked = state.get("catalog_checked")
+    if checked is not None and not (isinstance(checked, str) and len(checked) <= 64):
+        del state["catalog_checked"]
+        notes.append("catalog_checked was malformed; dropped")
     offers = state.get("offers")
     if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
                                    and isinstance(offers.get("items"), list)):
@@ -1694,9 +1750,11 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
+def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
+    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
+    source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
+    return load_catalog(source, checked)
 
 
 # ---------------------------------------------------------------- classic adapter node

@@ -104,6 +104,139 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+task_record = _Deferred('task_record', r'''
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+''')
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
+# the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
+CHECKED_KEY = "catalog_checked"
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+shown_digest = _Deferred('shown_digest', r'''
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+''')
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    sealed = {key: state.get(key) for key in _SEALED_KEYS}
+    if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
+        sealed[CHECKED_KEY] = state[CHECKED_KEY]
+    return digest(sealed, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not _same(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def _seal_holds(state: dict, secret: str) -> bool:
+    found = state.get("seal")
+    return isinstance(found, str) and _same(found, seal_of(state, secret))
+
+
+def _same(found: str, expected: str) -> bool:
+    """A constant-time comparison that also takes a seal written with non-ASCII characters (which
+    compare_digest refuses as text, and which can only be a seal that does not hold)."""
+    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+
+
+distrust = _Deferred('distrust', r'''
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+''')
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        if state.get(CHECKED_KEY) and not _seal_holds(state, secret):  # a state with no task is not checked above
+            state.pop(CHECKED_KEY)
+        return ""
+    state.pop(CHECKED_KEY, None)
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -166,119 +299,6 @@ def jsonish_scrub(value: object) -> object:
 def is_int(value: object) -> bool:
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-task_record = _Deferred('task_record', r'''
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
-    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
-            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
-''')
-
-
-# ---- dskit/integrity.py ----
-# What the engine may trust in a state: a yes executes exactly what was shown.
-
-DIGEST_CHARS = 24
-# The parts of a state that decide what the engine does next (the timeline and errors only explain).
-_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
-_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
-
-
-def digest(value: Any, secret: str = "") -> str:
-    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    raw = data.encode("utf-8", "surrogatepass")
-    if secret:
-        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
-
-
-shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
-    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
-    it and the values held for a check."""
-    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
-                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
-                   "held": held or {}})
-''')
-
-
-def seal_of(state: dict, secret: str = "") -> str:
-    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
-
-
-def seal(state: dict, secret: str = "") -> None:
-    """Write the state's seal (the engine calls it on every state it writes)."""
-    state["seal"] = seal_of(state, secret)
-
-
-def seal_problem(state: dict, secret: str = "") -> str:
-    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
-    if not state["task_stack"] and not state["done"]:
-        return ""
-    found = state.get("seal")
-    if not isinstance(found, str) or not found:
-        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
-    if not hmac.compare_digest(found, seal_of(state, secret)):
-        return "the state was changed outside the engine (its seal does not match)"
-    return ""
-
-
-distrust = _Deferred('distrust', r'''
-def distrust(state: dict) -> list[str]:
-    """Take back every permission to act that a state written elsewhere claims: pending confirmations
-    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
-    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
-    notes = []
-    if state.pop("offers", None):
-        notes.append("offers dropped")
-    for task in state["task_stack"]:
-        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
-            notes.append(f"{task['id']}: {task['stage']} withdrawn")
-            task["stage"] = Stage.COLLECTING.value
-        for key in _TRUST_FIELDS:
-            task.pop(key, None)
-        if task.get("history"):
-            task["history"] = {}
-            notes.append(f"{task['id']}: old values dropped")
-    return notes
-''')
-
-
-def trust_state(state: dict, secret: str = "") -> str:
-    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
-    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
-    problem = seal_problem(state, secret)
-    if not problem:
-        return ""
-    if secret:
-        state["task_stack"], state["done"], state["handoff"] = [], [], None
-        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
-        return f"{problem}; a secret is set, so it started clean"
-    notes = distrust(state)
-    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
 # ---- dskit/limits.py ----
@@ -564,7 +584,8 @@ _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
+             "catalog_checked")
 _state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
               "approved")
 _DONE_STATUS = ("pending", "success", "failed")
@@ -683,6 +704,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    checked = state.get("catalog_checked")
+    if checked is not None and not (isinstance(checked, str) and len(checked) <= 64):
+        del state["catalog_checked"]
+        notes.append("catalog_checked was malformed; dropped")
     offers = state.get("offers")
     if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
                                    and isinstance(offers.get("items"), list)):

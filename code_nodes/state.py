@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 322 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 347 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 322 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 347 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -146,6 +146,210 @@ class _Deferred:
 
     def __get__(self, instance, owner=None):
         return self._load().__get__(instance, owner)
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+class Decision(dict):
+    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
+
+    next_action: str
+    task: TaskRef | None
+    slot: str | None
+    question: str
+    execute: ExecutePayload | None
+    faq: dict[str, str] | None
+    handoff: dict[str, str] | None
+    resumed: dict[str, str] | None
+    notices: list[str]
+    missing_slots: list[str]
+    rewritten_query: str
+    applied: list[str]
+    changes: list[SlotChange]
+    dropped: list[dict[str, Any]]
+    ended: list[dict[str, str]]
+    progress: bool
+    lang: str
+    turn: int
+
+    # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
+    # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
+    __annotations__ = {
+        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
+        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
+        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
+        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
+        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
+        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
+    }
+    __total__ = True
+    __required_keys__ = frozenset({
+        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
+        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
+        'rewritten_query', 'slot', 'task', 'turn',
+    })
+    __optional_keys__ = frozenset({'error'})
+
+    def __new__(cls, *args, **kwargs):
+        return dict(*args, **kwargs)
+
+
+task_record = _Deferred('task_record', r'''
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+''')
+
+
+def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
+    if task is None:
+        return None
+    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
+            "stage": task["stage"]}
+
+
+def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+    """A decision with every key present: the defaults below, then ``fields``.
+
+    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
+    or denied something, or reset): the history keeps such a turn longest.
+    """
+    decision: Decision = {
+        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
+        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
+        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
+        "lang": lang, "turn": turn,
+    }
+    unknown = set(fields) - set(Decision.__annotations__)
+    if unknown:
+        raise KeyError(f"not decision keys: {sorted(unknown)}")
+    decision.update(fields)  # type: ignore[typeddict-item]
+    return decision
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
+# the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
+CHECKED_KEY = "catalog_checked"
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+shown_digest = _Deferred('shown_digest', r'''
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+''')
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    sealed = {key: state.get(key) for key in _SEALED_KEYS}
+    if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
+        sealed[CHECKED_KEY] = state[CHECKED_KEY]
+    return digest(sealed, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not _same(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def _seal_holds(state: dict, secret: str) -> bool:
+    found = state.get("seal")
+    return isinstance(found, str) and _same(found, seal_of(state, secret))
+
+
+def _same(found: str, expected: str) -> bool:
+    """A constant-time comparison that also takes a seal written with non-ASCII characters (which
+    compare_digest refuses as text, and which can only be a seal that does not hold)."""
+    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+
+
+distrust = _Deferred('distrust', r'''
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+''')
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        if state.get(CHECKED_KEY) and not _seal_holds(state, secret):  # a state with no task is not checked above
+            state.pop(CHECKED_KEY)
+        return ""
+    state.pop(CHECKED_KEY, None)
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
 # ---- dskit/jsonish.py ----
@@ -661,12 +865,14 @@ _REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017
 _RANGE_POINTS = 16
 
 
+_parse = _Deferred('_parse', r'''
 def _parse(pattern: str) -> Any:
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
         import sre_parse as parser
     return parser.parse(pattern)
+''')
 
 
 class _RedosInfo:
@@ -680,23 +886,28 @@ class _RedosInfo:
 
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
+    __init__ = _Deferred('__init__', r'''
     def __init__(self, first: int = 0, last: int = 0, chars: int = 0, heads: int = 0, tails: int = 0,
                  nullable: bool = True) -> None:
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
+    ''')
 
 
 class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
+    __init__ = _Deferred('__init__', r'''
     def __init__(self, tree: Any) -> None:
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
         self.problems: list[str] = []
+    ''')
 
     # ------------------------------------------------------------ character sets
 
+    _sample = _Deferred('_sample', r'''
     def _sample(self, tree: Any) -> list[str]:
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -720,7 +931,9 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
+    ''')
 
+    _mask = _Deferred('_mask', r'''
     def _mask(self, accepts) -> int:
         mask = 0
         for index, char in enumerate(self.sample):
@@ -728,7 +941,9 @@ class _RedosChecker:
             if accepts(char) or (len(other) == 1 and other != char and accepts(other)):
                 mask |= 1 << index
         return mask
+    ''')
 
+    _class_mask = _Deferred('_class_mask', r'''
     def _class_mask(self, name: str, av: Any) -> int:
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
@@ -740,9 +955,11 @@ class _RedosChecker:
         items = av[1:] if negate else av
         mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
+    ''')
 
     # ------------------------------------------------------------ the walk
 
+    sequence = _Deferred('sequence', r'''
     def sequence(self, items: Any, iterated: bool) -> _RedosInfo:
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -761,7 +978,9 @@ class _RedosChecker:
                 info.tails |= part.tails
             open_end = open_end and part.nullable
         return info
+    ''')
 
+    _check_neighbours = _Deferred('_check_neighbours', r'''
     def _check_neighbours(self, infos: list[_RedosInfo], iterated: bool) -> None:
         chain = 1
         for index, part in enumerate(infos):
@@ -786,7 +1005,9 @@ class _RedosChecker:
                 self.problems.append(f"{chain} repeats side by side can match the same characters, "
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
+    ''')
 
+    node = _Deferred('node', r'''
     def node(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
@@ -808,7 +1029,9 @@ class _RedosChecker:
         if name in ("ASSERT", "ASSERT_NOT"):
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
+    ''')
 
+    branch = _Deferred('branch', r'''
     def branch(self, alternatives: list, iterated: bool) -> _RedosInfo:
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
@@ -833,7 +1056,9 @@ class _RedosChecker:
             merged.heads |= merged.first
             merged.tails |= merged.last
         return merged
+    ''')
 
+    repeat = _Deferred('repeat', r'''
     def repeat(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
@@ -851,8 +1076,10 @@ class _RedosChecker:
         return _RedosInfo(body.first, body.last, body.chars,
                           body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
                           low == 0 or body.nullable)
+    ''')
 
 
+_children = _Deferred('_children', r'''
 def _children(name: str, av: Any) -> list:
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
@@ -868,8 +1095,10 @@ def _children(name: str, av: Any) -> list:
     if name in ("ASSERT", "ASSERT_NOT"):
         return [av[1]]
     return []
+''')
 
 
+_item_accepts = _Deferred('_item_accepts', r'''
 def _item_accepts(op: str, av: Any, char: str) -> bool:
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -891,8 +1120,10 @@ def _item_accepts(op: str, av: Any, char: str) -> bool:
             return True
         return hit != ("NOT_" in kind)
     return True
+''')
 
 
+redos_problem = _Deferred('redos_problem', r'''
 def redos_problem(pattern: str) -> str:
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
@@ -910,6 +1141,7 @@ def redos_problem(pattern: str) -> str:
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+''')
 
 
 # ---- dskit/text.py ----
@@ -1293,6 +1525,8 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
+    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
         """The task called ``name`` (or whose label is ``name``), else None."""
@@ -1305,32 +1539,33 @@ class Catalog:
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('version', 'tasks', 'policy', 'language')
+    __match_args__ = ('version', 'tasks', 'policy', 'language', 'mark')
 
-    def __init__(self, version, tasks, policy, language=language):
+    def __init__(self, version, tasks, policy, language=language, mark=mark):
         object.__setattr__(self, 'version', version)
         object.__setattr__(self, 'tasks', tasks)
         object.__setattr__(self, 'policy', policy)
         object.__setattr__(self, 'language', language)
+        object.__setattr__(self, 'mark', mark)
 
     __repr__ = _Deferred('__repr__', r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
-            f", policy={self.policy!r}" f", language={self.language!r}" ")"
+            f", policy={self.policy!r}" f", language={self.language!r}" f", mark={self.mark!r}" ")"
         )
     ''')
 
     __eq__ = _Deferred('__eq__', r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.version, self.tasks, self.policy, self.language) == (other.version, other.tasks, other.policy, other.language)
+            return (self.version, self.tasks, self.policy, self.language, self.mark) == (other.version, other.tasks, other.policy, other.language, other.mark)
         return NotImplemented
     ''')
 
     __hash__ = _Deferred('__hash__', r'''
     def __hash__(self):
-        return hash((self.version, self.tasks, self.policy, self.language))
+        return hash((self.version, self.tasks, self.policy, self.language, self.mark))
     ''')
 
     __setattr__ = _Deferred('__setattr__', r'''
@@ -1344,8 +1579,10 @@ class Catalog:
     ''')
 
 
+_is_number = _Deferred('_is_number', r'''
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+''')
 
 
 _show = _Deferred('_show', r'''
@@ -1359,6 +1596,7 @@ def _show(value: Any, limit: int = 40) -> str:
 ''')
 
 
+slot_max_chars = _Deferred('slot_max_chars', r'''
 def slot_max_chars(slot: Any) -> int:
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -1376,8 +1614,10 @@ def slot_max_chars(slot: Any) -> int:
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+''')
 
 
+_value_fits_type = _Deferred('_value_fits_type', r'''
 def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "string":
         return isinstance(value, str)
@@ -1386,8 +1626,10 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
+''')
 
 
+_check_slot = _Deferred('_check_slot', r'''
 def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     """Every problem of one slot definition."""
     problems: list[str] = []
@@ -1457,8 +1699,10 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+''')
 
 
+_check_pattern = _Deferred('_check_pattern', r'''
 def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
@@ -1473,8 +1717,10 @@ def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     if problem:
         return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
     return []
+''')
 
 
+_check_task = _Deferred('_check_task', r'''
 def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     """Every problem of one task definition (its slots included)."""
     problems: list[str] = []
@@ -1530,8 +1776,10 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
                             f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
                             "variable); lower max_length or split the task")
     return problems
+''')
 
 
+_check_cycles = _Deferred('_check_cycles', r'''
 def _check_cycles(tasks: dict) -> list[str]:
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
@@ -1546,6 +1794,7 @@ def _check_cycles(tasks: dict) -> list[str]:
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
+''')
 
 
 def _data(data: Any) -> tuple[Any, str]:
@@ -1562,6 +1811,7 @@ def _data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
+template_syntax = _Deferred('template_syntax', r'''
 def template_syntax(text: Any) -> str:
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
@@ -1572,8 +1822,10 @@ def template_syntax(text: Any) -> str:
         return ""
     start, _delimiter = min(found)
     return text[start:start + 30]
+''')
 
 
+_texts = _Deferred('_texts', r'''
 def _texts(data: dict) -> list[tuple[str, Any]]:
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1598,8 +1850,10 @@ def _texts(data: dict) -> list[tuple[str, Any]]:
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
+''')
 
 
+_template_problems = _Deferred('_template_problems', r'''
 def _template_problems(data: dict) -> list[str]:
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
@@ -1610,8 +1864,10 @@ def _template_problems(data: dict) -> list[str]:
                             "and Dify ({{#...#}}) or Jinja2 ({{ }}, {% %}, {# #}) would render it where it "
                             "becomes a class name or part of a prompt - remove the braces")
     return problems
+''')
 
 
+_validate = _Deferred('_validate', r'''
 def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1643,6 +1899,7 @@ def _validate(data: Any) -> list[str]:
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+''')
 
 
 _check_policy_choice = _Deferred('_check_policy_choice', r'''
@@ -1695,19 +1952,49 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-def load_catalog(source: Any) -> Catalog:
-    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
+# The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
+# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
+# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
+CATALOG_RULES = 1
+
+
+def catalog_mark(text: str) -> str:
+    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
+    by the very same rules."""
+    return digest(["dskit.catalog", CATALOG_RULES, text])
+
+
+def load_catalog(source: Any, checked: str = "") -> Catalog:
+    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
+
+    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
+    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
+    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
+    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
+    text that has not changed. A build that fails anyway is checked in full like any other.
+    """
     if isinstance(source, Catalog):
         return source
+    mark = catalog_mark(source) if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
+    if mark and checked == mark:
+        try:
+            return _build(source, mark)
+        except Exception:  # noqa: BLE001 - cannot happen to a text that passed; check it in full
+            pass
     try:
         problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
         raise CatalogError(problems)
+    return _build(source, mark)
+
+
+def _build(source: dict, mark: str) -> Catalog:
+    """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
@@ -1715,6 +2002,7 @@ def load_catalog(source: Any) -> Catalog:
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
         policy=Policy(**policy),
         language=source.get("language", "zh"),
+        mark=mark,
     )
 
 
@@ -1938,190 +2226,6 @@ def catalog_compact(catalog: Catalog) -> str:
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
 ''')
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-class Decision(dict):
-    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
-
-    next_action: str
-    task: TaskRef | None
-    slot: str | None
-    question: str
-    execute: ExecutePayload | None
-    faq: dict[str, str] | None
-    handoff: dict[str, str] | None
-    resumed: dict[str, str] | None
-    notices: list[str]
-    missing_slots: list[str]
-    rewritten_query: str
-    applied: list[str]
-    changes: list[SlotChange]
-    dropped: list[dict[str, Any]]
-    ended: list[dict[str, str]]
-    progress: bool
-    lang: str
-    turn: int
-
-    # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
-    # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
-    __annotations__ = {
-        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
-        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
-        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
-        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
-        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
-        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
-    }
-    __total__ = True
-    __required_keys__ = frozenset({
-        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
-        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
-        'rewritten_query', 'slot', 'task', 'turn',
-    })
-    __optional_keys__ = frozenset({'error'})
-
-    def __new__(cls, *args, **kwargs):
-        return dict(*args, **kwargs)
-
-
-task_record = _Deferred('task_record', r'''
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
-    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
-            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
-''')
-
-
-def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
-    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
-    if task is None:
-        return None
-    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
-            "stage": task["stage"]}
-
-
-def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
-    """A decision with every key present: the defaults below, then ``fields``.
-
-    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
-    or denied something, or reset): the history keeps such a turn longest.
-    """
-    decision: Decision = {
-        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
-        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
-        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
-        "lang": lang, "turn": turn,
-    }
-    unknown = set(fields) - set(Decision.__annotations__)
-    if unknown:
-        raise KeyError(f"not decision keys: {sorted(unknown)}")
-    decision.update(fields)  # type: ignore[typeddict-item]
-    return decision
-
-
-# ---- dskit/integrity.py ----
-# What the engine may trust in a state: a yes executes exactly what was shown.
-
-DIGEST_CHARS = 24
-# The parts of a state that decide what the engine does next (the timeline and errors only explain).
-_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
-_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
-
-
-def digest(value: Any, secret: str = "") -> str:
-    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    raw = data.encode("utf-8", "surrogatepass")
-    if secret:
-        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
-
-
-shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
-    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
-    it and the values held for a check."""
-    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
-                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
-                   "held": held or {}})
-''')
-
-
-def seal_of(state: dict, secret: str = "") -> str:
-    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
-
-
-def seal(state: dict, secret: str = "") -> None:
-    """Write the state's seal (the engine calls it on every state it writes)."""
-    state["seal"] = seal_of(state, secret)
-
-
-def seal_problem(state: dict, secret: str = "") -> str:
-    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
-    if not state["task_stack"] and not state["done"]:
-        return ""
-    found = state.get("seal")
-    if not isinstance(found, str) or not found:
-        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
-    if not hmac.compare_digest(found, seal_of(state, secret)):
-        return "the state was changed outside the engine (its seal does not match)"
-    return ""
-
-
-distrust = _Deferred('distrust', r'''
-def distrust(state: dict) -> list[str]:
-    """Take back every permission to act that a state written elsewhere claims: pending confirmations
-    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
-    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
-    notes = []
-    if state.pop("offers", None):
-        notes.append("offers dropped")
-    for task in state["task_stack"]:
-        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
-            notes.append(f"{task['id']}: {task['stage']} withdrawn")
-            task["stage"] = Stage.COLLECTING.value
-        for key in _TRUST_FIELDS:
-            task.pop(key, None)
-        if task.get("history"):
-            task["history"] = {}
-            notes.append(f"{task['id']}: old values dropped")
-    return notes
-''')
-
-
-def trust_state(state: dict, secret: str = "") -> str:
-    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
-    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
-    problem = seal_problem(state, secret)
-    if not problem:
-        return ""
-    if secret:
-        state["task_stack"], state["done"], state["handoff"] = [], [], None
-        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
-        return f"{problem}; a secret is set, so it started clean"
-    notes = distrust(state)
-    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
 # ---- dskit/limits.py ----
@@ -2391,7 +2495,8 @@ _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
+             "catalog_checked")
 _state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
               "approved")
 _DONE_STATUS = ("pending", "success", "failed")
@@ -2508,6 +2613,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    checked = state.get("catalog_checked")
+    if checked is not None and not (isinstance(checked, str) and len(checked) <= 64):
+        del state["catalog_checked"]
+        notes.append("catalog_checked was malformed; dropped")
     offers = state.get("offers")
     if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
                                    and isinstance(offers.get("items"), list)):
@@ -8067,15 +8176,23 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
 
 def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
              recent: Any = (), reference_date: Any = None, offered: Any = "", parsed: dict | None = None,
-             secret: str = "") -> TurnResult:
+             secret: str = "", loaded: dict | None = None) -> TurnResult:
     """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
     understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
     (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice).
-    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest)."""
-    cat = load_catalog(catalog)
+    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest).
+    ``loaded``: ``load_trusted(state_in, secret)`` when the caller needed it first (it is changed).
+
+    The new state remembers the mark of the catalog text it was checked against (``catalog_checked``),
+    so that the next turn with the same text need not check it again (dskit.catalog.load_catalog)."""
+    state = load_trusted(state_in, secret) if loaded is None else loaded
+    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""))
     lang = norm_lang(lang or cat.language)
     try:
-        state = load_trusted(state_in, secret)
+        if cat.mark:
+            state[CHECKED_KEY] = cat.mark
+        else:
+            state.pop(CHECKED_KEY, None)
         reconcile_state(state, cat)
         state["turn"] += 1
         if parsed is None:
@@ -8458,9 +8575,11 @@ def _catalog_lang(task_catalog: str) -> str | None:
 ''')
 
 
-def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
+def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
+    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
+    source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
+    return load_catalog(source, checked)
 
 
 _summary = _Deferred('_summary', r'''
@@ -8520,8 +8639,10 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     """
     state_in = text_in(sys_context_str)
     language = _lang(lang)
+    secret = text_in(state_secret)
+    loaded = load_trusted(state_in, secret)  # first: its seal vouches for the catalog mark it keeps
     try:
-        catalog = _catalog(task_catalog)
+        catalog = _catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
@@ -8534,7 +8655,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                             limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        result = run_turn(state_in, raw, catalog, lang=language, secret=text_in(state_secret),
+        result = run_turn(state_in, raw, catalog, lang=language, secret=secret, loaded=loaded,
                           **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,

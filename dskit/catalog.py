@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .integrity import digest
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .redos import redos_problem
 from .text import is_int
@@ -139,6 +140,8 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
+    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
         """The task called ``name`` (or whose label is ``name``), else None."""
@@ -513,19 +516,49 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-def load_catalog(source: Any) -> Catalog:
-    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError."""
+# The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
+# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
+# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
+CATALOG_RULES = 1
+
+
+def catalog_mark(text: str) -> str:
+    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
+    by the very same rules."""
+    return digest(["dskit.catalog", CATALOG_RULES, text])
+
+
+def load_catalog(source: Any, checked: str = "") -> Catalog:
+    """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
+
+    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
+    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
+    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
+    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
+    text that has not changed. A build that fails anyway is checked in full like any other.
+    """
     if isinstance(source, Catalog):
         return source
+    mark = catalog_mark(source) if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
+    if mark and checked == mark:
+        try:
+            return _build(source, mark)
+        except Exception:  # noqa: BLE001 - cannot happen to a text that passed; check it in full
+            pass
     try:
         problems = _validate(source)
     except RecursionError:
         problems = ["$: nested too deeply"]
     if problems:
         raise CatalogError(problems)
+    return _build(source, mark)
+
+
+def _build(source: dict, mark: str) -> Catalog:
+    """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
     return Catalog(
@@ -533,6 +566,7 @@ def load_catalog(source: Any) -> Catalog:
         tasks={name: _build_task(name, raw) for name, raw in source["tasks"].items()},
         policy=Policy(**policy),
         language=source.get("language", "zh"),
+        mark=mark,
     )
 
 

@@ -31,6 +31,9 @@ DIGEST_CHARS = 24
 # The parts of a state that decide what the engine does next (the timeline and errors only explain).
 _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
 _TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
+# the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
+CHECKED_KEY = "catalog_checked"
 
 
 def digest(value: Any, secret: str = "") -> str:
@@ -51,7 +54,10 @@ def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None
 
 
 def seal_of(state: dict, secret: str = "") -> str:
-    return digest({key: state.get(key) for key in _SEALED_KEYS}, secret)
+    sealed = {key: state.get(key) for key in _SEALED_KEYS}
+    if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
+        sealed[CHECKED_KEY] = state[CHECKED_KEY]
+    return digest(sealed, secret)
 
 
 def seal(state: dict, secret: str = "") -> None:
@@ -66,9 +72,20 @@ def seal_problem(state: dict, secret: str = "") -> str:
     found = state.get("seal")
     if not isinstance(found, str) or not found:
         return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
-    if not hmac.compare_digest(found, seal_of(state, secret)):
+    if not _same(found, seal_of(state, secret)):
         return "the state was changed outside the engine (its seal does not match)"
     return ""
+
+
+def _seal_holds(state: dict, secret: str) -> bool:
+    found = state.get("seal")
+    return isinstance(found, str) and _same(found, seal_of(state, secret))
+
+
+def _same(found: str, expected: str) -> bool:
+    """A constant-time comparison that also takes a seal written with non-ASCII characters (which
+    compare_digest refuses as text, and which can only be a seal that does not hold)."""
+    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
 
 
 def distrust(state: dict) -> list[str]:
@@ -95,7 +112,10 @@ def trust_state(state: dict, secret: str = "") -> str:
     "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
     problem = seal_problem(state, secret)
     if not problem:
+        if state.get(CHECKED_KEY) and not _seal_holds(state, secret):  # a state with no task is not checked above
+            state.pop(CHECKED_KEY)
         return ""
+    state.pop(CHECKED_KEY, None)
     if secret:
         state["task_stack"], state["done"], state["handoff"] = [], [], None
         state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
@@ -104,4 +124,4 @@ def trust_state(state: dict, secret: str = "") -> str:
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
-__all__ = ["trust_state", "digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]
+__all__ = ["CHECKED_KEY", "trust_state", "digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]

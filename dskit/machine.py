@@ -24,7 +24,7 @@ from .backup import backup_fill
 from .commands import apply_commands
 from .decide import decide, not_understood
 from .grounding import make_evidence
-from .integrity import shown_digest, trust_state
+from .integrity import CHECKED_KEY, shown_digest, trust_state
 from .offers import take_offers
 from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang
@@ -119,15 +119,23 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
 
 def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
              recent: Any = (), reference_date: Any = None, offered: Any = "", parsed: dict | None = None,
-             secret: str = "") -> TurnResult:
+             secret: str = "", loaded: dict | None = None) -> TurnResult:
     """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
     understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
     (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice).
-    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest)."""
-    cat = load_catalog(catalog)
+    ``secret``: the key of the state's seal (dskit.integrity; "" seals with a plain digest).
+    ``loaded``: ``load_trusted(state_in, secret)`` when the caller needed it first (it is changed).
+
+    The new state remembers the mark of the catalog text it was checked against (``catalog_checked``),
+    so that the next turn with the same text need not check it again (dskit.catalog.load_catalog)."""
+    state = load_trusted(state_in, secret) if loaded is None else loaded
+    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""))
     lang = norm_lang(lang or cat.language)
     try:
-        state = load_trusted(state_in, secret)
+        if cat.mark:
+            state[CHECKED_KEY] = cat.mark
+        else:
+            state.pop(CHECKED_KEY, None)
         reconcile_state(state, cat)
         state["turn"] += 1
         if parsed is None:

@@ -16,7 +16,8 @@ from .catalog import Catalog, CatalogError, load_catalog
 from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
 from .history import HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, history_update, parse_history
-from .machine import record_result, run_turn
+from .integrity import CHECKED_KEY
+from .machine import load_trusted, record_result, run_turn
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
@@ -55,9 +56,11 @@ def _catalog_lang(task_catalog: str) -> str | None:
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
 
 
-def _catalog(task_catalog: Any) -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
-    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
+def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
+    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
+    source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
+    return load_catalog(source, checked)
 
 
 def _summary(summary: Any) -> str:
@@ -111,8 +114,10 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     """
     state_in = text_in(sys_context_str)
     language = _lang(lang)
+    secret = text_in(state_secret)
+    loaded = load_trusted(state_in, secret)  # first: its seal vouches for the catalog mark it keeps
     try:
-        catalog = _catalog(task_catalog)
+        catalog = _catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
@@ -125,7 +130,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                             limit=MAX_QUERY_CHARS)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
-        result = run_turn(state_in, raw, catalog, lang=language, secret=text_in(state_secret),
+        result = run_turn(state_in, raw, catalog, lang=language, secret=secret, loaded=loaded,
                           **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,

@@ -47,7 +47,8 @@ _NOTE_ROOM = 800
 _TASK_ID = re.compile(r"^t(\d{1,18})$")
 _SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
 _TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-                   "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers")
+             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
+             "catalog_checked")
 _TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
               "approved")
 _DONE_STATUS = ("pending", "success", "failed")
@@ -164,6 +165,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     notes += _repair_stack(state)
     notes += _repair_done(state)
     notes += _repair_counters(state)
+    checked = state.get("catalog_checked")
+    if checked is not None and not (isinstance(checked, str) and len(checked) <= 64):
+        del state["catalog_checked"]
+        notes.append("catalog_checked was malformed; dropped")
     offers = state.get("offers")
     if offers is not None and not (isinstance(offers, dict) and is_int(offers.get("turn"))
                                    and isinstance(offers.get("items"), list)):
