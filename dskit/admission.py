@@ -109,10 +109,30 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    if not spec.enum and not spec.pattern:
+        kept = [users_spelling(item, ev.cased) for item in kept]
     if isinstance(value, list):
-        rest = [item for item in items if item not in kept]
+        rest = [item for item in items if item not in kept and users_spelling(item, ev.cased) not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
-    return value, ""
+    return kept[0], ""
+
+
+def users_spelling(value: Any, raw: str) -> Any:
+    """An English free-text value the model wrote all in lower case, with the capitals the user wrote it
+    with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote those): the user's words, as they
+    wrote them. A value the model capitalised is left as it is."""
+    if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
+        return value
+    lowered = raw.lower()
+    if len(lowered) != len(raw):  # a character whose lower case is longer: positions would not line up
+        return value
+    start = lowered.find(value)
+    while start >= 0:
+        end = start + len(value)
+        if (start == 0 or not lowered[start - 1].isalnum()) and (end == len(raw) or not lowered[end].isalnum()):
+            return raw[start:end]
+        start = lowered.find(value, start + 1)
+    return value
 
 
 def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:

@@ -14,7 +14,8 @@ makes no progress on a message (no command, nothing usable, or only small talk),
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
 the task's only time slot), never over a value the model set, never from a question or a refusal.
 Beyond values, the engine answers what it can tell for itself when the model said nothing: a question is
-answered as an FAQ (the pending question waits), a plain no to the confirmation question the user saw
+answered as an FAQ (the pending question waits) — a greeting asked as a question ("在吗") gets small
+talk instead —, a plain no to the confirmation question the user saw
 is a deny, a message that is nothing but a yes to that question is a confirm (every check a model's
 confirm passes still applies: the values shown, the guard), a request for a person is a handoff (a question only when the model's answer was readable
 and was not small talk: see :func:`backup_fill`). Each is logged as ``backup …`` in the decision's
@@ -30,8 +31,9 @@ from typing import Any
 from .admission import admit_rollback, pattern_takes, time_slots
 from .catalog import SlotSpec, coerce_slot_value
 from .commands import REGISTRY
-from .cues import asks, asks_for_human, only_yes, says_no, says_refusal, says_revert
-from .grounding import bare_answer, common_words, dates_in, numbers_in, same_half_day, slot_touched, times_in
+from .cues import asks, asks_for_human, is_social, only_yes, says_no, says_refusal, says_revert
+from .grounding import (bare_answer, common_words, counts_people, dates_in, numbers_in, same_half_day, slot_touched,
+                        times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .turn import Turn, short_text
@@ -60,7 +62,7 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     if spec.enum:
         return _option_in(spec, raw)
     if spec.type in ("integer", "number"):
-        return _one(numbers_in(raw, counts=True))
+        return _one(numbers_in(raw, counts=True, people=counts_people(spec)))
     if spec.type != "string" or not spec.pattern:
         return None  # free text: never guessed
     if pattern_takes(spec.pattern, "19:00"):
@@ -191,6 +193,10 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
         turn.note("backup handoff", progress=False)
         return True
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
+        if readable and turn.faq is None and not turn.chitchat and is_social(ev.raw):
+            turn.chitchat = True  # "在吗", "有人吗": a greeting asked as a question, nothing to look up
+            turn.note("backup chitchat", progress=False)
+            return True
         if readable and turn.faq is None and not turn.chitchat:
             turn.faq = turn.said
             turn.note("backup faq", progress=False)

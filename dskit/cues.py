@@ -394,6 +394,34 @@ def says_accept(raw: str) -> bool:
     return refers_back(raw) or says_yes(raw)
 
 
+# The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
+DETAIL_MAX_CHARS = 20
+# A detail of a place or thing: what a user asks for about the one the assistant just recommended.
+_DETAILS = ("地址", "电话", "号码", "联系方式", "价格", "多少钱", "价位", "营业", "开门", "门票", "票价", "时长",
+            "多久", "评分", "周边", "附近", "周围", "提供", "设施", "怎么走", "怎么去", "在哪", "哪里", "房价",
+            "address", "phone", "number", "price", "cost", "open", "hours", "rating", "nearby", "around")
+# Asking for it: a question, or "give me / tell me".
+_ASKING = re.compile(r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
+                     r"\b(?:what|where|how|when|give me|send me|tell me)\b")
+# ...and nothing that looks elsewhere: another one, a change, a refusal, a new search ("给我推荐一个",
+# "帮我找一家"), or a requirement, which carries a number ("评分4.5分以上的").
+_ELSEWHERE = re.compile(r"别的|其他|其它|另外|另一|换|不要|不想|不去|不喜欢|不行|算了|不满意|推荐|找|一家|一个|[0-9]"
+                        r"|\b(?:another|other|else|instead|recommend|find|search)\b")
+
+
+def asks_detail(raw: str) -> bool:
+    """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
+    "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
+    recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
+    (:data:`DETAIL_MAX_CHARS` letters) and names nothing in brackets: "匹夫涮肉城(黄村店)的营业时间是？" asks
+    about the place it names."""
+    text = raw.lower()
+    letters = "".join(ch for ch in text if ch.isalnum())
+    return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
+        and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
+        and not says_no(raw)
+
+
 def offered_index(raw: str) -> int | None:
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
@@ -412,7 +440,8 @@ NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "�
 NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
                "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
 INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论") + NOT_NEGATING_ZH
+# "不知道他家几点营业": what is negated is the knowing, not the thing after it.
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚") + NOT_NEGATING_ZH
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 

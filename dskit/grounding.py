@@ -33,7 +33,7 @@ from typing import Any
 
 from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
 from .cues import asks, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
-from .matching import exact_match, near_match, normal_form, segments, words_match
+from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
 # must not make every value look grounded or cost seconds of matching.
@@ -105,6 +105,7 @@ class Evidence:
     reference: date | None = None
     offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
     offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
+    cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
 
     def texts(self, recent: bool) -> list[tuple[str, str]]:
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
@@ -158,7 +159,8 @@ def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offe
     return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
                     raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date),
                     offered=_raw(offered) if isinstance(offered, str) else "",
-                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3))
+                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3),
+                    cased=unicodedata.normalize("NFKC", message[:MAX_EVIDENCE_CHARS]))
 
 
 # ---------------------------------------------------------------- numbers, times, dates
@@ -179,19 +181,25 @@ def _number(token: str) -> float | None:
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
                           r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# What follows a count of something other than people: "买一份" is one policy, not one insured person.
+_NOT_PEOPLE = re.compile(r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
+                         r"|周|个月|个小时|个星期)")
+# A slot that counts people: its name, label or description says so.
+_PEOPLE_SLOT = re.compile(r"人数|几位|几个人|多少人|people|persons|guests|party size|travell?ers|passengers|headcount")
 # A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
 _NOT_A_COUNT_AFTER = re.compile(r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
-def numbers_in(raw: str, counts: bool = False) -> set[float]:
+def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
-    or a rank: "周六" is not six)."""
+    or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
     def keep(match: re.Match) -> bool:
         return not counts or not (_NOT_A_COUNT.match(raw, match.end())
-                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()]))
+                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
+                                  or (people and _NOT_PEOPLE.match(raw, match.end())))
 
     found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):
@@ -429,7 +437,7 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    if exact_match("".join(segments(normal)), normal_form(text), normal):
+    if exact_match("".join(segments(normal)), normal_form(text), normal) or range_said(str(value), text):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
@@ -577,9 +585,38 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
         return ""
     target = fold(value)
     for other in task.slots.values():
-        if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
+        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
+                                      for w in (*other.enum, *other.aliases)):
             return other.name
     return ""
+
+
+# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
+# all the value says.
+_FILLER_EN = frozenset({"somewhere", "anywhere", "around", "near", "in", "the", "a", "an", "at", "area", "part",
+                        "side", "of", "some", "place", "please", "maybe", "preferably", "ideally"})
+_FILLER_ZH = ("附近", "一带", "周边", "周围", "那边", "这边", "区域", "地区", "那块", "这块", "那儿", "那里", "这里",
+              "左右", "最好", "的", "吧", "在")
+
+
+def _option_and_filler(option: str, value: str) -> bool:
+    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
+    for the area's "downtown"): the option's, not a value of another slot."""
+    if option.isascii():
+        words, option_words = value.lower().split(), option.lower().split()
+        size = len(option_words)
+        for i in range(len(words) - size + 1):
+            if words[i:i + size] == option_words:
+                rest = words[:i] + words[i + size:]
+                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
+        return False
+    folded, target = fold(value), fold(option)
+    if not target or target not in folded or folded == target:
+        return False
+    rest = folded.replace(target, "", 1)
+    for filler in _FILLER_ZH:
+        rest = rest.replace(filler, "")
+    return not rest
 
 
 def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = None) -> bool:
@@ -589,7 +626,9 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
         return False  # not an option: a number or a text is grounded by its own rules
     words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
     text = raw if raw is not None else folded
-    return any(fold(w) and (words_match(w, text) if fold(w).isascii() else exact_match(fold(w), text, w)) for w in words)
+    # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
+    targets = [("".join(segments(w)), w) for w in words]
+    return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
 
 
 def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
@@ -604,7 +643,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if spec.type in ("integer", "number"):
         if not isinstance(value, (int, float)):
             return False
-        numbers = numbers_in(raw, counts=True)
+        numbers = numbers_in(raw, counts=True, people=counts_people(spec))
         if float(value) in numbers:
             return True
         return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
@@ -618,6 +657,12 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
+
+
+def counts_people(spec: SlotSpec) -> bool:
+    """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
+    return spec.type in ("integer", "number") and bool(
+        _PEOPLE_SLOT.search(f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")))
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,

@@ -65,21 +65,35 @@ _SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), 
              ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
              ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
              ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
-             ("免费", "免票", "不要钱", "不收费", "不收门票", "不要门票", "不用门票", "不收钱", "不用钱"),
              ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
 _SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
 _WEEKDAY = re.compile(r"(?:星期|礼拜)([一二三四五六])")
 _MONEY = re.compile(r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
 _PEOPLE = re.compile(r"(\d+)\s*(?:个人|位|名|口人|人)")
 _HOURS = re.compile(r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
+# No charge, said as a fee or ticket that is not taken, not needed or waived: "免费" (not "没有门票",
+# which can mean sold out; not "没有钱").
+_FREE = re.compile(r"(?:不收取?|不要|不用|不需要?|无需|免)(?:门票费?|票钱|费用?|收费)|没有(?:门票费用?|费用|收费)"
+                   r"|免票|不要钱|不用钱|不收钱")
+# A bound after a number (and its unit), spelled another way: "50元以内" and "50元之内" are "50元以下",
+# "4分及以上" is "4分以上"; and "20元一下", the pinyin input method's common slip for 以下, after digits.
+_AMOUNT = r"(\d+(?:\.\d+)?\s*(?:元|块|人|小时|分钟|分|天|公里|米|岁|间|张|晚|个)?)"
+_BELOW_SLIP = re.compile(_AMOUNT + "一下")
+_BELOW = re.compile(_AMOUNT + "(?:以内|之内|及以下|或以下)")
+_ABOVE = re.compile(_AMOUNT + "(?:及以上|或以上)")
+# A range of numbers ("100-150", "200到300"), and what may not follow it for it to stand for the same
+# range with the value's unit: another unit.
+_RANGE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)(?![\d.])")
+_RANGE_VALUE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)\s*(元|人|小时|分钟|天|公里)")
+_UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
 
 
 def normal_form(text: str) -> str:
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
-    0.5小时), and one spelling per relative day,
-    month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 -> 周五)."""
-    out = _norm(text)
+    0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
+    周五), no charge as 免费 (不收门票, 没有门票费), and a bound as 以下/以上 (50元以内 -> 50元以下)."""
+    out = _FREE.sub("免费", _BELOW_SLIP.sub(r"\1以下", _norm(text)))
     for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
         if spelling in out and spelling != _SYNONYM_OF[spelling]:
             out = out.replace(spelling, _SYNONYM_OF[spelling])
@@ -89,7 +103,23 @@ def normal_form(text: str) -> str:
         value = parse_cn_number(match.group())
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
-    return _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+    out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+    return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
+
+
+def range_said(value: str, text: str) -> bool:
+    """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
+    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit."""
+    wanted = _RANGE_VALUE.fullmatch(normal_form(value))
+    if not wanted:
+        return False
+    said = normal_form(text)
+    for found in _RANGE.finditer(said):
+        if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
+            rest = said[found.end():].lstrip()
+            if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
+                return True
+    return False
 
 
 def _words(text: str) -> list[str]:

@@ -12,7 +12,9 @@ accepts such a value only when all of these hold:
   the slot the model gives it when the message *points back* at it ("这家", "它的地址", "就去那儿") — and
   never for a slot whose options or aliases it belongs to elsewhere (checked by dskit.admission);
 - the user's message **accepts** it and refuses nothing (:func:`dskit.cues.says_accept`), and an ordinal
-  ("第二个", "the first") picks exactly that one of the offered list.
+  ("第二个", "the first") picks exactly that one of the offered list; or, when the reply put **one thing**
+  forward (a single structured value, or a reply that is not a list), the message asks for a detail of
+  it without naming it and looks nowhere else ("把地址给我吧", "价格呢？", :func:`dskit.cues.asks_detail`).
 
 Offers last one turn: the user's next message takes them or they are gone.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .cues import offered_index, refers_back, says_accept
+from .cues import asks_detail, offered_index, refers_back, says_accept
 from .matching import exact_match, segments, words_match
 from .state import add_error, dump_state, load_state
 
@@ -31,6 +33,9 @@ MAX_OFFERED_VALUES = 12
 MAX_OFFER_CHARS = 200
 # How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
 _ITEMS = re.compile(r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
+# What makes a reply a list of several: 、, a comma and a space ("A, B, C"), "or", a numbered list. A Chinese
+# comma alone (NFKC makes it ",") joins the clauses of one recommendation.
+_LIST_MARKS = re.compile(r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
 
 
 def clean_offers(raw: Any) -> list[list]:
@@ -84,21 +89,36 @@ def _listed(text: str) -> list[str]:
     return [item for item in _ITEMS.split(text) if item and item.strip()]
 
 
+def _one_thing(text: str) -> bool:
+    """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
+    "有A、B、C" and "A, B, 或 C" do not)."""
+    return not _LIST_MARKS.search(text)
+
+
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
     ``raw`` accepts it (see the module's rules)."""
-    if not raw or not says_accept(raw):  # a reference back or a yes, refusing nothing
+    if not raw:
         return False
-    index = offered_index(raw)
+    accepts = says_accept(raw)  # a reference back or a yes, refusing nothing
+    detail = asks_detail(raw)  # or a detail asked of the one thing recommended
+    if not accepts and not detail:
+        return False
+    index = offered_index(raw) if accepts else None
     for o_task, o_slot, values in offers:
         if o_slot == slot and o_task in ("", task) and value in values:
-            return index is None or (index < len(values) and values[index] == value)
-    if offered_text and (asked or refers_back(raw)) and _found(value, offered_text):
-        if index is None:
-            return True
-        items = _listed(offered_text)
-        return index < len(items) and _found(value, items[index])
+            if accepts:
+                return index is None or (index < len(values) and values[index] == value)
+            return len(values) == 1 and not any(c.isdigit() for c in str(value))
+    if offered_text and _found(value, offered_text):
+        if accepts and (asked or refers_back(raw)):
+            if index is None:
+                return True
+            items = _listed(offered_text)
+            return index < len(items) and _found(value, items[index])
+        # the thing itself, not one of its figures ("人均119元" is the place's price, not the user's budget)
+        return detail and index is None and _one_thing(offered_text) and not any(c.isdigit() for c in str(value))
     return False
 
 

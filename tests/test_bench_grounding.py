@@ -85,15 +85,16 @@ def test_missing_data_says_where_to_get_it(capsys, tmp_path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not VALIDATION.exists(), reason="needs ../shared/data/crosswoz/val.json.zip (CrossWOZ validation)")
 def test_first_100_validation_dialogues() -> None:
-    """Recorded (first 100 validation dialogues): teacher-forced JGA 94.2% (answers nothing: 54.4%),
-    97.9% against the user's wishes, changed turns 87.4%; values the user said accepted 99.1% of 656,
-    offered and taken 84.9% of 33, system-made changes accepted 17.4% of 69 (should be refused; all 12 are
-    deletions when the user starts a new search); carried 50.7% (answers nothing: 0%), 82.2% against the
-    user's wishes."""
+    """Recorded (first 100 validation dialogues): teacher-forced JGA 94.7% (answers nothing: 54.4%),
+    98.4% against the user's wishes, changed turns 88.4%; values the user said accepted 99.4% of 656,
+    offered and taken 90.9% of 33, system-made changes accepted 17.4% of 69 (should be refused; all 12 are
+    deletions when the user starts a new search); carried 51.3% (answers nothing: 0%), 84.9% against the
+    user's wishes. (Before the bounds, the no-charge phrases, unit-less ranges, CrossWOZ's rating aliases
+    and details asked of the one thing recommended: 94.2%, 97.9%, 87.4%, 99.1%, 84.9%; carried 50.7%, 82.2%.)"""
     result = bench_grounding(str(VALIDATION), 100)
     forced, carried = result["teacher_forced"], result["cumulative"]
-    assert forced["jga"] >= 0.94 and forced["baseline_jga"] < 0.55 and forced["changed_jga"] >= 0.87
-    assert forced["wishes_jga"] >= 0.975 and carried["wishes_jga"] >= 0.82
-    assert forced["acceptance"]["user"] >= 0.99 and forced["acceptance"]["offered"] >= 0.84
+    assert forced["jga"] >= 0.945 and forced["baseline_jga"] < 0.55 and forced["changed_jga"] >= 0.88
+    assert forced["wishes_jga"] >= 0.983 and carried["wishes_jga"] >= 0.845
+    assert forced["acceptance"]["user"] >= 0.993 and forced["acceptance"]["offered"] >= 0.9
     assert forced["acceptance"]["system"] <= 0.18
-    assert carried["jga"] >= 0.5
+    assert carried["jga"] >= 0.51

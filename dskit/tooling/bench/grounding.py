@@ -39,7 +39,7 @@ from dskit.turn_inputs import turn_inputs
 
 from ..replay.crosswoz import crosswoz_schema, load_crosswoz, raw_state
 from ..replay.driver import EngineDriver, State, diff
-from ..replay.llm import CROSSWOZ_SLOTS, CROSSWOZ_TASKS, describe_catalog
+from ..replay.llm import CROSSWOZ_ALIASES, CROSSWOZ_SLOTS, CROSSWOZ_TASKS, describe_catalog
 from ..replay.score import normalize
 
 SOURCES = ("user", "offered", "system")
@@ -149,7 +149,7 @@ class Figures:
 def _run(dialogues: list[tuple[str, dict]], schema: dict[str, list[str]], teacher_forced: bool) -> Figures:
     driver = EngineDriver(schema)
     driver.set_catalog(describe_catalog(driver.catalog_data, driver.task_names, driver.slot_names,
-                                        CROSSWOZ_TASKS, CROSSWOZ_SLOTS))
+                                        CROSSWOZ_TASKS, CROSSWOZ_SLOTS, CROSSWOZ_ALIASES))
     figures = Figures()
     for _, dialogue in dialogues:
         driver.reset()

@@ -184,9 +184,9 @@ def llm_turns(dialogue: dict) -> list[tuple[str, str, State, State | None]]:
 def replay_crosswoz_llm(path: str, client: object, *, limit: int | None = None, teacher_forcing: bool = False,
                         noise: str | None = None, seed: int = 0, progress=None) -> ReplayResult:  # noqa: ANN001
     """CrossWOZ through a model: each user turn understood by ``client`` (see :mod:`.llm`)."""
-    from .llm import CROSSWOZ_SLOTS, CROSSWOZ_TASKS, replay_llm
+    from .llm import CROSSWOZ_ALIASES, CROSSWOZ_SLOTS, CROSSWOZ_TASKS, replay_llm
 
     dialogues = limited(load_crosswoz(path), limit)
     return replay_llm("crosswoz", [(did, llm_turns(d)) for did, d in dialogues], crosswoz_schema(dialogues), client,
                       teacher_forcing=teacher_forcing, task_text=CROSSWOZ_TASKS, slot_text=CROSSWOZ_SLOTS,
-                      noise=noise, seed=seed, progress=progress)
+                      slot_aliases=CROSSWOZ_ALIASES, noise=noise, seed=seed, progress=progress)

@@ -63,10 +63,17 @@ CROSSWOZ_SLOTS = {
     "目的地": "要去的地点",
 }
 
+# The data set's own spelling of a rating requirement: its user goals say "4.5分以上" where the user says
+# "评分是4.5分的" (5分 is the top and stays as it is). Aliases, so the catalog maps the user's spelling
+# (and a model's faithful copy of it) to the data set's; the prompt does not show them (catalog_compact).
+CROSSWOZ_ALIASES = {"评分": {f"{n}分": f"{n}分以上" for n in ("3", "3.5", "4", "4.5")}}
+
 
 def describe_catalog(catalog: dict[str, Any], task_names: dict[str, str], slot_names: dict[str, dict[str, str]],
-                     task_text: dict[str, str] | None = None, slot_text: dict[str, str] | None = None) -> dict:
-    """The data set's catalog with labels and descriptions for the model (names as the data set has them)."""
+                     task_text: dict[str, str] | None = None, slot_text: dict[str, str] | None = None,
+                     slot_aliases: dict[str, dict[str, str]] | None = None) -> dict:
+    """The data set's catalog with labels, descriptions and aliases for the model (names as the data set
+    has them)."""
     for domain, task in task_names.items():
         spec = catalog["tasks"][task]
         spec["label"] = domain
@@ -74,6 +81,8 @@ def describe_catalog(catalog: dict[str, Any], task_names: dict[str, str], slot_n
         for slot, name in slot_names[domain].items():
             spec["slots"][name]["label"] = slot
             spec["slots"][name]["description"] = (slot_text or {}).get(slot) or f"用户对{domain}的{slot}的要求"
+            if (slot_aliases or {}).get(slot):
+                spec["slots"][name]["aliases"] = dict(slot_aliases[slot])
     return catalog
 
 
@@ -213,7 +222,8 @@ Turn = tuple[str, str, State, State | None]  # user text, system text, gold to s
 
 def replay_llm(dataset: str, dialogues: Iterable[tuple[str, list[Turn]]], schema: dict[str, list[str]], client: Any,
                *, teacher_forcing: bool, task_text: dict[str, str] | None = None,
-               slot_text: dict[str, str] | None = None, noise: str | None = None, seed: int = 0,
+               slot_text: dict[str, str] | None = None, slot_aliases: dict[str, dict[str, str]] | None = None,
+               noise: str | None = None, seed: int = 0,
                progress: Callable[[], None] | None = None) -> ReplayResult:
     """Score the model + engine on ``dialogues`` (each a list of :data:`Turn`)."""
     import json  # noqa: PLC0415
@@ -221,7 +231,8 @@ def replay_llm(dataset: str, dialogues: Iterable[tuple[str, list[Turn]]], schema
     from dskit.tooling.eval.engine_target import understand_parameters  # noqa: PLC0415
 
     driver = EngineDriver(schema)
-    catalog = describe_catalog(driver.catalog_data, driver.task_names, driver.slot_names, task_text, slot_text)
+    catalog = describe_catalog(driver.catalog_data, driver.task_names, driver.slot_names, task_text, slot_text,
+                               slot_aliases)
     driver.set_catalog(catalog)
     stats = LLMStats()
     tracker = LLMTracker(driver, json.dumps(catalog, ensure_ascii=False), client, stats, understand_parameters())
