@@ -389,8 +389,8 @@ def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
     attempted = False
     pos = 0
     while True:
-        starts = _START if first_list is None else _START_OBJECT
-        match = starts.search(text, pos)
+        # each name used only as NAME.search(...): the bundle compiles it on first use (codegen/lean.py)
+        match = _START.search(text, pos) if first_list is None else _START_OBJECT.search(text, pos)
         if not match:
             break
         attempted = True

@@ -27,41 +27,41 @@ NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it
 
 # Whole-message social phrases: a message made only of these (and punctuation) is small talk.
 _SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
+# The patterns below are written in lower case and read lower-cased text (a pattern compiled with
+# re.IGNORECASE costs twice as much to compile, and every code node run compiles the ones it uses).
 # Yes/no answers: small talk, unless they answer a confirmation question.
 _YES_NO = re.compile(
-    "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+    "^(?:" + "|".join(re.escape(w.lower()) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$")
 _VENT = re.compile(
     r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
-    r"ridiculous|annoying|wtf|hate", re.I)
+    r"ridiculous|annoying|wtf|hate")
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
 _VALUE = re.compile(
     r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
-    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
-    re.I)
+    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b")
 _CORRECTION = re.compile(
     r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
-    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
-    re.I)
+    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bi meant\b")
 _DECISION = re.compile(
     r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
-    r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
+    r"\bgo ahead\b|\bbook it\b|\bconfirm")
 # The previous reply asked for a confirmation / asked a question.
 _CONFIRM_ASK = re.compile(
     r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
-    r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
+    r"\bshall i\b|\bis that (?:right|correct)\b|\bgo ahead\b")
 _SLOT_ASK = re.compile(
-    r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+    r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b")
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
 _DONE = re.compile(
     r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
-    r"\bcancell?ed\b", re.I)
+    r"\bcancell?ed\b")
 _FAILED = re.compile(
     r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
-    r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
+    r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b")
 _STRIP = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
@@ -83,7 +83,14 @@ def _is_social(text: str) -> bool:
 
 
 def _is_question(text: str) -> bool:
-    return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
+    """Ends in a question mark, or in 吗/呢 with at most one stop after it (string tests: no pattern to
+    compile on every run)."""
+    tail = (text or "")[-200:].rstrip()
+    if tail.endswith(("?", "？")):
+        return True
+    if tail[-1:] and tail[-1] in "。.!！":
+        tail = tail[:-1]
+    return tail.endswith(("吗", "呢"))
 
 
 def noise_user_signal(user: str, prev_assistant: str = "") -> str:
@@ -98,20 +105,21 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if not text:
         return "empty"
     short = noise_norm(text)
-    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
-    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
+    lower, prev_lower = text.lower(), prev_assistant.lower()
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_lower))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(lower)):
         return "confirmation"
-    if _CORRECTION.search(text):
+    if _CORRECTION.search(lower):
         return "correction"
-    if _DECISION.search(text):
+    if _DECISION.search(lower):
         return "confirmation"
-    if _VALUE.search(text):
+    if _VALUE.search(lower):
         return "value"
     if _is_social(text):
         return "social"
-    if _VENT.search(text):
+    if _VENT.search(lower):
         return "vent"
-    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_lower))
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
@@ -119,7 +127,7 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
-    text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
+    text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
     if _DONE.search(text):
         return "done"
     if _FAILED.search(text):
@@ -224,13 +232,13 @@ def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
-    text = (text or "")[:NOISE_SCAN_CHARS]
+    text = (text or "")[:NOISE_SCAN_CHARS].lower()
     return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
 
 
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
-    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS].lower()))
 
 
 def noise_is_question(text: str) -> bool:
