@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 196 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 202 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 196 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 202 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2306,6 +2306,36 @@ def says_accept(raw: str) -> bool:
 ''')
 
 
+# The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
+DETAIL_MAX_CHARS = 20
+# A detail of a place or thing: what a user asks for about the one the assistant just recommended.
+_DETAILS = ("地址", "电话", "号码", "联系方式", "价格", "多少钱", "价位", "营业", "开门", "门票", "票价", "时长",
+            "多久", "评分", "周边", "附近", "周围", "提供", "设施", "怎么走", "怎么去", "在哪", "哪里", "房价",
+            "address", "phone", "number", "price", "cost", "open", "hours", "rating", "nearby", "around")
+# Asking for it: a question, or "give me / tell me".
+_ASKING = _LazyPattern('_ASKING', r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
+                     r"\b(?:what|where|how|when|give me|send me|tell me)\b")
+# ...and nothing that looks elsewhere: another one, a change, a refusal, a new search ("给我推荐一个",
+# "帮我找一家"), or a requirement, which carries a number ("评分4.5分以上的").
+_ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换|不要|不想|不去|不喜欢|不行|算了|不满意|推荐|找|一家|一个|[0-9]"
+                        r"|\b(?:another|other|else|instead|recommend|find|search)\b")
+
+
+asks_detail = _Deferred('asks_detail', r'''
+def asks_detail(raw: str) -> bool:
+    """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
+    "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
+    recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
+    (:data:`DETAIL_MAX_CHARS` letters) and names nothing in brackets: "匹夫涮肉城(黄村店)的营业时间是？" asks
+    about the place it names."""
+    text = raw.lower()
+    letters = "".join(ch for ch in text if ch.isalnum())
+    return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
+        and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
+        and not says_no(raw)
+''')
+
+
 offered_index = _Deferred('offered_index', r'''
 def offered_index(raw: str) -> int | None:
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
@@ -2326,7 +2356,8 @@ NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "�
 NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
                "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
 INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论") + NOT_NEGATING_ZH
+# "不知道他家几点营业": what is negated is the knowing, not the thing after it.
+_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚") + NOT_NEGATING_ZH
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
@@ -2402,41 +2433,41 @@ NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it
 
 # Whole-message social phrases: a message made only of these (and punctuation) is small talk.
 _SOCIAL_NORM = tuple(sorted({re.sub(r"[\s\W_]+", "", p).lower() for p in SOCIAL_REPLIES}, key=len, reverse=True))
+# The patterns below are written in lower case and read lower-cased text (a pattern compiled with
+# re.IGNORECASE costs twice as much to compile, and every code node run compiles the ones it uses).
 # Yes/no answers: small talk, unless they answer a confirmation question.
 _YES_NO = _LazyPattern(
-    '_YES_NO', "^(?:" + "|".join(re.escape(w) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$", re.I)
+    '_YES_NO', "^(?:" + "|".join(re.escape(w.lower()) for w in sorted(YES_NO_REPLIES, key=len, reverse=True)) + ")+$")
 _VENT = _LazyPattern(
     '_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
-    r"ridiculous|annoying|wtf|hate", re.I)
+    r"ridiculous|annoying|wtf|hate")
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
 _VALUE = _LazyPattern(
     '_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
     r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
     r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
-    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b",
-    re.I)
+    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b")
 _CORRECTION = _LazyPattern(
     '_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
-    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bI meant\b",
-    re.I)
+    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bi meant\b")
 _DECISION = _LazyPattern(
     '_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
-    r"\bgo ahead\b|\bbook it\b|\bconfirm", re.I)
+    r"\bgo ahead\b|\bbook it\b|\bconfirm")
 # The previous reply asked for a confirmation / asked a question.
 _CONFIRM_ASK = _LazyPattern(
     '_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
-    r"\bshall I\b|\bis that (?:right|correct)\b|\bgo ahead\b", re.I)
+    r"\bshall i\b|\bis that (?:right|correct)\b|\bgo ahead\b")
 _SLOT_ASK = _LazyPattern(
-    '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b", re.I)
+    '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b")
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
 _DONE = _LazyPattern(
     '_DONE', r"已记下|已为您|已经为您|已帮您|已办理|办理完成|已完成|预订成功|已预订|订好了|已确认|确认成功|已更新|已修改|"
     r"已改为|已将|已取消|已提交|下单成功|支付成功|\bnoted\b|\bbooked\b|\bconfirmed\b|\bis done\b|\bupdated\b|"
-    r"\bcancell?ed\b", re.I)
+    r"\bcancell?ed\b")
 _FAILED = _LazyPattern(
     '_FAILED', r"抱歉|对不起|无法|不能为您|失败|出错|错误|异常|系统繁忙|稍后再试|没太理解|没有理解|不太明白|不太确定|没听清|"
-    r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b", re.I)
+    r"超时|\bsorry\b|\bunable\b|\bfailed\b|\berror\b|\bcannot\b|\bcan't\b|\bcould not\b")
 _STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
@@ -2458,7 +2489,14 @@ def _is_social(text: str) -> bool:
 
 
 def _is_question(text: str) -> bool:
-    return bool(re.search(r"[?？]\s*$|吗[。.!！]?\s*$|呢[。.!！]?\s*$", (text or "")[-200:]))
+    """Ends in a question mark, or in 吗/呢 with at most one stop after it (string tests: no pattern to
+    compile on every run)."""
+    tail = (text or "")[-200:].rstrip()
+    if tail.endswith(("?", "？")):
+        return True
+    if tail[-1:] and tail[-1] in "。.!！":
+        tail = tail[:-1]
+    return tail.endswith(("吗", "呢"))
 
 
 def noise_user_signal(user: str, prev_assistant: str = "") -> str:
@@ -2473,20 +2511,21 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if not text:
         return "empty"
     short = noise_norm(text)
-    asked_confirm = bool(_CONFIRM_ASK.search(prev_assistant or ""))
-    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(text)):
+    lower, prev_lower = text.lower(), prev_assistant.lower()
+    asked_confirm = bool(_CONFIRM_ASK.search(prev_lower))
+    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(lower)):
         return "confirmation"
-    if _CORRECTION.search(text):
+    if _CORRECTION.search(lower):
         return "correction"
-    if _DECISION.search(text):
+    if _DECISION.search(lower):
         return "confirmation"
-    if _VALUE.search(text):
+    if _VALUE.search(lower):
         return "value"
     if _is_social(text):
         return "social"
-    if _VENT.search(text):
+    if _VENT.search(lower):
         return "vent"
-    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_assistant or ""))
+    asked_slot = _is_question(prev_assistant) and bool(_SLOT_ASK.search(prev_lower))
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
@@ -2495,7 +2534,7 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 noise_reply_signal = _Deferred('noise_reply_signal', r'''
 def noise_reply_signal(assistant: str) -> str:
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
-    text = (assistant or "")[:NOISE_SCAN_CHARS].strip()
+    text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
     if _DONE.search(text):
         return "done"
     if _FAILED.search(text):
@@ -2602,7 +2641,7 @@ def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 noise_carries_value = _Deferred('noise_carries_value', r'''
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
-    text = (text or "")[:NOISE_SCAN_CHARS]
+    text = (text or "")[:NOISE_SCAN_CHARS].lower()
     return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
 ''')
 
@@ -2610,7 +2649,7 @@ def noise_carries_value(text: str) -> bool:
 noise_records = _Deferred('noise_records', r'''
 def noise_records(reply: str) -> bool:
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
-    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS]))
+    return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS].lower()))
 ''')
 
 
@@ -3882,22 +3921,36 @@ _SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), 
              ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
              ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
              ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
-             ("免费", "免票", "不要钱", "不收费", "不收门票", "不要门票", "不用门票", "不收钱", "不用钱"),
              ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
 _SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
 _WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
 _MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
 _PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
 _HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
+# No charge, said as a fee or ticket that is not taken, not needed or waived: "免费" (not "没有门票",
+# which can mean sold out; not "没有钱").
+_FREE = _LazyPattern('_FREE', r"(?:不收取?|不要|不用|不需要?|无需|免)(?:门票费?|票钱|费用?|收费)|没有(?:门票费用?|费用|收费)"
+                   r"|免票|不要钱|不用钱|不收钱")
+# A bound after a number (and its unit), spelled another way: "50元以内" and "50元之内" are "50元以下",
+# "4分及以上" is "4分以上"; and "20元一下", the pinyin input method's common slip for 以下, after digits.
+_AMOUNT = r"(\d+(?:\.\d+)?\s*(?:元|块|人|小时|分钟|分|天|公里|米|岁|间|张|晚|个)?)"
+_BELOW_SLIP = _LazyPattern('_BELOW_SLIP', _AMOUNT + "一下")
+_BELOW = _LazyPattern('_BELOW', _AMOUNT + "(?:以内|之内|及以下|或以下)")
+_ABOVE = _LazyPattern('_ABOVE', _AMOUNT + "(?:及以上|或以上)")
+# A range of numbers ("100-150", "200到300"), and what may not follow it for it to stand for the same
+# range with the value's unit: another unit.
+_RANGE = _LazyPattern('_RANGE', r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)(?![\d.])")
+_RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)\s*(元|人|小时|分钟|天|公里)")
+_UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
 
 
 normal_form = _Deferred('normal_form', r'''
 def normal_form(text: str) -> str:
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
-    0.5小时), and one spelling per relative day,
-    month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 -> 周五)."""
-    out = _matching_norm(text)
+    0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
+    周五), no charge as 免费 (不收门票, 没有门票费), and a bound as 以下/以上 (50元以内 -> 50元以下)."""
+    out = _FREE.sub("免费", _BELOW_SLIP.sub(r"\1以下", _matching_norm(text)))
     for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
         if spelling in out and spelling != _SYNONYM_OF[spelling]:
             out = out.replace(spelling, _SYNONYM_OF[spelling])
@@ -3907,7 +3960,25 @@ def normal_form(text: str) -> str:
         value = parse_cn_number(match.group())
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
-    return _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+    out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+    return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
+''')
+
+
+range_said = _Deferred('range_said', r'''
+def range_said(value: str, text: str) -> bool:
+    """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
+    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit."""
+    wanted = _RANGE_VALUE.fullmatch(normal_form(value))
+    if not wanted:
+        return False
+    said = normal_form(text)
+    for found in _RANGE.finditer(said):
+        if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
+            rest = said[found.end():].lstrip()
+            if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
+                return True
+    return False
 ''')
 
 
@@ -4111,6 +4182,11 @@ def _number(token: str) -> float | None:
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
                           r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# What follows a count of something other than people: "买一份" is one policy, not one insured person.
+_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
+                         r"|周|个月|个小时|个星期)")
+# A slot that counts people: its name, label or description says so.
+_PEOPLE_SLOT = _LazyPattern('_PEOPLE_SLOT', r"人数|几位|几个人|多少人|people|persons|guests|party size|travell?ers|passengers|headcount")
 # A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
 _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
@@ -4118,13 +4194,14 @@ _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 numbers_in = _Deferred('numbers_in', r'''
-def numbers_in(raw: str, counts: bool = False) -> set[float]:
+def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[float]:
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
-    or a rank: "周六" is not six)."""
+    or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
     def keep(match: re.Match) -> bool:
         return not counts or not (_NOT_A_COUNT.match(raw, match.end())
-                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()]))
+                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
+                                  or (people and _NOT_PEOPLE.match(raw, match.end())))
 
     found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
     for match in _CN_NUM_RE.finditer(raw):
@@ -4388,7 +4465,7 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    if exact_match("".join(segments(normal)), normal_form(text), normal):
+    if exact_match("".join(segments(normal)), normal_form(text), normal) or range_said(str(value), text):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
@@ -4558,9 +4635,40 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
         return ""
     target = fold(value)
     for other in task.slots.values():
-        if other.name != slot and any(fold(str(w)) == target for w in (*other.enum, *other.aliases)):
+        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
+                                      for w in (*other.enum, *other.aliases)):
             return other.name
     return ""
+''')
+
+
+# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
+# all the value says.
+_FILLER_EN = frozenset({"somewhere", "anywhere", "around", "near", "in", "the", "a", "an", "at", "area", "part",
+                        "side", "of", "some", "place", "please", "maybe", "preferably", "ideally"})
+_FILLER_ZH = ("附近", "一带", "周边", "周围", "那边", "这边", "区域", "地区", "那块", "这块", "那儿", "那里", "这里",
+              "左右", "最好", "的", "吧", "在")
+
+
+_option_and_filler = _Deferred('_option_and_filler', r'''
+def _option_and_filler(option: str, value: str) -> bool:
+    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
+    for the area's "downtown"): the option's, not a value of another slot."""
+    if option.isascii():
+        words, option_words = value.lower().split(), option.lower().split()
+        size = len(option_words)
+        for i in range(len(words) - size + 1):
+            if words[i:i + size] == option_words:
+                rest = words[:i] + words[i + size:]
+                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
+        return False
+    folded, target = fold(value), fold(option)
+    if not target or target not in folded or folded == target:
+        return False
+    rest = folded.replace(target, "", 1)
+    for filler in _FILLER_ZH:
+        rest = rest.replace(filler, "")
+    return not rest
 ''')
 
 
@@ -4572,7 +4680,9 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
         return False  # not an option: a number or a text is grounded by its own rules
     words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
     text = raw if raw is not None else folded
-    return any(fold(w) and (words_match(w, text) if fold(w).isascii() else exact_match(fold(w), text, w)) for w in words)
+    # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
+    targets = [("".join(segments(w)), w) for w in words]
+    return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
 ''')
 
 
@@ -4589,7 +4699,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if spec.type in ("integer", "number"):
         if not isinstance(value, (int, float)):
             return False
-        numbers = numbers_in(raw, counts=True)
+        numbers = numbers_in(raw, counts=True, people=counts_people(spec))
         if float(value) in numbers:
             return True
         return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
@@ -4603,6 +4713,14 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
+''')
+
+
+counts_people = _Deferred('counts_people', r'''
+def counts_people(spec: SlotSpec) -> bool:
+    """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
+    return spec.type in ("integer", "number") and bool(
+        _PEOPLE_SLOT.search(f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")))
 ''')
 
 
@@ -4717,6 +4835,9 @@ def _task_words(spec: TaskSpec) -> set[str]:
 
 # How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
 _ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
+# What makes a reply a list of several: 、, a comma and a space ("A, B, C"), "or", a numbered list. A Chinese
+# comma alone (NFKC makes it ",") joins the clauses of one recommendation.
+_LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
 
 
 _found = _Deferred('_found', r'''
@@ -4733,22 +4854,39 @@ def _listed(text: str) -> list[str]:
 ''')
 
 
+_one_thing = _Deferred('_one_thing', r'''
+def _one_thing(text: str) -> bool:
+    """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
+    "有A、B、C" and "A, B, 或 C" do not)."""
+    return not _LIST_MARKS.search(text)
+''')
+
+
 offer_accepted = _Deferred('offer_accepted', r'''
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
     ``raw`` accepts it (see the module's rules)."""
-    if not raw or not says_accept(raw):  # a reference back or a yes, refusing nothing
+    if not raw:
         return False
-    index = offered_index(raw)
+    accepts = says_accept(raw)  # a reference back or a yes, refusing nothing
+    detail = asks_detail(raw)  # or a detail asked of the one thing recommended
+    if not accepts and not detail:
+        return False
+    index = offered_index(raw) if accepts else None
     for o_task, o_slot, values in offers:
         if o_slot == slot and o_task in ("", task) and value in values:
-            return index is None or (index < len(values) and values[index] == value)
-    if offered_text and (asked or refers_back(raw)) and _found(value, offered_text):
-        if index is None:
-            return True
-        items = _listed(offered_text)
-        return index < len(items) and _found(value, items[index])
+            if accepts:
+                return index is None or (index < len(values) and values[index] == value)
+            return len(values) == 1 and not any(c.isdigit() for c in str(value))
+    if offered_text and _found(value, offered_text):
+        if accepts and (asked or refers_back(raw)):
+            if index is None:
+                return True
+            items = _listed(offered_text)
+            return index < len(items) and _found(value, items[index])
+        # the thing itself, not one of its figures ("人均119元" is the place's price, not the user's budget)
+        return detail and index is None and _one_thing(offered_text) and not any(c.isdigit() for c in str(value))
     return False
 ''')
 
@@ -4877,10 +5015,32 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    if not spec.enum and not spec.pattern:
+        kept = [users_spelling(item, ev.cased) for item in kept]
     if isinstance(value, list):
-        rest = [item for item in items if item not in kept]
+        rest = [item for item in items if item not in kept and users_spelling(item, ev.cased) not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
-    return value, ""
+    return kept[0], ""
+''')
+
+
+users_spelling = _Deferred('users_spelling', r'''
+def users_spelling(value: Any, raw: str) -> Any:
+    """An English free-text value the model wrote all in lower case, with the capitals the user wrote it
+    with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote those): the user's words, as they
+    wrote them. A value the model capitalised is left as it is."""
+    if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
+        return value
+    lowered = raw.lower()
+    if len(lowered) != len(raw):  # a character whose lower case is longer: positions would not line up
+        return value
+    start = lowered.find(value)
+    while start >= 0:
+        end = start + len(value)
+        if (start == 0 or not lowered[start - 1].isalnum()) and (end == len(raw) or not lowered[end].isalnum()):
+            return raw[start:end]
+        start = lowered.find(value, start + 1)
+    return value
 ''')
 
 

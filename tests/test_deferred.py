@@ -310,9 +310,11 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # 62 KB were compiled whole before). Ceilings, a few percent above what the generated nodes compile now.
 # The history and summary nodes build the next turn's prompt since issue 22 (287 KB and 271 KB of
 # code): of that they compile 187 KB and 182 KB. The state node keeps the memory of an ask or confirm
-# turn too (417 KB): it compiles 300 KB of it on that turn.
-COMPILED_CEILING = {"state": 310_000, "history": 195_000, "context": 175_000, "classic_adapter": 75_000,
-                    "result": 42_000, "execute_reply": 70_000, "summary": 190_000}
+# turn too (417 KB): it compiles 300 KB of it on that turn. Since the catalog is checked once per
+# conversation (its checks compiled on first call) the state node compiles 291 KB of 435 KB; the history
+# node 196 KB (the recall rules of issue 20 in dskit.matching and dskit.cues grew what it reads with).
+COMPILED_CEILING = {"state": 300_000, "history": 200_000, "context": 180_000, "classic_adapter": 77_000,
+                    "result": 42_000, "execute_reply": 71_000, "summary": 195_000}
 
 
 @pytest.mark.slow

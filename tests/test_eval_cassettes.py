@@ -130,8 +130,13 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # change (docs/grounding.md), en_booking ran with the model's restaurant "Somewhere downtown": the user's
 # "Let's go with Bangkok Garden" was read as a new route and refused, the same confirmation was asked
 # again, and the scripted "Yes, book it" ran it (24 right, 6 executions, 1 wrongful).
-ENGINE_EXPECTED = {"turns_right": 30, "jga_right": 35, "jga_turns": 72, "executions": 6, "wrongful": 0,
-                   "task_success": 6, "expected_executions": 17, "unasked_writes": 4, "wrong_writes": 3,
+# This round (recall rules; new requests recorded with the same local model): 35/74 right, JGA 39/72, 2 unasked
+# writes, 1 wrong write. "Somewhere downtown" is no longer the restaurant (an area alias with a placing word),
+# "thai"/"monday" keep the user's capitals, "在吗" is small talk, "买一份" is not one insured person. With the
+# restaurant unfilled, en_booking's turn 4 is a new prompt whose recorded answer ran past max_tokens: the eval
+# ends that conversation there, so 8 turns are not run (4 before; the four lost were all wrong before).
+ENGINE_EXPECTED = {"turns_right": 35, "jga_right": 39, "jga_turns": 72, "executions": 6, "wrongful": 0,
+                   "task_success": 6, "expected_executions": 17, "unasked_writes": 2, "wrong_writes": 1,
                    "llm_calls_per_turn": 1.0}
 
 
@@ -155,9 +160,10 @@ FAST_EXPECTED = {"turns_right": 22, "jga_right": 25, "jga_turns": 31, "execution
 # "对，提交吧" to the confirmation question that showed the model's fault "没有拨号音" (the script expects
 # "固话没有拨号音"): the user saw and said yes to it; the scorer counts slots other than the expected ones
 # as wrongful, and the ceiling says so rather than loosening the scorer.
-CLASSIC_NOT_RECORDED = 1
-CLASSIC_EXPECTED = {"turns_right": 11, "jga_right": 14, "jga_turns": 31, "executions": 5, "wrongful": 2,
-                    "task_success": 3, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
+# Its last request is recorded since (12/31, JGA 15/31, 4 tasks done).
+CLASSIC_NOT_RECORDED = 0
+CLASSIC_EXPECTED = {"turns_right": 12, "jga_right": 15, "jga_turns": 31, "executions": 6, "wrongful": 2,
+                    "task_success": 4, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
                     "llm_calls_per_turn": 3.0}
 PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
 # The ask policy after issue 20: every request recorded; 1.097 calls a turn (1.065 when a turn failed
@@ -203,10 +209,14 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # Teacher-forced after issue 20: 249/418 (59.6%, as before), the turns whose state changes 63/192 right
 # (59/192 before), the unchanged turns broken 40/226 (36 before: offered values cost 12 and three rules won
 # 8 back, docs/grounding.md); 3 answers cut at max_tokens when re-recorded replay as failed calls, and 餐馆
-# fell from 0.8328 to 0.8197 (景点 rose from 0.8178 to 0.8256).
+# fell from 0.8328 to 0.8197 (景点 rose from 0.8178 to 0.8256). After this round's recall rules (normal forms of
+# bounds, no charge and unit-less ranges, CrossWOZ's rating aliases, details asked of the one thing
+# recommended): still 249/418, changed turns 64/192, and one more unchanged turn broken (41): "海洋馆的具体地址在
+# 哪里？" right after the assistant recommended 北京海洋馆 now takes it, which the data set does not annotate
+# (景点 0.8256 -> 0.8217).
 CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 249 / 418, "llm_calls": 418, "failed_calls": 3,
-               "unreadable": 20, "changed_correct": 63, "broken_unchanged": 40,
-               "domains": {"餐馆": 0.8197, "景点": 0.8256, "酒店": 0.7785, "出租": 0.7381, "地铁": 1.0}}
+               "unreadable": 20, "changed_correct": 64, "broken_unchanged": 41,
+               "domains": {"餐馆": 0.8197, "景点": 0.8217, "酒店": 0.7785, "出租": 0.7381, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
