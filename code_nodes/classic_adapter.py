@@ -40,8 +40,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 from enum import Enum
@@ -102,41 +100,6 @@ class _Deferred:
 
     def __get__(self, instance, owner=None):
         return self._load().__get__(instance, owner)
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-# ---- dskit/integrity.py ----
-# What the engine may trust in a state: a yes executes exactly what was shown.
-
-DIGEST_CHARS = 24
-
-
-def digest(value: Any, secret: str = "") -> str:
-    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    raw = data.encode("utf-8", "surrogatepass")
-    if secret:
-        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
 
 
 # ---- dskit/jsonish.py ----
@@ -779,7 +742,7 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
-    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
@@ -1184,30 +1147,20 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-# The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
-# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
-# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
-CATALOG_RULES = 1
-
-
-def catalog_mark(text: str) -> str:
-    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
-    by the very same rules."""
-    return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_catalog(source: Any, checked: str = "") -> Catalog:
+def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
-    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
-    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
-    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
-    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
-    text that has not changed. A build that fails anyway is checked in full like any other.
+    ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
+    that never needs it does not load hashlib); ``checked``: the mark of a catalog text that passed
+    validation earlier in this conversation (the state's ``catalog_checked``, trusted only under its
+    seal). When the two are the same, the catalog is built without checking it again: Dify runs a code
+    node in a fresh interpreter, and the checks (a ReDoS test of every pattern among them) are a good
+    part of an ordinary turn's work, for a text that has not changed. A build that fails anyway is
+    checked in full like any other.
     """
     if isinstance(source, Catalog):
         return source
-    mark = catalog_mark(source) if isinstance(source, str) else ""
+    mark = mark if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
@@ -1236,6 +1189,26 @@ def _build(source: dict, mark: str) -> Catalog:
         language=source.get("language", "zh"),
         mark=mark,
     )
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
 
 
 # ---- dskit/limits.py ----
@@ -1750,11 +1723,9 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
-    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
-    source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
-    return load_catalog(source, checked)
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
 
 # ---------------------------------------------------------------- classic adapter node

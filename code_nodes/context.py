@@ -42,11 +42,11 @@
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 189 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 190 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 189 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 190 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -118,51 +118,6 @@ class _Deferred:
 
     def __get__(self, instance, owner=None):
         return self._load().__get__(instance, owner)
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-# ---- dskit/integrity.py ----
-# What the engine may trust in a state: a yes executes exactly what was shown.
-
-DIGEST_CHARS = 24
-
-
-def digest(value: Any, secret: str = "") -> str:
-    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    raw = data.encode("utf-8", "surrogatepass")
-    if secret:
-        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
-
-
-shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
-    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
-    it and the values held for a check."""
-    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
-                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
-                   "held": held or {}})
-''')
 
 
 # ---- dskit/jsonish.py ----
@@ -872,7 +827,7 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
-    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
     task = _Deferred('task', r'''
@@ -1279,30 +1234,20 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-# The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
-# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
-# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
-CATALOG_RULES = 1
-
-
-def catalog_mark(text: str) -> str:
-    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
-    by the very same rules."""
-    return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_catalog(source: Any, checked: str = "") -> Catalog:
+def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
-    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
-    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
-    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
-    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
-    text that has not changed. A build that fails anyway is checked in full like any other.
+    ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
+    that never needs it does not load hashlib); ``checked``: the mark of a catalog text that passed
+    validation earlier in this conversation (the state's ``catalog_checked``, trusted only under its
+    seal). When the two are the same, the catalog is built without checking it again: Dify runs a code
+    node in a fresh interpreter, and the checks (a ReDoS test of every pattern among them) are a good
+    part of an ordinary turn's work, for a text that has not changed. A build that fails anyway is
+    checked in full like any other.
     """
     if isinstance(source, Catalog):
         return source
-    mark = catalog_mark(source) if isinstance(source, str) else ""
+    mark = mark if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
@@ -1551,6 +1496,53 @@ def catalog_compact(catalog: Catalog) -> str:
                 parts.append(slot.description)
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+
+
+digest = _Deferred('digest', r'''
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+''')
+
+
+shown_digest = _Deferred('shown_digest', r'''
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+''')
 
 
 # ---- dskit/limits.py ----
@@ -5601,11 +5593,9 @@ def _lang(lang: Any) -> str | None:
     return norm_lang(text) if text else None
 
 
-def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
-    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
-    source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
-    return load_catalog(source, checked)
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
 
 def _summary(summary: Any) -> str:

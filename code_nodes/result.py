@@ -104,6 +104,70 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+# ---- dskit/jsonish.py ----
+# Lenient JSON from raw LLM text.
+
+_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
+_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
+
+
+_join_pair = _Deferred('_join_pair', r'''
+def _join_pair(match: re.Match) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+''')
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
+
+
+jsonish_scrub = _Deferred('jsonish_scrub', r'''
+def jsonish_scrub(value: object) -> object:
+    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
+
+    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = scrub_surrogates(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+            continue
+        for key in list(item):
+            child = item[key]
+            if isinstance(child, str):
+                child = item[key] = scrub_surrogates(child)
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                del item[key]
+                item[scrub_surrogates(key)] = child
+    return value
+''')
+
+
+# ---- dskit/text.py ----
+# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
+
+def is_int(value: object) -> bool:
+    """An integer that is not a boolean (JSON's true is not 1 here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -140,7 +204,7 @@ DIGEST_CHARS = 24
 # The parts of a state that decide what the engine does next (the timeline and errors only explain).
 _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
 _TRUST_FIELDS = ("shown", "approved", "unconfirmed")
-# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
+# The mark of the catalog text the state was last checked against (dskit.machine.catalog_mark): with
 # the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
 CHECKED_KEY = "catalog_checked"
 
@@ -235,70 +299,6 @@ def trust_state(state: dict, secret: str = "") -> str:
         return f"{problem}; a secret is set, so it started clean"
     notes = distrust(state)
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
-
-
-# ---- dskit/jsonish.py ----
-# Lenient JSON from raw LLM text.
-
-_SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
-_SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
-
-
-_join_pair = _Deferred('_join_pair', r'''
-def _join_pair(match: re.Match) -> str:
-    high, low = match.group()
-    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-''')
-
-
-def scrub_surrogates(text: str) -> str:
-    """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _SURROGATE.search(text):
-        return text
-    return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
-
-
-jsonish_scrub = _Deferred('jsonish_scrub', r'''
-def jsonish_scrub(value: object) -> object:
-    """Scrub every string of a decoded JSON value in place (keys too); returns the value.
-
-    Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
-    """
-    if isinstance(value, str):
-        return scrub_surrogates(value)
-    stack = [value] if isinstance(value, (dict, list)) else []
-    seen: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, list):
-            for index, child in enumerate(item):
-                if isinstance(child, str):
-                    item[index] = scrub_surrogates(child)
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-            continue
-        for key in list(item):
-            child = item[key]
-            if isinstance(child, str):
-                child = item[key] = scrub_surrogates(child)
-            elif isinstance(child, (dict, list)):
-                stack.append(child)
-            if isinstance(key, str) and _SURROGATE.search(key):
-                del item[key]
-                item[scrub_surrogates(key)] = child
-    return value
-''')
-
-
-# ---- dskit/text.py ----
-# Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
-
-def is_int(value: object) -> bool:
-    """An integer that is not a boolean (JSON's true is not 1 here)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- dskit/limits.py ----

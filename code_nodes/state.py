@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 352 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 353 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 352 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 353 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -146,210 +146,6 @@ class _Deferred:
 
     def __get__(self, instance, owner=None):
         return self._load().__get__(instance, owner)
-
-
-# ---- dskit/records.py ----
-# The engine's typed records: a task on the stack, and the decision of a turn.
-
-class Stage(str, Enum):
-    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
-    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
-
-    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
-    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
-    """
-
-    COLLECTING = "COLLECTING"
-    CONFIRMING = "CONFIRMING"
-    SUSPENDED = "SUSPENDED"
-    WAITING = "WAITING"
-
-
-STAGES = tuple(stage.value for stage in Stage)
-
-
-class Decision(dict):
-    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
-
-    next_action: str
-    task: TaskRef | None
-    slot: str | None
-    question: str
-    execute: ExecutePayload | None
-    faq: dict[str, str] | None
-    handoff: dict[str, str] | None
-    resumed: dict[str, str] | None
-    notices: list[str]
-    missing_slots: list[str]
-    rewritten_query: str
-    applied: list[str]
-    changes: list[SlotChange]
-    dropped: list[dict[str, Any]]
-    ended: list[dict[str, str]]
-    progress: bool
-    lang: str
-    turn: int
-
-    # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
-    # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
-    __annotations__ = {
-        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
-        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
-        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
-        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
-        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
-        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
-    }
-    __total__ = True
-    __required_keys__ = frozenset({
-        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
-        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
-        'rewritten_query', 'slot', 'task', 'turn',
-    })
-    __optional_keys__ = frozenset({'error'})
-
-    def __new__(cls, *args, **kwargs):
-        return dict(*args, **kwargs)
-
-
-task_record = _Deferred('task_record', r'''
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
-    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
-    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
-            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
-''')
-
-
-def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
-    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
-    if task is None:
-        return None
-    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
-            "stage": task["stage"]}
-
-
-def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
-    """A decision with every key present: the defaults below, then ``fields``.
-
-    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
-    or denied something, or reset): the history keeps such a turn longest.
-    """
-    decision: Decision = {
-        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
-        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
-        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
-        "lang": lang, "turn": turn,
-    }
-    unknown = set(fields) - set(Decision.__annotations__)
-    if unknown:
-        raise KeyError(f"not decision keys: {sorted(unknown)}")
-    decision.update(fields)  # type: ignore[typeddict-item]
-    return decision
-
-
-# ---- dskit/integrity.py ----
-# What the engine may trust in a state: a yes executes exactly what was shown.
-
-DIGEST_CHARS = 24
-# The parts of a state that decide what the engine does next (the timeline and errors only explain).
-_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
-_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
-# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
-# the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
-CHECKED_KEY = "catalog_checked"
-
-
-def digest(value: Any, secret: str = "") -> str:
-    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    raw = data.encode("utf-8", "surrogatepass")
-    if secret:
-        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
-
-
-shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
-    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
-    it and the values held for a check."""
-    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
-                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
-                   "held": held or {}})
-''')
-
-
-def seal_of(state: dict, secret: str = "") -> str:
-    sealed = {key: state.get(key) for key in _SEALED_KEYS}
-    if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
-        sealed[CHECKED_KEY] = state[CHECKED_KEY]
-    return digest(sealed, secret)
-
-
-def seal(state: dict, secret: str = "") -> None:
-    """Write the state's seal (the engine calls it on every state it writes)."""
-    state["seal"] = seal_of(state, secret)
-
-
-def seal_problem(state: dict, secret: str = "") -> str:
-    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
-    if not state["task_stack"] and not state["done"]:
-        return ""
-    found = state.get("seal")
-    if not isinstance(found, str) or not found:
-        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
-    if not _same(found, seal_of(state, secret)):
-        return "the state was changed outside the engine (its seal does not match)"
-    return ""
-
-
-def _seal_holds(state: dict, secret: str) -> bool:
-    found = state.get("seal")
-    return isinstance(found, str) and _same(found, seal_of(state, secret))
-
-
-def _same(found: str, expected: str) -> bool:
-    """A constant-time comparison that also takes a seal written with non-ASCII characters (which
-    compare_digest refuses as text, and which can only be a seal that does not hold)."""
-    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
-
-
-distrust = _Deferred('distrust', r'''
-def distrust(state: dict) -> list[str]:
-    """Take back every permission to act that a state written elsewhere claims: pending confirmations
-    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
-    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
-    notes = []
-    if state.pop("offers", None):
-        notes.append("offers dropped")
-    for task in state["task_stack"]:
-        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
-            notes.append(f"{task['id']}: {task['stage']} withdrawn")
-            task["stage"] = Stage.COLLECTING.value
-        for key in _TRUST_FIELDS:
-            task.pop(key, None)
-        if task.get("history"):
-            task["history"] = {}
-            notes.append(f"{task['id']}: old values dropped")
-    return notes
-''')
-
-
-def trust_state(state: dict, secret: str = "") -> str:
-    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
-    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
-    problem = seal_problem(state, secret)
-    if not problem:
-        if state.get(CHECKED_KEY) and not _seal_holds(state, secret):  # a state with no task is not checked above
-            state.pop(CHECKED_KEY)
-        return ""
-    state.pop(CHECKED_KEY, None)
-    if secret:
-        state["task_stack"], state["done"], state["handoff"] = [], [], None
-        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
-        return f"{problem}; a secret is set, so it started clean"
-    notes = distrust(state)
-    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
 # ---- dskit/jsonish.py ----
@@ -1525,7 +1321,7 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
-    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
@@ -1953,29 +1749,26 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
 
 
 # The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
-# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
-# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
+# it was last checked against (``catalog_checked``, dskit.machine.catalog_mark), and a mark made under
+# other rules never matches: bump this whenever validation changes what it accepts
+# (tests/test_catalog_mark.py holds it to that).
 CATALOG_RULES = 1
 
 
-def catalog_mark(text: str) -> str:
-    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
-    by the very same rules."""
-    return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_catalog(source: Any, checked: str = "") -> Catalog:
+def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
-    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
-    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
-    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
-    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
-    text that has not changed. A build that fails anyway is checked in full like any other.
+    ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
+    that never needs it does not load hashlib); ``checked``: the mark of a catalog text that passed
+    validation earlier in this conversation (the state's ``catalog_checked``, trusted only under its
+    seal). When the two are the same, the catalog is built without checking it again: Dify runs a code
+    node in a fresh interpreter, and the checks (a ReDoS test of every pattern among them) are a good
+    part of an ordinary turn's work, for a text that has not changed. A build that fails anyway is
+    checked in full like any other.
     """
     if isinstance(source, Catalog):
         return source
-    mark = catalog_mark(source) if isinstance(source, str) else ""
+    mark = mark if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])
@@ -2226,6 +2019,210 @@ def catalog_compact(catalog: Catalog) -> str:
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
 ''')
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+STAGES = tuple(stage.value for stage in Stage)
+
+
+class Decision(dict):
+    """What one turn decided (docs/engine-api.md lists the meaning of each key)."""
+
+    next_action: str
+    task: TaskRef | None
+    slot: str | None
+    question: str
+    execute: ExecutePayload | None
+    faq: dict[str, str] | None
+    handoff: dict[str, str] | None
+    resumed: dict[str, str] | None
+    notices: list[str]
+    missing_slots: list[str]
+    rewritten_query: str
+    applied: list[str]
+    changes: list[SlotChange]
+    dropped: list[dict[str, Any]]
+    ended: list[dict[str, str]]
+    progress: bool
+    lang: str
+    turn: int
+
+    # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
+    # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
+    __annotations__ = {
+        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
+        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
+        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
+        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
+        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
+        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
+    }
+    __total__ = True
+    __required_keys__ = frozenset({
+        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
+        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
+        'rewritten_query', 'slot', 'task', 'turn',
+    })
+    __optional_keys__ = frozenset({'error'})
+
+    def __new__(cls, *args, **kwargs):
+        return dict(*args, **kwargs)
+
+
+task_record = _Deferred('task_record', r'''
+def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
+                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+    """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
+    return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
+            "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
+''')
+
+
+def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+    """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
+    if task is None:
+        return None
+    return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
+            "stage": task["stage"]}
+
+
+def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+    """A decision with every key present: the defaults below, then ``fields``.
+
+    ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
+    or denied something, or reset): the history keeps such a turn longest.
+    """
+    decision: Decision = {
+        "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
+        "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
+        "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
+        "lang": lang, "turn": turn,
+    }
+    unknown = set(fields) - set(Decision.__annotations__)
+    if unknown:
+        raise KeyError(f"not decision keys: {sorted(unknown)}")
+    decision.update(fields)  # type: ignore[typeddict-item]
+    return decision
+
+
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+# The parts of a state that decide what the engine does next (the timeline and errors only explain).
+_SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
+_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
+# The mark of the catalog text the state was last checked against (dskit.machine.catalog_mark): with
+# the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
+CHECKED_KEY = "catalog_checked"
+
+
+def digest(value: Any, secret: str = "") -> str:
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+shown_digest = _Deferred('shown_digest', r'''
+def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
+    it and the values held for a check."""
+    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
+                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
+                   "held": held or {}})
+''')
+
+
+def seal_of(state: dict, secret: str = "") -> str:
+    sealed = {key: state.get(key) for key in _SEALED_KEYS}
+    if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
+        sealed[CHECKED_KEY] = state[CHECKED_KEY]
+    return digest(sealed, secret)
+
+
+def seal(state: dict, secret: str = "") -> None:
+    """Write the state's seal (the engine calls it on every state it writes)."""
+    state["seal"] = seal_of(state, secret)
+
+
+def seal_problem(state: dict, secret: str = "") -> str:
+    """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
+    if not state["task_stack"] and not state["done"]:
+        return ""
+    found = state.get("seal")
+    if not isinstance(found, str) or not found:
+        return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
+    if not _same(found, seal_of(state, secret)):
+        return "the state was changed outside the engine (its seal does not match)"
+    return ""
+
+
+def _seal_holds(state: dict, secret: str) -> bool:
+    found = state.get("seal")
+    return isinstance(found, str) and _same(found, seal_of(state, secret))
+
+
+def _same(found: str, expected: str) -> bool:
+    """A constant-time comparison that also takes a seal written with non-ASCII characters (which
+    compare_digest refuses as text, and which can only be a seal that does not hold)."""
+    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+
+
+distrust = _Deferred('distrust', r'''
+def distrust(state: dict) -> list[str]:
+    """Take back every permission to act that a state written elsewhere claims: pending confirmations
+    and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
+    stay (they are the user's, and every one is asked about or shown again before anything runs)."""
+    notes = []
+    if state.pop("offers", None):
+        notes.append("offers dropped")
+    for task in state["task_stack"]:
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            task["stage"] = Stage.COLLECTING.value
+        for key in _TRUST_FIELDS:
+            task.pop(key, None)
+        if task.get("history"):
+            task["history"] = {}
+            notes.append(f"{task['id']}: old values dropped")
+    return notes
+''')
+
+
+def trust_state(state: dict, secret: str = "") -> str:
+    """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
+    "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
+    problem = seal_problem(state, secret)
+    if not problem:
+        if state.get(CHECKED_KEY) and not _seal_holds(state, secret):  # a state with no task is not checked above
+            state.pop(CHECKED_KEY)
+        return ""
+    state.pop(CHECKED_KEY, None)
+    if secret:
+        state["task_stack"], state["done"], state["handoff"] = [], [], None
+        state["counters"] = {"parse_failures": 0, "failed_asks": {}, "asking": None}
+        return f"{problem}; a secret is set, so it started clean"
+    notes = distrust(state)
+    return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
 # ---- dskit/limits.py ----
@@ -8285,6 +8282,12 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
     del state["timeline"][:-MAX_TIMELINE]
 
 
+def catalog_mark(text: str) -> str:
+    """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
+    very same text checked by the very same rules."""
+    return digest(["dskit.catalog", CATALOG_RULES, text])
+
+
 def load_trusted(state_in: Any, secret: str = "") -> dict:
     """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
     changed outside the engine claims is not trusted, and ``errors`` says why."""
@@ -8353,7 +8356,8 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
     The new state remembers the mark of the catalog text it was checked against (``catalog_checked``),
     so that the next turn with the same text need not check it again (dskit.catalog.load_catalog)."""
     state = load_trusted(state_in, secret) if loaded is None else loaded
-    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""))
+    mark = catalog_mark(catalog) if isinstance(catalog, str) else ""
+    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""), mark=mark)
     lang = norm_lang(lang or cat.language)
     try:
         if cat.mark:
@@ -8742,11 +8746,19 @@ def _catalog_lang(task_catalog: str) -> str | None:
 ''')
 
 
-def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
-    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
+_catalog = _Deferred('_catalog', r'''
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
+''')
+
+
+def _marked_catalog(task_catalog: Any, checked: str) -> Catalog:
+    """The state node's catalog: marked, and built without its checks when ``checked`` (the state's
+    ``catalog_checked``) is the text's own mark (dskit.catalog.load_catalog). A separate function, so the
+    other nodes, which never need the mark, do not bundle hashlib for it."""
     source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
-    return load_catalog(source, checked)
+    return load_catalog(source, checked, catalog_mark(source)) if isinstance(source, str) else load_catalog(source)
 
 
 _summary = _Deferred('_summary', r'''
@@ -8809,7 +8821,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     secret = text_in(state_secret)
     loaded = load_trusted(state_in, secret)  # first: its seal vouches for the catalog mark it keeps
     try:
-        catalog = _catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
+        catalog = _marked_catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .integrity import digest
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .redos import redos_problem
 from .text import is_int
@@ -140,7 +139,7 @@ class Catalog:
     tasks: dict
     policy: Policy
     language: str = "zh"
-    # The mark of the JSON text it was loaded from (:func:`catalog_mark`); "" when loaded from an object.
+    # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
     def task(self, name: str) -> TaskSpec | None:
@@ -517,29 +516,26 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
 
 
 # The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
-# it was last checked against (``catalog_checked``), and a mark made under other rules never matches:
-# bump this whenever validation changes what it accepts (tests/test_catalog_mark.py holds it to that).
+# it was last checked against (``catalog_checked``, dskit.machine.catalog_mark), and a mark made under
+# other rules never matches: bump this whenever validation changes what it accepts
+# (tests/test_catalog_mark.py holds it to that).
 CATALOG_RULES = 1
 
 
-def catalog_mark(text: str) -> str:
-    """The mark of a catalog's JSON text under these rules: equal marks, the very same text checked
-    by the very same rules."""
-    return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_catalog(source: Any, checked: str = "") -> Catalog:
+def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
-    ``checked``: the mark of a catalog text that passed validation earlier in this conversation (the
-    state's ``catalog_checked``, trusted only under its seal). When the text's own mark is that one, the
-    catalog is built without checking it again: Dify runs a code node in a fresh interpreter, and the
-    checks (a ReDoS test of every pattern among them) are a good part of an ordinary turn's work, for a
-    text that has not changed. A build that fails anyway is checked in full like any other.
+    ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
+    that never needs it does not load hashlib); ``checked``: the mark of a catalog text that passed
+    validation earlier in this conversation (the state's ``catalog_checked``, trusted only under its
+    seal). When the two are the same, the catalog is built without checking it again: Dify runs a code
+    node in a fresh interpreter, and the checks (a ReDoS test of every pattern among them) are a good
+    part of an ordinary turn's work, for a text that has not changed. A build that fails anyway is
+    checked in full like any other.
     """
     if isinstance(source, Catalog):
         return source
-    mark = catalog_mark(source) if isinstance(source, str) else ""
+    mark = mark if isinstance(source, str) else ""
     source, problem = _data(source)
     if problem:
         raise CatalogError([problem])

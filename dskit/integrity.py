@@ -31,7 +31,7 @@ DIGEST_CHARS = 24
 # The parts of a state that decide what the engine does next (the timeline and errors only explain).
 _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
 _TRUST_FIELDS = ("shown", "approved", "unconfirmed")
-# The mark of the catalog text the state was last checked against (dskit.catalog.catalog_mark): with
+# The mark of the catalog text the state was last checked against (dskit.machine.catalog_mark): with
 # the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
 CHECKED_KEY = "catalog_checked"
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import Catalog, load_catalog
+from .catalog import CATALOG_RULES, Catalog, load_catalog
 from .backup import backup_fill
 from .commands import apply_commands
 from .decide import decide, not_understood
 from .grounding import make_evidence
-from .integrity import CHECKED_KEY, shown_digest, trust_state
+from .integrity import CHECKED_KEY, digest, shown_digest, trust_state
 from .offers import take_offers
 from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang
@@ -61,6 +61,12 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
         "task": decision["task"]["id"] if decision["task"] else None,
     })
     del state["timeline"][:-MAX_TIMELINE]
+
+
+def catalog_mark(text: str) -> str:
+    """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
+    very same text checked by the very same rules."""
+    return digest(["dskit.catalog", CATALOG_RULES, text])
 
 
 def load_trusted(state_in: Any, secret: str = "") -> dict:
@@ -129,7 +135,8 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
     The new state remembers the mark of the catalog text it was checked against (``catalog_checked``),
     so that the next turn with the same text need not check it again (dskit.catalog.load_catalog)."""
     state = load_trusted(state_in, secret) if loaded is None else loaded
-    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""))
+    mark = catalog_mark(catalog) if isinstance(catalog, str) else ""
+    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""), mark=mark)
     lang = norm_lang(lang or cat.language)
     try:
         if cat.mark:

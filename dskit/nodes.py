@@ -17,7 +17,7 @@ from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
 from .history import HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, history_update, parse_history
 from .integrity import CHECKED_KEY
-from .machine import load_trusted, record_result, run_turn
+from .machine import catalog_mark, load_trusted, record_result, run_turn
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
@@ -56,11 +56,17 @@ def _catalog_lang(task_catalog: str) -> str | None:
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
 
 
-def _catalog(task_catalog: Any, checked: str = "") -> Catalog:
-    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError.
-    ``checked``: the state's ``catalog_checked`` (dskit.catalog.load_catalog)."""
+def _catalog(task_catalog: Any) -> Catalog:
+    """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
+    return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
+
+
+def _marked_catalog(task_catalog: Any, checked: str) -> Catalog:
+    """The state node's catalog: marked, and built without its checks when ``checked`` (the state's
+    ``catalog_checked``) is the text's own mark (dskit.catalog.load_catalog). A separate function, so the
+    other nodes, which never need the mark, do not bundle hashlib for it."""
     source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
-    return load_catalog(source, checked)
+    return load_catalog(source, checked, catalog_mark(source)) if isinstance(source, str) else load_catalog(source)
 
 
 def _summary(summary: Any) -> str:
@@ -117,7 +123,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     secret = text_in(state_secret)
     loaded = load_trusted(state_in, secret)  # first: its seal vouches for the catalog mark it keeps
     try:
-        catalog = _catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
+        catalog = _marked_catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
         return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))

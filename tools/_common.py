@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from dskit.catalog import Catalog, CatalogError, load_catalog
+from dskit.machine import catalog_mark
 from dskit.messages import msg, norm_lang
 from dskit.state import MAX_STATE_CHARS, load_state
 from dskit.views import failed_outputs, workflow_outputs
@@ -156,8 +157,8 @@ def catalog_param(params: Mapping[str, Any], lang: str | None, name: str = "cata
         source: Any = raw
     else:
         source = text_param(params, name, lang, max_chars=MAX_CATALOG_CHARS, required=True)
-    try:
-        return load_catalog(source)
+    try:  # marked like the state node's, so a tool's state remembers the catalog it was checked against
+        return load_catalog(source, mark=catalog_mark(source) if isinstance(source, str) else "")
     except CatalogError as exc:
         shown = "; ".join(exc.problems[:5]) + (f" (+{len(exc.problems) - 5})" if len(exc.problems) > 5 else "")
         raise ParamError(name, t("catalog", lang, problems=shown), lang) from None
