@@ -3681,13 +3681,13 @@ def normal_form(text: str) -> str:
 
 
 range_said = _Deferred('range_said', r'''
-def range_said(value: str, text: str) -> bool:
+def range_said(normal: str, said: str) -> bool:
     """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
-    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit."""
-    wanted = _RANGE_VALUE.fullmatch(normal_form(value))
+    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
+    normal forms (:func:`normal_form`): the value's and the text's."""
+    wanted = _RANGE_VALUE.fullmatch(normal)
     if not wanted:
         return False
-    said = normal_form(text)
     for found in _RANGE.finditer(said):
         if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
             rest = said[found.end():].lstrip()
@@ -4180,7 +4180,8 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    if exact_match("".join(segments(normal)), normal_form(text), normal) or range_said(str(value), text):
+    said = normal_form(text)
+    if exact_match("".join(segments(normal)), said, normal) or range_said(normal, said):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
@@ -4577,6 +4578,12 @@ def _one_thing(text: str) -> bool:
 ''')
 
 
+def _a_figure(value: Any) -> bool:
+    """A value with a digit is one of the offered thing's figures ("人均119元" is the place's price), not
+    the thing a detail question takes."""
+    return any(c.isdigit() for c in str(value))
+
+
 offer_accepted = _Deferred('offer_accepted', r'''
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
@@ -4593,15 +4600,14 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
         if o_slot == slot and o_task in ("", task) and value in values:
             if accepts:
                 return index is None or (index < len(values) and values[index] == value)
-            return len(values) == 1 and not any(c.isdigit() for c in str(value))
+            return len(values) == 1 and not _a_figure(value)
     if offered_text and _found(value, offered_text):
         if accepts and (asked or refers_back(raw)):
             if index is None:
                 return True
             items = _listed(offered_text)
             return index < len(items) and _found(value, items[index])
-        # the thing itself, not one of its figures ("人均119元" is the place's price, not the user's budget)
-        return detail and index is None and _one_thing(offered_text) and not any(c.isdigit() for c in str(value))
+        return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False
 ''')
 
@@ -4730,10 +4736,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
         kept = [users_spelling(item, ev.cased) for item in kept]
     if isinstance(value, list):
-        rest = [item for item in items if item not in kept and users_spelling(item, ev.cased) not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
 ''')

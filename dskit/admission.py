@@ -109,10 +109,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
+    rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
         kept = [users_spelling(item, ev.cased) for item in kept]
     if isinstance(value, list):
-        rest = [item for item in items if item not in kept and users_spelling(item, ev.cased) not in kept]
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
 

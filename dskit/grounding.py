@@ -437,7 +437,8 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     if near_match(target, text):
         return True
     normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    if exact_match("".join(segments(normal)), normal_form(text), normal) or range_said(str(value), text):
+    said = normal_form(text)
+    if exact_match("".join(segments(normal)), said, normal) or range_said(normal, said):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)

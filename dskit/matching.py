@@ -107,13 +107,13 @@ def normal_form(text: str) -> str:
     return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
 
 
-def range_said(value: str, text: str) -> bool:
+def range_said(normal: str, said: str) -> bool:
     """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
-    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit."""
-    wanted = _RANGE_VALUE.fullmatch(normal_form(value))
+    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
+    normal forms (:func:`normal_form`): the value's and the text's."""
+    wanted = _RANGE_VALUE.fullmatch(normal)
     if not wanted:
         return False
-    said = normal_form(text)
     for found in _RANGE.finditer(said):
         if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
             rest = said[found.end():].lstrip()

@@ -95,6 +95,12 @@ def _one_thing(text: str) -> bool:
     return not _LIST_MARKS.search(text)
 
 
+def _a_figure(value: Any) -> bool:
+    """A value with a digit is one of the offered thing's figures ("人均119元" is the place's price), not
+    the thing a detail question takes."""
+    return any(c.isdigit() for c in str(value))
+
+
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -110,15 +116,14 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
         if o_slot == slot and o_task in ("", task) and value in values:
             if accepts:
                 return index is None or (index < len(values) and values[index] == value)
-            return len(values) == 1 and not any(c.isdigit() for c in str(value))
+            return len(values) == 1 and not _a_figure(value)
     if offered_text and _found(value, offered_text):
         if accepts and (asked or refers_back(raw)):
             if index is None:
                 return True
             items = _listed(offered_text)
             return index < len(items) and _found(value, items[index])
-        # the thing itself, not one of its figures ("人均119元" is the place's price, not the user's budget)
-        return detail and index is None and _one_thing(offered_text) and not any(c.isdigit() for c in str(value))
+        return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False
 
 
