@@ -276,6 +276,39 @@ def test_an_unreachable_endpoint_is_one_line_per_conversation_and_exit_1(capsys)
     assert all("turn 1: cannot reach" in line and "\n" not in line for line in run["errors"])
 
 
+
+class _FailsOnce:
+    """A client that fails the ``at``-th call with an LLMError of ``kind`` and passes the others on."""
+
+    def __init__(self, client: LLMClient, at: int, kind: str) -> None:
+        self.client, self.at, self.kind, self.calls = client, at, kind, 0
+
+    def complete(self, messages, **kwargs):
+        from dskit.tooling.llm import LLMError  # noqa: PLC0415
+
+        self.calls += 1
+        if self.calls == self.at:
+            raise LLMError(f"a failure of kind {self.kind}", kind=self.kind)
+        return self.client.complete(messages, **kwargs)
+
+
+@pytest.mark.parametrize("kind, goes_on", [("length", True), ("no_text", True), ("transport", False),
+                                           ("deadline", False), ("http", False)])
+def test_an_answer_cut_or_empty_fails_its_turn_and_the_conversation_goes_on(kind, goes_on) -> None:
+    """In Dify the user sends the next message after a turn whose model answered unusably; an endpoint
+    that did not answer would fail the turns after it too, so those are not run."""
+    case = suite("zh_booking_table")
+    with fake_openai(("answer", model())) as fake:
+        client = _FailsOnce(LLMClient(ClientConfig(fake.base_url, "scripted")), 2, kind)
+        run = run_suites(EngineTarget(client), [case])
+    turns = run.conversations[0].turns
+    assert turns[1].error and not turns[1].not_run and not turns[0].error
+    assert all(not t.not_run for t in turns[2:]) is goes_on
+    assert run.figures()["not_run"] == (0 if goes_on else len(turns) - 2)
+    if goes_on:  # the turns after it ran on the state before the failed one
+        assert run.traces[2]["failures"] == [] or run.traces[2]["cause"] != "model_failed"
+
+
 def test_a_dripping_server_hits_the_deadline_on_each_conversation(capsys) -> None:
     with fake_openai(("drip", 0.05, "{}")) as fake:
         code = main(["eval", str(SUITE_DIR / "zh_multi_intent.yaml"), str(SUITE_DIR / "en_booking.yaml"),

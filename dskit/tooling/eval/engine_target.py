@@ -77,7 +77,7 @@ class EngineConversation:
                                           max_tokens=self.params.get("max_tokens"), want_json=True)
         except LLMError as error:
             return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
-                              calls=[Call(UNDERSTAND_NODE, "", error=str(error))])
+                              calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
         call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
                     answer.cached, answer.json_mode)
         out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog,

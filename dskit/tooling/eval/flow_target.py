@@ -76,8 +76,10 @@ class FlowConversation:
         with quiet_graphon():
             result = self.conversation.turn(user, raise_on_error=False)
         calls = []
+        kinds = []  # of each failed call: the conversation goes on when the model answered each of them
         for node, answer in self.responder.take():
             if isinstance(answer, Exception):
+                kinds.append(bool(getattr(answer, "answered", False)))
                 calls.append(Call(node, "", error=str(answer)))
             else:
                 calls.append(Call(node, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
@@ -89,7 +91,7 @@ class FlowConversation:
             # node) or went on (a tool reports it in its outputs): the model gave no answer.
             error = turn_error(result) if not result.succeeded else f"{failed.node}: {failed.error}"
             return TurnOutput(state_text=self.state, calls=calls, error=error, seconds=seconds,
-                              detail={"path": result.path})
+                              detail={"path": result.path}, goes_on=bool(kinds) and all(kinds))
         self.state = str(result.variables.get("sys_context_str") or "")
         node = "state" if "state" in result.outputs else "track_state"
         return TurnOutput(answer=result.answer, state_text=self.state, calls=calls, seconds=seconds,

@@ -41,7 +41,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("latency_p50", "LLM seconds / turn, p50", "num"),
     ("latency_p95", "LLM seconds / turn, p95", "num"),
     ("turns", "turns", "count"),
-    ("errors", "turns that failed (endpoint)", "count"),
+    ("errors", "turns that failed (endpoint, or an answer cut or empty)", "count"),
     ("not_run", "turns not run", "count"),
 ]
 

@@ -91,7 +91,7 @@ def run_conversation(target: Target, suite: Suite, repeat: int, progress: Progre
         traces.append(_trace(suite, repeat, score, output))
         if sink is not None:
             sink(traces[-1])
-        if output.error:
+        if output.error and not output.goes_on:
             result.error = f"turn {index + 1}: {output.error}"
         before = output.state_text
         if progress is not None:

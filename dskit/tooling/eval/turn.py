@@ -29,8 +29,11 @@ class Call:
 class TurnOutput:
     """The reply, the state after the turn (``sys_context_str``), the LLM calls, and any failure.
 
-    ``error`` is one line when the turn could not run (endpoint down, deadline, HTTP error); the state
-    is then the one from before the turn. Metrics read the state, so every target is scored the same.
+    ``error`` is one line when the turn could not run (endpoint down, deadline, HTTP error, an unusable
+    answer); the state is then the one from before the turn. Metrics read the state, so every target is
+    scored the same. ``goes_on``: the turn failed but the conversation continues from the state before it
+    — the model answered unusably (``LLMError.answered``), and a Dify user would send the next message —
+    where an endpoint that did not answer ends the conversation (the turns after it count as not run).
     """
 
     answer: str = ""
@@ -42,6 +45,7 @@ class TurnOutput:
     # False when the target cannot tell how many LLM calls ran (Dify's blocking answer has only the summed
     # usage): ``calls`` then holds one entry with the turn's total tokens, and the call count is unknown.
     calls_known: bool = True
+    goes_on: bool = False
 
 
 class Conversation(Protocol):

@@ -23,6 +23,18 @@ class LLMError(RuntimeError):
         self.kind = kind
         self.attempts = attempts
 
+    @property
+    def answered(self) -> bool:
+        """The endpoint answered, unusably (a text cut at max_tokens, or no text): one turn's failure,
+        after which a user goes on (:data:`ANSWERED_UNUSABLY`); any other kind means the endpoint did not."""
+        return self.kind in ANSWERED_UNUSABLY
+
+
+# The kinds of LLMError where the model did answer. In Dify the Chatflow's run ends and the user sends
+# the next message, so an evaluation goes on with the conversation; a server that is down, a deadline or
+# an HTTP error is the endpoint's failure, and the turns after it would fail the same way.
+ANSWERED_UNUSABLY = frozenset({"length", "no_text"})
+
 
 @dataclass(frozen=True)
 class Completion:
