@@ -13,10 +13,10 @@ import re
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .grounding import (asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded, is_clock,
-                        other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned,
-                        text_grounded, value_grounded)
-from .cues import asks, is_social
+from .grounding import (asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded, date_spans,
+                        dates_in, is_clock, other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched,
+                        split_clock, task_mentioned, text_grounded, times_in, value_grounded)
+from .cues import asks, is_social, negated_at
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from .slot_writes import UNSET
@@ -108,6 +108,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
                 and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, item))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
+        instead = said_instead(task_spec, name, value, ev, old)
+        if instead is not None:
+            turn.note(f"repair {task['id']}.{name}={short_text(instead)}", progress=False)
+            return instead, ""
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
@@ -115,6 +119,44 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     if isinstance(value, list):
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
+
+
+# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
+# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
+_ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
+_CLOCK = re.compile(r"(?:[01]?\d|2[0-3]):[0-5]\d")
+_DATE_SLOT = re.compile(r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
+
+
+def date_slots(task: TaskSpec) -> list[str]:
+    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
+    label, question or description says date ("出发日期", "date", "哪天")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
+
+
+def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> Any:
+    """The date or clock time the user said, for a slot the model gave a date or time the user did not
+    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
+    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
+    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
+    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    if not isinstance(value, str) or len(value) > 16:
+        return None
+    raw = ev.raw
+    if _CLOCK.fullmatch(value.strip()):
+        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    spans = date_spans(raw)
+    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
+            or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
+        return next(iter(days)) if len(days) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
 
 
 def users_spelling(value: Any, raw: str) -> Any:
@@ -252,7 +294,9 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
         given += 1
         asked = turn.asked.endswith(f".{name}")
         if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
-                or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
+                or offered_value(turn, spec.name, name, value, asked)
+                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+                and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
 

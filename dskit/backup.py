@@ -31,9 +31,10 @@ from typing import Any
 from .admission import admit_rollback, pattern_takes, time_slots
 from .catalog import SlotSpec, coerce_slot_value
 from .commands import REGISTRY
-from .cues import asks, asks_for_human, is_social, only_yes, says_no, says_refusal, says_revert
+from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
+                   says_reset, says_revert)
 from .grounding import (bare_answer, common_words, counts_people, dates_in, numbers_in, same_half_day, slot_touched,
-                        times_in)
+                        task_mentioned, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .turn import Turn, short_text
@@ -45,14 +46,63 @@ def _one(found: set) -> Any:
     return next(iter(found)) if len(found) == 1 else None
 
 
-def _option_in(spec: SlotSpec, raw: str) -> Any:
-    """The one option of an enum slot the message names (by its text or an alias), else None."""
-    found = set()
+def _options_named(spec: SlotSpec, raw: str) -> dict[str, Any]:
+    """The words of an enum slot's options and aliases the message names -> the option each stands for."""
+    found = {}
     for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
         folded = "".join(segments(word))
         if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
-            found.add(target)
-    return _one(found)
+            found[word] = target
+    return found
+
+
+def _option_in(spec: SlotSpec, raw: str) -> Any:
+    """The one option of an enum slot the message names (by its text or an alias), else None."""
+    return _one(set(_options_named(spec, raw).values()))
+
+
+def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
+    """The one option the message names for an enum slot, said plainly: each word naming it stands in the
+    message as written and is not negated ("不坐高铁"), nor part of a value ``held`` by another slot
+    ("上海火车站" is the origin, not the train). None otherwise."""
+    named = _options_named(spec, raw)
+    option = _one(set(named.values()))
+    if option is None:
+        return None
+    for word in named:
+        lowered = word.lower()
+        start = raw.find(lowered)
+        if start < 0 or negated_at(raw, start, start + len(lowered)) or any(lowered in h.lower() for h in held):
+            return None
+    return option
+
+
+def options_left_out(turn: Turn) -> bool:
+    """The model filled a task this turn and left out an option the user named for one of its other
+    slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode, while
+    高铁 is an alias of the mode's 火车 (a small model leaves such words out). An empty enum slot of a task
+    the model wrote to in this message takes the one option the message names for it (:func:`said_option`),
+    never from a question, never over a value, never for a task the model did not write to; True when
+    one was filled (logged as ``backup``)."""
+    ev = turn.evidence
+    if ev is None or not turn.writes.changed:
+        return False
+    candidates = []  # (task, slot name, spec): empty enum slots with a word of theirs in the message as written
+    for task_id, names in list(turn.writes.changed.items()):
+        task = turn.stack.find(task_id)
+        if task is None or not names:
+            continue
+        for name, spec in turn.spec(task).slots.items():
+            if spec.enum and name not in task["slots"] and name not in names and any(
+                    str(w).lower() in ev.raw for w in (*spec.enum, *spec.aliases)):
+                candidates.append((task, name, spec))
+    if not candidates or asks(ev.raw):
+        return False
+    filled = False
+    for task, name, spec in candidates:
+        value = said_option(spec, ev.raw, [str(v) for v in task["slots"].values()])
+        filled = value is not None and _fill(turn, task, name, value) or filled
+    return filled
 
 
 def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
@@ -133,6 +183,42 @@ def _take_back(turn: Turn) -> bool:
     return True
 
 
+def _by_command(turn: Turn, command: dict) -> bool:
+    """Apply ``command`` through its class, so every check of the model's own applies; True when it
+    acted (logged as ``backup …``), and when it refused nothing of it stays in the turn."""
+    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq, turn.unapplied)
+    REGISTRY[command["type"]].apply(turn, command)
+    if len(turn.applied) > marks[0]:
+        turn.applied[-1] = "backup " + turn.applied[-1]
+        return True
+    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
+    turn.progress, turn.faq, turn.unapplied = marks[3], marks[4], marks[5]
+    return False
+
+
+def _start_over(turn: Turn) -> bool:
+    """"等一下，全部重新来吧" with no command: the reset, when the message asks for nothing else
+    (:func:`dskit.cues.says_reset`)."""
+    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and _by_command(turn, {"type": "reset"})
+
+
+def _drop_task(turn: Turn) -> bool:
+    """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
+    clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
+    "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
+    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task."""
+    raw = turn.evidence.raw
+    named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
+    task = named[-1] if len({t["name"] for t in named}) == 1 else None
+    if task is None or not says_cancel_clause(raw, _task_words(turn.spec(task))):
+        return False
+    return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
+
+
+def _task_words(spec: Any) -> tuple[str, ...]:
+    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+
+
 def _refusal(turn: Turn) -> bool:
     """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
     ("我再想想", "wait") leaves the question pending."""
@@ -168,14 +254,7 @@ def _assent(turn: Turn) -> bool:
     if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
             or not _saw_confirmation(turn.evidence.offered):
         return False
-    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
-    REGISTRY["confirm"].apply(turn, {"type": "confirm"})
-    if len(turn.applied) > marks[0]:
-        turn.applied[-1] = "backup " + turn.applied[-1]
-        return True
-    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
-    turn.progress, turn.faq = marks[3], marks[4]
-    return False
+    return _by_command(turn, {"type": "confirm"})
 
 
 def backup_fill(turn: Turn, readable: bool = True) -> bool:
@@ -203,7 +282,7 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             return True
         return False
     return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
-            or _take_back(turn))
+            or _take_back(turn) or _start_over(turn) or _drop_task(turn))
 
 
-__all__ = ["backup_fill", "value_in_message"]
+__all__ = ["backup_fill", "options_left_out", "value_in_message"]

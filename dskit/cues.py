@@ -306,6 +306,12 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
     return weak and not content
 
 
+def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
+    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
+    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
+
+
 RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
             "全部重来", "重新来过", "从头再来", "推倒重来")
 _RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
@@ -501,5 +507,5 @@ def indifferent_at(raw: str, start: int, end: int) -> bool:
 
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
-           "says_revert", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
+           "says_revert", "says_cancel_clause", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
            "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "NEGATION_BEFORE_ZH", "is_social", "only_yes", "asks_for_human", "says_refusal"]

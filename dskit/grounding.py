@@ -417,6 +417,27 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
     return found
 
 
+
+def date_spans(raw: str) -> list[tuple[int, int]]:
+    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
+    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
+    # Each pattern called by name: a code node compiles a module pattern on its first use only
+    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
+    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
+             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
+    spans = [(m.start(), m.end()) for m in found]
+    for word in _DAY_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
+        if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+
+
 # ---------------------------------------------------------------- values
 
 def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
@@ -580,8 +601,11 @@ def bare_answer(raw: str) -> bool | None:
 
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
-    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
     spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
         return ""
     target = fold(value)
@@ -757,6 +781,6 @@ def _task_words(spec: TaskSpec) -> set[str]:
 __all__ = ["asks_about_task", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
            "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
-           "dates_in", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
+           "dates_in", "date_spans", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
            "same_half_day", "is_clock",
            "RECENT_TURNS"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import CATALOG_RULES, Catalog, load_catalog
-from .backup import backup_fill
+from .backup import backup_fill, options_left_out
 from .commands import apply_commands
 from .decide import decide, not_understood
 from .grounding import make_evidence
@@ -61,6 +61,19 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
         "task": decision["task"]["id"] if decision["task"] else None,
     })
     del state["timeline"][:-MAX_TIMELINE]
+
+
+def since_reset(state: dict, recent: Any) -> Any:
+    """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
+    not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
+    turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
+    to matter. ``state["turn"]`` is this turn's number."""
+    resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
+              and any(str(a) in ("reset", "backup reset") for a in entry.get("applied") or ())]
+    if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
+        return recent
+    after = max(0, state["turn"] - 1 - resets[-1])
+    return list(recent[-after:]) if after else []
 
 
 def catalog_mark(text: str) -> str:
@@ -109,6 +122,8 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
+        if options_left_out(turn):  # an option the user named for a task the model filled (dskit.backup)
+            turn.writes.resolve()
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True
@@ -147,7 +162,7 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
         state["turn"] += 1
         if parsed is None:
             parsed = parse_understanding(understanding, cat)
-        evidence = make_evidence(query, recent, reference_date, offered, take_offers(state))
+        evidence = make_evidence(query, since_reset(state, recent), reference_date, offered, take_offers(state))
         decision, _ = _apply(state, dict(parsed), cat, lang, evidence, query)
         text = fit_state(state, evict=False, secret=secret)
         if text is None:

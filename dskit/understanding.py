@@ -38,6 +38,9 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
     if not isinstance(value, str):
         return None, f"task must be a name, got {type(value).__name__}"
     spec = catalog.task(value.strip())
+    if spec is None and value.rstrip().endswith((")", "）")):
+        # "book_restaurant (table booking, COLLECTING)": the name as the state view shows it, copied whole
+        spec = catalog.task(value.replace("（", "(").partition("(")[0].strip())
     if spec is None:
         return None, f"unknown task {value!r}"
     return spec.name, ""

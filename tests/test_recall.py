@@ -400,3 +400,164 @@ def test_a_count_of_people_is_a_number_of_people(said, kept):
     assert (kept in found if kept is not None else not found)
     assert value_grounded(spec, kept, make_evidence(said)) if kept is not None else \
         not value_grounded(spec, 1, make_evidence(said))
+
+
+# ---------------------------------------------------------------- a date or time the model wrote wrong
+
+TRIP = {"version": 1, "tasks": {"trip": {"label": "出行", "slots": {
+    "origin": {"type": "string", "label": "出发地"},
+    "date": {"type": "string", "label": "出发日期", "description": "保留用户的原话"},
+    "time": {"type": "string", "label": "出发时间", "pattern": r"^\d{2}:\d{2}$"}}}}}
+STAY = {"version": 1, "tasks": {"stay": {"label": "订酒店", "slots": {
+    "check_in": {"type": "string", "label": "入住日期"}, "check_out": {"type": "string", "label": "离店日期"}}}}}
+ISO = {"version": 1, "tasks": {"visit": {"label": "预约", "slots": {
+    "day": {"type": "string", "label": "日期", "pattern": r"^\d{4}-\d{2}-\d{2}$"}}}}}
+
+
+def _trip(message: str, slots: dict, catalog: dict = TRIP, task: str = "trip") -> dict:
+    state, _ = step("", {"commands": [{"type": "start_task", "task": task, "slots": slots}]}, catalog,
+                    query=message, reference_date=DAY)
+    return _slots(state, task)
+
+
+@pytest.mark.parametrize("message, model, kept", [
+    ("下周三想从成都出发", "2023-03-14", "下周三"),   # the 1.5B model makes relative dates absolute, in another year
+    ("帮我安排明天从上海走", "2023-11-09", "明天"),
+    ("from Boston on Saturday", "2023-06-17", "Saturday"),  # as the user wrote it
+    ("3月5号从北京出发", "2025-03-05", "3月5号"),
+    ("大后天从杭州出发", "2024-1-3", "大后天"),
+])
+def test_a_date_the_model_wrote_for_the_date_the_user_said_is_the_users(message, model, kept):
+    assert _trip(message, {"origin": message[-4:-2] or "x", "date": model}).get("date") == kept
+
+
+@pytest.mark.parametrize("message", [
+    "周六或者周日从成都出发",   # two dates: which one is unknown
+    "周六不行，从成都出发",      # the one date said is refused
+    "从成都出发，日期还没定",    # no date said
+])
+def test_a_date_the_model_made_up_is_refused_when_the_user_said_no_one_date(message):
+    assert "date" not in _trip(message, {"origin": "成都", "date": "2023-03-14"})
+
+
+def test_a_date_is_not_written_into_one_of_two_date_slots():
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "stay", "slots": {"check_out": "2023-03-14"}}]},
+                    STAY, query="明天入住", reference_date=DAY)
+    assert _slots(state, "stay") == {}
+
+
+def test_a_text_that_is_not_a_date_is_never_replaced():
+    assert "date" not in _trip("下周三从成都出发", {"origin": "成都", "date": "工作日"})
+
+
+def test_a_date_slot_with_a_pattern_gets_the_date_worked_out():
+    assert _trip("明天上午去", {"day": "2023-01-01"}, ISO, "visit") == {"day": "2026-12-03"}
+    assert _trip("周六去", {"day": "2023-01-01"}, ISO, "visit") == {}  # this week's or next week's: unknown
+
+
+@pytest.mark.parametrize("message, model, kept", [
+    ("明天晚上六点从成都出发", "20:00", "18:00"),
+    ("明天早上7点半从成都出发", "19:30", "07:30"),
+])
+def test_a_clock_time_the_model_wrote_for_the_one_the_user_said_is_the_users(message, model, kept):
+    assert _trip(message, {"origin": "成都", "time": model}).get("time") == kept
+
+
+@pytest.mark.parametrize("message", ["明天六点或者七点从成都出发", "明天从成都出发"])
+def test_a_clock_time_the_model_made_up_is_refused_without_one_time_said(message):
+    assert "time" not in _trip(message, {"origin": "成都", "time": "20:00"})
+
+
+def test_a_value_given_as_a_list_of_one_in_another_slots_option_goes_to_that_slot():
+    """The 1.5B model wrote "最好在城东" as the restaurant, in a list: ["城东"] is the area's (an alias of 东区)."""
+    state, _ = _turns(RESTAURANT, OPEN)
+    new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": ["城东"]}}]}, RESTAURANT,
+                  query="最好在城东", reference_date=DAY)
+    assert _slots(new, "book_restaurant").get("area") == ["东区"]
+    assert "restaurant" not in _slots(new, "book_restaurant")
+
+
+# ---------------------------------------------------------------- an option the model left out
+
+TRAVEL = json.loads((ROOT / "examples" / "catalogs" / "travel_assistant.json").read_text(encoding="utf-8"))
+ROUTE = {"type": "start_task", "task": "plan_route", "slots": {"origin": "上海", "destination": "南京"}}
+
+
+@pytest.mark.parametrize("message, mode", [
+    ("我想从上海坐高铁去南京", "火车"),      # an alias (高铁 -> 火车): the 1.5B model left it out
+    ("从上海去南京，自驾", "自驾"),
+    ("上海到南京，打算开车过去", "自驾"),
+])
+def test_an_option_the_user_named_for_the_task_the_model_filled_is_kept(message, mode):
+    state, _ = step("", {"commands": [ROUTE]}, TRAVEL, query=message, reference_date=DAY)
+    assert _slots(state, "plan_route").get("mode") == mode
+
+
+@pytest.mark.parametrize("message", [
+    "我想从上海去南京，不坐高铁",          # negated
+    "从上海去南京，坐高铁还是开车好？",      # a question, and two options
+    "从上海去南京，高铁或者飞机都行",        # two options
+    "从上海火车站出发去南京",              # 火车 is part of the origin the user gave
+])
+def test_an_option_is_not_kept_when_the_message_does_not_plainly_choose_it(message):
+    origin = "上海火车站" if "火车站" in message else "上海"
+    state, _ = step("", {"commands": [{**ROUTE, "slots": {"origin": origin, "destination": "南京"}}]}, TRAVEL,
+                    query=message, reference_date=DAY)
+    assert "mode" not in _slots(state, "plan_route")
+
+
+def test_an_option_goes_only_to_a_task_the_model_wrote_to():
+    state, _ = step("", {"commands": [ROUTE]}, TRAVEL, query="从上海去南京", reference_date=DAY)
+    new, _ = step(state, {"commands": [{"type": "start_task", "task": "weather", "slots": {"city": "南京"}}]},
+                  TRAVEL, query="南京天气怎么样，高铁会停吗", recent=["从上海去南京"], reference_date=DAY)
+    assert "mode" not in _slots(new, "plan_route")
+    new, _ = step(state, {"commands": []}, TRAVEL, query="坐高铁吧", recent=["从上海去南京"], reference_date=DAY)
+    assert "mode" not in _slots(new, "plan_route")  # no command at all: mode was never asked
+
+
+# ---------------------------------------------------------------- a reset or a cancellation the model left out
+
+def test_a_plain_start_over_with_no_command_resets():
+    state, _ = step("", {"commands": [ROUTE]}, TRAVEL, query="从上海去南京", reference_date=DAY)
+    new, decision = step(state, {"commands": []}, TRAVEL, query="等一下，全部重新来吧", reference_date=DAY)
+    assert load_state(new)[0]["task_stack"] == [] and "backup reset" in decision["applied"]
+    for message in ("重新来一下这个时间", "能重新说一下吗？"):
+        kept, _ = step(state, {"commands": []}, TRAVEL, query=message, reference_date=DAY)
+        assert _slots(kept, "plan_route") == _slots(state, "plan_route")
+
+
+def test_what_was_said_before_a_reset_is_not_evidence_after_it():
+    state, _ = step("", {"commands": [ROUTE]}, TRAVEL, query="从上海去南京", reference_date=DAY)
+    state, _ = step(state, {"commands": [{"type": "reset"}]}, TRAVEL, query="全部重来", recent=["从上海去南京"],
+                    reference_date=DAY)
+    new, _ = step(state, {"commands": [{"type": "start_task", "task": "plan_route",
+                                        "slots": {"origin": "上海", "destination": "厦门"}}]},
+                  TRAVEL, query="我想规划去厦门的行程", recent=["从上海去南京", "全部重来"], reference_date=DAY)
+    assert _slots(new, "plan_route") == {"destination": "厦门"}
+
+
+BROADBAND = ("我要装宽带，地址是文三路5号", [{"type": "start_task", "task": "install_broadband",
+                                         "slots": {"address": "文三路5号"}}])
+
+
+@pytest.mark.parametrize("message", ["算了，宽带先不装了", "宽带不装了"])
+def test_a_task_the_message_names_and_stops_is_cancelled_without_a_command(message):
+    state, _ = _turns(TELECOM, BROADBAND)
+    new, decision = step(state, {"commands": []}, TELECOM, query=message, reference_date=DAY)
+    assert not load_state(new)[0]["task_stack"]
+    assert any(a.startswith("backup cancel") for a in decision["applied"])
+
+
+@pytest.mark.parametrize("message", ["不要", "算了", "不用了谢谢", "宽带要不要先不装？", "不要那么贵的宽带套餐"])
+def test_no_cancellation_without_a_clause_that_stops_a_task_the_message_names(message):
+    state, _ = _turns(TELECOM, BROADBAND)
+    new, _ = step(state, {"commands": []}, TELECOM, query=message, reference_date=DAY)
+    assert [t["name"] for t in load_state(new)[0]["task_stack"]] == ["install_broadband"]
+
+
+def test_a_task_named_as_the_state_view_shows_it_is_that_task():
+    """The 1.5B model copied "book_restaurant (table booking, COLLECTING)" from the state view as the task."""
+    state, _ = _turns(RESTAURANT, OPEN)
+    new, _ = step(state, {"commands": [{"type": "set_slots", "task": "book_restaurant (订餐, COLLECTING)",
+                                        "slots": {"people": 4}}]}, RESTAURANT, query="改成4个人", reference_date=DAY)
+    assert _slots(new, "book_restaurant")["people"] == 4
