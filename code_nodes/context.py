@@ -42,11 +42,11 @@
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 190 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 194 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 190 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 194 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -4071,6 +4071,28 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
 ''')
 
 
+date_spans = _Deferred('date_spans', r'''
+def date_spans(raw: str) -> list[tuple[int, int]]:
+    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
+    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
+    # Each pattern called by name: a code node compiles a module pattern on its first use only
+    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
+    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
+             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
+    spans = [(m.start(), m.end()) for m in found]
+    for word in _DAY_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
+        if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+''')
+
+
 # ---------------------------------------------------------------- values
 
 text_grounded = _Deferred('text_grounded', r'''
@@ -4257,8 +4279,11 @@ def bare_answer(raw: str) -> bool | None:
 other_slot_value = _Deferred('other_slot_value', r'''
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
-    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
     spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
         return ""
     target = fold(value)
@@ -4425,8 +4450,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
-    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
 ''')
 
 
@@ -4442,14 +4467,14 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
     the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 ''')
 
 
-_task_words = _Deferred('_task_words', r'''
-def _task_words(spec: TaskSpec) -> set[str]:
+_grounding_task_words = _Deferred('_grounding_task_words', r'''
+def _grounding_task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
@@ -4490,10 +4515,12 @@ def _one_thing(text: str) -> bool:
 ''')
 
 
+_a_figure = _Deferred('_a_figure', r'''
 def _a_figure(value: Any) -> bool:
     """A value with a digit is one of the offered thing's figures ("人均119元" is the place's price), not
     the thing a detail question takes."""
     return any(c.isdigit() for c in str(value))
+''')
 
 
 offer_accepted = _Deferred('offer_accepted', r'''
@@ -4647,6 +4674,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
                 and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, item))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
+        instead = said_instead(task_spec, name, value, ev, old)
+        if instead is not None:
+            turn.note(f"repair {task['id']}.{name}={short_text(instead)}", progress=False)
+            return instead, ""
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
@@ -4654,6 +4685,48 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     if isinstance(value, list):
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
+''')
+
+
+# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
+# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
+_ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
+_CLOCK = _LazyPattern('_CLOCK', r"(?:[01]?\d|2[0-3]):[0-5]\d")
+_DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
+
+
+date_slots = _Deferred('date_slots', r'''
+def date_slots(task: TaskSpec) -> list[str]:
+    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
+    label, question or description says date ("出发日期", "date", "哪天")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
+''')
+
+
+said_instead = _Deferred('said_instead', r'''
+def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> Any:
+    """The date or clock time the user said, for a slot the model gave a date or time the user did not
+    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
+    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
+    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
+    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    if not isinstance(value, str) or len(value) > 16:
+        return None
+    raw = ev.raw
+    if _CLOCK.fullmatch(value.strip()):
+        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    spans = date_spans(raw)
+    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
+            or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
+        return next(iter(days)) if len(days) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
 ''')
 
 
@@ -4811,7 +4884,9 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
         given += 1
         asked = turn.asked.endswith(f".{name}")
         if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
-                or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
+                or offered_value(turn, spec.name, name, value, asked)
+                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+                and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
 ''')

@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 353 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 359 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 353 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 359 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3194,21 +3194,16 @@ _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "th
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
-clauses = _Deferred('clauses', r'''
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
-''')
 
 
-_question_marks = _Deferred('_question_marks', r'''
 def _question_marks(raw: str) -> list[str]:
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
-''')
 
 
-is_question = _Deferred('is_question', r'''
 def is_question(clause: str) -> bool:
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -3228,10 +3223,8 @@ def is_question(clause: str) -> bool:
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
-''')
 
 
-_asking_word = _Deferred('_asking_word', r'''
 def _asking_word(text: str, word: str) -> bool:
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -3240,7 +3233,6 @@ def _asking_word(text: str, word: str) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
-''')
 
 
 def asks(raw: str) -> bool:
@@ -3450,6 +3442,14 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
+''')
+
+
+says_cancel_clause = _Deferred('says_cancel_clause', r'''
+def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
+    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
+    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 ''')
 
 
@@ -6011,6 +6011,28 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
 ''')
 
 
+date_spans = _Deferred('date_spans', r'''
+def date_spans(raw: str) -> list[tuple[int, int]]:
+    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
+    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
+    # Each pattern called by name: a code node compiles a module pattern on its first use only
+    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
+    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
+             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
+    spans = [(m.start(), m.end()) for m in found]
+    for word in _DAY_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
+        if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+''')
+
+
 # ---------------------------------------------------------------- values
 
 def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
@@ -6190,8 +6212,11 @@ def bare_answer(raw: str) -> bool | None:
 
 def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
-    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot."""
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
     spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
         return ""
     target = fold(value)
@@ -6332,7 +6357,6 @@ def revert_said(ev: Evidence) -> bool:
 ''')
 
 
-task_mentioned = _Deferred('task_mentioned', r'''
 def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -6351,9 +6375,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
-    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
-''')
+    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -6368,14 +6391,14 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
     the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 ''')
 
 
-_task_words = _Deferred('_task_words', r'''
-def _task_words(spec: TaskSpec) -> set[str]:
+_grounding_task_words = _Deferred('_grounding_task_words', r'''
+def _grounding_task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
@@ -6451,10 +6474,12 @@ def _one_thing(text: str) -> bool:
 ''')
 
 
+_a_figure = _Deferred('_a_figure', r'''
 def _a_figure(value: Any) -> bool:
     """A value with a digit is one of the offered thing's figures ("人均119元" is the place's price), not
     the thing a detail question takes."""
     return any(c.isdigit() for c in str(value))
+''')
 
 
 offer_accepted = _Deferred('offer_accepted', r'''
@@ -6835,6 +6860,10 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
                 and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, item))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
+        instead = said_instead(task_spec, name, value, ev, old)
+        if instead is not None:
+            turn.note(f"repair {task['id']}.{name}={short_text(instead)}", progress=False)
+            return instead, ""
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
@@ -6842,6 +6871,48 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     if isinstance(value, list):
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
+
+
+# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
+# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
+_ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
+_CLOCK = _LazyPattern('_CLOCK', r"(?:[01]?\d|2[0-3]):[0-5]\d")
+_DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
+
+
+date_slots = _Deferred('date_slots', r'''
+def date_slots(task: TaskSpec) -> list[str]:
+    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
+    label, question or description says date ("出发日期", "date", "哪天")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
+''')
+
+
+said_instead = _Deferred('said_instead', r'''
+def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> Any:
+    """The date or clock time the user said, for a slot the model gave a date or time the user did not
+    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
+    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
+    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
+    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    if not isinstance(value, str) or len(value) > 16:
+        return None
+    raw = ev.raw
+    if _CLOCK.fullmatch(value.strip()):
+        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    spans = date_spans(raw)
+    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
+            or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
+        return next(iter(days)) if len(days) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
+''')
 
 
 def users_spelling(value: Any, raw: str) -> Any:
@@ -6990,7 +7061,9 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
         given += 1
         asked = turn.asked.endswith(f".{name}")
         if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
-                or offered_value(turn, spec.name, name, value, asked)) and not owner_elsewhere(spec, name, value):
+                or offered_value(turn, spec.name, name, value, asked)
+                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+                and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
 ''')
@@ -7584,16 +7657,69 @@ def _one(found: set) -> Any:
 ''')
 
 
-_option_in = _Deferred('_option_in', r'''
-def _option_in(spec: SlotSpec, raw: str) -> Any:
-    """The one option of an enum slot the message names (by its text or an alias), else None."""
-    found = set()
+_options_named = _Deferred('_options_named', r'''
+def _options_named(spec: SlotSpec, raw: str) -> dict[str, Any]:
+    """The words of an enum slot's options and aliases the message names -> the option each stands for."""
+    found = {}
     for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
         folded = "".join(segments(word))
         if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
-            found.add(target)
-    return _one(found)
+            found[word] = target
+    return found
 ''')
+
+
+_option_in = _Deferred('_option_in', r'''
+def _option_in(spec: SlotSpec, raw: str) -> Any:
+    """The one option of an enum slot the message names (by its text or an alias), else None."""
+    return _one(set(_options_named(spec, raw).values()))
+''')
+
+
+said_option = _Deferred('said_option', r'''
+def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
+    """The one option the message names for an enum slot, said plainly: each word naming it stands in the
+    message as written and is not negated ("不坐高铁"), nor part of a value ``held`` by another slot
+    ("上海火车站" is the origin, not the train). None otherwise."""
+    named = _options_named(spec, raw)
+    option = _one(set(named.values()))
+    if option is None:
+        return None
+    for word in named:
+        lowered = word.lower()
+        start = raw.find(lowered)
+        if start < 0 or negated_at(raw, start, start + len(lowered)) or any(lowered in h.lower() for h in held):
+            return None
+    return option
+''')
+
+
+def options_left_out(turn: Turn) -> bool:
+    """The model filled a task this turn and left out an option the user named for one of its other
+    slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode, while
+    高铁 is an alias of the mode's 火车 (a small model leaves such words out). An empty enum slot of a task
+    the model wrote to in this message takes the one option the message names for it (:func:`said_option`),
+    never from a question, never over a value, never for a task the model did not write to; True when
+    one was filled (logged as ``backup``)."""
+    ev = turn.evidence
+    if ev is None or not turn.writes.changed:
+        return False
+    candidates = []  # (task, slot name, spec): empty enum slots with a word of theirs in the message as written
+    for task_id, names in list(turn.writes.changed.items()):
+        task = turn.stack.find(task_id)
+        if task is None or not names:
+            continue
+        for name, spec in turn.spec(task).slots.items():
+            if spec.enum and name not in task["slots"] and name not in names and any(
+                    str(w).lower() in ev.raw for w in (*spec.enum, *spec.aliases)):
+                candidates.append((task, name, spec))
+    if not candidates or asks(ev.raw):
+        return False
+    filled = False
+    for task, name, spec in candidates:
+        value = said_option(spec, ev.raw, [str(v) for v in task["slots"].values()])
+        filled = value is not None and _fill(turn, task, name, value) or filled
+    return filled
 
 
 value_in_message = _Deferred('value_in_message', r'''
@@ -7688,6 +7814,50 @@ def _take_back(turn: Turn) -> bool:
 ''')
 
 
+_by_command = _Deferred('_by_command', r'''
+def _by_command(turn: Turn, command: dict) -> bool:
+    """Apply ``command`` through its class, so every check of the model's own applies; True when it
+    acted (logged as ``backup …``), and when it refused nothing of it stays in the turn."""
+    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq, turn.unapplied)
+    REGISTRY[command["type"]].apply(turn, command)
+    if len(turn.applied) > marks[0]:
+        turn.applied[-1] = "backup " + turn.applied[-1]
+        return True
+    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
+    turn.progress, turn.faq, turn.unapplied = marks[3], marks[4], marks[5]
+    return False
+''')
+
+
+_start_over = _Deferred('_start_over', r'''
+def _start_over(turn: Turn) -> bool:
+    """"等一下，全部重新来吧" with no command: the reset, when the message asks for nothing else
+    (:func:`dskit.cues.says_reset`)."""
+    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and _by_command(turn, {"type": "reset"})
+''')
+
+
+_drop_task = _Deferred('_drop_task', r'''
+def _drop_task(turn: Turn) -> bool:
+    """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
+    clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
+    "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
+    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task."""
+    raw = turn.evidence.raw
+    named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
+    task = named[-1] if len({t["name"] for t in named}) == 1 else None
+    if task is None or not says_cancel_clause(raw, _backup_task_words(turn.spec(task))):
+        return False
+    return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
+''')
+
+
+_backup_task_words = _Deferred('_backup_task_words', r'''
+def _backup_task_words(spec: Any) -> tuple[str, ...]:
+    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+''')
+
+
 _refusal = _Deferred('_refusal', r'''
 def _refusal(turn: Turn) -> bool:
     """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
@@ -7728,14 +7898,7 @@ def _assent(turn: Turn) -> bool:
     if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
             or not _saw_confirmation(turn.evidence.offered):
         return False
-    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq)
-    REGISTRY["confirm"].apply(turn, {"type": "confirm"})
-    if len(turn.applied) > marks[0]:
-        turn.applied[-1] = "backup " + turn.applied[-1]
-        return True
-    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
-    turn.progress, turn.faq = marks[3], marks[4]
-    return False
+    return _by_command(turn, {"type": "confirm"})
 ''')
 
 
@@ -7764,7 +7927,7 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             return True
         return False
     return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
-            or _take_back(turn))
+            or _take_back(turn) or _start_over(turn) or _drop_task(turn))
 
 
 # ---- dskit/subtasks.py ----
@@ -8144,6 +8307,9 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
     if not isinstance(value, str):
         return None, f"task must be a name, got {type(value).__name__}"
     spec = catalog.task(value.strip())
+    if spec is None and value.rstrip().endswith((")", "）")):
+        # "book_restaurant (table booking, COLLECTING)": the name as the state view shows it, copied whole
+        spec = catalog.task(value.replace("（", "(").partition("(")[0].strip())
     if spec is None:
         return None, f"unknown task {value!r}"
     return spec.name, ""
@@ -8288,6 +8454,19 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
     del state["timeline"][:-MAX_TIMELINE]
 
 
+def since_reset(state: dict, recent: Any) -> Any:
+    """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
+    not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
+    turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
+    to matter. ``state["turn"]`` is this turn's number."""
+    resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
+              and any(str(a) in ("reset", "backup reset") for a in entry.get("applied") or ())]
+    if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
+        return recent
+    after = max(0, state["turn"] - 1 - resets[-1])
+    return list(recent[-after:]) if after else []
+
+
 def catalog_mark(text: str) -> str:
     """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
     very same text checked by the very same rules."""
@@ -8336,6 +8515,8 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
+        if options_left_out(turn):  # an option the user named for a task the model filled (dskit.backup)
+            turn.writes.resolve()
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True
@@ -8374,7 +8555,7 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
         state["turn"] += 1
         if parsed is None:
             parsed = parse_understanding(understanding, cat)
-        evidence = make_evidence(query, recent, reference_date, offered, take_offers(state))
+        evidence = make_evidence(query, since_reset(state, recent), reference_date, offered, take_offers(state))
         decision, _ = _apply(state, dict(parsed), cat, lang, evidence, query)
         text = fit_state(state, evict=False, secret=secret)
         if text is None:

@@ -135,8 +135,14 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # "thai"/"monday" keep the user's capitals, "在吗" is small talk, "买一份" is not one insured person. With the
 # restaurant unfilled, en_booking's turn 4 is a new prompt whose recorded answer ran past max_tokens: the eval
 # ends that conversation there, so 8 turns are not run (4 before; the four lost were all wrong before).
-ENGINE_EXPECTED = {"turns_right": 35, "jga_right": 39, "jga_turns": 72, "executions": 6, "wrongful": 0,
-                   "task_success": 6, "expected_executions": 17, "unasked_writes": 2, "wrong_writes": 1,
+# Then (engine reads of what the model left out or wrote wrong; new requests recorded): 55/74 right, JGA
+# 60/72, 8 executions, none wrongful, 1 unasked write. The dates the model made absolute ("2023-11-09" for
+# 明天) are the user's words, a clock time it wrote wrong is the one said, 高铁 fills the mode it left out,
+# a plain "全部重新来吧" resets and "宽带先不装了" cancels with no command, ["城东"] given to the restaurant is the
+# area's. A turn whose answer was cut at max_tokens fails and the conversation goes on (a Dify user sends
+# the next message), so no turn is left unrun.
+ENGINE_EXPECTED = {"turns_right": 55, "jga_right": 60, "jga_turns": 72, "executions": 8, "wrongful": 0,
+                   "task_success": 8, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
