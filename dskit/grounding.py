@@ -82,7 +82,8 @@ _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "t
               "昨天": -1, "yesterday": -1, "前天": -2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
-_WEEKDAY_RE = re.compile(r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
+_WEEKDAY_RE = re.compile(r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _EN_WEEKDAY_RE = re.compile(r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
 _ISO_DATE_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
@@ -180,7 +181,9 @@ def _number(token: str) -> float | None:
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
+                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
+                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
 # What follows a count of something other than people: "买一份" is one policy, not one insured person.
 _NOT_PEOPLE = re.compile(r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
                          r"|周|个月|个小时|个星期)")

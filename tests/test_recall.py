@@ -561,3 +561,50 @@ def test_a_task_named_as_the_state_view_shows_it_is_that_task():
     new, _ = step(state, {"commands": [{"type": "set_slots", "task": "book_restaurant (订餐, COLLECTING)",
                                         "slots": {"people": 4}}]}, RESTAURANT, query="改成4个人", reference_date=DAY)
     assert _slots(new, "book_restaurant")["people"] == 4
+
+
+# ---------------------------------------------------------------- a date or a count of people with no command
+
+def _booking_open() -> str:
+    state, _ = _turns(RESTAURANT, ("帮我订明天晚上7点的位子，2个人", [{"type": "start_task", "task": "book_restaurant",
+                                                              "slots": {"date": "明天", "time": "19:00", "people": 2}}]))
+    return state
+
+
+@pytest.mark.parametrize("message, kept", [
+    ("改到周六晚上六点吧，三个人", {"date": "周六", "time": "18:00", "people": 3}),
+    ("make it saturday at 6pm instead, for three", {"date": "saturday", "time": "18:00", "people": 3}),
+    ("换成后天", {"date": "后天", "time": "19:00", "people": 2}),
+])
+def test_a_date_and_a_count_said_with_no_command_go_to_the_tasks_only_such_slots(message, kept):
+    """The 1.5B model sent "Make it Saturday at 6pm instead, for three" to a route it made up (refused):
+    the booking on top takes the one date, time and count of people said."""
+    new, _ = step(_booking_open(), {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    assert {k: v for k, v in _slots(new, "book_restaurant").items() if k in kept} == kept
+
+
+@pytest.mark.parametrize("message", [
+    "查一下周六北京天气",      # names another task: its date is the weather's
+    "周六不行",               # negated
+    "周六或者周日都行",        # two dates
+])
+def test_no_date_is_taken_without_a_command_unless_plainly_the_tasks(message):
+    state = _booking_open()
+    new, _ = step(state, {"commands": []}, RESTAURANT, query=message, reference_date=DAY)
+    assert _slots(new, "book_restaurant")["date"] == "明天"
+
+
+def test_no_count_is_taken_from_a_count_of_other_things():
+    new, _ = step(_booking_open(), {"commands": []}, RESTAURANT, query="要两间包间", reference_date=DAY)
+    assert _slots(new, "book_restaurant")["people"] == 2
+
+
+def test_a_bit_is_neither_next_week_nor_one():
+    """"查一下周六": the 下 of 一下 ("a bit") is not "next", and 一下 counts nothing."""
+    from datetime import date
+
+    from dskit.grounding import dates_in, numbers_in
+    assert dates_in("查一下周六北京天气", date(2026, 12, 2)) == dates_in("周六", date(2026, 12, 2))
+    assert dates_in("下周六", date(2026, 12, 2)) == {"2026-12-12"}
+    assert numbers_in("帮我看一下", counts=True) == set()
+    assert numbers_in("我们一起去，三个人", counts=True, people=True) == {3.0}
