@@ -148,9 +148,15 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     if _CLOCK.fullmatch(value.strip()):
         clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
+
+
+def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
+    """The one date the message states, not negated, for the task's only date slot ``name``: as written
+    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
+    raw = ev.raw
     spans = date_spans(raw)
-    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
-            or negated_at(raw, *spans[0]):
+    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
         return None
     start, end = spans[0]
     if task.slots[name].pattern:

@@ -9,10 +9,16 @@ makes no progress on a message (no command, nothing usable, or only small talk),
   clock time (a slot whose pattern takes HH:MM), a date (one that takes YYYY-MM-DD), an option or alias
   of its enum, a bare yes/no for a yes/no slot;
 - **a task's only time slot**, when the message names exactly one clock time ("还是七点吧"), and the
-  slot changed last turn when the message only takes it back ("还是原来的吧").
+  slot changed last turn when the message only takes it back ("还是原来的吧");
+- **a task's only date slot and only slot counting people**, from the one date and count said in a
+  message that changes something and names no other task ("Make it Saturday at 6pm instead, for three").
+
+It also starts over on a plain "全部重新来吧", cancels a task the message names and stops ("宽带先不装了"),
+and — when the model did write to a task — fills an empty enum slot of it with the one option the user
+named and the model left out (:func:`options_left_out`).
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
-the task's only time slot), never over a value the model set, never from a question or a refusal.
+those single slots of a kind), never over a value the model set, never from a question or a refusal.
 Beyond values, the engine answers what it can tell for itself when the model said nothing: a question is
 answered as an FAQ (the pending question waits) — a greeting asked as a question ("在吗") gets small
 talk instead —, a plain no to the confirmation question the user saw
@@ -28,7 +34,7 @@ import re
 import unicodedata
 from typing import Any
 
-from .admission import admit_rollback, pattern_takes, time_slots
+from .admission import admit_rollback, date_said, date_slots, pattern_takes, time_slots
 from .catalog import SlotSpec, coerce_slot_value
 from .commands import REGISTRY
 from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
@@ -37,6 +43,7 @@ from .grounding import (bare_answer, common_words, counts_people, dates_in, numb
                         task_mentioned, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
+from .noise import noise_user_signal
 from .turn import Turn, short_text
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
@@ -151,6 +158,35 @@ def _only_time_slot(turn: Turn) -> bool:
     raw = turn.evidence.raw
     value = value_in_message(turn.spec(task).slots[clocks[0]], raw, task["slots"].get(clocks[0]), None)
     return value is not None and _fill(turn, task, clocks[0], value)
+
+
+def _names_another_task(turn: Turn, task: dict) -> bool:
+    """Whether the message names a task of the catalog other than ``task``'s: "查一下周六北京天气" gives its
+    date to the weather, not to the booking on top."""
+    return any(name != task["name"] and task_mentioned(spec, turn.catalog, turn.evidence.message)
+               for name, spec in turn.catalog.tasks.items())
+
+
+def _only_date_or_count(turn: Turn) -> bool:
+    """"Make it Saturday at 6pm instead, for three" with nothing usable from the model: the task on top
+    takes the one date said for its only date slot and the one count of people for its only slot that
+    counts people (the date as said, or worked out for a pattern) — only in a message that changes
+    something ("改到", "换成", "instead": :func:`dskit.noise.noise_user_signal`), never when it names
+    another task ("查一下周六北京天气"), never a date said negated."""
+    task = turn.stack.top()
+    if task is None or noise_user_signal(turn.evidence.raw, "") != "correction" or _names_another_task(turn, task):
+        return False
+    spec, raw = turn.spec(task), turn.evidence.raw
+    filled = False
+    dates = date_slots(spec)
+    if len(dates) == 1:
+        value = date_said(spec, dates[0], turn.evidence)
+        filled = value is not None and _fill(turn, task, dates[0], value)
+    people = [n for n, slot in spec.slots.items() if counts_people(slot)]
+    if len(people) == 1:
+        value = _one(numbers_in(raw, counts=True, people=True))
+        filled = value is not None and _fill(turn, task, people[0], value) or filled
+    return filled
 
 
 def _numbers_said(raw: str) -> bool:
@@ -281,8 +317,10 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             turn.note("backup faq", progress=False)
             return True
         return False
-    return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
-            or _take_back(turn) or _start_over(turn) or _drop_task(turn))
+    if _refusal(turn) or _assent(turn) or _asked_slot(turn):
+        return True
+    kinds = [_only_time_slot(turn), _only_date_or_count(turn)]  # each kind the message holds, not the first
+    return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
 __all__ = ["backup_fill", "options_left_out", "value_in_message"]

@@ -152,10 +152,11 @@ def _decide(turn: Turn) -> Decision:
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
     if step.action == "handoff":
         return _handoff(turn, step.question)
-    if step.action == "execute":
+    ready = top if step.action == "execute" else _ready_below(turn, top) if step.action != "handoff" else None
+    if ready is not None:
         if turn.faq is not None:
             turn.drop({"type": "faq", "question": turn.faq}, "deferred: a task is executed this turn")
-        return _execute(turn, top)
+        return _execute(turn, ready)
     if turn.faq is not None or (turn.chitchat and not turn.progress):
         decision = base(turn, "faq" if turn.faq is not None else "chitchat", question=step.question, slot=step.slot,
                         faq={"question": turn.faq} if turn.faq is not None else None)
@@ -167,6 +168,19 @@ def _decide(turn: Turn) -> Decision:
     decision = base(turn, step.action, slot=step.slot, question=question,
                     resumed=turn.resumed_ref(top) if resumed else None)
     return _with_missing(turn, decision, top)
+
+
+def _ready_below(turn: Turn, top: dict | None) -> dict | None:
+    """A task this message started under the top one that can run now (complete, no confirmation: an
+    enquiry): "What's the weather in Boston tomorrow? Also book us a table" runs the weather and then
+    asks for the booking, whichever order the model started them in. Never a task open before the
+    message, never one that needs a yes."""
+    for task in reversed(turn.stack.tasks):
+        if task is top or task["id"] in turn.existing_ids or task.get("parent_id"):
+            continue
+        if next_step(turn, task, resumed=False).action == "execute":
+            return task
+    return None
 
 
 def base(turn: Turn, action: str, **fields: Any) -> Decision:

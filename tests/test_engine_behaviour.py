@@ -46,9 +46,20 @@ def test_multi_intent_set_and_start_in_one_message(travel, restaurant):
 
 def test_two_new_tasks_first_mentioned_first(travel):
     d = Dialogue(travel)
-    d.say(start("plan_route", origin="成都"), start("weather", city="北京"))
+    d.say(start("plan_route", origin="成都"), start("weather"))
     assert [t for t, _ in d.stack()] == ["weather", "plan_route"]
     assert d.decision["slot"] == "destination"
+
+
+def test_an_enquiry_started_with_another_task_runs_at_once(travel):
+    """"What's the weather in Boston tomorrow? Also book us a table": the complete enquiry runs this turn
+    whichever order the model started the two in, and the other task's question follows."""
+    for order in ((start("plan_route", origin="成都"), start("weather", city="北京")),
+                  (start("weather", city="北京"), start("plan_route", origin="成都"))):
+        d = Dialogue(travel)
+        d.say(*order)
+        assert d.decision["next_action"] == "execute" and d.decision["execute"]["task"] == "weather"
+        assert [t for t, _ in d.stack()] == ["plan_route"] and d.decision["slot"] == "destination"
 
 
 def test_reset_clears_everything(restaurant):
