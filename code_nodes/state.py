@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 359 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 364 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 359 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 364 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3194,16 +3194,21 @@ _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "th
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
+clauses = _Deferred('clauses', r'''
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+''')
 
 
+_question_marks = _Deferred('_question_marks', r'''
 def _question_marks(raw: str) -> list[str]:
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+''')
 
 
+is_question = _Deferred('is_question', r'''
 def is_question(clause: str) -> bool:
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -3223,8 +3228,10 @@ def is_question(clause: str) -> bool:
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
+''')
 
 
+_asking_word = _Deferred('_asking_word', r'''
 def _asking_word(text: str, word: str) -> bool:
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -3233,6 +3240,7 @@ def _asking_word(text: str, word: str) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
+''')
 
 
 def asks(raw: str) -> bool:
@@ -3716,11 +3724,9 @@ _FAILED = _LazyPattern(
 _STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
-noise_norm = _Deferred('noise_norm', r'''
 def noise_norm(text: str) -> str:
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
     return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
-''')
 
 
 _is_social = _Deferred('_is_social', r'''
@@ -3750,7 +3756,6 @@ def _is_question(text: str) -> bool:
 ''')
 
 
-noise_user_signal = _Deferred('noise_user_signal', r'''
 def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     """What the user message does, by rules.
 
@@ -3781,7 +3786,6 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
-''')
 
 
 noise_reply_signal = _Deferred('noise_reply_signal', r'''
@@ -5594,7 +5598,8 @@ _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "t
               "昨天": -1, "yesterday": -1, "前天": -2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
-_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
 _ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
@@ -5752,7 +5757,9 @@ def _number(token: str) -> float | None:
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
+                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
+                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
 # What follows a count of something other than people: "买一份" is one policy, not one insured person.
 _NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
                          r"|周|个月|个小时|个星期)")
@@ -6903,9 +6910,17 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     if _CLOCK.fullmatch(value.strip()):
         clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
+''')
+
+
+date_said = _Deferred('date_said', r'''
+def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
+    """The one date the message states, not negated, for the task's only date slot ``name``: as written
+    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
+    raw = ev.raw
     spans = date_spans(raw)
-    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
-            or negated_at(raw, *spans[0]):
+    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
         return None
     start, end = spans[0]
     if task.slots[name].pattern:
@@ -7778,6 +7793,39 @@ def _only_time_slot(turn: Turn) -> bool:
 ''')
 
 
+_names_another_task = _Deferred('_names_another_task', r'''
+def _names_another_task(turn: Turn, task: dict) -> bool:
+    """Whether the message names a task of the catalog other than ``task``'s: "查一下周六北京天气" gives its
+    date to the weather, not to the booking on top."""
+    return any(name != task["name"] and task_mentioned(spec, turn.catalog, turn.evidence.message)
+               for name, spec in turn.catalog.tasks.items())
+''')
+
+
+_only_date_or_count = _Deferred('_only_date_or_count', r'''
+def _only_date_or_count(turn: Turn) -> bool:
+    """"Make it Saturday at 6pm instead, for three" with nothing usable from the model: the task on top
+    takes the one date said for its only date slot and the one count of people for its only slot that
+    counts people (the date as said, or worked out for a pattern) — only in a message that changes
+    something ("改到", "换成", "instead": :func:`dskit.noise.noise_user_signal`), never when it names
+    another task ("查一下周六北京天气"), never a date said negated."""
+    task = turn.stack.top()
+    if task is None or noise_user_signal(turn.evidence.raw, "") != "correction" or _names_another_task(turn, task):
+        return False
+    spec, raw = turn.spec(task), turn.evidence.raw
+    filled = False
+    dates = date_slots(spec)
+    if len(dates) == 1:
+        value = date_said(spec, dates[0], turn.evidence)
+        filled = value is not None and _fill(turn, task, dates[0], value)
+    people = [n for n, slot in spec.slots.items() if counts_people(slot)]
+    if len(people) == 1:
+        value = _one(numbers_in(raw, counts=True, people=True))
+        filled = value is not None and _fill(turn, task, people[0], value) or filled
+    return filled
+''')
+
+
 _numbers_said = _Deferred('_numbers_said', r'''
 def _numbers_said(raw: str) -> bool:
     return bool(numbers_in(raw)) or bool(times_in(raw))
@@ -7926,8 +7974,10 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
             turn.note("backup faq", progress=False)
             return True
         return False
-    return (_refusal(turn) or _assent(turn) or _asked_slot(turn) or _only_time_slot(turn)
-            or _take_back(turn) or _start_over(turn) or _drop_task(turn))
+    if _refusal(turn) or _assent(turn) or _asked_slot(turn):
+        return True
+    kinds = [_only_time_slot(turn), _only_date_or_count(turn)]  # each kind the message holds, not the first
+    return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
 # ---- dskit/subtasks.py ----
@@ -8142,10 +8192,11 @@ def _decide(turn: Turn) -> Decision:
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
     if step.action == "handoff":
         return _handoff(turn, step.question)
-    if step.action == "execute":
+    ready = top if step.action == "execute" else _ready_below(turn, top) if step.action != "handoff" else None
+    if ready is not None:
         if turn.faq is not None:
             turn.drop({"type": "faq", "question": turn.faq}, "deferred: a task is executed this turn")
-        return _execute(turn, top)
+        return _execute(turn, ready)
     if turn.faq is not None or (turn.chitchat and not turn.progress):
         decision = base(turn, "faq" if turn.faq is not None else "chitchat", question=step.question, slot=step.slot,
                         faq={"question": turn.faq} if turn.faq is not None else None)
@@ -8157,6 +8208,19 @@ def _decide(turn: Turn) -> Decision:
     decision = base(turn, step.action, slot=step.slot, question=question,
                     resumed=turn.resumed_ref(top) if resumed else None)
     return _with_missing(turn, decision, top)
+
+
+def _ready_below(turn: Turn, top: dict | None) -> dict | None:
+    """A task this message started under the top one that can run now (complete, no confirmation: an
+    enquiry): "What's the weather in Boston tomorrow? Also book us a table" runs the weather and then
+    asks for the booking, whichever order the model started them in. Never a task open before the
+    message, never one that needs a yes."""
+    for task in reversed(turn.stack.tasks):
+        if task is top or task["id"] in turn.existing_ids or task.get("parent_id"):
+            continue
+        if next_step(turn, task, resumed=False).action == "execute":
+            return task
+    return None
 
 
 def base(turn: Turn, action: str, **fields: Any) -> Decision:

@@ -45,11 +45,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 190 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 191 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 190 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 191 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3847,7 +3847,8 @@ _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "t
               "昨天": -1, "yesterday": -1, "前天": -2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
-_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
 _ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
@@ -3896,7 +3897,9 @@ def _number(token: str) -> float | None:
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
 # not eight people, "十八号" not eighteen).
 _NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
+                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
+                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
 # What follows a count of something other than people: "买一份" is one policy, not one insured person.
 _NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
                          r"|周|个月|个小时|个星期)")
@@ -4806,9 +4809,17 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     if _CLOCK.fullmatch(value.strip()):
         clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
+''')
+
+
+date_said = _Deferred('date_said', r'''
+def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
+    """The one date the message states, not negated, for the task's only date slot ``name``: as written
+    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
+    raw = ev.raw
     spans = date_spans(raw)
-    if not _ISO_DATE.fullmatch(value.strip()) or date_slots(task) != [name] or len(spans) != 1 \
-            or negated_at(raw, *spans[0]):
+    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
         return None
     start, end = spans[0]
     if task.slots[name].pattern:

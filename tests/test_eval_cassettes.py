@@ -140,9 +140,11 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # 明天) are the user's words, a clock time it wrote wrong is the one said, 高铁 fills the mode it left out,
 # a plain "全部重新来吧" resets and "宽带先不装了" cancels with no command, ["城东"] given to the restaurant is the
 # area's. A turn whose answer was cut at max_tokens fails and the conversation goes on (a Dify user sends
-# the next message), so no turn is left unrun.
-ENGINE_EXPECTED = {"turns_right": 55, "jga_right": 60, "jga_turns": 72, "executions": 8, "wrongful": 0,
-                   "task_success": 8, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
+# the next message), so no turn is left unrun. Then 59/74, JGA 62/72, 10 executions: a message that changes
+# something gives the booking its date and count of people when the model sent them to a route it made up,
+# and an enquiry started beside a booking runs at once ("What's the weather in Boston tomorrow? Also ...").
+ENGINE_EXPECTED = {"turns_right": 59, "jga_right": 62, "jga_turns": 72, "executions": 10, "wrongful": 0,
+                   "task_success": 10, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
