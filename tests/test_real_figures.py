@@ -51,6 +51,26 @@ def test_the_record_holds_every_run_with_its_baseline() -> None:
             assert 0 <= entry["model"]["baseline_right"] <= entry["model"]["turns"]
 
 
+def test_a_replay_in_which_every_turn_failed_is_never_recorded(monkeypatch, tmp_path, capsys) -> None:
+    """A stale plugin made every held-out turn of the plugin layout fail (0/31): such figures must not
+    reach the docs. `--record` refuses, names the run and leaves cassettes.json as it was."""
+    import copy
+
+    record = copy.deepcopy(RECORD)
+    assert bench_cassettes.broken_runs(record) == []
+    record["runs"]["heldout_plugin"]["model"].update(failed_turns=31, turns=31, turns_right=0)
+    assert [line.split(":")[0] for line in bench_cassettes.broken_runs(record)] == ["heldout_plugin"]
+    target = tmp_path / "cassettes.json"
+    target.write_text("as it was", encoding="utf-8")
+    monkeypatch.setattr(bench_cassettes, "RECORD", target)
+    monkeypatch.setattr(bench_cassettes, "measure", lambda *_a, **_k: record)
+    monkeypatch.setattr(bench_cassettes, "CROSSWOZ_DATA", tmp_path / "val.json.zip")
+    (tmp_path / "val.json.zip").write_bytes(b"")
+    code = main(["bench", "cassettes", "--record", "--crosswoz", str(tmp_path / "val.json.zip")])
+    assert code == 1 and target.read_text(encoding="utf-8") == "as it was"
+    assert "heldout_plugin: every one of its 31 turns failed" in capsys.readouterr().err
+
+
 def test_the_record_names_each_cassette_as_it_is_now() -> None:
     """A cassette re-recorded without `dskit bench cassettes --record` after it fails here (and gen --check)."""
     assert set(RECORD["cassettes"]) == {run.cassette for run in bench_cassettes.RUNS}

@@ -253,6 +253,19 @@ def format_table(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def broken_runs(record: dict[str, Any]) -> list[str]:
+    """One line per eval run in which no turn ran through (every turn failed or was not run): the replay
+    itself broke — a stale plugin or DSL, say — and its figures must not become the docs' figures."""
+    broken = []
+    for name, entry in record["runs"].items():
+        model = entry["model"]
+        turns = model.get("turns") or 0
+        if "jga_turns" in model and turns and (model.get("failed_turns") or 0) + (model.get("not_run") or 0) >= turns:
+            broken.append(f"{name}: every one of its {turns} turns failed (a stale plugin or Chatflow? run "
+                          "`dskit gen`, then this bench again)")
+    return broken
+
+
 def run(args: argparse.Namespace) -> int:
     if not (ROOT / CASSETTE_DIR).is_dir():
         print(f"dskit bench cassettes: no {CASSETTE_DIR}/ here (run from a source checkout)", file=sys.stderr)
@@ -266,6 +279,12 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(record, ensure_ascii=False, indent=1) if args.json else format_table(record))
     for line in NOTES:
         print(line, file=sys.stderr)
+    broken = broken_runs(record)
+    for line in broken:
+        print(f"dskit bench cassettes: {line}", file=sys.stderr)
+    if args.record and broken:
+        print(f"dskit bench cassettes: {RECORD.name} left as it was", file=sys.stderr)
+        return 1
     if args.record:
         RECORD.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"recorded in {RECORD.name}; `dskit gen` writes its figures into README*.md and docs/", file=sys.stderr)
