@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 208 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 209 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 208 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 209 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -4780,8 +4780,14 @@ cancel_grounded = _Deferred('cancel_grounded', r'''
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
-    words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
-    return says_cancel(ev.raw, words)
+    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+''')
+
+
+task_words = _Deferred('task_words', r'''
+def task_words(spec: TaskSpec) -> tuple[str, ...]:
+    """The words that name a task: its label, name (also with spaces) and display name."""
+    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
 ''')
 
 
@@ -4818,8 +4824,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
-    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
+    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 ''')
 
 
@@ -4835,14 +4841,14 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
     the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 ''')
 
 
-_grounding_task_words = _Deferred('_grounding_task_words', r'''
-def _grounding_task_words(spec: TaskSpec) -> set[str]:
+_task_words = _Deferred('_task_words', r'''
+def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
@@ -5059,7 +5065,6 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
 # What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
 # small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
 _ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
-_CLOCK = _LazyPattern('_CLOCK', r"(?:[01]?\d|2[0-3]):[0-5]\d")
 _DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
 
 
@@ -5082,9 +5087,8 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
     if not isinstance(value, str) or len(value) > 16:
         return None
-    raw = ev.raw
-    if _CLOCK.fullmatch(value.strip()):
-        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+    if is_clock(value):
+        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 ''')

@@ -6345,8 +6345,14 @@ cancel_grounded = _Deferred('cancel_grounded', r'''
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
-    words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
-    return says_cancel(ev.raw, words)
+    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+''')
+
+
+task_words = _Deferred('task_words', r'''
+def task_words(spec: TaskSpec) -> tuple[str, ...]:
+    """The words that name a task: its label, name (also with spaces) and display name."""
+    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
 ''')
 
 
@@ -6382,8 +6388,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
-    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
+    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -6398,14 +6404,14 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
     the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 ''')
 
 
-_grounding_task_words = _Deferred('_grounding_task_words', r'''
-def _grounding_task_words(spec: TaskSpec) -> set[str]:
+_task_words = _Deferred('_task_words', r'''
+def _task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
@@ -6883,7 +6889,6 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
 # What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
 # small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
 _ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
-_CLOCK = _LazyPattern('_CLOCK', r"(?:[01]?\d|2[0-3]):[0-5]\d")
 _DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
 
 
@@ -6906,9 +6911,8 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
     if not isinstance(value, str) or len(value) > 16:
         return None
-    raw = ev.raw
-    if _CLOCK.fullmatch(value.strip()):
-        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+    if is_clock(value):
+        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 ''')
@@ -7894,15 +7898,9 @@ def _drop_task(turn: Turn) -> bool:
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or not says_cancel_clause(raw, _backup_task_words(turn.spec(task))):
+    if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
     return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
-''')
-
-
-_backup_task_words = _Deferred('_backup_task_words', r'''
-def _backup_task_words(spec: Any) -> tuple[str, ...]:
-    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
 ''')
 
 
@@ -7914,9 +7912,7 @@ def _refusal(turn: Turn) -> bool:
     raw = turn.evidence.raw
     if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
         return False
-    REGISTRY["deny"].apply(turn, {"type": "deny"})
-    turn.applied[-1] = "backup " + turn.applied[-1]
-    return True
+    return _by_command(turn, {"type": "deny"})
 ''')
 
 

@@ -124,7 +124,6 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
 # What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
 # small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
 _ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
-_CLOCK = re.compile(r"(?:[01]?\d|2[0-3]):[0-5]\d")
 _DATE_SLOT = re.compile(r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
 
 
@@ -144,9 +143,8 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
     if not isinstance(value, str) or len(value) > 16:
         return None
-    raw = ev.raw
-    if _CLOCK.fullmatch(value.strip()):
-        clocks = {same_half_day(t, old, raw) for t in times_in(raw)}
+    if is_clock(value):
+        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 

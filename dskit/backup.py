@@ -40,7 +40,7 @@ from .commands import REGISTRY
 from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
                    says_reset, says_revert)
 from .grounding import (bare_answer, common_words, counts_people, dates_in, numbers_in, same_half_day, slot_touched,
-                        task_mentioned, times_in)
+                        task_mentioned, task_words, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .noise import noise_user_signal
@@ -246,13 +246,9 @@ def _drop_task(turn: Turn) -> bool:
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or not says_cancel_clause(raw, _task_words(turn.spec(task))):
+    if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
     return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
-
-
-def _task_words(spec: Any) -> tuple[str, ...]:
-    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
 
 
 def _refusal(turn: Turn) -> bool:
@@ -262,9 +258,7 @@ def _refusal(turn: Turn) -> bool:
     raw = turn.evidence.raw
     if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
         return False
-    REGISTRY["deny"].apply(turn, {"type": "deny"})
-    turn.applied[-1] = "backup " + turn.applied[-1]
-    return True
+    return _by_command(turn, {"type": "deny"})
 
 
 # The fixed words of the engine's own confirmation questions (dskit.messages), in every language, in the

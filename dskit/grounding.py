@@ -721,8 +721,12 @@ def asks_something(ev: Evidence) -> bool:
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
-    words = () if spec is None else tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
-    return says_cancel(ev.raw, words)
+    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+
+
+def task_words(spec: TaskSpec) -> tuple[str, ...]:
+    """The words that name a task: its label, name (also with spaces) and display name."""
+    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
 
 
 def reset_grounded(ev: Evidence) -> bool:
@@ -781,7 +785,7 @@ def _task_words(spec: TaskSpec) -> set[str]:
     return words
 
 
-__all__ = ["asks_about_task", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
+__all__ = ["asks_about_task", "task_words", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
            "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "date_spans", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",
