@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 364 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 367 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 364 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 367 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3194,11 +3194,9 @@ _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "th
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
-clauses = _Deferred('clauses', r'''
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
-''')
 
 
 _question_marks = _Deferred('_question_marks', r'''
@@ -3264,7 +3262,6 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
 ''')
 
 
-_zh_clause_is = _Deferred('_zh_clause_is', r'''
 def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -3283,7 +3280,6 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
-''')
 
 
 _en_clause_is = _Deferred('_en_clause_is', r'''
@@ -5541,10 +5537,29 @@ def near_match(target: str, text: str) -> bool:
         present = set(piece)
         if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
             continue
-        coverage = sum(1 for ch in letters if ch in present) / len(letters)
-        if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
+        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
+            continue
+        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
+        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
+                target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
+''')
+
+
+_in_order = _Deferred('_in_order', r'''
+def _in_order(letters: list[str], piece: str) -> int:
+    """How many of the value's characters the text holds in the value's order (the longest common
+    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
+    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
+    row = [0] * (len(piece) + 1)
+    for ch in letters:
+        previous = 0  # row[j - 1] of the row above
+        for j, other in enumerate(piece, 1):
+            above = row[j]
+            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
+            previous = above
+    return row[-1]
 ''')
 
 
@@ -5814,6 +5829,29 @@ def _minutes(token: str | None) -> int:
 ''')
 
 
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
+
+
+_a_bit = _Deferred('_a_bit', r'''
+def _a_bit(raw: str, match: re.Match) -> bool:
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
+    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    period, hour_text = match.group(1), match.group(2)
+    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    if period:
+        return period in ("早", "晚")
+    before = raw[:match.start(2)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+''')
+
+
 times_in = _Deferred('times_in', r'''
 def times_in(raw: str) -> set[str]:
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
@@ -5822,7 +5860,7 @@ def times_in(raw: str) -> set[str]:
         period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
         hour = _number(hour_text)
         minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour):
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
             continue
         if minute >= 0:
             found.update(_clock(int(hour), minute, period))
@@ -6351,8 +6389,14 @@ def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
 
 task_words = _Deferred('task_words', r'''
 def task_words(spec: TaskSpec) -> tuple[str, ...]:
-    """The words that name a task: its label, name (also with spaces) and display name."""
-    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+    """The words that name a task: its label, name (also with spaces) and display name, and the leading
+    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
+    宽带办理: "路由器不要了" drops the rental)."""
+    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
+    label = spec.label or ""
+    if label and not label.isascii():
+        words += [label[:end] for end in range(2, len(label))]
+    return tuple(words)
 ''')
 
 
@@ -6704,6 +6748,7 @@ class Turn:
         self.handoff: str | None = None
         self.unapplied = False  # a change the model read into this message was refused as not said
         self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
+        self.late_starts: set[str] = set()  # tasks started this turn for the user's last message
         top = self.stack.top()
         self.top_before = top["id"] if top else None
         self.existing_ids = self.stack.ids()
@@ -6865,7 +6910,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     # filled for the first time may take a value the user gave in a recent turn — for a task open
     # before this message or named in it, never for one a model opened on its own.
     first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message))
+        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
+        or task["name"] in turn.late_starts)
     items = value if isinstance(value, list) else [value]
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
@@ -7106,6 +7152,39 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
 ''')
 
 
+_said_last_message = _Deferred('_said_last_message', r'''
+def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, int] | None:
+    """(values given, values said in this message or the last one) for a start the user asked for in
+    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
+    model started the rental one message late. None unless that message names the task, states it (no
+    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
+    message does not say no either. The user said it once; a late model does not make them say it again."""
+    ev = turn.evidence
+    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
+        return None
+    last, now = ev.raw_recent[0], ev.raw
+    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
+        return None
+    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
+    if any(f":{spec.name}" in str(a) or spec.name in str(a) for e in entries for a in e.get("applied") or ()):
+        return None
+    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
+    given = said = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok:
+            continue
+        given += 1
+        common = common_words(spec, name)
+        if (value_grounded(slot, value, ev, recent=False, common=common)
+                or value_grounded(slot, value, earlier, recent=False, common=common)) \
+                and not owner_elsewhere(spec, name, value):
+            said += 1
+    return given, said
+''')
+
+
 admit_start = _Deferred('admit_start', r'''
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
@@ -7113,7 +7192,12 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     when none or most of its values (in the whole answer) were not said, or when it carries none and either
     would run at once (a read-only enquiry on "你好") or the message is small talk."""
     ev = turn.evidence
-    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+    if ev is None:
+        return True, ""
+    if says_cancel_clause(ev.raw, task_words(spec)) and not _said_values(turn, spec, answer_slots(turn, spec, command),
+                                                                        {})[1]:
+        return False, f"start of {spec.name}: the message drops it and gives it no value"
+    if task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
@@ -7123,6 +7207,12 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if open_task is not None or ran:
         why = "it is already open" if open_task is not None else "it has just run"
         return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if slots and (not grounded or grounded * 2 < given):
+        late = _said_last_message(turn, spec, slots)
+        if late is not None and late[1] and late[1] * 2 >= late[0]:
+            turn.note(f"start {spec.name}: asked for in the user's last message", progress=False)
+            turn.late_starts.add(spec.name)
+            return True, ""
     if slots and not grounded:  # values for slots it does not even have count too
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
@@ -7713,30 +7803,61 @@ def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
 ''')
 
 
+said_yes_no = _Deferred('said_yes_no', r'''
+def said_yes_no(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> bool | None:
+    """The yes or no the message gives a yes/no slot it names by its whole label or name ("安静一点的"
+    for 安静, "no private room"): :func:`dskit.grounding.bool_said` (un-negated, negated; never a question,
+    never "无所谓"), and only when the word is not part of a value ``held`` by another slot (a restaurant
+    called "安静小馆" is not a wish for quiet). Pieces of a longer label ("运动" of "高风险运动确认") do
+    not count here: the model is not backed up on a guess."""
+    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower()) if w]
+    named = [w for w in words if (words_match(w, raw) if w.isascii() else w in raw)]
+    if not named or any(w in h.lower() for w in named for h in held):
+        return None
+    return bool_said(spec, raw, common_words(task, spec.name))
+''')
+
+
+_left_out = _Deferred('_left_out', r'''
+def _left_out(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> Any:
+    """The value the message plainly gives an empty slot of a kind the engine reads itself (an option,
+    a yes/no), else None."""
+    if spec.enum:
+        return said_option(spec, raw, held)
+    if spec.type == "boolean":
+        return said_yes_no(task, spec, raw, held)
+    return None
+''')
+
+
 def options_left_out(turn: Turn) -> bool:
-    """The model filled a task this turn and left out an option the user named for one of its other
-    slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode, while
-    高铁 is an alias of the mode's 火车 (a small model leaves such words out). An empty enum slot of a task
-    the model wrote to in this message takes the one option the message names for it (:func:`said_option`),
-    never from a question, never over a value, never for a task the model did not write to; True when
-    one was filled (logged as ``backup``)."""
+    """The model filled a task this turn and left out an option or a yes/no the user gave one of its
+    other slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode,
+    while 高铁 is an alias of the mode's 火车; "两个人安静一点的，时间改成七点吧" changed the people and the
+    time and left out 安静 (a small model leaves such words out). An empty enum slot of a task the model
+    wrote to in this message takes the one option the message names for it (:func:`said_option`), an
+    empty yes/no slot the answer the message gives it by name (:func:`said_yes_no`); never from a
+    question, never over a value, never for a task the model did not write to; True when one was filled
+    (logged as ``backup``)."""
     ev = turn.evidence
     if ev is None or not turn.writes.changed:
         return False
-    candidates = []  # (task, slot name, spec): empty enum slots with a word of theirs in the message as written
+    candidates = []  # (task, slot name, spec): empty enum or yes/no slots with a word of theirs in the message
     for task_id, names in list(turn.writes.changed.items()):
         task = turn.stack.find(task_id)
         if task is None or not names:
             continue
         for name, spec in turn.spec(task).slots.items():
-            if spec.enum and name not in task["slots"] and name not in names and any(
-                    str(w).lower() in ev.raw for w in (*spec.enum, *spec.aliases)):
+            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " ")) \
+                if spec.type == "boolean" else ()
+            if name not in task["slots"] and name not in names and any(
+                    w and str(w).lower() in ev.raw for w in words):
                 candidates.append((task, name, spec))
     if not candidates or asks(ev.raw):
         return False
     filled = False
     for task, name, spec in candidates:
-        value = said_option(spec, ev.raw, [str(v) for v in task["slots"].values()])
+        value = _left_out(turn.spec(task), spec, ev.raw, [str(v) for v in task["slots"].values()])
         filled = value is not None and _fill(turn, task, name, value) or filled
     return filled
 

@@ -45,11 +45,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 192 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 203 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 192 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 203 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2073,6 +2073,19 @@ def says_yes(raw: str) -> bool:
 ''')
 
 
+HESITATION = ("想想", "考虑", "等等", "等一下", "稍等", "再看看", "再说", "犹豫", "let me think", "wait", "hold on",
+              "hang on", "not sure")
+
+
+says_refusal = _Deferred('says_refusal', r'''
+def says_refusal(raw: str) -> bool:
+    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
+    想想" keeps a question open)."""
+    text = raw.lower()
+    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
+''')
+
+
 only_yes = _Deferred('only_yes', r'''
 def only_yes(raw: str) -> bool:
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
@@ -2176,6 +2189,14 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
+''')
+
+
+says_cancel_clause = _Deferred('says_cancel_clause', r'''
+def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
+    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
+    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 ''')
 
 
@@ -3792,10 +3813,29 @@ def near_match(target: str, text: str) -> bool:
         present = set(piece)
         if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
             continue
-        coverage = sum(1 for ch in letters if ch in present) / len(letters)
-        if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
+        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
+            continue
+        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
+        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
+                target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
+''')
+
+
+_in_order = _Deferred('_in_order', r'''
+def _in_order(letters: list[str], piece: str) -> int:
+    """How many of the value's characters the text holds in the value's order (the longest common
+    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
+    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
+    row = [0] * (len(piece) + 1)
+    for ch in letters:
+        previous = 0  # row[j - 1] of the row above
+        for j, other in enumerate(piece, 1):
+            above = row[j]
+            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
+            previous = above
+    return row[-1]
 ''')
 
 
@@ -3859,6 +3899,86 @@ _MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
 _DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+class Evidence:
+    """What the user said that the engine may trust this turn."""
+
+    message: str  # this turn's message, folded
+    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
+    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
+    raw_recent: tuple[str, ...] = ()
+    reference: date | None = None
+    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
+    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
+    cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
+
+    texts = _Deferred('texts', r'''
+    def texts(self, recent: bool) -> list[tuple[str, str]]:
+        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
+        pairs = [(self.message, self.raw)]
+        if recent:
+            pairs += list(zip(self.recent, self.raw_recent))
+        return pairs
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = (
+        'message', 'recent', 'raw', 'raw_recent', 'reference', 'offered', 'offers', 'cased',
+    )
+
+    def __init__(
+        self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
+        offered=offered, offers=offers, cased=cased,
+    ):
+        object.__setattr__(self, 'message', message)
+        object.__setattr__(self, 'recent', recent)
+        object.__setattr__(self, 'raw', raw)
+        object.__setattr__(self, 'raw_recent', raw_recent)
+        object.__setattr__(self, 'reference', reference)
+        object.__setattr__(self, 'offered', offered)
+        object.__setattr__(self, 'offers', offers)
+        object.__setattr__(self, 'cased', cased)
+
+    __repr__ = _Deferred('__repr__', r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
+            f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
+            f", reference={self.reference!r}" f", offered={self.offered!r}"
+            f", offers={self.offers!r}" f", cased={self.cased!r}" ")"
+        )
+    ''')
+
+    __eq__ = _Deferred('__eq__', r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+                self.offers, self.cased,
+            ) == (other.message, other.recent, other.raw, other.raw_recent, other.reference,
+                other.offered, other.offers, other.cased,
+            )
+        return NotImplemented
+    ''')
+
+    __hash__ = _Deferred('__hash__', r'''
+    def __hash__(self):
+        return hash((
+            self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+            self.offers, self.cased,
+        ))
+    ''')
+
+    __setattr__ = _Deferred('__setattr__', r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''')
+
+    __delattr__ = _Deferred('__delattr__', r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 fold = _Deferred('fold', r'''
@@ -3954,6 +4074,29 @@ def _minutes(token: str | None) -> int:
 ''')
 
 
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
+
+
+_a_bit = _Deferred('_a_bit', r'''
+def _a_bit(raw: str, match: re.Match) -> bool:
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
+    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    period, hour_text = match.group(1), match.group(2)
+    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    if period:
+        return period in ("早", "晚")
+    before = raw[:match.start(2)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+''')
+
+
 times_in = _Deferred('times_in', r'''
 def times_in(raw: str) -> set[str]:
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
@@ -3962,7 +4105,7 @@ def times_in(raw: str) -> set[str]:
         period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
         hour = _number(hour_text)
         minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour):
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
             continue
         if minute >= 0:
             found.update(_clock(int(hour), minute, period))
@@ -4509,8 +4652,14 @@ def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
 
 task_words = _Deferred('task_words', r'''
 def task_words(spec: TaskSpec) -> tuple[str, ...]:
-    """The words that name a task: its label, name (also with spaces) and display name."""
-    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+    """The words that name a task: its label, name (also with spaces) and display name, and the leading
+    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
+    宽带办理: "路由器不要了" drops the rental)."""
+    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
+    label = spec.label or ""
+    if label and not label.isascii():
+        words += [label[:end] for end in range(2, len(label))]
+    return tuple(words)
 ''')
 
 
@@ -4763,7 +4912,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     # filled for the first time may take a value the user gave in a recent turn — for a task open
     # before this message or named in it, never for one a model opened on its own.
     first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message))
+        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
+        or task["name"] in turn.late_starts)
     items = value if isinstance(value, list) else [value]
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
@@ -5013,6 +5163,39 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
 ''')
 
 
+_said_last_message = _Deferred('_said_last_message', r'''
+def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, int] | None:
+    """(values given, values said in this message or the last one) for a start the user asked for in
+    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
+    model started the rental one message late. None unless that message names the task, states it (no
+    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
+    message does not say no either. The user said it once; a late model does not make them say it again."""
+    ev = turn.evidence
+    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
+        return None
+    last, now = ev.raw_recent[0], ev.raw
+    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
+        return None
+    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
+    if any(f":{spec.name}" in str(a) or spec.name in str(a) for e in entries for a in e.get("applied") or ()):
+        return None
+    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
+    given = said = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok:
+            continue
+        given += 1
+        common = common_words(spec, name)
+        if (value_grounded(slot, value, ev, recent=False, common=common)
+                or value_grounded(slot, value, earlier, recent=False, common=common)) \
+                and not owner_elsewhere(spec, name, value):
+            said += 1
+    return given, said
+''')
+
+
 admit_start = _Deferred('admit_start', r'''
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
@@ -5020,7 +5203,12 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     when none or most of its values (in the whole answer) were not said, or when it carries none and either
     would run at once (a read-only enquiry on "你好") or the message is small talk."""
     ev = turn.evidence
-    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+    if ev is None:
+        return True, ""
+    if says_cancel_clause(ev.raw, task_words(spec)) and not _said_values(turn, spec, answer_slots(turn, spec, command),
+                                                                        {})[1]:
+        return False, f"start of {spec.name}: the message drops it and gives it no value"
+    if task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
@@ -5030,6 +5218,12 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if open_task is not None or ran:
         why = "it is already open" if open_task is not None else "it has just run"
         return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if slots and (not grounded or grounded * 2 < given):
+        late = _said_last_message(turn, spec, slots)
+        if late is not None and late[1] and late[1] * 2 >= late[0]:
+            turn.note(f"start {spec.name}: asked for in the user's last message", progress=False)
+            turn.late_starts.add(spec.name)
+            return True, ""
     if slots and not grounded:  # values for slots it does not even have count too
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"

@@ -13,10 +13,10 @@ import re
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .grounding import (asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded, date_spans,
-                        dates_in, is_clock, other_slot_value, reset_grounded, revert_said, same_half_day, slot_touched,
-                        split_clock, task_mentioned, text_grounded, times_in, value_grounded)
-from .cues import asks, is_social, negated_at
+from .grounding import (Evidence, asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded,
+                        date_spans, dates_in, is_clock, other_slot_value, reset_grounded, revert_said, same_half_day,
+                        slot_touched, split_clock, task_mentioned, task_words, text_grounded, times_in, value_grounded)
+from .cues import asks, is_social, negated_at, says_cancel_clause, says_no, says_refusal
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from .slot_writes import UNSET
@@ -100,7 +100,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     # filled for the first time may take a value the user gave in a recent turn — for a task open
     # before this message or named in it, never for one a model opened on its own.
     first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message))
+        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
+        or task["name"] in turn.late_starts)
     items = value if isinstance(value, list) else [value]
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
@@ -321,13 +322,49 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
     return slots
 
 
+def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, int] | None:
+    """(values given, values said in this message or the last one) for a start the user asked for in
+    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
+    model started the rental one message late. None unless that message names the task, states it (no
+    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
+    message does not say no either. The user said it once; a late model does not make them say it again."""
+    ev = turn.evidence
+    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
+        return None
+    last, now = ev.raw_recent[0], ev.raw
+    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
+        return None
+    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
+    if any(f":{spec.name}" in str(a) or spec.name in str(a) for e in entries for a in e.get("applied") or ()):
+        return None
+    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
+    given = said = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok:
+            continue
+        given += 1
+        common = common_words(spec, name)
+        if (value_grounded(slot, value, ev, recent=False, common=common)
+                or value_grounded(slot, value, earlier, recent=False, common=common)) \
+                and not owner_elsewhere(spec, name, value):
+            said += 1
+    return given, said
+
+
 def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
     when none or most of its values (in the whole answer) were not said, or when it carries none and either
     would run at once (a read-only enquiry on "你好") or the message is small talk."""
     ev = turn.evidence
-    if ev is None or task_mentioned(spec, turn.catalog, ev.message):
+    if ev is None:
+        return True, ""
+    if says_cancel_clause(ev.raw, task_words(spec)) and not _said_values(turn, spec, answer_slots(turn, spec, command),
+                                                                        {})[1]:
+        return False, f"start of {spec.name}: the message drops it and gives it no value"
+    if task_mentioned(spec, turn.catalog, ev.message):
         return True, ""
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
@@ -337,6 +374,12 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
     if open_task is not None or ran:
         why = "it is already open" if open_task is not None else "it has just run"
         return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if slots and (not grounded or grounded * 2 < given):
+        late = _said_last_message(turn, spec, slots)
+        if late is not None and late[1] and late[1] * 2 >= late[0]:
+            turn.note(f"start {spec.name}: asked for in the user's last message", progress=False)
+            turn.late_starts.add(spec.name)
+            return True, ""
     if slots and not grounded:  # values for slots it does not even have count too
         return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"

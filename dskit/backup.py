@@ -15,7 +15,7 @@ makes no progress on a message (no command, nothing usable, or only small talk),
 
 It also starts over on a plain "全部重新来吧", cancels a task the message names and stops ("宽带先不装了"),
 and — when the model did write to a task — fills an empty enum slot of it with the one option the user
-named and the model left out (:func:`options_left_out`).
+named and the model left out, or the yes or no it gave a yes/no slot by name (:func:`options_left_out`).
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
 those single slots of a kind), never over a value the model set, never from a question or a refusal.
@@ -35,12 +35,12 @@ import unicodedata
 from typing import Any
 
 from .admission import admit_rollback, date_said, date_slots, pattern_takes, time_slots
-from .catalog import SlotSpec, coerce_slot_value
+from .catalog import SlotSpec, TaskSpec, coerce_slot_value
 from .commands import REGISTRY
 from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
                    says_reset, says_revert)
-from .grounding import (bare_answer, common_words, counts_people, dates_in, numbers_in, same_half_day, slot_touched,
-                        task_mentioned, task_words, times_in)
+from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, numbers_in, same_half_day,
+                        slot_touched, task_mentioned, task_words, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .noise import noise_user_signal
@@ -84,30 +84,57 @@ def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
     return option
 
 
+def said_yes_no(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> bool | None:
+    """The yes or no the message gives a yes/no slot it names by its whole label or name ("安静一点的"
+    for 安静, "no private room"): :func:`dskit.grounding.bool_said` (un-negated, negated; never a question,
+    never "无所谓"), and only when the word is not part of a value ``held`` by another slot (a restaurant
+    called "安静小馆" is not a wish for quiet). Pieces of a longer label ("运动" of "高风险运动确认") do
+    not count here: the model is not backed up on a guess."""
+    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower()) if w]
+    named = [w for w in words if (words_match(w, raw) if w.isascii() else w in raw)]
+    if not named or any(w in h.lower() for w in named for h in held):
+        return None
+    return bool_said(spec, raw, common_words(task, spec.name))
+
+
+def _left_out(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> Any:
+    """The value the message plainly gives an empty slot of a kind the engine reads itself (an option,
+    a yes/no), else None."""
+    if spec.enum:
+        return said_option(spec, raw, held)
+    if spec.type == "boolean":
+        return said_yes_no(task, spec, raw, held)
+    return None
+
+
 def options_left_out(turn: Turn) -> bool:
-    """The model filled a task this turn and left out an option the user named for one of its other
-    slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode, while
-    高铁 is an alias of the mode's 火车 (a small model leaves such words out). An empty enum slot of a task
-    the model wrote to in this message takes the one option the message names for it (:func:`said_option`),
-    never from a question, never over a value, never for a task the model did not write to; True when
-    one was filled (logged as ``backup``)."""
+    """The model filled a task this turn and left out an option or a yes/no the user gave one of its
+    other slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode,
+    while 高铁 is an alias of the mode's 火车; "两个人安静一点的，时间改成七点吧" changed the people and the
+    time and left out 安静 (a small model leaves such words out). An empty enum slot of a task the model
+    wrote to in this message takes the one option the message names for it (:func:`said_option`), an
+    empty yes/no slot the answer the message gives it by name (:func:`said_yes_no`); never from a
+    question, never over a value, never for a task the model did not write to; True when one was filled
+    (logged as ``backup``)."""
     ev = turn.evidence
     if ev is None or not turn.writes.changed:
         return False
-    candidates = []  # (task, slot name, spec): empty enum slots with a word of theirs in the message as written
+    candidates = []  # (task, slot name, spec): empty enum or yes/no slots with a word of theirs in the message
     for task_id, names in list(turn.writes.changed.items()):
         task = turn.stack.find(task_id)
         if task is None or not names:
             continue
         for name, spec in turn.spec(task).slots.items():
-            if spec.enum and name not in task["slots"] and name not in names and any(
-                    str(w).lower() in ev.raw for w in (*spec.enum, *spec.aliases)):
+            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " ")) \
+                if spec.type == "boolean" else ()
+            if name not in task["slots"] and name not in names and any(
+                    w and str(w).lower() in ev.raw for w in words):
                 candidates.append((task, name, spec))
     if not candidates or asks(ev.raw):
         return False
     filled = False
     for task, name, spec in candidates:
-        value = said_option(spec, ev.raw, [str(v) for v in task["slots"].values()])
+        value = _left_out(turn.spec(task), spec, ev.raw, [str(v) for v in task["slots"].values()])
         filled = value is not None and _fill(turn, task, name, value) or filled
     return filled
 

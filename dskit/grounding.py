@@ -234,6 +234,27 @@ def _minutes(token: str | None) -> int:
     return int(value) if value is not None and 0 <= value < 60 else -1
 
 
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
+
+
+def _a_bit(raw: str, match: re.Match) -> bool:
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
+    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    period, hour_text = match.group(1), match.group(2)
+    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    if period:
+        return period in ("早", "晚")
+    before = raw[:match.start(2)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+
+
 def times_in(raw: str) -> set[str]:
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
     found: set[str] = set()
@@ -241,7 +262,7 @@ def times_in(raw: str) -> set[str]:
         period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
         hour = _number(hour_text)
         minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour):
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
             continue
         if minute >= 0:
             found.update(_clock(int(hour), minute, period))
@@ -725,8 +746,14 @@ def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
 
 
 def task_words(spec: TaskSpec) -> tuple[str, ...]:
-    """The words that name a task: its label, name (also with spaces) and display name."""
-    return tuple(w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w)
+    """The words that name a task: its label, name (also with spaces) and display name, and the leading
+    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
+    宽带办理: "路由器不要了" drops the rental)."""
+    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
+    label = spec.label or ""
+    if label and not label.isascii():
+        words += [label[:end] for end in range(2, len(label))]
+    return tuple(words)
 
 
 def reset_grounded(ev: Evidence) -> bool:

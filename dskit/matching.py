@@ -204,10 +204,27 @@ def near_match(target: str, text: str) -> bool:
         present = set(piece)
         if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
             continue
-        coverage = sum(1 for ch in letters if ch in present) / len(letters)
-        if coverage >= TEXT_COVERAGE and any(target[i:i + 2] in piece for i in range(len(target) - 1)):
+        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
+            continue
+        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
+        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
+                target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
+
+
+def _in_order(letters: list[str], piece: str) -> int:
+    """How many of the value's characters the text holds in the value's order (the longest common
+    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
+    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
+    row = [0] * (len(piece) + 1)
+    for ch in letters:
+        previous = 0  # row[j - 1] of the row above
+        for j, other in enumerate(piece, 1):
+            above = row[j]
+            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
+            previous = above
+    return row[-1]
 
 
 __all__ = ["normal_form", "segments", "number_tokens", "words_match", "exact_match", "near_match", "TEXT_COVERAGE",

@@ -61,6 +61,7 @@ class Turn:
         self.handoff: str | None = None
         self.unapplied = False  # a change the model read into this message was refused as not said
         self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
+        self.late_starts: set[str] = set()  # tasks started this turn for the user's last message
         top = self.stack.top()
         self.top_before = top["id"] if top else None
         self.existing_ids = self.stack.ids()

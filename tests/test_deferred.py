@@ -313,7 +313,9 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # turn too (417 KB): it compiles 300 KB of it on that turn. Since the catalog is checked once per
 # conversation (its checks compiled on first call) the state node compiles 291 KB of 435 KB; the history
 # node 196 KB (the recall rules of issue 20 in dskit.matching and dskit.cues grew what it reads with).
-COMPILED_CEILING = {"state": 300_000, "history": 200_000, "context": 180_000, "classic_adapter": 77_000,
+# Issue 20's later rules (a yes/no the model left out, a start one message late, a near match in the
+# user's order, "一点" that is "a bit") grew the state node's ordinary turn by about 2 KB (299 -> 301 KB).
+COMPILED_CEILING = {"state": 305_000, "history": 200_000, "context": 180_000, "classic_adapter": 77_000,
                     "result": 42_000, "execute_reply": 71_000, "summary": 195_000}
 
 

@@ -157,22 +157,25 @@ def test_the_engine_target_on_the_shipped_suites(replayed) -> None:
 # ---------------------------------------------------------------- held-out conversations, three layouts
 
 HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
-# Seed 000's booking runs confirmed with 老牌粤菜 (expected 粤菜) and without "quiet", which the model
-# never sent: the one wrongful execution of fast, plugin and ask. Classic's is a repair confirmed with
-# the fault 宽带故障 where the user said 宽带无法上网.
-FAST_EXPECTED = {"turns_right": 22, "jga_right": 25, "jga_turns": 31, "executions": 6, "wrongful": 1,
-                 "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+# Seed 000's booking runs confirmed with 老牌粤菜 (expected 粤菜; the user said 老牌粤菜): the one wrongful
+# execution of every layout. Its "quiet", which the model never sent, the engine now reads from "两个人安静
+# 一点的" (backup.options_left_out); the broadband order now goes with the router the user asked for a
+# message before the model started it (admission: a start one message late): 22 -> 24 right.
+FAST_EXPECTED = {"turns_right": 24, "jga_right": 26, "jga_turns": 31, "executions": 7, "wrongful": 1,
+                 "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
                  "llm_calls_per_turn": 1.097}
 # Classic after issue 20: 11/31 right and JGA 14/31 (7 and 8 before), with 1 of its requests still to
-# re-record (a failed turn until then). Its second wrongful execution is the engine's backup confirm of
+# re-record (a failed turn until then). Its second wrongful execution was the engine's backup confirm of
 # "对，提交吧" to the confirmation question that showed the model's fault "没有拨号音" (the script expects
 # "固话没有拨号音"): the user saw and said yes to it; the scorer counts slots other than the expected ones
 # as wrongful, and the ceiling says so rather than loosening the scorer.
-# Its last request is recorded since (12/31, JGA 15/31, 4 tasks done).
+# Its last request is recorded since (12/31, JGA 15/31, 4 tasks done). Then a near match had to keep the
+# user's order: the fault "宽带故障" (the user's "故障现象是宽带无法上网" put back to front) is refused and
+# asked, and that repair runs with the user's words: 15/31 right, JGA 17/31, 1 wrongful (the booking's).
 CLASSIC_NOT_RECORDED = 0
-CLASSIC_EXPECTED = {"turns_right": 12, "jga_right": 15, "jga_turns": 31, "executions": 6, "wrongful": 2,
-                    "task_success": 4, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 5,
-                    "llm_calls_per_turn": 3.0}
+CLASSIC_EXPECTED = {"turns_right": 15, "jga_right": 17, "jga_turns": 31, "executions": 6, "wrongful": 1,
+                    "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 2,
+                    "llm_calls_per_turn": 3.032}  # 3.0 before: the refused fault is asked again (one more call)
 PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
 # The ask policy after issue 20: every request recorded; 1.097 calls a turn (1.065 when a turn failed
 # unrecorded and made no second call).
