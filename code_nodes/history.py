@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 220 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 222 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 220 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 222 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -5260,11 +5260,54 @@ def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
 ''')
 
 
+# A number as people bound it in words: "不超过200元", "4.5分以上", "3天左右". The model keeps the number and
+# often drops the rest ("4.5", "4.5以上", ">=4.5" for "评分4.5分以上"), which changes what the user asked for.
+_BOUND_BEFORE = r"(?:不超过|不高于|不低于|不少于|不多于|至少|至多|最多|最少|低于|高于|超过|大于|小于)"
+_UNIT = r"(?:分钟|小时|公里|平米|分|元|块|人|位|个|天|晚|岁|星|折|米|间|层)"
+_BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内|之内|左右|起)"
+_NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
+
+
+_number_spelling = _Deferred('_number_spelling', r'''
+def _number_spelling(value: str, said: str) -> str:
+    """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
+    words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
+    one way (以上, 以内, 不超过 — dropping those changes what was asked; a unit or 左右 does not, and the
+    model's "3天" for "3天左右" stays), with no other unit or bound than the value's own. Anything else is
+    left as the model wrote it."""
+    value_phrases = [m for m in _NUMBER_PHRASE.finditer(value) if m.group(2)]
+    if len(value_phrases) != 1:
+        return value
+    own = value_phrases[0]
+    if value.replace(own.group(0), "", 1).strip(" >=<≥≤~+～"):
+        return value  # other words beside the number: not only a number
+    phrases = {m.group(0).strip() for m in _NUMBER_PHRASE.finditer(said)
+               if m.group(2) == own.group(2) and (m.group(1) or m.group(4) not in (None, "左右"))}
+    if len(phrases) != 1:
+        return value
+    phrase = next(iter(phrases))
+    theirs = _NUMBER_PHRASE.fullmatch(phrase)
+    for group in (1, 3, 4):  # the model's own unit or bound must be the user's ("或以上" is "以上")
+        if own.group(group) and _SAME_BOUND.get(own.group(group), own.group(group)) != _SAME_BOUND.get(
+                theirs.group(group) or "", theirs.group(group)):
+            return value
+    return phrase
+''')
+
+
+_SAME_BOUND = {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}
+
+
 users_spelling = _Deferred('users_spelling', r'''
 def users_spelling(value: Any, raw: str) -> Any:
-    """An English free-text value the model wrote all in lower case, with the capitals the user wrote it
-    with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote those): the user's words, as they
-    wrote them. A value the model capitalised is left as it is."""
+    """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
+    with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
+    those); a number with the unit and bound the user said it with ("4.5以上" -> "4.5分以上",
+    :func:`_number_spelling`). A value the model capitalised is left as it is."""
+    if isinstance(value, str) and any(ch.isdigit() for ch in value):
+        spelled = _number_spelling(value, unicodedata.normalize("NFKC", raw))
+        if spelled != value:
+            return spelled
     if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
         return value
     lowered = raw.lower()
@@ -5822,8 +5865,19 @@ class Confirm(Command):
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
+    read = _Deferred('read', r'''
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
+    ''')
+
     apply = _Deferred('apply', r'''
     def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        if name in turn.catalog.tasks and turn.stack.named(name) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": {}})
+            return
         task = turn.stack.top()
         if task is None:
             turn.drop(command, "no open task to confirm")

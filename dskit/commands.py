@@ -257,7 +257,16 @@ class Confirm(Command):
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
+    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+        return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
+
     def apply(self, turn: Turn, command: dict) -> None:
+        name = command.get("task")
+        if name in turn.catalog.tasks and turn.stack.named(name) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": {}})
+            return
         task = turn.stack.top()
         if task is None:
             turn.drop(command, "no open task to confirm")

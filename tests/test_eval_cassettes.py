@@ -143,8 +143,10 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # the next message), so no turn is left unrun. Then 59/74, JGA 62/72, 10 executions: a message that changes
 # something gives the booking its date and count of people when the model sent them to a route it made up,
 # and an enquiry started beside a booking runs at once ("What's the weather in Boston tomorrow? Also ...").
-ENGINE_EXPECTED = {"turns_right": 59, "jga_right": 62, "jga_turns": 72, "executions": 10, "wrongful": 0,
-                   "task_success": 10, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
+# Then 60/74, 11 executions: the model's confirm of account_balance, which nobody had opened, for "顺便问下
+# 我卡里还剩多少钱" is read as its start (checked as one) and the enquiry runs.
+ENGINE_EXPECTED = {"turns_right": 60, "jga_right": 62, "jga_turns": 72, "executions": 11, "wrongful": 0,
+                   "task_success": 11, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
@@ -225,15 +227,19 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # recommended): still 249/418, changed turns 64/192, and one more unchanged turn broken (41): "海洋馆的具体地址在
 # 哪里？" right after the assistant recommended 北京海洋馆 now takes it, which the data set does not annotate
 # (景点 0.8256 -> 0.8217).
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 249 / 418, "llm_calls": 418, "failed_calls": 3,
-               "unreadable": 20, "changed_correct": 64, "broken_unchanged": 41,
-               "domains": {"餐馆": 0.8197, "景点": 0.8217, "酒店": 0.7785, "出租": 0.7381, "地铁": 1.0}}
+# Then a free-text number keeps the bound the user said it with ("4.5以上", "4.5", ">=4.5" for the user's
+# "4.5分以上"; admission.users_spelling): 256/418 (61.2%), changed turns 71/192 (37.0%), none more broken.
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 256 / 418, "llm_calls": 418, "failed_calls": 3,
+               "unreadable": 20, "changed_correct": 71, "broken_unchanged": 41,
+               "domains": {"餐馆": 0.8361, "景点": 0.8295, "酒店": 0.7852, "出租": 0.7381, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
-CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 12 / 143, "failed_calls": 2, "not_recorded": 0,
-                       "unreadable": 10, "changed_correct": 7}
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 28 / 46, "failed_calls": 2}
+# With the rating kept in the user's words the state carries it right: 18/143 (12.6%), changed turns 11/76
+# (the requests after a state that changed recorded again).
+CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 18 / 143, "failed_calls": 2, "not_recorded": 0,
+                       "unreadable": 10, "changed_correct": 11}
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 29 / 46, "failed_calls": 2}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:

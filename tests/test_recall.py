@@ -767,3 +767,62 @@ def test_a_near_match_keeps_the_order_of_the_users_words(value, said, grounded):
     """A free text the user said "in slightly other words" must still read in the user's order: a
     repair executed with the fault "宽带故障" that the user never said (held-out, classic layout)."""
     assert text_grounded(value, fold(said), said) is grounded
+
+
+# ---------------------------------------------------------------- a number in the words the user bound it with
+
+@pytest.mark.parametrize("value, said, stored", [
+    ("4.5以上", "你帮我找一家门票是免费的，评分在4.5分以上的景点吗？", "4.5分以上"),  # the 1.5B model's spellings
+    ("4.5", "请帮我找一家餐馆，评分是4.5分以上，有蒿子杆这个菜。", "4.5分以上"),   # "4.5" alone is another wish
+    (">=4.5", "最好这个餐馆的评分在4.5分以上。", "4.5分以上"),
+    ("4.5或以上", "评分4.5分以上的酒店", "4.5分以上"),
+    ("200元", "人均不超过200元吧", "不超过200元"),
+    ("3天", "能玩3天左右的景点", "3天"),          # 左右 does not change the wish: the model's value stays
+    ("12", "时长要能达到12个小时", "12"),           # a unit alone neither
+    ("4.5以下", "评分4.5分以上", "4.5以下"),        # another bound than the user's: left to grounding
+    ("4.5", "评分4.5分以上，离地铁4.5公里以内", "4.5"),  # the number bound twice, two ways: which one?
+    ("评分4.5以上", "评分4.5分以上", "评分4.5以上"),  # other words beside the number
+])
+def test_a_number_keeps_the_bound_the_user_said_it_with(value, said, stored):
+    """CrossWOZ users say "评分4.5分以上"; the 1.5B model writes "4.5以上", "4.5" or ">=4.5". The bound is
+    the wish (at least 4.5): a free-text value that is only that number takes the user's words for it."""
+    from dskit.admission import users_spelling
+    assert users_spelling(value, said) == stored
+
+
+def test_the_users_bound_reaches_the_stored_slot():
+    catalog = {"version": 1, "name": "trip", "tasks": {"find_attraction": {
+        "label": "找景点", "slots": {"rating": {"type": "string", "label": "评分"},
+                                   "fee": {"type": "string", "label": "门票"}}}}}
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "find_attraction", "slots": {"rating": "4.5"}}]},
+                    catalog, query="帮我找个景点，评分在4.5分以上", reference_date=DAY)
+    assert _slots(state, "find_attraction") == {"rating": "4.5分以上"}
+
+
+# ---------------------------------------------------------------- a yes to a task nobody opened
+
+def _default_booking() -> tuple[dict, str]:
+    from dskit.tooling.eval.suite import default_catalog
+    catalog = default_catalog()
+    state, _ = _turns(catalog, ("帮我订个周五晚上七点的位置，三个人", [{"type": "start_task", "task": "book_restaurant",
+                                                             "slots": {"date": "周五", "time": "19:00", "people": 3}}]))
+    return catalog, state
+
+
+def test_a_yes_to_a_task_nobody_opened_is_a_start_checked_as_one():
+    """The 1.5B model answered "顺便问下我卡里还剩多少钱" with confirm account_balance: its way of asking for
+    the enquiry. It runs (the message asks about it) and the booking waits."""
+    catalog, state = _default_booking()
+    new, decision = step(state, {"commands": [{"type": "confirm", "task": "account_balance"}]}, catalog,
+                         query="顺便问下我卡里还剩多少钱", reference_date=DAY)
+    assert decision["next_action"] == "execute" and "start t2:account_balance" in decision["applied"]
+    assert _slots(new, "book_restaurant") == _slots(state, "book_restaurant")
+
+
+@pytest.mark.parametrize("message, task", [("好的", "account_balance"), ("好的", "plan_route"), ("嗯嗯", "account_balance")])
+def test_a_yes_to_a_task_nobody_opened_starts_nothing_the_message_does_not_ask_for(message, task):
+    catalog, state = _default_booking()
+    new, decision = step(state, {"commands": [{"type": "confirm", "task": task}]}, catalog, query=message,
+                         reference_date=DAY)
+    assert decision["next_action"] != "execute"
+    assert [t["name"] for t in load_state(new)[0]["task_stack"]] == ["book_restaurant"]
