@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 369 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 370 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 369 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 370 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -6531,11 +6531,25 @@ def _one_thing(text: str) -> bool:
 ''')
 
 
+# What a figure is made of besides its digits: units, bounds and the marks of a range.
+_FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
+
+
 _a_figure = _Deferred('_a_figure', r'''
 def _a_figure(value: Any) -> bool:
-    """A value with a digit is one of the offered thing's figures ("人均119元" is the place's price), not
-    the thing a detail question takes."""
-    return any(c.isdigit() for c in str(value))
+    """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
+    (the place's price), not the thing a detail question or a reference back takes. A name with a digit
+    in it ("798艺术区", "速8酒店") is a thing."""
+    text = str(value)
+    return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
+''')
+
+
+_takes_outright = _Deferred('_takes_outright', r'''
+def _takes_outright(raw: str) -> bool:
+    """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
+    the message takes the offered thing, not only asks about it."""
+    return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
 ''')
 
 
@@ -6557,7 +6571,10 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
                 return index is None or (index < len(values) and values[index] == value)
             return len(values) == 1 and not _a_figure(value)
     if offered_text and _found(value, offered_text):
-        if accepts and (asked or refers_back(raw)):
+        # a question about the thing takes the thing, never one of its figures ("这家餐馆的周边有哪些景点啊？" after
+        # "推荐您去人均消费68元的讲礼驴肉馆" is not a budget of 68元); a figure is taken for the slot asked last
+        # turn, or when the message also takes the thing outright ("好呀，就去这个地方了，…")
+        if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
             if index is None:
                 return True
             items = _listed(offered_text)

@@ -229,9 +229,11 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # (景点 0.8256 -> 0.8217).
 # Then a free-text number keeps the bound the user said it with ("4.5以上", "4.5", ">=4.5" for the user's
 # "4.5分以上"; admission.users_spelling): 256/418 (61.2%), changed turns 71/192 (37.0%), none more broken.
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 256 / 418, "llm_calls": 418, "failed_calls": 3,
-               "unreadable": 20, "changed_correct": 71, "broken_unchanged": 41,
-               "domains": {"餐馆": 0.8361, "景点": 0.8295, "酒店": 0.7852, "出租": 0.7381, "地铁": 1.0}}
+# Then a question about an offered thing takes none of its figures ("这家餐馆的周边有哪些景点啊？" after "人均消费
+# 68元的讲礼驴肉馆" gives no budget; dskit.offers): 259/418 (62.0%), unchanged turns broken 41 -> 38.
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 259 / 418, "llm_calls": 418, "failed_calls": 3,
+               "unreadable": 20, "changed_correct": 71, "broken_unchanged": 38,
+               "domains": {"餐馆": 0.8426, "景点": 0.8333, "酒店": 0.7852, "出租": 0.7381, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
@@ -239,7 +241,7 @@ CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 256 / 418, "llm_calls": 418
 # (the requests after a state that changed recorded again).
 CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 18 / 143, "failed_calls": 2, "not_recorded": 0,
                        "unreadable": 10, "changed_correct": 11}
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 29 / 46, "failed_calls": 2}
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 30 / 46, "failed_calls": 2}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
