@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 223 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 224 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 223 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 224 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -5305,14 +5305,16 @@ def _number_spelling(value: str, said: str) -> str:
     phrase = next(iter(phrases))
     theirs = _NUMBER_PHRASE.fullmatch(phrase)
     for group in (1, 3, 4):  # the model's own unit or bound must be the user's ("或以上" is "以上")
-        if own.group(group) and _SAME_BOUND.get(own.group(group), own.group(group)) != _SAME_BOUND.get(
-                theirs.group(group) or "", theirs.group(group)):
+        if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
             return value
     return phrase
 ''')
 
 
-_SAME_BOUND = {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}
+_same_bound = _Deferred('_same_bound', r'''
+def _same_bound(word: str | None) -> str | None:
+    return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
+''')
 
 
 users_spelling = _Deferred('users_spelling', r'''
@@ -5463,8 +5465,10 @@ def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
 
 
 _said_values = _Deferred('_said_values', r'''
-def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple[int, int]:
-    """(values given, values said) among a start's slots that differ from ``before``."""
+def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict,
+                 earlier: Evidence | None = None) -> tuple[int, int]:
+    """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
+    (the user's last message as evidence), a value said there counts as said too."""
     given = grounded = 0
     for name, raw in slots.items():
         slot = spec.slots.get(name)
@@ -5473,7 +5477,9 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict) -> tuple
             continue
         given += 1
         asked = turn.asked.endswith(f".{name}")
-        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common_words(spec, name))
+        common = common_words(spec, name)
+        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
+                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
                 or offered_value(turn, spec.name, name, value, asked)
                 or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
                 and not owner_elsewhere(spec, name, value):
@@ -5514,22 +5520,10 @@ def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, in
     if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
         return None
     entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
-    if any(f":{spec.name}" in str(a) or spec.name in str(a) for e in entries for a in e.get("applied") or ()):
+    if any(spec.name in str(a) for e in entries for a in e.get("applied") or ()):
         return None
     earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
-    given = said = 0
-    for name, raw in slots.items():
-        slot = spec.slots.get(name)
-        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok:
-            continue
-        given += 1
-        common = common_words(spec, name)
-        if (value_grounded(slot, value, ev, recent=False, common=common)
-                or value_grounded(slot, value, earlier, recent=False, common=common)) \
-                and not owner_elsewhere(spec, name, value):
-            said += 1
-    return given, said
+    return _said_values(turn, spec, slots, {}, earlier)
 ''')
 
 
