@@ -42,11 +42,11 @@
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 211 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 213 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 211 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 213 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2306,6 +2306,21 @@ def asks_detail(raw: str) -> bool:
     return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
         and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
         and not says_no(raw)
+''')
+
+
+# Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
+# Not "哪些" or "别的": "这个景点周边都有哪些餐馆？" asks about what is around the thing it takes.
+_ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.！!？?；;]{0,3}?[一几两个家]|哪家|哪几"
+                              r"|\b(?:which (?:one|of)|recommend)\b")
+
+
+asks_for_a_pick = _Deferred('asks_for_a_pick', r'''
+def asks_for_a_pick(raw: str) -> bool:
+    """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
+    offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
+    acknowledges or where to look, not at the thing it will be given."""
+    return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
 ''')
 
 
@@ -4695,6 +4710,15 @@ def _takes_outright(raw: str) -> bool:
 ''')
 
 
+_asks_for_a_pick = _Deferred('_asks_for_a_pick', r'''
+def _asks_for_a_pick(raw: str) -> bool:
+    """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
+    no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
+    return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
+                                           for c in clauses(raw))
+''')
+
+
 offer_accepted = _Deferred('offer_accepted', r'''
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
@@ -4707,6 +4731,8 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
     if not accepts and not detail:
         return False
     index = offered_index(raw) if accepts else None
+    if index is None and _asks_for_a_pick(raw):
+        return False
     for o_task, o_slot, values in offers:
         if o_slot == slot and o_task in ("", task) and value in values:
             if accepts:

@@ -428,6 +428,19 @@ def asks_detail(raw: str) -> bool:
         and not says_no(raw)
 
 
+# Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
+# Not "哪些" or "别的": "这个景点周边都有哪些餐馆？" asks about what is around the thing it takes.
+_ASKS_FOR_A_PICK = re.compile(r"(?:推荐|找)[^，,。.！!？?；;]{0,3}?[一几两个家]|哪家|哪几"
+                              r"|\b(?:which (?:one|of)|recommend)\b")
+
+
+def asks_for_a_pick(raw: str) -> bool:
+    """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
+    offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
+    acknowledges or where to look, not at the thing it will be given."""
+    return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
+
+
 def offered_index(raw: str) -> int | None:
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()

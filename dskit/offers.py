@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .cues import asks, asks_detail, clauses, offered_index, only_yes, refers_back, says_accept
+from .cues import asks, asks_detail, asks_for_a_pick, clauses, offered_index, only_yes, refers_back, says_accept
 from .matching import exact_match, segments, words_match
 from .state import add_error, dump_state, load_state
 
@@ -113,6 +113,13 @@ def _takes_outright(raw: str) -> bool:
     return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
 
 
+def _asks_for_a_pick(raw: str) -> bool:
+    """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
+    no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
+    return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
+                                           for c in clauses(raw))
+
+
 def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
                    asked: bool) -> bool:
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -124,6 +131,8 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
     if not accepts and not detail:
         return False
     index = offered_index(raw) if accepts else None
+    if index is None and _asks_for_a_pick(raw):
+        return False
     for o_task, o_slot, values in offers:
         if o_slot == slot and o_task in ("", task) and value in values:
             if accepts:

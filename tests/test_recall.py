@@ -65,6 +65,32 @@ def test_an_offer_the_message_does_not_accept_is_not_taken(message):
     assert "restaurant" not in _slots(new, "book_restaurant")
 
 
+@pytest.mark.parametrize("message", ["好的，请在这家餐厅附近给我推荐一个安静点的", "好，这几家里哪家有包间？", "这几家中哪几家人均100元以内？",
+                                     "可以，帮我找一家便宜些的", "行，那就推荐两家能停车的吧", "ok, which one of them is quieter?",
+                                     "that's fine, can you recommend one with a private room?"])
+def test_a_message_that_asks_the_assistant_to_pick_takes_none_of_the_offered(message):
+    """A yes or a "这家" in a message that asks the assistant to choose ("给我推荐一个…", "哪家…？") acknowledges
+    the reply or says where to look; the thing the assistant will pick is not the user's yet (CrossWOZ:
+    "好的，请在这家酒店周边景点里给我推荐一个门票免费…的景点" after a list of three sights — the model's pick of one
+    was kept as the user's)."""
+    state, _ = _turns(RESTAURANT, OPEN)
+    for offered in ("为您推荐老地方餐厅，人均120元，您看可以吗？", "附近有老地方餐厅、川味小馆和湘里人家。"):
+        new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
+                      query=message, offered=offered, reference_date=DAY)
+        assert "restaurant" not in _slots(new, "book_restaurant"), offered
+
+
+@pytest.mark.parametrize("message", ["好的，就这家吧，它家有哪些推荐菜？", "就这家，这家周边都有哪些酒店？", "好，就第二家吧，哪几个包间还空着？",
+                                     "行，就去这儿，再帮我找一家附近的酒店"])
+def test_a_message_that_takes_the_offer_and_asks_about_around_it_still_takes_it(message):
+    """"推荐菜", "周边都有哪些…", "哪几个包间" ask about the thing taken or around it, not for another pick."""
+    state, _ = _turns(RESTAURANT, OPEN)
+    offered = "为您推荐老地方餐厅，人均120元，您看可以吗？" if "第二" not in message else "有川味小馆、老地方餐厅和湘里人家。"
+    new, _ = step(state, {"commands": [{"type": "set_slots", "slots": {"restaurant": "老地方餐厅"}}]}, RESTAURANT,
+                  query=message, offered=offered, reference_date=DAY)
+    assert _slots(new, "book_restaurant").get("restaurant") == "老地方餐厅"
+
+
 @pytest.mark.parametrize(("message", "word", "negated"), [
     ("有没有包间", "包间", False), ("要不要包间", "包间", False), ("可不可以带宠物", "宠物", False),
     ("这家有包间没有？", "包间", False), ("有停车位没有啊", "停车位", False),

@@ -13,8 +13,9 @@ Every gold change is classified by where its value came from, with CrossWOZ's ow
 - ``offered``: the system offered it (an act or the text of an earlier system turn) and the user took it
   ("就去那儿吧" after 故宫 was recommended);
 - ``system``: neither — the wizard changed the state by itself (dropping or loosening a constraint it
-  could not meet, or filling a "周边…" relation from its database). A tracker of the *user's* wishes should refuse these, so their acceptance is a cost,
-  not a gain.
+  could not meet, filling a "周边…" relation from its database, or writing the pick the user asked it
+  for — a ``Select`` act of the value's domain, or a value its reply to this message gives). A tracker
+  of the *user's* wishes should refuse these, so their acceptance is a cost, not a gain.
 
 Reported per class (gold changes, accepted), with joint goal accuracy teacher-forced (each turn starts
 from the previous gold state) and cumulative (the engine carries its own state), each beside the
@@ -58,6 +59,9 @@ class Turn:
     user_texts: str  # the user's texts so far, folded
     offered: list[str]  # values in earlier system acts, folded
     system_texts: str  # earlier system texts, folded
+    said_now: list[str] = field(default_factory=list)  # values in this user message's acts, folded
+    selects: list[str] = field(default_factory=list)  # domains this message asks the wizard to pick in (Select)
+    answered: list[str] = field(default_factory=list)  # values in the system reply's acts, folded
 
 
 def _act_values(acts: Any) -> list[str]:
@@ -67,6 +71,12 @@ def _act_values(acts: Any) -> list[str]:
         if isinstance(act, list) and len(act) >= 4 and isinstance(act[3], str) and act[3].strip():
             values.append(fold(act[3]))
     return values
+
+
+def _selects(acts: Any) -> list[str]:
+    """The domains of a message's ``Select`` acts: the user asks the wizard to pick one (a hotel near the
+    sight, …) from its database."""
+    return [act[1] for act in acts or [] if isinstance(act, list) and len(act) >= 2 and act[0] == "Select"]
 
 
 def dialogue_turns(dialogue: dict) -> list[Turn]:
@@ -85,8 +95,10 @@ def dialogue_turns(dialogue: dict) -> list[Turn]:
             continue
         user = messages[i - 1] if i > 0 and messages[i - 1].get("role") == "usr" else {}
         gold = normalize(raw_state(message.get("sys_state_init")))
+        asked = user.get("dialog_act") or []
         turns.append(Turn(str(user.get("content") or ""), str(message.get("content") or ""), normalize(start),
-                          gold, previous, list(said), user_texts, list(offered), system_texts))
+                          gold, previous, list(said), user_texts, list(offered), system_texts,
+                          _act_values(asked), _selects(asked), _act_values(message.get("dialog_act"))))
         previous = gold
         offered += _act_values(message.get("dialog_act"))
         system_texts += fold(str(message.get("content") or "")) + "|"
@@ -94,11 +106,14 @@ def dialogue_turns(dialogue: dict) -> list[Turn]:
     return turns
 
 
-def source_of(turn: Turn, value: str | None, slot: str = "") -> str:
+def source_of(turn: Turn, value: str | None, slot: str = "", domain: str = "") -> str:
     """Where a gold change's value came from (see the module docstring); a deletion nobody asked for is
     the system's, and so is a "周边…" (nearby) value the user did not say: CrossWOZ's wizard fills those
     from its database when the user selects "near the hotel" (a ``Select`` act), not from an offer the
-    user took."""
+    user took. So is a value the user did not say in a message that asks the wizard to pick a thing of
+    its domain (a ``Select`` act of that domain: "这些酒店中哪家有叫醒服务…？", "帮我在周边景点中推荐一个…"), and a value
+    the wizard's reply to this message gives (its acts): the annotators wrote the wizard's pick into the
+    state of the turn that asked for it, although it was named in some earlier reply too."""
     if value is None:
         return "system"
     folded = fold(value)
@@ -111,6 +126,10 @@ def source_of(turn: Turn, value: str | None, slot: str = "") -> str:
         return "user"  # several values of one slot ("24小时热水 洗衣服务"), each of them the user's
     if slot.startswith("周边"):
         return "system"
+    if domain and domain in turn.selects:
+        return "system"  # the user asked the wizard to pick one of this domain (near another): its pick
+    if folded in turn.answered:
+        return "system"  # the wizard's answer to this very message ("周边还有什么景点吗？" -> "周边景点有故宫")
     if any(folded == v or folded in v for v in turn.offered if v) or folded in turn.system_texts:
         return "offered"
     return "system"
@@ -185,7 +204,7 @@ def _without_system(turn: Turn, before: State, changes: dict) -> State:
     state = {domain: dict(slots) for domain, slots in before.items()}
     for domain, slots in changes.items():
         for slot, value in slots.items():
-            if source_of(turn, value, slot) == "system":
+            if source_of(turn, value, slot, domain) == "system":
                 continue
             if value is None:
                 state.get(domain, {}).pop(slot, None)
@@ -206,7 +225,7 @@ def _score(figures: Figures, turn: Turn, nothing: State, after: State, changes: 
     first_cause = None
     for domain, slots in changes.items():
         for slot, value in slots.items():
-            source = source_of(turn, value, slot)
+            source = source_of(turn, value, slot, domain)
             figures.changes[source] += 1
             if after.get(domain, {}).get(slot) == (value.strip() if isinstance(value, str) else None):
                 figures.accepted[source] += 1
