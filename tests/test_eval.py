@@ -309,6 +309,42 @@ def test_an_answer_cut_or_empty_fails_its_turn_and_the_conversation_goes_on(kind
         assert run.traces[2]["failures"] == [] or run.traces[2]["cause"] != "model_failed"
 
 
+class _CutOnce(_FailsOnce):
+    """The ``at``-th answer comes back cut at max_tokens: its last three characters are missing."""
+
+    def complete(self, messages, **kwargs):
+        from dskit.tooling.llm import LLMError  # noqa: PLC0415
+        from dskit.tooling.llm.completion import Completion  # noqa: PLC0415
+
+        answer = self.client.complete(messages, **kwargs)
+        self.calls += 1
+        if self.calls != self.at:
+            return answer
+        cut = Completion(text=answer.text.rstrip()[:-3], prompt_tokens=answer.prompt_tokens,
+                         completion_tokens=answer.completion_tokens, latency=answer.latency, finish_reason="length")
+        raise LLMError("a text cut at max_tokens", kind="length", cut=cut)
+
+
+@pytest.mark.parametrize("target", ["engine", "flow"])
+def test_an_answer_cut_at_max_tokens_goes_on_as_dify_passes_it_to_the_state_node(target) -> None:
+    """Dify's LLM node outputs a cut text like any other (graphon/nodes/llm/node.py,
+    LLMNode._build_run_outputs); the state node reads what it can of it. The engine and flow targets do
+    the same: a cut answer whose commands were whole gives the turn the whole answer gives."""
+    case = suite("zh_booking_table")
+    outcomes = []
+    for wrapper in (_FailsOnce, _CutOnce):
+        with fake_openai(("answer", model())) as fake:
+            client = wrapper(LLMClient(ClientConfig(fake.base_url, "scripted")), 2 if wrapper is _CutOnce else 0, "")
+            made = EngineTarget(client) if target == "engine" else FlowTarget(client)
+            run = run_suites(made, [case])
+        turns = run.conversations[0].turns
+        assert not any(t.error for t in turns) and not any(t.not_run for t in turns)
+        outcomes.append([(t.passed, t.action) for t in turns])
+        cut = [c for trace in run.traces for c in trace.get("calls", []) if c.get("cut")]
+        assert len(cut) == (wrapper is _CutOnce)
+    assert outcomes[0] == outcomes[1]
+
+
 def test_a_dripping_server_hits_the_deadline_on_each_conversation(capsys) -> None:
     with fake_openai(("drip", 0.05, "{}")) as fake:
         code = main(["eval", str(SUITE_DIR / "zh_multi_intent.yaml"), str(SUITE_DIR / "en_booking.yaml"),

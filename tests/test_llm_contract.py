@@ -121,6 +121,36 @@ def test_a_cassette_records_the_refusal_so_a_replay_fails_that_turn_alike(tmp_pa
     assert str(live.value) in str(replayed.value)
 
 
+def test_a_cut_answer_carries_the_text_a_dify_llm_node_would_output(tmp_path: Path) -> None:
+    """The client keeps its contract (a text cut at max_tokens is an error), but the error carries the
+    text: Dify's LLM node outputs it whatever the finish_reason (graphon/nodes/llm/node.py,
+    LLMNode._build_run_outputs), so the state node of a Chatflow reads it, and the targets that stand for
+    a Chatflow pass it on (completion.node_output). A cassette keeps it, and a replay gives it back."""
+    from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
+
+    cut = '{"commands": [{"type": "set_slots", "slots": {"people": 2}}, {"type": "set_sl'
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": cut}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 512}}
+    path = tmp_path / "cassette.jsonl"
+    with fake_openai(("status", 200, body)) as fake:
+        llm, _ = client(fake.base_url, cache=Cache(path, "record"))
+        with pytest.raises(LLMError) as live:
+            llm.complete(MESSAGES)
+    llm, _ = client("http://127.0.0.1:9/v1", cache=Cache(path, "replay"))
+    with pytest.raises(LLMError) as replayed:
+        llm.complete(MESSAGES)
+    for error in (live.value, replayed.value):
+        output = node_output(error)
+        assert error.kind == "length" and output is not None and output.text == cut
+        assert output.finish_reason == "length" and output.completion_tokens == 512
+    for name in ("content null", "empty text", "tool calls only"):  # no text: the node fails, nothing passes on
+        message, finish, _ = NOT_A_TEXT[name]
+        with fake_openai(("status", 200, {"choices": [{"index": 0, "message": message, "finish_reason": finish}]})) as fake:
+            with pytest.raises(LLMError) as info:
+                client(fake.base_url)[0].complete(MESSAGES)
+        assert node_output(info.value) is None
+
+
 def test_a_recorded_cut_answer_replays_as_recorded_and_is_counted(tmp_path: Path) -> None:
     """Cassettes recorded before the rule hold such answers; the published figures are measured on them,
     so they replay as recorded, and the cache says how many there are."""

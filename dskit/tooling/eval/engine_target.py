@@ -67,6 +67,7 @@ class EngineConversation:
 
     def turn(self, user: str) -> TurnOutput:
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
+        from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
 
         started = time.monotonic()
         context = context_node(query=user, sys_context_str=self.state, history=self.history,
@@ -76,10 +77,12 @@ class EngineConversation:
             answer = self.client.complete(messages, temperature=self.params.get("temperature"),
                                           max_tokens=self.params.get("max_tokens"), want_json=True)
         except LLMError as error:
-            return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
-                              calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
+            answer = node_output(error)  # an answer cut at max_tokens: the Chatflow's LLM node passes it on
+            if answer is None:
+                return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
+                                  calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
         call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
-                    answer.cached, answer.json_mode)
+                    answer.cached, answer.json_mode, cut=getattr(answer, "finish_reason", "") == "length")
         out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog,
                          query=user, history=self.history, summary=self.summary, llm_summary=False)
         reply = out["question"]

@@ -83,7 +83,7 @@ class FlowConversation:
                 calls.append(Call(node, "", error=str(answer)))
             else:
                 calls.append(Call(node, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
-                                  answer.cached, answer.json_mode))
+                                  answer.cached, answer.json_mode, cut=getattr(answer, "finish_reason", "") == "length"))
         seconds = time.monotonic() - started
         failed = next((call for call in calls if call.error), None)
         if not result.succeeded or failed is not None:

@@ -18,11 +18,13 @@ class Call:
     cached: bool = False
     json_mode: bool = False
     error: str = ""
+    cut: bool = False  # the answer was cut at max_tokens; its text went on as a Dify LLM node's output
 
     def as_dict(self) -> dict[str, Any]:
         return {"node": self.node, "text": self.text, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "latency": self.latency, "cached": self.cached,
-                "json_mode": self.json_mode, **({"error": self.error} if self.error else {})}
+                "json_mode": self.json_mode, **({"error": self.error} if self.error else {}),
+                **({"cut": True} if self.cut else {})}
 
 
 @dataclass

@@ -63,9 +63,10 @@ class RecordedRefusal(Exception):
     """The cassette holds the model's unusable answer to this request (cut at max_tokens, no text): the
     client refused it when it was recorded and refuses it again, with the same message."""
 
-    def __init__(self, message: str, kind: str) -> None:
+    def __init__(self, message: str, kind: str, cut: Completion | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.cut = cut  # the recorded text of an answer cut at max_tokens (LLMError.cut)
 
 
 class CassetteError(ValueError):
@@ -107,6 +108,15 @@ def recorded_entry(data: Any, where: str) -> dict[str, Any]:
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return f"{type(value).__name__} {text[:40]}"
+
+
+def _completion(entry: dict[str, Any]) -> Completion:
+    """A recorded answer as the client returns it (``cached``)."""
+    return Completion(text=entry["text"], prompt_tokens=entry.get("prompt_tokens") or 0,
+                      completion_tokens=entry.get("completion_tokens") or 0,
+                      latency=float(entry.get("latency") or 0.0), cached=True, attempts=0,
+                      json_mode=bool(entry.get("json_mode")), usage_estimated=bool(entry.get("usage_estimated")),
+                      finish_reason=entry.get("finish_reason") or "")
 
 
 class Cache:
@@ -214,13 +224,10 @@ class Cache:
                 return None
             self.hits += 1
         if entry.get("refused"):
-            raise RecordedRefusal(f"{entry['refused']} (as recorded)", entry.get("refused_kind") or "length")
-        return Completion(text=entry["text"], prompt_tokens=entry.get("prompt_tokens") or 0,
-                          completion_tokens=entry.get("completion_tokens") or 0,
-                          latency=float(entry.get("latency") or 0.0), cached=True, attempts=0,
-                          json_mode=bool(entry.get("json_mode")),
-                          usage_estimated=bool(entry.get("usage_estimated")),
-                          finish_reason=entry.get("finish_reason") or "")
+            kind = entry.get("refused_kind") or "length"
+            cut = _completion(entry) if kind == "length" and entry["text"].strip() else None
+            raise RecordedRefusal(f"{entry['refused']} (as recorded)", kind, cut)
+        return _completion(entry)
 
     # ------------------------------------------------------------------ writing
 
@@ -238,16 +245,19 @@ class Cache:
         self._append(key, entry)
 
     def put_refusal(self, key: str, kind: str, message: str, messages: Sequence[Mapping[str, str]],
-                    model: str = "") -> None:
+                    model: str = "", *, cut: Completion | None = None) -> None:
         """Record the model's unusable answer (``kind`` in :data:`RECORDED_REFUSALS`) as a refusal — only
         in ``record`` mode: a cassette must replay the run as it was, while a working cache (``--cache``)
         asks again next time (a larger max_tokens, another model)."""
         if kind not in RECORDED_REFUSALS or self.mode != "record":
             return
         last = str(messages[-1]["content"]) if messages else ""
-        self._append(key, {"key": key, "model": model, "text": "", "prompt_tokens": 0, "completion_tokens": 0,
-                           "latency": 0.0, "refused": message, "refused_kind": kind,
-                           "asked": " ".join(last[-80:].split())})
+        entry = {"key": key, "model": model, "text": "", "prompt_tokens": 0, "completion_tokens": 0, "latency": 0.0}
+        if cut is not None:  # the cut text, which a Chatflow's LLM node passes on (completion.node_output)
+            entry.update(text=cut.text, prompt_tokens=cut.prompt_tokens, completion_tokens=cut.completion_tokens,
+                         latency=cut.latency, json_mode=cut.json_mode, usage_estimated=cut.usage_estimated,
+                         finish_reason=cut.finish_reason)
+        self._append(key, {**entry, "refused": message, "refused_kind": kind, "asked": " ".join(last[-80:].split())})
 
     def _append(self, key: str, entry: dict[str, Any]) -> None:
         if self.mode == "replay":

@@ -104,14 +104,14 @@ class LLMClient:
             except NotRecorded as error:
                 raise LLMError(str(error), kind="not_recorded") from None
             except RecordedRefusal as refusal:
-                raise LLMError(str(refusal), kind=refusal.kind) from None
+                raise LLMError(str(refusal), kind=refusal.kind, cut=refusal.cut) from None
             if hit is not None:  # as recorded (answers cut at max_tokens before the rule: Cache.warnings)
                 return hit
         try:
             completion = self._call(clean, temperature, max_tokens, asks_json)
         except LLMError as error:  # the model's own unusable answer is recorded, so a replay fails alike
             if self.cache is not None:
-                self.cache.put_refusal(key, error.kind, str(error), clean, self.config.model)
+                self.cache.put_refusal(key, error.kind, str(error), clean, self.config.model, cut=error.cut)
             raise
         if self.cache is not None:
             self.cache.put(key, completion, clean, self.config.model)
@@ -230,7 +230,7 @@ class LLMClient:
             raise LLMError(f"{self.url} answered something that is not a chat completion: "
                            f"{response.text()[:160]!r}", kind="protocol", attempts=attempts) from None
         refused = unusable(text, finish, tool_calls=bool(message.get("tool_calls")))
-        if refused:
+        if refused and refused[0] != "length":
             raise LLMError(f"{self.url} answered {refused[1]}", kind=refused[0], attempts=attempts)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         prompt, completion = token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))
@@ -242,9 +242,12 @@ class LLMClient:
                 prompt = sum(estimate_tokens(m["content"]) for m in messages)
             if completion is None:
                 completion = estimate_tokens(text)
-        return Completion(text=text, prompt_tokens=prompt, completion_tokens=completion,
-                          latency=round(latency, 3), attempts=attempts, json_mode=json_mode,
-                          usage_estimated=estimated, finish_reason=finish)
+        answer = Completion(text=text, prompt_tokens=prompt, completion_tokens=completion,
+                            latency=round(latency, 3), attempts=attempts, json_mode=json_mode,
+                            usage_estimated=estimated, finish_reason=finish)
+        if refused:  # cut at max_tokens: an error, carrying the text a Dify LLM node would output anyway
+            raise LLMError(f"{self.url} answered {refused[1]}", kind=refused[0], attempts=attempts, cut=answer)
+        return answer
 
 
 def unusable(text: Any, finish_reason: str, *, tool_calls: bool = False) -> tuple[str, str] | None:

@@ -17,11 +17,13 @@ MAX_USAGE_TOKENS = 10_000_000
 class LLMError(RuntimeError):
     """A call that produced no usable completion; ``str()`` is one line fit for a report."""
 
-    def __init__(self, message: str, *, kind: str = "error", attempts: int = 0) -> None:
+    def __init__(self, message: str, *, kind: str = "error", attempts: int = 0,
+                 cut: Completion | None = None) -> None:
         super().__init__(" ".join(message.split())[:400])
         # deadline | transport | http | protocol | no_text | length | too_large | not_recorded
         self.kind = kind
         self.attempts = attempts
+        self.cut = cut  # kind "length": what the model wrote before max_tokens cut it (see node_output)
 
     @property
     def answered(self) -> bool:
@@ -54,6 +56,16 @@ class Completion:
         return asdict(self)
 
 
+def node_output(error: LLMError) -> Completion | None:
+    """What a Dify LLM node outputs for a call the client refused: the text of an answer cut at
+    max_tokens, like any other answer — graphon/nodes/llm/node.py, ``LLMNode._build_run_outputs``, sets
+    ``text`` to the model's text whatever its ``finish_reason`` — so the state node reads what the model
+    wrote before the cut (dskit.jsonish reads a cut JSON text). No text, or no answer, fails the node: None.
+    The client itself keeps its contract (a cut text is an error); the targets that stand for a Chatflow
+    (engine, flow, CrossWOZ replay) pass it on."""
+    return error.cut if error.kind == "length" and error.cut is not None and error.cut.text.strip() else None
+
+
 def token_count(value: Any) -> int | None:
     """A usage figure as an int, or None when it is not a plain integer from 0 to MAX_USAGE_TOKENS."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE_TOKENS:
@@ -61,4 +73,4 @@ def token_count(value: Any) -> int | None:
     return None
 
 
-__all__ = ["Completion", "LLMError", "MAX_USAGE_TOKENS", "token_count"]
+__all__ = ["Completion", "LLMError", "MAX_USAGE_TOKENS", "node_output", "token_count"]

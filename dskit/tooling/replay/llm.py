@@ -179,6 +179,7 @@ class LLMTracker:
     def turn(self, user: str, system: str) -> None:
         """One user turn: prompt -> model -> engine; then the system's reply joins the history."""
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
+        from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
 
         context = context_node(query=user, sys_context_str=self.driver.state_str, history=self.history,
                                summary=self.summary, task_catalog=self.catalog_json)
@@ -188,11 +189,12 @@ class LLMTracker:
             answer = self.client.complete(messages, temperature=self.params.get("temperature"),
                                           max_tokens=self.params.get("max_tokens"), want_json=True)
         except LLMError as error:
-            self.stats.errors += 1
-            self.stats.failed_calls += 1
-            self.stats.not_recorded += error.kind == "not_recorded"
-            self._example(str(error))
-            answer = None
+            answer = node_output(error)  # an answer cut at max_tokens: the Chatflow's LLM node passes it on
+            if answer is None:
+                self.stats.errors += 1
+                self.stats.failed_calls += 1
+                self.stats.not_recorded += error.kind == "not_recorded"
+                self._example(str(error))
         if answer is not None:
             self.stats.calls += 1
             self.stats.prompt_tokens += answer.prompt_tokens
