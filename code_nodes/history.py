@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 226 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 227 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 226 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 227 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -4519,8 +4519,10 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
 ''')
 
 
-_shifted_times = _Deferred('_shifted_times', r'''
-def _shifted_times(old: Any, raw: str) -> set[str]:
+shifted_times = _Deferred('shifted_times', r'''
+def shifted_times(old: Any, raw: str) -> set[str]:
+    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
+    both directions when it names none)."""
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
     if not match:
         return set()
@@ -4887,7 +4889,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
         return False
     if _TIME_VALUE.match(value):
         clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
             return True
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
@@ -5207,6 +5209,26 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
+# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+
+
+describes_its_kind = _Deferred('describes_its_kind', r'''
+def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
+    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
+    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
+    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
+    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
+    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
+    if spec.type != "string" or spec.enum or spec.pattern:
+        return False
+    text = value.strip()
+    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
+    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
+''')
+
+
 admit_value = _Deferred('admit_value', r'''
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
@@ -5224,6 +5246,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
     if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
         return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
+    if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
+        return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"

@@ -5993,8 +5993,22 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
 ''')
 
 
-_shifted_times = _Deferred('_shifted_times', r'''
-def _shifted_times(old: Any, raw: str) -> set[str]:
+def one_shift_said(raw: str) -> bool:
+    """Whether the message states one shift of a time plainly: one duration and one direction
+    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none)."""
+    words = [w for w in _EARLIER + _LATER if w in raw]
+    if not words:
+        return False
+    minutes, _ = durations_in(raw)
+    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
+    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
+        and not any(negated_at(raw, start, end) for start, end in spans)
+
+
+shifted_times = _Deferred('shifted_times', r'''
+def shifted_times(old: Any, raw: str) -> set[str]:
+    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
+    both directions when it names none)."""
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
     if not match:
         return set()
@@ -6350,7 +6364,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
         return False
     if _TIME_VALUE.match(value):
         clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
             return True
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
@@ -6929,6 +6943,24 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
+# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+
+
+def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
+    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
+    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
+    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
+    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
+    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
+    if spec.type != "string" or spec.enum or spec.pattern:
+        return False
+    text = value.strip()
+    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
+    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
+
+
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -6945,6 +6977,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
     if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
         return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
+    if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
+        return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
@@ -7953,6 +7987,25 @@ def options_left_out(turn: Turn) -> bool:
     return filled
 
 
+def time_left_out(turn: Turn) -> bool:
+    """The model changed a task this turn and left its time as it was, although the message shifts it:
+    "Actually make it eight of us, and half an hour later" set the people only. The one task the model
+    wrote to, whose only time slot holds a value the model did not touch, takes that value shifted by the
+    one shift the message states plainly (:func:`one_shift_said`: one duration, one direction, not
+    negated), when the message names no clock time and asks nothing; True when it was filled (logged as
+    ``backup``)."""
+    ev = turn.evidence
+    if ev is None or len(turn.writes.changed) != 1 or not one_shift_said(ev.raw) or asks(ev.raw) or times_in(ev.raw):
+        return False  # the shift first: most messages state none, and the other checks need not compile
+    task_id, names = next(iter(turn.writes.changed.items()))
+    task = turn.stack.find(task_id)
+    clocks = time_slots(turn.spec(task)) if task is not None and names else []
+    if len(clocks) != 1 or clocks[0] in names or clocks[0] not in task["slots"]:
+        return False
+    value = _one(shifted_times(task["slots"][clocks[0]], ev.raw))
+    return value is not None and _fill(turn, task, clocks[0], value)
+
+
 value_in_message = _Deferred('value_in_message', r'''
 def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     """The one value of the slot's kind a message holds (None: none, several, or free text)."""
@@ -7966,7 +8019,7 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
         return None  # free text: never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
-        return _one(times)
+        return _one(times) if times or not one_shift_said(raw) else _one(shifted_times(old, raw))
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
@@ -8787,8 +8840,8 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn):  # an option the user named for a task the model filled (dskit.backup)
-            turn.writes.resolve()
+        if options_left_out(turn) | time_left_out(turn):  # what the user said of a task the model filled
+            turn.writes.resolve()                             # and the model left out (dskit.backup)
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True

@@ -77,6 +77,24 @@ _INTERROGATIVE = re.compile(r"(?:多长时间|多长|多久|多少钱|多少|多
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
+# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+
+
+def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
+    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
+    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
+    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
+    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
+    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
+    if spec.type != "string" or spec.enum or spec.pattern:
+        return False
+    text = value.strip()
+    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
+    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
+
+
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -93,6 +111,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         return UNSET, f"{name}: the message does not mention this slot; its value stays"
     if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
         return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
+    if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
+        return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"

@@ -15,7 +15,9 @@ makes no progress on a message (no command, nothing usable, or only small talk),
 
 It also starts over on a plain "全部重新来吧", cancels a task the message names and stops ("宽带先不装了"),
 and — when the model did write to a task — fills an empty enum slot of it with the one option the user
-named and the model left out, or the yes or no it gave a yes/no slot by name (:func:`options_left_out`).
+named and the model left out, or the yes or no it gave a yes/no slot by name (:func:`options_left_out`),
+and shifts its time when the message says "half an hour later" and the model left the time as it was
+(:func:`time_left_out`); a task's only time slot takes such a shift too when the model said nothing.
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
 those single slots of a kind), never over a value the model set, never from a question or a refusal.
@@ -39,8 +41,8 @@ from .catalog import SlotSpec, TaskSpec, coerce_slot_value
 from .commands import REGISTRY
 from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
                    says_reset, says_revert)
-from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, numbers_in, same_half_day,
-                        slot_touched, task_mentioned, task_words, times_in)
+from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, numbers_in, one_shift_said,
+                        same_half_day, shifted_times, slot_touched, task_mentioned, task_words, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .noise import noise_user_signal
@@ -139,6 +141,25 @@ def options_left_out(turn: Turn) -> bool:
     return filled
 
 
+def time_left_out(turn: Turn) -> bool:
+    """The model changed a task this turn and left its time as it was, although the message shifts it:
+    "Actually make it eight of us, and half an hour later" set the people only. The one task the model
+    wrote to, whose only time slot holds a value the model did not touch, takes that value shifted by the
+    one shift the message states plainly (:func:`one_shift_said`: one duration, one direction, not
+    negated), when the message names no clock time and asks nothing; True when it was filled (logged as
+    ``backup``)."""
+    ev = turn.evidence
+    if ev is None or len(turn.writes.changed) != 1 or not one_shift_said(ev.raw) or asks(ev.raw) or times_in(ev.raw):
+        return False  # the shift first: most messages state none, and the other checks need not compile
+    task_id, names = next(iter(turn.writes.changed.items()))
+    task = turn.stack.find(task_id)
+    clocks = time_slots(turn.spec(task)) if task is not None and names else []
+    if len(clocks) != 1 or clocks[0] in names or clocks[0] not in task["slots"]:
+        return False
+    value = _one(shifted_times(task["slots"][clocks[0]], ev.raw))
+    return value is not None and _fill(turn, task, clocks[0], value)
+
+
 def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     """The one value of the slot's kind a message holds (None: none, several, or free text)."""
     if spec.type == "boolean":
@@ -151,7 +172,7 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
         return None  # free text: never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
-        return _one(times)
+        return _one(times) if times or not one_shift_said(raw) else _one(shifted_times(old, raw))
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
@@ -344,4 +365,4 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
-__all__ = ["backup_fill", "options_left_out", "value_in_message"]
+__all__ = ["backup_fill", "options_left_out", "time_left_out", "value_in_message"]

@@ -371,7 +371,21 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
     return minutes, signs or {-1, 1}
 
 
-def _shifted_times(old: Any, raw: str) -> set[str]:
+def one_shift_said(raw: str) -> bool:
+    """Whether the message states one shift of a time plainly: one duration and one direction
+    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none)."""
+    words = [w for w in _EARLIER + _LATER if w in raw]
+    if not words:
+        return False
+    minutes, _ = durations_in(raw)
+    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
+    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
+        and not any(negated_at(raw, start, end) for start, end in spans)
+
+
+def shifted_times(old: Any, raw: str) -> set[str]:
+    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
+    both directions when it names none)."""
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
     if not match:
         return set()
@@ -701,7 +715,7 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
         return False
     if _TIME_VALUE.match(value):
         clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in _shifted_times(old, raw)):
+        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
             return True
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import CATALOG_RULES, Catalog, load_catalog
-from .backup import backup_fill, options_left_out
+from .backup import backup_fill, options_left_out, time_left_out
 from .commands import apply_commands
 from .decide import decide, not_understood
 from .grounding import make_evidence
@@ -122,8 +122,8 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn):  # an option the user named for a task the model filled (dskit.backup)
-            turn.writes.resolve()
+        if options_left_out(turn) | time_left_out(turn):  # what the user said of a task the model filled
+            turn.writes.resolve()                             # and the model left out (dskit.backup)
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.backup)
         turn.writes.resolve()
         parsed["usable"] = True

@@ -315,7 +315,11 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # node 196 KB (the recall rules of issue 20 in dskit.matching and dskit.cues grew what it reads with).
 # Issue 20's later rules (a yes/no the model left out, a start one message late, a near match in the
 # user's order, "一点" that is "a bit") grew the state node's ordinary turn by about 2 KB (299 -> 301 KB).
-COMPILED_CEILING = {"state": 305_000, "history": 200_000, "context": 180_000, "classic_adapter": 77_000,
+# The rules of the next stop (a message asking for a pick takes no offer, a shift of the time the model left
+# out, a description is not a name: checks every turn with a model write runs, so compiled with the node)
+# grew the state node's ordinary turn 301 -> 306.5 KB, and took the history and context nodes, which bundle
+# dskit.cues, just over 200 and 180 KB (200.3 and 180.1 KB).
+COMPILED_CEILING = {"state": 310_000, "history": 203_000, "context": 183_000, "classic_adapter": 77_000,
                     "result": 42_000, "execute_reply": 71_000, "summary": 195_000}
 
 

@@ -145,8 +145,12 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # and an enquiry started beside a booking runs at once ("What's the weather in Boston tomorrow? Also ...").
 # Then 60/74, 11 executions: the model's confirm of account_balance, which nobody had opened, for "顺便问下
 # 我卡里还剩多少钱" is read as its start (checked as one) and the enquiry runs.
-ENGINE_EXPECTED = {"turns_right": 60, "jga_right": 62, "jga_turns": 72, "executions": 11, "wrongful": 0,
-                   "task_success": 11, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
+# Then 65/74, JGA 67/72, 12 executions, none wrongful: an answer cut at max_tokens goes on to the state node
+# as in Dify (the two refused ones recorded again with their text), and "Actually make it eight of us, and
+# half an hour later", whose answer set the people only, moves the time too (backup.time_left_out), so
+# en_booking confirms and books 20:00; no model_failed turn is left.
+ENGINE_EXPECTED = {"turns_right": 65, "jga_right": 67, "jga_turns": 72, "executions": 12, "wrongful": 0,
+                   "task_success": 12, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
@@ -231,17 +235,25 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # "4.5分以上"; admission.users_spelling): 256/418 (61.2%), changed turns 71/192 (37.0%), none more broken.
 # Then a question about an offered thing takes none of its figures ("这家餐馆的周边有哪些景点啊？" after "人均消费
 # 68元的讲礼驴肉馆" gives no budget; dskit.offers): 259/418 (62.0%), unchanged turns broken 41 -> 38.
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 259 / 418, "llm_calls": 418, "failed_calls": 3,
-               "unreadable": 20, "changed_correct": 71, "broken_unchanged": 38,
-               "domains": {"餐馆": 0.8426, "景点": 0.8333, "酒店": 0.7852, "出租": 0.7381, "地铁": 1.0}}
+# Then an answer cut at max_tokens goes on to the state node as in Dify (llm/completion.node_output; the 3
+# refused cut answers recorded again with their text): 8274 turn 2 gets its hotel type and rating (changed
+# turns 71 -> 72), and 10626 turn 2, an unchanged turn the failed call had left alone, takes the cut answer's
+# 周边酒店 "环境好点的酒店" (the user's words: grounding lets a description through as a name): broken 38 -> 39.
+# Then a description is not a name (admission.describes_its_kind: "环境好点的酒店", "颐和园周边的酒店"): 262/418
+# (62.7%), unchanged turns broken 39 -> 36.
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 262 / 418, "llm_calls": 418, "failed_calls": 0,
+               "unreadable": 18, "changed_correct": 72, "broken_unchanged": 36,
+               "domains": {"餐馆": 0.8426, "景点": 0.8372, "酒店": 0.7912, "出租": 0.7381, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
 # With the rating kept in the user's words the state carries it right: 18/143 (12.6%), changed turns 11/76
 # (the requests after a state that changed recorded again).
-CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 18 / 143, "failed_calls": 2, "not_recorded": 0,
+# Cut answers passed on as in Dify and descriptions refused (the requests after a changed state recorded
+# again): still 18/143, no failed call left.
+CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 18 / 143, "failed_calls": 0, "not_recorded": 0,
                        "unreadable": 10, "changed_correct": 11}
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 30 / 46, "failed_calls": 2}
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 30 / 46, "failed_calls": 0}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
