@@ -6943,8 +6943,9 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
-# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
-_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
+_DESCRIBING = ("的", *_PLACE_WORDS)
 
 
 def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
@@ -6957,7 +6958,7 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
         return False
     text = value.strip()
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
-    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 
 
@@ -8019,7 +8020,9 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
         return None  # free text: never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
-        return _one(times) if times or not one_shift_said(raw) else _one(shifted_times(old, raw))
+        if times:
+            return _one(times)
+        return _one(shifted_times(old, raw)) if one_shift_said(raw) else None  # "提前一小时吧"
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})

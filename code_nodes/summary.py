@@ -4932,8 +4932,9 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
-# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
-_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
+_DESCRIBING = ("的", *_PLACE_WORDS)
 
 
 describes_its_kind = _Deferred('describes_its_kind', r'''
@@ -4947,7 +4948,7 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
         return False
     text = value.strip()
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
-    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 ''')
 

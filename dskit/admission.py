@@ -77,8 +77,9 @@ _INTERROGATIVE = re.compile(r"(?:多长时间|多长|多久|多少钱|多少|多
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
-# Words of place or a 的 before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
-_DESCRIBING = ("的", "周边", "附近", "旁边", "周围", "一带")
+# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
+_DESCRIBING = ("的", *_PLACE_WORDS)
 
 
 def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
@@ -91,7 +92,7 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
         return False
     text = value.strip()
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
-    kinds |= {kind[len(word):] for kind in kinds for word in _DESCRIBING[1:] if kind.startswith(word)}
+    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 
 

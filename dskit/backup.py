@@ -172,7 +172,9 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
         return None  # free text: never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
-        return _one(times) if times or not one_shift_said(raw) else _one(shifted_times(old, raw))
+        if times:
+            return _one(times)
+        return _one(shifted_times(old, raw)) if one_shift_said(raw) else None  # "提前一小时吧"
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
