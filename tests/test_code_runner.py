@@ -57,6 +57,14 @@ def test_the_program_is_difys_driver_text():
     ("import subprocess\n\ndef main():\n    return {}\n", "blocked by Dify's sandbox"),
     ("import ctypes\n\ndef main():\n    return {}\n", "blocked by Dify's sandbox"),
     ("import tomllib\n\ndef main():\n    return {}\n", "import of 'tomllib' is not allowed"),
+    # A module only 3.12 (or only 3.10) has is refused unless its absence falls back to another import.
+    ("from _sha2 import sha256\n\ndef main():\n    return {}\n", "import of '_sha2' is not allowed"),
+    ("try:\n    from _sha2 import sha256\nexcept ImportError:\n    sha256 = None\n\ndef main():\n    return {}\n",
+     "import of '_sha2' is not allowed"),
+    ("try:\n    from _sha2 import sha256\nexcept ValueError:\n    from hashlib import sha256\n\ndef main():\n"
+     "    return {}\n", "import of '_sha2' is not allowed"),
+    ("try:\n    import numpy\nexcept ImportError:\n    import json\n\ndef main():\n    return {}\n",
+     "import of 'numpy' is not allowed"),
     ("from .catalog import x\n\ndef main():\n    return {}\n", "relative import"),
     ("from typing import Self\n\ndef main():\n    return {}\n", "typing.Self is newer than Python 3.10"),
     ("import datetime\n\ndef main():\n    return {'r': str(datetime.UTC)}\n", "datetime.UTC is newer"),
@@ -72,6 +80,16 @@ def test_refused_before_running(source, fragment):
     with pytest.raises(CodeNodeError) as info:
         run_code_node(source, {}, {})
     assert fragment in info.value.message
+
+
+@pytest.mark.parametrize("guarded", ["from _sha2 import sha256", "from _sha256 import sha256", "import tomllib"])
+def test_a_version_specific_module_with_a_fallback_passes(guarded):
+    """A module one of the sandbox's Pythons lacks may be tried where ImportError falls back, and the
+    script runs on this Python either way (dskit.integrity.sha256_hex does it for the seal)."""
+    source = (f"try:\n    {guarded}\nexcept (ImportError, AttributeError):\n    from hashlib import sha256\n\n"
+              "def main():\n    return {'ok': 'yes'}\n")
+    assert check_source(source) == []
+    assert run_code_node(source, {}, {"ok": "string"}) == {"ok": "yes"}
 
 
 @pytest.mark.parametrize("pattern", [r"[+*]+", r"\++", r"a+?", r"(?:a|b)+", r"x\*+", r"[]+]+", r"a{2}"])

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from dskit.limits import CODE_MAX_STRING_LENGTH
+from dskit.tooling.codegen.pythons import GONE_AFTER_310, NEWER_THAN_310
 
 RESULT_TAG = "<<RESULT>>"
 SCIENTIFIC_NOTATION = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
@@ -75,9 +76,6 @@ class Limits:
 
 DIFY_LIMITS = Limits()
 
-# Standard-library modules that exist on 3.12 but not on Python 3.10, the sandbox's interpreter on
-# the dify-sandbox releases in wide use (python:3.10-slim image). Computed once against 3.10.13.
-_NEWER_THAN_310 = frozenset({"_pydatetime", "_pylong", "_sha2", "_tokenize", "_typing", "tomllib"})
 # Standard-library modules dify-sandbox blocks (seccomp / restricted import): importing them either
 # fails or kills the run, so a pasted script must not use them.
 SANDBOX_BLOCKED = frozenset({"subprocess", "ctypes", "fcntl", "multiprocessing", "_posixsubprocess", "pty"})
@@ -99,7 +97,7 @@ _NEWER_ATTRIBUTES = {
 
 def portable_stdlib() -> frozenset[str]:
     """Top-level module names a pasted script may import: in the stdlib of 3.10 and of this Python."""
-    return frozenset(sys.stdlib_module_names) - _NEWER_THAN_310
+    return frozenset(sys.stdlib_module_names) - NEWER_THAN_310
 
 
 class CodeNodeError(Exception):
@@ -159,9 +157,28 @@ def _deferred_problems(tree: ast.Module) -> list[str]:
     return problems
 
 
+def _guarded_imports(tree: ast.AST) -> set[int]:
+    """The import statements (their ``id``) made directly in the body of a ``try`` whose ``except``
+    catches ImportError (or ModuleNotFoundError) and imports something else: where a module that only
+    one of the sandbox's Pythons has can be tried, because its absence falls back."""
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        for handler in node.handlers:
+            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            falls_back = any(isinstance(inner, (ast.Import, ast.ImportFrom)) for inner in ast.walk(handler))
+            if falls_back and any(isinstance(name, ast.Name) and name.id in ("ImportError", "ModuleNotFoundError")
+                                  for name in caught):
+                guarded.update(id(stmt) for stmt in node.body if isinstance(stmt, (ast.Import, ast.ImportFrom)))
+    return guarded
+
+
 def _import_problems(tree: ast.AST) -> list[str]:
-    """Refuse relative imports and anything outside the portable, unblocked standard library."""
+    """Refuse relative imports and anything outside the portable, unblocked standard library (a module
+    only one of 3.10 and 3.12 has is let through where its absence falls back: :func:`_guarded_imports`)."""
     allowed = portable_stdlib()
+    guarded = _guarded_imports(tree)
     problems: list[str] = []
     for node in ast.walk(tree):
         names: list[str] = []
@@ -177,7 +194,7 @@ def _import_problems(tree: ast.AST) -> list[str]:
             top = name.partition(".")[0]
             if top in SANDBOX_BLOCKED:
                 problems.append(f"line {node.lineno}: import of '{top}' is blocked by Dify's sandbox")
-            elif top not in allowed:
+            elif top not in allowed and not (id(node) in guarded and top in NEWER_THAN_310 | GONE_AFTER_310):
                 problems.append(f"line {node.lineno}: import of '{top}' is not allowed: "
                                 "code nodes may import the Python 3.10 standard library only")
     return problems
