@@ -96,6 +96,40 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 
 
+_NAME_WORDS = ("名称", "名字", "name")
+
+
+def is_name_slot(name: str, spec: SlotSpec) -> bool:
+    """A slot that names the thing its task is about: called or labelled 名称/名字/name (or ``…_name``)."""
+    return any(word in _NAME_WORDS or word.endswith(("名称", "名字", "_name", " name"))
+               for word in (name.lower(), spec.label.lower()) if word)
+
+
+def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
+    """The label of another kind of task that holds ``value`` as its own name, "" when none.
+
+    One place is one kind of thing: the restaurant the user chose is not also the sight, and the hotel
+    they ask the sights around is not the sight's name (the 1.5B model wrote "北京丽亭酒店", the hotel
+    taken two turns before, as the name of the sight the user looks for near it). Name slots only
+    (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
+    and a taxi may leave from the hotel.
+    """
+    spec = turn.spec(task)
+    if not isinstance(value, str) or not value.strip() or not is_name_slot(name, spec.slots[name]):
+        return ""
+    held = [(t["name"], t.get("slots") or {}) for t in turn.state["task_stack"]]
+    held += [(d.get("task"), d.get("slots") or {}) for d in turn.state["done"] if isinstance(d, dict)]
+    for other, slots in held:
+        other_spec = turn.catalog.task(other) if isinstance(other, str) and other != task["name"] else None
+        if other_spec is None or not isinstance(slots, dict):
+            continue
+        for slot, held_value in slots.items():
+            if (slot in other_spec.slots and is_name_slot(slot, other_spec.slots[slot])
+                    and isinstance(held_value, str) and held_value.strip() == value.strip()):
+                return other_spec.display
+    return ""
+
+
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -117,6 +151,9 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
+    other = named_by_another_task(turn, task, name, value)
+    if other:  # the hotel the user asks the sights around, written as the sight's name
+        return UNSET, f"{name}: {short_text(value)} is the {other}'s name"
     asked = turn.asked == f"{task['id']}.{name}"
     # A change of a value, or a slot that held one before, must be touched by this message; a slot
     # filled for the first time may take a value the user gave in a recent turn — for a task open

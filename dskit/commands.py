@@ -21,7 +21,7 @@ from typing import Any
 
 from .admission import (admit_cancel, admit_confirm, admit_reset, admit_rollback, admit_start, admit_value,
                         as_clock, hold_or_refuse, keep_half_day, refile_misfiled, shared_words, split_clock_slots)
-from .catalog import Catalog, coerce_slot_value
+from .catalog import Catalog, TaskSpec, coerce_slot_value
 from .gaps import missing_slots
 from .cues import only_yes
 from .grounding import asks_something
@@ -211,10 +211,42 @@ class RollbackSlot(Command):
         turn.note(f"rollback {task['id']}.{slot}")
 
 
+def slot_by_word(spec: TaskSpec, key: str) -> str:
+    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
+    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
+    task must match, the word must be two characters or more (a whole word, for English), and it must not
+    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
+    was the model's own."""
+    word = key.strip()
+    if len(word) < 2 or word in spec.slots:
+        return ""
+    found = set()
+    for name, slot in spec.slots.items():
+        for own in (name, slot.label):
+            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
+                found.add(name)
+    return found.pop() if len(found) == 1 else ""
+
+
+def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
+    """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
+    command also names itself."""
+    spec = turn.spec(task)
+    named = dict(slots)
+    for key in slots:
+        if key in spec.slots or not isinstance(key, str):
+            continue
+        name = slot_by_word(spec, key)
+        if name and name not in named:
+            named[name] = named.pop(key)
+            turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
+    return named
+
+
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
-    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, slots))
+    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
     shared = shared_words(turn, task, slots)
     for name, raw in slots.items():
         item = {"task": task["name"], "slot": name, "value": raw}

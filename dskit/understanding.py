@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .catalog import Catalog
+from .catalog import Catalog, TaskSpec, description_name
 from .commands import COMMAND_ALIASES, REGISTRY, command_text
 from .jsonish import extract_json, jsonish_scrub
 
@@ -42,8 +42,47 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
         # "book_restaurant (table booking, COLLECTING)": the name as the state view shows it, copied whole
         spec = catalog.task(value.replace("（", "(").partition("(")[0].strip())
     if spec is None:
+        spec = task_begun(catalog, value)
+    if spec is None:
         return None, f"unknown task {value!r}"
     return spec.name, ""
+
+
+def _task_words(spec: TaskSpec) -> tuple[str, ...]:
+    """The words a task goes by: its name, its label, its description's first phrase."""
+    return tuple(word for word in (spec.name, spec.label, description_name(spec.description)) if word)
+
+
+def task_begun(catalog: Catalog, value: str) -> TaskSpec | None:
+    """The task a model named by a longer word that begins with one of the task's own words.
+
+    Small models extend a task's name: "出租车" for the task 出租, "找酒店" for the task described
+    "找酒店：按名称…" (or that description copied whole), "book_restaurant_task", the state view's line
+    "酒店（酒店，COLLECTING）：…". The word must *begin* with the task's word ("取消订餐" never reads as
+    订餐), the rest of it must not name another task ("餐馆和景点" names two), and the word must not be a
+    slot's own name or label (a slot named as a task is not that task). The longest beginning wins;
+    two tasks tied are none.
+    """
+    word = value.strip()
+    if not word:
+        return None
+    for spec in catalog.tasks.values():
+        if any(word in (slot.name, slot.label) for slot in spec.slots.values()):
+            return None
+    found: dict[str, tuple[int, TaskSpec]] = {}
+    for spec in catalog.tasks.values():
+        for head in _task_words(spec):
+            if word.startswith(head) and len(head) > found.get(spec.name, (0, spec))[0]:
+                found[spec.name] = (len(head), spec)
+    if not found:
+        return None
+    ranked = sorted(found.values(), key=lambda item: -item[0])
+    if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
+        return None
+    length, spec = ranked[0]
+    rest = word[length:]
+    others = (head for other in catalog.tasks.values() if other.name != spec.name for head in _task_words(other))
+    return None if any(head in rest for head in others) else spec
 
 
 def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:

@@ -241,9 +241,13 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # 周边酒店 "环境好点的酒店" (the user's words: grounding lets a description through as a name): broken 38 -> 39.
 # Then a description is not a name (admission.describes_its_kind: "环境好点的酒店", "颐和园周边的酒店"): 262/418
 # (62.7%), unchanged turns broken 39 -> 36.
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 262 / 418, "llm_calls": 418, "failed_calls": 0,
-               "unreadable": 18, "changed_correct": 72, "broken_unchanged": 36,
-               "domains": {"餐馆": 0.8426, "景点": 0.8372, "酒店": 0.7912, "出租": 0.7381, "地铁": 1.0}}
+# Then names the model extends are read as the catalog's (understanding.task_begun: "出租车" for the task 出租,
+# 40 answers; "找酒店"; commands.slot_by_word: "设施" for 酒店设施), and a name another kind of task holds is
+# not this task's (admission.named_by_another_task: the restaurant 水湾部落 written as the sight's name):
+# 281/418 (67.2%), changed turns 72 -> 90 (46.9%), broken 36 -> 35, unreadable 18 -> 1 (one request recorded).
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 281 / 418, "llm_calls": 418, "failed_calls": 0,
+               "unreadable": 1, "changed_correct": 90, "broken_unchanged": 35,
+               "domains": {"餐馆": 0.8557, "景点": 0.8411, "酒店": 0.8081, "出租": 0.9524, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
@@ -251,9 +255,12 @@ CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 262 / 418, "llm_calls": 418
 # (the requests after a state that changed recorded again).
 # Cut answers passed on as in Dify and descriptions refused (the requests after a changed state recorded
 # again): still 18/143, no failed call left.
-CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 18 / 143, "failed_calls": 0, "not_recorded": 0,
-                       "unreadable": 10, "changed_correct": 11}
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 26 / 46, "clean_jga": 30 / 46, "failed_calls": 0}
+# Extended task and slot names read as the catalog's, and another kind of task's name refused (the 35
+# requests after a changed state recorded again): 23/143 (16.1%), changed turns 15/76, no unreadable answer.
+CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 23 / 143, "failed_calls": 0, "not_recorded": 0,
+                       "unreadable": 0, "changed_correct": 15}
+# Typos: noisy 26 -> 27 of 46 and clean 30 -> 32 with the same rules (a model that answers nothing: 27).
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 27 / 46, "clean_jga": 32 / 46, "failed_calls": 0}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
