@@ -45,18 +45,16 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 210 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 215 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 210 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 215 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import math
 import re
@@ -1545,8 +1543,32 @@ def digest(value: Any, secret: str = "") -> str:
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     raw = data.encode("utf-8", "surrogatepass")
     if secret:
+        import hashlib
+        import hmac
+
         return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-    return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+    return sha256_hex(raw)[:DIGEST_CHARS]
+''')
+
+
+sha256_hex = _Deferred('sha256_hex', r'''
+def sha256_hex(raw: bytes) -> str:
+    """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
+
+    ``hashlib`` loads OpenSSL's libcrypto when imported: about 2.5 ms of every sandbox run of a node
+    that seals or checks a state, a tenth of a bare node's start (``dskit bench nodes --cold``). CPython
+    builds its own SHA-2 as ``_sha2`` (3.12 on) or ``_sha256`` (3.10, 3.11: dify-sandbox's Python), the
+    same digest; ``hashlib`` is the fallback for a build without them. The HMAC of a secret seal still
+    uses ``hmac``/``hashlib``: only states sealed with a secret pay for them.
+    """
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(raw).hexdigest()
 ''')
 
 
@@ -4713,8 +4735,8 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
-    other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
 ''')
 
 
@@ -4730,14 +4752,14 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
     the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 ''')
 
 
-_task_words = _Deferred('_task_words', r'''
-def _task_words(spec: TaskSpec) -> set[str]:
+_grounding_task_words = _Deferred('_grounding_task_words', r'''
+def _grounding_task_words(spec: TaskSpec) -> set[str]:
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
@@ -4953,6 +4975,44 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
 ''')
 
 
+_NAME_WORDS = ("名称", "名字", "name")
+
+
+is_name_slot = _Deferred('is_name_slot', r'''
+def is_name_slot(name: str, spec: SlotSpec) -> bool:
+    """A slot that names the thing its task is about: called or labelled 名称/名字/name (or ``…_name``)."""
+    return any(word in _NAME_WORDS or word.endswith(("名称", "名字", "_name", " name"))
+               for word in (name.lower(), spec.label.lower()) if word)
+''')
+
+
+named_by_another_task = _Deferred('named_by_another_task', r'''
+def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
+    """The label of another kind of task that holds ``value`` as its own name, "" when none.
+
+    One place is one kind of thing: the restaurant the user chose is not also the sight, and the hotel
+    they ask the sights around is not the sight's name (the 1.5B model wrote "北京丽亭酒店", the hotel
+    taken two turns before, as the name of the sight the user looks for near it). Name slots only
+    (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
+    and a taxi may leave from the hotel.
+    """
+    spec = turn.spec(task)
+    if not isinstance(value, str) or not value.strip() or not is_name_slot(name, spec.slots[name]):
+        return ""
+    held = [(t["name"], t.get("slots") or {}) for t in turn.state["task_stack"]]
+    held += [(d.get("task"), d.get("slots") or {}) for d in turn.state["done"] if isinstance(d, dict)]
+    for other, slots in held:
+        other_spec = turn.catalog.task(other) if isinstance(other, str) and other != task["name"] else None
+        if other_spec is None or not isinstance(slots, dict):
+            continue
+        for slot, held_value in slots.items():
+            if (slot in other_spec.slots and is_name_slot(slot, other_spec.slots[slot])
+                    and isinstance(held_value, str) and held_value.strip() == value.strip()):
+                return other_spec.display
+    return ""
+''')
+
+
 admit_value = _Deferred('admit_value', r'''
 def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
@@ -4975,6 +5035,9 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
+    other = named_by_another_task(turn, task, name, value)
+    if other:  # the hotel the user asks the sights around, written as the sight's name
+        return UNSET, f"{name}: {short_text(value)} is the {other}'s name"
     asked = turn.asked == f"{task['id']}.{name}"
     # A change of a value, or a slot that held one before, must be touched by this message; a slot
     # filled for the first time may take a value the user gave in a recent turn — for a task open
@@ -5600,11 +5663,47 @@ class RollbackSlot(Command):
     ''')
 
 
+slot_by_word = _Deferred('slot_by_word', r'''
+def slot_by_word(spec: TaskSpec, key: str) -> str:
+    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
+    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
+    task must match, the word must be two characters or more (a whole word, for English), and it must not
+    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
+    was the model's own."""
+    word = key.strip()
+    if len(word) < 2 or word in spec.slots:
+        return ""
+    found = set()
+    for name, slot in spec.slots.items():
+        for own in (name, slot.label):
+            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
+                found.add(name)
+    return found.pop() if len(found) == 1 else ""
+''')
+
+
+_slots_by_name = _Deferred('_slots_by_name', r'''
+def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
+    """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
+    command also names itself."""
+    spec = turn.spec(task)
+    named = dict(slots)
+    for key in slots:
+        if key in spec.slots or not isinstance(key, str):
+            continue
+        name = slot_by_word(spec, key)
+        if name and name not in named:
+            named[name] = named.pop(key)
+            turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
+    return named
+''')
+
+
 apply_slots = _Deferred('apply_slots', r'''
 def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
-    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, slots))
+    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
     shared = shared_words(turn, task, slots)
     for name, raw in slots.items():
         item = {"task": task["name"], "slot": name, "value": raw}
