@@ -6989,13 +6989,30 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 
 
-_NAME_WORDS = ("名称", "名字", "name")
+def is_name_slot(task: TaskSpec, name: str) -> bool:
+    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
+    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
+    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
+    spec = task.slots.get(name)
+    if spec is None:
+        return False
+    own = (task.name.lower(), task.label.lower())
+    for word in (name.lower(), spec.label.lower()):
+        head = next((word[:-len(end)].rstrip(" _-") for end in ("名称", "name") if word.endswith(end)), None)
+        if head is not None and (not head or any(head in kind for kind in own if kind)):
+            return True
+    return False
 
 
-def is_name_slot(name: str, spec: SlotSpec) -> bool:
-    """A slot that names the thing its task is about: called or labelled 名称/名字/name (or ``…_name``)."""
-    return any(word in _NAME_WORDS or word.endswith(("名称", "名字", "_name", " name"))
-               for word in (name.lower(), spec.label.lower()) if word)
+def names_another_slot(task: TaskSpec, name: str, value: str) -> bool:
+    """Whether a value written as the task's name mentions another of its slots by label: the user's
+    whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
+    游玩时间 are slots of their own). Name slots only (:func:`is_name_slot`), labels of two characters or
+    more that are not plain English (a word like "date" is in names: "Date Night Bistro")."""
+    if not is_name_slot(task, name):
+        return False
+    return any(other != name and len(label) >= 2 and not label.isascii() and label in value
+               for other, slot in task.slots.items() for label in {other, slot.label} if label)
 
 
 def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
@@ -7007,8 +7024,7 @@ def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
     (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
     and a taxi may leave from the hotel.
     """
-    spec = turn.spec(task)
-    if not isinstance(value, str) or not value.strip() or not is_name_slot(name, spec.slots[name]):
+    if not isinstance(value, str) or not value.strip() or not is_name_slot(turn.spec(task), name):
         return ""
     held = [(t["name"], t.get("slots") or {}) for t in turn.state["task_stack"]]
     held += [(d.get("task"), d.get("slots") or {}) for d in turn.state["done"] if isinstance(d, dict)]
@@ -7017,7 +7033,7 @@ def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
         if other_spec is None or not isinstance(slots, dict):
             continue
         for slot, held_value in slots.items():
-            if (slot in other_spec.slots and is_name_slot(slot, other_spec.slots[slot])
+            if (is_name_slot(other_spec, slot)
                     and isinstance(held_value, str) and held_value.strip() == value.strip()):
                 return other_spec.display
     return ""
@@ -7041,6 +7057,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
     if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
         return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
+    if isinstance(value, str) and names_another_slot(task_spec, name, value):  # "评分4.5分以上…的景点" as its name
+        return UNSET, f"{name}: {short_text(value)} states what is wanted, it does not name it"
     owner = owner_elsewhere(task_spec, name, value)
     if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
         return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
@@ -7058,7 +7076,7 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
             or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, item))
+                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, name, item))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         instead = said_instead(task_spec, name, value, ev, old)
@@ -7186,13 +7204,23 @@ def users_spelling(value: Any, raw: str) -> Any:
 
 
 _held_elsewhere = _Deferred('_held_elsewhere', r'''
-def _held_elsewhere(turn: Turn, task: dict, value: Any) -> bool:
-    """Whether another task of the same kind — open, or one of the last that ran — holds this value: a
-    value the user gave for *that* one ("西湖区文三路100号" for their own broadband) is not given again for a
-    new one ("我爸家里也要装一个"), although it is in their recent messages. Another kind of task may share
-    it (a hotel's name is also where the taxi goes)."""
-    return _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
-                  + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]])
+def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
+    """Whether a value of the user's recent messages was given for another task: one of the same kind —
+    open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
+    again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
+    ("评分4.5分以上" asked of a restaurant is that restaurant's rating, not the hotel's asked for two
+    messages later). Another kind of task may share it in another slot (a hotel's name is also where the
+    taxi goes), and a place some task is named by may be what several are near (the sight chosen is
+    周边景点 of the hotel and of the restaurant)."""
+    if _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
+              + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
+        return True
+    others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
+    if not any((t.get("slots") or {}).get(name) == value for t in others):
+        return False
+    specs = [turn.catalog.task(t["name"]) for t in turn.stack.tasks]
+    return not any(spec is not None and is_name_slot(spec, slot) and held == value
+                   for t, spec in zip(turn.stack.tasks, specs) for slot, held in (t.get("slots") or {}).items())
 ''')
 
 
