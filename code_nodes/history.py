@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 233 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 234 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 233 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 234 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -5260,12 +5260,29 @@ def is_name_slot(task: TaskSpec, name: str) -> bool:
     spec = task.slots.get(name)
     if spec is None:
         return False
-    own = (task.name.lower(), task.label.lower())
+    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
     for word in (name.lower(), spec.label.lower()):
-        head = next((word[:-len(end)].rstrip(" _-") for end in ("名称", "name") if word.endswith(end)), None)
-        if head is not None and (not head or any(head in kind for kind in own if kind)):
-            return True
+        for end in ("名称", "name"):
+            if word.endswith(end):
+                head = word[:-len(end)].rstrip(" _-")
+                if not head or any(head in kind for kind in kinds):
+                    return True
     return False
+''')
+
+
+_held_as_name = _Deferred('_held_as_name', r'''
+def _held_as_name(turn: Turn, entries: list[tuple[Any, Any]], value: Any) -> TaskSpec | None:
+    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    for kind, slots in entries:
+        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
+        if spec is not None and isinstance(slots, dict) and any(
+                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
+                for slot, held in slots.items()):
+            return spec
+    return None
 ''')
 
 
@@ -5292,19 +5309,13 @@ def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
     (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
     and a taxi may leave from the hotel.
     """
-    if not isinstance(value, str) or not value.strip() or not is_name_slot(turn.spec(task), name):
+    if not is_name_slot(turn.spec(task), name):
         return ""
-    held = [(t["name"], t.get("slots") or {}) for t in turn.state["task_stack"]]
-    held += [(d.get("task"), d.get("slots") or {}) for d in turn.state["done"] if isinstance(d, dict)]
-    for other, slots in held:
-        other_spec = turn.catalog.task(other) if isinstance(other, str) and other != task["name"] else None
-        if other_spec is None or not isinstance(slots, dict):
-            continue
-        for slot, held_value in slots.items():
-            if (is_name_slot(other_spec, slot)
-                    and isinstance(held_value, str) and held_value.strip() == value.strip()):
-                return other_spec.display
-    return ""
+    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
+    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
+                if isinstance(d, dict) and d.get("task") != task["name"]]
+    other = _held_as_name(turn, entries, value)
+    return other.display if other is not None else ""
 ''')
 
 
@@ -5491,9 +5502,7 @@ def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
     others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
     if not any((t.get("slots") or {}).get(name) == value for t in others):
         return False
-    specs = [turn.catalog.task(t["name"]) for t in turn.stack.tasks]
-    return not any(spec is not None and is_name_slot(spec, slot) and held == value
-                   for t, spec in zip(turn.stack.tasks, specs) for slot, held in (t.get("slots") or {}).items())
+    return _held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
 ''')
 
 

@@ -96,12 +96,6 @@ def _is_dunder_all(node: ast.stmt) -> bool:
     return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
 
 
-def _stdlib_top(name: str) -> bool:
-    """In the standard library of this Python or of the sandbox's 3.10 (``_sha256``, tried where
-    ``_sha2`` is missing: the sandbox check lets such an import through only with a fallback)."""
-    return in_a_stdlib(name)
-
-
 _MODULE_CACHE: dict[tuple[str, str, str], _Module] = {}
 
 
@@ -182,7 +176,7 @@ def _check_stdlib(name: str, where: str, lineno: int, package: str) -> None:
     if name == package or name.startswith(package + "."):
         raise BundleError(f"{where}:{lineno}: `{name}` import: engine modules import each other as "
                           "`from .module import name`")
-    if not _stdlib_top(name):
+    if not in_a_stdlib(name):  # this Python's or 3.10's (_sha256: the sandbox check wants a fallback)
         raise BundleError(f"{where}:{lineno}: `{name}` is not in the standard library; "
                           "engine modules may import the standard library only")
 
