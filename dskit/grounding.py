@@ -108,6 +108,13 @@ class Evidence:
     offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
     cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
 
+    def keeping_recent(self, keep: list[int]) -> Evidence:
+        """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
+        field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
+        return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
+                        raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
+                        offered=self.offered, offers=self.offers, cased=self.cased)
+
     def texts(self, recent: bool) -> list[tuple[str, str]]:
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
         pairs = [(self.message, self.raw)]

@@ -1133,3 +1133,113 @@ def test_a_yes_to_a_task_nobody_opened_starts_nothing_the_message_does_not_ask_f
                          reference_date=DAY)
     assert decision["next_action"] != "execute"
     assert [t["name"] for t in load_state(new)[0]["task_stack"]] == ["book_restaurant"]
+
+
+# ---------------------------------------------------------------- a stated value kept whole
+
+def _spec(catalog: dict, task: str, slot: str):
+    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    spec = _load(catalog).tasks[task]
+    return spec, spec.slots[slot]
+
+
+@pytest.mark.parametrize(("catalog", "task", "slot", "said", "model", "kept"), [
+    (TELECOM, "repair", "fault", "我要报修，故障是光猫一直闪红灯", "一直闪红灯", "光猫一直闪红灯"),
+    (TELECOM, "repair", "fault", "故障现象：宽带时断时续的", "时断时续", "宽带时断时续"),
+    (TELECOM, "repair", "fault", "故障就是电视没有信号了吧", "没有信号", "电视没有信号"),
+    (RESTAURANT, "book_restaurant", "restaurant", "餐厅叫城南老地方，七点", "老地方", "城南老地方"),
+])
+def test_a_value_the_user_stated_after_the_slots_word_is_kept_whole(catalog, task, slot, said, model, kept):
+    """The model that keeps only the end of what the user stated as the value ("没有信号" of "电视没有
+    信号") loses what the slot needs; the user's whole clause is the value."""
+    from dskit.admission import stated_whole
+    assert stated_whole(*_spec(catalog, task, slot), model, said) == kept
+
+
+@pytest.mark.parametrize(("catalog", "task", "slot", "said", "model"), [
+    (TELECOM, "repair", "address", "地址是在西湖区文三路", "西湖区文三路"),      # "在" is not part of the address
+    (TELECOM, "repair", "fault", "故障是我家电视没有信号", "电视没有信号"),      # nor "我家" of the fault
+    (TELECOM, "repair", "address", "地址是3号楼201室", "201室"),              # a left-out part with digits
+    (TELECOM, "repair", "fault", "电视没有信号", "没有信号"),                 # not stated after the slot's word
+    (TELECOM, "repair", "fault", "故障是否能今天修好，电视没有信号", "没有信号"),  # 是否 states nothing
+    (TELECOM, "repair", "fault", "故障是一个非常非常奇怪的没有信号", "没有信号"),  # more than eight letters left out
+    (TELECOM, "repair", "phone", "电话是我的13800138000", "13800138000"),    # a slot with a pattern
+    (RESTAURANT, "book_restaurant", "area", "区域是老城市中心", "市中心"),       # an option stays the option
+])
+def test_a_value_not_stated_whole_stays_as_the_model_wrote_it(catalog, task, slot, said, model):
+    from dskit.admission import stated_whole
+    assert stated_whole(*_spec(catalog, task, slot), model, said) == model
+
+
+def test_a_piece_of_a_label_another_slot_has_too_states_no_value():
+    """"酒店" begins 酒店名称 and 酒店设施 alike: "这个酒店是…" states neither's value."""
+    from dskit.admission import stated_whole
+    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    hotel = _load({"version": 1, "tasks": {"hotel": {"label": "酒店", "slots": {
+        "name": {"type": "string", "label": "酒店名称"}, "facility": {"type": "string", "label": "酒店设施"}}}}})
+    task = hotel.tasks["hotel"]
+    assert stated_whole(task, task.slots["facility"], "暖气", "这个酒店是不提供暖气") == "暖气"
+    assert stated_whole(task, task.slots["facility"], "暖气", "酒店设施要有中央暖气") == "暖气"
+
+
+def test_the_whole_stated_value_reaches_the_state():
+    state, decision = _turns(TELECOM, ("我要报修，故障是光猫一直闪红灯", [
+        {"type": "start_task", "task": "repair", "slots": {"fault": "一直闪红灯"}}]))
+    assert _slots(state, "repair") == {"fault": "光猫一直闪红灯"}
+    assert "光猫一直闪红灯" in _reply(decision)
+
+
+# ---------------------------------------------------------------- a value given for another task
+
+PLAN = {"type": "start_task", "task": "plan_route", "slots": {"origin": "广州", "destination": "桂林"}}
+
+
+@pytest.mark.parametrize("earlier, commands", [
+    ("广州明天天气如何", []),                                                        # the model did nothing
+    ("查下广州明天的天气", [{"type": "start_task", "task": "weather", "slots": {"city": "广州", "date": "明天"}}]),  # it ran
+])
+def test_a_value_said_to_ask_for_another_task_is_not_a_new_tasks(earlier, commands):
+    """"广州明天天气如何" names the weather task: it gave 广州 to the weather (whether or not the weather
+    ran); the trip planned a message later has no origin yet: it is asked, not taken from a request for
+    something else."""
+    state, _ = _turns(TRAVEL, (earlier, commands), ("帮我规划一下国庆去桂林的路线", [PLAN]))
+    assert _slots(state, "plan_route") == {"destination": "桂林"}
+
+
+def test_a_value_a_task_that_ran_holds_may_be_what_the_next_one_refers_to():
+    """"那天" is the day of the route that ran: the weather asked next takes it."""
+    state, decision = _turns(TRAVEL, ("帮我规划下周六从天津去广州的路线，坐飞机", [
+        {"type": "start_task", "task": "plan_route", "slots": {
+            "origin": "天津", "destination": "广州", "date": "下周六", "mode": "飞机"}}]),
+        ("可以", [{"type": "confirm"}]),
+        ("广州那天天气怎么样", [{"type": "start_task", "task": "weather", "slots": {"city": "广州", "date": "下周六"}}]))
+    assert decision["next_action"] == "execute" and decision["execute"]["slots"] == {"city": "广州", "date": "下周六"}
+
+
+@pytest.mark.parametrize("earlier", ["我现在人在广州", "我要从广州出发规划路线"])
+def test_a_value_said_for_no_other_task_still_counts_a_message_later(earlier):
+    """A recent message that asked for no other task (or for this one) still gives its values."""
+    state, _ = _turns(TRAVEL, (earlier, []), ("帮我规划一下国庆去桂林的路线", [PLAN]))
+    assert _slots(state, "plan_route").get("origin") == "广州"
+
+
+def test_a_place_another_task_is_named_by_may_be_what_this_one_is_near():
+    """The sight chosen in a message about the sight is 周边景点 of the hotel asked for next."""
+    catalog = {"version": 1, "tasks": {
+        "sight": {"label": "景点", "kind": "multi_turn", "slots": {
+            "名称": {"type": "string"}, "门票": {"type": "string"}}},
+        "hotel": {"label": "酒店", "kind": "multi_turn", "slots": {
+            "名称": {"type": "string"}, "周边景点": {"type": "string"}}}}}
+    state, _ = _turns(catalog, ("我想去颐和园玩，景点门票多少钱", [
+        {"type": "start_task", "task": "sight", "slots": {"名称": "颐和园"}}]),
+        ("再帮我找家附近的酒店", [{"type": "start_task", "task": "hotel", "slots": {"周边景点": "颐和园"}}]))
+    assert _slots(state, "hotel") == {"周边景点": "颐和园"}
+
+
+def test_evidence_keeping_some_recent_turns_keeps_every_other_field():
+    """Written field by field (a code node carries Evidence as a plain class): a field added later must
+    be added there too, or the narrowed evidence would lose it."""
+    from dataclasses import replace
+    ev = make_evidence("再来一个", ["广州明天天气如何", "我现在人在广州"], reference_date=DAY, offered="推荐：白云山",
+                       offers=(("t", "s", ("白云山",)),))
+    assert ev.keeping_recent([1]) == replace(ev, recent=ev.recent[1:], raw_recent=ev.raw_recent[1:])
