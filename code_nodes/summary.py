@@ -45,11 +45,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 217 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 221 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 217 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 221 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3949,6 +3949,15 @@ class Evidence:
     offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
     cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
 
+    keeping_recent = _Deferred('keeping_recent', r'''
+    def keeping_recent(self, keep: list[int]) -> Evidence:
+        """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
+        field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
+        return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
+                        raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
+                        offered=self.offered, offers=self.offers, cased=self.cased)
+    ''')
+
     texts = _Deferred('texts', r'''
     def texts(self, recent: bool) -> list[tuple[str, str]]:
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
@@ -5080,7 +5089,8 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
     kept = [item for item in items
             if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
             or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, name, item))
+                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, name, item)
+                and not _given_to_another(turn, task_spec, spec, item, old, common))
             or offered_value(turn, task["name"], name, item, asked)]
     if not kept:
         instead = said_instead(task_spec, name, value, ev, old)
@@ -5090,7 +5100,7 @@ def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str
         return UNSET, f"{name}: {short_text(value)} is not in what the user said"
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
-        kept = [users_spelling(item, ev.cased) for item in kept]
+        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
     if isinstance(value, list):
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
@@ -5210,6 +5220,93 @@ def users_spelling(value: Any, raw: str) -> Any:
 ''')
 
 
+# What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
+_STATES = _LazyPattern('_STATES', r"\s*[就也还]?\s*(?:是(?!否|不是)|为|叫|：|:)\s*")
+# Where a clause ends, and what trails a value without being part of it ("…拨号音了吧").
+_CLAUSE_END = _LazyPattern('_CLAUSE_END', r"[，,。．.！!？?；;、\s]")
+_TRAILING = "吧啊呀呢哦啦嘛了的哈"
+# The words a user puts before a value that are not part of it ("地址是在…", "故障是我家…": the model
+# that leaves them out is right).
+_NOT_THE_VALUE = ("在", "就", "还", "也", "都", "要", "有", "我", "你", "他", "她", "大概", "大约", "应该", "可能",
+                  "好像", "一个", "那个", "这个", "这边", "那边")
+_KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
+
+
+stated_whole = _Deferred('stated_whole', r'''
+def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
+    """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
+    "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
+    act on). Stated means after the slot's Chinese label or a two-character-or-longer start or end of it
+    ("故障" for 故障现象, "地址" for 报修地址; not a piece another slot's label has too: "酒店" names no one
+    slot of 酒店名称, 酒店设施) and 是/为/叫/a colon (not 是否), to the end of the clause, trailing
+    particles dropped. The part the model left out is two to eight letters, no digits or punctuation, and
+    does not begin with a word that is not the value ("在", "我家", "大概"); anything else, and values
+    that are not plain text (options, patterns, numbers), stay as the model wrote them."""
+    label = spec.label.strip()
+    if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
+            and not label.isascii() and not spec.enum and not spec.pattern and raw):
+        return value
+    core = value.strip()
+    others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
+    words = {word for n in range(2, len(label)) for word in (label[:n], label[-n:])
+             if not any(word in other for other in others)} | {label}
+    for word in sorted(words, key=len, reverse=True):
+        start = raw.find(word)
+        while start >= 0:
+            joint = _STATES.match(raw, start + len(word))
+            if joint is not None:
+                rest = raw[joint.end():]
+                end = _CLAUSE_END.search(rest)
+                said = (rest[:end.start()] if end else rest).rstrip(_TRAILING)
+                left = said[:-len(core)] if said.endswith(core) else ""
+                if (_KEPT_PART[0] <= len(left) <= _KEPT_PART[1] and left.isalpha()
+                        and not left.startswith(_NOT_THE_VALUE)):
+                    return said
+            start = raw.find(word, start + 1)
+    return value
+''')
+
+
+evidence_for = _Deferred('evidence_for', r'''
+def evidence_for(turn: Turn, task: TaskSpec) -> Evidence:
+    """The turn's evidence without the recent messages that asked for another kind of task and not
+    ``task`` (:func:`_given_to_another`); this message always counts."""
+    ev = turn.evidence
+    others = [other for other in turn.catalog.tasks.values() if other.name != task.name]
+    keep = [index for index, folded in enumerate(ev.recent)
+            if task_mentioned(task, turn.catalog, folded)
+            or not any(task_mentioned(other, turn.catalog, folded) for other in others)]
+    if len(keep) == len(ev.recent):
+        return ev
+    return ev.keeping_recent(keep)
+''')
+
+
+# Words that take a time or place of an earlier request into this one ("广州那天天气怎么样").
+_POINTS_BACK = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样",
+                "that day", "same day", "same place", "there", "then")
+
+
+_given_to_another = _Deferred('_given_to_another', r'''
+def _given_to_another(turn: Turn, task_spec: TaskSpec, spec: SlotSpec, value: Any, old: Any,
+                      common: frozenset[str]) -> bool:
+    """Whether a value of the user's recent messages (not this one) was said only in messages that asked
+    for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
+    to the weather, not to the trip planned a message later: where it starts is asked). A message that
+    points back ("那天", "那里", "same day": :data:`_POINTS_BACK`, :func:`dskit.cues.refers_back`) takes
+    what it points at from any request, and a place some task, open or done, is named by may still be
+    what this one is near (the sight the user chose is 周边景点 of the hotel they ask for next)."""
+    if any(word in turn.evidence.raw for word in _POINTS_BACK) or refers_back(turn.evidence.raw):
+        return False
+    narrowed = evidence_for(turn, task_spec)
+    if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):
+        return False
+    named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
+    named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
+    return _held_as_name(turn, named, value) is None
+''')
+
+
 _held_elsewhere = _Deferred('_held_elsewhere', r'''
 def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
     """Whether a value of the user's recent messages was given for another task: one of the same kind —
@@ -5218,7 +5315,8 @@ def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
     ("评分4.5分以上" asked of a restaurant is that restaurant's rating, not the hotel's asked for two
     messages later). Another kind of task may share it in another slot (a hotel's name is also where the
     taxi goes), and a place some task is named by may be what several are near (the sight chosen is
-    周边景点 of the hotel and of the restaurant)."""
+    周边景点 of the hotel and of the restaurant). A value a task that ran holds may be what the next one
+    refers to ("广州那天天气怎么样": the day of the route that ran)."""
     if _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
               + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
         return True

@@ -98,8 +98,10 @@ def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
                 assert run.compiled_bytes == run.code_bytes
     for kind in ("ask", "confirm"):
         runs = {run.node: run for run in records[kind].sandbox}
-        compiled = runs["state"].compiled_bytes  # 298 KB today
-        assert compiled <= 310_000, (kind, compiled)
+        # 311.5 KB today: issue 20's checks of every value a turn admits are compiled with the node (the last,
+        # admission.stated_whole and admission._given_to_another, took it from 309 KB)
+        compiled = runs["state"].compiled_bytes
+        assert compiled <= 313_000, (kind, compiled)
         assert compiled < 0.75 * runs["state"].code_bytes
 
 

@@ -149,8 +149,10 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # as in Dify (the two refused ones recorded again with their text), and "Actually make it eight of us, and
 # half an hour later", whose answer set the people only, moves the time too (backup.time_left_out), so
 # en_booking confirms and books 20:00; no model_failed turn is left.
-ENGINE_EXPECTED = {"turns_right": 65, "jga_right": 67, "jga_turns": 72, "executions": 12, "wrongful": 0,
-                   "task_success": 12, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
+# Then 66/74, JGA 68/72, no unasked write: 上海 from "查一下上海今天的天气" (a weather request) is not the
+# origin of the trip planned a message later (admission._given_to_another); the next request recorded.
+ENGINE_EXPECTED = {"turns_right": 66, "jga_right": 68, "jga_turns": 72, "executions": 12, "wrongful": 0,
+                   "task_success": 12, "expected_executions": 17, "unasked_writes": 0, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
@@ -178,9 +180,12 @@ FAST_EXPECTED = {"turns_right": 24, "jga_right": 26, "jga_turns": 31, "execution
 # Its last request is recorded since (12/31, JGA 15/31, 4 tasks done). Then a near match had to keep the
 # user's order: the fault "宽带故障" (the user's "故障现象是宽带无法上网" put back to front) is refused and
 # asked, and that repair runs with the user's words: 15/31 right, JGA 17/31, 1 wrongful (the booking's).
+# Then a value the user stated after the slot's word is kept whole (admission.stated_whole): "故障是固话没有
+# 拨号音" stores 固话没有拨号音, not the model's 没有拨号音, and the repair runs with it; 9 requests recorded:
+# 19/31 right, JGA 20/31, no wrongful execution.
 CLASSIC_NOT_RECORDED = 0
-CLASSIC_EXPECTED = {"turns_right": 15, "jga_right": 17, "jga_turns": 31, "executions": 6, "wrongful": 1,
-                    "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 2,
+CLASSIC_EXPECTED = {"turns_right": 19, "jga_right": 20, "jga_turns": 31, "executions": 6, "wrongful": 0,
+                    "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
                     "llm_calls_per_turn": 3.032}  # 3.0 before: the refused fault is asked again (one more call)
 PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
 # The ask policy after issue 20: every request recorded; 1.097 calls a turn (1.065 when a turn failed
@@ -249,9 +254,11 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # from a recent message held by another task in the same slot is not taken (admission._held_elsewhere:
 # "评分4.5分以上" asked of the restaurant is not the hotel's): 288/418 (68.9%), changed 94/192 (49.0%),
 # broken 32.
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 288 / 418, "llm_calls": 418, "failed_calls": 0,
-               "unreadable": 1, "changed_correct": 94, "broken_unchanged": 32,
-               "domains": {"餐馆": 0.8623, "景点": 0.845, "酒店": 0.8215, "出租": 0.9524, "地铁": 1.0}}
+# Then a value said to ask for another task is not a new task's (admission._given_to_another) and a stated
+# value is kept whole (admission.stated_whole): 290/418 (69.4%), changed 95/192 (49.5%), broken 31.
+CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 290 / 418, "llm_calls": 418, "failed_calls": 0,
+               "unreadable": 1, "changed_correct": 95, "broken_unchanged": 31,
+               "domains": {"餐馆": 0.8651, "景点": 0.8488, "酒店": 0.8215, "出租": 0.9524, "地铁": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
@@ -262,10 +269,12 @@ CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 288 / 418, "llm_calls": 418
 # Extended task and slot names read as the catalog's, and another kind of task's name refused (the 35
 # requests after a changed state recorded again): 23/143 (16.1%), changed turns 15/76, no unreadable answer.
 # With the two rules after them (20 more requests recorded): 31/143 (21.7%), changed turns 18/76.
+# With a value said for another task refused (20 more requests recorded): still 31/143, changed 18/76.
 CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 31 / 143, "failed_calls": 0, "not_recorded": 0,
                        "unreadable": 0, "changed_correct": 18}
 # Typos: noisy 26 -> 30 of 46 and clean 30 -> 35 with the same rules (a model that answers nothing: 27).
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 30 / 46, "clean_jga": 35 / 46, "failed_calls": 0}
+# Then (a value said for another task refused) clean 35 -> 36.
+CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 30 / 46, "clean_jga": 36 / 46, "failed_calls": 0}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
