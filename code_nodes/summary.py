@@ -5240,8 +5240,9 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
     ("故障" for 故障现象, "地址" for 报修地址; not a piece another slot's label has too: "酒店" names no one
     slot of 酒店名称, 酒店设施) and 是/为/叫/a colon (not 是否), to the end of the clause, trailing
     particles dropped. The part the model left out is two to eight letters, no digits or punctuation, and
-    does not begin with a word that is not the value ("在", "我家", "大概"); anything else, and values
-    that are not plain text (options, patterns, numbers), stay as the model wrote them."""
+    does not begin with a word that is not the value ("在", "我家", "大概"), and the whole stays within the
+    slot's length; anything else, and values that are not plain text (options, patterns, numbers), stay as
+    the model wrote them."""
     label = spec.label.strip()
     if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
             and not label.isascii() and not spec.enum and not spec.pattern and raw):
@@ -5260,7 +5261,7 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
                 said = (rest[:end.start()] if end else rest).rstrip(_TRAILING)
                 left = said[:-len(core)] if said.endswith(core) else ""
                 if (_KEPT_PART[0] <= len(left) <= _KEPT_PART[1] and left.isalpha()
-                        and not left.startswith(_NOT_THE_VALUE)):
+                        and not left.startswith(_NOT_THE_VALUE) and len(said) <= spec.max_length):
                     return said
             start = raw.find(word, start + 1)
     return value

@@ -1171,6 +1171,14 @@ def test_a_value_not_stated_whole_stays_as_the_model_wrote_it(catalog, task, slo
     assert stated_whole(*_spec(catalog, task, slot), model, said) == model
 
 
+def test_a_value_kept_whole_stays_within_the_slots_length():
+    from dskit.admission import stated_whole
+    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    task = _load({"version": 1, "tasks": {"repair": {"label": "报修", "slots": {
+        "fault": {"type": "string", "label": "故障现象", "max_length": 6}}}}}).tasks["repair"]
+    assert stated_whole(task, task.slots["fault"], "没有拨号音", "故障是固话没有拨号音") == "没有拨号音"
+
+
 def test_a_piece_of_a_label_another_slot_has_too_states_no_value():
     """"酒店" begins 酒店名称 and 酒店设施 alike: "这个酒店是…" states neither's value."""
     from dskit.admission import stated_whole
