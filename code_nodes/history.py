@@ -63,11 +63,11 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 238 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 239 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 238 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 239 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2330,6 +2330,22 @@ def refers_back(raw: str) -> bool:
     spans += [m.span() for m in _THIS.finditer(text)]
     spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
     return any(not negated_at(text, start, end) for start, end in spans)
+''')
+
+
+# An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
+EARLIER_TIME_PLACE_ZH = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样")
+EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
+
+
+points_back = _Deferred('points_back', r'''
+def points_back(raw: str) -> bool:
+    """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
+    earlier request's time or place ("那天", "同一天", "same day", "there")."""
+    text = raw.lower()
+    return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
+            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or refers_back(text))
 ''')
 
 
@@ -5560,21 +5576,16 @@ def evidence_for(turn: Turn, task: TaskSpec) -> Evidence:
 ''')
 
 
-# Words that take a time or place of an earlier request into this one ("广州那天天气怎么样").
-_POINTS_BACK = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样",
-                "that day", "same day", "same place", "there", "then")
-
-
 _given_to_another = _Deferred('_given_to_another', r'''
 def _given_to_another(turn: Turn, task_spec: TaskSpec, spec: SlotSpec, value: Any, old: Any,
                       common: frozenset[str]) -> bool:
     """Whether a value of the user's recent messages (not this one) was said only in messages that asked
     for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
     to the weather, not to the trip planned a message later: where it starts is asked). A message that
-    points back ("那天", "那里", "same day": :data:`_POINTS_BACK`, :func:`dskit.cues.refers_back`) takes
+    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes
     what it points at from any request, and a place some task, open or done, is named by may still be
     what this one is near (the sight the user chose is 周边景点 of the hotel they ask for next)."""
-    if any(word in turn.evidence.raw for word in _POINTS_BACK) or refers_back(turn.evidence.raw):
+    if points_back(turn.evidence.raw):
         return False
     narrowed = evidence_for(turn, task_spec)
     if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):

@@ -17,7 +17,7 @@ from .catalog import SlotSpec, TaskSpec, coerce_slot_value
 from .grounding import (Evidence, asks_about_task, cancel_grounded, clock_value, common_words, confirm_grounded,
                         date_spans, dates_in, is_clock, other_slot_value, reset_grounded, revert_said, same_half_day,
                         slot_touched, split_clock, task_mentioned, task_words, text_grounded, times_in, value_grounded)
-from .cues import asks, is_social, negated_at, refers_back, says_cancel_clause, says_no, says_refusal
+from .cues import asks, is_social, negated_at, points_back, says_cancel_clause, says_no, says_refusal
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from .slot_writes import UNSET
@@ -369,20 +369,15 @@ def evidence_for(turn: Turn, task: TaskSpec) -> Evidence:
     return ev.keeping_recent(keep)
 
 
-# Words that take a time or place of an earlier request into this one ("广州那天天气怎么样").
-_POINTS_BACK = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样",
-                "that day", "same day", "same place", "there", "then")
-
-
 def _given_to_another(turn: Turn, task_spec: TaskSpec, spec: SlotSpec, value: Any, old: Any,
                       common: frozenset[str]) -> bool:
     """Whether a value of the user's recent messages (not this one) was said only in messages that asked
     for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
     to the weather, not to the trip planned a message later: where it starts is asked). A message that
-    points back ("那天", "那里", "same day": :data:`_POINTS_BACK`, :func:`dskit.cues.refers_back`) takes
+    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes
     what it points at from any request, and a place some task, open or done, is named by may still be
     what this one is near (the sight the user chose is 周边景点 of the hotel they ask for next)."""
-    if any(word in turn.evidence.raw for word in _POINTS_BACK) or refers_back(turn.evidence.raw):
+    if points_back(turn.evidence.raw):
         return False
     narrowed = evidence_for(turn, task_spec)
     if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):

@@ -394,6 +394,20 @@ def refers_back(raw: str) -> bool:
     return any(not negated_at(text, start, end) for start, end in spans)
 
 
+# An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
+EARLIER_TIME_PLACE_ZH = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样")
+EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
+
+
+def points_back(raw: str) -> bool:
+    """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
+    earlier request's time or place ("那天", "同一天", "same day", "there")."""
+    text = raw.lower()
+    return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
+            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or refers_back(text))
+
+
 def says_accept(raw: str) -> bool:
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""

@@ -1251,3 +1251,12 @@ def test_evidence_keeping_some_recent_turns_keeps_every_other_field():
     ev = make_evidence("再来一个", ["广州明天天气如何", "我现在人在广州"], reference_date=DAY, offered="推荐：白云山",
                        offers=(("t", "s", ("白云山",)),))
     assert ev.keeping_recent([1]) == replace(ev, recent=ev.recent[1:], raw_recent=ev.raw_recent[1:])
+
+
+@pytest.mark.parametrize(("message", "back"), [("广州那天天气怎么样", True), ("同一天回来的票呢", True),
+                                              ("what's the weather there on the same day", True),
+                                              ("我还想规划一下五一去厦门的行程", False),
+                                              ("ok then, plan a trip to Xiamen", False)])
+def test_a_message_points_back_by_a_reference_or_an_earlier_time_or_place(message, back):
+    from dskit.cues import points_back
+    assert points_back(message) is back
