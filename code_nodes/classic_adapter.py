@@ -110,20 +110,20 @@ _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff
 
 
 _join_pair = _Deferred('_join_pair', r'''
-def _join_pair(match: re.Match) -> str:
+def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 ''')
 
 
-def scrub_surrogates(text: str) -> str:
+def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
-def jsonish_scrub(value: object) -> object:
+def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
     Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
@@ -131,7 +131,7 @@ def jsonish_scrub(value: object) -> object:
     if isinstance(value, str):
         return scrub_surrogates(value)
     stack = [value] if isinstance(value, (dict, list)) else []
-    seen: set[int] = set()
+    seen = set()
     while stack:
         item = stack.pop()
         if id(item) in seen:
@@ -156,7 +156,7 @@ def jsonish_scrub(value: object) -> object:
     return value
 
 
-def loads_strict_or_none(text: object) -> object | None:
+def loads_strict_or_none(text):
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
         return None
@@ -183,7 +183,7 @@ _REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017
 _RANGE_POINTS = 16
 
 
-def _parse(pattern: str) -> Any:
+def _parse(pattern):
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -202,8 +202,8 @@ class _RedosInfo:
 
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
-    def __init__(self, first: int = 0, last: int = 0, chars: int = 0, heads: int = 0, tails: int = 0,
-                 nullable: bool = True) -> None:
+    def __init__(self, first=0, last=0, chars=0, heads=0, tails=0,
+                 nullable=True):
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
 
@@ -211,7 +211,7 @@ class _RedosInfo:
 class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
-    def __init__(self, tree: Any) -> None:
+    def __init__(self, tree):
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
@@ -219,7 +219,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
-    def _sample(self, tree: Any) -> list[str]:
+    def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
@@ -243,7 +243,7 @@ class _RedosChecker:
                     stack.extend(_children(name, av))
         return sorted(points)
 
-    def _mask(self, accepts) -> int:
+    def _mask(self, accepts):
         mask = 0
         for index, char in enumerate(self.sample):
             other = char.swapcase() if self.ignore_case else char
@@ -251,7 +251,7 @@ class _RedosChecker:
                 mask |= 1 << index
         return mask
 
-    def _class_mask(self, name: str, av: Any) -> int:
+    def _class_mask(self, name, av):
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
         if name == "NOT_LITERAL":
@@ -265,7 +265,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
-    def sequence(self, items: Any, iterated: bool) -> _RedosInfo:
+    def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
         self._check_neighbours(infos, iterated)
@@ -284,7 +284,7 @@ class _RedosChecker:
             open_end = open_end and part.nullable
         return info
 
-    def _check_neighbours(self, infos: list[_RedosInfo], iterated: bool) -> None:
+    def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
             if not part.tails:
@@ -309,7 +309,7 @@ class _RedosChecker:
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
 
-    def node(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
             return _RedosInfo(mask, mask, mask, 0, 0, False)
@@ -331,7 +331,7 @@ class _RedosChecker:
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
 
-    def branch(self, alternatives: list, iterated: bool) -> _RedosInfo:
+    def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
             seen = 0
@@ -356,7 +356,7 @@ class _RedosChecker:
             merged.tails |= merged.last
         return merged
 
-    def repeat(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
         many = high > REDOS_MANY and not possessive
@@ -375,7 +375,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _children(name: str, av: Any) -> list:
+def _children(name, av):
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -392,7 +392,7 @@ def _children(name: str, av: Any) -> list:
     return []
 
 
-def _item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -415,7 +415,7 @@ def _item_accepts(op: str, av: Any, char: str) -> bool:
     return True
 
 
-def redos_problem(pattern: str) -> str:
+def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
@@ -437,7 +437,7 @@ def redos_problem(pattern: str) -> str:
 # ---- dskit/text.py ----
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
-def is_int(value: object) -> bool:
+def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -466,10 +466,8 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
-              "examples"}
-_SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
-              "minimum", "maximum", "pattern", "max_length"}
+_catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
+_SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
@@ -485,7 +483,7 @@ TEMPLATE_DELIMITERS = ("{{", "}}", "{%", "%}", "{#", "#}")
 class CatalogError(ValueError):
     """A catalog that cannot be used; ``problems`` lists every problem with its JSON path."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
@@ -508,7 +506,7 @@ class SlotSpec:
     max_length: int = DEFAULT_MAX_LENGTH
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label, else the description's first phrase, else the name
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
@@ -516,10 +514,7 @@ class SlotSpec:
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
-        'minimum', 'maximum', 'pattern', 'max_length',
-    )
+    __match_args__ = tuple('name|type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 
     def __init__(
         self, name, type=type, required=required, ask=ask, label=label, description=description,
@@ -586,7 +581,7 @@ class SlotSpec:
 
 
 description_name = _Deferred('description_name', r'''
-def description_name(description: str) -> str:
+def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
@@ -609,17 +604,14 @@ class TaskSpec:
     examples: tuple = ()
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
-        'depends_on_slots', 'slots', 'examples',
-    )
+    __match_args__ = tuple('name|label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 
     def __init__(
         self, name, label=label, description=description, kind=kind, confirm=confirm,
@@ -745,7 +737,7 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
-    def task(self, name: str) -> TaskSpec | None:
+    def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
             return self.tasks[name]
@@ -796,12 +788,12 @@ class Catalog:
     ''')
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 _show = _Deferred('_show', r'''
-def _show(value: Any, limit: int = 40) -> str:
+def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -811,7 +803,7 @@ def _show(value: Any, limit: int = 40) -> str:
 ''')
 
 
-def slot_max_chars(slot: Any) -> int:
+def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
     ``slot`` is a raw slot definition (dict); validation uses this to bound a task's size.
@@ -830,7 +822,7 @@ def slot_max_chars(slot: Any) -> int:
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
 
 
-def _value_fits_type(value: Any, slot_type: str) -> bool:
+def _value_fits_type(value, slot_type):
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
@@ -840,9 +832,9 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     return isinstance(value, bool)
 
 
-def _check_slot(path: str, name: str, slot: Any) -> list[str]:
+def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: slot name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(slot, dict):
@@ -911,7 +903,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     return problems
 
 
-def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -927,9 +919,9 @@ def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     return []
 
 
-def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
+def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: task name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(task, dict):
@@ -984,7 +976,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     return problems
 
 
-def _check_cycles(tasks: dict) -> list[str]:
+def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
     for start in tasks:
@@ -1000,7 +992,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _data(data: Any) -> tuple[Any, str]:
+def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -1014,7 +1006,7 @@ def _data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def template_syntax(text: Any) -> str:
+def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
     if not isinstance(text, str):
@@ -1026,10 +1018,10 @@ def template_syntax(text: Any) -> str:
     return text[start:start + 30]
 
 
-def _texts(data: dict) -> list[tuple[str, Any]]:
+def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
-    texts: list[tuple[str, Any]] = [("$.name", data.get("name")), ("$.description", data.get("description"))]
+    texts = [("$.name", data.get("name")), ("$.description", data.get("description"))]
     tasks = data.get("tasks")
     for name, task in (tasks.items() if isinstance(tasks, dict) else ()):
         if not isinstance(task, dict):
@@ -1052,7 +1044,7 @@ def _texts(data: dict) -> list[tuple[str, Any]]:
     return texts
 
 
-def _template_problems(data: dict) -> list[str]:
+def _template_problems(data):
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
     for path, text in _texts(data):
@@ -1064,10 +1056,10 @@ def _template_problems(data: dict) -> list[str]:
     return problems
 
 
-def _validate(data: Any) -> list[str]:
+def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
-    problems: list[str] = _template_problems(data)
+    problems = _template_problems(data)
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
@@ -1098,7 +1090,7 @@ def _validate(data: Any) -> list[str]:
 
 
 _check_policy_choice = _Deferred('_check_policy_choice', r'''
-def _check_policy_choice(key: str, value: Any) -> list[str]:
+def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
@@ -1106,7 +1098,7 @@ def _check_policy_choice(key: str, value: Any) -> list[str]:
 ''')
 
 
-def confirm_default(raw: dict) -> bool:
+def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
@@ -1114,7 +1106,7 @@ def confirm_default(raw: dict) -> bool:
     return not raw.get("read_only", False)
 
 
-def _build_slot(name: str, raw: dict) -> SlotSpec:
+def _build_slot(name, raw):
     return SlotSpec(
         name=name,
         type=raw.get("type", "string"),
@@ -1132,7 +1124,7 @@ def _build_slot(name: str, raw: dict) -> SlotSpec:
     )
 
 
-def _build_task(name: str, raw: dict) -> TaskSpec:
+def _build_task(name, raw):
     return TaskSpec(
         name=name,
         label=raw.get("label", ""),
@@ -1147,7 +1139,7 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
+def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
     ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
@@ -1178,7 +1170,7 @@ def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     return _build(source, mark)
 
 
-def _build(source: dict, mark: str) -> Catalog:
+def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
@@ -1241,20 +1233,17 @@ MAX_ERROR_TEXT = 300
 _SHORT_TEXT = 200
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
-             "catalog_checked")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
-              "approved")
+_state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
+_state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
 
 
-def new_counters() -> dict:
+def new_counters():
     """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
     return {"parse_failures": 0, "failed_asks": {}, "asking": None}
 
 
-def new_state() -> dict:
+def new_state():
     """A clean state: no task, nothing counted."""
     return {
         "format": STATE_FORMAT,
@@ -1272,12 +1261,12 @@ def new_state() -> dict:
     }
 
 
-def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
+def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
 
 
 _task_problem = _Deferred('_task_problem', r'''
-def _task_problem(task: Any, index: int) -> str:
+def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
     if not isinstance(task, dict):
@@ -1289,7 +1278,7 @@ def _task_problem(task: Any, index: int) -> str:
 ''')
 
 
-def state_problem(data: Any) -> str:
+def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
         return "not a JSON object"
@@ -1304,7 +1293,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _decode(text: Any) -> tuple[Any, str]:
+def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -1324,7 +1313,7 @@ def _decode(text: Any) -> tuple[Any, str]:
     return data, ""
 
 
-def load_state(text: Any) -> tuple[dict, list[str]]:
+def load_state(text):
     """Decode a state string: (state, errors). Never raises.
 
     ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
@@ -1353,7 +1342,7 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _repair(state: dict, unknown: list) -> list[str]:
+def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
     state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
@@ -1388,10 +1377,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _repair_stack(state: dict) -> list[str]:
-    notes: list[str] = []
-    kept: list[dict] = []
-    seen: set[str] = set()
+def _repair_stack(state):
+    notes = []
+    kept = []
+    seen = set()
     for index, task in enumerate(state["task_stack"]):
         problem = _task_problem(task, index)
         if not problem and task["id"] in seen:
@@ -1432,7 +1421,7 @@ def _repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _repair_done(state: dict) -> list[str]:
+def _repair_done(state):
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
@@ -1450,7 +1439,7 @@ def _repair_done(state: dict) -> list[str]:
 
 
 _state_payload = _Deferred('_state_payload', r'''
-def _state_payload(entry: dict, nested: bool = False) -> dict:
+def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
     subtasks = entry.get("subtasks") if isinstance(entry.get("subtasks"), list) and not nested else []
@@ -1463,7 +1452,7 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
 ''')
 
 
-def _repair_counters(state: dict) -> list[str]:
+def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
     counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
@@ -1480,15 +1469,15 @@ def _repair_counters(state: dict) -> list[str]:
 
 
 _clean_error = _Deferred('_clean_error', r'''
-def _clean_error(entry: dict) -> dict:
+def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 ''')
 
 
-def _clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
-    def items(value: Any) -> list:
+    def items(value):
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
@@ -1501,7 +1490,7 @@ def _clean_timeline(entry: dict) -> dict:
 
 
 bound_history = _Deferred('bound_history', r'''
-def bound_history(history: list) -> None:
+def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
     del history[:-MAX_SLOT_HISTORY]
@@ -1517,18 +1506,18 @@ def bound_history(history: list) -> None:
 # ---------------------------------------------------------------- writing within Dify's limits
 
 _json_len = _Deferred('_json_len', r'''
-def _json_len(value: Any) -> int:
+def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 ''')
 
 
-def current_task(state: dict) -> dict | None:
+def current_task(state):
     """The task in focus: the top of the stack."""
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
 add_error = _Deferred('add_error', r'''
-def add_error(state: dict, code: str, message: str) -> None:
+def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
@@ -1603,14 +1592,14 @@ CLASSIC_CLASSES = (
 # Class names that say "a task" without naming it; the task then comes from a ``task`` parameter.
 GENERIC_TASK_CLASSES = ("单轮任务", "多轮任务", "任务", "业务办理", "task", "single_turn", "multi_turn")
 TASK_PARAMETER_KEYS = ("task", "intent", "task_name", "任务")
-_EMPTY = ("", "null", "none", "nil", "undefined", "无", "空", "未知", "unknown", "n/a")
+_EMPTY = tuple('|null|none|nil|undefined|无|空|未知|unknown|n/a'.split('|'))
 
 
-def _classic_norm(text: str) -> str:
+def _classic_norm(text):
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
-def class_of(class_name: str) -> ClassicClass | None:
+def class_of(class_name):
     """The non-task class a class name stands for (its id, label or a synonym), else None."""
     name = _classic_norm(class_name)
     for entry in CLASSIC_CLASSES:
@@ -1619,15 +1608,15 @@ def class_of(class_name: str) -> ClassicClass | None:
     return None
 
 
-def _is_empty(value: Any) -> bool:
+def _is_empty(value):
     if value is None or value == [] or value == {}:
         return True
     return isinstance(value, str) and value.strip().lower() in _EMPTY
 
 
-def merge_params(params: dict, params_json: str) -> dict:
+def merge_params(params, params_json):
     """Extractor outputs: the extra input variables, merged over an optional JSON object."""
-    merged: dict = {}
+    merged = {}
     data = loads_strict_or_none(params_json)
     if isinstance(data, dict):
         merged.update(data)
@@ -1637,7 +1626,7 @@ def merge_params(params: dict, params_json: str) -> dict:
     return merged
 
 
-def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | None:
+def _pick_task(catalog, class_name, params):
     """The catalog task a classifier class (or an extractor's task/intent parameter) names."""
     spec = catalog.task(class_name.strip()) if class_name.strip() else None
     if spec is None:
@@ -1650,7 +1639,7 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
     return spec
 
 
-def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog, state: dict) -> list[dict]:
+def classic_commands(class_name, params, query, catalog, state):
     """The understanding commands for one classified, extracted message."""
     entry = class_of(class_name)
     command = entry.command if entry else ""
@@ -1682,7 +1671,7 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-def text_in(value: Any) -> str:
+def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -1699,7 +1688,7 @@ def text_in(value: Any) -> str:
             return ""
 
 
-def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
     if len(text) > limit:
@@ -1709,7 +1698,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
-def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -1723,7 +1712,7 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-def _catalog(task_catalog: Any) -> Catalog:
+def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
@@ -1731,8 +1720,8 @@ def _catalog(task_catalog: Any) -> Catalog:
 # ---------------------------------------------------------------- classic adapter node
 
 
-def classic_adapter_node(class_name: Any = "", query: Any = "", task_catalog: Any = "",
-                         sys_context_str: Any = "", params_json: Any = "", **params: Any) -> dict:
+def classic_adapter_node(class_name="", query="", task_catalog="",
+                         sys_context_str="", params_json="", **params):
     """A question classifier's class + a parameter extractor's outputs -> the understanding contract.
 
     For the classic layout (classifier -> extractor) without an understanding LLM: ``class_name`` is a

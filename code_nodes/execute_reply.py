@@ -116,20 +116,20 @@ _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff
 
 
 _join_pair = _Deferred('_join_pair', r'''
-def _join_pair(match: re.Match) -> str:
+def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 ''')
 
 
-def scrub_surrogates(text: str) -> str:
+def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
-def jsonish_scrub(value: object) -> object:
+def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
     Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
@@ -137,7 +137,7 @@ def jsonish_scrub(value: object) -> object:
     if isinstance(value, str):
         return scrub_surrogates(value)
     stack = [value] if isinstance(value, (dict, list)) else []
-    seen: set[int] = set()
+    seen = set()
     while stack:
         item = stack.pop()
         if id(item) in seen:
@@ -176,7 +176,7 @@ _REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017
 _RANGE_POINTS = 16
 
 
-def _parse(pattern: str) -> Any:
+def _parse(pattern):
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -195,8 +195,8 @@ class _RedosInfo:
 
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
-    def __init__(self, first: int = 0, last: int = 0, chars: int = 0, heads: int = 0, tails: int = 0,
-                 nullable: bool = True) -> None:
+    def __init__(self, first=0, last=0, chars=0, heads=0, tails=0,
+                 nullable=True):
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
 
@@ -204,7 +204,7 @@ class _RedosInfo:
 class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
-    def __init__(self, tree: Any) -> None:
+    def __init__(self, tree):
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
@@ -212,7 +212,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
-    def _sample(self, tree: Any) -> list[str]:
+    def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
@@ -236,7 +236,7 @@ class _RedosChecker:
                     stack.extend(_children(name, av))
         return sorted(points)
 
-    def _mask(self, accepts) -> int:
+    def _mask(self, accepts):
         mask = 0
         for index, char in enumerate(self.sample):
             other = char.swapcase() if self.ignore_case else char
@@ -244,7 +244,7 @@ class _RedosChecker:
                 mask |= 1 << index
         return mask
 
-    def _class_mask(self, name: str, av: Any) -> int:
+    def _class_mask(self, name, av):
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
         if name == "NOT_LITERAL":
@@ -258,7 +258,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
-    def sequence(self, items: Any, iterated: bool) -> _RedosInfo:
+    def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
         self._check_neighbours(infos, iterated)
@@ -277,7 +277,7 @@ class _RedosChecker:
             open_end = open_end and part.nullable
         return info
 
-    def _check_neighbours(self, infos: list[_RedosInfo], iterated: bool) -> None:
+    def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
             if not part.tails:
@@ -302,7 +302,7 @@ class _RedosChecker:
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
 
-    def node(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
             return _RedosInfo(mask, mask, mask, 0, 0, False)
@@ -324,7 +324,7 @@ class _RedosChecker:
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
 
-    def branch(self, alternatives: list, iterated: bool) -> _RedosInfo:
+    def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
             seen = 0
@@ -349,7 +349,7 @@ class _RedosChecker:
             merged.tails |= merged.last
         return merged
 
-    def repeat(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
         many = high > REDOS_MANY and not possessive
@@ -368,7 +368,7 @@ class _RedosChecker:
                           low == 0 or body.nullable)
 
 
-def _children(name: str, av: Any) -> list:
+def _children(name, av):
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -385,7 +385,7 @@ def _children(name: str, av: Any) -> list:
     return []
 
 
-def _item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -408,7 +408,7 @@ def _item_accepts(op: str, av: Any, char: str) -> bool:
     return True
 
 
-def redos_problem(pattern: str) -> str:
+def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
@@ -430,7 +430,7 @@ def redos_problem(pattern: str) -> str:
 # ---- dskit/text.py ----
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
-def is_int(value: object) -> bool:
+def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -459,10 +459,8 @@ LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
-              "examples"}
-_SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
-              "minimum", "maximum", "pattern", "max_length"}
+_catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
+_SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
@@ -478,7 +476,7 @@ TEMPLATE_DELIMITERS = ("{{", "}}", "{%", "%}", "{#", "#}")
 class CatalogError(ValueError):
     """A catalog that cannot be used; ``problems`` lists every problem with its JSON path."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
@@ -501,7 +499,7 @@ class SlotSpec:
     max_length: int = DEFAULT_MAX_LENGTH
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label, else the description's first phrase, else the name
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
@@ -509,10 +507,7 @@ class SlotSpec:
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
-        'minimum', 'maximum', 'pattern', 'max_length',
-    )
+    __match_args__ = tuple('name|type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 
     def __init__(
         self, name, type=type, required=required, ask=ask, label=label, description=description,
@@ -579,7 +574,7 @@ class SlotSpec:
 
 
 description_name = _Deferred('description_name', r'''
-def description_name(description: str) -> str:
+def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
@@ -602,17 +597,14 @@ class TaskSpec:
     examples: tuple = ()
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
-        'depends_on_slots', 'slots', 'examples',
-    )
+    __match_args__ = tuple('name|label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 
     def __init__(
         self, name, label=label, description=description, kind=kind, confirm=confirm,
@@ -739,7 +731,7 @@ class Catalog:
     mark: str = ""
 
     task = _Deferred('task', r'''
-    def task(self, name: str) -> TaskSpec | None:
+    def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
             return self.tasks[name]
@@ -791,12 +783,12 @@ class Catalog:
     ''')
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 _show = _Deferred('_show', r'''
-def _show(value: Any, limit: int = 40) -> str:
+def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -806,7 +798,7 @@ def _show(value: Any, limit: int = 40) -> str:
 ''')
 
 
-def slot_max_chars(slot: Any) -> int:
+def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
     ``slot`` is a raw slot definition (dict); validation uses this to bound a task's size.
@@ -825,7 +817,7 @@ def slot_max_chars(slot: Any) -> int:
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
 
 
-def _value_fits_type(value: Any, slot_type: str) -> bool:
+def _value_fits_type(value, slot_type):
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
@@ -835,9 +827,9 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
     return isinstance(value, bool)
 
 
-def _check_slot(path: str, name: str, slot: Any) -> list[str]:
+def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: slot name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(slot, dict):
@@ -906,7 +898,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
     return problems
 
 
-def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -922,9 +914,9 @@ def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
     return []
 
 
-def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
+def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: task name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(task, dict):
@@ -979,7 +971,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
     return problems
 
 
-def _check_cycles(tasks: dict) -> list[str]:
+def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
     for start in tasks:
@@ -995,7 +987,7 @@ def _check_cycles(tasks: dict) -> list[str]:
     return problems
 
 
-def _data(data: Any) -> tuple[Any, str]:
+def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -1009,7 +1001,7 @@ def _data(data: Any) -> tuple[Any, str]:
     return jsonish_scrub(data), ""
 
 
-def template_syntax(text: Any) -> str:
+def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
     if not isinstance(text, str):
@@ -1021,10 +1013,10 @@ def template_syntax(text: Any) -> str:
     return text[start:start + 30]
 
 
-def _texts(data: dict) -> list[tuple[str, Any]]:
+def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
-    texts: list[tuple[str, Any]] = [("$.name", data.get("name")), ("$.description", data.get("description"))]
+    texts = [("$.name", data.get("name")), ("$.description", data.get("description"))]
     tasks = data.get("tasks")
     for name, task in (tasks.items() if isinstance(tasks, dict) else ()):
         if not isinstance(task, dict):
@@ -1047,7 +1039,7 @@ def _texts(data: dict) -> list[tuple[str, Any]]:
     return texts
 
 
-def _template_problems(data: dict) -> list[str]:
+def _template_problems(data):
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
     for path, text in _texts(data):
@@ -1059,10 +1051,10 @@ def _template_problems(data: dict) -> list[str]:
     return problems
 
 
-def _validate(data: Any) -> list[str]:
+def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
-    problems: list[str] = _template_problems(data)
+    problems = _template_problems(data)
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
@@ -1093,7 +1085,7 @@ def _validate(data: Any) -> list[str]:
 
 
 _check_policy_choice = _Deferred('_check_policy_choice', r'''
-def _check_policy_choice(key: str, value: Any) -> list[str]:
+def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
@@ -1101,7 +1093,7 @@ def _check_policy_choice(key: str, value: Any) -> list[str]:
 ''')
 
 
-def confirm_default(raw: dict) -> bool:
+def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
@@ -1109,7 +1101,7 @@ def confirm_default(raw: dict) -> bool:
     return not raw.get("read_only", False)
 
 
-def _build_slot(name: str, raw: dict) -> SlotSpec:
+def _build_slot(name, raw):
     return SlotSpec(
         name=name,
         type=raw.get("type", "string"),
@@ -1127,7 +1119,7 @@ def _build_slot(name: str, raw: dict) -> SlotSpec:
     )
 
 
-def _build_task(name: str, raw: dict) -> TaskSpec:
+def _build_task(name, raw):
     return TaskSpec(
         name=name,
         label=raw.get("label", ""),
@@ -1142,7 +1134,7 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
     )
 
 
-def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
+def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
     ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
@@ -1173,7 +1165,7 @@ def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     return _build(source, mark)
 
 
-def _build(source: dict, mark: str) -> Catalog:
+def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
@@ -1211,7 +1203,7 @@ _WIDE_HEADER = 72
 _ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
-def segment_size(text: str) -> int:
+def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
         return _ASCII_HEADER + len(text) + 1
@@ -1223,14 +1215,14 @@ def segment_size(text: str) -> int:
     return _WIDE_HEADER + (len(text) + 1) * width
 
 
-def char_width(text: str) -> int:
+def char_width(text):
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
     return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
-def string_excess(text: str, reserve: int = 0) -> int:
+def string_excess(text, reserve=0):
     """How many characters ``text`` must lose to be both a code-node output and a conversation
     variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
     width = char_width(text)
@@ -1239,7 +1231,7 @@ def string_excess(text: str, reserve: int = 0) -> int:
     return max(0, over_length, -(-over_size // width))
 
 
-def fits_dify_string(text: str) -> bool:
+def fits_dify_string(text):
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
 
@@ -1365,18 +1357,18 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
-def norm_lang(lang: object) -> str:
+def norm_lang(lang):
     """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
-def msg(key: str, lang: str = "zh", **values: object) -> str:
+def msg(key, lang="zh", **values):
     """The text ``key`` in ``lang`` with ``values`` filled in."""
     table = MESSAGES[norm_lang(lang)]
     return table[key].format(**values)
 
 
-def show_value(value: object, lang: str = "zh") -> str:
+def show_value(value, lang="zh"):
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
         return msg("yes" if value else "no", lang)
@@ -1390,14 +1382,14 @@ def show_value(value: object, lang: str = "zh") -> str:
 
 # ---------------------------------------------------------------- what the user reads of a task
 
-def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+def values_text(spec, slots, lang, names=None):
     """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
     return msg("value_sep", lang).join(parts)
 
 
-def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
+def _payload_parts(cat, payload, lang):
     """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
     payload = payload if isinstance(payload, dict) else {}
     spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
@@ -1405,8 +1397,8 @@ def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
     return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
 
 
-def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
-                  lang: str | None = None) -> str:
+def execute_reply(catalog, payload, *, called, ok, detail="",
+                  lang=None):
     """What the user is told about an executed task: done, failed (never passed off as success), or,
     when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
     cat = load_catalog(catalog)
@@ -1428,11 +1420,11 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
-_node_io_TRUE_WORDS = frozenset({"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"})
-_node_io_FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed", "failure", "error", "否", "失败"})
+_node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.split('|'))
+_node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
 
 
-def text_in(value: Any) -> str:
+def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -1449,7 +1441,7 @@ def text_in(value: Any) -> str:
             return ""
 
 
-def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
     if len(text) > limit:
@@ -1460,7 +1452,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 
 
 json_out = _Deferred('json_out', r'''
-def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -1472,7 +1464,7 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 ''')
 
 
-def conform(result: Any, types: dict[str, str]) -> dict:
+def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
     Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
@@ -1480,7 +1472,7 @@ def conform(result: Any, types: dict[str, str]) -> dict:
     booleans are real booleans.
     """
     source = result if isinstance(result, dict) else {}
-    out: dict = {}
+    out = {}
     for name, kind in types.items():
         value = source.get(name)
         if kind == "number":
@@ -1500,13 +1492,13 @@ def conform(result: Any, types: dict[str, str]) -> dict:
     return out
 
 
-def keep_state(state_text: str) -> str:
+def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
 outcome = _Deferred('outcome', r'''
-def outcome(value: Any) -> bool | None:
+def outcome(value):
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
     True: a real true, 1, an HTTP status 200-299, or one of ``_TRUE_WORDS`` (any case, spaces around);
@@ -1538,7 +1530,7 @@ def outcome(value: Any) -> bool | None:
 
 
 truthy = _Deferred('truthy', r'''
-def truthy(value: Any) -> bool:
+def truthy(value):
     """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
     if not isinstance(value, (bool, int, float, str)):
         value = text_in(value)
@@ -1549,7 +1541,7 @@ def truthy(value: Any) -> bool:
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-def _catalog(task_catalog: Any) -> Catalog:
+def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 
@@ -1559,9 +1551,9 @@ def _catalog(task_catalog: Any) -> Catalog:
 EXECUTE_REPLY_OUTPUTS = {"reply": "string", "sys_context_str": "string"}
 
 
-def execute_reply_node(execute_payload: Any = "", question: Any = "", api_url: Any = "", sys_context_str: Any = "",
-                       recorded_state: Any = None, ok: Any = None, status_code: Any = None, error_message: Any = "",
-                       task_catalog: Any = "") -> dict:
+def execute_reply_node(execute_payload="", question="", api_url="", sys_context_str="",
+                       recorded_state=None, ok=None, status_code=None, error_message="",
+                       task_catalog=""):
     """The execute branch's reply, and the state once the outcome is recorded.
 
     ``recorded_state`` and ``ok`` come from the result node, which runs only when TASK_API_URL is set;

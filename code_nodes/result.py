@@ -110,13 +110,13 @@ _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff
 
 
 _join_pair = _Deferred('_join_pair', r'''
-def _join_pair(match: re.Match) -> str:
+def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 ''')
 
 
-def scrub_surrogates(text: str) -> str:
+def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not _SURROGATE.search(text):
         return text
@@ -124,7 +124,7 @@ def scrub_surrogates(text: str) -> str:
 
 
 jsonish_scrub = _Deferred('jsonish_scrub', r'''
-def jsonish_scrub(value: object) -> object:
+def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
     Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
@@ -132,7 +132,7 @@ def jsonish_scrub(value: object) -> object:
     if isinstance(value, str):
         return scrub_surrogates(value)
     stack = [value] if isinstance(value, (dict, list)) else []
-    seen: set[int] = set()
+    seen = set()
     while stack:
         item = stack.pop()
         if id(item) in seen:
@@ -161,7 +161,7 @@ def jsonish_scrub(value: object) -> object:
 # ---- dskit/text.py ----
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
-def is_int(value: object) -> bool:
+def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -187,8 +187,8 @@ STAGES = tuple(stage.value for stage in Stage)
 
 
 task_record = _Deferred('task_record', r'''
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+def task_record(task_id, name, label, *, opened_turn, stage=Stage.COLLECTING,
+                slots=None, parent_id=None):
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
     return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
@@ -207,7 +207,7 @@ _TRUST_FIELDS = ("shown", "approved", "unconfirmed")
 CHECKED_KEY = "catalog_checked"
 
 
-def digest(value: Any, secret: str = "") -> str:
+def digest(value, secret=""):
     """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     raw = data.encode("utf-8", "surrogatepass")
@@ -219,7 +219,7 @@ def digest(value: Any, secret: str = "") -> str:
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
-def sha256_hex(raw: bytes) -> str:
+def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
     ``hashlib`` loads OpenSSL's libcrypto when imported: about 2.5 ms of every sandbox run of a node
@@ -239,7 +239,7 @@ def sha256_hex(raw: bytes) -> str:
 
 
 shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
@@ -248,19 +248,19 @@ def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None
 ''')
 
 
-def seal_of(state: dict, secret: str = "") -> str:
+def seal_of(state, secret=""):
     sealed = {key: state.get(key) for key in _SEALED_KEYS}
     if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
         sealed[CHECKED_KEY] = state[CHECKED_KEY]
     return digest(sealed, secret)
 
 
-def seal(state: dict, secret: str = "") -> None:
+def seal(state, secret=""):
     """Write the state's seal (the engine calls it on every state it writes)."""
     state["seal"] = seal_of(state, secret)
 
 
-def seal_problem(state: dict, secret: str = "") -> str:
+def seal_problem(state, secret=""):
     """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
     if not state["task_stack"] and not state["done"]:
         return ""
@@ -272,12 +272,12 @@ def seal_problem(state: dict, secret: str = "") -> str:
     return ""
 
 
-def _seal_holds(state: dict, secret: str) -> bool:
+def _seal_holds(state, secret):
     found = state.get("seal")
     return isinstance(found, str) and _same(found, seal_of(state, secret), secret)
 
 
-def _same(found: str, expected: str, secret: str) -> bool:
+def _same(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
     compare_digest refuses as text, and which can only be a seal that does not hold). Without one the
@@ -291,7 +291,7 @@ def _same(found: str, expected: str, secret: str) -> bool:
 
 
 distrust = _Deferred('distrust', r'''
-def distrust(state: dict) -> list[str]:
+def distrust(state):
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
     stay (they are the user's, and every one is asked about or shown again before anything runs)."""
@@ -311,7 +311,7 @@ def distrust(state: dict) -> list[str]:
 ''')
 
 
-def trust_state(state: dict, secret: str = "") -> str:
+def trust_state(state, secret=""):
     """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
     "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
     problem = seal_problem(state, secret)
@@ -353,7 +353,7 @@ _WIDE_HEADER = 72
 _ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
-def segment_size(text: str) -> int:
+def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
         return _ASCII_HEADER + len(text) + 1
@@ -365,14 +365,14 @@ def segment_size(text: str) -> int:
     return _WIDE_HEADER + (len(text) + 1) * width
 
 
-def char_width(text: str) -> int:
+def char_width(text):
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
     return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
-def string_excess(text: str, reserve: int = 0) -> int:
+def string_excess(text, reserve=0):
     """How many characters ``text`` must lose to be both a code-node output and a conversation
     variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
     width = char_width(text)
@@ -382,7 +382,7 @@ def string_excess(text: str, reserve: int = 0) -> int:
 
 
 fits_dify_string = _Deferred('fits_dify_string', r'''
-def fits_dify_string(text: str) -> bool:
+def fits_dify_string(text):
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
 ''')
@@ -398,65 +398,65 @@ class TaskStack:
     tasks opened for them, so the caller can say what ended and why.
     """
 
-    def __init__(self, state: dict, on_removed: Callable[[dict, str], None] | None = None) -> None:
+    def __init__(self, state, on_removed=None):
         self._state = state
         self._on_removed = on_removed
 
     # ------------------------------------------------------------ reading
 
     @property
-    def tasks(self) -> list[TaskRecord]:
+    def tasks(self):
         """The open tasks, bottom first (the state's own list: read it, never edit it)."""
         return self._state["task_stack"]
 
     __len__ = _Deferred('__len__', r'''
-    def __len__(self) -> int:
+    def __len__(self):
         return len(self.tasks)
     ''')
 
     __contains__ = _Deferred('__contains__', r'''
-    def __contains__(self, task: object) -> bool:
+    def __contains__(self, task):
         return any(task is t for t in self.tasks)
     ''')
 
-    def top(self) -> TaskRecord | None:
+    def top(self):
         """The task in focus."""
         return self.tasks[-1] if self.tasks else None
 
     find = _Deferred('find', r'''
-    def find(self, task_id: Any) -> TaskRecord | None:
+    def find(self, task_id):
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
     ''')
 
     named = _Deferred('named', r'''
-    def named(self, name: str) -> TaskRecord | None:
+    def named(self, name):
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
     ''')
 
     ids = _Deferred('ids', r'''
-    def ids(self) -> set[str]:
+    def ids(self):
         return {t["id"] for t in self.tasks}
     ''')
 
     children = _Deferred('children', r'''
-    def children(self, task: dict) -> list[TaskRecord]:
+    def children(self, task):
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
     ''')
 
     open_parent = _Deferred('open_parent', r'''
-    def open_parent(self, task: dict) -> TaskRecord | None:
+    def open_parent(self, task):
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
         parent_id = task.get("parent_id")
         return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
     ''')
 
     waiting_under = _Deferred('waiting_under', r'''
-    def waiting_under(self, parent: dict) -> list[TaskRecord]:
+    def waiting_under(self, parent):
         """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
-        found: list[TaskRecord] = []
+        found = []
         ids = {parent["id"]}
         for task in reversed(self.tasks):
             if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
@@ -466,7 +466,7 @@ class TaskStack:
     ''')
 
     in_stage = _Deferred('in_stage', r'''
-    def in_stage(self, stage: Stage) -> set[str]:
+    def in_stage(self, stage):
         """Ids of the open tasks in ``stage``."""
         return {t["id"] for t in self.tasks if t.get("stage") == stage}
     ''')
@@ -474,7 +474,7 @@ class TaskStack:
     # ------------------------------------------------------------ editing
 
     new_task = _Deferred('new_task', r'''
-    def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
+    def new_task(self, name, label, *, parent=None):
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
                            parent_id=parent["id"] if parent else None)
@@ -483,19 +483,19 @@ class TaskStack:
     ''')
 
     push = _Deferred('push', r'''
-    def push(self, task: TaskRecord) -> None:
+    def push(self, task):
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
     ''')
 
     set_stage = _Deferred('set_stage', r'''
-    def set_stage(self, task: dict, stage: Stage) -> None:
+    def set_stage(self, task, stage):
         task["stage"] = Stage(stage).value
     ''')
 
     remove = _Deferred('remove', r'''
-    def remove(self, task: dict, reason: str) -> None:
+    def remove(self, task, reason):
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
             return
@@ -506,7 +506,7 @@ class TaskStack:
     ''')
 
     clear = _Deferred('clear', r'''
-    def clear(self, reason: str) -> None:
+    def clear(self, reason):
         """Take every task off (a reset)."""
         tasks, self._state["task_stack"] = list(self.tasks), []
         for task in tasks:
@@ -514,36 +514,36 @@ class TaskStack:
     ''')
 
     take = _Deferred('take', r'''
-    def take(self, task: dict) -> None:
+    def take(self, task):
         """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
         self._detach(task)
     ''')
 
     place_below = _Deferred('place_below', r'''
-    def place_below(self, task: dict, parent: dict) -> None:
+    def place_below(self, task, parent):
         """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
         self._detach(task)
         self.tasks.insert(self._index(parent), task)
     ''')
 
     is_above = _Deferred('is_above', r'''
-    def is_above(self, task: dict, other: dict) -> bool:
+    def is_above(self, task, other):
         """Whether ``task`` sits above ``other``."""
         return self._index(task) > self._index(other)
     ''')
 
     restore = _Deferred('restore', r'''
-    def restore(self, task: TaskRecord, below: dict | None = None) -> None:
+    def restore(self, task, below=None):
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
     ''')
 
     evict = _Deferred('evict', r'''
-    def evict(self, limit: int) -> None:
+    def evict(self, limit):
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
         if len(self.tasks) <= limit:
             return
-        keep: set[str] = set()
+        keep = set()
         parent = self.tasks[-1]["id"]
         while parent and parent not in keep:
             keep.add(parent)
@@ -556,12 +556,12 @@ class TaskStack:
     ''')
 
     pop_bottom = _Deferred('pop_bottom', r'''
-    def pop_bottom(self) -> TaskRecord:
+    def pop_bottom(self):
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
     ''')
 
-    def suspend_below_top(self) -> None:
+    def suspend_below_top(self):
         """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
         for task in self.tasks[:-1]:
             if task["stage"] != Stage.WAITING:
@@ -570,19 +570,19 @@ class TaskStack:
     # ------------------------------------------------------------ internals
 
     _index = _Deferred('_index', r'''
-    def _index(self, task: dict | None) -> int:
+    def _index(self, task):
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
     ''')
 
     _detach = _Deferred('_detach', r'''
-    def _detach(self, task: dict) -> None:
+    def _detach(self, task):
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
     ''')
 
     _removed = _Deferred('_removed', r'''
-    def _removed(self, task: dict, reason: str) -> None:
+    def _removed(self, task, reason):
         if self._on_removed is not None:
             self._on_removed(task, reason)
     ''')
@@ -610,20 +610,17 @@ _SHORT_TEXT = 200
 _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
-             "catalog_checked")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
-              "approved")
+_state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
+_state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
 
 
-def new_counters() -> dict:
+def new_counters():
     """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
     return {"parse_failures": 0, "failed_asks": {}, "asking": None}
 
 
-def new_state() -> dict:
+def new_state():
     """A clean state: no task, nothing counted."""
     return {
         "format": STATE_FORMAT,
@@ -641,12 +638,12 @@ def new_state() -> dict:
     }
 
 
-def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
+def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
 
 
 _task_problem = _Deferred('_task_problem', r'''
-def _task_problem(task: Any, index: int) -> str:
+def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
     if not isinstance(task, dict):
@@ -658,7 +655,7 @@ def _task_problem(task: Any, index: int) -> str:
 ''')
 
 
-def state_problem(data: Any) -> str:
+def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
         return "not a JSON object"
@@ -673,7 +670,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _decode(text: Any) -> tuple[Any, str]:
+def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -693,7 +690,7 @@ def _decode(text: Any) -> tuple[Any, str]:
     return data, ""
 
 
-def load_state(text: Any) -> tuple[dict, list[str]]:
+def load_state(text):
     """Decode a state string: (state, errors). Never raises.
 
     ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
@@ -722,7 +719,7 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _repair(state: dict, unknown: list) -> list[str]:
+def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
     state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
@@ -757,10 +754,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _repair_stack(state: dict) -> list[str]:
-    notes: list[str] = []
-    kept: list[dict] = []
-    seen: set[str] = set()
+def _repair_stack(state):
+    notes = []
+    kept = []
+    seen = set()
     for index, task in enumerate(state["task_stack"]):
         problem = _task_problem(task, index)
         if not problem and task["id"] in seen:
@@ -801,7 +798,7 @@ def _repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _repair_done(state: dict) -> list[str]:
+def _repair_done(state):
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
@@ -818,7 +815,7 @@ def _repair_done(state: dict) -> list[str]:
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
 
 
-def _state_payload(entry: dict, nested: bool = False) -> dict:
+def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
     subtasks = entry.get("subtasks") if isinstance(entry.get("subtasks"), list) and not nested else []
@@ -830,7 +827,7 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
 
 
-def _repair_counters(state: dict) -> list[str]:
+def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
     counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
@@ -847,15 +844,15 @@ def _repair_counters(state: dict) -> list[str]:
 
 
 _clean_error = _Deferred('_clean_error', r'''
-def _clean_error(entry: dict) -> dict:
+def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 ''')
 
 
-def _clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
-    def items(value: Any) -> list:
+    def items(value):
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
@@ -868,7 +865,7 @@ def _clean_timeline(entry: dict) -> dict:
 
 
 bound_history = _Deferred('bound_history', r'''
-def bound_history(history: list) -> None:
+def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
     del history[:-MAX_SLOT_HISTORY]
@@ -884,18 +881,18 @@ def bound_history(history: list) -> None:
 # ---------------------------------------------------------------- writing within Dify's limits
 
 _json_len = _Deferred('_json_len', r'''
-def _json_len(value: Any) -> int:
+def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 ''')
 
 
-def _encode(state: dict, secret: str = "") -> str:
+def _encode(state, secret=""):
     seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
-def _sync_derived(state: dict) -> None:
+def _sync_derived(state):
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
     stack = TaskStack(state)
     top = stack.top()
@@ -905,7 +902,7 @@ def _sync_derived(state: dict) -> None:
     _forget_closed_counters(state)
 
 
-def _forget_closed_counters(state: dict) -> None:
+def _forget_closed_counters(state):
     """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
     it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
     not hold and a pending confirmation would be withdrawn (a cancelled sub-task's failed ask did that)."""
@@ -918,19 +915,19 @@ def _forget_closed_counters(state: dict) -> None:
 
 
 _trim = _Deferred('_trim', r'''
-def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
+def _trim(state, room, evict, secret=""):
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
     records of executed tasks (finished before pending); with ``evict``, then suspended tasks (bottom
     first) and last the current task's longest values. Returns (fits, what was dropped).
     """
-    dropped: dict[str, int] = {}
+    dropped = {}
 
-    def excess() -> int:
+    def excess():
         return string_excess(_encode(state, secret), reserve=room)
 
-    def shrink(pools: list[list], label: str) -> None:
+    def shrink(pools, label):
         need = excess()
         for pool in pools:
             while pool and need > 0:
@@ -958,7 +955,7 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
 
 
 _evict = _Deferred('_evict', r'''
-def _evict(state: dict, excess: Any) -> list[str]:
+def _evict(state, excess):
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
     by a catalog bypassed: the engine refuses a turn rather than come here."""
@@ -985,7 +982,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
 ''')
 
 
-def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
+def fit_state(state, *, evict=True, secret=""):
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
@@ -1007,7 +1004,7 @@ def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | Non
     return _encode(state, secret)
 
 
-def dump_state(state: dict, secret: str = "") -> str:
+def dump_state(state, secret=""):
     """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
     fits Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True, secret=secret)
@@ -1015,7 +1012,7 @@ def dump_state(state: dict, secret: str = "") -> str:
 
 
 add_error = _Deferred('add_error', r'''
-def add_error(state: dict, code: str, message: str) -> None:
+def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
@@ -1026,7 +1023,7 @@ def add_error(state: dict, code: str, message: str) -> None:
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
 short_text = _Deferred('short_text', r'''
-def short_text(command: Any) -> str:
+def short_text(command):
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
         text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
@@ -1043,7 +1040,7 @@ def short_text(command: Any) -> str:
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
 restore_subtasks = _Deferred('restore_subtasks', r'''
-def restore_subtasks(state: dict, entry: dict) -> list[dict]:
+def restore_subtasks(state, entry):
     """A failed submission puts its sub-tasks back, waiting right below their restored parent; returns them."""
     stack = TaskStack(state)
     parent = stack.find(str(entry.get("task_id")))
@@ -1064,7 +1061,7 @@ def restore_subtasks(state: dict, entry: dict) -> list[dict]:
 # ---- dskit/machine.py ----
 # The state machine's entry points: one turn, and a task API's outcome written back.
 
-def load_trusted(state_in: Any, secret: str = "") -> dict:
+def load_trusted(state_in, secret=""):
     """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
     changed outside the engine claims is not trusted, and ``errors`` says why."""
     state, errors = load_state(state_in)
@@ -1077,7 +1074,7 @@ def load_trusted(state_in: Any, secret: str = "") -> dict:
 
 
 error_text = _Deferred('error_text', r'''
-def error_text(exc: BaseException) -> str:
+def error_text(exc):
     """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
@@ -1086,15 +1083,15 @@ def error_text(exc: BaseException) -> str:
 ''')
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value):
     try:
         return value if isinstance(value, str) else str(value)
     except Exception:  # noqa: BLE001
         return ""
 
 
-def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, lang: str = "zh",
-                  secret: str = "") -> str:
+def record_result(state_str, task_id, ok, detail="", *, lang="zh",
+                  secret=""):
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
 
     Never raises: an unknown task id, or a state damaged in any way, is recorded in ``errors``.
@@ -1131,11 +1128,11 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
-_node_io_TRUE_WORDS = frozenset({"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"})
-_node_io_FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed", "failure", "error", "否", "失败"})
+_node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.split('|'))
+_node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
 
 
-def text_in(value: Any) -> str:
+def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -1153,7 +1150,7 @@ def text_in(value: Any) -> str:
 
 
 text_out = _Deferred('text_out', r'''
-def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
     if len(text) > limit:
@@ -1165,13 +1162,13 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
 
 
 keep_state = _Deferred('keep_state', r'''
-def keep_state(state_text: str) -> str:
+def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 ''')
 
 
-def outcome(value: Any) -> bool | None:
+def outcome(value):
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
     True: a real true, 1, an HTTP status 200-299, or one of ``_TRUE_WORDS`` (any case, spaces around);
@@ -1201,7 +1198,7 @@ def outcome(value: Any) -> bool | None:
     return None
 
 
-def truthy(value: Any) -> bool:
+def truthy(value):
     """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
     if not isinstance(value, (bool, int, float, str)):
         value = text_in(value)
@@ -1214,8 +1211,8 @@ def truthy(value: Any) -> bool:
 # ---------------------------------------------------------------- result node
 
 
-def result_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "",
-                state_secret: Any = "") -> dict:
+def result_node(sys_context_str="", execute_payload="", ok="", detail="",
+                state_secret=""):
     """Write a task API's outcome back into the state (``record_result``); never raises."""
     state_in = text_in(sys_context_str)
     try:

@@ -203,20 +203,20 @@ _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff
 
 
 _join_pair = _Deferred('_join_pair', r'''
-def _join_pair(match: re.Match) -> str:
+def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 ''')
 
 
-def scrub_surrogates(text: str) -> str:
+def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
-def jsonish_scrub(value: object) -> object:
+def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
     Iterative, so that nesting as deep as ``json.loads`` accepts cannot exhaust the call stack.
@@ -224,7 +224,7 @@ def jsonish_scrub(value: object) -> object:
     if isinstance(value, str):
         return scrub_surrogates(value)
     stack = [value] if isinstance(value, (dict, list)) else []
-    seen: set[int] = set()
+    seen = set()
     while stack:
         item = stack.pop()
         if id(item) in seen:
@@ -252,7 +252,7 @@ def jsonish_scrub(value: object) -> object:
 class _JsonishFail(Exception):
     """The text at ``pos`` cannot continue the value being parsed."""
 
-    def __init__(self, pos: int) -> None:
+    def __init__(self, pos):
         super().__init__(pos)
         self.pos = pos
 
@@ -273,24 +273,24 @@ class _JsonishParser:
     """
 
     __init__ = _Deferred('__init__', r'''
-    def __init__(self, text: str) -> None:
+    def __init__(self, text):
         self.text = text
         self.n = len(text)
     ''')
 
     skip = _Deferred('skip', r'''
-    def skip(self, pos: int) -> int:
+    def skip(self, pos):
         return _SKIP.match(self.text, pos).end()
     ''')
 
     parse = _Deferred('parse', r'''
-    def parse(self, pos: int) -> tuple[object, int]:
+    def parse(self, pos):
         """Parse the container starting at ``pos`` (a ``{`` or ``[``)."""
         return self.value(pos, 0, "")
     ''')
 
     value = _Deferred('value', r'''
-    def value(self, pos: int, depth: int, stack: str) -> tuple[object, int]:
+    def value(self, pos, depth, stack):
         text = self.text
         char = text[pos]
         if char == "{" or char == "[":
@@ -309,9 +309,9 @@ class _JsonishParser:
     ''')
 
     object = _Deferred('object', r'''
-    def object(self, pos: int, depth: int, stack: str) -> tuple[dict, int]:
+    def object(self, pos, depth, stack):
         text, n = self.text, self.n
-        result: dict = {}
+        result = {}
         while True:
             pos = self.skip(pos)
             if pos >= n:
@@ -343,9 +343,9 @@ class _JsonishParser:
     ''')
 
     array = _Deferred('array', r'''
-    def array(self, pos: int, depth: int, stack: str) -> tuple[list, int]:
+    def array(self, pos, depth, stack):
         text, n = self.text, self.n
-        result: list = []
+        result = []
         while True:
             pos = self.skip(pos)
             if pos >= n:
@@ -366,7 +366,7 @@ class _JsonishParser:
     ''')
 
     after_item = _Deferred('after_item', r'''
-    def after_item(self, pos: int, closer: str) -> int:
+    def after_item(self, pos, closer):
         """Consume the separator after a member; a missing comma is tolerated, junk is not."""
         pos = self.skip(pos)
         if pos >= self.n:
@@ -380,7 +380,7 @@ class _JsonishParser:
     ''')
 
     key = _Deferred('key', r'''
-    def key(self, pos: int) -> tuple[object, int]:
+    def key(self, pos):
         char = self.text[pos]
         if char in _QUOTES:
             return self.string(pos, True)
@@ -393,11 +393,11 @@ class _JsonishParser:
     ''')
 
     string = _Deferred('string', r'''
-    def string(self, pos: int, is_key: bool) -> tuple[object, int]:
+    def string(self, pos, is_key):
         text, n = self.text, self.n
         closers, plain = _QUOTES[text[pos]]
         ascii_quote = closers in ('"', "'")
-        parts: list[str] = []
+        parts = []
         pos += 1
         while True:
             match = plain.match(text, pos)
@@ -420,7 +420,7 @@ class _JsonishParser:
     ''')
 
     quote_closes = _Deferred('quote_closes', r'''
-    def quote_closes(self, pos: int, is_key: bool) -> bool:
+    def quote_closes(self, pos, is_key):
         """Whether an ASCII quote just before ``pos`` ends the string (vs. a stray inner quote).
 
         In valid JSON a closing quote is always followed by ``, } ] :`` or the end; a quote followed by
@@ -445,7 +445,7 @@ class _JsonishParser:
     ''')
 
     escape = _Deferred('escape', r'''
-    def escape(self, pos: int) -> tuple[str | None, int]:
+    def escape(self, pos):
         """Decode the escape at ``pos`` (a backslash); ``None`` when the text ends inside it."""
         text = self.text
         if pos + 1 >= self.n:
@@ -472,7 +472,7 @@ class _JsonishParser:
     ''')
 
     hex4 = _Deferred('hex4', r'''
-    def hex4(self, pos: int) -> tuple[int | None, int]:
+    def hex4(self, pos):
         digits = self.text[pos:pos + 4]
         if len(digits) == 4 and all(c in _HEX for c in digits):
             return int(digits, 16), pos + 4
@@ -482,7 +482,7 @@ class _JsonishParser:
     ''')
 
     number = _Deferred('number', r'''
-    def number(self, pos: int) -> tuple[object, int]:
+    def number(self, pos):
         text, n = self.text, self.n
         match = _NUMBER.match(text, pos)
         if not match:
@@ -506,7 +506,7 @@ class _JsonishParser:
     ''')
 
     word = _Deferred('word', r'''
-    def word(self, pos: int) -> tuple[object, int]:
+    def word(self, pos):
         match = _jsonish_WORD.match(self.text, pos)
         if not match:
             raise _JsonishFail(pos)
@@ -520,7 +520,7 @@ class _JsonishParser:
 
 
 _pick = _Deferred('_pick', r'''
-def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
+def _pick(text, prefer_keys):
     """Scan left to right and choose: the first dict with a preferred key, else the first dict,
     else the first list.
 
@@ -573,8 +573,8 @@ def _pick(text: str, prefer_keys: tuple[str, ...]) -> tuple[object | None, str]:
 
 _attempt = _Deferred('_attempt', r'''
 def _attempt(
-    text: str, start: int, decoder: json.JSONDecoder, parser: _JsonishParser, strict: bool
-) -> tuple[object, int, int, bool]:
+    text, start, decoder, parser, strict
+):
     """Read one container at ``start``: ``(value, end, -1, strict_ok)`` or
     ``(None, 0, failure position, False)``."""
     strict_fail = start
@@ -592,7 +592,7 @@ def _attempt(
 ''')
 
 
-def _keys(prefer_keys: object) -> tuple[str, ...]:
+def _keys(prefer_keys):
     if isinstance(prefer_keys, str):
         return (prefer_keys,)
     try:
@@ -601,7 +601,7 @@ def _keys(prefer_keys: object) -> tuple[str, ...]:
         return ()
 
 
-def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object | None, str]:
+def extract_json(text, prefer_keys=()):
     """Return ``(value, error)``: the JSON object (or list) found in ``text`` and ``""``, or
     ``(None, reason)``. Never raises.
 
@@ -632,7 +632,7 @@ def extract_json(text: str, prefer_keys: tuple[str, ...] = ()) -> tuple[object |
         return None, f"could not read JSON ({type(exc).__name__})"
 
 
-def loads_strict_or_none(text: object) -> object | None:
+def loads_strict_or_none(text):
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
         return None
@@ -660,7 +660,7 @@ _RANGE_POINTS = 16
 
 
 _parse = _Deferred('_parse', r'''
-def _parse(pattern: str) -> Any:
+def _parse(pattern):
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
@@ -681,8 +681,8 @@ class _RedosInfo:
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
     __init__ = _Deferred('__init__', r'''
-    def __init__(self, first: int = 0, last: int = 0, chars: int = 0, heads: int = 0, tails: int = 0,
-                 nullable: bool = True) -> None:
+    def __init__(self, first=0, last=0, chars=0, heads=0, tails=0,
+                 nullable=True):
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
     ''')
@@ -692,7 +692,7 @@ class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
     __init__ = _Deferred('__init__', r'''
-    def __init__(self, tree: Any) -> None:
+    def __init__(self, tree):
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
@@ -702,7 +702,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ character sets
 
     _sample = _Deferred('_sample', r'''
-    def _sample(self, tree: Any) -> list[str]:
+    def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
         while stack:
@@ -728,7 +728,7 @@ class _RedosChecker:
     ''')
 
     _mask = _Deferred('_mask', r'''
-    def _mask(self, accepts) -> int:
+    def _mask(self, accepts):
         mask = 0
         for index, char in enumerate(self.sample):
             other = char.swapcase() if self.ignore_case else char
@@ -738,7 +738,7 @@ class _RedosChecker:
     ''')
 
     _class_mask = _Deferred('_class_mask', r'''
-    def _class_mask(self, name: str, av: Any) -> int:
+    def _class_mask(self, name, av):
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
         if name == "NOT_LITERAL":
@@ -754,7 +754,7 @@ class _RedosChecker:
     # ------------------------------------------------------------ the walk
 
     sequence = _Deferred('sequence', r'''
-    def sequence(self, items: Any, iterated: bool) -> _RedosInfo:
+    def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
         self._check_neighbours(infos, iterated)
@@ -775,7 +775,7 @@ class _RedosChecker:
     ''')
 
     _check_neighbours = _Deferred('_check_neighbours', r'''
-    def _check_neighbours(self, infos: list[_RedosInfo], iterated: bool) -> None:
+    def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
             if not part.tails:
@@ -802,7 +802,7 @@ class _RedosChecker:
     ''')
 
     node = _Deferred('node', r'''
-    def node(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
             return _RedosInfo(mask, mask, mask, 0, 0, False)
@@ -826,7 +826,7 @@ class _RedosChecker:
     ''')
 
     branch = _Deferred('branch', r'''
-    def branch(self, alternatives: list, iterated: bool) -> _RedosInfo:
+    def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
             seen = 0
@@ -853,7 +853,7 @@ class _RedosChecker:
     ''')
 
     repeat = _Deferred('repeat', r'''
-    def repeat(self, name: str, av: Any, iterated: bool) -> _RedosInfo:
+    def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
         many = high > REDOS_MANY and not possessive
@@ -874,7 +874,7 @@ class _RedosChecker:
 
 
 _children = _Deferred('_children', r'''
-def _children(name: str, av: Any) -> list:
+def _children(name, av):
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         return [av[2]]
@@ -893,7 +893,7 @@ def _children(name: str, av: Any) -> list:
 
 
 _item_accepts = _Deferred('_item_accepts', r'''
-def _item_accepts(op: str, av: Any, char: str) -> bool:
+def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
     if op == "LITERAL":
@@ -918,7 +918,7 @@ def _item_accepts(op: str, av: Any, char: str) -> bool:
 
 
 redos_problem = _Deferred('redos_problem', r'''
-def redos_problem(pattern: str) -> str:
+def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
     A pattern ``re`` cannot compile is left to ``re.compile``'s own error ('' here).
@@ -945,12 +945,12 @@ def redos_problem(pattern: str) -> str:
 _CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What a model or tokenizer may read as a line break (str.splitlines' list). A Chatflow that pastes the
 # raw message after "> " checks for each of them (dskit/tooling/dslbuild/flows.py).
-LINE_BREAK_CHARS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+LINE_BREAK_CHARS = tuple('\n|\r|\x0b|\x0c|\x1c|\x1d|\x1e|\x85|\u2028|\u2029'.split('|'))
 _LINE_BREAKS = _LazyPattern('_LINE_BREAKS', r"\r\n|[" + "".join(LINE_BREAK_CHARS) + "]")
 LINE_MARK = " ⏎ "
 
 
-def clean_text(value: object, max_chars: int | None = None) -> str:
+def clean_text(value, max_chars=None):
     """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
     characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
     if value is None:
@@ -963,7 +963,7 @@ def clean_text(value: object, max_chars: int | None = None) -> str:
 
 
 _invisible = _Deferred('_invisible', r'''
-def _invisible(char: str) -> bool:
+def _invisible(char):
     """Zero-width and direction marks (Unicode "format" characters): invisible, yet they let a line
     that starts with one (``"\\u200bassistant:"``) slip past a check for a role label."""
     return unicodedata.category(char) == "Cf"
@@ -971,7 +971,7 @@ def _invisible(char: str) -> bool:
 
 
 one_line = _Deferred('one_line', r'''
-def one_line(value: object) -> str:
+def one_line(value):
     """User-provided text for a prompt: on one line (breaks shown as ``⏎``), invisible characters out.
 
     Text on one line cannot start a line, so it cannot pass itself off as a zone header or a role
@@ -983,20 +983,20 @@ def one_line(value: object) -> str:
 
 
 escape_invisible = _Deferred('escape_invisible', r'''
-def escape_invisible(text: str) -> str:
+def escape_invisible(text):
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
     return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
 ''')
 
 
-def is_int(value: object) -> bool:
+def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 bounded_int = _Deferred('bounded_int', r'''
-def bounded_int(value: object, default: int, low: int | None = None, high: int | None = None) -> int:
+def bounded_int(value, default, low=None, high=None):
     """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
     ``default`` when it is not a finite number (booleans included)."""
     if isinstance(value, bool):
@@ -1043,10 +1043,8 @@ _SCALAR_TEXT_MAX = 100
 # Dify's code node from every string output.
 _CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_catalog_TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
-              "examples"}
-_SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
-              "minimum", "maximum", "pattern", "max_length"}
+_catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
+_SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
 _POLICY_CHOICES = {"ungrounded": ("drop", "ask")}
@@ -1062,7 +1060,7 @@ TEMPLATE_DELIMITERS = ("{{", "}}", "{%", "%}", "{#", "#}")
 class CatalogError(ValueError):
     """A catalog that cannot be used; ``problems`` lists every problem with its JSON path."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("invalid task catalog:\n" + "\n".join(f"- {p}" for p in self.problems))
 
@@ -1085,7 +1083,7 @@ class SlotSpec:
     max_length: int = DEFAULT_MAX_LENGTH
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label, else the description's first phrase, else the name
         (``dskit validate`` warns about a slot that has neither label nor description)."""
         return self.label or description_name(self.description) or self.name
@@ -1093,10 +1091,7 @@ class SlotSpec:
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'type', 'required', 'ask', 'label', 'description', 'enum', 'aliases', 'multiple',
-        'minimum', 'maximum', 'pattern', 'max_length',
-    )
+    __match_args__ = tuple('name|type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 
     def __init__(
         self, name, type=type, required=required, ask=ask, label=label, description=description,
@@ -1163,7 +1158,7 @@ class SlotSpec:
 
 
 description_name = _Deferred('description_name', r'''
-def description_name(description: str) -> str:
+def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
     head = re.split(r"[，,。.;；:：(（\n]", description.strip(), maxsplit=1)[0].strip()
@@ -1186,17 +1181,14 @@ class TaskSpec:
     examples: tuple = ()
 
     @property
-    def display(self) -> str:
+    def display(self):
         """The name shown to end users: the label if there is one."""
         return self.label or self.name
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __dskit_missing = object()
-    __match_args__ = (
-        'name', 'label', 'description', 'kind', 'confirm', 'read_only', 'depends_on',
-        'depends_on_slots', 'slots', 'examples',
-    )
+    __match_args__ = tuple('name|label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 
     def __init__(
         self, name, label=label, description=description, kind=kind, confirm=confirm,
@@ -1322,7 +1314,7 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
-    def task(self, name: str) -> TaskSpec | None:
+    def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
             return self.tasks[name]
@@ -1374,13 +1366,13 @@ class Catalog:
 
 
 _is_number = _Deferred('_is_number', r'''
-def _is_number(value: Any) -> bool:
+def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 ''')
 
 
 _show = _Deferred('_show', r'''
-def _show(value: Any, limit: int = 40) -> str:
+def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
         text = repr(value)
@@ -1391,7 +1383,7 @@ def _show(value: Any, limit: int = 40) -> str:
 
 
 slot_max_chars = _Deferred('slot_max_chars', r'''
-def slot_max_chars(slot: Any) -> int:
+def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
     ``slot`` is a raw slot definition (dict); validation uses this to bound a task's size.
@@ -1412,7 +1404,7 @@ def slot_max_chars(slot: Any) -> int:
 
 
 _value_fits_type = _Deferred('_value_fits_type', r'''
-def _value_fits_type(value: Any, slot_type: str) -> bool:
+def _value_fits_type(value, slot_type):
     if slot_type == "string":
         return isinstance(value, str)
     if slot_type == "integer":
@@ -1424,9 +1416,9 @@ def _value_fits_type(value: Any, slot_type: str) -> bool:
 
 
 _check_slot = _Deferred('_check_slot', r'''
-def _check_slot(path: str, name: str, slot: Any) -> list[str]:
+def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: slot name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(slot, dict):
@@ -1497,7 +1489,7 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
 
 
 _check_pattern = _Deferred('_check_pattern', r'''
-def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
+def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
         return [f"{path}: only string slots have a pattern"]
@@ -1515,9 +1507,9 @@ def _check_pattern(path: str, pattern: str, slot_type: str) -> list[str]:
 
 
 _check_task = _Deferred('_check_task', r'''
-def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
+def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
-    problems: list[str] = []
+    problems = []
     if not NAME_RE.match(name):
         problems.append(f"{path}: task name must be 1-64 letters, digits, '_' or '-'")
     if not isinstance(task, dict):
@@ -1574,7 +1566,7 @@ def _check_task(path: str, name: str, task: Any, all_tasks: dict) -> list[str]:
 
 
 _check_cycles = _Deferred('_check_cycles', r'''
-def _check_cycles(tasks: dict) -> list[str]:
+def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
     for start in tasks:
@@ -1591,7 +1583,7 @@ def _check_cycles(tasks: dict) -> list[str]:
 ''')
 
 
-def _data(data: Any) -> tuple[Any, str]:
+def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
         if isinstance(data, (str, bytes)):
@@ -1606,7 +1598,7 @@ def _data(data: Any) -> tuple[Any, str]:
 
 
 template_syntax = _Deferred('template_syntax', r'''
-def template_syntax(text: Any) -> str:
+def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
     if not isinstance(text, str):
@@ -1620,10 +1612,10 @@ def template_syntax(text: Any) -> str:
 
 
 _texts = _Deferred('_texts', r'''
-def _texts(data: dict) -> list[tuple[str, Any]]:
+def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
-    texts: list[tuple[str, Any]] = [("$.name", data.get("name")), ("$.description", data.get("description"))]
+    texts = [("$.name", data.get("name")), ("$.description", data.get("description"))]
     tasks = data.get("tasks")
     for name, task in (tasks.items() if isinstance(tasks, dict) else ()):
         if not isinstance(task, dict):
@@ -1648,7 +1640,7 @@ def _texts(data: dict) -> list[tuple[str, Any]]:
 
 
 _template_problems = _Deferred('_template_problems', r'''
-def _template_problems(data: dict) -> list[str]:
+def _template_problems(data):
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
     for path, text in _texts(data):
@@ -1662,10 +1654,10 @@ def _template_problems(data: dict) -> list[str]:
 
 
 _validate = _Deferred('_validate', r'''
-def _validate(data: Any) -> list[str]:
+def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
-    problems: list[str] = _template_problems(data)
+    problems = _template_problems(data)
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
@@ -1697,7 +1689,7 @@ def _validate(data: Any) -> list[str]:
 
 
 _check_policy_choice = _Deferred('_check_policy_choice', r'''
-def _check_policy_choice(key: str, value: Any) -> list[str]:
+def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
         return []
@@ -1705,7 +1697,7 @@ def _check_policy_choice(key: str, value: Any) -> list[str]:
 ''')
 
 
-def confirm_default(raw: dict) -> bool:
+def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
@@ -1713,7 +1705,7 @@ def confirm_default(raw: dict) -> bool:
     return not raw.get("read_only", False)
 
 
-def _build_slot(name: str, raw: dict) -> SlotSpec:
+def _build_slot(name, raw):
     return SlotSpec(
         name=name,
         type=raw.get("type", "string"),
@@ -1731,7 +1723,7 @@ def _build_slot(name: str, raw: dict) -> SlotSpec:
     )
 
 
-def _build_task(name: str, raw: dict) -> TaskSpec:
+def _build_task(name, raw):
     return TaskSpec(
         name=name,
         label=raw.get("label", ""),
@@ -1753,7 +1745,7 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
 CATALOG_RULES = 1
 
 
-def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
+def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
     ``mark``: the mark of the text (dskit.machine.catalog_mark; the caller computes it, so that a node
@@ -1784,7 +1776,7 @@ def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:
     return _build(source, mark)
 
 
-def _build(source: dict, mark: str) -> Catalog:
+def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
                                      if k in _POLICY_DEFAULTS or k in _POLICY_CHOICES}}
@@ -1802,14 +1794,14 @@ def _build(source: dict, mark: str) -> Catalog:
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
               "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_catalog_TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
-_catalog_FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
+_catalog_TRUE_WORDS = set('true|yes|y|1|是|是的|对|要|需要|有|好|好的|可以|包含|确认'.split('|'))
+_catalog_FALSE_WORDS = set('false|no|n|0|否|不|不是|不要|不需要|没有|无|不包含|不用'.split('|'))
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
 parse_cn_number = _Deferred('parse_cn_number', r'''
-def parse_cn_number(text: str) -> int | None:
+def parse_cn_number(text):
     """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
         return None
@@ -1830,7 +1822,7 @@ def parse_cn_number(text: str) -> int | None:
 
 
 _coerce_number = _Deferred('_coerce_number', r'''
-def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
+def _coerce_number(value, integer):
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
         return False, None, f"expected {kind}, got a boolean"
@@ -1858,7 +1850,7 @@ def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:
 
 
 _coerce_boolean = _Deferred('_coerce_boolean', r'''
-def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
+def _coerce_boolean(value):
     if isinstance(value, bool):
         return True, value, ""
     if isinstance(value, (int, float)) and value in (0, 1):
@@ -1873,7 +1865,7 @@ def _coerce_boolean(value: Any) -> tuple[bool, Any, str]:
 ''')
 
 
-def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
+def _apply_aliases(spec, value):
     """Map a synonym to its canonical value ("市区" -> "市中心"), exact first, then case-insensitive."""
     if not spec.aliases or not isinstance(value, str):
         return value
@@ -1887,7 +1879,7 @@ def _apply_aliases(spec: SlotSpec, value: Any) -> Any:
     return value
 
 
-def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+def _match_enum(spec, value):
     if not spec.enum or value in spec.enum:
         return True, value, ""
     if isinstance(value, str):
@@ -1898,12 +1890,12 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
 
 
-def _clean_text(text: str) -> str:
+def _clean_text(text):
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
     return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
 
 
-def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+def _coerce_one(spec, value):
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
     Text is measured before anything else reads it: a value longer than the slot takes is refused
@@ -1943,7 +1935,7 @@ def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
     return True, value, ""
 
 
-def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
+def coerce_slot_value(spec, value):
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
     A ``multiple`` slot takes a list (a single value becomes a one-item list); invalid items are
@@ -1978,14 +1970,14 @@ def coerce_slot_value(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
         return False, None, f"unusable value ({type(exc).__name__})"
 
 
-def slot_is_valid(spec: SlotSpec, value: Any) -> bool:
+def slot_is_valid(spec, value):
     """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
     ok, coerced, reason = coerce_slot_value(spec, value)
     return ok and coerced == value and not reason
 
 
 catalog_compact = _Deferred('catalog_compact', r'''
-def catalog_compact(catalog: Catalog) -> str:
+def catalog_compact(catalog):
     """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values
     (what the model needs to name tasks and fill slots; nothing the engine decides)."""
     lines = []
@@ -2072,11 +2064,7 @@ class Decision(dict):
         'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
     }
     __total__ = True
-    __required_keys__ = frozenset({
-        'applied', 'changes', 'dropped', 'ended', 'execute', 'faq', 'handoff', 'lang',
-        'missing_slots', 'next_action', 'notices', 'progress', 'question', 'resumed',
-        'rewritten_query', 'slot', 'task', 'turn',
-    })
+    __required_keys__ = frozenset('applied|changes|dropped|ended|execute|faq|handoff|lang|missing_slots|next_action|notices|progress|question|resumed|rewritten_query|slot|task|turn'.split('|'))
     __optional_keys__ = frozenset({'error'})
 
     def __new__(cls, *args, **kwargs):
@@ -2084,15 +2072,15 @@ class Decision(dict):
 
 
 task_record = _Deferred('task_record', r'''
-def task_record(task_id: str, name: str, label: str, *, opened_turn: int, stage: Stage = Stage.COLLECTING,
-                slots: dict[str, Any] | None = None, parent_id: str | None = None) -> TaskRecord:
+def task_record(task_id, name, label, *, opened_turn, stage=Stage.COLLECTING,
+                slots=None, parent_id=None):
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
     return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
 ''')
 
 
-def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
+def task_ref(task, label=""):
     """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
     if task is None:
         return None
@@ -2100,13 +2088,13 @@ def task_ref(task: TaskRecord | None, label: str = "") -> TaskRef | None:
             "stage": task["stage"]}
 
 
-def new_decision(next_action: str, *, lang: str, turn: int, **fields: Any) -> Decision:
+def new_decision(next_action, *, lang, turn, **fields):
     """A decision with every key present: the defaults below, then ``fields``.
 
     ``progress`` is true when the turn moved a task on (started, filled, changed, cancelled, confirmed
     or denied something, or reset): the history keeps such a turn longest.
     """
-    decision: Decision = {
+    decision = {
         "next_action": next_action, "task": None, "slot": None, "question": "", "execute": None,
         "faq": None, "handoff": None, "resumed": None, "notices": [], "missing_slots": [],
         "rewritten_query": "", "applied": [], "changes": [], "dropped": [], "ended": [], "progress": False,
@@ -2131,7 +2119,7 @@ _TRUST_FIELDS = ("shown", "approved", "unconfirmed")
 CHECKED_KEY = "catalog_checked"
 
 
-def digest(value: Any, secret: str = "") -> str:
+def digest(value, secret=""):
     """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     raw = data.encode("utf-8", "surrogatepass")
@@ -2143,7 +2131,7 @@ def digest(value: Any, secret: str = "") -> str:
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
-def sha256_hex(raw: bytes) -> str:
+def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
     ``hashlib`` loads OpenSSL's libcrypto when imported: about 2.5 ms of every sandbox run of a node
@@ -2163,7 +2151,7 @@ def sha256_hex(raw: bytes) -> str:
 
 
 shown_digest = _Deferred('shown_digest', r'''
-def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None) -> str:
+def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
@@ -2172,19 +2160,19 @@ def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None
 ''')
 
 
-def seal_of(state: dict, secret: str = "") -> str:
+def seal_of(state, secret=""):
     sealed = {key: state.get(key) for key in _SEALED_KEYS}
     if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
         sealed[CHECKED_KEY] = state[CHECKED_KEY]
     return digest(sealed, secret)
 
 
-def seal(state: dict, secret: str = "") -> None:
+def seal(state, secret=""):
     """Write the state's seal (the engine calls it on every state it writes)."""
     state["seal"] = seal_of(state, secret)
 
 
-def seal_problem(state: dict, secret: str = "") -> str:
+def seal_problem(state, secret=""):
     """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
     if not state["task_stack"] and not state["done"]:
         return ""
@@ -2196,12 +2184,12 @@ def seal_problem(state: dict, secret: str = "") -> str:
     return ""
 
 
-def _seal_holds(state: dict, secret: str) -> bool:
+def _seal_holds(state, secret):
     found = state.get("seal")
     return isinstance(found, str) and _same(found, seal_of(state, secret), secret)
 
 
-def _same(found: str, expected: str, secret: str) -> bool:
+def _same(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
     compare_digest refuses as text, and which can only be a seal that does not hold). Without one the
@@ -2215,7 +2203,7 @@ def _same(found: str, expected: str, secret: str) -> bool:
 
 
 distrust = _Deferred('distrust', r'''
-def distrust(state: dict) -> list[str]:
+def distrust(state):
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
     stay (they are the user's, and every one is asked about or shown again before anything runs)."""
@@ -2235,7 +2223,7 @@ def distrust(state: dict) -> list[str]:
 ''')
 
 
-def trust_state(state: dict, secret: str = "") -> str:
+def trust_state(state, secret=""):
     """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
     "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
     problem = seal_problem(state, secret)
@@ -2277,7 +2265,7 @@ _WIDE_HEADER = 72
 _ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
-def segment_size(text: str) -> int:
+def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
         return _ASCII_HEADER + len(text) + 1
@@ -2289,14 +2277,14 @@ def segment_size(text: str) -> int:
     return _WIDE_HEADER + (len(text) + 1) * width
 
 
-def char_width(text: str) -> int:
+def char_width(text):
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
     return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
 
 
-def string_excess(text: str, reserve: int = 0) -> int:
+def string_excess(text, reserve=0):
     """How many characters ``text`` must lose to be both a code-node output and a conversation
     variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
     width = char_width(text)
@@ -2306,7 +2294,7 @@ def string_excess(text: str, reserve: int = 0) -> int:
 
 
 fits_dify_string = _Deferred('fits_dify_string', r'''
-def fits_dify_string(text: str) -> bool:
+def fits_dify_string(text):
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
 ''')
@@ -2322,58 +2310,58 @@ class TaskStack:
     tasks opened for them, so the caller can say what ended and why.
     """
 
-    def __init__(self, state: dict, on_removed: Callable[[dict, str], None] | None = None) -> None:
+    def __init__(self, state, on_removed=None):
         self._state = state
         self._on_removed = on_removed
 
     # ------------------------------------------------------------ reading
 
     @property
-    def tasks(self) -> list[TaskRecord]:
+    def tasks(self):
         """The open tasks, bottom first (the state's own list: read it, never edit it)."""
         return self._state["task_stack"]
 
     __len__ = _Deferred('__len__', r'''
-    def __len__(self) -> int:
+    def __len__(self):
         return len(self.tasks)
     ''')
 
     __contains__ = _Deferred('__contains__', r'''
-    def __contains__(self, task: object) -> bool:
+    def __contains__(self, task):
         return any(task is t for t in self.tasks)
     ''')
 
-    def top(self) -> TaskRecord | None:
+    def top(self):
         """The task in focus."""
         return self.tasks[-1] if self.tasks else None
 
-    def find(self, task_id: Any) -> TaskRecord | None:
+    def find(self, task_id):
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
 
     named = _Deferred('named', r'''
-    def named(self, name: str) -> TaskRecord | None:
+    def named(self, name):
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
     ''')
 
-    def ids(self) -> set[str]:
+    def ids(self):
         return {t["id"] for t in self.tasks}
 
     children = _Deferred('children', r'''
-    def children(self, task: dict) -> list[TaskRecord]:
+    def children(self, task):
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
     ''')
 
-    def open_parent(self, task: dict) -> TaskRecord | None:
+    def open_parent(self, task):
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
         parent_id = task.get("parent_id")
         return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
 
-    def waiting_under(self, parent: dict) -> list[TaskRecord]:
+    def waiting_under(self, parent):
         """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
-        found: list[TaskRecord] = []
+        found = []
         ids = {parent["id"]}
         for task in reversed(self.tasks):
             if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
@@ -2381,14 +2369,14 @@ class TaskStack:
                 ids.add(task["id"])
         return found
 
-    def in_stage(self, stage: Stage) -> set[str]:
+    def in_stage(self, stage):
         """Ids of the open tasks in ``stage``."""
         return {t["id"] for t in self.tasks if t.get("stage") == stage}
 
     # ------------------------------------------------------------ editing
 
     new_task = _Deferred('new_task', r'''
-    def new_task(self, name: str, label: str, *, parent: dict | None = None) -> TaskRecord:
+    def new_task(self, name, label, *, parent=None):
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
                            parent_id=parent["id"] if parent else None)
@@ -2397,17 +2385,17 @@ class TaskStack:
     ''')
 
     push = _Deferred('push', r'''
-    def push(self, task: TaskRecord) -> None:
+    def push(self, task):
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
     ''')
 
-    def set_stage(self, task: dict, stage: Stage) -> None:
+    def set_stage(self, task, stage):
         task["stage"] = Stage(stage).value
 
     remove = _Deferred('remove', r'''
-    def remove(self, task: dict, reason: str) -> None:
+    def remove(self, task, reason):
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
             return
@@ -2418,7 +2406,7 @@ class TaskStack:
     ''')
 
     clear = _Deferred('clear', r'''
-    def clear(self, reason: str) -> None:
+    def clear(self, reason):
         """Take every task off (a reset)."""
         tasks, self._state["task_stack"] = list(self.tasks), []
         for task in tasks:
@@ -2426,35 +2414,35 @@ class TaskStack:
     ''')
 
     take = _Deferred('take', r'''
-    def take(self, task: dict) -> None:
+    def take(self, task):
         """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
         self._detach(task)
     ''')
 
     place_below = _Deferred('place_below', r'''
-    def place_below(self, task: dict, parent: dict) -> None:
+    def place_below(self, task, parent):
         """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
         self._detach(task)
         self.tasks.insert(self._index(parent), task)
     ''')
 
     is_above = _Deferred('is_above', r'''
-    def is_above(self, task: dict, other: dict) -> bool:
+    def is_above(self, task, other):
         """Whether ``task`` sits above ``other``."""
         return self._index(task) > self._index(other)
     ''')
 
     restore = _Deferred('restore', r'''
-    def restore(self, task: TaskRecord, below: dict | None = None) -> None:
+    def restore(self, task, below=None):
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
     ''')
 
-    def evict(self, limit: int) -> None:
+    def evict(self, limit):
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
         if len(self.tasks) <= limit:
             return
-        keep: set[str] = set()
+        keep = set()
         parent = self.tasks[-1]["id"]
         while parent and parent not in keep:
             keep.add(parent)
@@ -2466,12 +2454,12 @@ class TaskStack:
             self.remove(victim, "evicted")
 
     pop_bottom = _Deferred('pop_bottom', r'''
-    def pop_bottom(self) -> TaskRecord:
+    def pop_bottom(self):
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
     ''')
 
-    def suspend_below_top(self) -> None:
+    def suspend_below_top(self):
         """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
         for task in self.tasks[:-1]:
             if task["stage"] != Stage.WAITING:
@@ -2480,17 +2468,17 @@ class TaskStack:
     # ------------------------------------------------------------ internals
 
     _index = _Deferred('_index', r'''
-    def _index(self, task: dict | None) -> int:
+    def _index(self, task):
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
     ''')
 
-    def _detach(self, task: dict) -> None:
+    def _detach(self, task):
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
 
     _removed = _Deferred('_removed', r'''
-    def _removed(self, task: dict, reason: str) -> None:
+    def _removed(self, task, reason):
         if self._on_removed is not None:
             self._on_removed(task, reason)
     ''')
@@ -2518,20 +2506,17 @@ _SHORT_TEXT = 200
 _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
-_state_TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
-             "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
-             "catalog_checked")
-_state_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
-              "approved")
+_state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
+_state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
 
 
-def new_counters() -> dict:
+def new_counters():
     """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
     return {"parse_failures": 0, "failed_asks": {}, "asking": None}
 
 
-def new_state() -> dict:
+def new_state():
     """A clean state: no task, nothing counted."""
     return {
         "format": STATE_FORMAT,
@@ -2549,11 +2534,11 @@ def new_state() -> dict:
     }
 
 
-def _state_text(value: Any, limit: int = _SHORT_TEXT) -> str:
+def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
 
 
-def _task_problem(task: Any, index: int) -> str:
+def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
     if not isinstance(task, dict):
@@ -2564,7 +2549,7 @@ def _task_problem(task: Any, index: int) -> str:
     return ""
 
 
-def state_problem(data: Any) -> str:
+def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
         return "not a JSON object"
@@ -2579,7 +2564,7 @@ def state_problem(data: Any) -> str:
     return ""
 
 
-def _decode(text: Any) -> tuple[Any, str]:
+def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
         try:
@@ -2599,7 +2584,7 @@ def _decode(text: Any) -> tuple[Any, str]:
     return data, ""
 
 
-def load_state(text: Any) -> tuple[dict, list[str]]:
+def load_state(text):
     """Decode a state string: (state, errors). Never raises.
 
     ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
@@ -2628,7 +2613,7 @@ def load_state(text: Any) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- repairs on load
 
-def _repair(state: dict, unknown: list) -> list[str]:
+def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
     state["errors"] = [_clean_error(e) for e in state["errors"] if isinstance(e, dict)][-MAX_ERRORS:]
@@ -2663,10 +2648,10 @@ def _repair(state: dict, unknown: list) -> list[str]:
     return notes
 
 
-def _repair_stack(state: dict) -> list[str]:
-    notes: list[str] = []
-    kept: list[dict] = []
-    seen: set[str] = set()
+def _repair_stack(state):
+    notes = []
+    kept = []
+    seen = set()
     for index, task in enumerate(state["task_stack"]):
         problem = _task_problem(task, index)
         if not problem and task["id"] in seen:
@@ -2707,7 +2692,7 @@ def _repair_stack(state: dict) -> list[str]:
     return notes
 
 
-def _repair_done(state: dict) -> list[str]:
+def _repair_done(state):
     kept = []
     for entry in state["done"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("task_id"), str) and isinstance(entry.get("task"), str)
@@ -2725,7 +2710,7 @@ def _repair_done(state: dict) -> list[str]:
 
 
 _state_payload = _Deferred('_state_payload', r'''
-def _state_payload(entry: dict, nested: bool = False) -> dict:
+def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
     subtasks = entry.get("subtasks") if isinstance(entry.get("subtasks"), list) and not nested else []
@@ -2738,7 +2723,7 @@ def _state_payload(entry: dict, nested: bool = False) -> dict:
 ''')
 
 
-def _repair_counters(state: dict) -> list[str]:
+def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
     counters["parse_failures"] = max(0, raw["parse_failures"]) if is_int(raw.get("parse_failures")) else 0
@@ -2755,15 +2740,15 @@ def _repair_counters(state: dict) -> list[str]:
 
 
 _clean_error = _Deferred('_clean_error', r'''
-def _clean_error(entry: dict) -> dict:
+def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
 ''')
 
 
-def _clean_timeline(entry: dict) -> dict:
+def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
-    def items(value: Any) -> list:
+    def items(value):
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
@@ -2775,7 +2760,7 @@ def _clean_timeline(entry: dict) -> dict:
             if isinstance(entry.get("changed"), list) else []}
 
 
-def bound_history(history: list) -> None:
+def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
     del history[:-MAX_SLOT_HISTORY]
@@ -2789,17 +2774,17 @@ def bound_history(history: list) -> None:
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-def _json_len(value: Any) -> int:
+def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def _encode(state: dict, secret: str = "") -> str:
+def _encode(state, secret=""):
     seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     return scrub_surrogates(text)  # last line of defence: every entry point already removes them
 
 
-def _sync_derived(state: dict) -> None:
+def _sync_derived(state):
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
     stack = TaskStack(state)
     top = stack.top()
@@ -2809,7 +2794,7 @@ def _sync_derived(state: dict) -> None:
     _forget_closed_counters(state)
 
 
-def _forget_closed_counters(state: dict) -> None:
+def _forget_closed_counters(state):
     """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
     it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
     not hold and a pending confirmation would be withdrawn (a cancelled sub-task's failed ask did that)."""
@@ -2822,19 +2807,19 @@ def _forget_closed_counters(state: dict) -> None:
 
 
 _trim = _Deferred('_trim', r'''
-def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, list[str]]:
+def _trim(state, room, evict, secret=""):
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
     Order: timeline (oldest first), errors, old slot values (the bottom task's first, oldest first),
     records of executed tasks (finished before pending); with ``evict``, then suspended tasks (bottom
     first) and last the current task's longest values. Returns (fits, what was dropped).
     """
-    dropped: dict[str, int] = {}
+    dropped = {}
 
-    def excess() -> int:
+    def excess():
         return string_excess(_encode(state, secret), reserve=room)
 
-    def shrink(pools: list[list], label: str) -> None:
+    def shrink(pools, label):
         need = excess()
         for pool in pools:
             while pool and need > 0:
@@ -2862,7 +2847,7 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
 
 
 _evict = _Deferred('_evict', r'''
-def _evict(state: dict, excess: Any) -> list[str]:
+def _evict(state, excess):
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
     by a catalog bypassed: the engine refuses a turn rather than come here."""
@@ -2889,7 +2874,7 @@ def _evict(state: dict, excess: Any) -> list[str]:
 ''')
 
 
-def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | None:
+def fit_state(state, *, evict=True, secret=""):
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
     Without ``evict``, returns None when only dropping open tasks or their values would make it fit
@@ -2912,7 +2897,7 @@ def fit_state(state: dict, *, evict: bool = True, secret: str = "") -> str | Non
 
 
 dump_state = _Deferred('dump_state', r'''
-def dump_state(state: dict, secret: str = "") -> str:
+def dump_state(state, secret=""):
     """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
     fits Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True, secret=secret)
@@ -2920,12 +2905,12 @@ def dump_state(state: dict, secret: str = "") -> str:
 ''')
 
 
-def current_task(state: dict) -> dict | None:
+def current_task(state):
     """The task in focus: the top of the stack."""
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
-def reconcile_state(state: dict, catalog: Catalog) -> None:
+def reconcile_state(state, catalog):
     """Hold a loaded state to the current catalog: drop what it no longer knows (a task or slot
     removed since) and every value it does not accept, saying so in ``errors``.
 
@@ -2945,7 +2930,7 @@ def reconcile_state(state: dict, catalog: Catalog) -> None:
         _reconcile_history(state, task, spec.slots)
 
 
-def _reconcile_slots(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+def _reconcile_slots(state, task, slots):
     for slot in list(task["slots"]):
         if slot not in slots:
             add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
@@ -2964,7 +2949,7 @@ def _reconcile_slots(state: dict, task: dict, slots: dict[str, SlotSpec]) -> Non
                                       f"({reason[:100]}); dropped")
 
 
-def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+def _reconcile_history(state, task, slots):
     invalid = 0
     for slot in list(task["history"]):
         values = task["history"][slot]
@@ -2979,14 +2964,14 @@ def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> N
 
 
 _stored_ok = _Deferred('_stored_ok', r'''
-def _stored_ok(slot: SlotSpec, value: Any) -> bool:
+def _stored_ok(slot, value):
     ok, coerced, reason = coerce_slot_value(slot, value)
     return ok and not reason and coerced == value
 ''')
 
 
 _short_json = _Deferred('_short_json', r'''
-def _short_json(value: Any) -> str:
+def _short_json(value):
     """A value as short JSON text for an error entry. Never raises."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -2997,7 +2982,7 @@ def _short_json(value: Any) -> str:
 
 
 add_error = _Deferred('add_error', r'''
-def add_error(state: dict, code: str, message: str) -> None:
+def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
@@ -3125,26 +3110,26 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
-def norm_lang(lang: object) -> str:
+def norm_lang(lang):
     """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
 
 
 msg = _Deferred('msg', r'''
-def msg(key: str, lang: str = "zh", **values: object) -> str:
+def msg(key, lang="zh", **values):
     """The text ``key`` in ``lang`` with ``values`` filled in."""
     table = MESSAGES[norm_lang(lang)]
     return table[key].format(**values)
 ''')
 
 
-def sentences(lang: str, *parts: str) -> str:
+def sentences(lang, *parts):
     """Sentences one after another: Chinese runs them together, English needs a space between."""
     return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
 
 
 show_value = _Deferred('show_value', r'''
-def show_value(value: object, lang: str = "zh") -> str:
+def show_value(value, lang="zh"):
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
         return msg("yes" if value else "no", lang)
@@ -3161,21 +3146,9 @@ def show_value(value: object, lang: str = "zh") -> str:
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
 
 # Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
-YES_NO_REPLIES = ("是", "是的", "对", "对的", "没错", "没问题", "可以", "可以的", "行", "行的", "好", "好的", "嗯", "确认", "确定",
-                  "同意", "就这样", "就这么办", "办吧", "不是", "不对", "不用", "不用了", "不要", "不要了", "不行", "算了", "取消",
-                  "否", "yes", "yep", "yeah", "no", "nope", "ok", "okay", "sure", "correct", "right", "confirm",
-                  "confirmed")
+YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|行|行的|好|好的|嗯|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用|不用了|不要|不要了|不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm|confirmed'.split('|'))
 # Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
-SOCIAL_REPLIES = (
-    "你好", "您好", "你们好", "嗨", "哈喽", "哈啰", "在吗", "在不在", "有人吗", "早上好", "早安", "上午好",
-    "中午好", "下午好", "晚上好", "晚安", "再见", "拜拜", "回见", "嗯嗯", "嗯", "恩", "哦哦", "哦", "噢", "喔",
-    "啊", "呃", "额", "好的好的", "好的", "好滴", "好嘞", "好吧", "好", "行吧", "行", "收到", "知道了", "明白了",
-    "明白", "了解了", "了解", "懂了", "谢谢你", "谢谢您", "谢谢啦", "谢谢", "多谢", "感谢", "谢了", "辛苦了",
-    "麻烦了", "不客气", "没事", "不用了", "不用", "没有了", "没了", "不需要了", "不需要", "哈哈哈", "哈哈", "呵呵",
-    "嘿嘿", "ok", "okay", "k", "hi", "hello", "hey",
-    "thanks", "thank you", "thx", "bye", "goodbye", "good morning", "good night", "got it", "cool", "sure",
-    "alright", "yeah", "yep", "hmm", "lol",
-)
+SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
 
 
 # ---------------------------------------------------------------- words, not characters
@@ -3187,54 +3160,41 @@ SOCIAL_REPLIES = (
 # piece is a word of the act, a filler or a particle; English clauses are read by their words.
 
 _CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
-_PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
-_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
-               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧", "这么", "那么")
+_PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
+_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
-_NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
-YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
-          "好呀", "好吧", "好嘞", "好滴", "好哒", "行", "行的", "行吧", "行啊", "可以", "可以的", "可以啊", "可以呀", "嗯", "恩",
-          "确认", "确定", "同意", "就这样", "就这么办", "就这么定", "就这么定了", "就这个", "就它", "就这家", "妥", "成",
-          "再试", "重试", "再试一次", "试一次", "再来一次", "确认办理", "确认预订", "确认提交", "确认下单", "确认无误", "无误")
+_NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
+YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问题|没毛病|不错|好|好的|好啊|好呀|好吧|好嘞|好滴|好哒|行|行的|行吧|行啊|可以|可以的|可以啊|可以呀|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这么定了|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|确认办理|确认预订|确认提交|确认下单|确认无误|无误'.split('|'))
 # What a yes may say besides yes: go ahead with it.
-ACTION_ZH = ("订", "订吧", "预订", "办", "办吧", "办理", "提交", "下单", "帮我订", "帮我办", "帮我下单", "帮我预订", "帮我提交",
-             "去办", "去订", "安排", "安排吧", "就订", "就办", "这个", "这家",
-             "一下", "吧", "订了", "办了", "给我订", "帮我")
-YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right", "fine", "confirm", "confirmed",
-          "absolutely", "definitely", "exactly", "perfect", "great", "alright", "agreed", "proceed", "retry")
-ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
-                      "thanks", "thank", "you", "let's", "lets", "all", "of", "course", "looks", "works", "for", "me",
-                      "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
-_QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
-                      "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
+ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
+YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
+ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
+_QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _A_NOT_A = _LazyPattern('_A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
 _QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
-                      "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
-                      "isn't", "aren't", "don't", "doesn't", "won't", "can't")
-_WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
+_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
+_WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
-_SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
+_SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
-def clauses(raw: str) -> list[str]:
+def clauses(raw):
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
 
 
 _question_marks = _Deferred('_question_marks', r'''
-def _question_marks(raw: str) -> list[str]:
+def _question_marks(raw):
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
 ''')
 
 
 is_question = _Deferred('is_question', r'''
-def is_question(clause: str) -> bool:
+def is_question(clause):
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
     text = clause.strip().lower()
@@ -3257,7 +3217,7 @@ def is_question(clause: str) -> bool:
 
 
 _asking_word = _Deferred('_asking_word', r'''
-def _asking_word(text: str, word: str) -> bool:
+def _asking_word(text, word):
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
     while at >= 0:
@@ -3268,16 +3228,16 @@ def _asking_word(text: str, word: str) -> bool:
 ''')
 
 
-def asks(raw: str) -> bool:
+def asks(raw):
     """Whether a message asks something: a question mark, or a clause that is a question."""
     return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
 
 
 tokenize = _Deferred('tokenize', r'''
-def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
+def tokenize(text, lexicon):
     """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
     words = sorted(set(lexicon), key=len, reverse=True)
-    out: list[str] = []
+    out = []
     at = 0
     while at < len(text):
         word = next((w for w in words if text.startswith(w, at)), None)
@@ -3289,7 +3249,7 @@ def tokenize(text: str, lexicon: tuple[str, ...]) -> list[str] | None:
 ''')
 
 
-def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = ()) -> bool:
+def _zh_clause_is(clause, acts, extra=()):
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
     an act but is another word ("对了", "好像", "行李") never is one."""
@@ -3310,7 +3270,7 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
 
 
 _en_clause_is = _Deferred('_en_clause_is', r'''
-def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
+def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
     words = _EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
@@ -3321,7 +3281,7 @@ def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) 
 
 
 says_yes = _Deferred('says_yes', r'''
-def says_yes(raw: str) -> bool:
+def says_yes(raw):
     """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
     or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
     if asks(raw) or says_no(raw):
@@ -3338,13 +3298,12 @@ def says_yes(raw: str) -> bool:
 ''')
 
 
-HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
-HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "representative", "operator",
-              "someone real", "talk to someone", "speak to someone")
+HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
+HANDOFF_EN = tuple('human|real person|a person|an agent|live agent|representative|operator|someone real|talk to someone|speak to someone'.split('|'))
 
 
 asks_for_human = _Deferred('asks_for_human', r'''
-def asks_for_human(raw: str) -> bool:
+def asks_for_human(raw):
     """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
     ("人工客服几点下班？")."""
     for clause in clauses(raw):
@@ -3357,12 +3316,11 @@ def asks_for_human(raw: str) -> bool:
 ''')
 
 
-HESITATION = ("想想", "考虑", "等等", "等一下", "稍等", "再看看", "再说", "犹豫", "let me think", "wait", "hold on",
-              "hang on", "not sure")
+HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
 
 
 says_refusal = _Deferred('says_refusal', r'''
-def says_refusal(raw: str) -> bool:
+def says_refusal(raw):
     """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
     想想" keeps a question open)."""
     text = raw.lower()
@@ -3371,7 +3329,7 @@ def says_refusal(raw: str) -> bool:
 
 
 only_yes = _Deferred('only_yes', r'''
-def only_yes(raw: str) -> bool:
+def only_yes(raw):
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
     small talk. Then a change the model read into it is the model's, not the user's."""
     if not says_yes(raw):
@@ -3386,16 +3344,15 @@ def only_yes(raw: str) -> bool:
 ''')
 
 
-_NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
-_NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
-          "hang on", "later")
+_NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
+_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
 # Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
+NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
 says_no = _Deferred('says_no', r'''
-def says_no(raw: str) -> bool:
+def says_no(raw):
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
     text = _blank_a_not_a(raw.lower())  # "好不好？" asks
     for phrase in _NOT_NO:
@@ -3407,19 +3364,10 @@ def says_no(raw: str) -> bool:
 ''')
 
 
-CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
-             "不买了", "不租了", "不装了", "不修了", "不查了", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉", "不要", "不用",
-             "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
-_CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
-                      "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
-CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
-             "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
-             "dont book", "do not book", "don't order", "don't reserve")
-_CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
-                      "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
-                      "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
-                      "drop", "my", "a", "an", "oh", "well", "sorry", "book", "reserve", "anything", "do", "not",
-                      "thanks", "thank", "you", "any", "more")
+CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
+_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|了|吧|啦|掉|先|还是|要'.split('|'))
+CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
+_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
 
 
 # "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
@@ -3432,13 +3380,13 @@ _LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改�
 
 
 _question_clause = _Deferred('_question_clause', r'''
-def _question_clause(raw: str, clause: str) -> bool:
+def _question_clause(raw, clause):
     return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
 ''')
 
 
 _cancel_clause = _Deferred('_cancel_clause', r'''
-def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
+def _cancel_clause(clause, task_words):
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
         allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
@@ -3456,7 +3404,7 @@ def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
 
 
 says_cancel = _Deferred('says_cancel', r'''
-def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+def says_cancel(raw, task_words=()):
     """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
     "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
     mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
@@ -3477,25 +3425,21 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
 
 
 says_cancel_clause = _Deferred('says_cancel_clause', r'''
-def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
+def says_cancel_clause(raw, task_words=()):
     """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
     "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
     return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 ''')
 
 
-RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
-            "全部重来", "重新来过", "从头再来", "推倒重来")
-_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
-                     "一次", "信息", "内容", "记录", "东西", "数据", "的", "掉", "帮我", "给我", "请")
+RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
+_RESET_OBJECTS_ZH = tuple('全部|所有|一切|都|吧|了|一下|我们|咱们|再|要|想|还是|一遍|一次|信息|内容|记录|东西|数据|的|掉|帮我|给我|请'.split('|'))
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
-                     "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
-                     "conversation", "just", "ok", "okay")
+_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
 
 
 says_reset = _Deferred('says_reset', r'''
-def says_reset(raw: str) -> bool:
+def says_reset(raw):
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
     parts = clauses(raw)
@@ -3508,13 +3452,11 @@ def says_reset(raw: str) -> bool:
 ''')
 
 
-REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚才的", "刚才那个", "改回", "恢复", "撤回", "撤销修改",
-                  "回到原来", "还是原来", "还是之前", "还是刚才", "换回", "变回", "照旧", "不改了", "别改了",
-                  "change it back", "back to", "undo", "as before", "previous", "original", "revert", "go back")
+REVERT_PHRASES = tuple('原来的|原来那个|之前的|之前那个|刚才的|刚才那个|改回|恢复|撤回|撤销修改|回到原来|还是原来|还是之前|还是刚才|换回|变回|照旧|不改了|别改了|change it back|back to|undo|as before|previous|original|revert|go back'.split('|'))
 
 
 says_revert = _Deferred('says_revert', r'''
-def says_revert(raw: str) -> bool:
+def says_revert(raw):
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
     return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
@@ -3522,13 +3464,11 @@ def says_revert(raw: str) -> bool:
 ''')
 
 
-_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
-    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "yeah", "ok", "okay",
-    "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
 
 
 is_social = _Deferred('is_social', r'''
-def is_social(raw: str) -> bool:
+def is_social(raw):
     """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
     ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
     parts = clauses(raw)
@@ -3547,12 +3487,8 @@ def is_social(raw: str) -> bool:
 
 # ---------------------------------------------------------------- accepting what was offered
 
-REFERENCE_ZH = ("就这", "就它", "就那", "这个", "那个", "这家", "那家", "这里", "那里", "这儿", "那儿", "它", "该", "这座", "那座",
-                "这所", "那所", "这款", "那款", "这种", "那种", "这条", "那条", "这位", "前者", "后者", "就去", "就选", "就要",
-                "就订", "就住", "就吃", "就买", "就用", "那就", "就它了", "就这个", "选这", "要这", "定这", "推荐的", "你说的",
-                "刚说的", "上面的", "第一", "第二", "第三", "第四", "第五", "最后一")
-REFERENCE_EN = ("that one", "this one", "the first", "the second", "the third", "the last", "that", "this", "it",
-                "those", "them", "the one", "sounds good", "let's go with", "go with", "i'll take", "we'll take")
+REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
+REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
 _ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第三": 2, "第3": 2, "第四": 3, "第4": 3, "第五": 4,
              "第5": 4, "the first": 0, "first one": 0, "the second": 1, "second one": 1, "the third": 2,
              "third one": 2, "the fourth": 3, "the fifth": 4}
@@ -3563,7 +3499,7 @@ _THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
 
 
 refers_back = _Deferred('refers_back', r'''
-def refers_back(raw: str) -> bool:
+def refers_back(raw):
     """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
     "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
     text = raw.lower()
@@ -3575,12 +3511,12 @@ def refers_back(raw: str) -> bool:
 
 
 # An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
-EARLIER_TIME_PLACE_ZH = ("那天", "当天", "同一天", "同天", "那时", "那会", "那边", "那地方", "同一个地方", "同样", "一样")
+EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那边|那地方|同一个地方|同样|一样'.split('|'))
 EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
 
 
 points_back = _Deferred('points_back', r'''
-def points_back(raw: str) -> bool:
+def points_back(raw):
     """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
     text = raw.lower()
@@ -3591,7 +3527,7 @@ def points_back(raw: str) -> bool:
 
 
 says_accept = _Deferred('says_accept', r'''
-def says_accept(raw: str) -> bool:
+def says_accept(raw):
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
     return refers_back(raw) or says_yes(raw)
@@ -3601,9 +3537,7 @@ def says_accept(raw: str) -> bool:
 # The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
 DETAIL_MAX_CHARS = 20
 # A detail of a place or thing: what a user asks for about the one the assistant just recommended.
-_DETAILS = ("地址", "电话", "号码", "联系方式", "价格", "多少钱", "价位", "营业", "开门", "门票", "票价", "时长",
-            "多久", "评分", "周边", "附近", "周围", "提供", "设施", "怎么走", "怎么去", "在哪", "哪里", "房价",
-            "address", "phone", "number", "price", "cost", "open", "hours", "rating", "nearby", "around")
+_DETAILS = tuple('地址|电话|号码|联系方式|价格|多少钱|价位|营业|开门|门票|票价|时长|多久|评分|周边|附近|周围|提供|设施|怎么走|怎么去|在哪|哪里|房价|address|phone|number|price|cost|open|hours|rating|nearby|around'.split('|'))
 # Asking for it: a question, or "give me / tell me".
 _ASKING = _LazyPattern('_ASKING', r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
                      r"\b(?:what|where|how|when|give me|send me|tell me)\b")
@@ -3614,7 +3548,7 @@ _ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换
 
 
 asks_detail = _Deferred('asks_detail', r'''
-def asks_detail(raw: str) -> bool:
+def asks_detail(raw):
     """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
     "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
     recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
@@ -3635,7 +3569,7 @@ _ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.�
 
 
 asks_for_a_pick = _Deferred('asks_for_a_pick', r'''
-def asks_for_a_pick(raw: str) -> bool:
+def asks_for_a_pick(raw):
     """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
     offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
     acknowledges or where to look, not at the thing it will be given."""
@@ -3644,7 +3578,7 @@ def asks_for_a_pick(raw: str) -> bool:
 
 
 offered_index = _Deferred('offered_index', r'''
-def offered_index(raw: str) -> int | None:
+def offered_index(raw):
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
     found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
@@ -3654,22 +3588,19 @@ def offered_index(raw: str) -> int | None:
 
 # ---------------------------------------------------------------- negation near a word
 
-NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
-                      "不参加", "不带", "不想要", "不会")
+NEGATION_BEFORE_ZH = tuple('不要|不用|不需要|无需|不必|没有|没|不|别|免|无|不涉及|不含|不包含|不参加|不带|不想要|不会'.split('|'))
 # A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
 NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
-NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "不用", "不考虑", "没必要", "不含", "不涉及", "免了", "算了",
-                   "不必", "不用了", "不要了", "不需要了", "不必了")
-NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
-               "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
-INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
+NEGATION_END_ZH = tuple('没有|不包括|不包含|不需要|不要|不用|不考虑|没必要|不含|不涉及|免了|算了|不必|不用了|不要了|不需要了|不必了'.split('|'))
+NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|nah|nope".split('|'))
+INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
 # "不知道他家几点营业": what is negated is the knowing, not the thing after it.
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚") + NOT_NEGATING_ZH
+_NOT_NEGATION = tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚'.split('|')) + NOT_NEGATING_ZH
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
 _clause_span = _Deferred('_clause_span', r'''
-def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+def _clause_span(text, start, end):
     left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     return left, min(rights) if rights else len(text)
@@ -3677,7 +3608,7 @@ def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _blank = _Deferred('_blank', r'''
-def _blank(text: str, phrases: tuple[str, ...]) -> str:
+def _blank(text, phrases):
     for phrase in phrases:
         text = text.replace(phrase, " " * len(phrase))
     return text
@@ -3690,7 +3621,7 @@ _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*
 
 
 _blank_a_not_a = _Deferred('_blank_a_not_a', r'''
-def _blank_a_not_a(text: str) -> str:
+def _blank_a_not_a(text):
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
@@ -3698,7 +3629,7 @@ def _blank_a_not_a(text: str) -> str:
 
 
 negated_at = _Deferred('negated_at', r'''
-def negated_at(raw: str, start: int, end: int) -> bool:
+def negated_at(raw, start, end):
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
     "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
@@ -3724,7 +3655,7 @@ def negated_at(raw: str, start: int, end: int) -> bool:
 
 
 indifferent_at = _Deferred('indifferent_at', r'''
-def indifferent_at(raw: str, start: int, end: int) -> bool:
+def indifferent_at(raw, start, end):
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
     left, right = _clause_span(text, start, end)
@@ -3778,13 +3709,13 @@ _FAILED = _LazyPattern(
 _STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
-def noise_norm(text: str) -> str:
+def noise_norm(text):
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
     return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
 
 
 _is_social = _Deferred('_is_social', r'''
-def _is_social(text: str) -> bool:
+def _is_social(text):
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
     if not rest:
@@ -3798,7 +3729,7 @@ def _is_social(text: str) -> bool:
 
 
 _is_question = _Deferred('_is_question', r'''
-def _is_question(text: str) -> bool:
+def _is_question(text):
     """Ends in a question mark, or in 吗/呢 with at most one stop after it (string tests: no pattern to
     compile on every run)."""
     tail = (text or "")[-200:].rstrip()
@@ -3810,7 +3741,7 @@ def _is_question(text: str) -> bool:
 ''')
 
 
-def noise_user_signal(user: str, prev_assistant: str = "") -> str:
+def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
     One of: ``confirmation`` (answers a confirmation question, or decides), ``correction``,
@@ -3843,7 +3774,7 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
 
 
 noise_reply_signal = _Deferred('noise_reply_signal', r'''
-def noise_reply_signal(assistant: str) -> str:
+def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
     if _DONE.search(text):
@@ -3855,8 +3786,8 @@ def noise_reply_signal(assistant: str) -> str:
 
 
 noise_classify = _Deferred('noise_classify', r'''
-def noise_classify(user: str, assistant: str, prev_assistant: str = "",
-                  hint: object = None) -> tuple[str, str]:
+def noise_classify(user, assistant, prev_assistant="",
+                  hint=None):
     """(tag, reason) for one turn. A valid ``hint`` (a tag, or True/False for essential) wins."""
     hinted = noise_hint_tag(hint)
     if hinted in NOISE_TAGS:
@@ -3881,7 +3812,7 @@ def noise_classify(user: str, assistant: str, prev_assistant: str = "",
 
 
 noise_hint_tag = _Deferred('noise_hint_tag', r'''
-def noise_hint_tag(hint: object) -> str:
+def noise_hint_tag(hint):
     """A hint as a tag, or "chat", or '' when it says nothing.
 
     True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
@@ -3909,13 +3840,13 @@ def noise_hint_tag(hint: object) -> str:
 
 
 noise_tag_turns = _Deferred('noise_tag_turns', r'''
-def noise_tag_turns(turns: list[dict]) -> list[dict]:
+def noise_tag_turns(turns):
     """Tags for a list of turns ``{"user", "assistant", "tag"?}``: ``[{"tag", "reason", "repeats"}]``.
 
     ``tag`` on a turn is a stored hint. Sequence rules (corrections, duplicate questions) run after
     the per-turn rules; see the module docstring.
     """
-    out: list[dict] = []
+    out = []
     prev_assistant = ""
     for turn in turns:
         tag, reason = noise_classify(turn.get("user", ""), turn.get("assistant", ""), prev_assistant,
@@ -3932,7 +3863,7 @@ def noise_tag_turns(turns: list[dict]) -> list[dict]:
 
 
 _mark_corrected = _Deferred('_mark_corrected', r'''
-def _mark_corrected(turns: list[dict], tags: list[dict]) -> None:
+def _mark_corrected(turns, tags):
     """A correction demotes the nearest earlier essential turn (what it corrected) to optional."""
     for i in range(1, len(turns)):
         if tags[i]["signal"] != "correction":
@@ -3945,7 +3876,7 @@ def _mark_corrected(turns: list[dict], tags: list[dict]) -> None:
 
 
 _fold_duplicates = _Deferred('_fold_duplicates', r'''
-def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
+def _fold_duplicates(turns, tags):
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
         a, b = turns[i], turns[i + 1]
@@ -3960,7 +3891,7 @@ def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 
 
 noise_carries_value = _Deferred('noise_carries_value', r'''
-def noise_carries_value(text: str) -> bool:
+def noise_carries_value(text):
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS].lower()
     return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
@@ -3968,14 +3899,14 @@ def noise_carries_value(text: str) -> bool:
 
 
 noise_records = _Deferred('noise_records', r'''
-def noise_records(reply: str) -> bool:
+def noise_records(reply):
     """True when a reply records or completes something ("已记下…", "已办理完成", "booked")."""
     return bool(_DONE.search((reply or "")[:NOISE_SCAN_CHARS].lower()))
 ''')
 
 
 noise_is_question = _Deferred('noise_is_question', r'''
-def noise_is_question(text: str) -> bool:
+def noise_is_question(text):
     """True when a message ends as a question."""
     return _is_question(text)
 ''')
@@ -4010,7 +3941,7 @@ TOKEN_WEIGHTS: dict[str, float] = {
 
 
 token_counts = _Deferred('token_counts', r'''
-def token_counts(text: str) -> dict[str, int]:
+def token_counts(text):
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
         return {key: 0 for key in TOKEN_WEIGHTS}
@@ -4047,7 +3978,7 @@ def token_counts(text: str) -> dict[str, int]:
 
 
 estimate_tokens = _Deferred('estimate_tokens', r'''
-def estimate_tokens(text: object) -> int:
+def estimate_tokens(text):
     """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
     if not isinstance(text, str) or not text:
         return 0
@@ -4058,7 +3989,7 @@ def estimate_tokens(text: object) -> int:
 
 
 truncate_to_tokens = _Deferred('truncate_to_tokens', r'''
-def truncate_to_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
+def truncate_to_tokens(text, max_tokens, marker="…"):
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
     The estimate only grows as characters are added, so the cut is found by doubling a head until
@@ -4138,20 +4069,20 @@ _TEXTS = {
 
 
 _clip = _Deferred('_clip', r'''
-def _clip(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+def _clip(text, limit=SUMMARY_LINE_CHARS):
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 ''')
 
 
 _sentences = _Deferred('_sentences', r'''
-def _sentences(text: str) -> list[str]:
+def _sentences(text):
     return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
 ''')
 
 
 _record = _Deferred('_record', r'''
-def _record(reply: str) -> str:
+def _record(reply):
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
     for sentence in _sentences(reply):
         if not noise_records(sentence):
@@ -4169,7 +4100,7 @@ def _record(reply: str) -> str:
 
 
 _echo = _Deferred('_echo', r'''
-def _echo(reply: str, answer: str) -> str:
+def _echo(reply, answer):
     """The reply's clauses that repeat a short user answer ("苏州" -> "苏州今天：晴转多云，5℃~18℃")."""
     key = answer.strip(" 。.!！?？")
     if len(key) < 2:
@@ -4182,7 +4113,7 @@ def _echo(reply: str, answer: str) -> str:
 
 
 summary_fact_line = _Deferred('summary_fact_line', r'''
-def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "", lang: str = "zh") -> str:
+def summary_fact_line(turn, tag, reason, prev_assistant="", lang="zh"):
     """The summary line for one turn ('' when the turn carried nothing worth keeping).
 
     Kept: what the reply recorded or completed ("已记下日期：周五", "已为您预订陶陶居，周五 19:00"),
@@ -4221,7 +4152,7 @@ def summary_fact_line(turn: dict, tag: str, reason: str, prev_assistant: str = "
 
 
 summary_fact_lines = _Deferred('summary_fact_lines', r'''
-def summary_fact_lines(turns: list[dict], lang: str = "zh") -> list[str]:
+def summary_fact_lines(turns, lang="zh"):
     """Summary lines for a run of turns.
 
     Tags come from :func:`dskit.noise.noise_tag_turns`, unless a turn carries both ``tag`` and
@@ -4243,7 +4174,7 @@ def summary_fact_lines(turns: list[dict], lang: str = "zh") -> list[str]:
 
 
 summary_units = _Deferred('summary_units', r'''
-def summary_units(summary: str) -> list[str]:
+def summary_units(summary):
     """A summary cut into units that can be dropped one by one: its lines, or sentences of one line."""
     text = (summary or "").strip()
     if not text:
@@ -4256,14 +4187,14 @@ def summary_units(summary: str) -> list[str]:
 
 
 _size_ok = _Deferred('_size_ok', r'''
-def _size_ok(lines: list[str], max_tokens: int) -> bool:
+def _size_ok(lines, max_tokens):
     text = "\n".join(lines)
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 ''')
 
 
 summary_values = _Deferred('summary_values', r'''
-def summary_values(line: str) -> set[str]:
+def summary_values(line):
     """The values a summary line carries: numbers, quoted names, and what follows "slot：" pairs."""
     body = re.sub(r"^- ?", "", line)
     for label in ("用户：", "助手：", "user: ", "assistant: "):
@@ -4274,7 +4205,7 @@ def summary_values(line: str) -> set[str]:
 
 
 _shows = _Deferred('_shows', r'''
-def _shows(value: str, text: str, start: int = 0) -> bool:
+def _shows(value, text, start=0):
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
         return re.compile(rf"(?<![0-9]){re.escape(value)}(?![0-9])").search(text, start) is not None
@@ -4283,7 +4214,7 @@ def _shows(value: str, text: str, start: int = 0) -> bool:
 
 
 summary_superseded = _Deferred('summary_superseded', r'''
-def summary_superseded(line: str, later: str, start: int = 0) -> bool:
+def summary_superseded(line, later, start=0):
     """True when ``line`` only acknowledged slot values ("已记下时间：19:00") that ``later[start:]`` shows again.
 
     Only acknowledgements qualify: their values are all "slot：value" pairs, so nothing else is lost.
@@ -4296,14 +4227,14 @@ def summary_superseded(line: str, later: str, start: int = 0) -> bool:
 
 
 summary_is_fact = _Deferred('summary_is_fact', r'''
-def summary_is_fact(line: str) -> bool:
+def summary_is_fact(line):
     """True when a summary line records something or carries a value (what must not be lost)."""
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
 ''')
 
 
 summary_ranks = _Deferred('summary_ranks', r'''
-def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[int]:
+def summary_ranks(lines, lang="zh", after=""):
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
     corrected = _TEXTS[norm_lang(lang)]["corrected"]
@@ -4324,7 +4255,7 @@ def summary_ranks(lines: list[str], lang: str = "zh", after: str = "") -> list[i
 
 
 summary_victim = _Deferred('summary_victim', r'''
-def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False) -> int:
+def summary_victim(lines, lang="zh", keep_facts=False):
     """The index of the line to drop first (see :func:`summary_ranks`); -1 when none may go
     (no lines, or only facts left and ``keep_facts``)."""
     if not lines:
@@ -4336,7 +4267,7 @@ def summary_victim(lines: list[str], lang: str = "zh", keep_facts: bool = False)
 
 
 summary_trim = _Deferred('summary_trim', r'''
-def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: str = "zh") -> list[str]:
+def summary_trim(lines, max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
     """Drop lines until the summary fits, in :func:`summary_ranks` order; a lone line is cut short.
 
     Sizes are summed per line (an upper bound of the whole), so the work is linear in the lines.
@@ -4365,8 +4296,8 @@ def summary_trim(lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS, lang: s
 
 
 summary_merge = _Deferred('summary_merge', r'''
-def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_MAX_TOKENS,
-                  lang: str = "zh") -> str:
+def summary_merge(summary, new_lines, max_tokens=SUMMARY_MAX_TOKENS,
+                  lang="zh"):
     """Old summary + new lines (duplicates skipped), trimmed to the caps."""
     lines = summary_units(summary)
     seen = set(lines)
@@ -4379,7 +4310,7 @@ def summary_merge(summary: str, new_lines: list[str], max_tokens: int = SUMMARY_
 
 
 _max = _Deferred('_max', r'''
-def _max(max_tokens: object) -> int:
+def _max(max_tokens):
     try:
         value = int(max_tokens)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -4389,16 +4320,16 @@ def _max(max_tokens: object) -> int:
 
 
 summary_extractive = _Deferred('summary_extractive', r'''
-def summary_extractive(summary: str, overflow_turns: list[dict], max_tokens: int = SUMMARY_MAX_TOKENS,
-                       lang: str = "zh") -> str:
+def summary_extractive(summary, overflow_turns, max_tokens=SUMMARY_MAX_TOKENS,
+                       lang="zh"):
     """Merge overflow turns into the summary without an LLM."""
     return summary_merge(summary, summary_fact_lines(overflow_turns, lang), max_tokens, lang)
 ''')
 
 
 summary_prompt = _Deferred('summary_prompt', r'''
-def summary_prompt(summary: str, overflow: str, lang: str = "zh",
-                   max_tokens: int = SUMMARY_MAX_TOKENS) -> dict:
+def summary_prompt(summary, overflow, lang="zh",
+                   max_tokens=SUMMARY_MAX_TOKENS):
     """The LLM prompt that merges ``overflow`` (history text) into ``summary``: {"system", "user"}.
 
     ``max_chars`` in the rules is derived from the token cap (about 1.5 Chinese characters per token).
@@ -4436,19 +4367,19 @@ _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
 
 history_size = _Deferred('history_size', r'''
-def history_size(text: str) -> int:
+def history_size(text):
     """Bytes ``text`` takes as a Dify variable: max(sys.getsizeof, UTF-8 length)."""
     return max(sys.getsizeof(text), len(text.encode("utf-8", "replace")))
 ''')
 
 
-def _clean(text: object) -> str:
+def _clean(text):
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
 _content = _Deferred('_content', r'''
-def _content(text: str) -> str:
+def _content(text):
     """Message text made safe to store: no separator lines, no lines that look like a role label."""
     text = _SPLIT.sub("- - -", _clean(text).strip())
     return _LABEL.sub(lambda m: " " + m.group(0), text)
@@ -4456,14 +4387,14 @@ def _content(text: str) -> str:
 
 
 _from_messages = _Deferred('_from_messages', r'''
-def _from_messages(data: object) -> list[dict] | None:
+def _from_messages(data):
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
         inner = data.get("history", data.get("messages"))
         return parse_history(inner) if isinstance(inner, (str, list)) else None
     if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
         return None
-    turns: list[dict] = []
+    turns = []
     for m in data:
         if "user" in m or "assistant" in m:
             turns.append({"user": _clean(m.get("user", "")).strip(),
@@ -4482,9 +4413,9 @@ def _from_messages(data: object) -> list[dict] | None:
 ''')
 
 
-def _parse_block(block: str) -> list[dict]:
+def _parse_block(block):
     """Turns in one block of text (normally exactly one)."""
-    turns: list[dict] = []
+    turns = []
     labels = list(_LABEL.finditer(block))
     head = block[: labels[0].start()].strip() if labels else block.strip()
     if head:
@@ -4504,7 +4435,7 @@ def _parse_block(block: str) -> list[dict]:
     return turns
 
 
-def parse_history(text: object) -> list[dict]:
+def parse_history(text):
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
     Best effort on anything: this module's format, Dify's "Human:/Assistant:" lines, a JSON list of
@@ -4521,7 +4452,7 @@ def parse_history(text: object) -> list[dict]:
             found = _from_messages(loads_strict_or_none(stripped))
             if found is not None:
                 return found
-        turns: list[dict] = []
+        turns = []
         for block in _SPLIT.split(text):
             turns.extend(_parse_block(block))
         return [t for t in turns if t["user"] or t["assistant"]]
@@ -4529,19 +4460,19 @@ def parse_history(text: object) -> list[dict]:
         return []
 
 
-def recent_user_messages(history: object, count: int) -> list[str]:
+def recent_user_messages(history, count):
     """The user's messages in a history string, oldest first: the last ``count`` (for grounding)."""
     return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
 
 
-def last_assistant_message(history: object) -> str:
+def last_assistant_message(history):
     """The assistant's last reply in a history string ("" when there is none): what it offered last."""
     turns = [t for t in parse_history(history) if t.get("assistant")]
     return turns[-1]["assistant"] if turns else ""
 
 
 render_turn = _Deferred('render_turn', r'''
-def render_turn(turn: dict) -> str:
+def render_turn(turn):
     """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""
     label = f"user [{tag}]" if tag in NOISE_TAGS else "user"
@@ -4550,14 +4481,14 @@ def render_turn(turn: dict) -> str:
 
 
 render_history = _Deferred('render_history', r'''
-def render_history(turns: list[dict]) -> str:
+def render_history(turns):
     """Turns joined by the separator line."""
     return HISTORY_SEPARATOR.join(render_turn(t) for t in turns)
 ''')
 
 
 render_history_for_model = _Deferred('render_history_for_model', r'''
-def render_history_for_model(turns: list[dict]) -> str:
+def render_history_for_model(turns):
     """Turns as a prompt shows them: each message on one line after its role label, tags not shown.
 
     The stored history keeps a message's line breaks; in a prompt they would let a message start a
@@ -4569,7 +4500,7 @@ def render_history_for_model(turns: list[dict]) -> str:
 
 
 _eviction_order = _Deferred('_eviction_order', r'''
-def _eviction_order(turns: list[dict]) -> list[int]:
+def _eviction_order(turns):
     """The order in which turns leave the window: noise first (oldest first, never one of the last
     two turns), then the rest, oldest first. Tags are computed once, on the whole list."""
     tags = noise_tag_turns(turns)
@@ -4581,7 +4512,7 @@ def _eviction_order(turns: list[dict]) -> list[int]:
 
 
 _shrink = _Deferred('_shrink', r'''
-def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
+def _shrink(turn, max_bytes, lang):
     """The turn cut (in the middle of the reply first, then of the user text) to fit ``max_bytes``.
 
     The texts are made safe once; candidates are measured without re-sanitising them.
@@ -4589,11 +4520,11 @@ def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
     marker = _TRUNC[norm_lang(lang)]
     safe = {"user": _content(turn.get("user", "")), "assistant": _content(turn.get("assistant", ""))}
 
-    def size(user: str, bot: str) -> int:
+    def size(user, bot):
         label = f"user [{turn['tag']}]" if turn.get("tag") in NOISE_TAGS else "user"
         return history_size(f"{label}: {user}\n\nassistant: {bot}")
 
-    def cut(text: str, keep: int) -> str:
+    def cut(text, keep):
         if keep >= len(text):
             return text
         return "" if keep <= 0 else text[:keep // 2] + marker + text[len(text) - (keep - keep // 2):]
@@ -4617,8 +4548,8 @@ def _shrink(turn: dict, max_bytes: int, lang: str) -> dict:
 
 
 fit_window = _Deferred('fit_window', r'''
-def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
-               lang: str = "zh") -> tuple[list[dict], list[dict], int]:
+def fit_window(turns, max_turns=HISTORY_MAX_TURNS, max_bytes=HISTORY_MAX_BYTES,
+               lang="zh"):
     """(kept, overflow, truncated): the window within both caps; overflow in conversation order.
 
     Turns leave in :func:`_eviction_order`; the fewest that satisfy the turn cap and then the
@@ -4630,7 +4561,7 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
     max_bytes = bounded_int(max_bytes, HISTORY_MAX_BYTES, HISTORY_MIN_BYTES, 100_000_000)
     order = _eviction_order(turns)
 
-    def window(k: int) -> list[int]:
+    def window(k):
         gone = set(order[:k])
         return [i for i in range(len(turns)) if i not in gone]
 
@@ -4655,9 +4586,9 @@ def fit_window(turns: list[dict], max_turns: int = HISTORY_MAX_TURNS, max_bytes:
 
 
 append_turn = _Deferred('append_turn', r'''
-def append_turn(history: object, user: object, assistant: object, *, essential: bool | None = None,
-                tag: object = None, max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
-                lang: str = "zh") -> dict:
+def append_turn(history, user, assistant, *, essential=None,
+                tag=None, max_turns=HISTORY_MAX_TURNS, max_bytes=HISTORY_MAX_BYTES,
+                lang="zh"):
     """Add a turn and fit the window. Never raises.
 
     ``tag`` ("essential"/"optional"/"noise"/"chat") or ``essential`` is the caller's hint, stored
@@ -4690,7 +4621,7 @@ def append_turn(history: object, user: object, assistant: object, *, essential: 
 
 
 history_for_model = _Deferred('history_for_model', r'''
-def history_for_model(history: object, lang: str = "zh") -> str:
+def history_for_model(history, lang="zh"):
     """The history as the model should read it: noise and folded duplicates out, tags not shown.
 
     A turn the user later corrected is marked so that the model does not act on the old value.
@@ -4725,10 +4656,10 @@ HISTORY_NODE_OUTPUTS = {
 
 
 history_update = _Deferred('history_update', r'''
-def history_update(old_history: str = "", summary: str = "", user_query: str = "", answer: str = "",
-                   tag: str = "", max_turns: int = HISTORY_MAX_TURNS, max_bytes: int = HISTORY_MAX_BYTES,
-                   summary_max_tokens: int = SUMMARY_MAX_TOKENS, llm_summary: bool = False,
-                   lang: str = "zh", **other_answers: object) -> dict:
+def history_update(old_history="", summary="", user_query="", answer="",
+                   tag="", max_turns=HISTORY_MAX_TURNS, max_bytes=HISTORY_MAX_BYTES,
+                   summary_max_tokens=SUMMARY_MAX_TOKENS, llm_summary=False,
+                   lang="zh", **other_answers):
     """The Dify history node: append this turn, roll overflow into the summary. Never raises.
 
     ``answer`` is the reply of this turn; when it is empty, the first non-empty ``other_answers``
@@ -4784,7 +4715,7 @@ def history_update(old_history: str = "", summary: str = "", user_query: str = "
 # ---- dskit/gaps.py ----
 # Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
-def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
+def missing_slots(task, spec):
     """Required slots of an open task that are empty or invalid, in ask order."""
     missing = []
     for name, slot in spec.slots.items():
@@ -4796,7 +4727,7 @@ def missing_slots(task: dict, spec: TaskSpec) -> list[str]:
 
 
 ask_text = _Deferred('ask_text', r'''
-def ask_text(spec: TaskSpec, slot_name: str, lang: str = "zh") -> str:
+def ask_text(spec, slot_name, lang="zh"):
     """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
     slot = spec.slots[slot_name]
     return slot.ask or msg("ask_default", lang, slot=slot.display)
@@ -4849,7 +4780,7 @@ _JSON_LIKE = _LazyPattern('_JSON_LIKE', r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|fa
 # ---------------------------------------------------------------- the model's state text
 
 value_text = _Deferred('value_text', r'''
-def value_text(value: Any) -> str:
+def value_text(value):
     """A slot value on one line: plain text when unambiguous, else JSON (quoted and escaped)."""
     if isinstance(value, str):
         if _BARE.match(value) and not _JSON_LIKE.match(value) and one_line(value) == value:
@@ -4862,7 +4793,7 @@ def value_text(value: Any) -> str:
 
 
 _slots_text = _Deferred('_slots_text', r'''
-def _slots_text(slots: Any, order: Any, sep: str) -> str:
+def _slots_text(slots, order, sep):
     if not isinstance(slots, dict):
         return "-"
     names = [n for n in order if n in slots] + [n for n in slots if n not in order]
@@ -4871,7 +4802,7 @@ def _slots_text(slots: Any, order: Any, sep: str) -> str:
 
 
 _task_line = _Deferred('_task_line', r'''
-def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: dict) -> str:
+def _task_line(task, kind, catalog, state, w):
     spec = catalog.tasks.get(task["name"]) if catalog is not None else None
     label = spec.display if spec else one_line(task.get("label") or task["name"])
     stage = task["stage"]
@@ -4892,7 +4823,7 @@ def _task_line(task: dict, kind: str, catalog: Catalog | None, state: dict, w: d
 
 
 _done_line = _Deferred('_done_line', r'''
-def _done_line(entry: dict, w: dict) -> str:
+def _done_line(entry, w):
     label = one_line(entry.get("label") or entry.get("task") or "?")
     line = f"- {w['done']}{w['colon']}{label}{w['open']}{one_line(entry.get('status', ''))}{w['close']}" \
            f"{w['colon']}{_slots_text(entry.get('slots'), [], w['sep'])}"
@@ -4905,7 +4836,7 @@ def _done_line(entry: dict, w: dict) -> str:
 
 
 _asked_line = _Deferred('_asked_line', r'''
-def _asked_line(state: dict, w: dict) -> str:
+def _asked_line(state, w):
     task_id, _, slot = str(state["counters"].get("asking") or "").partition(".")
     task = next((t for t in state["task_stack"] if t["id"] == task_id), None)
     if task is None or not slot:
@@ -4915,7 +4846,7 @@ def _asked_line(state: dict, w: dict) -> str:
 
 
 is_dskit_state = _Deferred('is_dskit_state', r'''
-def is_dskit_state(value: Any) -> bool:
+def is_dskit_state(value):
     """Whether ``value`` (a dict or JSON text) is a usable dskit state."""
     if isinstance(value, str):
         value = loads_strict_or_none(value) if value.strip().startswith("{") else None
@@ -4923,7 +4854,7 @@ def is_dskit_state(value: Any) -> bool:
 ''')
 
 
-def state_text(state: Any, catalog: Catalog | None = None, lang: str = "zh") -> str:
+def state_text(state, catalog=None, lang="zh"):
     """The model's view of a dskit state (any other string is returned as it is, stripped).
 
     Open tasks top first (current, then suspended or waiting) with their filled slots in catalog
@@ -4951,7 +4882,7 @@ def state_text(state: Any, catalog: Catalog | None = None, lang: str = "zh") -> 
 
 # ---------------------------------------------------------------- workflow outputs
 
-def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
+def task_outputs(state, catalog):
     """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
     top = current_task(state)
     if top is None:
@@ -4963,8 +4894,8 @@ def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
             "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
 
 
-def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "", *,
-                     state: dict | None = None) -> dict[str, Any]:
+def workflow_outputs(new_state, decision, catalog, error="", *,
+                     state=None):
     """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
     already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
     if state is None:
@@ -4997,7 +4928,7 @@ _REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
 _MODEL_ANSWERED = frozenset({"faq", "chitchat"})
 
 
-def replies_itself(outputs: Mapping[str, Any]) -> bool:
+def replies_itself(outputs):
     """Whether this turn's reply is the engine's ``question`` as it stands: the rule of the Chatflows'
     ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but execute, FAQ and
     small talk without engine notices straight to the reply (with notices, the engine's text is the
@@ -5009,7 +4940,7 @@ def replies_itself(outputs: Mapping[str, Any]) -> bool:
     return not (action == "chitchat" and not outputs.get("notices"))
 
 
-def follow_up(outputs: Mapping[str, Any]) -> str:
+def follow_up(outputs):
     """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
     open task's pending question ("" when no task waits, and on every other turn). The Chatflows'
     answer node shows the answer followed by it and the memory step records the two together — the
@@ -5022,7 +4953,7 @@ def follow_up(outputs: Mapping[str, Any]) -> str:
 
 
 failed_outputs = _Deferred('failed_outputs', r'''
-def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
+def failed_outputs(kept_state, question, error, lang="zh"):
     """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
     state, _ = load_state(kept_state)
     top = current_task(state)
@@ -5035,7 +4966,7 @@ def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh")
 # ---------------------------------------------------------------- what the user reads of a task
 
 values_text = _Deferred('values_text', r'''
-def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None = None) -> str:
+def values_text(spec, slots, lang, names=None):
     """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
@@ -5044,7 +4975,7 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
 
 
 history_tag = _Deferred('history_tag', r'''
-def history_tag(decision: Any) -> str:
+def history_tag(decision):
     """The history's hint for a turn: "essential" when the machine made progress on a task, "chat"
     when it applied only a question, small talk or a handoff, "" when it applied nothing."""
     if not isinstance(decision, dict):
@@ -5075,7 +5006,7 @@ CONTEXT_HEADERS = {
 
 
 context_item = _Deferred('context_item', r'''
-def context_item(text: str) -> str:
+def context_item(text):
     """A line of user-provided text (a summary line, a memory item) as the prompt shows it: one line,
     after the engine's "- " (a line that had its own dash keeps it)."""
     line = one_line(text)
@@ -5084,7 +5015,7 @@ def context_item(text: str) -> str:
 
 
 _items = _Deferred('_items', r'''
-def _items(text: str) -> list[str]:
+def _items(text):
     """A memory or external zone cut into items: paragraphs, or lines when there is one paragraph."""
     text = (text or "").strip()
     if not text:
@@ -5105,8 +5036,8 @@ class _Zones:
     """
 
     __init__ = _Deferred('__init__', r'''
-    def __init__(self, system: str, state: str, memory: list[str], summary: list[str], turns: list[dict],
-                 external: list[str], lang: str) -> None:
+    def __init__(self, system, state, memory, summary, turns,
+                 external, lang):
         self.system, self.state, self.memory, self.summary = system, state, memory, summary
         self.turns, self.external, self.lang = turns, external, lang
         self.h = CONTEXT_HEADERS[lang]
@@ -5114,12 +5045,12 @@ class _Zones:
     ''')
 
     touch = _Deferred('touch', r'''
-    def touch(self, zone: str) -> None:
+    def touch(self, zone):
         self._cache.pop(zone, None)
     ''')
 
     _render = _Deferred('_render', r'''
-    def _render(self, name: str) -> str:
+    def _render(self, name):
         h = self.h
         if name == "system":
             return self.system
@@ -5140,7 +5071,7 @@ class _Zones:
     ''')
 
     zone = _Deferred('zone', r'''
-    def zone(self, name: str) -> str:
+    def zone(self, name):
         """One zone's text with its header ('' when empty)."""
         if name not in self._cache:
             text = self._render(name)
@@ -5149,12 +5080,12 @@ class _Zones:
     ''')
 
     text = _Deferred('text', r'''
-    def text(self) -> str:
+    def text(self):
         return "\n\n".join(z for z in (self.zone(n) for n in CONTEXT_ZONES) if z)
     ''')
 
     tokens = _Deferred('tokens', r'''
-    def tokens(self, zone: str | None = None) -> int:
+    def tokens(self, zone=None):
         if zone:
             self.zone(zone)
             return self._cache[zone][1]
@@ -5164,7 +5095,7 @@ class _Zones:
 
 
 _cut_history = _Deferred('_cut_history', r'''
-def _cut_history(parts: _Zones, report: list, reason: str, keep_facts: bool = True) -> bool:
+def _cut_history(parts, report, reason, keep_facts=True):
     """Cut one history item in trimming order; False when only the latest turn and facts are left.
 
     Optional turns (oldest first) are first cut short, to their reply's opening, then dropped; then
@@ -5211,7 +5142,7 @@ def _cut_history(parts: _Zones, report: list, reason: str, keep_facts: bool = Tr
 
 
 _cut = _Deferred('_cut', r'''
-def _cut(zone: str, what: str, item: object, reason: str) -> dict:
+def _cut(zone, what, item, reason):
     text = render_history_for_model([item]) if isinstance(item, dict) else str(item)
     return {"zone": zone, "what": what, "tokens": estimate_tokens(text), "reason": reason,
             "preview": " ".join(text.split())[:40]}
@@ -5219,7 +5150,7 @@ def _cut(zone: str, what: str, item: object, reason: str) -> dict:
 
 
 _shorten_last_turn = _Deferred('_shorten_last_turn', r'''
-def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> bool:
+def _shorten_last_turn(parts, over, report, reason):
     """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
     if not parts.turns:
         return False
@@ -5242,7 +5173,7 @@ def _shorten_last_turn(parts: _Zones, over: int, report: list, reason: str) -> b
 
 
 _cut_list = _Deferred('_cut_list', r'''
-def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
+def _cut_list(parts, zone, report, reason):
     items = getattr(parts, zone)
     if not items:
         return False
@@ -5254,7 +5185,7 @@ def _cut_list(parts: _Zones, zone: str, report: list, reason: str) -> bool:
 
 
 _fit_zone = _Deferred('_fit_zone', r'''
-def _fit_zone(parts: _Zones, zone: str, budget: int, report: list) -> None:
+def _fit_zone(parts, zone, budget, report):
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
     while parts.tokens(zone) > budget:
@@ -5285,7 +5216,7 @@ def _fit_zone(parts: _Zones, zone: str, budget: int, report: list) -> None:
 
 
 _precut_list = _Deferred('_precut_list', r'''
-def _precut_list(parts: _Zones, zone: str, limit: int, report: list) -> None:
+def _precut_list(parts, zone, limit, report):
     """Drop, in one go, the items past the first ones that fit ``limit`` (a zone or total budget)."""
     items = getattr(parts, zone)
     used = 0
@@ -5301,7 +5232,7 @@ def _precut_list(parts: _Zones, zone: str, limit: int, report: list) -> None:
 
 
 _fit_total = _Deferred('_fit_total', r'''
-def _fit_total(parts: _Zones, budget: int, report: list) -> None:
+def _fit_total(parts, budget, report):
     """Cut across zones, in the module's order, until the whole text fits."""
     reason = f"total budget {budget}"
     steps = (
@@ -5318,7 +5249,7 @@ def _fit_total(parts: _Zones, budget: int, report: list) -> None:
 
 
 _fresh_summary = _Deferred('_fresh_summary', r'''
-def _fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]:
+def _fresh_summary(lines, state_text, report):
     """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
 
     "已记下时间：19:00" says nothing once "已为您预订…19:00…" follows, or once the state shows it; the
@@ -5335,10 +5266,10 @@ def _fresh_summary(lines: list[str], state_text: str, report: list) -> list[str]
 
 
 assemble_context = _Deferred('assemble_context', r'''
-def assemble_context(*, system: str = "", state: str = "", memory: str = "", history: object = "",
-                     summary: str = "", external: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET,
-                     budgets: dict | None = None, lang: str = "zh", state_view: str = "compact",
-                     catalog: Catalog | None = None) -> dict:
+def assemble_context(*, system="", state="", memory="", history="",
+                     summary="", external="", total_budget=CONTEXT_TOTAL_BUDGET,
+                     budgets=None, lang="zh", state_view="compact",
+                     catalog=None):
     """Build the context text: ``{"text", "report"}``. Never raises on string input.
 
     ``history`` is the history variable (see :mod:`dskit.history`), ``summary`` the rolling summary.
@@ -5355,7 +5286,7 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
     state_view_text = text_of(state).strip() if state_view == "raw" else state_text(
         state if isinstance(state, dict) else text_of(state), catalog, lang)
     turns = parse_history(history)
-    cut: list[dict] = []
+    cut = []
     older, turns = turns[:-CONTEXT_MAX_TURNS], turns[-CONTEXT_MAX_TURNS:]
     older_lines = summary_fact_lines(older[-CONTEXT_MAX_TURNS:], lang) if older else []
     if older:
@@ -5412,20 +5343,20 @@ _matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
 _SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
 
 
-def _matching_norm(text: str) -> str:
+def _matching_norm(text):
     return unicodedata.normalize("NFKC", text).lower()
 
 
-def segments(text: str) -> list[str]:
+def segments(text):
     """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
     return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
 
 
 number_tokens = _Deferred('number_tokens', r'''
-def number_tokens(text: str) -> Counter:
+def number_tokens(text):
     """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
     numerals that does not read as one number counts its digits)."""
-    found: Counter = Counter()
+    found = Counter()
     for match in _NUMBER_RUN.finditer(_matching_norm(text)):
         token = match.group()
         if token[0].isdigit():
@@ -5469,7 +5400,7 @@ _UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日�
 
 
 normal_form = _Deferred('normal_form', r'''
-def normal_form(text: str) -> str:
+def normal_form(text):
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
     0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
@@ -5480,7 +5411,7 @@ def normal_form(text: str) -> str:
             out = out.replace(spelling, _SYNONYM_OF[spelling])
     out = _WEEKDAY.sub(r"周\1", out)
 
-    def arabic(match: re.Match) -> str:
+    def arabic(match):
         value = parse_cn_number(match.group())
         return str(value) if value is not None else match.group()
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
@@ -5490,7 +5421,7 @@ def normal_form(text: str) -> str:
 
 
 range_said = _Deferred('range_said', r'''
-def range_said(normal: str, said: str) -> bool:
+def range_said(normal, said):
     """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
     "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
     normal forms (:func:`normal_form`): the value's and the text's."""
@@ -5507,13 +5438,13 @@ def range_said(normal: str, said: str) -> bool:
 
 
 _words = _Deferred('_words', r'''
-def _words(text: str) -> list[str]:
+def _words(text):
     return _matching_WORD.findall(_matching_norm(text))
 ''')
 
 
 words_match = _Deferred('words_match', r'''
-def words_match(value: str, text: str) -> bool:
+def words_match(value, text):
     """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
     words) three quarters of its longer words, at least two, as whole words of the text."""
     value_words = _words(value)
@@ -5530,14 +5461,14 @@ def words_match(value: str, text: str) -> bool:
 ''')
 
 
-def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
+def _number_cut(folded, start, end, cuts):
     """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
     user's own spaces and punctuation (``cuts``) end a number."""
     return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
         or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
 
 
-def _cuts(pieces: list[str]) -> set[int]:
+def _cuts(pieces):
     cuts, at = set(), 0
     for piece in pieces[:-1]:
         at += len(piece)
@@ -5545,7 +5476,7 @@ def _cuts(pieces: list[str]) -> set[int]:
     return cuts
 
 
-def exact_match(target: str, text: str, value: str | None = None) -> bool:
+def exact_match(target, text, value=None):
     """A folded value inside a text: whole numbers, and across the user's punctuation only where the
     value has punctuation too (``value``: the value as written), or with two or more characters on
     each side of it."""
@@ -5566,7 +5497,7 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
 
 
 _kept_in_place = _Deferred('_kept_in_place', r'''
-def _kept_in_place(target: str, index: int, piece: str) -> bool:
+def _kept_in_place(target, index, piece):
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
     return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
@@ -5575,16 +5506,11 @@ def _kept_in_place(target: str, index: int, piece: str) -> bool:
 
 # Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
 # stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
-DIRECTION_WORDS = frozenset({
-    "东京", "东莞", "东北", "东方", "东城", "东营", "东海", "东湖", "东山", "东风", "东四", "东单", "东直", "东三",
-    "西湖", "西安", "西宁", "西藏", "西单", "西直", "西城", "西双", "西山", "西沙", "西溪", "西塘", "西昌", "西四",
-    "南京", "南昌", "南宁", "南通", "南充", "南阳", "南平", "南海", "南山", "南湖", "南锣", "南沙", "南岸", "南开",
-    "北京", "北海", "北戴", "北碚", "北湖", "北山", "北辰", "北苑", "北仑", "北大",
-    "上海", "上饶", "下沙", "大连", "大理", "大同", "小店", "前门", "后海", "中关"})
+DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
 
 
 near_match = _Deferred('near_match', r'''
-def near_match(target: str, text: str) -> bool:
+def near_match(target, text):
     """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
     quarters of its characters, a two-character run of it, the same numbers, and every contrast
     character it has."""
@@ -5606,7 +5532,7 @@ def near_match(target: str, text: str) -> bool:
 
 
 _in_order = _Deferred('_in_order', r'''
-def _in_order(letters: list[str], piece: str) -> int:
+def _in_order(letters, piece):
     """How many of the value's characters the text holds in the value's order (the longest common
     subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
     the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
@@ -5645,7 +5571,7 @@ _CLOCK_RE = _LazyPattern(
     '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
     + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
 _EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
-_EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
 # "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
 # (a bare "six" is not a time: "a table for six" must not ground 18:00).
 _EN_SPOKEN_CLOCK_RE = _LazyPattern(
@@ -5655,16 +5581,16 @@ _EN_SPOKEN_CLOCK_RE = _LazyPattern(
 _EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
                "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
                "at night": "晚上"}
-_PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
-_AM = ("凌晨", "早上", "早晨", "清晨", "上午", "明早", "今早", "一早", "大早", "早")
+_PM = tuple('下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚'.split('|'))
+_AM = tuple('凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早'.split('|'))
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 # Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
 _DURATION_RE = _LazyPattern(
     '_DURATION_RE', rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
     r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
-_EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
-_LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
+_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
+_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
 
 # Dates, against the reference date.
 _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
@@ -5697,7 +5623,7 @@ class Evidence:
     cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
 
     keeping_recent = _Deferred('keeping_recent', r'''
-    def keeping_recent(self, keep: list[int]) -> Evidence:
+    def keeping_recent(self, keep):
         """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
         field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
         return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
@@ -5705,7 +5631,7 @@ class Evidence:
                         offered=self.offered, offers=self.offers, cased=self.cased)
     ''')
 
-    def texts(self, recent: bool) -> list[tuple[str, str]]:
+    def texts(self, recent):
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
         pairs = [(self.message, self.raw)]
         if recent:
@@ -5714,9 +5640,7 @@ class Evidence:
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = (
-        'message', 'recent', 'raw', 'raw_recent', 'reference', 'offered', 'offers', 'cased',
-    )
+    __match_args__ = tuple('message|recent|raw|raw_recent|reference|offered|offers|cased'.split('|'))
 
     def __init__(
         self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
@@ -5772,7 +5696,7 @@ class Evidence:
     ''')
 
 
-def fold(text: Any) -> str:
+def fold(text):
     """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
     digits and CJK characters (spaces, punctuation and symbols do not count)."""
     if not isinstance(text, str):
@@ -5781,11 +5705,11 @@ def fold(text: Any) -> str:
     return "".join(ch for ch in text if ch.isalnum())
 
 
-def _raw(text: str) -> str:
+def _raw(text):
     return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
 
 
-def parse_reference_date(value: Any) -> date | None:
+def parse_reference_date(value):
     """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
     if isinstance(value, date):
         return value
@@ -5799,8 +5723,8 @@ def parse_reference_date(value: Any) -> date | None:
     return None
 
 
-def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offered: Any = "",
-                  offers: Any = ()) -> Evidence | None:
+def make_evidence(query, recent=(), reference_date=None, offered="",
+                  offers=()):
     """The evidence of a turn; None (grounding off) when there is no user message at all.
 
     ``recent``: earlier user messages, oldest first (a history's user turns); only the last
@@ -5823,7 +5747,7 @@ def make_evidence(query: Any, recent: Any = (), reference_date: Any = None, offe
 # ---------------------------------------------------------------- numbers, times, dates
 
 _number = _Deferred('_number', r'''
-def _number(token: str) -> float | None:
+def _number(token):
     if not token:
         return None
     if token[0].isdigit():
@@ -5854,11 +5778,11 @@ _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
 numbers_in = _Deferred('numbers_in', r'''
-def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[float]:
+def numbers_in(raw, counts=False, people=False):
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
     or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
-    def keep(match: re.Match) -> bool:
+    def keep(match):
         return not counts or not (_NOT_A_COUNT.match(raw, match.end())
                                   or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
                                   or (people and _NOT_PEOPLE.match(raw, match.end())))
@@ -5882,7 +5806,7 @@ def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[floa
 
 
 _minutes = _Deferred('_minutes', r'''
-def _minutes(token: str | None) -> int:
+def _minutes(token):
     if not token:
         return 0
     if token == "半":
@@ -5902,7 +5826,7 @@ _CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天�
 
 
 _a_bit = _Deferred('_a_bit', r'''
-def _a_bit(raw: str, match: re.Match) -> bool:
+def _a_bit(raw, match):
     """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
     that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
     later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
@@ -5920,9 +5844,9 @@ def _a_bit(raw: str, match: re.Match) -> bool:
 
 
 times_in = _Deferred('times_in', r'''
-def times_in(raw: str) -> set[str]:
+def times_in(raw):
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
-    found: set[str] = set()
+    found = set()
     for match in _CLOCK_RE.finditer(raw):
         period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
         hour = _number(hour_text)
@@ -5956,12 +5880,12 @@ def times_in(raw: str) -> set[str]:
 ''')
 
 
-def is_clock(value: Any) -> bool:
+def is_clock(value):
     """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
     return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
 
 
-def same_half_day(value: Any, old: Any, raw: str) -> Any:
+def same_half_day(value, old, raw):
     """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
     replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
     Any other value comes back as it is."""
@@ -5978,7 +5902,7 @@ def same_half_day(value: Any, old: Any, raw: str) -> Any:
 
 
 clock_value = _Deferred('clock_value', r'''
-def clock_value(text: Any) -> str | None:
+def clock_value(text):
     """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
     states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
     a slot that wants HH:MM."""
@@ -5990,7 +5914,7 @@ def clock_value(text: Any) -> str | None:
 
 
 split_clock = _Deferred('split_clock', r'''
-def split_clock(text: Any) -> tuple[str, str | None]:
+def split_clock(text):
     """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
     "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
     if not isinstance(text, str) or len(text) > 60:
@@ -6006,7 +5930,7 @@ def split_clock(text: Any) -> tuple[str, str | None]:
 
 
 _clock = _Deferred('_clock', r'''
-def _clock(hour: int, minute: int, period: str | None) -> set[str]:
+def _clock(hour, minute, period):
     hours: set[int]
     if period in _PM:
         hours = {hour + 12 if hour < 12 else hour % 24}
@@ -6021,9 +5945,9 @@ def _clock(hour: int, minute: int, period: str | None) -> set[str]:
 
 
 durations_in = _Deferred('durations_in', r'''
-def durations_in(raw: str) -> tuple[set[int], set[int]]:
+def durations_in(raw):
     """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
-    minutes: set[int] = set()
+    minutes = set()
     for match in _DURATION_RE.finditer(raw):
         if match.group(3):
             amount, half, unit = match.group(1), match.group(2), match.group(3)
@@ -6045,7 +5969,7 @@ def durations_in(raw: str) -> tuple[set[int], set[int]]:
 ''')
 
 
-def one_shift_said(raw: str) -> bool:
+def one_shift_said(raw):
     """Whether the message states one shift of a time plainly: one duration and one direction
     ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none)."""
     words = [w for w in _EARLIER + _LATER if w in raw]
@@ -6058,7 +5982,7 @@ def one_shift_said(raw: str) -> bool:
 
 
 shifted_times = _Deferred('shifted_times', r'''
-def shifted_times(old: Any, raw: str) -> set[str]:
+def shifted_times(old, raw):
     """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
     both directions when it names none)."""
     match = _TIME_VALUE.match(old) if isinstance(old, str) else None
@@ -6071,23 +5995,23 @@ def shifted_times(old: Any, raw: str) -> set[str]:
 
 
 _add_months = _Deferred('_add_months', r'''
-def _add_months(day: date, months: int) -> str:
+def _add_months(day, months):
     index = day.year * 12 + day.month - 1 + months
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
 ''')
 
 
 _iso = _Deferred('_iso', r'''
-def _iso(day: date) -> str:
+def _iso(day):
     return day.isoformat()
 ''')
 
 
 dates_in = _Deferred('dates_in', r'''
-def dates_in(raw: str, reference: date | None) -> set[str]:
+def dates_in(raw, reference):
     """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
     明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
-    found: set[str] = set()
+    found = set()
     for match in _ISO_DATE_RE.finditer(raw):
         try:
             found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
@@ -6138,7 +6062,7 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
 
 
 date_spans = _Deferred('date_spans', r'''
-def date_spans(raw: str) -> list[tuple[int, int]]:
+def date_spans(raw):
     """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
     words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
     # Each pattern called by name: a code node compiles a module pattern on its first use only
@@ -6151,7 +6075,7 @@ def date_spans(raw: str) -> list[tuple[int, int]]:
         while start >= 0:
             spans.append((start, start + len(word)))
             start = raw.find(word, start + 1)
-    kept: list[tuple[int, int]] = []
+    kept = []
     for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
         if not any(start < e and s < end for s, e in kept):
             kept.append((start, end))
@@ -6161,7 +6085,7 @@ def date_spans(raw: str) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- values
 
-def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
+def text_grounded(value, folded, raw=None):
     """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
     as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
     contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
@@ -6186,7 +6110,7 @@ def text_grounded(value: str, folded: str, raw: str | None = None) -> bool:
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
 
 
-def _windows(text: str) -> set[str]:
+def _windows(text):
     folded = fold(text)
     if len(folded) <= 2:
         return {folded} if folded else set()
@@ -6195,11 +6119,11 @@ def _windows(text: str) -> set[str]:
     return {folded[i:i + 2] for i in range(len(folded) - 1)}
 
 
-def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
+def common_words(task, slot):
     """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
     message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
     "quiet table")."""
-    words: set[str] = set()
+    words = set()
     for text in (task.name.replace("_", " "), task.label,
                  *(t for other in task.slots.values() if other.name != slot
                    for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
@@ -6210,16 +6134,16 @@ def common_words(task: TaskSpec, slot: str) -> frozenset[str]:
 
 # Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
 _QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
-_GENERIC_WORDS = frozenset({"用户", "原话", "保留", "输出", "填写", "告诉", "提供", "说明", "格式", "例如", "比如"})
+_GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
 
 
 slot_words = _Deferred('slot_words', r'''
-def slot_words(spec: SlotSpec) -> set[str]:
+def slot_words(spec):
     """The words that name a slot: its label and name; for a slot without a label (the catalog gives
     it none), also the content words of its description and its question ("电话" for a slot
     ``contact`` whose question is "请问您的联系电话是？")."""
     texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
-    words: set[str] = set()
+    words = set()
     for index, text in enumerate(t for t in texts if t):
         found = _windows(text)
         if index > 0 and not spec.label:
@@ -6230,7 +6154,7 @@ def slot_words(spec: SlotSpec) -> set[str]:
 
 
 slot_touched = _Deferred('slot_touched', r'''
-def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset()) -> bool:
+def slot_touched(spec, folded, common=frozenset()):
     """Whether a text names the slot: its label or name, two characters (English: a word) of it that
     are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
     if not folded:
@@ -6246,24 +6170,22 @@ def slot_touched(spec: SlotSpec, folded: str, common: frozenset[str] = frozenset
 
 
 # English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
-_QUESTION_STOPWORDS = frozenset({"will", "would", "the", "your", "you", "any", "other", "include", "includes", "does",
-                                 "have", "has", "want", "need", "like", "please", "there", "which", "what", "this",
-                                 "that", "with", "for", "and", "are", "trip", "should", "could", "can"})
+_QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
 
 
 slot_mentions = _Deferred('slot_mentions', r'''
-def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(),
-                  asked: bool = False) -> list[tuple[int, int]]:
+def slot_mentions(spec, raw, common=frozenset(),
+                  asked=False):
     """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
     with ``asked``, the content words of the slot's question name it too."""
-    found: list[tuple[int, int]] = []
+    found = []
     extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
         set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
         for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
             pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
             found += [m.span() for m in re.finditer(pattern, raw)] if word else []
-    spans: list[tuple[int, int]] = []
+    spans = []
     for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
@@ -6274,7 +6196,7 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
 
 
 bool_said = _Deferred('bool_said', r'''
-def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), asked: bool = False) -> bool | None:
+def bool_said(spec, raw, common=frozenset(), asked=False):
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
     None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
@@ -6289,7 +6211,7 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), as
 
 
 _in_question = _Deferred('_in_question', r'''
-def _in_question(raw: str, start: int, end: int) -> bool:
+def _in_question(raw, start, end):
     """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
     left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
@@ -6299,7 +6221,7 @@ def _in_question(raw: str, start: int, end: int) -> bool:
 
 
 _topic_answer = _Deferred('_topic_answer', r'''
-def _topic_answer(raw: str, start: int, end: int) -> bool | None:
+def _topic_answer(raw, start, end):
     """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
     bare answer; None otherwise."""
     rest = raw[end:].lstrip()
@@ -6311,21 +6233,19 @@ def _topic_answer(raw: str, start: int, end: int) -> bool | None:
 
 
 _answered = _Deferred('_answered', r'''
-def _answered(raw: str, start: int, end: int) -> bool:
+def _answered(raw, start, end):
     """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
     answer = _topic_answer(raw, start, end)
     return answer if answer is not None else not negated_at(raw, start, end)
 ''')
 
 
-_BARE_YES = ("要", "需要", "有", "要的", "需要的", "有的", "要吧", "好", "好的", "是", "是的", "对", "可以", "yes", "yeah",
-             "sure", "please", "yes please", "ok", "okay")
-_BARE_NO = ("不要", "不用", "不需要", "没有", "无", "不", "不是", "不用了", "不要了", "不需要了", "不考虑", "没必要", "不包括",
-            "no", "nope", "no thanks", "no thank you", "none", "nah", "no need", "not needed")
+_BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|是的|对|可以|yes|yeah|sure|please|yes please|ok|okay'.split('|'))
+_BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
 
 
 bare_answer = _Deferred('bare_answer', r'''
-def bare_answer(raw: str) -> bool | None:
+def bare_answer(raw):
     """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
     text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
     if text in _BARE_NO:
@@ -6336,7 +6256,7 @@ def bare_answer(raw: str) -> bool | None:
 ''')
 
 
-def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
+def other_slot_value(task, slot, value):
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
     of one value (["城东"] for a slot that takes one text) is that value."""
@@ -6355,14 +6275,12 @@ def other_slot_value(task: TaskSpec, slot: str, value: Any) -> str:
 
 # Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
 # all the value says.
-_FILLER_EN = frozenset({"somewhere", "anywhere", "around", "near", "in", "the", "a", "an", "at", "area", "part",
-                        "side", "of", "some", "place", "please", "maybe", "preferably", "ideally"})
-_FILLER_ZH = ("附近", "一带", "周边", "周围", "那边", "这边", "区域", "地区", "那块", "这块", "那儿", "那里", "这里",
-              "左右", "最好", "的", "吧", "在")
+_FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|side|of|some|place|please|maybe|preferably|ideally'.split('|'))
+_FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
 
 
 _option_and_filler = _Deferred('_option_and_filler', r'''
-def _option_and_filler(option: str, value: str) -> bool:
+def _option_and_filler(option, value):
     """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
     for the area's "downtown"): the option's, not a value of another slot."""
     if option.isascii():
@@ -6383,7 +6301,7 @@ def _option_and_filler(option: str, value: str) -> bool:
 ''')
 
 
-def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = None) -> bool:
+def _option_grounded(spec, value, folded, raw=None):
     """An option value whose text or one of whose aliases the text holds, as a whole word or number
     ("三百兆" does not hold the option 百兆)."""
     if value not in spec.enum and value not in spec.aliases.values():
@@ -6395,8 +6313,8 @@ def _option_grounded(spec: SlotSpec, value: Any, folded: str, raw: str | None = 
     return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
 
 
-def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: str, ev: Evidence,
-                        asked: bool, current: bool, common: frozenset[str]) -> bool:
+def _one_value_grounded(spec, value, old, folded, raw, ev,
+                        asked, current, common):
     if spec.type == "boolean":
         said = bool_said(spec, raw, common, asked and current)
         if said is None and asked and current:
@@ -6424,15 +6342,15 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
 
 
 counts_people = _Deferred('counts_people', r'''
-def counts_people(spec: SlotSpec) -> bool:
+def counts_people(spec):
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
     return spec.type in ("integer", "number") and bool(
         _PEOPLE_SLOT.search(f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")))
 ''')
 
 
-def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,
-                   recent: bool = True, common: frozenset[str] = frozenset()) -> bool:
+def value_grounded(spec, value, ev, *, old=None, asked=False,
+                   recent=True, common=frozenset()):
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
     ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
     ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
@@ -6446,7 +6364,7 @@ def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None,
 
 
 confirm_grounded = _Deferred('confirm_grounded', r'''
-def confirm_grounded(ev: Evidence) -> bool:
+def confirm_grounded(ev):
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
     return says_yes(ev.raw)
@@ -6454,14 +6372,14 @@ def confirm_grounded(ev: Evidence) -> bool:
 
 
 asks_something = _Deferred('asks_something', r'''
-def asks_something(ev: Evidence) -> bool:
+def asks_something(ev):
     """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
     return asks(ev.raw)
 ''')
 
 
 cancel_grounded = _Deferred('cancel_grounded', r'''
-def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
+def cancel_grounded(ev, spec):
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
     return says_cancel(ev.raw, () if spec is None else task_words(spec))
@@ -6469,7 +6387,7 @@ def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
 
 
 task_words = _Deferred('task_words', r'''
-def task_words(spec: TaskSpec) -> tuple[str, ...]:
+def task_words(spec):
     """The words that name a task: its label, name (also with spaces) and display name, and the leading
     words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
     宽带办理: "路由器不要了" drops the rental)."""
@@ -6482,20 +6400,20 @@ def task_words(spec: TaskSpec) -> tuple[str, ...]:
 
 
 reset_grounded = _Deferred('reset_grounded', r'''
-def reset_grounded(ev: Evidence) -> bool:
+def reset_grounded(ev):
     """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
     return says_reset(ev.raw)
 ''')
 
 
 revert_said = _Deferred('revert_said', r'''
-def revert_said(ev: Evidence) -> bool:
+def revert_said(ev):
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
 ''')
 
 
-def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool:
+def task_mentioned(spec, catalog, folded):
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
     description and examples that no other task uses ("连不"+"不上" for a repair whose example is
@@ -6519,12 +6437,11 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
 _FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
-_FUNCTION_WORDS = {"the", "and", "for", "you", "your", "what", "how", "can", "please", "with", "this", "that", "is",
-                   "are", "my", "me", "want", "would", "like", "need"}
+_FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
 
 
 asks_about_task = _Deferred('asks_about_task', r'''
-def asks_about_task(spec: TaskSpec, folded: str) -> bool:
+def asks_about_task(spec, folded):
     """Whether a text shares a content word with the task's own words (label, name, description,
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
     than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
@@ -6536,9 +6453,9 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
 
 
 _grounding_task_words = _Deferred('_grounding_task_words', r'''
-def _grounding_task_words(spec: TaskSpec) -> set[str]:
+def _grounding_task_words(spec):
     """Two-character words (English: words) of a task's description and examples, digits left out."""
-    words: set[str] = set()
+    words = set()
     for text in (spec.description, *spec.examples):
         words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
     return words
@@ -6559,10 +6476,10 @@ _LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以�
 
 
 clean_offers = _Deferred('clean_offers', r'''
-def clean_offers(raw: Any) -> list[list]:
+def clean_offers(raw):
     """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
     out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
-    items: list = []
+    items = []
     if isinstance(raw, dict):
         items = [{"task": "", "slot": k, "values": v} for k, v in raw.items()]
     elif isinstance(raw, list):
@@ -6581,7 +6498,7 @@ def clean_offers(raw: Any) -> list[list]:
 ''')
 
 
-def take_offers(state: dict) -> tuple:
+def take_offers(state):
     """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
     last one turn). Call after the turn counter moved on."""
     offers = state.pop("offers", None)
@@ -6591,7 +6508,7 @@ def take_offers(state: dict) -> tuple:
 
 
 _found = _Deferred('_found', r'''
-def _found(value: Any, text: str) -> bool:
+def _found(value, text):
     target = str(value)
     folded = "".join(segments(target))
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
@@ -6599,13 +6516,13 @@ def _found(value: Any, text: str) -> bool:
 
 
 _listed = _Deferred('_listed', r'''
-def _listed(text: str) -> list[str]:
+def _listed(text):
     return [item for item in _ITEMS.split(text) if item and item.strip()]
 ''')
 
 
 _one_thing = _Deferred('_one_thing', r'''
-def _one_thing(text: str) -> bool:
+def _one_thing(text):
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
     return not _LIST_MARKS.search(text)
@@ -6617,7 +6534,7 @@ _FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以�
 
 
 _a_figure = _Deferred('_a_figure', r'''
-def _a_figure(value: Any) -> bool:
+def _a_figure(value):
     """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
     (the place's price), not the thing a detail question or a reference back takes. A name with a digit
     in it ("798艺术区", "速8酒店") is a thing."""
@@ -6627,7 +6544,7 @@ def _a_figure(value: Any) -> bool:
 
 
 _takes_outright = _Deferred('_takes_outright', r'''
-def _takes_outright(raw: str) -> bool:
+def _takes_outright(raw):
     """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
     the message takes the offered thing, not only asks about it."""
     return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
@@ -6635,7 +6552,7 @@ def _takes_outright(raw: str) -> bool:
 
 
 _asks_for_a_pick = _Deferred('_asks_for_a_pick', r'''
-def _asks_for_a_pick(raw: str) -> bool:
+def _asks_for_a_pick(raw):
     """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
     no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
     return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
@@ -6644,8 +6561,8 @@ def _asks_for_a_pick(raw: str) -> bool:
 
 
 offer_accepted = _Deferred('offer_accepted', r'''
-def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, offered_text: str,
-                   asked: bool) -> bool:
+def offer_accepted(task, slot, value, raw, offers, offered_text,
+                   asked):
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
     ``raw`` accepts it (see the module's rules)."""
     if not raw:
@@ -6685,7 +6602,7 @@ UNSET = object()  # a slot's value before the turn, when it had none
 class SlotWrites:
     """The slot changes of one turn (the turn's only way to write a slot value)."""
 
-    def __init__(self, state: dict, stack: TaskStack, catalog: Catalog, lang: str, notices: list[str]) -> None:
+    def __init__(self, state, stack, catalog, lang, notices):
         self.state = state
         self.stack = stack
         self.catalog = catalog
@@ -6697,15 +6614,15 @@ class SlotWrites:
         self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
         self.changes: list[SlotChange] = []
 
-    def changed_in(self, task: dict) -> list[str]:
+    def changed_in(self, task):
         return self.changed.get(task["id"], [])
 
-    def changed_keys(self) -> list[str]:
+    def changed_keys(self):
         """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
         return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
 
     changed_lately = _Deferred('changed_lately', r'''
-    def changed_lately(self, task: dict, slot: str) -> bool:
+    def changed_lately(self, task, slot):
         """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
         if (task["id"], slot) in self.touched:
             return True
@@ -6715,14 +6632,14 @@ class SlotWrites:
                    for entry in state["timeline"] if isinstance(entry, dict))
     ''')
 
-    def _touch(self, task: dict, name: str, op: str) -> None:
+    def _touch(self, task, name, op):
         """Remember a slot's value and history before its first change this turn."""
         key = (task["id"], name)
         if key not in self.touched:
             self.touched[key] = (task["slots"].get(name, UNSET), list(task["history"].get(name) or []), [])
         self.touched[key][2].append(op)
 
-    def set(self, task: dict, name: str, value: Any) -> bool:
+    def set(self, task, name, value):
         """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
         old = task["slots"].get(name)
         if value is None and name not in task["slots"]:
@@ -6742,7 +6659,7 @@ class SlotWrites:
         return True
 
     rollback = _Deferred('rollback', r'''
-    def rollback(self, task: dict, slot: str) -> None:
+    def rollback(self, task, slot):
         """Put the slot's previous value back (the caller checked that there is one)."""
         self._touch(task, slot, "rollback")
         previous = task["history"][slot].pop()
@@ -6754,7 +6671,7 @@ class SlotWrites:
         self.rolled_back.add((task["id"], slot))
     ''')
 
-    def resolve(self) -> None:
+    def resolve(self):
         """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
         the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
         kept (a rollback next turn returns to the value before this turn), the notice says the final
@@ -6780,7 +6697,7 @@ class SlotWrites:
                 self._cascade(task, name)
         self.touched.clear()
 
-    def all_changes(self) -> list[SlotChange]:
+    def all_changes(self):
         """The turn's changes: the resolved ones, then writes made after the resolution (a held value
         the user said yes to), each once."""
         pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
@@ -6789,7 +6706,7 @@ class SlotWrites:
         return self.changes + pending
 
     _unchanged = _Deferred('_unchanged', r'''
-    def _unchanged(self, task: dict, name: str, history: list) -> None:
+    def _unchanged(self, task, name, history):
         task["history"][name] = history
         if not history:
             task["history"].pop(name, None)
@@ -6798,7 +6715,7 @@ class SlotWrites:
     ''')
 
     _rollback_notice = _Deferred('_rollback_notice', r'''
-    def _rollback_notice(self, task: dict, name: str, final: Any) -> None:
+    def _rollback_notice(self, task, name, final):
         lang = self.lang
         display = self.catalog.tasks[task["name"]].slots[name].display
         self.notices.append(msg("rolled_back_empty", lang, slot=display) if final is UNSET else
@@ -6806,7 +6723,7 @@ class SlotWrites:
     ''')
 
     _cascade = _Deferred('_cascade', r'''
-    def _cascade(self, task: dict, slot: str) -> None:
+    def _cascade(self, task, slot):
         """A changed or deleted value invalidates the sub-tasks opened for the old one."""
         for child in self.stack.children(task):
             watched = self.catalog.tasks[child["name"]].depends_on_slots
@@ -6818,7 +6735,7 @@ class SlotWrites:
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
-def short_text(command: Any) -> str:
+def short_text(command):
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
         text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
@@ -6833,7 +6750,7 @@ def short_text(command: Any) -> str:
 class Turn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
-    def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None, said: str = ""):
+    def __init__(self, state, catalog, lang, evidence=None, said=""):
         self.state = state
         self.catalog = catalog
         self.lang = lang
@@ -6867,23 +6784,23 @@ class Turn:
 
     # ------------------------------------------------------------ reading
 
-    def spec(self, task: dict) -> TaskSpec:
+    def spec(self, task):
         return self.catalog.tasks[task["name"]]
 
-    def task_ref(self) -> TaskRef | None:
+    def task_ref(self):
         top = self.stack.top()
         return task_ref(top, self.spec(top).display) if top is not None else None
 
     resumed_ref = _Deferred('resumed_ref', r'''
-    def resumed_ref(self, task: dict) -> dict[str, str]:
+    def resumed_ref(self, task):
         return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
     ''')
 
-    def ended_list(self) -> list[dict[str, str]]:
+    def ended_list(self):
         return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
 
     target = _Deferred('target', r'''
-    def target(self, task_name: str | None, slot: str) -> dict | None:
+    def target(self, task_name, slot):
         """The open task a slot goes to: the named one, else the nearest from the top that has it.
 
         Without a task name, tasks open before this message come first: a task started in the same
@@ -6903,12 +6820,12 @@ class Turn:
     # ------------------------------------------------------------ recording
 
     drop = _Deferred('drop', r'''
-    def drop(self, command: Any, reason: str) -> None:
+    def drop(self, command, reason):
         self.dropped.append({"command": short_text(command), "reason": reason})
     ''')
 
     refuse = _Deferred('refuse', r'''
-    def refuse(self, command: Any, reason: str) -> None:
+    def refuse(self, command, reason):
         """A command the user's message does not support: dropped, with the reason, whatever the policy.
         A refused change (anything but a yes) also withdraws a pending confirmation (dskit.decide)."""
         self.drop(command, f"not grounded: {reason}")
@@ -6916,19 +6833,19 @@ class Turn:
             self.unapplied = True
     ''')
 
-    def note(self, entry: str, *, progress: bool = True) -> None:
+    def note(self, entry, *, progress=True):
         """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
         self.applied.append(entry)
         self.progress = self.progress or progress
 
     notice = _Deferred('notice', r'''
-    def notice(self, key: str, **values: Any) -> None:
+    def notice(self, key, **values):
         """A sentence the reply leads with (dskit.messages)."""
         self.notices.append(msg(key, self.lang, **values))
     ''')
 
     _task_ended = _Deferred('_task_ended', r'''
-    def _task_ended(self, task: dict, reason: str) -> None:
+    def _task_ended(self, task, reason):
         """A task left the stack: remembered, and said when the reason is one the user is told."""
         self.ended[task["id"]] = reason
         if reason in ("cancelled", "cascade", "evicted"):
@@ -6946,7 +6863,7 @@ RECENT_EXECUTION_TURNS = 3
 # ---------------------------------------------------------------- slot shapes
 
 pattern_takes = _Deferred('pattern_takes', r'''
-def pattern_takes(pattern: str, text: str) -> bool:
+def pattern_takes(pattern, text):
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
@@ -6954,13 +6871,13 @@ def pattern_takes(pattern: str, text: str) -> bool:
 ''')
 
 
-def time_slots(task: TaskSpec) -> list[str]:
+def time_slots(task):
     """The task's time slots: string slots whose pattern takes HH:MM."""
     return [n for n, s in task.slots.items()
             if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
 
 
-def as_clock(spec: SlotSpec, raw: Any) -> Any:
+def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
     if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
@@ -6970,7 +6887,7 @@ def as_clock(spec: SlotSpec, raw: Any) -> Any:
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
 
 
-def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
+def owner_elsewhere(task, slot, value):
     """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
     date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
     ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
@@ -6983,7 +6900,7 @@ def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
 
 # ---------------------------------------------------------------- values
 
-def keep_half_day(turn: Turn, task: dict, name: str, value: Any) -> Any:
+def keep_half_day(turn, task, name, value):
     """An hour said without morning or evening keeps the half of the day of the value it replaces."""
     if turn.evidence is None:
         return value
@@ -7000,7 +6917,7 @@ _PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
 _DESCRIBING = ("的", *_PLACE_WORDS)
 
 
-def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
+def describes_its_kind(task, spec, value):
     """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
     the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
     right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
@@ -7014,7 +6931,7 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
 
 
-def is_name_slot(task: TaskSpec, name: str) -> bool:
+def is_name_slot(task, name):
     """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
     word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
     contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
@@ -7032,7 +6949,7 @@ def is_name_slot(task: TaskSpec, name: str) -> bool:
 
 
 _held_as_name = _Deferred('_held_as_name', r'''
-def _held_as_name(turn: Turn, entries: list[tuple[Any, Any]], value: Any) -> TaskSpec | None:
+def _held_as_name(turn, entries, value):
     """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
     if not isinstance(value, str) or not value.strip():
         return None
@@ -7046,7 +6963,7 @@ def _held_as_name(turn: Turn, entries: list[tuple[Any, Any]], value: Any) -> Tas
 ''')
 
 
-def names_another_slot(task: TaskSpec, name: str, value: str) -> bool:
+def names_another_slot(task, name, value):
     """Whether a value written as the task's name mentions another of its slots by label: the user's
     whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
     游玩时间 are slots of their own). Name slots only (:func:`is_name_slot`), labels of two characters or
@@ -7057,7 +6974,7 @@ def names_another_slot(task: TaskSpec, name: str, value: str) -> bool:
                for other, slot in task.slots.items() for label in {other, slot.label} if label)
 
 
-def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
+def named_by_another_task(turn, task, name, value):
     """The label of another kind of task that holds ``value`` as its own name, "" when none.
 
     One place is one kind of thing: the restaurant the user chose is not also the sight, and the hotel
@@ -7075,7 +6992,7 @@ def named_by_another_task(turn: Turn, task: dict, name: str, value: Any) -> str:
     return other.display if other is not None else ""
 
 
-def admit_value(turn: Turn, task: dict, name: str, value: Any) -> tuple[Any, str]:
+def admit_value(turn, task, name, value):
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
     ev = turn.evidence
@@ -7136,7 +7053,7 @@ _DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪�
 
 
 date_slots = _Deferred('date_slots', r'''
-def date_slots(task: TaskSpec) -> list[str]:
+def date_slots(task):
     """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
     label, question or description says date ("出发日期", "date", "哪天")."""
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
@@ -7146,7 +7063,7 @@ def date_slots(task: TaskSpec) -> list[str]:
 
 
 said_instead = _Deferred('said_instead', r'''
-def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> Any:
+def said_instead(task, name, value, ev, old):
     """The date or clock time the user said, for a slot the model gave a date or time the user did not
     say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
     one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
@@ -7162,7 +7079,7 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
 
 
 date_said = _Deferred('date_said', r'''
-def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
+def date_said(task, name, ev):
     """The one date the message states, not negated, for the task's only date slot ``name``: as written
     ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
     raw = ev.raw
@@ -7186,7 +7103,7 @@ _NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\
 
 
 _number_spelling = _Deferred('_number_spelling', r'''
-def _number_spelling(value: str, said: str) -> str:
+def _number_spelling(value, said):
     """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
     words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
     one way (以上, 以内, 不超过 — dropping those changes what was asked; a unit or 左右 does not, and the
@@ -7212,12 +7129,12 @@ def _number_spelling(value: str, said: str) -> str:
 
 
 _same_bound = _Deferred('_same_bound', r'''
-def _same_bound(word: str | None) -> str | None:
+def _same_bound(word):
     return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
 ''')
 
 
-def users_spelling(value: Any, raw: str) -> Any:
+def users_spelling(value, raw):
     """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
     with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
     those); a number with the unit and bound the user said it with ("4.5以上" -> "4.5分以上",
@@ -7247,12 +7164,11 @@ _CLAUSE_END = _LazyPattern('_CLAUSE_END', r"[，,。．.！!？?；;、\s]")
 _TRAILING = "吧啊呀呢哦啦嘛了的哈"
 # The words a user puts before a value that are not part of it ("地址是在…", "故障是我家…": the model
 # that leaves them out is right).
-_NOT_THE_VALUE = ("在", "就", "还", "也", "都", "要", "有", "我", "你", "他", "她", "大概", "大约", "应该", "可能",
-                  "好像", "一个", "那个", "这个", "这边", "那边")
+_NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大约|应该|可能|好像|一个|那个|这个|这边|那边'.split('|'))
 _KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
 
 
-def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
+def stated_whole(task, spec, value, raw):
     """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
     "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
     act on). Stated means after the slot's Chinese label or a two-character-or-longer start or end of it
@@ -7287,7 +7203,7 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
 
 
 evidence_for = _Deferred('evidence_for', r'''
-def evidence_for(turn: Turn, task: TaskSpec) -> Evidence:
+def evidence_for(turn, task):
     """The turn's evidence without the recent messages that asked for another kind of task and not
     ``task`` (:func:`_given_to_another`); this message always counts."""
     ev = turn.evidence
@@ -7302,8 +7218,8 @@ def evidence_for(turn: Turn, task: TaskSpec) -> Evidence:
 
 
 _given_to_another = _Deferred('_given_to_another', r'''
-def _given_to_another(turn: Turn, task_spec: TaskSpec, spec: SlotSpec, value: Any, old: Any,
-                      common: frozenset[str]) -> bool:
+def _given_to_another(turn, task_spec, spec, value, old,
+                      common):
     """Whether a value of the user's recent messages (not this one) was said only in messages that asked
     for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
     to the weather, not to the trip planned a message later: where it starts is asked). A message that
@@ -7322,7 +7238,7 @@ def _given_to_another(turn: Turn, task_spec: TaskSpec, spec: SlotSpec, value: An
 
 
 _held_elsewhere = _Deferred('_held_elsewhere', r'''
-def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
+def _held_elsewhere(turn, task, name, value):
     """Whether a value of the user's recent messages was given for another task: one of the same kind —
     open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
     again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
@@ -7342,7 +7258,7 @@ def _held_elsewhere(turn: Turn, task: dict, name: str, value: Any) -> bool:
 
 
 _holds = _Deferred('_holds', r'''
-def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -> bool:
+def _holds(value, tasks, skip=None):
     """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
     ``skip`` = (task name, slot)."""
     for entry in tasks:
@@ -7355,7 +7271,7 @@ def _holds(value: Any, tasks: list[dict], skip: tuple[str, str] | None = None) -
 
 
 offered_value = _Deferred('offered_value', r'''
-def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool) -> bool:
+def offered_value(turn, task_name, slot, value, asked):
     """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
     A value of the reply's text that another slot already holds was shown back, not offered (a
     confirmation question repeats the booking's "Somewhere downtown"): it never moves to this slot."""
@@ -7374,7 +7290,7 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
 
 
 hold_or_refuse = _Deferred('hold_or_refuse', r'''
-def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict, reason: str) -> None:
+def hold_or_refuse(turn, task, name, value, command, reason):
     """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
     the next question shows it, and only a yes stores it)."""
     if turn.catalog.policy.ungrounded == "ask":
@@ -7386,7 +7302,7 @@ def hold_or_refuse(turn: Turn, task: dict, name: str, value: Any, command: dict,
 ''')
 
 
-def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
+def split_clock_slots(turn, task, slots):
     """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
     time slot when the command does not fill that slot itself: one thing the user said, one slot."""
     spec = turn.spec(task)
@@ -7404,7 +7320,7 @@ def split_clock_slots(turn: Turn, task: dict, slots: dict) -> dict:
     return slots
 
 
-def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
+def refile_misfiled(turn, task, slots):
     """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
     not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
     written as the date is the time's. It is then admitted there like any value. Grounding only."""
@@ -7421,13 +7337,13 @@ def refile_misfiled(turn: Turn, task: dict, slots: dict) -> dict:
     return moved
 
 
-def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
+def shared_words(turn, task, slots):
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
     unless one of them was asked last turn (the answer goes there)."""
     if turn.evidence is None:
         return set()
-    by_text: dict[str, list[str]] = {}
+    by_text = {}
     for name, raw in slots.items():
         if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
             by_text.setdefault(raw.strip(), []).append(name)
@@ -7438,7 +7354,7 @@ def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
 # ---------------------------------------------------------------- starts, take-backs, yes, no
 
 _recent_run = _Deferred('_recent_run', r'''
-def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
+def _recent_run(turn, spec):
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
            and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
@@ -7447,8 +7363,8 @@ def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
 
 
 _said_values = _Deferred('_said_values', r'''
-def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict,
-                 earlier: Evidence | None = None) -> tuple[int, int]:
+def _said_values(turn, spec, slots, before,
+                 earlier=None):
     """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
     (the user's last message as evidence), a value said there counts as said too."""
     given = grounded = 0
@@ -7471,7 +7387,7 @@ def _said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict,
 
 
 answer_slots = _Deferred('answer_slots', r'''
-def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
+def answer_slots(turn, spec, command):
     """The values a start carries in the whole answer: its own, and those of set_slots commands of the
     same message that go to the new task (named, or for a slot no task open before the message has).
     A start split into start_task + set_slots is checked as one."""
@@ -7489,7 +7405,7 @@ def answer_slots(turn: Turn, spec: TaskSpec, command: dict) -> dict:
 
 
 _said_last_message = _Deferred('_said_last_message', r'''
-def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, int] | None:
+def _said_last_message(turn, spec, slots):
     """(values given, values said in this message or the last one) for a start the user asked for in
     their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
     model started the rental one message late. None unless that message names the task, states it (no
@@ -7510,7 +7426,7 @@ def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, in
 
 
 admit_start = _Deferred('admit_start', r'''
-def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
+def admit_start(turn, spec, command):
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
     when none or most of its values (in the whole answer) were not said, or when it carries none and either
@@ -7552,7 +7468,7 @@ def admit_start(turn: Turn, spec: TaskSpec, command: dict) -> tuple[bool, str]:
 
 
 admit_rollback = _Deferred('admit_rollback', r'''
-def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
+def admit_rollback(turn, task, slot, previous):
     """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
     back to, or names the slot — but never while it states the slot's *current* value and not the
     previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
@@ -7577,21 +7493,21 @@ def admit_rollback(turn: Turn, task: dict, slot: str, previous: Any) -> bool:
 
 
 admit_confirm = _Deferred('admit_confirm', r'''
-def admit_confirm(turn: Turn) -> bool:
+def admit_confirm(turn):
     """A yes: the message says so."""
     return turn.evidence is None or confirm_grounded(turn.evidence)
 ''')
 
 
 admit_cancel = _Deferred('admit_cancel', r'''
-def admit_cancel(turn: Turn, task: dict) -> bool:
+def admit_cancel(turn, task):
     """A cancellation: the message drops something."""
     return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
 ''')
 
 
 admit_reset = _Deferred('admit_reset', r'''
-def admit_reset(turn: Turn) -> bool:
+def admit_reset(turn):
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
 ''')
@@ -7603,7 +7519,7 @@ def admit_reset(turn: Turn) -> bool:
 MAX_TEXT = 2000
 
 
-def command_text(value: Any) -> str:
+def command_text(value):
     """A text field of a command (a question, a reason), trimmed and bounded."""
     return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
 
@@ -7618,17 +7534,17 @@ class Command:
     title = ""  # the name the prompt gives it, when not ``kind``
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
         return {"type": self.kind}, ""
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         """Check the command's evidence and apply its effect to the turn."""
     ''')
 
-    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+    def apply_all(self, turn, commands):
         """Apply this kind's commands of one message (they come together in the fixed order)."""
         for command in commands:
             self.apply(turn, command)
@@ -7645,7 +7561,7 @@ class StartTask(Command):
                      "gave, with their values)"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         slots = raw.get("slots")
         if task is None:
             return None, "start_task needs a task"
@@ -7655,7 +7571,7 @@ class StartTask(Command):
     ''')
 
     apply_all = _Deferred('apply_all', r'''
-    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
+    def apply_all(self, turn, commands):
         """Several starts keep the first-mentioned on top; tasks started together find their parents."""
         for command in reversed(commands):
             self.apply(turn, command)
@@ -7663,7 +7579,7 @@ class StartTask(Command):
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         spec = turn.catalog.tasks[command["task"]]
         grounded, reason = admit_start(turn, spec, command)
         if not grounded:
@@ -7689,12 +7605,12 @@ class CancelTask(Command):
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         return {"type": self.kind, "task": task}, ""
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         name = command.get("task")
         task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
         if task is None:
@@ -7715,7 +7631,7 @@ class Reset(Command):
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         if not admit_reset(turn):
             turn.refuse(command, "the message does not ask to start over")
             return
@@ -7739,7 +7655,7 @@ class SetSlots(Command):
                      "gets null"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         slots = raw.get("slots")
         if not isinstance(slots, dict):
             # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
@@ -7753,12 +7669,12 @@ class SetSlots(Command):
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         name = command.get("task")
         if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
             REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
             return
-        groups: dict[str, tuple[dict, dict]] = {}
+        groups = {}
         for slot, value in command["slots"].items():
             task = turn.target(name, slot)
             if task is None:
@@ -7778,7 +7694,7 @@ class RollbackSlot(Command):
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
             return None, "rollback_slot needs a slot"
@@ -7786,7 +7702,7 @@ class RollbackSlot(Command):
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         slot = command["slot"]
         task = turn.target(command.get("task"), slot)
         if task is None or slot not in turn.spec(task).slots:
@@ -7805,7 +7721,7 @@ class RollbackSlot(Command):
 
 
 slot_by_word = _Deferred('slot_by_word', r'''
-def slot_by_word(spec: TaskSpec, key: str) -> str:
+def slot_by_word(spec, key):
     """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
     "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
     task must match, the word must be two characters or more (a whole word, for English), and it must not
@@ -7823,7 +7739,7 @@ def slot_by_word(spec: TaskSpec, key: str) -> str:
 ''')
 
 
-def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
+def _slots_by_name(turn, task, slots):
     """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
     command also names itself."""
     spec = turn.spec(task)
@@ -7838,7 +7754,7 @@ def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
     return named
 
 
-def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
+def apply_slots(turn, task, slots):
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
     slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
@@ -7851,7 +7767,7 @@ def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
         if name in shared:
             turn.refuse(item, f"{name}: the same words were given to several slots")
             continue
-        value: Any = None
+        value = None
         if raw is not None:
             ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
             if not ok:
@@ -7863,7 +7779,7 @@ def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
         _write(turn, task, name, value, item)
 
 
-def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
+def _write(turn, task, name, value, item):
     admitted, why = admit_value(turn, task, name, value)
     if admitted is UNSET:
         hold_or_refuse(turn, task, name, value, item, why)
@@ -7885,12 +7801,12 @@ class Confirm(Command):
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         name = command.get("task")
         if name in turn.catalog.tasks and turn.stack.named(name) is None:
             # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
@@ -7940,7 +7856,7 @@ class Deny(Command):
     order = 4
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         task = turn.stack.top()
         if task is not None and task["id"] in turn.held:  # no to the values held for checking
             turn.held.pop(task["id"])
@@ -7957,7 +7873,7 @@ class Deny(Command):
 
 
 _accept_held = _Deferred('_accept_held', r'''
-def _accept_held(turn: Turn, task: dict) -> None:
+def _accept_held(turn, task):
     """The user said yes to the values shown for checking: they are stored as if said — only those
     the check question showed (dskit.integrity)."""
     turn.checked.add(task["id"])
@@ -7989,12 +7905,12 @@ class Faq(Command):
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         turn.faq = command.get("question") or ""
         turn.note("faq", progress=False)
     ''')
@@ -8007,7 +7923,7 @@ class Chitchat(Command):
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         turn.chitchat = True
         turn.note("chitchat", progress=False)
     ''')
@@ -8020,12 +7936,12 @@ class Handoff(Command):
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
     read = _Deferred('read', r'''
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    def read(self, raw, task, catalog):
         return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
     ''')
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         turn.handoff = command.get("reason") or "user_request"
         turn.note("handoff", progress=False)
     ''')
@@ -8038,7 +7954,7 @@ class CannotHandle(Command):
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
     apply = _Deferred('apply', r'''
-    def apply(self, turn: Turn, command: dict) -> None:
+    def apply(self, turn, command):
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
         turn.drop(command, "ignored: other commands were understood")
     ''')
@@ -8047,14 +7963,14 @@ class CannotHandle(Command):
 # ---------------------------------------------------------------- sub-tasks started together
 
 _open_parent_named = _Deferred('_open_parent_named', r'''
-def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
+def _open_parent_named(turn, depends_on):
     """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
     return turn.stack.named(depends_on) if depends_on else None
 ''')
 
 
 _adopt_orphans = _Deferred('_adopt_orphans', r'''
-def _adopt_orphans(turn: Turn, parent: dict) -> None:
+def _adopt_orphans(turn, parent):
     """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
     new parent's while they are still open: they wait for it and go with it, as if opened after it."""
     for task in turn.stack.tasks:
@@ -8065,7 +7981,7 @@ def _adopt_orphans(turn: Turn, parent: dict) -> None:
 
 
 _link_parents = _Deferred('_link_parents', r'''
-def _link_parents(turn: Turn) -> None:
+def _link_parents(turn):
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
         if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
@@ -8087,14 +8003,14 @@ RESOLVED_FROM = Confirm.order
 
 
 command_lines = _Deferred('command_lines', r'''
-def command_lines(lang: str) -> str:
+def command_lines(lang):
     """The understanding prompt's list of commands, one line each, in registry order."""
     sep = "：" if lang == "zh" else ": "
     return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
 ''')
 
 
-def apply_commands(turn: Turn, commands: list[dict]) -> None:
+def apply_commands(turn, commands):
     """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
     turn.commands = list(commands)
@@ -8116,7 +8032,7 @@ def apply_commands(turn: Turn, commands: list[dict]) -> None:
     _expire_held(turn)
 
 
-def _expire_held(turn: Turn) -> None:
+def _expire_held(turn):
     """Held values the user did not say yes to are forgotten (they were asked about once)."""
     for task_id, values in turn.held.items():
         turn.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
@@ -8130,13 +8046,13 @@ _TOKEN = _LazyPattern('_TOKEN', r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
 
 
 _one = _Deferred('_one', r'''
-def _one(found: set) -> Any:
+def _one(found):
     return next(iter(found)) if len(found) == 1 else None
 ''')
 
 
 _options_named = _Deferred('_options_named', r'''
-def _options_named(spec: SlotSpec, raw: str) -> dict[str, Any]:
+def _options_named(spec, raw):
     """The words of an enum slot's options and aliases the message names -> the option each stands for."""
     found = {}
     for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
@@ -8148,14 +8064,14 @@ def _options_named(spec: SlotSpec, raw: str) -> dict[str, Any]:
 
 
 _option_in = _Deferred('_option_in', r'''
-def _option_in(spec: SlotSpec, raw: str) -> Any:
+def _option_in(spec, raw):
     """The one option of an enum slot the message names (by its text or an alias), else None."""
     return _one(set(_options_named(spec, raw).values()))
 ''')
 
 
 said_option = _Deferred('said_option', r'''
-def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
+def said_option(spec, raw, held):
     """The one option the message names for an enum slot, said plainly: each word naming it stands in the
     message as written and is not negated ("不坐高铁"), nor part of a value ``held`` by another slot
     ("上海火车站" is the origin, not the train). None otherwise."""
@@ -8173,7 +8089,7 @@ def said_option(spec: SlotSpec, raw: str, held: list[str]) -> Any:
 
 
 said_yes_no = _Deferred('said_yes_no', r'''
-def said_yes_no(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> bool | None:
+def said_yes_no(task, spec, raw, held):
     """The yes or no the message gives a yes/no slot it names by its whole label or name ("安静一点的"
     for 安静, "no private room"): :func:`dskit.grounding.bool_said` (un-negated, negated; never a question,
     never "无所谓"), and only when the word is not part of a value ``held`` by another slot (a restaurant
@@ -8188,7 +8104,7 @@ def said_yes_no(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> bo
 
 
 _left_out = _Deferred('_left_out', r'''
-def _left_out(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> Any:
+def _left_out(task, spec, raw, held):
     """The value the message plainly gives an empty slot of a kind the engine reads itself (an option,
     a yes/no), else None."""
     if spec.enum:
@@ -8199,7 +8115,7 @@ def _left_out(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> Any:
 ''')
 
 
-def options_left_out(turn: Turn) -> bool:
+def options_left_out(turn):
     """The model filled a task this turn and left out an option or a yes/no the user gave one of its
     other slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode,
     while 高铁 is an alias of the mode's 火车; "两个人安静一点的，时间改成七点吧" changed the people and the
@@ -8231,7 +8147,7 @@ def options_left_out(turn: Turn) -> bool:
     return filled
 
 
-def time_left_out(turn: Turn) -> bool:
+def time_left_out(turn):
     """The model changed a task this turn and left its time as it was, although the message shifts it:
     "Actually make it eight of us, and half an hour later" set the people only. The one task the model
     wrote to, whose only time slot holds a value the model did not touch, takes that value shifted by the
@@ -8251,7 +8167,7 @@ def time_left_out(turn: Turn) -> bool:
 
 
 value_in_message = _Deferred('value_in_message', r'''
-def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
+def value_in_message(spec, raw, old, reference):
     """The one value of the slot's kind a message holds (None: none, several, or free text)."""
     if spec.type == "boolean":
         return bare_answer(raw)
@@ -8273,7 +8189,7 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
 
 
 _fill = _Deferred('_fill', r'''
-def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
+def _fill(turn, task, name, value):
     ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
     if not ok or reason or not turn.writes.set(task, name, coerced):
         return False
@@ -8283,7 +8199,7 @@ def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
 
 
 _asked_slot = _Deferred('_asked_slot', r'''
-def _asked_slot(turn: Turn) -> bool:
+def _asked_slot(turn):
     task_id, _, name = turn.asked.partition(".")
     task = turn.stack.find(task_id)
     if task is None or name not in turn.spec(task).slots or name in task["slots"]:
@@ -8297,7 +8213,7 @@ def _asked_slot(turn: Turn) -> bool:
 
 
 _only_time_slot = _Deferred('_only_time_slot', r'''
-def _only_time_slot(turn: Turn) -> bool:
+def _only_time_slot(turn):
     task = turn.stack.top()
     clocks = time_slots(turn.spec(task)) if task is not None else []
     if len(clocks) != 1:
@@ -8309,7 +8225,7 @@ def _only_time_slot(turn: Turn) -> bool:
 
 
 _names_another_task = _Deferred('_names_another_task', r'''
-def _names_another_task(turn: Turn, task: dict) -> bool:
+def _names_another_task(turn, task):
     """Whether the message names a task of the catalog other than ``task``'s: "查一下周六北京天气" gives its
     date to the weather, not to the booking on top."""
     return any(name != task["name"] and task_mentioned(spec, turn.catalog, turn.evidence.message)
@@ -8318,7 +8234,7 @@ def _names_another_task(turn: Turn, task: dict) -> bool:
 
 
 _only_date_or_count = _Deferred('_only_date_or_count', r'''
-def _only_date_or_count(turn: Turn) -> bool:
+def _only_date_or_count(turn):
     """"Make it Saturday at 6pm instead, for three" with nothing usable from the model: the task on top
     takes the one date said for its only date slot and the one count of people for its only slot that
     counts people (the date as said, or worked out for a pattern) — only in a message that changes
@@ -8342,13 +8258,13 @@ def _only_date_or_count(turn: Turn) -> bool:
 
 
 _numbers_said = _Deferred('_numbers_said', r'''
-def _numbers_said(raw: str) -> bool:
+def _numbers_said(raw):
     return bool(numbers_in(raw)) or bool(times_in(raw))
 ''')
 
 
 _changed_last_turn = _Deferred('_changed_last_turn', r'''
-def _changed_last_turn(turn: Turn) -> list[str]:
+def _changed_last_turn(turn):
     state = turn.state
     return [key for entry in state["timeline"] if isinstance(entry, dict) and entry.get("turn") == state["turn"] - 1
             for key in entry.get("changed") or []]
@@ -8356,7 +8272,7 @@ def _changed_last_turn(turn: Turn) -> list[str]:
 
 
 _take_back = _Deferred('_take_back', r'''
-def _take_back(turn: Turn) -> bool:
+def _take_back(turn):
     """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
     goes back to its previous value."""
     task = turn.stack.top()
@@ -8378,7 +8294,7 @@ def _take_back(turn: Turn) -> bool:
 
 
 _by_command = _Deferred('_by_command', r'''
-def _by_command(turn: Turn, command: dict) -> bool:
+def _by_command(turn, command):
     """Apply ``command`` through its class, so every check of the model's own applies; True when it
     acted (logged as ``backup …``), and when it refused nothing of it stays in the turn."""
     marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq, turn.unapplied)
@@ -8393,7 +8309,7 @@ def _by_command(turn: Turn, command: dict) -> bool:
 
 
 _start_over = _Deferred('_start_over', r'''
-def _start_over(turn: Turn) -> bool:
+def _start_over(turn):
     """"等一下，全部重新来吧" with no command: the reset, when the message asks for nothing else
     (:func:`dskit.cues.says_reset`)."""
     return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and _by_command(turn, {"type": "reset"})
@@ -8401,7 +8317,7 @@ def _start_over(turn: Turn) -> bool:
 
 
 _drop_task = _Deferred('_drop_task', r'''
-def _drop_task(turn: Turn) -> bool:
+def _drop_task(turn):
     """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
     clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
     "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
@@ -8416,7 +8332,7 @@ def _drop_task(turn: Turn) -> bool:
 
 
 _refusal = _Deferred('_refusal', r'''
-def _refusal(turn: Turn) -> bool:
+def _refusal(turn):
     """A plain no to the confirmation question the user saw ("不对", "先别办", "no"): a deny. A hesitation
     ("我再想想", "wait") leaves the question pending."""
     task = turn.stack.top()
@@ -8435,7 +8351,7 @@ _CONFIRM_WORDS = tuple(sorted({unicodedata.normalize("NFKC", part.strip()).lower
 
 
 _saw_confirmation = _Deferred('_saw_confirmation', r'''
-def _saw_confirmation(last_reply: str) -> bool:
+def _saw_confirmation(last_reply):
     """Whether the assistant's last reply holds the engine's confirmation question: the state says one was
     due, but only the reply says the user saw it (an app may answer otherwise, and a replayed data set's
     replies are its own)."""
@@ -8444,7 +8360,7 @@ def _saw_confirmation(last_reply: str) -> bool:
 
 
 _assent = _Deferred('_assent', r'''
-def _assent(turn: Turn) -> bool:
+def _assent(turn):
     """A message that is nothing but a yes ("对，就这样", "Yes, that's right") to the confirmation question
     the user saw in the last reply: the confirm the model left out. It goes through the confirm command
     itself, so a yes to values other than the ones shown, or to a task with a required slot empty, still
@@ -8457,7 +8373,7 @@ def _assent(turn: Turn) -> bool:
 ''')
 
 
-def backup_fill(turn: Turn, readable: bool = True) -> bool:
+def backup_fill(turn, readable=True):
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
     ``readable``: the model's answer could be read. A question is answered as an FAQ only when the model
@@ -8490,7 +8406,7 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
 # ---- dskit/subtasks.py ----
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
-def settle_subtasks(turn: Turn) -> None:
+def settle_subtasks(turn):
     """A sub-task never executes before its parent: once it could run, it waits for the parent.
 
     It waits when it is complete and needs no confirmation, or was confirmed this turn, or its parent
@@ -8572,7 +8488,7 @@ class Step:
 
 # ---------------------------------------------------------------- what a task needs
 
-def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
+def next_step(turn, task, resumed):
     """What the open task needs next (pure: the caller applies ``stage``)."""
     spec = turn.spec(task)
     held = task.get("unconfirmed")
@@ -8603,7 +8519,7 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
 
 
 _ask_missing = _Deferred('_ask_missing', r'''
-def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
+def _ask_missing(turn, task, slot):
     """Ask the first missing slot (acknowledging this turn's values), or hand off after too many asks."""
     if turn.state["counters"]["failed_asks"].get(f"{task['id']}.{slot}", 0) >= turn.catalog.policy.max_attempts:
         return Step("handoff", slot, "max_attempts")
@@ -8617,7 +8533,7 @@ def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
 ''')
 
 
-def withdraws_confirmation(turn: Turn, task: dict) -> bool:
+def withdraws_confirmation(turn, task):
     """The user answered a confirmation question with something the model read as a change that the
     message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the same
     question again would let the next "yes" run the values the user was trying to change, so the
@@ -8628,13 +8544,13 @@ def withdraws_confirmation(turn: Turn, task: dict) -> bool:
 
 
 _values = _Deferred('_values', r'''
-def _values(turn: Turn, task: dict, names: list[str] | None = None) -> str:
+def _values(turn, task, names=None):
     return values_text(turn.spec(task), task["slots"], turn.lang, names)
 ''')
 
 
 _held_text = _Deferred('_held_text', r'''
-def _held_text(turn: Turn, task: dict, held: dict) -> str:
+def _held_text(turn, task, held):
     """Held values as the check question shows them: "安装地址：X", a deletion as "清空安装地址"."""
     slots = turn.spec(task).slots
     parts = [msg("check_clear", turn.lang, slot=slots[n].display) if v is None else
@@ -8644,7 +8560,7 @@ def _held_text(turn: Turn, task: dict, held: dict) -> str:
 ''')
 
 
-def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
+def _step_of(turn, task, resumed):
     """The task's next step, with its stage applied; a confirmation or check question records what it
     shows (dskit.integrity), so that a yes runs exactly that."""
     step = next_step(turn, task, resumed)
@@ -8658,14 +8574,14 @@ def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
 
 
 _record_shown = _Deferred('_record_shown', r'''
-def _record_shown(turn: Turn, task: dict) -> None:
+def _record_shown(turn, task):
     held = task.get("unconfirmed")
     task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
 ''')
 
 
 _resume_prefix = _Deferred('_resume_prefix', r'''
-def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
+def _resume_prefix(turn, task, question):
     """The question of a task the user comes back to, led by "we continue with ..."."""
     return msg("resume", turn.lang, task=turn.spec(task).display) + question
 ''')
@@ -8673,7 +8589,7 @@ def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
 
 # ---------------------------------------------------------------- the decision
 
-def decide(turn: Turn) -> Decision:
+def decide(turn):
     """The decision of this turn, then the stack limit (a task that just ran takes no room).
 
     The turn's notices (cancelled, cascaded, waiting, evicted, rolled back ...) lead the question
@@ -8689,7 +8605,7 @@ def decide(turn: Turn) -> Decision:
     return decision
 
 
-def _decide(turn: Turn) -> Decision:
+def _decide(turn):
     if turn.handoff:
         return _handoff(turn, turn.handoff)
     _count_failed_ask(turn)
@@ -8717,7 +8633,7 @@ def _decide(turn: Turn) -> Decision:
     return _with_missing(turn, decision, top)
 
 
-def _ready_below(turn: Turn, top: dict | None) -> dict | None:
+def _ready_below(turn, top):
     """A task this message started under the top one that can run now (complete, no confirmation: an
     enquiry): "What's the weather in Boston tomorrow? Also book us a table" runs the weather and then
     asks for the booking, whichever order the model started them in. Never a task open before the
@@ -8730,21 +8646,21 @@ def _ready_below(turn: Turn, top: dict | None) -> dict | None:
     return None
 
 
-def base(turn: Turn, action: str, **fields: Any) -> Decision:
+def base(turn, action, **fields):
     """This turn's decision as things stand: the task in focus, the notices and logs so far."""
     return new_decision(action, lang=turn.lang, turn=turn.state["turn"], task=turn.task_ref(),
                         notices=list(turn.notices), applied=list(turn.applied), dropped=list(turn.dropped),
                         ended=turn.ended_list(), progress=turn.progress, **fields)
 
 
-def _with_missing(turn: Turn, decision: Decision, top: dict | None) -> Decision:
+def _with_missing(turn, decision, top):
     if top is not None:
         decision["missing_slots"] = missing_slots(top, turn.spec(top))
         decision["task"] = turn.task_ref()
     return decision
 
 
-def _count_failed_ask(turn: Turn) -> None:
+def _count_failed_ask(turn):
     """The slot asked last turn is still empty and the user gave nothing for the task: one failed ask.
 
     A FAQ is an interruption, not a failure; an unreadable message counts as a parse failure instead.
@@ -8759,14 +8675,14 @@ def _count_failed_ask(turn: Turn) -> None:
 
 
 _asking = _Deferred('_asking', r'''
-def _asking(turn: Turn, task: dict, slot: str | None) -> None:
+def _asking(turn, task, slot):
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
     turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
 ''')
 
 
 _handoff = _Deferred('_handoff', r'''
-def _handoff(turn: Turn, reason: str) -> Decision:
+def _handoff(turn, reason):
     turn.state["handoff"] = {"reason": reason, "turn": turn.state["turn"]}
     turn.state["counters"] = new_counters()
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))
@@ -8774,7 +8690,7 @@ def _handoff(turn: Turn, reason: str) -> Decision:
 
 
 _decide_payload = _Deferred('_decide_payload', r'''
-def _decide_payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
+def _decide_payload(turn, task):
     spec = turn.spec(task)
     return {"task_id": task["id"], "task": task["name"], "label": spec.display,
             "slots": {n: task["slots"][n] for n in spec.slots if n in task["slots"]}, "subtasks": []}
@@ -8782,7 +8698,7 @@ def _decide_payload(turn: Turn, task: TaskRecord) -> ExecutePayload:
 
 
 _covered = _Deferred('_covered', r'''
-def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
+def _covered(turn, parent, sub):
     """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
     confirmation of its own, or its own yes approved exactly these values."""
     spec = turn.spec(sub)
@@ -8792,7 +8708,7 @@ def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
 
 
 _execute = _Deferred('_execute', r'''
-def _execute(turn: Turn, task: TaskRecord) -> Decision:
+def _execute(turn, task):
     """Take the finished task and the sub-tasks waiting for it off the stack, record them as one
     pending submission, and line up what comes next. A waiting sub-task no yes covers stays, collecting."""
     subtasks = []
@@ -8818,7 +8734,7 @@ def _execute(turn: Turn, task: TaskRecord) -> Decision:
 
 
 _followup = _Deferred('_followup', r'''
-def _followup(turn: Turn, decision: Decision) -> Decision:
+def _followup(turn, decision):
     """After the top task ended, say which task comes next and what it needs (without executing it)."""
     top = turn.stack.top()
     if top is not None:
@@ -8843,7 +8759,7 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
 
 
 not_understood = _Deferred('not_understood', r'''
-def not_understood(turn: Turn, error: str) -> Decision:
+def not_understood(turn, error):
     """An unusable understanding changes nothing but a counter; enough in a row hand off."""
     counters = turn.state["counters"]
     counters["parse_failures"] = counters.get("parse_failures", 0) + 1
@@ -8862,7 +8778,7 @@ def not_understood(turn: Turn, error: str) -> Decision:
 MAX_COMMANDS = 20
 
 
-def _command_type(raw: dict) -> str:
+def _command_type(raw):
     for key in ("type", "command", "action", "intent"):
         value = raw.get(key)
         if isinstance(value, str) and value.strip():
@@ -8871,7 +8787,7 @@ def _command_type(raw: dict) -> str:
     return ""
 
 
-def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
+def _resolve_task(catalog, value):
     """A task name from the catalog (its label is accepted too): (name, reason if unknown)."""
     if value is None or value == "":
         return None, ""
@@ -8889,14 +8805,14 @@ def _resolve_task(catalog: Catalog, value: Any) -> tuple[str | None, str]:
 
 
 _understanding_task_words = _Deferred('_understanding_task_words', r'''
-def _understanding_task_words(spec: TaskSpec) -> tuple[str, ...]:
+def _understanding_task_words(spec):
     """The words a task goes by: its name, its label, its description's first phrase."""
     return tuple(word for word in (spec.name, spec.label, description_name(spec.description)) if word)
 ''')
 
 
 task_begun = _Deferred('task_begun', r'''
-def task_begun(catalog: Catalog, value: str) -> TaskSpec | None:
+def task_begun(catalog, value):
     """The task a model named by a longer word that begins with one of the task's own words.
 
     Small models extend a task's name: "出租车" for the task 出租, "找酒店" for the task described
@@ -8912,7 +8828,7 @@ def task_begun(catalog: Catalog, value: str) -> TaskSpec | None:
     for spec in catalog.tasks.values():
         if any(word in (slot.name, slot.label) for slot in spec.slots.values()):
             return None
-    found: dict[str, tuple[int, TaskSpec]] = {}
+    found = {}
     for spec in catalog.tasks.values():
         for head in _understanding_task_words(spec):
             if word.startswith(head) and len(head) > found.get(spec.name, (0, spec))[0]:
@@ -8929,7 +8845,7 @@ def task_begun(catalog: Catalog, value: str) -> TaskSpec | None:
 ''')
 
 
-def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
+def _normalize(raw, catalog):
     """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
         return None, "a command must be an object"
@@ -8945,7 +8861,7 @@ def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
     return REGISTRY[kind].read(raw, task, catalog)
 
 
-def _commands_of(data: Any) -> tuple[list | None, str, str]:
+def _commands_of(data):
     """Find the command list and the rewritten query in whatever shape the model produced."""
     if isinstance(data, list):
         return data, "", ""
@@ -8963,7 +8879,7 @@ def _commands_of(data: Any) -> tuple[list | None, str, str]:
 
 
 _copy = _Deferred('_copy', r'''
-def _copy(raw: Any) -> tuple[Any, str]:
+def _copy(raw):
     """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
     try:
         return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
@@ -8972,7 +8888,7 @@ def _copy(raw: Any) -> tuple[Any, str]:
 ''')
 
 
-def parse_understanding(raw: Any, catalog: Catalog) -> dict:
+def parse_understanding(raw, catalog):
     """Parse and check an LLM's understanding output. Never raises.
 
     ``usable`` is False when nothing could be read, or when every command was invalid: the machine
@@ -9054,7 +8970,7 @@ class TurnResult:
     __hash__ = None
 
 
-def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> None:
+def _timeline(state, parsed, decision, changed):
     state["timeline"].append({
         "turn": state["turn"],
         "changed": [str(c)[:140] for c in changed[:TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
@@ -9068,7 +8984,7 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
     del state["timeline"][:-MAX_TIMELINE]
 
 
-def since_reset(state: dict, recent: Any) -> Any:
+def since_reset(state, recent):
     """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
     not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
     turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
@@ -9081,13 +8997,13 @@ def since_reset(state: dict, recent: Any) -> Any:
     return list(recent[-after:]) if after else []
 
 
-def catalog_mark(text: str) -> str:
+def catalog_mark(text):
     """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
     very same text checked by the very same rules."""
     return digest(["dskit.catalog", CATALOG_RULES, text])
 
 
-def load_trusted(state_in: Any, secret: str = "") -> dict:
+def load_trusted(state_in, secret=""):
     """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
     changed outside the engine claims is not trusted, and ``errors`` says why."""
     state, errors = load_state(state_in)
@@ -9100,8 +9016,8 @@ def load_trusted(state_in: Any, secret: str = "") -> dict:
 
 
 kept_turn = _Deferred('kept_turn', r'''
-def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str,
-              secret: str = "") -> TurnResult:
+def kept_turn(state_in, catalog, lang, key, code, error,
+              secret=""):
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
     and a fallback decision whose question says why (``key`` in dskit.messages)."""
     old = load_trusted(state_in, secret)
@@ -9117,8 +9033,8 @@ def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, e
 ''')
 
 
-def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
-           query: Any = None) -> tuple[Decision, list[str]]:
+def _apply(state, parsed, cat, lang, evidence,
+           query=None):
     """The commands of a parsed understanding applied to a loaded state: (decision, slots changed)."""
     said = parsed["rewritten_query"] or (query[:2000] if isinstance(query, str) else "")
     turn = Turn(state, cat, lang, evidence, said=said)
@@ -9145,9 +9061,9 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     return decision, changed
 
 
-def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | None = None, query: str | None = None,
-             recent: Any = (), reference_date: Any = None, offered: Any = "", parsed: dict | None = None,
-             secret: str = "", loaded: dict | None = None) -> TurnResult:
+def run_turn(state_in, understanding, catalog, *, lang=None, query=None,
+             recent=(), reference_date=None, offered="", parsed=None,
+             secret="", loaded=None):
     """One turn as a :class:`TurnResult`; the arguments are :func:`step`'s. ``parsed``: the
     understanding already read by :func:`dskit.understanding.parse_understanding` against this catalog
     (a caller that had to read it, to retry an unusable answer, does not pay for reading it twice).
@@ -9183,7 +9099,7 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
 
 
 error_text = _Deferred('error_text', r'''
-def error_text(exc: BaseException) -> str:
+def error_text(exc):
     """An exception's message, safe to store (never raises)."""
     try:
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
@@ -9199,7 +9115,7 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-def text_in(value: Any) -> str:
+def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
         return ""
@@ -9216,7 +9132,7 @@ def text_in(value: Any) -> str:
             return ""
 
 
-def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
     if len(text) > limit:
@@ -9226,7 +9142,7 @@ def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
-def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
+def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -9237,13 +9153,13 @@ def json_out(value: Any, limit: int = NODE_MAX_STRING) -> str:
     return text
 
 
-def node_types(kinds: dict[str, str]) -> dict[str, str]:
+def node_types(kinds):
     """The Dify output types of a code node for values of these kinds: objects and arrays are
     declared as strings (their JSON text), numbers and booleans as themselves."""
     return {name: kind if kind in ("number", "boolean") else "string" for name, kind in kinds.items()}
 
 
-def conform(result: Any, types: dict[str, str]) -> dict:
+def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
     Missing keys get an empty value of their type; objects and arrays become compact JSON; strings
@@ -9251,7 +9167,7 @@ def conform(result: Any, types: dict[str, str]) -> dict:
     booleans are real booleans.
     """
     source = result if isinstance(result, dict) else {}
-    out: dict = {}
+    out = {}
     for name, kind in types.items():
         value = source.get(name)
         if kind == "number":
@@ -9272,14 +9188,14 @@ def conform(result: Any, types: dict[str, str]) -> dict:
 
 
 keep_state = _Deferred('keep_state', r'''
-def keep_state(state_text: str) -> str:
+def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 ''')
 
 
 tail_lines = _Deferred('tail_lines', r'''
-def tail_lines(value: Any, max_lines: int, max_chars: int) -> str:
+def tail_lines(value, max_lines, max_chars):
     """The newest part of a text (a summary the user may have grown): its last lines, within a cap."""
     text = text_in(value)
     if len(text) > max_chars:
@@ -9344,7 +9260,7 @@ Rules:
 
 
 understanding_instructions = _Deferred('understanding_instructions', r'''
-def understanding_instructions(lang: str = "zh") -> str:
+def understanding_instructions(lang="zh"):
     """The system prompt of the understanding LLM (static, so it can sit in a DSL node as it is); its
     list of commands comes from the command registry (:func:`dskit.commands.command_lines`)."""
     language = norm_lang(lang)
@@ -9354,16 +9270,16 @@ def understanding_instructions(lang: str = "zh") -> str:
 
 
 latest_header = _Deferred('latest_header', r'''
-def latest_header(lang: str = "zh") -> str:
+def latest_header(lang="zh"):
     """The line before the latest message and the "> " it follows (the end of every head)."""
     return f"{CONTEXT_HEADERS[norm_lang(lang)]['latest']}\n> "
 ''')
 
 
 understanding_head = _Deferred('understanding_head', r'''
-def understanding_head(catalog: Catalog | None, state: str, *, history: str = "", summary: str = "",
-                       memory: str = "", total_budget: int = CONTEXT_TOTAL_BUDGET, budgets: dict | None = None,
-                       lang: str | None = None, reserve: int = PROMPT_LATEST_RESERVE_TOKENS) -> dict:
+def understanding_head(catalog, state, *, history="", summary="",
+                       memory="", total_budget=CONTEXT_TOTAL_BUDGET, budgets=None,
+                       lang=None, reserve=PROMPT_LATEST_RESERVE_TOKENS):
     """The understanding prompt up to the message: ``{"system", "head", "tokens", "over_budget", "report"}``.
 
     ``head`` is the assembled context, a blank line and the latest-message header ending in "> ": the
@@ -9421,7 +9337,7 @@ class TurnInputs:
     length: int = 0  # the message's length, for the user-facing sentence
     offered: str = ""  # the assistant's last reply: what it offered ("就这家" accepts a value of it)
 
-    def step_args(self) -> dict[str, Any]:
+    def step_args(self):
         """The grounding keyword arguments of :func:`dskit.machine.step`."""
         return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date,
                 "offered": self.offered}
@@ -9486,13 +9402,13 @@ class TurnInputs:
     ''')
 
 
-def _turn_inputs_text(value: Any) -> str:
+def _turn_inputs_text(value):
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
 
 
-def turn_inputs(query: Any, history: Any = "", reference_date: Any = "", *, today: date | None = None) -> TurnInputs:
+def turn_inputs(query, history="", reference_date="", *, today=None):
     """The turn's user inputs from raw surface values (anything: never raises).
 
     - ``query``: the user's message; empty or blank is "no message" (grounding off, as when
@@ -9533,14 +9449,14 @@ SUMMARY_TAIL_CHARS = 20_000
 TURN_MAX_CHARS = 100_000
 
 
-def _lang(lang: Any) -> str | None:
+def _lang(lang):
     """A ``lang`` input: "" (follow the catalog) -> None, else zh or en."""
     text = text_in(lang).strip()
     return norm_lang(text) if text else None
 
 
 _catalog_lang = _Deferred('_catalog_lang', r'''
-def _catalog_lang(task_catalog: str) -> str | None:
+def _catalog_lang(task_catalog):
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
     data = loads_strict_or_none(task_catalog)
     return data.get("language") if isinstance(data, dict) and isinstance(data.get("language"), str) else None
@@ -9548,13 +9464,13 @@ def _catalog_lang(task_catalog: str) -> str | None:
 
 
 _catalog = _Deferred('_catalog', r'''
-def _catalog(task_catalog: Any) -> Catalog:
+def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
 ''')
 
 
-def _marked_catalog(task_catalog: Any, checked: str) -> Catalog:
+def _marked_catalog(task_catalog, checked):
     """The state node's catalog: marked, and built without its checks when ``checked`` (the state's
     ``catalog_checked``) is the text's own mark (dskit.catalog.load_catalog). A separate function, so the
     other nodes, which never need the mark, do not bundle hashlib for it."""
@@ -9563,7 +9479,7 @@ def _marked_catalog(task_catalog: Any, checked: str) -> Catalog:
 
 
 _summary = _Deferred('_summary', r'''
-def _summary(summary: Any) -> str:
+def _summary(summary):
     return tail_lines(summary, SUMMARY_TAIL_LINES, SUMMARY_TAIL_CHARS)
 ''')
 
@@ -9571,7 +9487,7 @@ def _summary(summary: Any) -> str:
 # ---------------------------------------------------------------- state node
 
 _failed_turn = _Deferred('_failed_turn', r'''
-def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **values: Any) -> dict:
+def _failed_turn(state_text_in, key, lang, error, **values):
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
     return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
@@ -9580,7 +9496,7 @@ def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **v
 
 
 _kept_state = _Deferred('_kept_state', r'''
-def _kept_state(state_text: str) -> str:
+def _kept_state(state_text):
     """The incoming state for a turn that could not run; a usable one too large for Dify 1.8 (an earlier
     engine wrote up to 150,000 characters) is re-written within the limits instead of emptied."""
     kept = keep_state(state_text)
@@ -9591,11 +9507,11 @@ def _kept_state(state_text: str) -> str:
 ''')
 
 
-def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
-               lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
-               state_secret: Any = "", summary: Any = None, max_turns: Any = 10, max_bytes: Any = 150_000,
-               summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False,
-               history_lang: Any = "zh") -> dict:
+def state_node(understanding="", sys_context_str="", task_catalog="",
+               lang="", query=None, history="", reference_date="",
+               state_secret="", summary=None, max_turns=10, max_bytes=150_000,
+               summary_max_tokens=SUMMARY_MAX_TOKENS, llm_summary=False,
+               history_lang="zh"):
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -9656,14 +9572,14 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
 # ---------------------------------------------------------------- history node
 
 _turn_text = _Deferred('_turn_text', r'''
-def _turn_text(value: Any) -> str:
+def _turn_text(value):
     text = text_in(value)
     return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"
 ''')
 
 
 _with_follow_up = _Deferred('_with_follow_up', r'''
-def _with_follow_up(answer: Any, follow_up: Any) -> str:
+def _with_follow_up(answer, follow_up):
     """The reply as shown: the answer, then the follow-up (none after an empty answer, whose place an
     extra answer input takes)."""
     text = text_in(answer)
@@ -9672,7 +9588,7 @@ def _with_follow_up(answer: Any, follow_up: Any) -> str:
 
 
 _history_tag = _Deferred('_history_tag', r'''
-def _history_tag(tag: Any, decision: Any) -> str:
+def _history_tag(tag, decision):
     """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
     text = text_in(tag).strip()
     if text:
@@ -9681,13 +9597,13 @@ def _history_tag(tag: Any, decision: Any) -> str:
 ''')
 
 
-def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "", answer: Any = "",
-                 decision: Any = "", tag: Any = "", max_turns: Any = 10, max_bytes: Any = 150_000,
-                 summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False, lang: Any = "zh",
-                 sys_context_str: Any = "", task_catalog: Any = "", memory: Any = "",
-                 total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
-                 memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], prompt_lang: Any = "",
-                 follow_up: Any = "", **other_answers: Any) -> dict:
+def history_node(old_history="", summary="", user_query="", answer="",
+                 decision="", tag="", max_turns=10, max_bytes=150_000,
+                 summary_max_tokens=SUMMARY_MAX_TOKENS, llm_summary=False, lang="zh",
+                 sys_context_str="", task_catalog="", memory="",
+                 total_budget=CONTEXT_TOTAL_BUDGET, history_budget=CONTEXT_ZONE_BUDGETS["history"],
+                 memory_budget=CONTEXT_ZONE_BUDGETS["memory"], prompt_lang="",
+                 follow_up="", **other_answers):
     """Append this turn to the history, keep the window under its caps, roll overflow into the summary.
 
     ``decision`` is the state node's decision JSON: a turn that made progress on a task (set, changed
@@ -9722,7 +9638,7 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
 # ---------------------------------------------------------------- the next turn's prompt (history, summary)
 
 _context_budgets = _Deferred('_context_budgets', r'''
-def _context_budgets(history_budget: Any, memory_budget: Any) -> dict:
+def _context_budgets(history_budget, memory_budget):
     return {"history": bounded_int(history_budget, CONTEXT_ZONE_BUDGETS["history"], 0, 1_000_000),
             "memory": bounded_int(memory_budget, CONTEXT_ZONE_BUDGETS["memory"], 0, 1_000_000),
             "external": CONTEXT_ZONE_BUDGETS["external"]}
@@ -9730,14 +9646,14 @@ def _context_budgets(history_budget: Any, memory_budget: Any) -> dict:
 
 
 _total_budget = _Deferred('_total_budget', r'''
-def _total_budget(total_budget: Any) -> int:
+def _total_budget(total_budget):
     return bounded_int(total_budget, CONTEXT_TOTAL_BUDGET, 200, 1_000_000)
 ''')
 
 
-def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: Any, memory: Any = "",
-                total_budget: Any = CONTEXT_TOTAL_BUDGET, history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
-                memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], lang: Any = "") -> dict:
+def next_prompt(sys_context_str, history, summary, task_catalog, memory="",
+                total_budget=CONTEXT_TOTAL_BUDGET, history_budget=CONTEXT_ZONE_BUDGETS["history"],
+                memory_budget=CONTEXT_ZONE_BUDGETS["memory"], lang=""):
     """The next turn's understanding prompt up to the message, built when a turn ends from the state
     after it and the new history and summary, exactly as the context node builds it at the start of
     the next turn (:func:`dskit.prompts.understanding_head`, same budgets and settings): outputs

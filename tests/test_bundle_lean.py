@@ -315,3 +315,147 @@ def test_the_engine_typed_dicts_a_node_writes_out_list_the_same_keys(lean_mains:
             assert type(value(a=1)) is dict and value(a=1) == original(a=1)
             checked += 1
     assert checked  # the state node writes Decision out
+
+
+# ---------------------------------------------------------------- type hints and word tables (issue 22)
+
+HINTED = '''
+from __future__ import annotations
+
+from typing import Any
+
+LIMIT: int = 3
+
+
+class Fields:
+    __slots__ = ()
+    name: str
+    size: int = 2
+
+
+def plain(a: int, b: str = "é", /, c: list[int] | None = None, *rest: Any, d: "Fields" = None,
+          e: dict[str,
+                  int] = {}, **extra: Any) -> dict[
+        str, Any]:  # a comment -> kept
+    total: int = a + len(rest)
+    note: str
+    note = f"{b}{c}{d}{e}{extra}"
+    def inner(x: float = 1.5) -> float:
+        y: float = x * 2
+        return y
+    return {"total": total, "note": note, "inner": inner(), "lam": (lambda q=2: q)()}
+
+
+async def later(x: int) -> int:
+    return x
+'''
+
+
+def test_function_hints_are_left_out_and_nothing_else_changes() -> None:
+    import inspect
+
+    from dskit.tooling.codegen.lean import without_function_hints
+
+    lean = without_function_hints(textwrap.dedent(HINTED))
+    tree = ast.parse(lean)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    assert len(functions) == 3
+    for function in functions:
+        args = function.args
+        assert function.returns is None
+        assert all(a.annotation is None for a in args.posonlyargs + args.args + args.kwonlyargs
+                   + [args.vararg, args.kwarg] if a is not None)
+        assert not [n for n in ast.walk(function) if isinstance(n, ast.AnnAssign) and n.value is not None]
+    assert "note: str" in lean  # a bare local annotation makes a name local: kept
+    assert "# a comment -> kept" in lean
+    original, rewritten = {}, {}
+    exec(compile(textwrap.dedent(HINTED), "hinted", "exec"), original)  # noqa: S102 - our own test source
+    exec(compile(lean, "lean", "exec"), rewritten)  # noqa: S102
+    assert rewritten["Fields"].__annotations__ == original["Fields"].__annotations__  # class fields stay
+    assert rewritten["LIMIT"] == 3 and "LIMIT" in rewritten["__annotations__"]  # module level stays
+    for name in ("plain", "later"):
+        before, after = inspect.signature(original[name]), inspect.signature(rewritten[name])
+        assert [(p.name, p.kind, p.default) for p in before.parameters.values()] == \
+               [(p.name, p.kind, p.default) for p in after.parameters.values()]
+    assert rewritten["plain"](1, "x", [2], 3, d=4, z=5) == original["plain"](1, "x", [2], 3, d=4, z=5)
+
+
+def test_word_tables_become_one_string_with_the_same_values() -> None:
+    from dskit.tooling.codegen.lean import TABLE_MIN_WORDS, word_tables_as_text
+
+    source = textwrap.dedent('''
+        WORDS = ("好", "好的", "可以", "行", "对", "嗯", "是的", "没错", "好的")
+        PIPES = ("a|b", "c", "d", "e", "f", "g", "h", "i")
+        EVERY = ("|", " ", ",", "/", ";", "#", "\\t", "x")
+        SHORT = ("a", "b", "c")
+        MIXED = ("a", "b", "c", "d", "e", "f", "g", 8)
+        SET = {"a", "b", "c", "d", "e", "f", "g", "h", ""}
+        FROZEN = frozenset(["新\\n行", "b", "c", "d", "e", "f", "g", "h"])
+        LIST = ["'", '"', "\\\\", "d", "e", "f", "g", "h"]
+        NESTED = {"k": ("a", "b", "c", "d", "e", "f", "g", "h")}
+        LAZY = lambda: ("a", "b", "c", "d", "e", "f", "g", "h")
+        BUILT = [w for w in ("a", "b", "c", "d", "e", "f", "g", "h")]
+
+
+        class Holder:
+            KEYS = ("a", "b", "c", "d", "e", "f", "g", "h")
+
+
+        def inside():
+            return ("a", "b", "c", "d", "e", "f", "g", "h")
+    ''')
+    lean = word_tables_as_text(source)
+    original, rewritten = {}, {}
+    exec(compile(source, "tables", "exec"), original)  # noqa: S102 - our own test source
+    exec(compile(lean, "lean", "exec"), rewritten)  # noqa: S102
+    for name in ("WORDS", "PIPES", "EVERY", "SHORT", "MIXED", "SET", "FROZEN", "LIST", "NESTED", "BUILT"):
+        assert rewritten[name] == original[name] and type(rewritten[name]) is type(original[name]), name
+    assert rewritten["Holder"].KEYS == original["Holder"].KEYS
+    assert rewritten["LAZY"]() == original["LAZY"]() and rewritten["inside"]() == original["inside"]()
+    rewritten_names = {line.split(" = ")[0].strip() for line in lean.splitlines() if ".split(" in line}
+    assert rewritten_names == {"WORDS", "PIPES", "SET", "FROZEN", "LIST", "NESTED", "KEYS"}
+    assert "'a|b c d e f g h i'.split(' ')" in lean  # a word holding the separator: the next one
+    assert TABLE_MIN_WORDS > len(original["SHORT"])
+
+
+def test_every_engine_table_written_as_text_keeps_its_value() -> None:
+    from dskit.tooling.codegen.lean import word_tables_as_text, without_function_hints
+
+    builtins = {"__builtins__": {"tuple": tuple, "set": set, "frozenset": frozenset}}
+
+    def split_calls(tree: ast.AST) -> list[ast.expr]:
+        """The rewritten tables: ``'...'.split(sep)``, with the call around it that gives its type."""
+        found, wrapped = [], set()
+        for node in ast.walk(tree):
+            if id(node) in wrapped:
+                continue
+            inner = node.args[0] if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("tuple", "set", "frozenset") and len(node.args) == 1 else node
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "split" \
+                    and isinstance(inner.func.value, ast.Constant):
+                found.append(node)
+                wrapped.add(id(inner))
+        return found
+
+    rewritten_tables = 0
+    for path in sorted(ENGINE.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        lean = word_tables_as_text(without_function_hints(source))
+        before, after = ast.parse(source), ast.parse(lean)
+        assert [type(n).__name__ for n in before.body] == [type(n).__name__ for n in after.body], path.name
+        for old_stmt, new_stmt in zip(before.body, after.body):
+            if ast.dump(old_stmt) == ast.dump(new_stmt) or isinstance(old_stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            olds = [n for n in ast.walk(old_stmt) if isinstance(n, (ast.Tuple, ast.List, ast.Set, ast.Call))]
+            news = split_calls(new_stmt)
+            values = [eval(compile(ast.Expression(n), path.name, "eval"), builtins) for n in news]  # noqa: S307
+            originals = []
+            for node in olds:
+                try:
+                    originals.append(eval(compile(ast.Expression(node), path.name, "eval"), builtins))  # noqa: S307
+                except Exception:  # noqa: BLE001, S112 - a part that is not a literal table
+                    continue
+            for value in values:
+                rewritten_tables += 1
+                assert any(value == o and type(value) is type(o) for o in originals), (path.name, value)
+    assert rewritten_tables >= 40

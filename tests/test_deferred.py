@@ -145,7 +145,7 @@ def test_a_deferred_function_or_method_behaves_like_the_original(tmp_path: Path)
     code = _bundle(package, RARE)
     assert check_source(code) == []
     assert set(deferred_sources(ast.parse(code))) == {unit.partition(":")[2] for unit in RARE}
-    assert "repair = _Deferred('repair', r'''\ndef repair(text: str, depth: int = 0" in code
+    assert "repair = _Deferred('repair', r'''\ndef repair(text, depth=0" in code  # hints left out (lean.py)
     assert eager_bytes(code) < len(code.encode()) - 500
     original = _original(package)
     for mode in ("", "rare"):

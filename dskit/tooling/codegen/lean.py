@@ -30,8 +30,10 @@ methods most ordinary turns do not call are kept as text and compiled on first c
 (:mod:`.deferred`). Together (issue 22), an ordinary turn of ``state.py`` costs 5.9 times a bare
 interpreter start in instructions (8.4 before; wall clock on a busy 2-core machine 3.9 from 5.6),
 ``history.py`` 2.2 (2.45) and ``context.py`` 5.5 (7.4); code_nodes/README.md gives every node
-(``dskit bench nodes --cold``). Stripping docstrings, comments or annotations from the bundle was
-measured too and not done: 1 %, 0.3 % and 3 % of a ``state.py`` run.
+(``dskit bench nodes --cold``). Two more rewrites cut what the parser reads (it reads every token on every
+run): the type hints of functions are left out (:func:`without_function_hints`, 4 % of an ordinary turn
+of ``state.py`` in instructions) and module-level tables of words become one string split at run time
+(:func:`word_tables_as_text`, 3 %). Docstrings and comments cost 1 % and 0.3 %: the files keep them.
 
 ``tests/test_bundle_lean.py`` checks each rewrite against the original (same values, same errors).
 """
@@ -415,3 +417,158 @@ def expand_typed_dicts(source: str, classes: set[str]) -> str:
     for first, last, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         lines[first - 1:last] = [text]
     return "".join(lines)
+
+
+# ---------------------------------------------------------------- type hints of functions
+
+def without_function_hints(source: str) -> str:
+    """``source`` without the type hints of its functions: the annotations of arguments and returns,
+    and of local variables given a value (``x: T = v`` becomes ``x = v``).
+
+    Under ``from __future__ import annotations`` Python never evaluates them, but the parser still reads
+    every one on every sandbox run: about 4 % of an ordinary turn of ``state.py`` (issue 22). Class-body
+    annotations (fields, ``TypedDict`` keys) and module-level ones stay: a class may read them at run
+    time. The engine's source in ``dskit/`` keeps its hints; the code nodes are generated from it.
+    """
+    tree = ast.parse(source)
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), byte offsets into the source
+    offsets = _line_offsets(source)
+    raw = source.encode("utf-8")
+
+    def at(line: int, col: int) -> int:
+        return offsets[line - 1] + col
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if not isinstance(node, ast.Lambda):
+                _unhint_signature(node, at, raw, edits)
+            for child in ast.iter_child_nodes(node):
+                visit(child, True)
+            return
+        if isinstance(node, ast.ClassDef):
+            for child in ast.iter_child_nodes(node):
+                visit(child, False if child in node.body else in_function)
+            return
+        if in_function and isinstance(node, ast.AnnAssign) and node.value is not None and node.simple \
+                and isinstance(node.target, ast.Name):
+            name_end = at(node.target.end_lineno, node.target.end_col_offset)
+            value_start = at(node.value.lineno, node.value.col_offset)
+            edits.append((name_end, value_start, " = "))
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_function)
+
+    for stmt in tree.body:
+        visit(stmt, False)
+    for start, end, text in sorted(edits, reverse=True):
+        raw = raw[:start] + text.encode("utf-8") + raw[end:]
+    return raw.decode("utf-8")
+
+
+def _line_offsets(source: str) -> list[int]:
+    """Byte offset of each line's start (the ast's columns are UTF-8 byte offsets)."""
+    offsets, total = [], 0
+    for line in source.encode("utf-8").splitlines(keepends=True):
+        offsets.append(total)
+        total += len(line)
+    offsets.append(total)
+    return offsets
+
+
+def _unhint_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, at, raw: bytes,
+                      edits: list[tuple[int, int, str]]) -> None:
+    """Edits that take the annotations out of one signature: ``x: T = d`` -> ``x=d``, ``-> R`` gone."""
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults: dict[int, ast.expr] = {}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        defaults[id(arg)] = default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            defaults[id(arg)] = default
+    for arg in positional + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if arg is None or arg.annotation is None:
+            continue
+        name_end = at(arg.lineno, arg.col_offset) + len(arg.arg.encode("utf-8"))
+        default = defaults.get(id(arg))
+        if default is not None:
+            edits.append((name_end, at(default.lineno, default.col_offset), "="))
+        else:
+            edits.append((name_end, at(arg.annotation.end_lineno, arg.annotation.end_col_offset), ""))
+    if node.returns is not None:
+        arrow = raw.rindex(b"->", 0, at(node.returns.lineno, node.returns.col_offset))
+        start = arrow
+        while raw[start - 1:start] in (b" ", b"\t"):
+            start -= 1
+        edits.append((start, at(node.returns.end_lineno, node.returns.end_col_offset), ""))
+
+
+# ---------------------------------------------------------------- word tables
+
+TABLE_MIN_WORDS = 8
+_SEPARATORS = ("|", " ", ",", "/", ";", "#", "\t")
+
+
+def word_tables_as_text(source: str) -> str:
+    """``source`` with each module-level table of words written as one string split at run time:
+    ``CANCEL = ("不要了", "不用了", ...)`` becomes ``CANCEL = tuple("不要了|不用了|...".split("|"))``.
+
+    The parser reads each quoted word as a token of its own; one string is one token. The cue tables
+    of an ordinary turn of ``state.py`` hold about two thousand words: about 3 % of the turn (issue 22).
+    Only a tuple, list, set or ``frozenset(...)`` of at least :data:`TABLE_MIN_WORDS` plain strings in a
+    statement that runs once (module or class level, outside lambdas and comprehensions) is rewritten,
+    with a separator none of its words holds: the same values, in the same order.
+    """
+    tree = ast.parse(source)
+    offsets = _line_offsets(source)
+    raw = source.encode("utf-8")
+    edits: list[tuple[int, int, str]] = []
+
+    def at(line: int, col: int) -> int:
+        return offsets[line - 1] + col
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        text = _table_text(node)
+        if text is not None:
+            edits.append((at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset), text))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    def statements(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                statements(stmt.body)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                visit(stmt.value)
+
+    statements(tree.body)
+    for start, end, text in sorted(edits, reverse=True):
+        raw = raw[:start] + text.encode("utf-8") + raw[end:]
+    return raw.decode("utf-8")
+
+
+def _table_text(node: ast.AST) -> str | None:
+    """The split-string form of a literal table of words, or None when ``node`` is not one."""
+    kind = None
+    literal = node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (ast.Tuple, ast.List, ast.Set)):
+        kind, literal = "frozenset", node.args[0]
+    elif isinstance(node, ast.Tuple):
+        kind = "tuple"
+    elif isinstance(node, ast.Set):
+        kind = "set"
+    elif isinstance(node, ast.List):
+        kind = "list"
+    if kind is None or not isinstance(literal, (ast.Tuple, ast.List, ast.Set)):
+        return None
+    words = [elt.value for elt in literal.elts if isinstance(elt, ast.Constant) and type(elt.value) is str]
+    if len(words) < TABLE_MIN_WORDS or len(words) != len(literal.elts):
+        return None
+    separator = next((s for s in _SEPARATORS if not any(s in word for word in words)), None)
+    if separator is None:
+        return None
+    split = f"{separator.join(words)!r}.split({separator!r})"
+    return split if kind == "list" else f"{kind}({split})"
