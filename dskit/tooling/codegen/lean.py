@@ -43,7 +43,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 LAZY_NAME = "_LazyPattern"
 LAZY_PATTERN = f'''class {LAZY_NAME}:
@@ -474,7 +474,7 @@ def _line_offsets(source: str) -> list[int]:
     return offsets
 
 
-def _unhint_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, at, raw: bytes,
+def _unhint_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, at: Callable[[int, int], int], raw: bytes,
                       edits: list[tuple[int, int, str]]) -> None:
     """Edits that take the annotations out of one signature: ``x: T = d`` -> ``x=d``, ``-> R`` gone."""
     args = node.args
