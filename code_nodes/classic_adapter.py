@@ -30,11 +30,11 @@
 #        sys_context_str
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 35 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 43 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 35 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 43 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -116,9 +116,20 @@ def _join_pair(match):
 ''')
 
 
+def has_surrogates(text):
+    """Whether ``text`` holds a surrogate code point (U+D800-U+DFFF): exactly the code points that UTF-8
+    cannot encode. Why not ``_SURROGATE.search``: re compiles a class of that range in pure Python, a
+    fifth of a millisecond of every code node run that writes a state; encoding runs in C."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
-    if not _SURROGATE.search(text):
+    if not has_surrogates(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
@@ -150,7 +161,7 @@ def jsonish_scrub(value):
                 child = item[key] = scrub_surrogates(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
-            if isinstance(key, str) and _SURROGATE.search(key):
+            if isinstance(key, str) and has_surrogates(key):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
@@ -1203,6 +1214,56 @@ class Stage(str, Enum):
 STAGES = tuple(stage.value for stage in Stage)
 
 
+# ---- dskit/integrity.py ----
+# What the engine may trust in a state: a yes executes exactly what was shown.
+
+DIGEST_CHARS = 24
+
+
+def digest(value, secret=""):
+    """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    raw = data.encode("utf-8", "surrogatepass")
+    if secret:
+        import hashlib
+        import hmac
+
+        return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
+    return sha256_hex(raw)[:DIGEST_CHARS]
+
+
+def sha256_hex(raw):
+    """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
+
+    ``hashlib`` loads OpenSSL's libcrypto when imported: about 2.5 ms of every sandbox run of a node
+    that seals or checks a state, a tenth of a bare node's start (``dskit bench nodes --cold``). CPython
+    builds its own SHA-2 as ``_sha2`` (3.12 on) or ``_sha256`` (3.10, 3.11: dify-sandbox's Python), the
+    same digest; ``hashlib`` is the fallback for a build without them. The HMAC of a secret seal still
+    uses ``hmac``/``hashlib``: only states sealed with a secret pay for them.
+    """
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(raw).hexdigest()
+
+
+def same_digest(found, expected, secret):
+    """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
+    of a forged seal is right) that also takes a seal written with non-ASCII characters (which
+    compare_digest refuses as text, and which can only be a seal that does not hold). Without one the
+    seal is a plain digest anyone can compute, so there is nothing to time, and ``hmac`` (which loads
+    OpenSSL) is not imported for it."""
+    if not secret:
+        return found == expected
+    import hmac
+
+    return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+
+
 # ---- dskit/limits.py ----
 # Dify's limits that what the engine writes must fit, in one place, with where each comes from.
 
@@ -1218,6 +1279,14 @@ CODE_MAX_STRING_LENGTH = 80_000
 
 STATE_FORMAT = "dskit.state"
 STATE_VERSION = 1
+# The rules a state read as sound is known to pass (:func:`sound_body`): the repairs on load and
+# :func:`reconcile_state`. Bump it whenever one of them changes (tests/test_state_sound.py fails until
+# then): a state marked under the old rules is then repaired once more instead of trusted.
+STATE_RULES = 1
+# The key of the mark every state the engine writes begins with (``{"sound":"<digest>",...``): a
+# digest of the rest of the text, of STATE_FORMAT and of STATE_RULES; an HMAC with the state's secret.
+SOUND_KEY = "sound"
+_SOUND_HEAD = '{"' + SOUND_KEY + '":"'
 # An incoming string longer than this is not even decoded (Dify never hands a code node more than
 # 400,000 characters; what the engine writes stays within dskit.limits).
 MAX_STATE_CHARS = 1_000_000
@@ -1232,7 +1301,7 @@ SLOT_HISTORY_MAX_CHARS = 2_000
 MAX_ERROR_TEXT = 300
 _SHORT_TEXT = 200
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
-_SURROGATE_HINT = _LazyPattern('_SURROGATE_HINT', "[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_ESCAPED_SURROGATE = _LazyPattern('_ESCAPED_SURROGATE', "\\\\[uU][dD][89a-fA-F]")  # a surrogate written as a JSON escape
 _state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
 _state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
@@ -1261,8 +1330,10 @@ def new_state():
     }
 
 
+_state_text = _Deferred('_state_text', r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
+''')
 
 
 _task_problem = _Deferred('_task_problem', r'''
@@ -1278,6 +1349,7 @@ def _task_problem(task, index):
 ''')
 
 
+state_problem = _Deferred('state_problem', r'''
 def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
@@ -1291,8 +1363,10 @@ def state_problem(data):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
     return ""
+''')
 
 
+_decode = _Deferred('_decode', r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -1308,22 +1382,58 @@ def _decode(text):
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _SURROGATE_HINT.search(text):
+    if has_surrogates(text) or (("\\u" in text or "\\U" in text) and _ESCAPED_SURROGATE.search(text)):
         data = jsonish_scrub(data)
+    if isinstance(data, dict):
+        data.pop(SOUND_KEY, None)  # a mark that did not hold (sound_body) says nothing about the rest
     return data, ""
+''')
 
 
-def load_state(text):
+def _sound_mark(body, secret):
+    return digest([STATE_FORMAT, STATE_RULES, body], secret)
+
+
+def sound_body(text, secret=""):
+    """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
+    rules, with this secret"), else None.
+
+    Why: an ordinary turn reads back the very text the engine wrote a turn earlier. Checking and
+    repairing it again (:func:`state_problem`, :func:`_repair`) and holding it to the same catalog text
+    again (:func:`reconcile_state`) would change nothing, yet a code node compiles those rules on every
+    sandbox run. A text whose mark holds skips them; any other text (edited by hand or by an API call,
+    written by another tool or by an older engine, or marked with another secret) is read defensively
+    as before. Without a secret the mark is a plain digest that anyone who can write the variable can
+    compute, like the seal (dskit.integrity); with one it is an HMAC only the engine can write.
+    """
+    if not (isinstance(text, str) and text.startswith(_SOUND_HEAD) and len(text) <= MAX_STATE_CHARS):
+        return None
+    end = len(_SOUND_HEAD)
+    found, sep = text[end:end + DIGEST_CHARS], text[end + DIGEST_CHARS:end + DIGEST_CHARS + 2]
+    if sep != '",':
+        return None
+    body = "{" + text[end + DIGEST_CHARS + 2:]
+    return body if same_digest(found, _sound_mark(body, secret), secret) else None
+
+
+def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
     ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
     the state is then clean. Damaged parts of a usable state are repaired or dropped, each with an
     entry in the state's own ``errors``. A dict is accepted too and is never modified. An empty string
-    or None is simply a new conversation and is not an error.
+    or None is simply a new conversation and is not an error. A text the engine wrote, whose mark holds
+    under ``secret`` (:func:`sound_body`), is read as it is.
     """
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
+        body = sound_body(text, secret)
+        if body is not None:
+            data = json.loads(body)
+            state = new_state()
+            state.update({key: data[key] for key in _state_TOP_KEYS if key in data})
+            return state, []
         data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
@@ -1342,6 +1452,7 @@ def load_state(text):
 
 # ---------------------------------------------------------------- repairs on load
 
+_repair = _Deferred('_repair', r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -1375,8 +1486,10 @@ def _repair(state, unknown):
         state["next_task_seq"] = max(used) + 1
     state["next_task_seq"] = max(1, state["next_task_seq"])
     return notes
+''')
 
 
+_repair_stack = _Deferred('_repair_stack', r'''
 def _repair_stack(state):
     notes = []
     kept = []
@@ -1419,8 +1532,10 @@ def _repair_stack(state):
         kept.append(clean)
     state["task_stack"] = kept
     return notes
+''')
 
 
+_repair_done = _Deferred('_repair_done', r'''
 def _repair_done(state):
     kept = []
     for entry in state["done"]:
@@ -1436,6 +1551,7 @@ def _repair_done(state):
     dropped = len(state["done"]) - len(kept)
     state["done"] = kept[-MAX_DONE:]
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
+''')
 
 
 _state_payload = _Deferred('_state_payload', r'''
@@ -1452,6 +1568,7 @@ def _state_payload(entry, nested=False):
 ''')
 
 
+_repair_counters = _Deferred('_repair_counters', r'''
 def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
@@ -1466,6 +1583,7 @@ def _repair_counters(state):
     broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
+''')
 
 
 _clean_error = _Deferred('_clean_error', r'''
@@ -1475,18 +1593,21 @@ def _clean_error(entry):
 ''')
 
 
+_clean_timeline = _Deferred('_clean_timeline', r'''
 def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value):
         return [_state_text(v) if not isinstance(v, dict) else
                 {"command": _state_text(v.get("command")), "reason": _state_text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _state_text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0,  # the writer's order (machine._timeline)
+            "changed": [_state_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
+            if isinstance(entry.get("changed"), list) else [],
+            "query": _state_text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
-            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
-            "changed": [_state_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
-            if isinstance(entry.get("changed"), list) else []}
+            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
+''')
 
 
 bound_history = _Deferred('bound_history', r'''

@@ -92,17 +92,17 @@ def seal_problem(state: dict, secret: str = "") -> str:
     found = state.get("seal")
     if not isinstance(found, str) or not found:
         return "the state carries no seal (written by hand, by another tool, or by dskit before 0.3)"
-    if not _same(found, seal_of(state, secret), secret):
+    if not same_digest(found, seal_of(state, secret), secret):
         return "the state was changed outside the engine (its seal does not match)"
     return ""
 
 
 def _seal_holds(state: dict, secret: str) -> bool:
     found = state.get("seal")
-    return isinstance(found, str) and _same(found, seal_of(state, secret), secret)
+    return isinstance(found, str) and same_digest(found, seal_of(state, secret), secret)
 
 
-def _same(found: str, expected: str, secret: str) -> bool:
+def same_digest(found: str, expected: str, secret: str) -> bool:
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
     compare_digest refuses as text, and which can only be a seal that does not hold). Without one the
@@ -151,4 +151,4 @@ def trust_state(state: dict, secret: str = "") -> str:
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
-__all__ = ["CHECKED_KEY", "trust_state", "digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]
+__all__ = ["CHECKED_KEY", "trust_state", "digest", "same_digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]

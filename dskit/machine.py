@@ -30,7 +30,7 @@ from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang
 from .records import Decision, Stage, new_decision, task_record, task_ref
 from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_state, fit_state,
-                    load_state, reconcile_state)
+                    load_state, reconcile_state, sound_body)
 from .subtasks import restore_subtasks
 from .taskstack import TaskStack
 from .turn import Turn, short_text
@@ -85,7 +85,7 @@ def catalog_mark(text: str) -> str:
 def load_trusted(state_in: Any, secret: str = "") -> dict:
     """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
     changed outside the engine claims is not trusted, and ``errors`` says why."""
-    state, errors = load_state(state_in)
+    state, errors = load_state(state_in, secret)
     for error in errors:
         add_error(state, "state", error)
     problem = trust_state(state, secret)
@@ -151,14 +151,16 @@ def run_turn(state_in: Any, understanding: Any, catalog: Any, *, lang: str | Non
     so that the next turn with the same text need not check it again (dskit.catalog.load_catalog)."""
     state = load_trusted(state_in, secret) if loaded is None else loaded
     mark = catalog_mark(catalog) if isinstance(catalog, str) else ""
-    cat = load_catalog(catalog, checked=state.get(CHECKED_KEY, ""), mark=mark)
+    checked = state.get(CHECKED_KEY, "")
+    cat = load_catalog(catalog, checked=checked, mark=mark)
     lang = norm_lang(lang or cat.language)
     try:
         if cat.mark:
             state[CHECKED_KEY] = cat.mark
         else:
             state.pop(CHECKED_KEY, None)
-        reconcile_state(state, cat)
+        if not (cat.mark and checked == cat.mark and sound_body(state_in, secret) is not None):
+            reconcile_state(state, cat)  # not for the engine's own text held to this very catalog text
         state["turn"] += 1
         if parsed is None:
             parsed = parse_understanding(understanding, cat)

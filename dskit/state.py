@@ -20,15 +20,23 @@ import re
 from typing import Any
 
 from .catalog import Catalog, SlotSpec, coerce_slot_value
-from .jsonish import jsonish_scrub, scrub_surrogates
+from .jsonish import has_surrogates, jsonish_scrub, scrub_surrogates
 from .limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, string_excess
-from .integrity import seal
+from .integrity import DIGEST_CHARS, digest, same_digest, seal
 from .records import STAGES, Stage
 from .taskstack import TaskStack
 from .text import is_int
 
 STATE_FORMAT = "dskit.state"
 STATE_VERSION = 1
+# The rules a state read as sound is known to pass (:func:`sound_body`): the repairs on load and
+# :func:`reconcile_state`. Bump it whenever one of them changes (tests/test_state_sound.py fails until
+# then): a state marked under the old rules is then repaired once more instead of trusted.
+STATE_RULES = 1
+# The key of the mark every state the engine writes begins with (``{"sound":"<digest>",...``): a
+# digest of the rest of the text, of STATE_FORMAT and of STATE_RULES; an HMAC with the state's secret.
+SOUND_KEY = "sound"
+_SOUND_HEAD = '{"' + SOUND_KEY + '":"'
 # An incoming string longer than this is not even decoded (Dify never hands a code node more than
 # 400,000 characters; what the engine writes stays within dskit.limits).
 MAX_STATE_CHARS = 1_000_000
@@ -45,7 +53,7 @@ _SHORT_TEXT = 200
 # Room left free while trimming for the error entry that says what was trimmed.
 _NOTE_ROOM = 800
 _TASK_ID = re.compile(r"^t(\d{1,18})$")
-_SURROGATE_HINT = re.compile("[\ud800-\udfff]|\\\\[uU][dD][89a-fA-F]")
+_ESCAPED_SURROGATE = re.compile("\\\\[uU][dD][89a-fA-F]")  # a surrogate written as a JSON escape
 _TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
              "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
              "catalog_checked")
@@ -122,22 +130,57 @@ def _decode(text: Any) -> tuple[Any, str]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"state is not valid JSON ({str(exc)[:80]})"
-    if _SURROGATE_HINT.search(text):
+    if has_surrogates(text) or (("\\u" in text or "\\U" in text) and _ESCAPED_SURROGATE.search(text)):
         data = jsonish_scrub(data)
+    if isinstance(data, dict):
+        data.pop(SOUND_KEY, None)  # a mark that did not hold (sound_body) says nothing about the rest
     return data, ""
 
 
-def load_state(text: Any) -> tuple[dict, list[str]]:
+def _sound_mark(body: str, secret: str) -> str:
+    return digest([STATE_FORMAT, STATE_RULES, body], secret)
+
+
+def sound_body(text: Any, secret: str = "") -> str | None:
+    """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
+    rules, with this secret"), else None.
+
+    Why: an ordinary turn reads back the very text the engine wrote a turn earlier. Checking and
+    repairing it again (:func:`state_problem`, :func:`_repair`) and holding it to the same catalog text
+    again (:func:`reconcile_state`) would change nothing, yet a code node compiles those rules on every
+    sandbox run. A text whose mark holds skips them; any other text (edited by hand or by an API call,
+    written by another tool or by an older engine, or marked with another secret) is read defensively
+    as before. Without a secret the mark is a plain digest that anyone who can write the variable can
+    compute, like the seal (dskit.integrity); with one it is an HMAC only the engine can write.
+    """
+    if not (isinstance(text, str) and text.startswith(_SOUND_HEAD) and len(text) <= MAX_STATE_CHARS):
+        return None
+    end = len(_SOUND_HEAD)
+    found, sep = text[end:end + DIGEST_CHARS], text[end + DIGEST_CHARS:end + DIGEST_CHARS + 2]
+    if sep != '",':
+        return None
+    body = "{" + text[end + DIGEST_CHARS + 2:]
+    return body if same_digest(found, _sound_mark(body, secret), secret) else None
+
+
+def load_state(text: Any, secret: str = "") -> tuple[dict, list[str]]:
     """Decode a state string: (state, errors). Never raises.
 
     ``errors`` is non-empty only when nothing could be kept (not JSON, not a dskit state, oversized):
     the state is then clean. Damaged parts of a usable state are repaired or dropped, each with an
     entry in the state's own ``errors``. A dict is accepted too and is never modified. An empty string
-    or None is simply a new conversation and is not an error.
+    or None is simply a new conversation and is not an error. A text the engine wrote, whose mark holds
+    under ``secret`` (:func:`sound_body`), is read as it is.
     """
     try:
         if text is None or (isinstance(text, str) and not text.strip()):
             return new_state(), []
+        body = sound_body(text, secret)
+        if body is not None:
+            data = json.loads(body)
+            state = new_state()
+            state.update({key: data[key] for key in _TOP_KEYS if key in data})
+            return state, []
         data, problem = _decode(text)
         if not problem:
             problem = state_problem(data)
@@ -291,12 +334,13 @@ def _clean_timeline(entry: dict) -> dict:
         return [_text(v) if not isinstance(v, dict) else
                 {"command": _text(v.get("command")), "reason": _text(v.get("reason"))}
                 for v in value[:12]] if isinstance(value, list) else []
-    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "query": _text(entry.get("query"), 120),
+    return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0,  # the writer's order (machine._timeline)
+            "changed": [_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
+            if isinstance(entry.get("changed"), list) else [],
+            "query": _text(entry.get("query"), 120),
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _text(entry.get("action"), 40),
-            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None,
-            "changed": [_text(c, 140) for c in entry.get("changed")[:12] if isinstance(c, str)]
-            if isinstance(entry.get("changed"), list) else []}
+            "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
 
 
 def bound_history(history: list) -> None:
@@ -318,9 +362,11 @@ def _json_len(value: Any) -> int:
 
 
 def _encode(state: dict, secret: str = "") -> str:
+    state.pop(SOUND_KEY, None)  # a dict decoded straight from a state text carries the mark of that text
     seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
-    return scrub_surrogates(text)  # last line of defence: every entry point already removes them
+    text = scrub_surrogates(text)  # last line of defence: every entry point already removes them
+    return f"{_SOUND_HEAD}{_sound_mark(text, secret)}\",{text[1:]}"  # read back as it is (sound_body)
 
 
 def _sync_derived(state: dict) -> None:

@@ -71,6 +71,7 @@ def _without_mark(outputs: dict) -> dict:
     state = json.loads(outputs["sys_context_str"])
     state.pop("catalog_checked", None)
     state.pop("seal", None)
+    state.pop("sound", None)  # the mark of a text read back as it is (dskit.state.sound_body)
     return {**outputs, "sys_context_str": state}
 
 

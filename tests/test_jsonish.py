@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -270,3 +271,16 @@ def test_one_megabyte_answers() -> None:
     assert error == "" and value["commands"] == []
     value, error = extract_json('{"k": "' + "值" * 1_000_000)
     assert (value, error) == ({}, "")
+
+
+_ANY_CODE_POINT = st.text(st.one_of(st.characters(exclude_categories=()),
+                                    st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "😀"])),
+                          max_size=30)
+
+
+@given(_ANY_CODE_POINT)
+def test_has_surrogates_is_the_surrogate_range_search_it_replaces(text):
+    from dskit.jsonish import has_surrogates, scrub_surrogates
+
+    assert has_surrogates(text) == bool(re.search("[\ud800-\udfff]", text))
+    assert not has_surrogates(scrub_surrogates(text))

@@ -284,7 +284,9 @@ _COLD_TEXT = {
                  "hints of functions (4 % of an ordinary `state.py` turn; the engine in `dskit/` keeps them) "
                  "and write each module-level table of eight words or more as one string split when the "
                  "module runs, `tuple(\"好|好的|可以|...\".split(\"|\"))` (3 %). Docstrings and comments cost "
-                 "1 % and 0.3 %, so the files keep them."),
+                 "1 % and 0.3 %, so the files keep them. An ordinary turn reads back the state text the engine "
+                 "wrote as it is (its `sound` mark holds, docs/state-format.md), so the repairs of a damaged "
+                 "state are compiled only when one comes in (5 %)."),
     },
     "zh": {
         "title": "## 冷启动",
@@ -307,7 +309,8 @@ _COLD_TEXT = {
                  "不受机器负载影响）：{ir}。剩下的主要是编译普通轮次确实要运行的代码及其正则表达式。解析器每次运行都要读每一个"
                  "记号，所以文件里的函数不带类型注解（占 `state.py` 一次普通轮次的 4%；`dskit/` 里的引擎保留注解），"
                  "八个词以上的模块级词表写成一个字符串、在模块运行时切分：`tuple(\"好|好的|可以|...\".split(\"|\"))`"
-                 "（3%）。文档字符串和注释只占 1% 和 0.3%，因此保留。"),
+                 "（3%）。文档字符串和注释只占 1% 和 0.3%，因此保留。普通轮次读回引擎自己写的状态文本时原样读取"
+                 "（其 `sound` 标记成立，见 docs/state-format.md），修复损坏状态的代码只在真有损坏状态时才编译（5%）。"),
     },
 }
 

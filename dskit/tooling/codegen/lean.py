@@ -459,6 +459,12 @@ def without_function_hints(source: str) -> str:
 
     for stmt in tree.body:
         visit(stmt, False)
+    return _with_byte_edits(raw, edits)
+
+
+def _with_byte_edits(raw: bytes, edits: list[tuple[int, int, str]]) -> str:
+    """``raw`` with each (start, end, replacement) byte range replaced, the last first so that the offsets
+    of the others still hold; the edits must not overlap."""
     for start, end, text in sorted(edits, reverse=True):
         raw = raw[:start] + text.encode("utf-8") + raw[end:]
     return raw.decode("utf-8")
@@ -544,9 +550,7 @@ def word_tables_as_text(source: str) -> str:
                 visit(stmt.value)
 
     statements(tree.body)
-    for start, end, text in sorted(edits, reverse=True):
-        raw = raw[:start] + text.encode("utf-8") + raw[end:]
-    return raw.decode("utf-8")
+    return _with_byte_edits(raw, edits)
 
 
 def _table_text(node: ast.AST) -> str | None:
