@@ -1211,7 +1211,6 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
 _ASCII_HEADER = 48
 _WIDE_HEADER = 72
-_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text):
@@ -1222,7 +1221,7 @@ def segment_size(text):
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _ASTRAL.search(text) else 2
+        width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
 
 

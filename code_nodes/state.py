@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 394 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 400 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 394 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 400 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -957,7 +957,7 @@ _CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What a model or tokenizer may read as a line break (str.splitlines' list). A Chatflow that pastes the
 # raw message after "> " checks for each of them (dskit/tooling/dslbuild/flows.py).
 LINE_BREAK_CHARS = tuple('\n|\r|\x0b|\x0c|\x1c|\x1d|\x1e|\x85|\u2028|\u2029'.split('|'))
-_LINE_BREAKS = _LazyPattern('_LINE_BREAKS', r"\r\n|[" + "".join(LINE_BREAK_CHARS) + "]")
+_BREAKS = "".join(LINE_BREAK_CHARS)
 LINE_MARK = " ⏎ "
 
 
@@ -989,7 +989,22 @@ def one_line(value):
     label that the engine writes at the start of a line (docs/context.md, "What the model can trust").
     """
     text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
-    return _LINE_BREAKS.sub(LINE_MARK, text.strip())
+    return marked_breaks(text.strip())
+''')
+
+
+marked_breaks = _Deferred('marked_breaks', r'''
+def marked_breaks(text):
+    """``text`` with every line break written as LINE_MARK, ``"\\r\\n"`` as one.
+
+    str.replace rather than a pattern: a code node compiles each pattern it uses on every sandbox run,
+    in re's pure-Python compiler. The same result as substituting ``\\r\\n|[<LINE_BREAK_CHARS>]``:
+    "\\r\\n" pairs cannot overlap, so collapsing them first leaves one break per match, and the mark
+    holds no break."""
+    text = text.replace("\r\n", "\n")
+    for char in LINE_BREAK_CHARS:
+        text = text.replace(char, LINE_MARK)
+    return text
 ''')
 
 
@@ -997,7 +1012,7 @@ escape_invisible = _Deferred('escape_invisible', r'''
 def escape_invisible(text):
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
-    return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
+    return "".join(f"\\u{ord(c):04x}" if c in _BREAKS or _invisible(c) else c for c in text)
 ''')
 
 
@@ -2275,7 +2290,6 @@ MAX_VARIABLE_SIZE = 200 * 1024
 # 56. The larger ones are used, so the estimate is never below what any of these versions reports.
 _ASCII_HEADER = 48
 _WIDE_HEADER = 72
-_ASTRAL = _LazyPattern('_ASTRAL', "[\U00010000-\U0010ffff]")
 
 
 def segment_size(text):
@@ -2286,7 +2300,7 @@ def segment_size(text):
         text.encode("latin-1")
         width = 1
     except UnicodeEncodeError:
-        width = 4 if _ASTRAL.search(text) else 2
+        width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
 
 
@@ -3746,6 +3760,77 @@ def indifferent_at(raw, start, end):
 ''')
 
 
+# ---- dskit/wordfind.py ----
+# Finding cue words in a text with string methods, where a regular expression would cost more to build.
+
+is_word_char = _Deferred('is_word_char', r'''
+def is_word_char(char):
+    """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
+    return char.isalnum() or char == "_"
+''')
+
+
+def has_any(text, words):
+    """``word1|word2|...`` of plain words: whether any of them occurs in ``text``."""
+    return any(word in text for word in words)
+
+
+def has_word(text, word, *, left=True, right=True):
+    """``\\bword\\b`` (``left``/``right`` say which boundary the pattern has) for a word that begins and
+    ends with a word character: an occurrence with no word character just before and/or after it."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (not left or start == 0 or not is_word_char(text[start - 1])) and \
+                (not right or end == len(text) or not is_word_char(text[end])):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def has_words(text, words):
+    """``\\b(?:word1|word2|...)\\b``: whether any of the words occurs between word boundaries."""
+    return any(has_word(text, word) for word in words)
+
+
+def has_gap(text, head, tails, limit):
+    """``head.{0,limit}[tails]``: ``head``, then at most ``limit`` characters other than a newline (what
+    ``.`` matches), then one of the characters ``tails``."""
+    start = text.find(head)
+    while start >= 0:
+        after = start + len(head)
+        for char in text[after:after + limit + 1]:
+            if char in tails:
+                return True
+            if char == "\n":
+                break
+        start = text.find(head, start + 1)
+    return False
+
+
+has_counted = _Deferred('has_counted', r'''
+def has_counted(text, numerals, units):
+    """``[numerals]+\\s*(?:unit1|unit2|...)`` for units that start with neither a numeral nor a space: a
+    run of numerals, then any white space (``str.isspace``, re's ``\\s``), then a unit. Only the end of
+    a whole run can be followed by a unit, so each run is tried once."""
+    if not any(numeral in text for numeral in numerals):
+        return False
+    index, size = 0, len(text)
+    while index < size:
+        if text[index] not in numerals:
+            index += 1
+            continue
+        while index < size and text[index] in numerals:
+            index += 1
+        after = index
+        while after < size and text[after].isspace():
+            after += 1
+        if text.startswith(units, after):
+            return True
+    return False
+''')
+
+
 # ---- dskit/noise.py ----
 # Noise tags for dialogue turns: essential | optional | noise (docs/design.md, "Noise out").
 
@@ -3763,22 +3848,52 @@ _VENT = _LazyPattern(
     '_VENT', r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate")
+# The cue lists below stand for patterns written as words (dskit.wordfind: building a pattern of them
+# would cost every code node run more than reading the text with str.find); they read lower-cased text.
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_VALUE = _LazyPattern(
-    '_VALUE', r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
-    r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
-    r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
-    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b")
-_CORRECTION = _LazyPattern(
-    '_CORRECTION', r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
-    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bi meant\b")
-_DECISION = _LazyPattern(
-    '_DECISION', r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
-    r"\bgo ahead\b|\bbook it\b|\bconfirm")
-# The previous reply asked for a confirmation / asked a question.
-_CONFIRM_ASK = _LazyPattern(
-    '_CONFIRM_ASK', r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
-    r"\bshall i\b|\bis that (?:right|correct)\b|\bgo ahead\b")
+_noise_DIGITS = tuple("0123456789０１２３４５６７８９")
+_NUMERALS = "一二两三四五六七八九十百千万半"
+_UNITS = tuple('个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来'.split('|'))
+_VALUE_WORDS = tuple('今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
+_WEEK_DAYS = "一二三四五六日天末"
+_VALUE_EN = tuple('today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm'.split('|'))
+# Corrections and take-backs ("不是七点，是八点", "还是原来的吧").
+_CORRECTION_WORDS = tuple('改成|改为|改到|改去|改一下|改下|换成|换到|换一|不对|说错|搞错|弄错|打错|写错|更正|纠正|不去了|不订了|不要了|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点'.split('|'))
+_CORRECTION_EN = ("instead", "change to", "change it to", "actually", "i meant")
+# Decisions ("就这个", "帮我订").
+_DECISION_WORDS = tuple('确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买'.split('|'))
+_DECISION_EN = ("go ahead", "book it")
+# The previous reply asked for a confirmation.
+_CONFIRM_ASK_WORDS = ("请确认", "对吗", "是否", "可以吗", "好吗", "行吗", "要不要")
+_CONFIRM_ASK_EN = ("confirm", "shall i", "is that right", "is that correct", "go ahead")
+
+
+_carries_value = _Deferred('_carries_value', r'''
+def _carries_value(lower):
+    """A digit, a Chinese number with a unit, a day or time word, a weekday, a quote mark or an @."""
+    return (has_any(lower, _noise_DIGITS) or has_counted(lower, _NUMERALS, _UNITS) or has_any(lower, _VALUE_WORDS)
+            or has_gap(lower, "周", _WEEK_DAYS, 0) or has_words(lower, _VALUE_EN))
+''')
+
+
+def _corrects(lower):
+    """A correction or a take-back word, "不是…是/要" or "还是…吧" within a line."""
+    return (has_any(lower, _CORRECTION_WORDS) or has_gap(lower, "不是", "是要", 12) or has_gap(lower, "还是", "吧", 12)
+            or has_words(lower, _CORRECTION_EN))
+
+
+def _decides(lower):
+    """A decision word ("就这个", "帮我订", "go ahead")."""
+    return has_any(lower, _DECISION_WORDS) or has_words(lower, _DECISION_EN) or has_word(lower, "confirm", right=False)
+
+
+def _asks_confirmation(lower):
+    """A request for confirmation ("请确认", "确认…吗", "对吗", "shall i")."""
+    return (has_any(lower, _CONFIRM_ASK_WORDS) or has_gap(lower, "确认", "吗么", 20) or has_gap(lower, "需要", "吗", 10)
+            or has_gap(lower, "确定", "吗", 10) or has_words(lower, _CONFIRM_ASK_EN))
+
+
+# The previous reply asked a question.
 _SLOT_ASK = _LazyPattern(
     '_SLOT_ASK', r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b")
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
@@ -3837,14 +3952,14 @@ def noise_user_signal(user, prev_assistant=""):
         return "empty"
     short = noise_norm(text)
     lower, prev_lower = text.lower(), prev_assistant.lower()
-    asked_confirm = bool(_CONFIRM_ASK.search(prev_lower))
-    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(lower)):
+    asked_confirm = _asks_confirmation(prev_lower)
+    if asked_confirm and (_YES_NO.match(short) or _decides(lower)):
         return "confirmation"
-    if _CORRECTION.search(lower):
+    if _corrects(lower):
         return "correction"
-    if _DECISION.search(lower):
+    if _decides(lower):
         return "confirmation"
-    if _VALUE.search(lower):
+    if _carries_value(lower):
         return "value"
     if _is_social(text):
         return "social"
@@ -3977,7 +4092,7 @@ noise_carries_value = _Deferred('noise_carries_value', r'''
 def noise_carries_value(text):
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS].lower()
-    return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
+    return _carries_value(text) or _corrects(text) or _decides(text)
 ''')
 
 
@@ -4002,7 +4117,7 @@ def noise_is_question(text):
 # punctuation and kana, digits, ASCII punctuation) are code point ranges checked per distinct character
 # in token_counts rather than regexes: a class spanning the supplementary planes costs the regex
 # compiler several milliseconds, paid again in every fresh sandbox process that imports this module.
-_DIGITS = frozenset("0123456789")
+_tokens_DIGITS = frozenset("0123456789")
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
 _NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
@@ -4033,7 +4148,7 @@ def token_counts(text):
     for char, n in Counter(text).items():
         code = ord(char)
         if code < 0x80:
-            if char in _DIGITS:
+            if char in _tokens_DIGITS:
                 digit += n
             elif char in _ASCII_PUNCT:
                 punct += n
@@ -4442,9 +4557,8 @@ HISTORY_MAX_OVERFLOW_CHARS = 100_000 # the overflow output keeps its newest part
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
 _LABEL = _LazyPattern(
-    '_LABEL', rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+    '_LABEL', rf"^(?P<role>(?P<user>{_USER_ROLES})|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_USER_ROLE = _LazyPattern('_USER_ROLE', rf"^(?:{_USER_ROLES})$", re.I)
 _SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
 _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
@@ -4506,7 +4620,7 @@ def _parse_block(block):
     for i, m in enumerate(labels):
         end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
         text = block[m.end():end].strip()
-        if _USER_ROLE.match(m.group("role")):
+        if m.group("user") is not None:  # the user's words of the two role lists (disjoint)
             tag = (m.group("tag") or "").lower()
             turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
         elif turns and not turns[-1]["assistant"]:
@@ -4855,18 +4969,52 @@ _WORDS = {
            "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
            "part": "; ", "open": " (", "close": ")"},
 }
-# A bare value may not hold what separates the parts of a state line, nor start like a JSON value.
-_BARE = _LazyPattern('_BARE', r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
-_JSON_LIKE = _LazyPattern('_JSON_LIKE', r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
+# A bare value may not hold what separates the parts of a state line, nor read as a JSON value.
+_NOT_BARE = "\"'\\,，、;；=[]{}()（）⏎"
+_JSON_WORDS = ("true", "false", "null")
 
 
 # ---------------------------------------------------------------- the model's state text
+
+_bare = _Deferred('_bare', r'''
+def _bare(value):
+    """Whether a value can stand unquoted in a state line: not empty, no space (``str.isspace``, what
+    re's \\s is) or separator in it, and not a JSON number or literal.
+
+    String tests rather than patterns: a code node compiles each pattern it uses on every sandbox run,
+    in re's pure-Python compiler (tests/test_pattern_free.py holds them to the patterns they replace)."""
+    if not value or any(char.isspace() or char in _NOT_BARE for char in value):
+        return False
+    return value not in _JSON_WORDS and not _json_number(value)
+''')
+
+
+_json_number = _Deferred('_json_number', r'''
+def _json_number(text):
+    """Whether ``text`` is ``-?D+(.D+)?([eE][+-]?D+)?``, D a decimal digit (``str.isdecimal``, what re's
+    \\d is)."""
+    text = text[1:] if text.startswith("-") else text
+    mantissa, exponent = text, None
+    for index, char in enumerate(text):
+        if char in "eE":
+            mantissa, exponent = text[:index], text[index + 1:]
+            break
+    whole, dot, fraction = mantissa.partition(".")
+    if not whole.isdecimal() or (dot and not fraction.isdecimal()):
+        return False
+    if exponent is None:
+        return True
+    if exponent[:1] in ("+", "-"):
+        exponent = exponent[1:]
+    return exponent.isdecimal()
+''')
+
 
 value_text = _Deferred('value_text', r'''
 def value_text(value):
     """A slot value on one line: plain text when unambiguous, else JSON (quoted and escaped)."""
     if isinstance(value, str):
-        if _BARE.match(value) and not _JSON_LIKE.match(value) and one_line(value) == value:
+        if _bare(value) and one_line(value) == value:
             return value
         return escape_invisible(json.dumps(value, ensure_ascii=False))
     if isinstance(value, list) and value and all(isinstance(v, str) and value_text(v) == v for v in value):
@@ -5853,7 +6001,7 @@ _NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|�
 _NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
                          r"|周|个月|个小时|个星期)")
 # A slot that counts people: its name, label or description says so.
-_PEOPLE_SLOT = _LazyPattern('_PEOPLE_SLOT', r"人数|几位|几个人|多少人|people|persons|guests|party size|travell?ers|passengers|headcount")
+_PEOPLE_WORDS = tuple('人数|几位|几个人|多少人|people|persons|guests|party size|travelers|travellers|passengers|headcount'.split('|'))
 # A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
 _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
@@ -6427,8 +6575,8 @@ def _one_value_grounded(spec, value, old, folded, raw, ev,
 counts_people = _Deferred('counts_people', r'''
 def counts_people(spec):
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
-    return spec.type in ("integer", "number") and bool(
-        _PEOPLE_SLOT.search(f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")))
+    words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
+    return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
 ''')
 
 

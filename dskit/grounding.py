@@ -195,7 +195,8 @@ _NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:�
 _NOT_PEOPLE = re.compile(r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
                          r"|周|个月|个小时|个星期)")
 # A slot that counts people: its name, label or description says so.
-_PEOPLE_SLOT = re.compile(r"人数|几位|几个人|多少人|people|persons|guests|party size|travell?ers|passengers|headcount")
+_PEOPLE_WORDS = ("人数", "几位", "几个人", "多少人", "people", "persons", "guests", "party size", "travelers",
+                 "travellers", "passengers", "headcount")
 # A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
 _NOT_A_COUNT_AFTER = re.compile(r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # Colloquial numbers: "就我俩" is two.
@@ -731,8 +732,8 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
 
 def counts_people(spec: SlotSpec) -> bool:
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
-    return spec.type in ("integer", "number") and bool(
-        _PEOPLE_SLOT.search(f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")))
+    words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
+    return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
 
 
 def value_grounded(spec: SlotSpec, value: Any, ev: Evidence, *, old: Any = None, asked: bool = False,

@@ -40,9 +40,8 @@ HISTORY_MAX_OVERFLOW_CHARS = 100_000 # the overflow output keeps its newest part
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _BOT_ROLES = r"assistant|ai|bot|chatbot|助手|客服|机器人|系统"
 _LABEL = re.compile(
-    rf"^(?P<role>{_USER_ROLES}|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
+    rf"^(?P<role>(?P<user>{_USER_ROLES})|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
-_USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
 _SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
 _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 
@@ -98,7 +97,7 @@ def _parse_block(block: str) -> list[dict]:
     for i, m in enumerate(labels):
         end = labels[i + 1].start() if i + 1 < len(labels) else len(block)
         text = block[m.end():end].strip()
-        if _USER_ROLE.match(m.group("role")):
+        if m.group("user") is not None:  # the user's words of the two role lists (disjoint)
             tag = (m.group("tag") or "").lower()
             turns.append({"user": text, "assistant": "", "tag": tag if tag in NOISE_TAGS else ""})
         elif turns and not turns[-1]["assistant"]:

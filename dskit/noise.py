@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from .cues import SOCIAL_REPLIES, YES_NO_REPLIES
+from .wordfind import has_any, has_counted, has_gap, has_word, has_words
 
 NOISE_TAGS = ("essential", "optional", "noise")
 NOISE_SCAN_CHARS = 2_000  # rules read the head of a message: enough to judge it, cheap on a huge one
@@ -36,22 +37,57 @@ _VENT = re.compile(
     r"太差|太烂|太慢|太坑|好坑|垃圾|无语|气死|生气|烦死|烦人|什么破|破玩意|坑人|骗子|骗人|智障|傻|笨|失望|恶心|服了|"
     r"离谱|搞什么|搞啥|怎么回事|怎么这么|什么鬼|吐槽|受不了|投诉你|差评|terrible|useless|stupid|awful|"
     r"ridiculous|annoying|wtf|hate")
+# The cue lists below stand for patterns written as words (dskit.wordfind: building a pattern of them
+# would cost every code node run more than reading the text with str.find); they read lower-cased text.
 # Values a slot can take: digits, Chinese numbers with a unit, dates and times, quoted names, e-mails.
-_VALUE = re.compile(
-    r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
-    r"公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来)|今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|"
-    r"凌晨|傍晚|周[一二三四五六日天末]|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@|"
-    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm)\b")
-_CORRECTION = re.compile(
-    r"改成|改为|改到|改去|改一下|改下|换成|换到|换一|不是.{0,12}[是要]|不对|说错|搞错|弄错|打错|写错|更正|纠正|"
-    r"不去了|不订了|不要了|还是.{0,12}吧|算了|提前|推迟|延后|往后挪|往前挪|早一点|晚一点|\binstead\b|\bchange (?:it )?to\b|\bactually\b|\bi meant\b")
-_DECISION = re.compile(
-    r"确认|就这个|就这样|就它|就订|就要|下单|买一份|订吧|订了吧|要这个|提交|办理吧|帮我办|帮我订|帮我买|"
-    r"\bgo ahead\b|\bbook it\b|\bconfirm")
-# The previous reply asked for a confirmation / asked a question.
-_CONFIRM_ASK = re.compile(
-    r"请确认|确认.{0,20}[吗么]|对吗|是否|可以吗|好吗|行吗|要不要|需要.{0,10}吗|确定.{0,10}吗|\bconfirm\b|"
-    r"\bshall i\b|\bis that (?:right|correct)\b|\bgo ahead\b")
+_DIGITS = tuple("0123456789０１２３４５６７８９")
+_NUMERALS = "一二两三四五六七八九十百千万半"
+_UNITS = ("个", "位", "人", "点", "号", "日", "天", "晚", "夜", "间", "张", "元", "块", "岁", "小时", "分钟", "公里", "斤",
+          "份", "次", "楼", "层", "月", "年", "周", "星期", "折", "成", "台", "辆", "套", "件", "左右", "来")
+_VALUE_WORDS = ("今天", "明天", "后天", "大后天", "昨天", "前天", "今晚", "明晚", "上午", "下午", "晚上", "早上", "中午",
+                "凌晨", "傍晚", "星期", "礼拜", "下周", "本周", "这周", "下个月", "月底", "月初", "点半", "「", "」",
+                "“", "”", "《", "@")
+_WEEK_DAYS = "一二三四五六日天末"
+_VALUE_EN = ("today", "tomorrow", "tonight", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+             "sunday", "am", "pm")
+# Corrections and take-backs ("不是七点，是八点", "还是原来的吧").
+_CORRECTION_WORDS = ("改成", "改为", "改到", "改去", "改一下", "改下", "换成", "换到", "换一", "不对", "说错", "搞错", "弄错",
+                     "打错", "写错", "更正", "纠正", "不去了", "不订了", "不要了", "算了", "提前", "推迟", "延后", "往后挪",
+                     "往前挪", "早一点", "晚一点")
+_CORRECTION_EN = ("instead", "change to", "change it to", "actually", "i meant")
+# Decisions ("就这个", "帮我订").
+_DECISION_WORDS = ("确认", "就这个", "就这样", "就它", "就订", "就要", "下单", "买一份", "订吧", "订了吧", "要这个", "提交",
+                   "办理吧", "帮我办", "帮我订", "帮我买")
+_DECISION_EN = ("go ahead", "book it")
+# The previous reply asked for a confirmation.
+_CONFIRM_ASK_WORDS = ("请确认", "对吗", "是否", "可以吗", "好吗", "行吗", "要不要")
+_CONFIRM_ASK_EN = ("confirm", "shall i", "is that right", "is that correct", "go ahead")
+
+
+def _carries_value(lower: str) -> bool:
+    """A digit, a Chinese number with a unit, a day or time word, a weekday, a quote mark or an @."""
+    return (has_any(lower, _DIGITS) or has_counted(lower, _NUMERALS, _UNITS) or has_any(lower, _VALUE_WORDS)
+            or has_gap(lower, "周", _WEEK_DAYS, 0) or has_words(lower, _VALUE_EN))
+
+
+def _corrects(lower: str) -> bool:
+    """A correction or a take-back word, "不是…是/要" or "还是…吧" within a line."""
+    return (has_any(lower, _CORRECTION_WORDS) or has_gap(lower, "不是", "是要", 12) or has_gap(lower, "还是", "吧", 12)
+            or has_words(lower, _CORRECTION_EN))
+
+
+def _decides(lower: str) -> bool:
+    """A decision word ("就这个", "帮我订", "go ahead")."""
+    return has_any(lower, _DECISION_WORDS) or has_words(lower, _DECISION_EN) or has_word(lower, "confirm", right=False)
+
+
+def _asks_confirmation(lower: str) -> bool:
+    """A request for confirmation ("请确认", "确认…吗", "对吗", "shall i")."""
+    return (has_any(lower, _CONFIRM_ASK_WORDS) or has_gap(lower, "确认", "吗么", 20) or has_gap(lower, "需要", "吗", 10)
+            or has_gap(lower, "确定", "吗", 10) or has_words(lower, _CONFIRM_ASK_EN))
+
+
+# The previous reply asked a question.
 _SLOT_ASK = re.compile(
     r"请问|哪|几|什么|多少|是否|怎么称呼|贵姓|\bwhich\b|\bwhat\b|\bwhen\b|\bwhere\b|\bhow many\b|\bwho\b")
 # Replies that record or complete something (the engine's own texts included: "已记下", "已办理完成").
@@ -106,14 +142,14 @@ def noise_user_signal(user: str, prev_assistant: str = "") -> str:
         return "empty"
     short = noise_norm(text)
     lower, prev_lower = text.lower(), prev_assistant.lower()
-    asked_confirm = bool(_CONFIRM_ASK.search(prev_lower))
-    if asked_confirm and (_YES_NO.match(short) or _DECISION.search(lower)):
+    asked_confirm = _asks_confirmation(prev_lower)
+    if asked_confirm and (_YES_NO.match(short) or _decides(lower)):
         return "confirmation"
-    if _CORRECTION.search(lower):
+    if _corrects(lower):
         return "correction"
-    if _DECISION.search(lower):
+    if _decides(lower):
         return "confirmation"
-    if _VALUE.search(lower):
+    if _carries_value(lower):
         return "value"
     if _is_social(text):
         return "social"
@@ -233,7 +269,7 @@ def _fold_duplicates(turns: list[dict], tags: list[dict]) -> None:
 def noise_carries_value(text: str) -> bool:
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS].lower()
-    return bool(_VALUE.search(text) or _CORRECTION.search(text) or _DECISION.search(text))
+    return _carries_value(text) or _corrects(text) or _decides(text)
 
 
 def noise_records(reply: str) -> bool:

@@ -14,7 +14,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What a model or tokenizer may read as a line break (str.splitlines' list). A Chatflow that pastes the
 # raw message after "> " checks for each of them (dskit/tooling/dslbuild/flows.py).
 LINE_BREAK_CHARS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
-_LINE_BREAKS = re.compile(r"\r\n|[" + "".join(LINE_BREAK_CHARS) + "]")
+_BREAKS = "".join(LINE_BREAK_CHARS)
 LINE_MARK = " ⏎ "
 
 
@@ -43,13 +43,26 @@ def one_line(value: object) -> str:
     label that the engine writes at the start of a line (docs/context.md, "What the model can trust").
     """
     text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
-    return _LINE_BREAKS.sub(LINE_MARK, text.strip())
+    return marked_breaks(text.strip())
+
+
+def marked_breaks(text: str) -> str:
+    """``text`` with every line break written as LINE_MARK, ``"\\r\\n"`` as one.
+
+    str.replace rather than a pattern: a code node compiles each pattern it uses on every sandbox run,
+    in re's pure-Python compiler. The same result as substituting ``\\r\\n|[<LINE_BREAK_CHARS>]``:
+    "\\r\\n" pairs cannot overlap, so collapsing them first leaves one break per match, and the mark
+    holds no break."""
+    text = text.replace("\r\n", "\n")
+    for char in LINE_BREAK_CHARS:
+        text = text.replace(char, LINE_MARK)
+    return text
 
 
 def escape_invisible(text: str) -> str:
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
-    return "".join(f"\\u{ord(c):04x}" if _LINE_BREAKS.match(c) or _invisible(c) else c for c in text)
+    return "".join(f"\\u{ord(c):04x}" if c in _BREAKS or _invisible(c) else c for c in text)
 
 
 def is_int(value: object) -> bool:

@@ -15,7 +15,6 @@ docs/engine-api.md lists the outputs and their meaning; docs/design.md shows whe
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,17 +61,47 @@ _WORDS = {
            "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
            "part": "; ", "open": " (", "close": ")"},
 }
-# A bare value may not hold what separates the parts of a state line, nor start like a JSON value.
-_BARE = re.compile(r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
-_JSON_LIKE = re.compile(r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
+# A bare value may not hold what separates the parts of a state line, nor read as a JSON value.
+_NOT_BARE = "\"'\\,，、;；=[]{}()（）⏎"
+_JSON_WORDS = ("true", "false", "null")
 
 
 # ---------------------------------------------------------------- the model's state text
 
+def _bare(value: str) -> bool:
+    """Whether a value can stand unquoted in a state line: not empty, no space (``str.isspace``, what
+    re's \\s is) or separator in it, and not a JSON number or literal.
+
+    String tests rather than patterns: a code node compiles each pattern it uses on every sandbox run,
+    in re's pure-Python compiler (tests/test_pattern_free.py holds them to the patterns they replace)."""
+    if not value or any(char.isspace() or char in _NOT_BARE for char in value):
+        return False
+    return value not in _JSON_WORDS and not _json_number(value)
+
+
+def _json_number(text: str) -> bool:
+    """Whether ``text`` is ``-?D+(.D+)?([eE][+-]?D+)?``, D a decimal digit (``str.isdecimal``, what re's
+    \\d is)."""
+    text = text[1:] if text.startswith("-") else text
+    mantissa, exponent = text, None
+    for index, char in enumerate(text):
+        if char in "eE":
+            mantissa, exponent = text[:index], text[index + 1:]
+            break
+    whole, dot, fraction = mantissa.partition(".")
+    if not whole.isdecimal() or (dot and not fraction.isdecimal()):
+        return False
+    if exponent is None:
+        return True
+    if exponent[:1] in ("+", "-"):
+        exponent = exponent[1:]
+    return exponent.isdecimal()
+
+
 def value_text(value: Any) -> str:
     """A slot value on one line: plain text when unambiguous, else JSON (quoted and escaped)."""
     if isinstance(value, str):
-        if _BARE.match(value) and not _JSON_LIKE.match(value) and one_line(value) == value:
+        if _bare(value) and one_line(value) == value:
             return value
         return escape_invisible(json.dumps(value, ensure_ascii=False))
     if isinstance(value, list) and value and all(isinstance(v, str) and value_text(v) == v for v in value):

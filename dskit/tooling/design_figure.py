@@ -16,7 +16,7 @@ ENGINE_DIR = Path(__file__).resolve().parents[1]
 # Colour by what a module is about (docs/design.md, "Module map"); a module missing here is grey.
 GROUPS = {
     "reads and checks": ("#dbe9f6", ("records", "limits", "catalog", "redos", "catalog_lint", "jsonish",
-                                     "understanding", "state", "gaps", "grounding", "cues", "matching", "integrity",
+                                     "understanding", "state", "gaps", "grounding", "cues", "wordfind", "matching", "integrity",
                                      "taskstack")),
     "the turn": ("#cfe3d8", ("turn", "turn_inputs", "slot_writes", "admission", "offers", "backup", "commands",
                              "subtasks", "decide", "machine")),

@@ -286,7 +286,9 @@ _COLD_TEXT = {
                  "module runs, `tuple(\"好|好的|可以|...\".split(\"|\"))` (3 %). Docstrings and comments cost "
                  "1 % and 0.3 %, so the files keep them. An ordinary turn reads back the state text the engine "
                  "wrote as it is (its `sound` mark holds, docs/state-format.md), so the repairs of a damaged "
-                 "state are compiled only when one comes in (5 %)."),
+                 "state are compiled only when one comes in (5 %). Cue words that were regular expressions "
+                 "(what a message does, line breaks, bare values) are read with string methods "
+                 "(`dskit/wordfind.py`): re compiles each pattern in pure Python on every run (2 %)."),
     },
     "zh": {
         "title": "## 冷启动",
@@ -310,7 +312,8 @@ _COLD_TEXT = {
                  "记号，所以文件里的函数不带类型注解（占 `state.py` 一次普通轮次的 4%；`dskit/` 里的引擎保留注解），"
                  "八个词以上的模块级词表写成一个字符串、在模块运行时切分：`tuple(\"好|好的|可以|...\".split(\"|\"))`"
                  "（3%）。文档字符串和注释只占 1% 和 0.3%，因此保留。普通轮次读回引擎自己写的状态文本时原样读取"
-                 "（其 `sound` 标记成立，见 docs/state-format.md），修复损坏状态的代码只在真有损坏状态时才编译（5%）。"),
+                 "（其 `sound` 标记成立，见 docs/state-format.md），修复损坏状态的代码只在真有损坏状态时才编译（5%）。原先用正则表达式查找的提示词（消息的作用、换行、裸值）"
+                 "改用字符串方法（`dskit/wordfind.py`）：re 每次运行都要用纯 Python 编译每个正则（2%）。"),
     },
 }
 
