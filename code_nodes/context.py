@@ -1732,14 +1732,18 @@ def sound_body(text, secret=""):
     as before. Without a secret the mark is a plain digest that anyone who can write the variable can
     compute, like the seal (dskit.integrity); with one it is an HMAC only the engine can write.
     """
-    if not (isinstance(text, str) and text.startswith(_SOUND_HEAD) and len(text) <= MAX_STATE_CHARS):
+    if not isinstance(text, str) or len(text) > MAX_STATE_CHARS:
         return None
-    end = len(_SOUND_HEAD)
-    found, sep = text[end:end + DIGEST_CHARS], text[end + DIGEST_CHARS:end + DIGEST_CHARS + 2]
-    if sep != '",':
-        return None
-    body = "{" + text[end + DIGEST_CHARS + 2:]
-    return body if same_digest(found, _sound_mark(body, secret), secret) else None
+    found, body = _mark_and_body(text)
+    return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+
+
+def _mark_and_body(text):
+    """(the mark, the text without it) of a text that begins with one, else ("", text)."""
+    end = len(_SOUND_HEAD) + DIGEST_CHARS
+    if text.startswith(_SOUND_HEAD) and text[end:end + 2] == '",':
+        return text[len(_SOUND_HEAD):end], "{" + text[end + 2:]
+    return "", text
 
 
 def load_state(text, secret=""):
@@ -2310,9 +2314,27 @@ def is_social(raw):
 
 REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
 REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
-_ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第三": 2, "第3": 2, "第四": 3, "第4": 3, "第五": 4,
-             "第5": 4, "the first": 0, "first one": 0, "the second": 1, "second one": 1, "the third": 2,
-             "third one": 2, "the fourth": 3, "the fifth": 4}
+_ORDINALS = json.loads(r'''{
+ "第一": 0,
+ "第1": 0,
+ "头一": 0,
+ "第二": 1,
+ "第2": 1,
+ "第三": 2,
+ "第3": 2,
+ "第四": 3,
+ "第4": 3,
+ "第五": 4,
+ "第5": 4,
+ "the first": 0,
+ "first one": 0,
+ "the second": 1,
+ "second one": 1,
+ "the third": 2,
+ "third one": 2,
+ "the fourth": 3,
+ "the fifth": 4
+}''')
 
 
 # "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
@@ -2922,46 +2944,28 @@ _CLAUSE = _LazyPattern('_CLAUSE', r"[，,；;]")
 _PAIR_VALUE = _LazyPattern('_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
 _VALUE_TOKEN = _LazyPattern('_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
 
-_TEXTS = {
-    "zh": {
-        "user": "用户：", "assistant": "助手：", "join": "；", "corrected": "（后被更正）",
-        "answered": "（答「{q}」）", "none": "（无）",
-        "system": (
-            "你是对话摘要助手。把“已有摘要”和“移出窗口的对话”合并成一份新的滚动摘要，供后续轮次的模型阅读。\n"
-            "规则：\n"
-            "1. 保留用户提供或确认的全部关键信息：时间、日期、地点、人数、姓名、电话、订单号、金额等槽位值，"
-            "用户确认、取消或更正的事项，以及已办理的结果。数字与专有名词照原样保留，不要改写。\n"
-            "2. 用户后来更正过的信息，只保留更正后的值，并注明“已更正”。\n"
-            "3. 删去寒暄、感谢、“嗯/好的”之类的应答、情绪宣泄、重复提问，以及失败或被拒绝的回复"
-            "（标为 [noise] 的轮次一律删去）。\n"
-            "4. 不要编造，不要加入对话里没有的内容，不要回答用户的问题。\n"
-            "5. 按时间顺序写成要点，每行以“- ”开头，总长度不超过 {max_chars} 个字。\n"
-            "6. 只输出摘要本身，不要标题、解释或代码块。"
-        ),
-        "user_prompt": "已有摘要：\n{summary}\n\n移出窗口的对话：\n{overflow}\n\n请输出合并后的摘要：",
-    },
-    "en": {
-        "user": "user: ", "assistant": "assistant: ", "join": "; ", "corrected": " (later corrected)",
-        "answered": " (answering \"{q}\")", "none": "(none)",
-        "system": (
-            "You maintain a rolling summary of a conversation. Merge the existing summary and the turns that "
-            "just left the history window into one new summary, for the model to read in later turns.\n"
-            "Rules:\n"
-            "1. Keep every key fact the user gave or confirmed: dates, times, places, counts, names, phone "
-            "numbers, order numbers, amounts (slot values), what the user confirmed, cancelled or corrected, "
-            "and the results of completed tasks. Copy numbers and names exactly.\n"
-            "2. For information the user corrected later, keep only the corrected value and say it was corrected.\n"
-            "3. Drop greetings, thanks, acknowledgements, venting, repeated questions and failed or refused "
-            "replies (turns marked [noise] always go).\n"
-            "4. Do not invent anything, add nothing that was not said, do not answer the user's questions.\n"
-            "5. Write bullet points in time order, each line starting with \"- \", at most {max_chars} characters "
-            "in all.\n"
-            "6. Output the summary only: no title, no explanation, no code block."
-        ),
-        "user_prompt": "Existing summary:\n{summary}\n\nTurns that left the window:\n{overflow}\n\n"
-                       "Write the merged summary:",
-    },
-}
+_TEXTS = json.loads(r'''{
+ "zh": {
+  "user": "用户：",
+  "assistant": "助手：",
+  "join": "；",
+  "corrected": "（后被更正）",
+  "answered": "（答「{q}」）",
+  "none": "（无）",
+  "system": "你是对话摘要助手。把“已有摘要”和“移出窗口的对话”合并成一份新的滚动摘要，供后续轮次的模型阅读。\n规则：\n1. 保留用户提供或确认的全部关键信息：时间、日期、地点、人数、姓名、电话、订单号、金额等槽位值，用户确认、取消或更正的事项，以及已办理的结果。数字与专有名词照原样保留，不要改写。\n2. 用户后来更正过的信息，只保留更正后的值，并注明“已更正”。\n3. 删去寒暄、感谢、“嗯/好的”之类的应答、情绪宣泄、重复提问，以及失败或被拒绝的回复（标为 [noise] 的轮次一律删去）。\n4. 不要编造，不要加入对话里没有的内容，不要回答用户的问题。\n5. 按时间顺序写成要点，每行以“- ”开头，总长度不超过 {max_chars} 个字。\n6. 只输出摘要本身，不要标题、解释或代码块。",
+  "user_prompt": "已有摘要：\n{summary}\n\n移出窗口的对话：\n{overflow}\n\n请输出合并后的摘要："
+ },
+ "en": {
+  "user": "user: ",
+  "assistant": "assistant: ",
+  "join": "; ",
+  "corrected": " (later corrected)",
+  "answered": " (answering \"{q}\")",
+  "none": "(none)",
+  "system": "You maintain a rolling summary of a conversation. Merge the existing summary and the turns that just left the history window into one new summary, for the model to read in later turns.\nRules:\n1. Keep every key fact the user gave or confirmed: dates, times, places, counts, names, phone numbers, order numbers, amounts (slot values), what the user confirmed, cancelled or corrected, and the results of completed tasks. Copy numbers and names exactly.\n2. For information the user corrected later, keep only the corrected value and say it was corrected.\n3. Drop greetings, thanks, acknowledgements, venting, repeated questions and failed or refused replies (turns marked [noise] always go).\n4. Do not invent anything, add nothing that was not said, do not answer the user's questions.\n5. Write bullet points in time order, each line starting with \"- \", at most {max_chars} characters in all.\n6. Output the summary only: no title, no explanation, no code block.",
+  "user_prompt": "Existing summary:\n{summary}\n\nTurns that left the window:\n{overflow}\n\nWrite the merged summary:"
+ }
+}''')
 
 
 _clip = _Deferred('_clip', r'''
@@ -3271,16 +3275,44 @@ def missing_slots(task, spec):
 # ---- dskit/views.py ----
 # Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
 
-_WORDS = {
-    "zh": {"current": "当前任务", "suspended": "挂起任务", "waiting": "等待任务", "done": "已办理",
-           "with": "一并提交", "missing": "缺", "asked": "上一轮追问的槽位", "handoff": "已转人工", "check": "待用户核对",
-           "none": "（无进行中的任务）", "after": "{parent}办理后一起提交", "colon": "：", "sep": "，",
-           "part": "；", "open": "（", "close": "）"},
-    "en": {"current": "current task", "suspended": "suspended task", "waiting": "waiting task", "done": "done",
-           "with": "submitted with it", "missing": "missing", "asked": "asked last turn", "handoff": "handed off", "check": "to be checked by the user",
-           "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
-           "part": "; ", "open": " (", "close": ")"},
-}
+_WORDS = json.loads(r'''{
+ "zh": {
+  "current": "当前任务",
+  "suspended": "挂起任务",
+  "waiting": "等待任务",
+  "done": "已办理",
+  "with": "一并提交",
+  "missing": "缺",
+  "asked": "上一轮追问的槽位",
+  "handoff": "已转人工",
+  "check": "待用户核对",
+  "none": "（无进行中的任务）",
+  "after": "{parent}办理后一起提交",
+  "colon": "：",
+  "sep": "，",
+  "part": "；",
+  "open": "（",
+  "close": "）"
+ },
+ "en": {
+  "current": "current task",
+  "suspended": "suspended task",
+  "waiting": "waiting task",
+  "done": "done",
+  "with": "submitted with it",
+  "missing": "missing",
+  "asked": "asked last turn",
+  "handoff": "handed off",
+  "check": "to be checked by the user",
+  "none": "(no open task)",
+  "after": "submitted after {parent}",
+  "colon": ": ",
+  "sep": ", ",
+  "part": "; ",
+  "open": " (",
+  "close": ")"
+ }
+}''')
 # A bare value may not hold what separates the parts of a state line, nor read as a JSON value.
 _NOT_BARE = "\"'\\,，、;；=[]{}()（）⏎"
 _JSON_WORDS = ("true", "false", "null")
@@ -3418,14 +3450,28 @@ CONTEXT_ZONE_BUDGETS = {"memory": 400, "history": 360, "external": 1_200}
 CONTEXT_MAX_TURNS = 200  # older turns of an oversized history are only summarised
 CONTEXT_SHORT_REPLY_TOKENS = 40  # an optional turn's reply is first cut to this, then the turn goes
 # Every header the engine writes into a prompt, each at the start of its own line.
-CONTEXT_HEADERS = {
-    "zh": {"catalog": "【任务目录】", "state": "【当前状态】（以此为准，始终有效）", "memory": "【相关记忆】",
-           "history": "【对话历史】", "external": "【参考资料】", "summary": "更早对话的摘要：",
-           "recent": "最近的对话：", "latest": "【用户最新输入】"},
-    "en": {"catalog": "[Task catalog]", "state": "[Current state] (authoritative)", "memory": "[Relevant memory]",
-           "history": "[Conversation history]", "external": "[Reference material]",
-           "summary": "Summary of earlier turns:", "recent": "Recent turns:", "latest": "[User's latest message]"},
-}
+CONTEXT_HEADERS = json.loads(r'''{
+ "zh": {
+  "catalog": "【任务目录】",
+  "state": "【当前状态】（以此为准，始终有效）",
+  "memory": "【相关记忆】",
+  "history": "【对话历史】",
+  "external": "【参考资料】",
+  "summary": "更早对话的摘要：",
+  "recent": "最近的对话：",
+  "latest": "【用户最新输入】"
+ },
+ "en": {
+  "catalog": "[Task catalog]",
+  "state": "[Current state] (authoritative)",
+  "memory": "[Relevant memory]",
+  "history": "[Conversation history]",
+  "external": "[Reference material]",
+  "summary": "Summary of earlier turns:",
+  "recent": "Recent turns:",
+  "latest": "[User's latest message]"
+ }
+}''')
 
 
 context_item = _Deferred('context_item', r'''
@@ -3968,10 +4014,34 @@ MAX_EVIDENCE_CHARS = 2_000
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
 _CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
 _ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
-_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
+_EN_NUMBERS = json.loads(r'''{
+ "zero": 0,
+ "one": 1,
+ "two": 2,
+ "three": 3,
+ "four": 4,
+ "five": 5,
+ "six": 6,
+ "seven": 7,
+ "eight": 8,
+ "nine": 9,
+ "ten": 10,
+ "eleven": 11,
+ "twelve": 12,
+ "thirteen": 13,
+ "fourteen": 14,
+ "fifteen": 15,
+ "sixteen": 16,
+ "seventeen": 17,
+ "eighteen": 18,
+ "nineteen": 19,
+ "twenty": 20,
+ "thirty": 30,
+ "forty": 40,
+ "fifty": 50,
+ "a couple": 2,
+ "a dozen": 12
+}''')
 _EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
 
 # Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
@@ -4004,8 +4074,24 @@ _LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|af
 # Dates, against the reference date.
 _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
               "昨天": -1, "yesterday": -1, "前天": -2}
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
-             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+_WEEKDAYS = json.loads(r'''{
+ "一": 0,
+ "二": 1,
+ "三": 2,
+ "四": 3,
+ "五": 4,
+ "六": 5,
+ "日": 6,
+ "天": 6,
+ "末": 5,
+ "1": 0,
+ "2": 1,
+ "3": 2,
+ "4": 3,
+ "5": 4,
+ "6": 5,
+ "7": 6
+}''')
 # "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
 _WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

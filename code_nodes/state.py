@@ -69,11 +69,11 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 400 functions and methods that fewer than half of
+# Compiled on first call / 首次调用时才编译: 401 functions and methods that fewer than half of
 # this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
 # ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
 # almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 400 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# 其中 401 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2083,14 +2083,27 @@ class Decision(dict):
 
     # Written out by the bundler from a TypedDict: calling it makes a plain dict, as TypedDict does,
     # and it lists its keys as typing would, without importing typing (dskit/tooling/codegen/lean.py).
-    __annotations__ = {
-        'error': 'str', 'next_action': 'str', 'task': 'TaskRef | None', 'slot': 'str | None',
-        'question': 'str', 'execute': 'ExecutePayload | None', 'faq': 'dict[str, str] | None',
-        'handoff': 'dict[str, str] | None', 'resumed': 'dict[str, str] | None',
-        'notices': 'list[str]', 'missing_slots': 'list[str]', 'rewritten_query': 'str',
-        'applied': 'list[str]', 'changes': 'list[SlotChange]', 'dropped': 'list[dict[str, Any]]',
-        'ended': 'list[dict[str, str]]', 'progress': 'bool', 'lang': 'str', 'turn': 'int',
-    }
+    __annotations__ = json.loads(r'''{
+ "error": "str",
+ "next_action": "str",
+ "task": "TaskRef | None",
+ "slot": "str | None",
+ "question": "str",
+ "execute": "ExecutePayload | None",
+ "faq": "dict[str, str] | None",
+ "handoff": "dict[str, str] | None",
+ "resumed": "dict[str, str] | None",
+ "notices": "list[str]",
+ "missing_slots": "list[str]",
+ "rewritten_query": "str",
+ "applied": "list[str]",
+ "changes": "list[SlotChange]",
+ "dropped": "list[dict[str, Any]]",
+ "ended": "list[dict[str, str]]",
+ "progress": "bool",
+ "lang": "str",
+ "turn": "int"
+}''')
     __total__ = True
     __required_keys__ = frozenset('applied|changes|dropped|ended|execute|faq|handoff|lang|missing_slots|next_action|notices|progress|question|resumed|rewritten_query|slot|task|turn'.split('|'))
     __optional_keys__ = frozenset({'error'})
@@ -2645,14 +2658,25 @@ def sound_body(text, secret=""):
     as before. Without a secret the mark is a plain digest that anyone who can write the variable can
     compute, like the seal (dskit.integrity); with one it is an HMAC only the engine can write.
     """
-    if not (isinstance(text, str) and text.startswith(_SOUND_HEAD) and len(text) <= MAX_STATE_CHARS):
+    if not isinstance(text, str) or len(text) > MAX_STATE_CHARS:
         return None
-    end = len(_SOUND_HEAD)
-    found, sep = text[end:end + DIGEST_CHARS], text[end + DIGEST_CHARS:end + DIGEST_CHARS + 2]
-    if sep != '",':
-        return None
-    body = "{" + text[end + DIGEST_CHARS + 2:]
-    return body if same_digest(found, _sound_mark(body, secret), secret) else None
+    found, body = _mark_and_body(text)
+    return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+
+
+def _mark_and_body(text):
+    """(the mark, the text without it) of a text that begins with one, else ("", text)."""
+    end = len(_SOUND_HEAD) + DIGEST_CHARS
+    if text.startswith(_SOUND_HEAD) and text[end:end + 2] == '",':
+        return text[len(_SOUND_HEAD):end], "{" + text[end + 2:]
+    return "", text
+
+
+unmarked = _Deferred('unmarked', r'''
+def unmarked(text):
+    """A state text without its mark, so that it is read defensively; any other value as it is."""
+    return _mark_and_body(text)[1] if isinstance(text, str) else text
+''')
 
 
 def load_state(text, secret=""):
@@ -3089,122 +3113,118 @@ def add_error(state, code, message):
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
-MESSAGES: dict[str, dict[str, str]] = {
-    "zh": {
-        "ack_values": "好的，已记下{values}。",
-        "ask_default": "请问您的{slot}是？",
-        "confirm": "请确认：{task}，{values}。确认办理吗？",
-        "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
-        "confirm_none": "请确认是否办理「{task}」？",
-        "confirm_with": "；一并提交「{task}」：{values}",
-        "check": "想跟您核对一下：{values}，对吗？",
-        "check_clear": "清空{slot}",
-        "deny": "好的，请问需要修改哪一项？（{slots}）",
-        "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
-        "resume": "我们继续刚才的「{task}」。",
-        "cancelled": "已取消「{task}」。",
-        "cascade": "「{task}」依赖的信息已变化，已一并取消。",
-        "evicted": "待办事项太多，已移除最早的「{task}」。",
-        "reset": "好的，已清空当前所有事项。",
-        "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
-        "handoff": "正在为您转接人工客服，请稍候。",
-        "guard": "还需要先确认一项信息。",
-        "nothing_open": "好的。还有什么可以帮您？",
-        "rolled_back": "已将{slot}改回{value}。",
-        "rolled_back_empty": "已清空{slot}。",
-        "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
-        "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
-        "exec_ok": "「{task}」已办理完成。",
-        "exec_ok_with": "「{task}」已一并提交。",
-        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-        "exec_dry_with": "并一起提交「{task}」：{values}。",
-        "waiting": "「{task}」会在「{parent}」办理后一起提交。",
-        "exec_unknown": "接口没有返回成功",
-        "none": "无",
-        "value_sep": "，",
-        "kv": "{slot}：{value}",
-        "yes": "是",
-        "no": "否",
-        "list_sep": "、",
-        "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-        "internal": "抱歉，系统出了点问题，请再说一遍。",
-        "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
-        "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
-        # the plugin tools' parameter errors (tools/_common.py)
-        "tool_bad_param": "参数 {param} 有误：{problem}",
-        "tool_required": "不能为空",
-        "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
-        "tool_not_text": "必须是文本，收到的是 {kind}",
-        "tool_not_json": "不是有效的 JSON（{detail}）",
-        "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
-        "tool_not_choice": "必须是 {choices} 之一",
-        "tool_catalog": "任务目录无效：{problems}",
-        "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
-        "tool_unknown_task": "目录里没有任务 {task}",
-        "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
-        "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
-        "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
-        "tool_internal": "插件内部错误（{name}），输入和状态都未改变。",
-    },
-    "en": {
-        "ack_values": "OK, noted {values}.",
-        "ask_default": "What is your {slot}?",
-        "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
-        "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
-        "confirm_none": "Shall I go ahead with {task}?",
-        "confirm_with": "; together with {task}: {values}",
-        "check": "Just to check: {values}. Is that right?",
-        "check_clear": "clear {slot}",
-        "deny": "OK, which one would you like to change? ({slots})",
-        "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
-        "resume": "Let's continue with {task}.",
-        "cancelled": "{task} has been cancelled.",
-        "cascade": "{task} depended on what changed, so it was cancelled too.",
-        "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
-        "reset": "OK, everything has been cleared.",
-        "fallback": "Sorry, I did not quite get that. Could you say it another way?",
-        "handoff": "I am transferring you to a human agent, please wait.",
-        "guard": "One more thing needs confirming first.",
-        "nothing_open": "OK. Anything else I can help with?",
-        "rolled_back": "{slot} is back to {value}.",
-        "rolled_back_empty": "{slot} has been cleared.",
-        "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
-        "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
-        "exec_ok": "{task} is done.",
-        "exec_ok_with": " {task} was submitted with it.",
-        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-        "exec_dry_with": " Together with it: {task}: {values}.",
-        "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
-        "exec_unknown": "the API did not report success",
-        "none": "none",
-        "value_sep": ", ",
-        "kv": "{slot}: {value}",
-        "yes": "yes",
-        "no": "no",
-        "list_sep": ", ",
-        "broken_catalog": "The assistant is misconfigured and cannot help with this right now; "
-                          "please try again later or ask for a human agent.",
-        "internal": "Sorry, something went wrong on our side. Could you say that again?",
-        "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
-        "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. "
-                      "Please say it more briefly, or cancel something you no longer need.",
-        # the plugin tools' parameter errors (tools/_common.py)
-        "tool_bad_param": "Parameter {param} is invalid: {problem}",
-        "tool_required": "must not be empty",
-        "tool_too_long": "is too long ({n} characters, limit {limit})",
-        "tool_not_text": "must be text, got {kind}",
-        "tool_not_json": "is not valid JSON ({detail})",
-        "tool_not_int": "must be an integer from {low} to {high}",
-        "tool_not_choice": "must be one of {choices}",
-        "tool_catalog": "the task catalog is invalid: {problems}",
-        "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
-        "tool_unknown_task": "the catalog has no task {task}",
-        "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
-        "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
-        "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
-        "tool_internal": "Internal plugin error ({name}); input and state are unchanged.",
-    },
-}
+MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
+ "zh": {
+  "ack_values": "好的，已记下{values}。",
+  "ask_default": "请问您的{slot}是？",
+  "confirm": "请确认：{task}，{values}。确认办理吗？",
+  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+  "confirm_none": "请确认是否办理「{task}」？",
+  "confirm_with": "；一并提交「{task}」：{values}",
+  "check": "想跟您核对一下：{values}，对吗？",
+  "check_clear": "清空{slot}",
+  "deny": "好的，请问需要修改哪一项？（{slots}）",
+  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
+  "resume": "我们继续刚才的「{task}」。",
+  "cancelled": "已取消「{task}」。",
+  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+  "evicted": "待办事项太多，已移除最早的「{task}」。",
+  "reset": "好的，已清空当前所有事项。",
+  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+  "handoff": "正在为您转接人工客服，请稍候。",
+  "guard": "还需要先确认一项信息。",
+  "nothing_open": "好的。还有什么可以帮您？",
+  "rolled_back": "已将{slot}改回{value}。",
+  "rolled_back_empty": "已清空{slot}。",
+  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+  "exec_ok": "「{task}」已办理完成。",
+  "exec_ok_with": "「{task}」已一并提交。",
+  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+  "exec_unknown": "接口没有返回成功",
+  "none": "无",
+  "value_sep": "，",
+  "kv": "{slot}：{value}",
+  "yes": "是",
+  "no": "否",
+  "list_sep": "、",
+  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+  "internal": "抱歉，系统出了点问题，请再说一遍。",
+  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
+  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
+  "tool_bad_param": "参数 {param} 有误：{problem}",
+  "tool_required": "不能为空",
+  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+  "tool_not_text": "必须是文本，收到的是 {kind}",
+  "tool_not_json": "不是有效的 JSON（{detail}）",
+  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+  "tool_not_choice": "必须是 {choices} 之一",
+  "tool_catalog": "任务目录无效：{problems}",
+  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+  "tool_unknown_task": "目录里没有任务 {task}",
+  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
+  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
+ },
+ "en": {
+  "ack_values": "OK, noted {values}.",
+  "ask_default": "What is your {slot}?",
+  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+  "confirm_none": "Shall I go ahead with {task}?",
+  "confirm_with": "; together with {task}: {values}",
+  "check": "Just to check: {values}. Is that right?",
+  "check_clear": "clear {slot}",
+  "deny": "OK, which one would you like to change? ({slots})",
+  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
+  "resume": "Let's continue with {task}.",
+  "cancelled": "{task} has been cancelled.",
+  "cascade": "{task} depended on what changed, so it was cancelled too.",
+  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+  "reset": "OK, everything has been cleared.",
+  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+  "handoff": "I am transferring you to a human agent, please wait.",
+  "guard": "One more thing needs confirming first.",
+  "nothing_open": "OK. Anything else I can help with?",
+  "rolled_back": "{slot} is back to {value}.",
+  "rolled_back_empty": "{slot} has been cleared.",
+  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+  "exec_ok": "{task} is done.",
+  "exec_ok_with": " {task} was submitted with it.",
+  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+  "exec_dry_with": " Together with it: {task}: {values}.",
+  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+  "exec_unknown": "the API did not report success",
+  "none": "none",
+  "value_sep": ", ",
+  "kv": "{slot}: {value}",
+  "yes": "yes",
+  "no": "no",
+  "list_sep": ", ",
+  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
+  "internal": "Sorry, something went wrong on our side. Could you say that again?",
+  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
+  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
+  "tool_bad_param": "Parameter {param} is invalid: {problem}",
+  "tool_required": "must not be empty",
+  "tool_too_long": "is too long ({n} characters, limit {limit})",
+  "tool_not_text": "must be text, got {kind}",
+  "tool_not_json": "is not valid JSON ({detail})",
+  "tool_not_int": "must be an integer from {low} to {high}",
+  "tool_not_choice": "must be one of {choices}",
+  "tool_catalog": "the task catalog is invalid: {problems}",
+  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+  "tool_unknown_task": "the catalog has no task {task}",
+  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
+  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
+ }
+}''')
 
 
 def norm_lang(lang):
@@ -3586,9 +3606,27 @@ def is_social(raw):
 
 REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
 REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
-_ORDINALS = {"第一": 0, "第1": 0, "头一": 0, "第二": 1, "第2": 1, "第三": 2, "第3": 2, "第四": 3, "第4": 3, "第五": 4,
-             "第5": 4, "the first": 0, "first one": 0, "the second": 1, "second one": 1, "the third": 2,
-             "third one": 2, "the fourth": 3, "the fifth": 4}
+_ORDINALS = json.loads(r'''{
+ "第一": 0,
+ "第1": 0,
+ "头一": 0,
+ "第二": 1,
+ "第2": 1,
+ "第三": 2,
+ "第3": 2,
+ "第四": 3,
+ "第4": 3,
+ "第五": 4,
+ "第5": 4,
+ "the first": 0,
+ "first one": 0,
+ "the second": 1,
+ "second one": 1,
+ "the third": 2,
+ "third one": 2,
+ "the fourth": 3,
+ "the fifth": 4
+}''')
 
 
 # "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
@@ -4224,46 +4262,28 @@ _CLAUSE = _LazyPattern('_CLAUSE', r"[，,；;]")
 _PAIR_VALUE = _LazyPattern('_PAIR_VALUE', r"[:：]\s*([^，,；;。:：\s（）()]{1,30})")
 _VALUE_TOKEN = _LazyPattern('_VALUE_TOKEN', r"[0-9][0-9:：.\-/]*|「[^」]{1,30}」|“[^”]{1,30}”")
 
-_TEXTS = {
-    "zh": {
-        "user": "用户：", "assistant": "助手：", "join": "；", "corrected": "（后被更正）",
-        "answered": "（答「{q}」）", "none": "（无）",
-        "system": (
-            "你是对话摘要助手。把“已有摘要”和“移出窗口的对话”合并成一份新的滚动摘要，供后续轮次的模型阅读。\n"
-            "规则：\n"
-            "1. 保留用户提供或确认的全部关键信息：时间、日期、地点、人数、姓名、电话、订单号、金额等槽位值，"
-            "用户确认、取消或更正的事项，以及已办理的结果。数字与专有名词照原样保留，不要改写。\n"
-            "2. 用户后来更正过的信息，只保留更正后的值，并注明“已更正”。\n"
-            "3. 删去寒暄、感谢、“嗯/好的”之类的应答、情绪宣泄、重复提问，以及失败或被拒绝的回复"
-            "（标为 [noise] 的轮次一律删去）。\n"
-            "4. 不要编造，不要加入对话里没有的内容，不要回答用户的问题。\n"
-            "5. 按时间顺序写成要点，每行以“- ”开头，总长度不超过 {max_chars} 个字。\n"
-            "6. 只输出摘要本身，不要标题、解释或代码块。"
-        ),
-        "user_prompt": "已有摘要：\n{summary}\n\n移出窗口的对话：\n{overflow}\n\n请输出合并后的摘要：",
-    },
-    "en": {
-        "user": "user: ", "assistant": "assistant: ", "join": "; ", "corrected": " (later corrected)",
-        "answered": " (answering \"{q}\")", "none": "(none)",
-        "system": (
-            "You maintain a rolling summary of a conversation. Merge the existing summary and the turns that "
-            "just left the history window into one new summary, for the model to read in later turns.\n"
-            "Rules:\n"
-            "1. Keep every key fact the user gave or confirmed: dates, times, places, counts, names, phone "
-            "numbers, order numbers, amounts (slot values), what the user confirmed, cancelled or corrected, "
-            "and the results of completed tasks. Copy numbers and names exactly.\n"
-            "2. For information the user corrected later, keep only the corrected value and say it was corrected.\n"
-            "3. Drop greetings, thanks, acknowledgements, venting, repeated questions and failed or refused "
-            "replies (turns marked [noise] always go).\n"
-            "4. Do not invent anything, add nothing that was not said, do not answer the user's questions.\n"
-            "5. Write bullet points in time order, each line starting with \"- \", at most {max_chars} characters "
-            "in all.\n"
-            "6. Output the summary only: no title, no explanation, no code block."
-        ),
-        "user_prompt": "Existing summary:\n{summary}\n\nTurns that left the window:\n{overflow}\n\n"
-                       "Write the merged summary:",
-    },
-}
+_TEXTS = json.loads(r'''{
+ "zh": {
+  "user": "用户：",
+  "assistant": "助手：",
+  "join": "；",
+  "corrected": "（后被更正）",
+  "answered": "（答「{q}」）",
+  "none": "（无）",
+  "system": "你是对话摘要助手。把“已有摘要”和“移出窗口的对话”合并成一份新的滚动摘要，供后续轮次的模型阅读。\n规则：\n1. 保留用户提供或确认的全部关键信息：时间、日期、地点、人数、姓名、电话、订单号、金额等槽位值，用户确认、取消或更正的事项，以及已办理的结果。数字与专有名词照原样保留，不要改写。\n2. 用户后来更正过的信息，只保留更正后的值，并注明“已更正”。\n3. 删去寒暄、感谢、“嗯/好的”之类的应答、情绪宣泄、重复提问，以及失败或被拒绝的回复（标为 [noise] 的轮次一律删去）。\n4. 不要编造，不要加入对话里没有的内容，不要回答用户的问题。\n5. 按时间顺序写成要点，每行以“- ”开头，总长度不超过 {max_chars} 个字。\n6. 只输出摘要本身，不要标题、解释或代码块。",
+  "user_prompt": "已有摘要：\n{summary}\n\n移出窗口的对话：\n{overflow}\n\n请输出合并后的摘要："
+ },
+ "en": {
+  "user": "user: ",
+  "assistant": "assistant: ",
+  "join": "; ",
+  "corrected": " (later corrected)",
+  "answered": " (answering \"{q}\")",
+  "none": "(none)",
+  "system": "You maintain a rolling summary of a conversation. Merge the existing summary and the turns that just left the history window into one new summary, for the model to read in later turns.\nRules:\n1. Keep every key fact the user gave or confirmed: dates, times, places, counts, names, phone numbers, order numbers, amounts (slot values), what the user confirmed, cancelled or corrected, and the results of completed tasks. Copy numbers and names exactly.\n2. For information the user corrected later, keep only the corrected value and say it was corrected.\n3. Drop greetings, thanks, acknowledgements, venting, repeated questions and failed or refused replies (turns marked [noise] always go).\n4. Do not invent anything, add nothing that was not said, do not answer the user's questions.\n5. Write bullet points in time order, each line starting with \"- \", at most {max_chars} characters in all.\n6. Output the summary only: no title, no explanation, no code block.",
+  "user_prompt": "Existing summary:\n{summary}\n\nTurns that left the window:\n{overflow}\n\nWrite the merged summary:"
+ }
+}''')
 
 
 _clip = _Deferred('_clip', r'''
@@ -4936,39 +4956,67 @@ def ask_text(spec, slot_name, lang="zh"):
 
 # name -> kind of value in the dict; a code node declares "number" as number and everything else as
 # string (objects and arrays as compact JSON), the plugin declares each kind as it is.
-WORKFLOW_OUTPUTS: dict[str, str] = {
-    "sys_context_str": "string",  # the new state: write it back to the conversation variable
-    "next_action": "string",  # ask_slot | confirm | execute | faq | chitchat | handoff | fallback
-    "question": "string",  # ready text: the notices, then the question (or the pending one)
-    "current_task": "string",  # name of the task in focus, "" when none
-    "current_task_label": "string",
-    "current_task_stage": "string",  # COLLECTING | CONFIRMING, "" when none
-    "current_task_slots": "object",  # its filled slots in catalog order, {} when none
-    "slot": "string",  # the slot asked now, "" when none
-    "missing_slots": "array[string]",  # required slots still empty, in ask order
-    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
-    "execute_task": "string",  # the name of the task to execute, "" otherwise
-    "faq_question": "string",
-    "handoff_reason": "string",
-    "rewritten_query": "string",
-    "notices": "string",  # the engine's notices of this turn, one per line
-    "resumed_task": "string",
-    "stack_depth": "number",
-    "decision": "object",  # the whole decision (docs/engine-api.md)
-    "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
-    "follow_up": "string",  # after a FAQ or small-talk answer: "\n\n" + the open task's question, else ""
-}
+WORKFLOW_OUTPUTS: dict[str, str] = json.loads(r'''{
+ "sys_context_str": "string",
+ "next_action": "string",
+ "question": "string",
+ "current_task": "string",
+ "current_task_label": "string",
+ "current_task_stage": "string",
+ "current_task_slots": "object",
+ "slot": "string",
+ "missing_slots": "array[string]",
+ "execute_payload": "object",
+ "execute_task": "string",
+ "faq_question": "string",
+ "handoff_reason": "string",
+ "rewritten_query": "string",
+ "notices": "string",
+ "resumed_task": "string",
+ "stack_depth": "number",
+ "decision": "object",
+ "error": "string",
+ "follow_up": "string"
+}''')
 
-_WORDS = {
-    "zh": {"current": "当前任务", "suspended": "挂起任务", "waiting": "等待任务", "done": "已办理",
-           "with": "一并提交", "missing": "缺", "asked": "上一轮追问的槽位", "handoff": "已转人工", "check": "待用户核对",
-           "none": "（无进行中的任务）", "after": "{parent}办理后一起提交", "colon": "：", "sep": "，",
-           "part": "；", "open": "（", "close": "）"},
-    "en": {"current": "current task", "suspended": "suspended task", "waiting": "waiting task", "done": "done",
-           "with": "submitted with it", "missing": "missing", "asked": "asked last turn", "handoff": "handed off", "check": "to be checked by the user",
-           "none": "(no open task)", "after": "submitted after {parent}", "colon": ": ", "sep": ", ",
-           "part": "; ", "open": " (", "close": ")"},
-}
+_WORDS = json.loads(r'''{
+ "zh": {
+  "current": "当前任务",
+  "suspended": "挂起任务",
+  "waiting": "等待任务",
+  "done": "已办理",
+  "with": "一并提交",
+  "missing": "缺",
+  "asked": "上一轮追问的槽位",
+  "handoff": "已转人工",
+  "check": "待用户核对",
+  "none": "（无进行中的任务）",
+  "after": "{parent}办理后一起提交",
+  "colon": "：",
+  "sep": "，",
+  "part": "；",
+  "open": "（",
+  "close": "）"
+ },
+ "en": {
+  "current": "current task",
+  "suspended": "suspended task",
+  "waiting": "waiting task",
+  "done": "done",
+  "with": "submitted with it",
+  "missing": "missing",
+  "asked": "asked last turn",
+  "handoff": "handed off",
+  "check": "to be checked by the user",
+  "none": "(no open task)",
+  "after": "submitted after {parent}",
+  "colon": ": ",
+  "sep": ", ",
+  "part": "; ",
+  "open": " (",
+  "close": ")"
+ }
+}''')
 # A bare value may not hold what separates the parts of a state line, nor read as a JSON value.
 _NOT_BARE = "\"'\\,，、;；=[]{}()（）⏎"
 _JSON_WORDS = ("true", "false", "null")
@@ -5226,14 +5274,28 @@ CONTEXT_ZONE_BUDGETS = {"memory": 400, "history": 360, "external": 1_200}
 CONTEXT_MAX_TURNS = 200  # older turns of an oversized history are only summarised
 CONTEXT_SHORT_REPLY_TOKENS = 40  # an optional turn's reply is first cut to this, then the turn goes
 # Every header the engine writes into a prompt, each at the start of its own line.
-CONTEXT_HEADERS = {
-    "zh": {"catalog": "【任务目录】", "state": "【当前状态】（以此为准，始终有效）", "memory": "【相关记忆】",
-           "history": "【对话历史】", "external": "【参考资料】", "summary": "更早对话的摘要：",
-           "recent": "最近的对话：", "latest": "【用户最新输入】"},
-    "en": {"catalog": "[Task catalog]", "state": "[Current state] (authoritative)", "memory": "[Relevant memory]",
-           "history": "[Conversation history]", "external": "[Reference material]",
-           "summary": "Summary of earlier turns:", "recent": "Recent turns:", "latest": "[User's latest message]"},
-}
+CONTEXT_HEADERS = json.loads(r'''{
+ "zh": {
+  "catalog": "【任务目录】",
+  "state": "【当前状态】（以此为准，始终有效）",
+  "memory": "【相关记忆】",
+  "history": "【对话历史】",
+  "external": "【参考资料】",
+  "summary": "更早对话的摘要：",
+  "recent": "最近的对话：",
+  "latest": "【用户最新输入】"
+ },
+ "en": {
+  "catalog": "[Task catalog]",
+  "state": "[Current state] (authoritative)",
+  "memory": "[Relevant memory]",
+  "history": "[Conversation history]",
+  "external": "[Reference material]",
+  "summary": "Summary of earlier turns:",
+  "recent": "Recent turns:",
+  "latest": "[User's latest message]"
+ }
+}''')
 
 
 context_item = _Deferred('context_item', r'''
@@ -5790,10 +5852,34 @@ RECENT_TURNS = 4
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
 _CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
 _ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
-_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
+_EN_NUMBERS = json.loads(r'''{
+ "zero": 0,
+ "one": 1,
+ "two": 2,
+ "three": 3,
+ "four": 4,
+ "five": 5,
+ "six": 6,
+ "seven": 7,
+ "eight": 8,
+ "nine": 9,
+ "ten": 10,
+ "eleven": 11,
+ "twelve": 12,
+ "thirteen": 13,
+ "fourteen": 14,
+ "fifteen": 15,
+ "sixteen": 16,
+ "seventeen": 17,
+ "eighteen": 18,
+ "nineteen": 19,
+ "twenty": 20,
+ "thirty": 30,
+ "forty": 40,
+ "fifty": 50,
+ "a couple": 2,
+ "a dozen": 12
+}''')
 _EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
 
 # Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
@@ -5826,8 +5912,24 @@ _LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|af
 # Dates, against the reference date.
 _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
               "昨天": -1, "yesterday": -1, "前天": -2}
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
-             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+_WEEKDAYS = json.loads(r'''{
+ "一": 0,
+ "二": 1,
+ "三": 2,
+ "四": 3,
+ "五": 4,
+ "六": 5,
+ "日": 6,
+ "天": 6,
+ "末": 5,
+ "1": 0,
+ "2": 1,
+ "3": 2,
+ "4": 3,
+ "5": 4,
+ "6": 5,
+ "7": 6
+}''')
 # "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
 _WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -9740,6 +9842,25 @@ def _kept_state(state_text):
 ''')
 
 
+def _again_unmarked(node, args):
+    """``node(**args)``, run once more on the state text without its mark when it raised on a text that
+    carries one.
+
+    Why: a text whose mark holds is read as the engine wrote it, without the repairs of a damaged state
+    (dskit.state.sound_body). Without a secret, whoever can write the variable can compute a mark, so a
+    hand-made state may carry one over parts the repairs would fix, and make even a node's error path
+    fail. Read again without its mark, it is repaired as any other text is. The engine's own texts never
+    fail so, and a node that says what went wrong in ``error`` (keeping the state as it came) is not run
+    again: an ordinary turn runs once."""
+    try:
+        return node(**args)
+    except Exception:  # noqa: BLE001 - raised again when the text carries no mark
+        text = args.get("sys_context_str")
+        if unmarked(text) is text:
+            raise
+        return node(**{**args, "sys_context_str": unmarked(text)})
+
+
 def state_node(understanding="", sys_context_str="", task_catalog="",
                lang="", query=None, history="", reference_date="",
                state_secret="", summary=None, max_turns=10, max_bytes=150_000,
@@ -9766,6 +9887,13 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
     small-talk answer) and the history node after the answer keeps it.
     """
+    return _again_unmarked(_state_turn, dict(locals()))
+
+
+def _state_turn(understanding, sys_context_str, task_catalog, lang, query, history,
+                reference_date, state_secret, summary, max_turns, max_bytes,
+                summary_max_tokens, llm_summary, history_lang):
+    """:func:`state_node`'s turn on the state text as given."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
     secret = text_in(state_secret)

@@ -10,6 +10,7 @@ its decision (:mod:`dskit.views`), the history, the prompt assembly, the classic
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .catalog import Catalog, CatalogError, load_catalog
@@ -23,7 +24,7 @@ from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
 from .prompts import understanding_head, understanding_instructions, understanding_prompt
-from .state import dump_state, load_state
+from .state import dump_state, load_state, unmarked
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
@@ -92,6 +93,25 @@ def _kept_state(state_text: str) -> str:
     return "" if errors else dump_state(state)
 
 
+def _again_unmarked(node: Callable[..., dict], args: dict) -> dict:
+    """``node(**args)``, run once more on the state text without its mark when it raised on a text that
+    carries one.
+
+    Why: a text whose mark holds is read as the engine wrote it, without the repairs of a damaged state
+    (dskit.state.sound_body). Without a secret, whoever can write the variable can compute a mark, so a
+    hand-made state may carry one over parts the repairs would fix, and make even a node's error path
+    fail. Read again without its mark, it is repaired as any other text is. The engine's own texts never
+    fail so, and a node that says what went wrong in ``error`` (keeping the state as it came) is not run
+    again: an ordinary turn runs once."""
+    try:
+        return node(**args)
+    except Exception:  # noqa: BLE001 - raised again when the text carries no mark
+        text = args.get("sys_context_str")
+        if unmarked(text) is text:
+            raise
+        return node(**{**args, "sys_context_str": unmarked(text)})
+
+
 def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog: Any = "",
                lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
                state_secret: Any = "", summary: Any = None, max_turns: Any = 10, max_bytes: Any = 150_000,
@@ -118,6 +138,13 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
     small-talk answer) and the history node after the answer keeps it.
     """
+    return _again_unmarked(_state_turn, dict(locals()))
+
+
+def _state_turn(understanding: Any, sys_context_str: Any, task_catalog: Any, lang: Any, query: Any, history: Any,
+                reference_date: Any, state_secret: Any, summary: Any, max_turns: Any, max_bytes: Any,
+                summary_max_tokens: Any, llm_summary: Any, history_lang: Any) -> dict:
+    """:func:`state_node`'s turn on the state text as given."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
     secret = text_in(state_secret)

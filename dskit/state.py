@@ -153,14 +153,23 @@ def sound_body(text: Any, secret: str = "") -> str | None:
     as before. Without a secret the mark is a plain digest that anyone who can write the variable can
     compute, like the seal (dskit.integrity); with one it is an HMAC only the engine can write.
     """
-    if not (isinstance(text, str) and text.startswith(_SOUND_HEAD) and len(text) <= MAX_STATE_CHARS):
+    if not isinstance(text, str) or len(text) > MAX_STATE_CHARS:
         return None
-    end = len(_SOUND_HEAD)
-    found, sep = text[end:end + DIGEST_CHARS], text[end + DIGEST_CHARS:end + DIGEST_CHARS + 2]
-    if sep != '",':
-        return None
-    body = "{" + text[end + DIGEST_CHARS + 2:]
-    return body if same_digest(found, _sound_mark(body, secret), secret) else None
+    found, body = _mark_and_body(text)
+    return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+
+
+def _mark_and_body(text: str) -> tuple[str, str]:
+    """(the mark, the text without it) of a text that begins with one, else ("", text)."""
+    end = len(_SOUND_HEAD) + DIGEST_CHARS
+    if text.startswith(_SOUND_HEAD) and text[end:end + 2] == '",':
+        return text[len(_SOUND_HEAD):end], "{" + text[end + 2:]
+    return "", text
+
+
+def unmarked(text: Any) -> Any:
+    """A state text without its mark, so that it is read defensively; any other value as it is."""
+    return _mark_and_body(text)[1] if isinstance(text, str) else text
 
 
 def load_state(text: Any, secret: str = "") -> tuple[dict, list[str]]:

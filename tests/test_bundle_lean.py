@@ -459,3 +459,90 @@ def test_every_engine_table_written_as_text_keeps_its_value() -> None:
                 rewritten_tables += 1
                 assert any(value == o and type(value) is type(o) for o in originals), (path.name, value)
     assert rewritten_tables >= 40
+
+
+# ---------------------------------------------------------------- dicts of plain data as one JSON text
+
+_DATA_MODULE = '''"""A module."""
+
+from __future__ import annotations
+
+import re
+
+TEXTS: dict[str, dict[str, str]] = {
+    "zh": {"a": "好的，已记下{values}。", "b": "引号\\"和反斜杠\\\\、换行\\n、制表\\t", "c": "'单引号'", "d": "{x}",
+           "e": "1", "f": "2", "g": "3", "h": "4"},
+    "en": {"a": "ok", "b": "é ü ß", "c": "emoji 😀", "d": "", "e": "1", "f": "2", "g": "3", "h": "4"},
+}
+NUMBERS = {"one": 1, "half": 0.5, "big": 100000000000000000000, "neg": -3, "yes": True, "no": False, "none": None,
+           "list": ["a", 1, [2.5, None]], "nested": {"x": {"y": [1, 2, 3]}}, "more": 7, "e": 1e-9}
+
+
+class Holder:
+    TABLE = {"k%d" % 0 if False else "k0": 0, "k1": 1, "k2": 2, "k3": 3, "k4": 4, "k5": 5, "k6": 6, "k7": 7,
+             "k8": 8, "k9": 9, "k10": 10, "k11": 11, "k12": 12, "k13": 13, "k14": 14, "k15": 15}
+    WORDS = {"w0": "0", "w1": "1", "w2": "2", "w3": "3", "w4": "4", "w5": "5", "w6": "6", "w7": "7",
+             "w8": "8", "w9": "9", "w10": "10", "w11": "11", "w12": "12", "w13": "13", "w14": "14", "w15": "15"}
+'''
+
+
+def test_a_dict_of_plain_data_becomes_json_with_the_same_values_and_types() -> None:
+    from dskit.tooling.codegen.lean import dict_tables_as_json
+
+    lean = dict_tables_as_json(_DATA_MODULE)
+    assert lean.count("json.loads(r'''") == 3  # TEXTS, NUMBERS, Holder.WORDS (TABLE's first key is an expression)
+    assert "import json\n" in lean and lean.index("from __future__") < lean.index("import json")
+    before, after = {}, {}
+    exec(compile(_DATA_MODULE, "before", "exec"), before)  # noqa: S102
+    exec(compile(lean, "after", "exec"), after)  # noqa: S102
+
+    def typed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        return (type(value).__name__, value)
+
+    for name in ("TEXTS", "NUMBERS"):
+        assert typed(after[name]) == typed(before[name]) and list(after[name]) == list(before[name]), name
+    assert typed(after["Holder"].WORDS) == typed(before["Holder"].WORDS)
+    assert after["Holder"].TABLE == before["Holder"].TABLE
+    assert dict_tables_as_json(lean) == lean  # nothing left to rewrite, json imported once
+
+
+_FILLER = ", ".join(f'"f{i}": {i}' for i in range(20))
+
+
+@pytest.mark.parametrize("table", [
+    '{"a": ("x", "y"), FILLER}',              # a tuple would come back a list
+    '{"a": {"x", "y"}, FILLER}',              # a set is not JSON
+    '{1: "one", FILLER}',                     # JSON keys are strings
+    '{"a": 1, "b": 2}',                       # too few values to pay
+    '{"a": float("nan"), FILLER}',            # not a literal
+    '{"a": "' + "'" * 3 + '", FILLER}',       # the text could not be quoted
+])
+def test_a_dict_json_cannot_give_back_is_left_alone(table: str) -> None:
+    from dskit.tooling.codegen.lean import dict_tables_as_json
+
+    source = f"X = {table.replace('FILLER', _FILLER)}\n\n\ndef f():\n    return {{{_FILLER}}}\n"
+    assert dict_tables_as_json(source) == source
+
+
+def test_every_engine_dict_written_as_json_keeps_its_value() -> None:
+    from dskit.tooling.codegen.lean import dict_tables_as_json
+
+    rewritten = 0
+    for path in sorted(ENGINE.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        lean = dict_tables_as_json(source)
+        if lean == source:
+            continue
+        originals = {ast.unparse(s.targets[0] if isinstance(s, ast.Assign) else s.target): s.value
+                     for s in ast.walk(ast.parse(source)) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value}
+        for stmt in ast.walk(ast.parse(lean)):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call) \
+                    and ast.unparse(stmt.value.func) == "json.loads":
+                name = ast.unparse(stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target)
+                assert json.loads(stmt.value.args[0].value) == ast.literal_eval(originals[name]), (path.name, name)
+                rewritten += 1
+    assert rewritten >= 5

@@ -156,7 +156,7 @@ def test_a_dict_decoded_from_a_state_writes_back_the_same_text():
 # what they call), the slot value coercion of dskit/catalog.py (reconcile_state holds values to it) and
 # the stages of dskit/records.py. Recorded with STATE_RULES; when it changes, the rules may have: bump
 # STATE_RULES (marks made under the old rules then never hold) and record the new digest here.
-RULES_DIGEST = {1: "4db45b8eab794d8b"}
+RULES_DIGEST = {1: "c53adff9382a27eb"}
 
 
 def _rules_source() -> str:
@@ -172,3 +172,72 @@ def test_changing_the_rules_bumps_their_version():
         f"dskit/state.py, the value coercion of dskit/catalog.py or dskit/records.py changed (digest {found}): "
         f"if what a repair or reconcile_state does changed, bump STATE_RULES; either way record "
         f"{{{STATE_RULES}: {found!r}}} in RULES_DIGEST")
+
+
+# A hand-made state can carry a mark that holds: without a secret anyone who reads this code can compute
+# one (docs/state-format.md). It is then taken as written, as its seal already is; what must hold is that
+# no node raises on it, and that a node which fails on it reads it again without its mark (the repairs).
+_FORGED_BODIES = [
+    {"format": "dskit.state", "version": 1, "turn": "x", "task_stack": "oops", "counters": [], "done": {"a": 1},
+     "errors": 5, "timeline": None},
+    {"format": "dskit.state", "version": 1, "turn": 1, "task_stack": [{"id": 1}], "next_task_seq": 2, "counters": {},
+     "done": [], "errors": [], "timeline": []},
+    {"format": "dskit.state", "version": 1, "turn": 2, "next_task_seq": 2, "counters": {"failed_asks": []},
+     "task_stack": [{"id": "t1", "name": "book_restaurant", "slots": {"people": "DROP TABLE"}, "stage": "CONFIRMING",
+                     "history": "x"}], "done": [{"task_id": "t0"}], "errors": [], "timeline": [7]},
+    {"x": 1},
+]
+
+
+def _forged(body: dict) -> str:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    mark = state_module._sound_mark(text, "")
+    forged = f'{{"{SOUND_KEY}":"{mark}",{text[1:]}'
+    assert sound_body(forged) is not None
+    return forged
+
+
+@pytest.mark.parametrize("body", _FORGED_BODIES)
+def test_no_node_raises_on_a_forged_mark_over_a_broken_state(body):
+    from dskit import nodes
+
+    catalog = json.dumps(default_catalog(), ensure_ascii=False)
+    forged = _forged(body)
+    calls = {
+        "state_node": dict(understanding='{"commands":[{"type":"set_slots","slots":{"people":3}}]}',
+                           task_catalog=catalog, query="三个人"),
+        "context_node": dict(query="三个人", task_catalog=catalog),
+        "classic_adapter_node": dict(class_name="book_restaurant", query="三个人", task_catalog=catalog, people="3"),
+        "result_node": dict(execute_payload='{"task_id":"t1"}', ok="true"),
+        "history_node": dict(user_query="三个人", answer="好的", task_catalog=catalog),
+        "summary_node": dict(llm_text="摘要", summary="", overflow="user: 三个人"),
+        "execute_reply_node": dict(execute_payload='{"task_id":"t1","task":"book_restaurant"}', question="好的",
+                                   recorded_state=forged, ok="true"),
+    }
+    for name, args in calls.items():
+        out = getattr(nodes, name)(sys_context_str=forged, **args)
+        assert isinstance(out, dict), name
+    written = nodes.state_node(sys_context_str=forged, **calls["state_node"])["sys_context_str"]
+    assert load_state(written)[1] == [] and sound_body(written) is not None
+
+
+def test_a_node_that_fails_on_a_marked_text_reads_it_again_without_the_mark(monkeypatch):
+    from dskit import nodes
+
+    text = _booking()
+    seen = []
+
+    def turn(**args):
+        seen.append(sound_body(args["sys_context_str"]) is not None)
+        if seen[-1]:
+            raise KeyError("name")  # what a forged mark over a broken task did before the retry
+        return {"error": "", "sys_context_str": args["sys_context_str"]}
+
+    assert nodes._again_unmarked(turn, {"sys_context_str": text})["sys_context_str"] == state_module.unmarked(text)
+    assert seen == [True, False]
+
+    def broken(**args):
+        raise KeyError("name")
+
+    with pytest.raises(KeyError):  # a text without a mark fails as it always did, once
+        nodes._again_unmarked(broken, {"sys_context_str": state_module.unmarked(text)})

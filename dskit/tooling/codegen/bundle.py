@@ -599,7 +599,7 @@ def _leaner(modules: list[_Module], package: str) -> tuple[list[_Module], bool]:
         mine = {n for s in module.stmts for n in bound_names(s)} & deferred
         if mine:
             source = _lean.defer_patterns(source, mine)
-        source = _lean.word_tables_as_text(_lean.without_function_hints(source))
+        source = _lean.word_tables_as_text(_lean.dict_tables_as_json(_lean.without_function_hints(source)))
         result.append(module if source == module.source else
                       _parse_module(module.name, module.path, source, package))
     return result, bool(deferred)

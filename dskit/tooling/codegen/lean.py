@@ -33,7 +33,10 @@ interpreter start in instructions (8.4 before; wall clock on a busy 2-core machi
 (``dskit bench nodes --cold``). Two more rewrites cut what the parser reads (it reads every token on every
 run): the type hints of functions are left out (:func:`without_function_hints`, 4 % of an ordinary turn
 of ``state.py`` in instructions) and module-level tables of words become one string split at run time
-(:func:`word_tables_as_text`, 3 %). Docstrings and comments cost 1 % and 0.3 %: the files keep them.
+(:func:`word_tables_as_text`, 3 %). Dicts of plain data become one JSON text read by ``json.loads``
+(:func:`dict_tables_as_json`): the parser allocates its token records in doubling blocks, so a script
+just past 32,768 tokens pays for 32,768 more (1.4 % of an ordinary turn of ``state.py``, which the data
+tables took back below it). Docstrings and comments cost 1 % and 0.3 %: the files keep them.
 
 ``tests/test_bundle_lean.py`` checks each rewrite against the original (same values, same errors).
 """
@@ -576,3 +579,86 @@ def _table_text(node: ast.AST) -> str | None:
         return None
     split = f"{separator.join(words)!r}.split({separator!r})"
     return split if kind == "list" else f"{kind}({split})"
+
+
+JSON_TABLE_MIN_ITEMS = 16
+_JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+def dict_tables_as_json(source: str) -> str:
+    """``source`` with each module- or class-level dict of plain data written as one JSON text that
+    ``json.loads`` reads when the module runs: ``MESSAGES = {"zh": {...}}`` becomes
+    ``MESSAGES = json.loads(r'''{"zh": {...}}''')``, one entry a line.
+
+    The parser reads every key, colon, value and comma of a dict as a token of its own; one string is one
+    token, and json's C decoder reads it in a fraction of the parser's time. Past 32,768 tokens the
+    parser also allocates 32,768 more token records (its array doubles): the state node's script stood
+    just below that, and the data tables hold thousands of tokens (issue 22). Only a dict literal whose
+    keys are all strings and whose values are strings, numbers, booleans, None, or dicts and lists of
+    them, with at least :data:`JSON_TABLE_MIN_ITEMS` values in all, is rewritten: JSON gives back those
+    types exactly (a tuple or a set would come back a list, so a dict holding one is left alone).
+    ``import json`` is added when the module does not import it.
+    """
+    import json
+
+    tree = ast.parse(source)
+    offsets = _line_offsets(source)
+    edits: list[tuple[int, int, str]] = []
+    for stmt in _run_once_assignments(tree.body):
+        if not isinstance(stmt.value, ast.Dict):
+            continue
+        try:
+            data = ast.literal_eval(stmt.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        leaves = _json_leaves(data)
+        if leaves is None or leaves < JSON_TABLE_MIN_ITEMS:
+            continue
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        if "'''" in text or json.loads(text) != data:
+            continue
+        node = stmt.value
+        edits.append((offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset,
+                      f"json.loads(r'''{text}''')"))
+    if not edits:
+        return source
+    if not any(isinstance(s, ast.Import) and any(a.name == "json" and a.asname is None for a in s.names)
+               for s in tree.body):
+        edits.append(_import_json_edit(tree, offsets))
+    return _with_byte_edits(source.encode("utf-8"), edits)
+
+
+def _run_once_assignments(body: list[ast.stmt]) -> Iterable[ast.Assign | ast.AnnAssign]:
+    """The assignments with a value at module level and in class bodies: statements that run once."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from _run_once_assignments(stmt.body)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            yield stmt
+
+
+def _json_leaves(data: object) -> int | None:
+    """How many plain values ``data`` holds, or None when JSON would not give it back as it is."""
+    if type(data) in _JSON_LEAVES:
+        finite = type(data) is not float or (data == data and data not in (float("inf"), float("-inf")))
+        return 1 if finite else None
+    if type(data) is dict and all(type(key) is str for key in data):
+        counts = [_json_leaves(value) for value in data.values()]
+    elif type(data) is list:
+        counts = [_json_leaves(value) for value in data]
+    else:
+        return None
+    return None if None in counts else sum(counts)
+
+
+def _import_json_edit(tree: ast.Module, offsets: list[int]) -> tuple[int, int, str]:
+    """An edit that imports json before the module's first statement after its docstring and
+    ``from __future__`` imports."""
+    for stmt in tree.body:
+        docstring = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+            and isinstance(stmt.value.value, str)
+        future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+        if not (docstring or future):
+            start = offsets[stmt.lineno - 1]
+            return start, start, "import json\n"
+    return offsets[-1], offsets[-1], "\nimport json\n"
