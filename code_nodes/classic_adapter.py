@@ -31,9 +31,10 @@
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
 # Compiled on first call / 首次调用时才编译: 43 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
-# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
-# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
+# (those that stand together in one call), compiled only when called: Dify compiles this whole file
+# on every run, and a text costs little to compile. Same code, same results
+# (dskit/tooling/codegen/deferred.py, rare.json).
 # 其中 43 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
@@ -102,6 +103,16 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+def _defer(namespace, *texts):
+    """Puts each text's function in ``namespace`` (``locals()``: the module's names, or a class body's) as a
+    _Deferred, under the name its ``def`` line gives. One call for functions that stand together: one
+    statement for Python to parse instead of one each."""
+    for text in texts:
+        start = text.index("def ") + 4
+        name = text[start:text.index("(", start)]
+        namespace[name] = _Deferred(name, text)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -109,7 +120,7 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-_join_pair = _Deferred('_join_pair', r'''
+_defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
@@ -546,7 +557,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -556,9 +567,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -570,28 +581,28 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
 
 
-description_name = _Deferred('description_name', r'''
+_defer(locals(), r'''
 def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
@@ -640,7 +651,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -649,9 +660,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -662,22 +673,22 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -704,35 +715,35 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -768,32 +779,32 @@ class Catalog:
         object.__setattr__(self, 'language', language)
         object.__setattr__(self, 'mark', mark)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" f", mark={self.mark!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language, self.mark) == (other.version, other.tasks, other.policy, other.language, other.mark)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language, self.mark))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -803,7 +814,7 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-_show = _Deferred('_show', r'''
+_defer(locals(), r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1100,7 +1111,7 @@ def _validate(data):
     return problems
 
 
-_check_policy_choice = _Deferred('_check_policy_choice', r'''
+_defer(locals(), r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1330,13 +1341,13 @@ def new_state():
     }
 
 
-_state_text = _Deferred('_state_text', r'''
+_defer(locals(), r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
-''')
+''',
 
 
-_task_problem = _Deferred('_task_problem', r'''
+r'''
 def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -1346,10 +1357,10 @@ def _task_problem(task, index):
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
-state_problem = _Deferred('state_problem', r'''
+r'''
 def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
@@ -1363,10 +1374,10 @@ def state_problem(data):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
-_decode = _Deferred('_decode', r'''
+r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -1456,7 +1467,7 @@ def load_state(text, secret=""):
 
 # ---------------------------------------------------------------- repairs on load
 
-_repair = _Deferred('_repair', r'''
+_defer(locals(), r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -1490,10 +1501,10 @@ def _repair(state, unknown):
         state["next_task_seq"] = max(used) + 1
     state["next_task_seq"] = max(1, state["next_task_seq"])
     return notes
-''')
+''',
 
 
-_repair_stack = _Deferred('_repair_stack', r'''
+r'''
 def _repair_stack(state):
     notes = []
     kept = []
@@ -1536,10 +1547,10 @@ def _repair_stack(state):
         kept.append(clean)
     state["task_stack"] = kept
     return notes
-''')
+''',
 
 
-_repair_done = _Deferred('_repair_done', r'''
+r'''
 def _repair_done(state):
     kept = []
     for entry in state["done"]:
@@ -1555,10 +1566,10 @@ def _repair_done(state):
     dropped = len(state["done"]) - len(kept)
     state["done"] = kept[-MAX_DONE:]
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
-''')
+''',
 
 
-_state_payload = _Deferred('_state_payload', r'''
+r'''
 def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
@@ -1569,10 +1580,10 @@ def _state_payload(entry, nested=False):
             "subtasks": [_state_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
-''')
+''',
 
 
-_repair_counters = _Deferred('_repair_counters', r'''
+r'''
 def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
@@ -1587,17 +1598,17 @@ def _repair_counters(state):
     broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
-''')
+''',
 
 
-_clean_error = _Deferred('_clean_error', r'''
+r'''
 def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
-''')
+''',
 
 
-_clean_timeline = _Deferred('_clean_timeline', r'''
+r'''
 def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value):
@@ -1611,10 +1622,10 @@ def _clean_timeline(entry):
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
-''')
+''',
 
 
-bound_history = _Deferred('bound_history', r'''
+r'''
 def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -1625,12 +1636,12 @@ def bound_history(history):
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
-''')
+''',
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-_json_len = _Deferred('_json_len', r'''
+r'''
 def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 ''')
@@ -1641,7 +1652,7 @@ def current_task(state):
     return state["task_stack"][-1] if state["task_stack"] else None
 
 
-add_error = _Deferred('add_error', r'''
+_defer(locals(), r'''
 def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
@@ -1672,33 +1683,33 @@ class ClassicClass:
         object.__setattr__(self, 'label_en', label_en)
         object.__setattr__(self, 'synonyms', synonyms)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(id={self.id!r}" f", command={self.command!r}"
             f", label_zh={self.label_zh!r}" f", label_en={self.label_en!r}"
             f", synonyms={self.synonyms!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.id, self.command, self.label_zh, self.label_en, self.synonyms) == (other.id, other.command, other.label_zh, other.label_en, other.synonyms)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.id, self.command, self.label_zh, self.label_en, self.synonyms))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')

@@ -38,9 +38,10 @@
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
 # Compiled on first call / 首次调用时才编译: 28 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
-# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
-# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
+# (those that stand together in one call), compiled only when called: Dify compiles this whole file
+# on every run, and a text costs little to compile. Same code, same results
+# (dskit/tooling/codegen/deferred.py, rare.json).
 # 其中 28 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
@@ -108,6 +109,16 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+def _defer(namespace, *texts):
+    """Puts each text's function in ``namespace`` (``locals()``: the module's names, or a class body's) as a
+    _Deferred, under the name its ``def`` line gives. One call for functions that stand together: one
+    statement for Python to parse instead of one each."""
+    for text in texts:
+        start = text.index("def ") + 4
+        name = text[start:text.index("(", start)]
+        namespace[name] = _Deferred(name, text)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -115,7 +126,7 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-_join_pair = _Deferred('_join_pair', r'''
+_defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
@@ -539,7 +550,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -549,9 +560,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -563,28 +574,28 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
 
 
-description_name = _Deferred('description_name', r'''
+_defer(locals(), r'''
 def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
@@ -633,7 +644,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -642,9 +653,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -655,22 +666,22 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -697,35 +708,35 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -741,7 +752,7 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
-    task = _Deferred('task', r'''
+    _defer(locals(), r'''
     def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -763,32 +774,32 @@ class Catalog:
         object.__setattr__(self, 'language', language)
         object.__setattr__(self, 'mark', mark)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" f", mark={self.mark!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language, self.mark) == (other.version, other.tasks, other.policy, other.language, other.mark)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language, self.mark))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -798,7 +809,7 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-_show = _Deferred('_show', r'''
+_defer(locals(), r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1095,7 +1106,7 @@ def _validate(data):
     return problems
 
 
-_check_policy_choice = _Deferred('_check_policy_choice', r'''
+_defer(locals(), r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1457,7 +1468,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     return text
 
 
-json_out = _Deferred('json_out', r'''
+_defer(locals(), r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -1503,7 +1514,7 @@ def keep_state(state_text):
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
 
 
-outcome = _Deferred('outcome', r'''
+_defer(locals(), r'''
 def outcome(value):
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
@@ -1532,10 +1543,10 @@ def outcome(value):
     if text in _node_io_FALSE_WORDS:
         return False
     return None
-''')
+''',
 
 
-truthy = _Deferred('truthy', r'''
+r'''
 def truthy(value):
     """An API outcome as a boolean for a code node, which must not fail: only a documented true is true."""
     if not isinstance(value, (bool, int, float, str)):

@@ -31,9 +31,10 @@
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
 # Compiled on first call / 首次调用时才编译: 51 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
-# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
-# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
+# (those that stand together in one call), compiled only when called: Dify compiles this whole file
+# on every run, and a text costs little to compile. Same code, same results
+# (dskit/tooling/codegen/deferred.py, rare.json).
 # 其中 51 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
@@ -102,6 +103,16 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+def _defer(namespace, *texts):
+    """Puts each text's function in ``namespace`` (``locals()``: the module's names, or a class body's) as a
+    _Deferred, under the name its ``def`` line gives. One call for functions that stand together: one
+    statement for Python to parse instead of one each."""
+    for text in texts:
+        start = text.index("def ") + 4
+        name = text[start:text.index("(", start)]
+        namespace[name] = _Deferred(name, text)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -109,7 +120,7 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-_join_pair = _Deferred('_join_pair', r'''
+_defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
@@ -134,7 +145,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
-jsonish_scrub = _Deferred('jsonish_scrub', r'''
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -166,13 +177,13 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
-''')
+''',
 
 
 # ---- dskit/text.py ----
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
-is_int = _Deferred('is_int', r'''
+r'''
 def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -199,7 +210,7 @@ class Stage(str, Enum):
 STAGES = tuple(stage.value for stage in Stage)
 
 
-task_record = _Deferred('task_record', r'''
+_defer(locals(), r'''
 def task_record(task_id, name, label, *, opened_turn, stage=Stage.COLLECTING,
                 slots=None, parent_id=None):
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
@@ -251,7 +262,7 @@ def sha256_hex(raw):
     return sha256(raw).hexdigest()
 
 
-shown_digest = _Deferred('shown_digest', r'''
+_defer(locals(), r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
@@ -303,7 +314,7 @@ def same_digest(found, expected, secret):
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
 
 
-distrust = _Deferred('distrust', r'''
+_defer(locals(), r'''
 def distrust(state):
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
@@ -393,7 +404,7 @@ def string_excess(text, reserve=0):
     return max(0, over_length, -(-over_size // width))
 
 
-fits_dify_string = _Deferred('fits_dify_string', r'''
+_defer(locals(), r'''
 def fits_dify_string(text):
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
@@ -421,12 +432,12 @@ class TaskStack:
         """The open tasks, bottom first (the state's own list: read it, never edit it)."""
         return self._state["task_stack"]
 
-    __len__ = _Deferred('__len__', r'''
+    _defer(locals(), r'''
     def __len__(self):
         return len(self.tasks)
-    ''')
+    ''',
 
-    __contains__ = _Deferred('__contains__', r'''
+    r'''
     def __contains__(self, task):
         return any(task is t for t in self.tasks)
     ''')
@@ -435,37 +446,37 @@ class TaskStack:
         """The task in focus."""
         return self.tasks[-1] if self.tasks else None
 
-    find = _Deferred('find', r'''
+    _defer(locals(), r'''
     def find(self, task_id):
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
-    ''')
+    ''',
 
-    named = _Deferred('named', r'''
+    r'''
     def named(self, name):
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
-    ''')
+    ''',
 
-    ids = _Deferred('ids', r'''
+    r'''
     def ids(self):
         return {t["id"] for t in self.tasks}
-    ''')
+    ''',
 
-    children = _Deferred('children', r'''
+    r'''
     def children(self, task):
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
-    ''')
+    ''',
 
-    open_parent = _Deferred('open_parent', r'''
+    r'''
     def open_parent(self, task):
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
         parent_id = task.get("parent_id")
         return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
-    ''')
+    ''',
 
-    waiting_under = _Deferred('waiting_under', r'''
+    r'''
     def waiting_under(self, parent):
         """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
         found = []
@@ -475,38 +486,38 @@ class TaskStack:
                 found.append(task)
                 ids.add(task["id"])
         return found
-    ''')
+    ''',
 
-    in_stage = _Deferred('in_stage', r'''
+    r'''
     def in_stage(self, stage):
         """Ids of the open tasks in ``stage``."""
         return {t["id"] for t in self.tasks if t.get("stage") == stage}
-    ''')
+    ''',
 
     # ------------------------------------------------------------ editing
 
-    new_task = _Deferred('new_task', r'''
+    r'''
     def new_task(self, name, label, *, parent=None):
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
                            parent_id=parent["id"] if parent else None)
         self._state["next_task_seq"] += 1
         return task
-    ''')
+    ''',
 
-    push = _Deferred('push', r'''
+    r'''
     def push(self, task):
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
-    ''')
+    ''',
 
-    set_stage = _Deferred('set_stage', r'''
+    r'''
     def set_stage(self, task, stage):
         task["stage"] = Stage(stage).value
-    ''')
+    ''',
 
-    remove = _Deferred('remove', r'''
+    r'''
     def remove(self, task, reason):
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
@@ -515,42 +526,42 @@ class TaskStack:
         self._removed(task, reason)
         for child in self.children(task):
             self.remove(child, "cascade")
-    ''')
+    ''',
 
-    clear = _Deferred('clear', r'''
+    r'''
     def clear(self, reason):
         """Take every task off (a reset)."""
         tasks, self._state["task_stack"] = list(self.tasks), []
         for task in tasks:
             self._removed(task, reason)
-    ''')
+    ''',
 
-    take = _Deferred('take', r'''
+    r'''
     def take(self, task):
         """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
         self._detach(task)
-    ''')
+    ''',
 
-    place_below = _Deferred('place_below', r'''
+    r'''
     def place_below(self, task, parent):
         """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
         self._detach(task)
         self.tasks.insert(self._index(parent), task)
-    ''')
+    ''',
 
-    is_above = _Deferred('is_above', r'''
+    r'''
     def is_above(self, task, other):
         """Whether ``task`` sits above ``other``."""
         return self._index(task) > self._index(other)
-    ''')
+    ''',
 
-    restore = _Deferred('restore', r'''
+    r'''
     def restore(self, task, below=None):
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
-    ''')
+    ''',
 
-    evict = _Deferred('evict', r'''
+    r'''
     def evict(self, limit):
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
         if len(self.tasks) <= limit:
@@ -565,9 +576,9 @@ class TaskStack:
             if victim is None:
                 return
             self.remove(victim, "evicted")
-    ''')
+    ''',
 
-    pop_bottom = _Deferred('pop_bottom', r'''
+    r'''
     def pop_bottom(self):
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
@@ -581,19 +592,19 @@ class TaskStack:
 
     # ------------------------------------------------------------ internals
 
-    _index = _Deferred('_index', r'''
+    _defer(locals(), r'''
     def _index(self, task):
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
-    ''')
+    ''',
 
-    _detach = _Deferred('_detach', r'''
+    r'''
     def _detach(self, task):
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
-    ''')
+    ''',
 
-    _removed = _Deferred('_removed', r'''
+    r'''
     def _removed(self, task, reason):
         if self._on_removed is not None:
             self._on_removed(task, reason)
@@ -658,13 +669,13 @@ def new_state():
     }
 
 
-_state_text = _Deferred('_state_text', r'''
+_defer(locals(), r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
-''')
+''',
 
 
-_task_problem = _Deferred('_task_problem', r'''
+r'''
 def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -674,10 +685,10 @@ def _task_problem(task, index):
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
-state_problem = _Deferred('state_problem', r'''
+r'''
 def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
@@ -691,10 +702,10 @@ def state_problem(data):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
-_decode = _Deferred('_decode', r'''
+r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -784,7 +795,7 @@ def load_state(text, secret=""):
 
 # ---------------------------------------------------------------- repairs on load
 
-_repair = _Deferred('_repair', r'''
+_defer(locals(), r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -818,10 +829,10 @@ def _repair(state, unknown):
         state["next_task_seq"] = max(used) + 1
     state["next_task_seq"] = max(1, state["next_task_seq"])
     return notes
-''')
+''',
 
 
-_repair_stack = _Deferred('_repair_stack', r'''
+r'''
 def _repair_stack(state):
     notes = []
     kept = []
@@ -864,10 +875,10 @@ def _repair_stack(state):
         kept.append(clean)
     state["task_stack"] = kept
     return notes
-''')
+''',
 
 
-_repair_done = _Deferred('_repair_done', r'''
+r'''
 def _repair_done(state):
     kept = []
     for entry in state["done"]:
@@ -883,10 +894,10 @@ def _repair_done(state):
     dropped = len(state["done"]) - len(kept)
     state["done"] = kept[-MAX_DONE:]
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
-''')
+''',
 
 
-_state_payload = _Deferred('_state_payload', r'''
+r'''
 def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
@@ -897,10 +908,10 @@ def _state_payload(entry, nested=False):
             "subtasks": [_state_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
-''')
+''',
 
 
-_repair_counters = _Deferred('_repair_counters', r'''
+r'''
 def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
@@ -915,17 +926,17 @@ def _repair_counters(state):
     broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
-''')
+''',
 
 
-_clean_error = _Deferred('_clean_error', r'''
+r'''
 def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
-''')
+''',
 
 
-_clean_timeline = _Deferred('_clean_timeline', r'''
+r'''
 def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value):
@@ -939,10 +950,10 @@ def _clean_timeline(entry):
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
-''')
+''',
 
 
-bound_history = _Deferred('bound_history', r'''
+r'''
 def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -953,12 +964,12 @@ def bound_history(history):
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
-''')
+''',
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-_json_len = _Deferred('_json_len', r'''
+r'''
 def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 ''')
@@ -994,7 +1005,7 @@ def _forget_closed_counters(state):
         counters["asking"] = None
 
 
-_trim = _Deferred('_trim', r'''
+_defer(locals(), r'''
 def _trim(state, room, evict, secret=""):
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
@@ -1031,10 +1042,10 @@ def _trim(state, room, evict, secret=""):
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
-''')
+''',
 
 
-_evict = _Deferred('_evict', r'''
+r'''
 def _evict(state, excess):
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
@@ -1091,18 +1102,18 @@ def dump_state(state, secret=""):
     return text if text is not None else _encode(new_state(), secret)
 
 
-add_error = _Deferred('add_error', r'''
+_defer(locals(), r'''
 def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
-''')
+''',
 
 
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
-short_text = _Deferred('short_text', r'''
+r'''
 def short_text(command):
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
@@ -1113,13 +1124,13 @@ def short_text(command):
         except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
             text = f"<{type(command).__name__}>"
     return scrub_surrogates(text[:160])
-''')
+''',
 
 
 # ---- dskit/subtasks.py ----
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
-restore_subtasks = _Deferred('restore_subtasks', r'''
+r'''
 def restore_subtasks(state, entry):
     """A failed submission puts its sub-tasks back, waiting right below their restored parent; returns them."""
     stack = TaskStack(state)
@@ -1153,7 +1164,7 @@ def load_trusted(state_in, secret=""):
     return state
 
 
-error_text = _Deferred('error_text', r'''
+_defer(locals(), r'''
 def error_text(exc):
     """An exception's message, safe to store (never raises)."""
     try:
@@ -1229,7 +1240,7 @@ def text_in(value):
             return ""
 
 
-text_out = _Deferred('text_out', r'''
+_defer(locals(), r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -1238,10 +1249,10 @@ def text_out(value, limit=NODE_MAX_STRING):
     if _SCIENTIFIC.match(text):
         text += " "
     return text
-''')
+''',
 
 
-keep_state = _Deferred('keep_state', r'''
+r'''
 def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""

@@ -46,9 +46,10 @@
 #        conversation.summary  over-write  <- this node's summary
 #
 # Compiled on first call / 首次调用时才编译: 229 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `name = _Deferred("name", r'''...
-# ''')`, compiled only when called: Dify compiles this whole file on every run, and a text costs
-# almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
+# (those that stand together in one call), compiled only when called: Dify compiles this whole file
+# on every run, and a text costs little to compile. Same code, same results
+# (dskit/tooling/codegen/deferred.py, rare.json).
 # 其中 229 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
@@ -121,6 +122,16 @@ class _Deferred:
         return self._load().__get__(instance, owner)
 
 
+def _defer(namespace, *texts):
+    """Puts each text's function in ``namespace`` (``locals()``: the module's names, or a class body's) as a
+    _Deferred, under the name its ``def`` line gives. One call for functions that stand together: one
+    statement for Python to parse instead of one each."""
+    for text in texts:
+        start = text.index("def ") + 4
+        name = text[start:text.index("(", start)]
+        namespace[name] = _Deferred(name, text)
+
+
 # ---- dskit/jsonish.py ----
 # Lenient JSON from raw LLM text.
 
@@ -128,7 +139,7 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-_join_pair = _Deferred('_join_pair', r'''
+_defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
@@ -517,7 +528,7 @@ def marked_breaks(text):
     return text
 
 
-escape_invisible = _Deferred('escape_invisible', r'''
+_defer(locals(), r'''
 def escape_invisible(text):
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
@@ -645,7 +656,7 @@ class SlotSpec:
         object.__setattr__(self, 'pattern', pattern)
         object.__setattr__(self, 'max_length', max_length)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", type={self.type!r}"
@@ -655,9 +666,9 @@ class SlotSpec:
             f", minimum={self.minimum!r}" f", maximum={self.maximum!r}"
             f", pattern={self.pattern!r}" f", max_length={self.max_length!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -669,28 +680,28 @@ class SlotSpec:
                 other.pattern, other.max_length,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.type, self.required, self.ask, self.label, self.description, self.enum,
             self.aliases, self.multiple, self.minimum, self.maximum, self.pattern, self.max_length,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
 
 
-description_name = _Deferred('description_name', r'''
+_defer(locals(), r'''
 def description_name(description):
     """A description's first phrase as a display name ("用餐日期，保留用户原话" -> "用餐日期"); "" when
     the description is empty or its first phrase is too long to read as a name."""
@@ -739,7 +750,7 @@ class TaskSpec:
         object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
         object.__setattr__(self, 'examples', examples)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(name={self.name!r}" f", label={self.label!r}"
@@ -748,9 +759,9 @@ class TaskSpec:
             f", depends_on={self.depends_on!r}" f", depends_on_slots={self.depends_on_slots!r}"
             f", slots={self.slots!r}" f", examples={self.examples!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -761,22 +772,22 @@ class TaskSpec:
                 other.examples,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.name, self.label, self.description, self.kind, self.confirm, self.read_only,
             self.depends_on, self.depends_on_slots, self.slots, self.examples,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -803,35 +814,35 @@ class Policy:
         object.__setattr__(self, 'max_stack', max_stack)
         object.__setattr__(self, 'ungrounded', ungrounded)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}"
             f", max_parse_failures={self.max_parse_failures!r}" f", max_stack={self.max_stack!r}"
             f", ungrounded={self.ungrounded!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
                 self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded,
             ) == (other.max_attempts, other.max_parse_failures, other.max_stack, other.ungrounded)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.max_attempts, self.max_parse_failures, self.max_stack, self.ungrounded))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -847,7 +858,7 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
-    task = _Deferred('task', r'''
+    _defer(locals(), r'''
     def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -869,32 +880,32 @@ class Catalog:
         object.__setattr__(self, 'language', language)
         object.__setattr__(self, 'mark', mark)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(version={self.version!r}" f", tasks={self.tasks!r}"
             f", policy={self.policy!r}" f", language={self.language!r}" f", mark={self.mark!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.version, self.tasks, self.policy, self.language, self.mark) == (other.version, other.tasks, other.policy, other.language, other.mark)
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((self.version, self.tasks, self.policy, self.language, self.mark))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
@@ -904,7 +915,7 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-_show = _Deferred('_show', r'''
+_defer(locals(), r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1201,7 +1212,7 @@ def _validate(data):
     return problems
 
 
-_check_policy_choice = _Deferred('_check_policy_choice', r'''
+_defer(locals(), r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1306,7 +1317,7 @@ _catalog_FALSE_WORDS = set('false|no|n|0|否|不|不是|不要|不需要|没有|
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
-parse_cn_number = _Deferred('parse_cn_number', r'''
+_defer(locals(), r'''
 def parse_cn_number(text):
     """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
@@ -1324,10 +1335,10 @@ def parse_cn_number(text):
             section += (1 if digit is None else digit) * unit
             digit = None
     return total + section + (digit or 0)
-''')
+''',
 
 
-_coerce_number = _Deferred('_coerce_number', r'''
+r'''
 def _coerce_number(value, integer):
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
@@ -1352,10 +1363,10 @@ def _coerce_number(value, integer):
                 return False, None, f"expected an integer, got {value}"
             value = int(value)
     return True, value, ""
-''')
+''',
 
 
-_coerce_boolean = _Deferred('_coerce_boolean', r'''
+r'''
 def _coerce_boolean(value):
     if isinstance(value, bool):
         return True, value, ""
@@ -1368,10 +1379,10 @@ def _coerce_boolean(value):
         if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_show(value)}"
-''')
+''',
 
 
-_apply_aliases = _Deferred('_apply_aliases', r'''
+r'''
 def _apply_aliases(spec, value):
     """Map a synonym to its canonical value ("市区" -> "市中心"), exact first, then case-insensitive."""
     if not spec.aliases or not isinstance(value, str):
@@ -1384,10 +1395,10 @@ def _apply_aliases(spec, value):
         if alias.lower() == lowered:
             return target
     return value
-''')
+''',
 
 
-_match_enum = _Deferred('_match_enum', r'''
+r'''
 def _match_enum(spec, value):
     if not spec.enum or value in spec.enum:
         return True, value, ""
@@ -1397,17 +1408,17 @@ def _match_enum(spec, value):
                 return True, option, ""
     allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
     return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
-''')
+''',
 
 
-_clean_text = _Deferred('_clean_text', r'''
+r'''
 def _clean_text(text):
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
     return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
-''')
+''',
 
 
-_coerce_one = _Deferred('_coerce_one', r'''
+r'''
 def _coerce_one(spec, value):
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
@@ -1446,10 +1457,10 @@ def _coerce_one(spec, value):
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
         return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
-''')
+''',
 
 
-coerce_slot_value = _Deferred('coerce_slot_value', r'''
+r'''
 def coerce_slot_value(spec, value):
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
@@ -1483,10 +1494,10 @@ def coerce_slot_value(spec, value):
         return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
-''')
+''',
 
 
-slot_is_valid = _Deferred('slot_is_valid', r'''
+r'''
 def slot_is_valid(spec, value):
     """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
     ok, coerced, reason = coerce_slot_value(spec, value)
@@ -1584,7 +1595,7 @@ def sha256_hex(raw):
     return sha256(raw).hexdigest()
 
 
-shown_digest = _Deferred('shown_digest', r'''
+_defer(locals(), r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
@@ -1673,13 +1684,13 @@ def new_state():
     }
 
 
-_state_text = _Deferred('_state_text', r'''
+_defer(locals(), r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
-''')
+''',
 
 
-_task_problem = _Deferred('_task_problem', r'''
+r'''
 def _task_problem(task, index):
     """Why one stack entry cannot be kept at all ('' when it can)."""
     where = f"task_stack[{index}]"
@@ -1707,7 +1718,7 @@ def state_problem(data):
     return ""
 
 
-_decode = _Deferred('_decode', r'''
+_defer(locals(), r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -1797,7 +1808,7 @@ def load_state(text, secret=""):
 
 # ---------------------------------------------------------------- repairs on load
 
-_repair = _Deferred('_repair', r'''
+_defer(locals(), r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -1831,10 +1842,10 @@ def _repair(state, unknown):
         state["next_task_seq"] = max(used) + 1
     state["next_task_seq"] = max(1, state["next_task_seq"])
     return notes
-''')
+''',
 
 
-_repair_stack = _Deferred('_repair_stack', r'''
+r'''
 def _repair_stack(state):
     notes = []
     kept = []
@@ -1877,10 +1888,10 @@ def _repair_stack(state):
         kept.append(clean)
     state["task_stack"] = kept
     return notes
-''')
+''',
 
 
-_repair_done = _Deferred('_repair_done', r'''
+r'''
 def _repair_done(state):
     kept = []
     for entry in state["done"]:
@@ -1896,10 +1907,10 @@ def _repair_done(state):
     dropped = len(state["done"]) - len(kept)
     state["done"] = kept[-MAX_DONE:]
     return [f"{dropped} malformed executed-task record(s) dropped"] if dropped else []
-''')
+''',
 
 
-_state_payload = _Deferred('_state_payload', r'''
+r'''
 def _state_payload(entry, nested=False):
     """An executed task's payload as the state keeps it (records.ExecutePayload), sub-tasks included
     (one level: a sub-task's own ``subtasks`` is always empty)."""
@@ -1910,10 +1921,10 @@ def _state_payload(entry, nested=False):
             "subtasks": [_state_payload(sub, True) for sub in subtasks
                          if isinstance(sub, dict) and isinstance(sub.get("task_id"), str)
                          and isinstance(sub.get("task"), str) and isinstance(sub.get("slots", {}), dict)][:20]}
-''')
+''',
 
 
-_repair_counters = _Deferred('_repair_counters', r'''
+r'''
 def _repair_counters(state):
     raw = state["counters"]
     counters = new_counters()
@@ -1928,17 +1939,17 @@ def _repair_counters(state):
     broken = not is_int(raw.get("parse_failures", 0)) or not isinstance(raw.get("failed_asks", {}), dict) \
         or not isinstance(raw.get("asking") or "", str)
     return ["counters were malformed; repaired"] if broken else []
-''')
+''',
 
 
-_clean_error = _Deferred('_clean_error', r'''
+r'''
 def _clean_error(entry):
     return {"turn": entry["turn"] if is_int(entry.get("turn")) else 0, "code": _state_text(entry.get("code"), 40),
             "message": _state_text(entry.get("message"), MAX_ERROR_TEXT)}
-''')
+''',
 
 
-_clean_timeline = _Deferred('_clean_timeline', r'''
+r'''
 def _clean_timeline(entry):
     """A timeline entry with every text and list capped (see machine's timeline writer)."""
     def items(value):
@@ -1952,10 +1963,10 @@ def _clean_timeline(entry):
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
-''')
+''',
 
 
-bound_history = _Deferred('bound_history', r'''
+r'''
 def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays."""
@@ -1966,18 +1977,18 @@ def bound_history(history):
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
-''')
+''',
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
-_json_len = _Deferred('_json_len', r'''
+r'''
 def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-''')
+''',
 
 
-add_error = _Deferred('add_error', r'''
+r'''
 def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
@@ -2035,21 +2046,21 @@ _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'
 _EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
-clauses = _Deferred('clauses', r'''
+_defer(locals(), r'''
 def clauses(raw):
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
-''')
+''',
 
 
-_question_marks = _Deferred('_question_marks', r'''
+r'''
 def _question_marks(raw):
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
-''')
+''',
 
 
-is_question = _Deferred('is_question', r'''
+r'''
 def is_question(clause):
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -2069,10 +2080,10 @@ def is_question(clause):
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
-''')
+''',
 
 
-_asking_word = _Deferred('_asking_word', r'''
+r'''
 def _asking_word(text, word):
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -2089,7 +2100,7 @@ def asks(raw):
     return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
 
 
-tokenize = _Deferred('tokenize', r'''
+_defer(locals(), r'''
 def tokenize(text, lexicon):
     """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
     words = sorted(set(lexicon), key=len, reverse=True)
@@ -2102,10 +2113,10 @@ def tokenize(text, lexicon):
         out.append(word)
         at += len(word)
     return out
-''')
+''',
 
 
-_zh_clause_is = _Deferred('_zh_clause_is', r'''
+r'''
 def _zh_clause_is(clause, acts, extra=()):
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -2124,10 +2135,10 @@ def _zh_clause_is(clause, acts, extra=()):
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
-''')
+''',
 
 
-_en_clause_is = _Deferred('_en_clause_is', r'''
+r'''
 def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
     words = _EN_WORD.findall(clause)
@@ -2135,10 +2146,10 @@ def _en_clause_is(clause, acts, allowed):
         return False
     joined = " " + " ".join(words) + " "
     return any(f" {a} " in joined for a in acts)
-''')
+''',
 
 
-says_yes = _Deferred('says_yes', r'''
+r'''
 def says_yes(raw):
     """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
     or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
@@ -2159,16 +2170,16 @@ def says_yes(raw):
 HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
 
 
-says_refusal = _Deferred('says_refusal', r'''
+_defer(locals(), r'''
 def says_refusal(raw):
     """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
     想想" keeps a question open)."""
     text = raw.lower()
     return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
-''')
+''',
 
 
-only_yes = _Deferred('only_yes', r'''
+r'''
 def only_yes(raw):
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
     small talk. Then a change the model read into it is the model's, not the user's."""
@@ -2191,7 +2202,7 @@ NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不�
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
-says_no = _Deferred('says_no', r'''
+_defer(locals(), r'''
 def says_no(raw):
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
     text = _blank_a_not_a(raw.lower())  # "好不好？" asks
@@ -2219,13 +2230,13 @@ WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "fo
 _LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
 
 
-_question_clause = _Deferred('_question_clause', r'''
+_defer(locals(), r'''
 def _question_clause(raw, clause):
     return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
-''')
+''',
 
 
-_cancel_clause = _Deferred('_cancel_clause', r'''
+r'''
 def _cancel_clause(clause, task_words):
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
@@ -2240,10 +2251,10 @@ def _cancel_clause(clause, task_words):
         pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
         return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
     return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
-''')
+''',
 
 
-says_cancel = _Deferred('says_cancel', r'''
+r'''
 def says_cancel(raw, task_words=()):
     """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
     "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
@@ -2261,10 +2272,10 @@ def says_cancel(raw, task_words=()):
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
-''')
+''',
 
 
-says_cancel_clause = _Deferred('says_cancel_clause', r'''
+r'''
 def says_cancel_clause(raw, task_words=()):
     """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
     "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
@@ -2278,7 +2289,7 @@ RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything"
 _RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
 
 
-says_reset = _Deferred('says_reset', r'''
+_defer(locals(), r'''
 def says_reset(raw):
     """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
     password", not "从头到尾都要安静")."""
@@ -2295,7 +2306,7 @@ def says_reset(raw):
 REVERT_PHRASES = tuple('原来的|原来那个|之前的|之前那个|刚才的|刚才那个|改回|恢复|撤回|撤销修改|回到原来|还是原来|还是之前|还是刚才|换回|变回|照旧|不改了|别改了|change it back|back to|undo|as before|previous|original|revert|go back'.split('|'))
 
 
-says_revert = _Deferred('says_revert', r'''
+_defer(locals(), r'''
 def says_revert(raw):
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
@@ -2307,7 +2318,7 @@ def says_revert(raw):
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
 
 
-is_social = _Deferred('is_social', r'''
+_defer(locals(), r'''
 def is_social(raw):
     """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
     ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
@@ -2356,7 +2367,7 @@ _ORDINALS = json.loads(r'''{
 _THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
 
 
-refers_back = _Deferred('refers_back', r'''
+_defer(locals(), r'''
 def refers_back(raw):
     """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
     "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
@@ -2373,7 +2384,7 @@ EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那�
 EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
 
 
-points_back = _Deferred('points_back', r'''
+_defer(locals(), r'''
 def points_back(raw):
     """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
@@ -2381,10 +2392,10 @@ def points_back(raw):
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
             or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
-''')
+''',
 
 
-says_accept = _Deferred('says_accept', r'''
+r'''
 def says_accept(raw):
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
@@ -2405,7 +2416,7 @@ _ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换
                         r"|\b(?:another|other|else|instead|recommend|find|search)\b")
 
 
-asks_detail = _Deferred('asks_detail', r'''
+_defer(locals(), r'''
 def asks_detail(raw):
     """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
     "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
@@ -2426,16 +2437,16 @@ _ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.�
                               r"|\b(?:which (?:one|of)|recommend)\b")
 
 
-asks_for_a_pick = _Deferred('asks_for_a_pick', r'''
+_defer(locals(), r'''
 def asks_for_a_pick(raw):
     """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
     offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
     acknowledges or where to look, not at the thing it will be given."""
     return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
-''')
+''',
 
 
-offered_index = _Deferred('offered_index', r'''
+r'''
 def offered_index(raw):
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
@@ -2457,15 +2468,15 @@ _NOT_NEGATION = tuple('不错|不过|没问题|不好意思|不仅|不但|无论
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
-_clause_span = _Deferred('_clause_span', r'''
+_defer(locals(), r'''
 def _clause_span(text, start, end):
     left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     return left, min(rights) if rights else len(text)
-''')
+''',
 
 
-_blank = _Deferred('_blank', r'''
+r'''
 def _blank(text, phrases):
     for phrase in phrases:
         text = text.replace(phrase, " " * len(phrase))
@@ -2478,15 +2489,15 @@ def _blank(text, phrases):
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
-_blank_a_not_a = _Deferred('_blank_a_not_a', r'''
+_defer(locals(), r'''
 def _blank_a_not_a(text):
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-''')
+''',
 
 
-negated_at = _Deferred('negated_at', r'''
+r'''
 def negated_at(raw, start, end):
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
@@ -2509,22 +2520,22 @@ def negated_at(raw, start, end):
     if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
         return True
     return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
-''')
+''',
 
 
-indifferent_at = _Deferred('indifferent_at', r'''
+r'''
 def indifferent_at(raw, start, end):
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
     left, right = _clause_span(text, start, end)
     return any(p in text[left:right] for p in INDIFFERENT)
-''')
+''',
 
 
 # ---- dskit/wordfind.py ----
 # Finding cue words in a text with string methods, where a regular expression would cost more to build.
 
-is_word_char = _Deferred('is_word_char', r'''
+r'''
 def is_word_char(char):
     """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
     return char.isalnum() or char == "_"
@@ -2724,7 +2735,7 @@ def noise_user_signal(user, prev_assistant=""):
     return "other"
 
 
-noise_reply_signal = _Deferred('noise_reply_signal', r'''
+_defer(locals(), r'''
 def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
@@ -3091,7 +3102,7 @@ def _size_ok(lines, max_tokens):
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
 
 
-summary_values = _Deferred('summary_values', r'''
+_defer(locals(), r'''
 def summary_values(line):
     """The values a summary line carries: numbers, quoted names, and what follows "slot：" pairs."""
     body = re.sub(r"^- ?", "", line)
@@ -3099,10 +3110,10 @@ def summary_values(line):
         body = body.replace(label, "；")
     values = set(_VALUE_TOKEN.findall(body)) | set(_PAIR_VALUE.findall(body))
     return {v.strip() for v in values if v.strip()}
-''')
+''',
 
 
-_shows = _Deferred('_shows', r'''
+r'''
 def _shows(value, text, start=0):
     """``value`` appears in ``text[start:]`` (a number only as a whole number: "23" is not in "1230")."""
     if value[:1].isdigit():
@@ -3146,7 +3157,7 @@ def summary_ranks(lines, lang="zh", after=""):
     return ranks
 
 
-summary_victim = _Deferred('summary_victim', r'''
+_defer(locals(), r'''
 def summary_victim(lines, lang="zh", keep_facts=False):
     """The index of the line to drop first (see :func:`summary_ranks`); -1 when none may go
     (no lines, or only facts left and ``keep_facts``)."""
@@ -3185,7 +3196,7 @@ def summary_trim(lines, max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
     return kept
 
 
-summary_merge = _Deferred('summary_merge', r'''
+_defer(locals(), r'''
 def summary_merge(summary, new_lines, max_tokens=SUMMARY_MAX_TOKENS,
                   lang="zh"):
     """Old summary + new lines (duplicates skipped), trimmed to the caps."""
@@ -3257,7 +3268,7 @@ def _clean(text):
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
 
 
-_from_messages = _Deferred('_from_messages', r'''
+_defer(locals(), r'''
 def _from_messages(data):
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
@@ -3351,7 +3362,7 @@ NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prom
 # ---- dskit/gaps.py ----
 # Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
-missing_slots = _Deferred('missing_slots', r'''
+_defer(locals(), r'''
 def missing_slots(task, spec):
     """Required slots of an open task that are empty or invalid, in ask order."""
     missing = []
@@ -3460,7 +3471,7 @@ def _slots_text(slots, order, sep):
     return sep.join(f"{one_line(n)}={value_text(slots[n])}" for n in names) or "-"
 
 
-_task_line = _Deferred('_task_line', r'''
+_defer(locals(), r'''
 def _task_line(task, kind, catalog, state, w):
     spec = catalog.tasks.get(task["name"]) if catalog is not None else None
     label = spec.display if spec else one_line(task.get("label") or task["name"])
@@ -3690,7 +3701,7 @@ def _cut(zone, what, item, reason):
             "preview": " ".join(text.split())[:40]}
 
 
-_shorten_last_turn = _Deferred('_shorten_last_turn', r'''
+_defer(locals(), r'''
 def _shorten_last_turn(parts, over, report, reason):
     """Cut the latest turn's reply (then its user text) short by about ``over`` tokens."""
     if not parts.turns:
@@ -3710,10 +3721,10 @@ def _shorten_last_turn(parts, over, report, reason):
     report.append(_cut("history", "latest turn", entry["turn"], reason))
     parts.turns.pop()
     return True
-''')
+''',
 
 
-_cut_list = _Deferred('_cut_list', r'''
+r'''
 def _cut_list(parts, zone, report, reason):
     items = getattr(parts, zone)
     if not items:
@@ -3874,20 +3885,20 @@ _matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
 _SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
 
 
-_matching_norm = _Deferred('_matching_norm', r'''
+_defer(locals(), r'''
 def _matching_norm(text):
     return unicodedata.normalize("NFKC", text).lower()
-''')
+''',
 
 
-segments = _Deferred('segments', r'''
+r'''
 def segments(text):
     """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
     return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
-''')
+''',
 
 
-number_tokens = _Deferred('number_tokens', r'''
+r'''
 def number_tokens(text):
     """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
     numerals that does not read as one number counts its digits)."""
@@ -3934,7 +3945,7 @@ _RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\
 _UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
 
 
-normal_form = _Deferred('normal_form', r'''
+_defer(locals(), r'''
 def normal_form(text):
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
@@ -3952,10 +3963,10 @@ def normal_form(text):
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
     out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
     return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
-''')
+''',
 
 
-range_said = _Deferred('range_said', r'''
+r'''
 def range_said(normal, said):
     """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
     "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
@@ -3969,16 +3980,16 @@ def range_said(normal, said):
             if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
                 return True
     return False
-''')
+''',
 
 
-_words = _Deferred('_words', r'''
+r'''
 def _words(text):
     return _matching_WORD.findall(_matching_norm(text))
-''')
+''',
 
 
-words_match = _Deferred('words_match', r'''
+r'''
 def words_match(value, text):
     """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
     words) three quarters of its longer words, at least two, as whole words of the text."""
@@ -3993,29 +4004,29 @@ def words_match(value, text):
     present = set(text_words)
     return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
         and number_tokens(value) - number_tokens(text) == Counter()
-''')
+''',
 
 
-_number_cut = _Deferred('_number_cut', r'''
+r'''
 def _number_cut(folded, start, end, cuts):
     """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
     user's own spaces and punctuation (``cuts``) end a number."""
     return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
         or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
-''')
+''',
 
 
-_cuts = _Deferred('_cuts', r'''
+r'''
 def _cuts(pieces):
     cuts, at = set(), 0
     for piece in pieces[:-1]:
         at += len(piece)
         cuts.add(at)
     return cuts
-''')
+''',
 
 
-exact_match = _Deferred('exact_match', r'''
+r'''
 def exact_match(target, text, value=None):
     """A folded value inside a text: whole numbers, and across the user's punctuation only where the
     value has punctuation too (``value``: the value as written), or with two or more characters on
@@ -4034,10 +4045,10 @@ def exact_match(target, text, value=None):
             return True
         start = folded.find(target, start + 1)
     return False
-''')
+''',
 
 
-_kept_in_place = _Deferred('_kept_in_place', r'''
+r'''
 def _kept_in_place(target, index, piece):
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
@@ -4050,7 +4061,7 @@ def _kept_in_place(target, index, piece):
 DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
 
 
-near_match = _Deferred('near_match', r'''
+_defer(locals(), r'''
 def near_match(target, text):
     """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
     quarters of its characters, a two-character run of it, the same numbers, and every contrast
@@ -4069,10 +4080,10 @@ def near_match(target, text):
                 target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
-''')
+''',
 
 
-_in_order = _Deferred('_in_order', r'''
+r'''
 def _in_order(letters, piece):
     """How many of the value's characters the text holds in the value's order (the longest common
     subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
@@ -4201,16 +4212,16 @@ class Evidence:
     offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
     cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
 
-    keeping_recent = _Deferred('keeping_recent', r'''
+    _defer(locals(), r'''
     def keeping_recent(self, keep):
         """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
         field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
         return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
                         raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
                         offered=self.offered, offers=self.offers, cased=self.cased)
-    ''')
+    ''',
 
-    texts = _Deferred('texts', r'''
+    r'''
     def texts(self, recent):
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
         pairs = [(self.message, self.raw)]
@@ -4236,7 +4247,7 @@ class Evidence:
         object.__setattr__(self, 'offers', offers)
         object.__setattr__(self, 'cased', cased)
 
-    __repr__ = _Deferred('__repr__', r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
@@ -4244,9 +4255,9 @@ class Evidence:
             f", reference={self.reference!r}" f", offered={self.offered!r}"
             f", offers={self.offers!r}" f", cased={self.cased!r}" ")"
         )
-    ''')
+    ''',
 
-    __eq__ = _Deferred('__eq__', r'''
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (
@@ -4256,28 +4267,28 @@ class Evidence:
                 other.offered, other.offers, other.cased,
             )
         return NotImplemented
-    ''')
+    ''',
 
-    __hash__ = _Deferred('__hash__', r'''
+    r'''
     def __hash__(self):
         return hash((
             self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
             self.offers, self.cased,
         ))
-    ''')
+    ''',
 
-    __setattr__ = _Deferred('__setattr__', r'''
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
-    ''')
+    ''',
 
-    __delattr__ = _Deferred('__delattr__', r'''
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
 
 
-fold = _Deferred('fold', r'''
+_defer(locals(), r'''
 def fold(text):
     """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
     digits and CJK characters (spaces, punctuation and symbols do not count)."""
@@ -4285,18 +4296,18 @@ def fold(text):
         text = "" if text is None else str(text)
     text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
     return "".join(ch for ch in text if ch.isalnum())
-''')
+''',
 
 
-_raw = _Deferred('_raw', r'''
+r'''
 def _raw(text):
     return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
-''')
+''',
 
 
 # ---------------------------------------------------------------- numbers, times, dates
 
-_number = _Deferred('_number', r'''
+r'''
 def _number(token):
     if not token:
         return None
@@ -4327,7 +4338,7 @@ _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|�
 _COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
-numbers_in = _Deferred('numbers_in', r'''
+_defer(locals(), r'''
 def numbers_in(raw, counts=False, people=False):
     """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
     only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
@@ -4337,8 +4348,12 @@ def numbers_in(raw, counts=False, people=False):
                                   or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
                                   or (people and _NOT_PEOPLE.match(raw, match.end())))
 
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)}
-    for match in _CN_NUM_RE.finditer(raw):
+    # Each pattern is tried only on a text that holds what it needs (a decimal digit, a Chinese numeral,
+    # an English number word): a code node compiles every pattern it uses on every run, 0.3-2 M
+    # instructions each, and most messages hold no English number.
+    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)} \
+        if any(ch.isdecimal() for ch in raw) else set()
+    for match in _CN_NUM_RE.finditer(raw) if any(ch in raw for ch in _CN_NUM) else ():
         if not keep(match):
             continue
         value = parse_cn_number(match.group())
@@ -4348,14 +4363,14 @@ def numbers_in(raw, counts=False, people=False):
             single = parse_cn_number(ch)
             if single is not None and ch not in "十百千万":
                 found.add(float(single))
-    for match in _EN_NUMBER_RE.finditer(raw):
+    for match in _EN_NUMBER_RE.finditer(raw) if any(word in raw for word in _EN_NUMBERS) else ():
         found.add(float(_EN_NUMBERS[match.group(1)]))
     found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
     return found
-''')
+''',
 
 
-_minutes = _Deferred('_minutes', r'''
+r'''
 def _minutes(token):
     if not token:
         return 0
@@ -4375,7 +4390,7 @@ def _minutes(token):
 _CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
 
 
-_a_bit = _Deferred('_a_bit', r'''
+_defer(locals(), r'''
 def _a_bit(raw, match):
     """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
     that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
@@ -4390,10 +4405,10 @@ def _a_bit(raw, match):
         return period in ("早", "晚")
     before = raw[:match.start(2)].rstrip()[-1:]
     return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
-''')
+''',
 
 
-times_in = _Deferred('times_in', r'''
+r'''
 def times_in(raw):
     """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
     found = set()
@@ -4427,17 +4442,17 @@ def times_in(raw):
         if 0 <= hour <= 24:
             found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
     return found
-''')
+''',
 
 
-is_clock = _Deferred('is_clock', r'''
+r'''
 def is_clock(value):
     """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
     return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
-''')
+''',
 
 
-same_half_day = _Deferred('same_half_day', r'''
+r'''
 def same_half_day(value, old, raw):
     """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
     replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
@@ -4452,10 +4467,10 @@ def same_half_day(value, old, raw):
     candidate = f"{other:02d}:{minute}"
     said = times_in(raw)
     return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
-''')
+''',
 
 
-clock_value = _Deferred('clock_value', r'''
+r'''
 def clock_value(text):
     """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
     states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
@@ -4464,10 +4479,10 @@ def clock_value(text):
         return None
     found = times_in(_raw(text))
     return next(iter(found)) if len(found) == 1 else None
-''')
+''',
 
 
-split_clock = _Deferred('split_clock', r'''
+r'''
 def split_clock(text):
     """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
     "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
@@ -4480,10 +4495,10 @@ def split_clock(text):
     clock = clock_value(match.group())
     rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
     return (rest, clock) if clock and rest else (text, None)
-''')
+''',
 
 
-_clock = _Deferred('_clock', r'''
+r'''
 def _clock(hour, minute, period):
     hours: set[int]
     if period in _PM:
@@ -4495,10 +4510,10 @@ def _clock(hour, minute, period):
     else:
         hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
     return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
-''')
+''',
 
 
-durations_in = _Deferred('durations_in', r'''
+r'''
 def durations_in(raw):
     """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
     minutes = set()
@@ -4520,10 +4535,10 @@ def durations_in(raw):
     if any(w in raw for w in _LATER):
         signs.add(1)
     return minutes, signs or {-1, 1}
-''')
+''',
 
 
-shifted_times = _Deferred('shifted_times', r'''
+r'''
 def shifted_times(old, raw):
     """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
     both directions when it names none)."""
@@ -4533,23 +4548,23 @@ def shifted_times(old, raw):
     base = int(match.group(1)) * 60 + int(match.group(2))
     minutes, signs = durations_in(raw)
     return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
-''')
+''',
 
 
-_add_months = _Deferred('_add_months', r'''
+r'''
 def _add_months(day, months):
     index = day.year * 12 + day.month - 1 + months
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
-''')
+''',
 
 
-_iso = _Deferred('_iso', r'''
+r'''
 def _iso(day):
     return day.isoformat()
-''')
+''',
 
 
-dates_in = _Deferred('dates_in', r'''
+r'''
 def dates_in(raw, reference):
     """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
     明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
@@ -4600,10 +4615,10 @@ def dates_in(raw, reference):
         if month is not None and 1 <= month <= 12:
             found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
     return found
-''')
+''',
 
 
-date_spans = _Deferred('date_spans', r'''
+r'''
 def date_spans(raw):
     """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
     words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
@@ -4622,12 +4637,12 @@ def date_spans(raw):
         if not any(start < e and s < end for s, e in kept):
             kept.append((start, end))
     return sorted(kept)
-''')
+''',
 
 
 # ---------------------------------------------------------------- values
 
-text_grounded = _Deferred('text_grounded', r'''
+r'''
 def text_grounded(value, folded, raw=None):
     """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
     as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
@@ -4651,10 +4666,10 @@ def text_grounded(value, folded, raw=None):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
-''')
+''',
 
 
-_windows = _Deferred('_windows', r'''
+r'''
 def _windows(text):
     folded = fold(text)
     if len(folded) <= 2:
@@ -4662,10 +4677,10 @@ def _windows(text):
     if folded.isascii():
         return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
     return {folded[i:i + 2] for i in range(len(folded) - 1)}
-''')
+''',
 
 
-common_words = _Deferred('common_words', r'''
+r'''
 def common_words(task, slot):
     """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
     message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
@@ -4685,7 +4700,7 @@ _QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几
 _GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
 
 
-slot_words = _Deferred('slot_words', r'''
+_defer(locals(), r'''
 def slot_words(spec):
     """The words that name a slot: its label and name; for a slot without a label (the catalog gives
     it none), also the content words of its description and its question ("电话" for a slot
@@ -4698,10 +4713,10 @@ def slot_words(spec):
             found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
-''')
+''',
 
 
-slot_touched = _Deferred('slot_touched', r'''
+r'''
 def slot_touched(spec, folded, common=frozenset()):
     """Whether a text names the slot: its label or name, two characters (English: a word) of it that
     are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
@@ -4721,7 +4736,7 @@ def slot_touched(spec, folded, common=frozenset()):
 _QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
 
 
-slot_mentions = _Deferred('slot_mentions', r'''
+_defer(locals(), r'''
 def slot_mentions(spec, raw, common=frozenset(),
                   asked=False):
     """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
@@ -4740,10 +4755,10 @@ def slot_mentions(spec, raw, common=frozenset(),
         else:
             spans.append((start, end))
     return spans
-''')
+''',
 
 
-bool_said = _Deferred('bool_said', r'''
+r'''
 def bool_said(spec, raw, common=frozenset(), asked=False):
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
@@ -4755,20 +4770,20 @@ def bool_said(spec, raw, common=frozenset(), asked=False):
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
-''')
+''',
 
 
-_in_question = _Deferred('_in_question', r'''
+r'''
 def _in_question(raw, start, end):
     """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
     left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     right = min(rights) if rights else len(raw)
     return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
-''')
+''',
 
 
-_topic_answer = _Deferred('_topic_answer', r'''
+r'''
 def _topic_answer(raw, start, end):
     """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
     bare answer; None otherwise."""
@@ -4777,10 +4792,10 @@ def _topic_answer(raw, start, end):
     if alone and rest[:1] in "？?，,":
         return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
     return None
-''')
+''',
 
 
-_answered = _Deferred('_answered', r'''
+r'''
 def _answered(raw, start, end):
     """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
     answer = _topic_answer(raw, start, end)
@@ -4792,7 +4807,7 @@ _BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|
 _BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
 
 
-bare_answer = _Deferred('bare_answer', r'''
+_defer(locals(), r'''
 def bare_answer(raw):
     """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
     text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
@@ -4801,10 +4816,10 @@ def bare_answer(raw):
     if text in _BARE_YES:
         return True
     return None
-''')
+''',
 
 
-other_slot_value = _Deferred('other_slot_value', r'''
+r'''
 def other_slot_value(task, slot, value):
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
@@ -4829,7 +4844,7 @@ _FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|
 _FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
 
 
-_option_and_filler = _Deferred('_option_and_filler', r'''
+_defer(locals(), r'''
 def _option_and_filler(option, value):
     """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
     for the area's "downtown"): the option's, not a value of another slot."""
@@ -4848,10 +4863,10 @@ def _option_and_filler(option, value):
     for filler in _FILLER_ZH:
         rest = rest.replace(filler, "")
     return not rest
-''')
+''',
 
 
-_option_grounded = _Deferred('_option_grounded', r'''
+r'''
 def _option_grounded(spec, value, folded, raw=None):
     """An option value whose text or one of whose aliases the text holds, as a whole word or number
     ("三百兆" does not hold the option 百兆)."""
@@ -4862,10 +4877,10 @@ def _option_grounded(spec, value, folded, raw=None):
     # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
     targets = [("".join(segments(w)), w) for w in words]
     return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
-''')
+''',
 
 
-_one_value_grounded = _Deferred('_one_value_grounded', r'''
+r'''
 def _one_value_grounded(spec, value, old, folded, raw, ev,
                         asked, current, common):
     if spec.type == "boolean":
@@ -4892,18 +4907,18 @@ def _one_value_grounded(spec, value, old, folded, raw, ev,
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
-''')
+''',
 
 
-counts_people = _Deferred('counts_people', r'''
+r'''
 def counts_people(spec):
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
     words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
     return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
-''')
+''',
 
 
-value_grounded = _Deferred('value_grounded', r'''
+r'''
 def value_grounded(spec, value, ev, *, old=None, asked=False,
                    recent=True, common=frozenset()):
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
@@ -4916,33 +4931,33 @@ def value_grounded(spec, value, ev, *, old=None, asked=False,
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
-''')
+''',
 
 
-confirm_grounded = _Deferred('confirm_grounded', r'''
+r'''
 def confirm_grounded(ev):
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
     return says_yes(ev.raw)
-''')
+''',
 
 
-asks_something = _Deferred('asks_something', r'''
+r'''
 def asks_something(ev):
     """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
     return asks(ev.raw)
-''')
+''',
 
 
-cancel_grounded = _Deferred('cancel_grounded', r'''
+r'''
 def cancel_grounded(ev, spec):
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
     return says_cancel(ev.raw, () if spec is None else task_words(spec))
-''')
+''',
 
 
-task_words = _Deferred('task_words', r'''
+r'''
 def task_words(spec):
     """The words that name a task: its label, name (also with spaces) and display name, and the leading
     words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
@@ -4952,24 +4967,24 @@ def task_words(spec):
     if label and not label.isascii():
         words += [label[:end] for end in range(2, len(label))]
     return tuple(words)
-''')
+''',
 
 
-reset_grounded = _Deferred('reset_grounded', r'''
+r'''
 def reset_grounded(ev):
     """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
     return says_reset(ev.raw)
-''')
+''',
 
 
-revert_said = _Deferred('revert_said', r'''
+r'''
 def revert_said(ev):
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
-''')
+''',
 
 
-task_mentioned = _Deferred('task_mentioned', r'''
+r'''
 def task_mentioned(spec, catalog, folded):
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -4998,7 +5013,7 @@ _FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下
 _FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
 
 
-asks_about_task = _Deferred('asks_about_task', r'''
+_defer(locals(), r'''
 def asks_about_task(spec, folded):
     """Whether a text shares a content word with the task's own words (label, name, description,
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
@@ -5007,10 +5022,10 @@ def asks_about_task(spec, folded):
     words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
-''')
+''',
 
 
-_grounding_task_words = _Deferred('_grounding_task_words', r'''
+r'''
 def _grounding_task_words(spec):
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words = set()
@@ -5030,21 +5045,21 @@ _ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\
 _LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
 
 
-_found = _Deferred('_found', r'''
+_defer(locals(), r'''
 def _found(value, text):
     target = str(value)
     folded = "".join(segments(target))
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
-''')
+''',
 
 
-_listed = _Deferred('_listed', r'''
+r'''
 def _listed(text):
     return [item for item in _ITEMS.split(text) if item and item.strip()]
-''')
+''',
 
 
-_one_thing = _Deferred('_one_thing', r'''
+r'''
 def _one_thing(text):
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
@@ -5056,34 +5071,34 @@ def _one_thing(text):
 _FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
 
 
-_a_figure = _Deferred('_a_figure', r'''
+_defer(locals(), r'''
 def _a_figure(value):
     """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
     (the place's price), not the thing a detail question or a reference back takes. A name with a digit
     in it ("798艺术区", "速8酒店") is a thing."""
     text = str(value)
     return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
-''')
+''',
 
 
-_takes_outright = _Deferred('_takes_outright', r'''
+r'''
 def _takes_outright(raw):
     """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
     the message takes the offered thing, not only asks about it."""
     return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
-''')
+''',
 
 
-_asks_for_a_pick = _Deferred('_asks_for_a_pick', r'''
+r'''
 def _asks_for_a_pick(raw):
     """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
     no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
     return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
                                            for c in clauses(raw))
-''')
+''',
 
 
-offer_accepted = _Deferred('offer_accepted', r'''
+r'''
 def offer_accepted(task, slot, value, raw, offers, offered_text,
                    asked):
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -5125,7 +5140,7 @@ UNSET = object()  # a slot's value before the turn, when it had none
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
-short_text = _Deferred('short_text', r'''
+_defer(locals(), r'''
 def short_text(command):
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
@@ -5148,24 +5163,24 @@ RECENT_EXECUTION_TURNS = 3
 
 # ---------------------------------------------------------------- slot shapes
 
-pattern_takes = _Deferred('pattern_takes', r'''
+_defer(locals(), r'''
 def pattern_takes(pattern, text):
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
-''')
+''',
 
 
-time_slots = _Deferred('time_slots', r'''
+r'''
 def time_slots(task):
     """The task's time slots: string slots whose pattern takes HH:MM."""
     return [n for n, s in task.slots.items()
             if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
-''')
+''',
 
 
-as_clock = _Deferred('as_clock', r'''
+r'''
 def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
@@ -5174,10 +5189,10 @@ def as_clock(spec, raw):
         return raw
     clock = clock_value(raw)
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
-''')
+''',
 
 
-owner_elsewhere = _Deferred('owner_elsewhere', r'''
+r'''
 def owner_elsewhere(task, slot, value):
     """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
     date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
@@ -5187,12 +5202,12 @@ def owner_elsewhere(task, slot, value):
     if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
-''')
+''',
 
 
 # ---------------------------------------------------------------- values
 
-keep_half_day = _Deferred('keep_half_day', r'''
+r'''
 def keep_half_day(turn, task, name, value):
     """An hour said without morning or evening keeps the half of the day of the value it replaces."""
     if turn.evidence is None:
@@ -5211,7 +5226,7 @@ _PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
 _DESCRIBING = ("的", *_PLACE_WORDS)
 
 
-describes_its_kind = _Deferred('describes_its_kind', r'''
+_defer(locals(), r'''
 def describes_its_kind(task, spec, value):
     """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
     the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
@@ -5224,10 +5239,10 @@ def describes_its_kind(task, spec, value):
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
     kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
-''')
+''',
 
 
-is_name_slot = _Deferred('is_name_slot', r'''
+r'''
 def is_name_slot(task, name):
     """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
     word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
@@ -5243,10 +5258,10 @@ def is_name_slot(task, name):
                 if not head or any(head in kind for kind in kinds):
                     return True
     return False
-''')
+''',
 
 
-_held_as_name = _Deferred('_held_as_name', r'''
+r'''
 def _held_as_name(turn, entries, value):
     """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
     if not isinstance(value, str) or not value.strip():
@@ -5258,10 +5273,10 @@ def _held_as_name(turn, entries, value):
                 for slot, held in slots.items()):
             return spec
     return None
-''')
+''',
 
 
-names_another_slot = _Deferred('names_another_slot', r'''
+r'''
 def names_another_slot(task, name, value):
     """Whether a value written as the task's name mentions another of its slots by label: the user's
     whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
@@ -5271,10 +5286,10 @@ def names_another_slot(task, name, value):
         return False
     return any(other != name and len(label) >= 2 and not label.isascii() and label in value
                for other, slot in task.slots.items() for label in {other, slot.label} if label)
-''')
+''',
 
 
-named_by_another_task = _Deferred('named_by_another_task', r'''
+r'''
 def named_by_another_task(turn, task, name, value):
     """The label of another kind of task that holds ``value`` as its own name, "" when none.
 
@@ -5291,10 +5306,10 @@ def named_by_another_task(turn, task, name, value):
                 if isinstance(d, dict) and d.get("task") != task["name"]]
     other = _held_as_name(turn, entries, value)
     return other.display if other is not None else ""
-''')
+''',
 
 
-admit_value = _Deferred('admit_value', r'''
+r'''
 def admit_value(turn, task, name, value):
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -5356,17 +5371,17 @@ _ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
 _DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
 
 
-date_slots = _Deferred('date_slots', r'''
+_defer(locals(), r'''
 def date_slots(task):
     """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
     label, question or description says date ("出发日期", "date", "哪天")."""
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
         pattern_takes(s.pattern, "2026-12-02") if s.pattern
         else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
-''')
+''',
 
 
-said_instead = _Deferred('said_instead', r'''
+r'''
 def said_instead(task, name, value, ev, old):
     """The date or clock time the user said, for a slot the model gave a date or time the user did not
     say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
@@ -5379,10 +5394,10 @@ def said_instead(task, name, value, ev, old):
         clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
-''')
+''',
 
 
-date_said = _Deferred('date_said', r'''
+r'''
 def date_said(task, name, ev):
     """The one date the message states, not negated, for the task's only date slot ``name``: as written
     ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
@@ -5406,7 +5421,7 @@ _BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内
 _NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
 
 
-_number_spelling = _Deferred('_number_spelling', r'''
+_defer(locals(), r'''
 def _number_spelling(value, said):
     """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
     words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
@@ -5429,16 +5444,16 @@ def _number_spelling(value, said):
         if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
             return value
     return phrase
-''')
+''',
 
 
-_same_bound = _Deferred('_same_bound', r'''
+r'''
 def _same_bound(word):
     return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
-''')
+''',
 
 
-users_spelling = _Deferred('users_spelling', r'''
+r'''
 def users_spelling(value, raw):
     """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
     with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
@@ -5474,7 +5489,7 @@ _NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大�
 _KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
 
 
-stated_whole = _Deferred('stated_whole', r'''
+_defer(locals(), r'''
 def stated_whole(task, spec, value, raw):
     """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
     "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
@@ -5507,10 +5522,10 @@ def stated_whole(task, spec, value, raw):
                     return said
             start = raw.find(word, start + 1)
     return value
-''')
+''',
 
 
-evidence_for = _Deferred('evidence_for', r'''
+r'''
 def evidence_for(turn, task):
     """The turn's evidence without the recent messages that asked for another kind of task and not
     ``task`` (:func:`_given_to_another`); this message always counts."""
@@ -5522,10 +5537,10 @@ def evidence_for(turn, task):
     if len(keep) == len(ev.recent):
         return ev
     return ev.keeping_recent(keep)
-''')
+''',
 
 
-_given_to_another = _Deferred('_given_to_another', r'''
+r'''
 def _given_to_another(turn, task_spec, spec, value, old,
                       common):
     """Whether a value of the user's recent messages (not this one) was said only in messages that asked
@@ -5542,10 +5557,10 @@ def _given_to_another(turn, task_spec, spec, value, old,
     named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
     named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
     return _held_as_name(turn, named, value) is None
-''')
+''',
 
 
-_held_elsewhere = _Deferred('_held_elsewhere', r'''
+r'''
 def _held_elsewhere(turn, task, name, value):
     """Whether a value of the user's recent messages was given for another task: one of the same kind —
     open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
@@ -5562,10 +5577,10 @@ def _held_elsewhere(turn, task, name, value):
     if not any((t.get("slots") or {}).get(name) == value for t in others):
         return False
     return _held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
-''')
+''',
 
 
-_holds = _Deferred('_holds', r'''
+r'''
 def _holds(value, tasks, skip=None):
     """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
     ``skip`` = (task name, slot)."""
@@ -5575,10 +5590,10 @@ def _holds(value, tasks, skip=None):
         if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
             return True
     return False
-''')
+''',
 
 
-offered_value = _Deferred('offered_value', r'''
+r'''
 def offered_value(turn, task_name, slot, value, asked):
     """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
     A value of the reply's text that another slot already holds was shown back, not offered (a
@@ -5594,10 +5609,10 @@ def offered_value(turn, task_name, slot, value, asked):
     # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
     return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
                                                                  asked)
-''')
+''',
 
 
-hold_or_refuse = _Deferred('hold_or_refuse', r'''
+r'''
 def hold_or_refuse(turn, task, name, value, command, reason):
     """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
     the next question shows it, and only a yes stores it)."""
@@ -5607,10 +5622,10 @@ def hold_or_refuse(turn, task, name, value, command, reason):
         turn.note(f"hold {task['id']}.{name}", progress=False)
     else:
         turn.refuse(command, reason)
-''')
+''',
 
 
-split_clock_slots = _Deferred('split_clock_slots', r'''
+r'''
 def split_clock_slots(turn, task, slots):
     """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
     time slot when the command does not fill that slot itself: one thing the user said, one slot."""
@@ -5627,10 +5642,10 @@ def split_clock_slots(turn, task, slots):
             turn.note(f"split {task['id']}.{name}", progress=False)
             return {**slots, name: rest, clocks[0]: clock}
     return slots
-''')
+''',
 
 
-refile_misfiled = _Deferred('refile_misfiled', r'''
+r'''
 def refile_misfiled(turn, task, slots):
     """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
     not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
@@ -5646,10 +5661,10 @@ def refile_misfiled(turn, task, slots):
             del moved[name]
             turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
     return moved
-''')
+''',
 
 
-shared_words = _Deferred('shared_words', r'''
+r'''
 def shared_words(turn, task, slots):
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -5662,21 +5677,21 @@ def shared_words(turn, task, slots):
             by_text.setdefault(raw.strip(), []).append(name)
     shared = {n for names in by_text.values() if len(names) > 1 for n in names}
     return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
-''')
+''',
 
 
 # ---------------------------------------------------------------- starts, take-backs, yes, no
 
-_recent_run = _Deferred('_recent_run', r'''
+r'''
 def _recent_run(turn, spec):
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
            and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
     return ran[-1] if ran else None
-''')
+''',
 
 
-_said_values = _Deferred('_said_values', r'''
+r'''
 def _said_values(turn, spec, slots, before,
                  earlier=None):
     """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
@@ -5697,10 +5712,10 @@ def _said_values(turn, spec, slots, before,
                 and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
-''')
+''',
 
 
-answer_slots = _Deferred('answer_slots', r'''
+r'''
 def answer_slots(turn, spec, command):
     """The values a start carries in the whole answer: its own, and those of set_slots commands of the
     same message that go to the new task (named, or for a slot no task open before the message has).
@@ -5715,10 +5730,10 @@ def answer_slots(turn, spec, command):
                     name in turn.spec(t).slots for t in earlier)):
                 slots[name] = value
     return slots
-''')
+''',
 
 
-_said_last_message = _Deferred('_said_last_message', r'''
+r'''
 def _said_last_message(turn, spec, slots):
     """(values given, values said in this message or the last one) for a start the user asked for in
     their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
@@ -5736,10 +5751,10 @@ def _said_last_message(turn, spec, slots):
         return None
     earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
     return _said_values(turn, spec, slots, {}, earlier)
-''')
+''',
 
 
-admit_start = _Deferred('admit_start', r'''
+r'''
 def admit_start(turn, spec, command):
     """Whether the message asks for this start. A task that is open or just ran is started again only
     when the message names it or gives it a new value; a new task the message does not name is refused
@@ -5778,10 +5793,10 @@ def admit_start(turn, spec, command):
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
     return True, ""
-''')
+''',
 
 
-admit_rollback = _Deferred('admit_rollback', r'''
+r'''
 def admit_rollback(turn, task, slot, previous):
     """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
     back to, or names the slot — but never while it states the slot's *current* value and not the
@@ -5803,24 +5818,24 @@ def admit_rollback(turn, task, slot, previous):
     if said_current and not said_previous:
         return False
     return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
-''')
+''',
 
 
-admit_confirm = _Deferred('admit_confirm', r'''
+r'''
 def admit_confirm(turn):
     """A yes: the message says so."""
     return turn.evidence is None or confirm_grounded(turn.evidence)
-''')
+''',
 
 
-admit_cancel = _Deferred('admit_cancel', r'''
+r'''
 def admit_cancel(turn, task):
     """A cancellation: the message drops something."""
     return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
-''')
+''',
 
 
-admit_reset = _Deferred('admit_reset', r'''
+r'''
 def admit_reset(turn):
     """A reset: the message asks to start over."""
     return turn.evidence is None or reset_grounded(turn.evidence)
@@ -5833,7 +5848,7 @@ def admit_reset(turn):
 MAX_TEXT = 2000
 
 
-command_text = _Deferred('command_text', r'''
+_defer(locals(), r'''
 def command_text(value):
     """A text field of a command (a question, a reason), trimmed and bounded."""
     return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
@@ -5849,18 +5864,18 @@ class Command:
     meaning: dict[str, str] | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
         return {"type": self.kind}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         """Check the command's evidence and apply its effect to the turn."""
-    ''')
+    ''',
 
-    apply_all = _Deferred('apply_all', r'''
+    r'''
     def apply_all(self, turn, commands):
         """Apply this kind's commands of one message (they come together in the fixed order)."""
         for command in commands:
@@ -5878,7 +5893,7 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         slots = raw.get("slots")
         if task is None:
@@ -5886,17 +5901,17 @@ class StartTask(Command):
         if slots is not None and not isinstance(slots, dict):
             return None, "slots must be an object"
         return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
-    ''')
+    ''',
 
-    apply_all = _Deferred('apply_all', r'''
+    r'''
     def apply_all(self, turn, commands):
         """Several starts keep the first-mentioned on top; tasks started together find their parents."""
         for command in reversed(commands):
             self.apply(turn, command)
         _link_parents(turn)
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         spec = turn.catalog.tasks[command["task"]]
         grounded, reason = admit_start(turn, spec, command)
@@ -5922,12 +5937,12 @@ class CancelTask(Command):
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         return {"type": self.kind, "task": task}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         name = command.get("task")
         task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
@@ -5948,7 +5963,7 @@ class Reset(Command):
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
-    apply = _Deferred('apply', r'''
+    _defer(locals(), r'''
     def apply(self, turn, command):
         if not admit_reset(turn):
             turn.refuse(command, "the message does not ask to start over")
@@ -5972,7 +5987,7 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         slots = raw.get("slots")
         if not isinstance(slots, dict):
@@ -5984,9 +5999,9 @@ class SetSlots(Command):
         if not slots:
             return None, "set_slots has no slots"
         return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         name = command.get("task")
         if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
@@ -6011,15 +6026,15 @@ class RollbackSlot(Command):
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
             return None, "rollback_slot needs a slot"
         return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         slot = command["slot"]
         task = turn.target(command.get("task"), slot)
@@ -6038,7 +6053,7 @@ class RollbackSlot(Command):
     ''')
 
 
-slot_by_word = _Deferred('slot_by_word', r'''
+_defer(locals(), r'''
 def slot_by_word(spec, key):
     """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
     "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
@@ -6054,10 +6069,10 @@ def slot_by_word(spec, key):
             if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
                 found.add(name)
     return found.pop() if len(found) == 1 else ""
-''')
+''',
 
 
-_slots_by_name = _Deferred('_slots_by_name', r'''
+r'''
 def _slots_by_name(turn, task, slots):
     """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
     command also names itself."""
@@ -6071,10 +6086,10 @@ def _slots_by_name(turn, task, slots):
             named[name] = named.pop(key)
             turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
     return named
-''')
+''',
 
 
-apply_slots = _Deferred('apply_slots', r'''
+r'''
 def apply_slots(turn, task, slots):
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
@@ -6098,10 +6113,10 @@ def apply_slots(turn, task, slots):
                 turn.drop(item, f"{name}: partly kept; {reason}")
             value = keep_half_day(turn, task, name, value)
         _write(turn, task, name, value, item)
-''')
+''',
 
 
-_write = _Deferred('_write', r'''
+r'''
 def _write(turn, task, name, value, item):
     admitted, why = admit_value(turn, task, name, value)
     if admitted is UNSET:
@@ -6124,12 +6139,12 @@ class Confirm(Command):
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         name = command.get("task")
         if name in turn.catalog.tasks and turn.stack.named(name) is None:
@@ -6179,7 +6194,7 @@ class Deny(Command):
     aliases = ("no", "reject")
     order = 4
 
-    apply = _Deferred('apply', r'''
+    _defer(locals(), r'''
     def apply(self, turn, command):
         task = turn.stack.top()
         if task is not None and task["id"] in turn.held:  # no to the values held for checking
@@ -6196,7 +6211,7 @@ class Deny(Command):
     ''')
 
 
-_accept_held = _Deferred('_accept_held', r'''
+_defer(locals(), r'''
 def _accept_held(turn, task):
     """The user said yes to the values shown for checking: they are stored as if said — only those
     the check question showed (dskit.integrity)."""
@@ -6228,12 +6243,12 @@ class Faq(Command):
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         turn.faq = command.get("question") or ""
         turn.note("faq", progress=False)
@@ -6246,7 +6261,7 @@ class Chitchat(Command):
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
-    apply = _Deferred('apply', r'''
+    _defer(locals(), r'''
     def apply(self, turn, command):
         turn.chitchat = True
         turn.note("chitchat", progress=False)
@@ -6259,12 +6274,12 @@ class Handoff(Command):
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
-    read = _Deferred('read', r'''
+    _defer(locals(), r'''
     def read(self, raw, task, catalog):
         return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
-    ''')
+    ''',
 
-    apply = _Deferred('apply', r'''
+    r'''
     def apply(self, turn, command):
         turn.handoff = command.get("reason") or "user_request"
         turn.note("handoff", progress=False)
@@ -6277,7 +6292,7 @@ class CannotHandle(Command):
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
-    apply = _Deferred('apply', r'''
+    _defer(locals(), r'''
     def apply(self, turn, command):
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
         turn.drop(command, "ignored: other commands were understood")
@@ -6286,14 +6301,14 @@ class CannotHandle(Command):
 
 # ---------------------------------------------------------------- sub-tasks started together
 
-_open_parent_named = _Deferred('_open_parent_named', r'''
+_defer(locals(), r'''
 def _open_parent_named(turn, depends_on):
     """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
     return turn.stack.named(depends_on) if depends_on else None
-''')
+''',
 
 
-_adopt_orphans = _Deferred('_adopt_orphans', r'''
+r'''
 def _adopt_orphans(turn, parent):
     """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
     new parent's while they are still open: they wait for it and go with it, as if opened after it."""
@@ -6301,10 +6316,10 @@ def _adopt_orphans(turn, parent):
         if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
             task["parent_id"] = parent["id"]
             turn.note(f"link {task['id']}->{parent['id']}", progress=False)
-''')
+''',
 
 
-_link_parents = _Deferred('_link_parents', r'''
+r'''
 def _link_parents(turn):
     """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
     for task in turn.stack.tasks:
@@ -6363,7 +6378,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     return text
 
 
-json_out = _Deferred('json_out', r'''
+_defer(locals(), r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:

@@ -54,13 +54,15 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _NUMBER_TAIL = re.compile(r"[\w.+-]*")
 _WORD = re.compile(r"[^\W\d]\w*")
 _BARE_KEY = re.compile(r"[\w$.+-]+")
-# Opening quote -> (closing quotes, regex for a run of ordinary characters).
+# Opening quote -> (closing quotes, regex for a run of ordinary characters). The patterns are compiled
+# when a string with that quote is read (re keeps them): a code node compiles every pattern it uses on
+# every run, and most answers hold only ASCII double quotes, or none outside strict JSON.
 _QUOTES = {
-    '"': ('"', re.compile(r'[^"\\]+')),
-    "'": ("'", re.compile(r"[^'\\]+")),
-    "\u201c": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # “…” (and sloppy “…“)
-    "\u201d": ("\u201d\u201c", re.compile(r"[^\u201d\u201c\\]+")),  # ”…”
-    "\u2018": ("\u2019\u2018", re.compile(r"[^\u2019\u2018\\]+")),  # ‘…’
+    '"': ('"', r'[^"\\]+'),
+    "'": ("'", r"[^'\\]+"),
+    "\u201c": ("\u201d\u201c", r"[^\u201d\u201c\\]+"),  # “…” (and sloppy “…“)
+    "\u201d": ("\u201d\u201c", r"[^\u201d\u201c\\]+"),  # ”…”
+    "\u2018": ("\u2019\u2018", r"[^\u2019\u2018\\]+"),  # ‘…’
 }
 _ESCAPES = {
     '"': '"', "\\": "\\", "/": "/", "'": "'",
@@ -270,7 +272,8 @@ class _JsonishParser:
 
     def string(self, pos: int, is_key: bool) -> tuple[object, int]:
         text, n = self.text, self.n
-        closers, plain = _QUOTES[text[pos]]
+        closers, run = _QUOTES[text[pos]]
+        plain = re.compile(run)
         ascii_quote = closers in ('"', "'")
         parts: list[str] = []
         pos += 1

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from dskit.tooling.codegen.bundle import BundleError, MainParam, bundle
-from dskit.tooling.codegen.deferred import deferred_objects, deferred_sources, eager_bytes, loaded
+from dskit.tooling.codegen.deferred import LOADER, deferred_objects, deferred_sources, eager_bytes, group, loaded
 from dskit.tooling.codegen.sandbox import check_source, main_in_process
 
 DEMO = '''
@@ -145,7 +145,10 @@ def test_a_deferred_function_or_method_behaves_like_the_original(tmp_path: Path)
     code = _bundle(package, RARE)
     assert check_source(code) == []
     assert set(deferred_sources(ast.parse(code))) == {unit.partition(":")[2] for unit in RARE}
-    assert "repair = _Deferred('repair', r'''\ndef repair(text, depth=0" in code  # hints left out (lean.py)
+    # repair, refuse and generate stand together: one statement, in the order of the source
+    assert "_defer(locals(), r'''\ndef repair(text, depth=0" in code  # hints left out (lean.py)
+    assert code.index("def repair(") < code.index("def refuse(") < code.index("def generate(")
+    assert code.count("_defer(locals(), ") == 3  # the module's run, Counter's run, Frozen's one
     assert eager_bytes(code) < len(code.encode()) - 500
     original = _original(package)
     for mode in ("", "rare"):
@@ -343,3 +346,68 @@ def test_an_ordinary_turn_compiles_less_than_the_ceiling() -> None:
         assert compiled <= COMPILED_CEILING[name], (name, compiled, deferred)
         assert eager_bytes(code) <= compiled < len(code.encode("utf-8")), name
     assert compiled_on(codes["state"], inputs["state"])[0] < 0.75 * len(codes["state"].encode("utf-8"))  # 72%
+
+
+# ---------------------------------------------------------------- several texts, one statement
+
+
+SINGLES = """
+def eager():
+    return first(2)
+
+
+first = _Deferred('first', r'''
+def first(x):
+    \"\"\"Doubles: def f(y) in a docstring is not its name.\"\"\"
+    return 2 * x
+''')
+
+# between them: a comment, kept
+second = _Deferred('second', r'''
+def second(x):
+    return first(x) + 1
+''')
+LIMIT = 3
+third = _Deferred('third', r'''
+def third():
+    return LIMIT
+''')
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    get = _Deferred('get', r'''
+    def get(self):
+        return self.v
+    ''')
+    # a method's comment
+    put = _Deferred('put', r'''
+    def put(self, v):
+        self.v = v
+        return self
+    ''')
+"""
+
+
+def test_deferred_texts_that_stand_together_become_one_statement_with_the_same_texts() -> None:
+    grouped = group(SINGLES)
+    tree = ast.parse(grouped)
+    assert deferred_sources(tree) == deferred_sources(ast.parse(SINGLES))
+    assert set(deferred_sources(tree)) == {"first", "second", "third", "Box.get", "Box.put"}
+    # first and second stand together; LIMIT = 3 parts second from third; Box's two are one statement
+    assert grouped.count("_defer(locals(), ") == 3 and "= _Deferred(" not in grouped
+    assert "# between them: a comment, kept" in grouped and "# a method's comment" in grouped
+    assert grouped.index("def first(") < grouped.index("def second(") < grouped.index("LIMIT = 3") \
+        < grouped.index("def third(")
+    assert group(grouped) == grouped  # nothing left to group
+
+    namespace: dict[str, Any] = {"__name__": "grouped"}
+    exec(compile(LOADER + "\n\n" + grouped, "grouped", "exec"), namespace)  # noqa: S102 - the test's own text
+    objects = deferred_objects(namespace)
+    assert set(objects) == {"first", "second", "third", "Box.get", "Box.put"} and loaded(objects) == set()
+    assert namespace["eager"]() == 4 and namespace["second"](5) == 11 and namespace["third"]() == 3
+    box = namespace["Box"](1)
+    assert box.put(7).get() == 7 and namespace["Box"].get.__qualname__ == "Box.get"
+    assert loaded(objects) == set(objects)

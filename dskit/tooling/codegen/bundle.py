@@ -760,6 +760,7 @@ def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: boo
                                                              numbers_for_booleans=numbers_for_booleans))
     script = "\n\n\n".join(part.strip("\n") for part in parts) + "\n"
     if plain_texts:
+        script = _deferred.group(script)
         problems = _deferred.check_deferred(script, plain_texts)
         if problems:
             raise BundleError("deferred functions came out wrong:\n" + "\n".join(f"- {p}" for p in problems))
@@ -771,8 +772,9 @@ def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], packa
     """The modules with the ``defer`` units that the bundle carries written out as deferred text
     (:mod:`.deferred`), the kept statements' ids in the new modules, and each deferred unit's plain text."""
     taken = {n for m in modules for s in m.stmts for n in bound_names(s)} | {n for m in modules for n in m.imports}
-    if _deferred.DEFERRED_NAME in taken:
-        raise BundleError(f"`{_deferred.DEFERRED_NAME}` is defined by an engine module; the bundler needs the name")
+    for name in (_deferred.DEFERRED_NAME, _deferred.GROUP_NAME):
+        if name in taken:
+            raise BundleError(f"`{name}` is defined by an engine module; the bundler needs the name")
     kept = [ast.Module(body=[s for s in m.stmts if id(s) in keep], type_ignores=[]) for m in modules]
     facts = _deferred.Bundle(kept, [m.source for m in modules], all("annotations" in m.futures for m in modules))
     wanted: dict[str, list[str]] = {}

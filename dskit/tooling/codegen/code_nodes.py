@@ -81,9 +81,10 @@ def node_header(spec: NodeSpec, *, defer: bool = True) -> str:
         lines += [
             "",
             f"Compiled on first call / 首次调用时才编译: {deferred} functions and methods that fewer than half of",
-            "this node's ordinary turns call are kept as their own source text, `name = _Deferred(\"name\", r\'\'\'...",
-            "\'\'\')`, compiled only when called: Dify compiles this whole file on every run, and a text costs",
-            "almost nothing to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).",
+            "this node's ordinary turns call are kept as their own source text, `_defer(locals(), r\'\'\'...\'\'\')`",
+            "(those that stand together in one call), compiled only when called: Dify compiles this whole file",
+            "on every run, and a text costs little to compile. Same code, same results",
+            "(dskit/tooling/codegen/deferred.py, rare.json).",
             f"其中 {deferred} 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；"
             "代码与结果不变。",
         ]
@@ -264,7 +265,8 @@ _COLD_TEXT = {
                   "use (`dskit/tooling/codegen/lean.py`). The functions and methods that fewer than half of a "
                   "node's ordinary turns call (measured by `dskit bench rare` on the scenario and evaluation "
                   "suites; listed in `dskit/tooling/codegen/rare.json`) stay in the file as their own source "
-                  "text, `name = _Deferred(\"name\", r'''...''')`, and are compiled only when first called "
+                  "text, `_defer(locals(), r'''...''')` (one call for the texts that stand together), and are "
+                  "compiled only when first called "
                   "(`dskit/tooling/codegen/deferred.py`): the same code and results, less to compile. "
                   "*Compiled at start*: the bytes Python compiles before `main` runs. Measured with "
                   "`dskit bench nodes --cold`: a fresh `python -I -S` per run, as the sandbox does, interleaved "
@@ -300,8 +302,8 @@ _COLD_TEXT = {
                   "普通 dataclass 被展开成普通类（不再 `import dataclasses`），只用来列出键的 TypedDict 也被展开"
                   "（不再 `import typing`），模块级正则表达式在第一次使用时才编译（`dskit/tooling/codegen/lean.py`）。"
                   "本节点的普通轮次中调用不到一半的函数和方法（由 `dskit bench rare` 在场景与评测用例上测得，列在 "
-                  "`dskit/tooling/codegen/rare.json`）以源码文本的形式留在文件里：`name = _Deferred(\"name\", "
-                  "r'''...''')`，第一次调用时才编译（`dskit/tooling/codegen/deferred.py`）：代码与结果不变，要编译的更少。"
+                  "`dskit/tooling/codegen/rare.json`）以源码文本的形式留在文件里：`_defer(locals(), r'''...''')`"
+                  "（相邻的几段放在同一个调用里），第一次调用时才编译（`dskit/tooling/codegen/deferred.py`）：代码与结果不变，要编译的更少。"
                   "“启动时编译”：`main` 运行前 Python 要编译的字节数。用 `dskit bench nodes --cold` 测量：每次运行都是"
                   "一个新的 `python -I -S`（与沙箱相同），与同样方式运行的空节点 `def main(): return {}` 交替进行；"
                   "{rounds} 轮，取中位数，Python {python}。“一轮”：一次普通对话轮次的输入；“启动”：空输入（编译并定义节点）。"),
