@@ -30,12 +30,12 @@
 #        sys_context_str
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 43 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 43 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 66 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 66 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -145,6 +145,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -176,6 +177,7 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 def loads_strict_or_none(text):
@@ -241,6 +243,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -264,6 +267,7 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
+    ''')
 
     def _mask(self, accepts):
         mask = 0
@@ -287,6 +291,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -305,7 +310,9 @@ class _RedosChecker:
                 info.tails |= part.tails
             open_end = open_end and part.nullable
         return info
+    ''',
 
+    r'''
     def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
@@ -330,7 +337,9 @@ class _RedosChecker:
                 self.problems.append(f"{chain} repeats side by side can match the same characters, "
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
+    ''',
 
+    r'''
     def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
@@ -352,7 +361,9 @@ class _RedosChecker:
         if name in ("ASSERT", "ASSERT_NOT"):
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
+    ''',
 
+    r'''
     def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
@@ -377,7 +388,9 @@ class _RedosChecker:
             merged.heads |= merged.first
             merged.tails |= merged.last
         return merged
+    ''',
 
+    r'''
     def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
@@ -395,6 +408,7 @@ class _RedosChecker:
         return _RedosInfo(body.first, body.last, body.chars,
                           body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
                           low == 0 or body.nullable)
+    ''')
 
 
 def _children(name, av):
@@ -414,6 +428,7 @@ def _children(name, av):
     return []
 
 
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -435,8 +450,10 @@ def _item_accepts(op, av, char):
             return True
         return hit != ("NOT_" in kind)
     return True
+''',
 
 
+r'''
 def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
@@ -454,6 +471,7 @@ def redos_problem(pattern):
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+''')
 
 
 # ---- dskit/text.py ----
@@ -487,7 +505,6 @@ TASK_VALUES_MAX_CHARS = 20_000
 LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
-
 _catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -822,9 +839,10 @@ def _show(value, limit=40):
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
-''')
+''',
 
 
+r'''
 def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -842,6 +860,7 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+''')
 
 
 def _value_fits_type(value, slot_type):
@@ -854,6 +873,7 @@ def _value_fits_type(value, slot_type):
     return isinstance(value, bool)
 
 
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -923,8 +943,10 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+''',
 
 
+r'''
 def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
@@ -939,8 +961,10 @@ def _check_pattern(path, pattern, slot_type):
     if problem:
         return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
     return []
+''',
 
 
+r'''
 def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
     problems = []
@@ -996,8 +1020,10 @@ def _check_task(path, name, task, all_tasks):
                             f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
                             "variable); lower max_length or split the task")
     return problems
+''',
 
 
+r'''
 def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
@@ -1012,6 +1038,7 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
+''')
 
 
 def _data(data):
@@ -1040,6 +1067,7 @@ def template_syntax(text):
     return text[start:start + 30]
 
 
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1064,6 +1092,7 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
+''')
 
 
 def _template_problems(data):
@@ -1078,6 +1107,7 @@ def _template_problems(data):
     return problems
 
 
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1109,9 +1139,10 @@ def _validate(data):
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1161,6 +1192,7 @@ def _build_task(name, raw):
     )
 
 
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1190,6 +1222,7 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
+''')
 
 
 def _build(source, mark):
@@ -1243,6 +1276,7 @@ def digest(value, secret=""):
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -1260,8 +1294,10 @@ def sha256_hex(raw):
         except ImportError:
             from hashlib import sha256
     return sha256(raw).hexdigest()
+''',
 
 
+r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -1273,6 +1309,7 @@ def same_digest(found, expected, secret):
     import hmac
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+''')
 
 
 # ---- dskit/limits.py ----
@@ -1405,6 +1442,7 @@ def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
 
 
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -1421,6 +1459,7 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+''')
 
 
 def _mark_and_body(text):
@@ -1431,6 +1470,7 @@ def _mark_and_body(text):
     return "", text
 
 
+_defer(locals(), r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -1463,11 +1503,12 @@ def load_state(text, secret=""):
         return state, []
     except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
         return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+''',
 
 
 # ---------------------------------------------------------------- repairs on load
 
-_defer(locals(), r'''
+r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -1775,6 +1816,7 @@ def _pick_task(catalog, class_name, params):
     return spec
 
 
+_defer(locals(), r'''
 def classic_commands(class_name, params, query, catalog, state):
     """The understanding commands for one classified, extracted message."""
     entry = class_of(class_name)
@@ -1798,6 +1840,7 @@ def classic_commands(class_name, params, query, catalog, state):
         return [{"type": "set_slots", "task": target.name, "slots": slots}]
     generic = _classic_norm(class_name) in {_classic_norm(w) for w in GENERIC_TASK_CLASSES}
     return [{"type": "start_task", "task": target.name, "slots": {}}] if spec or generic else [{"type": "cannot_handle"}]
+''')
 
 
 # ---- dskit/node_io.py ----
@@ -1805,6 +1848,14 @@ def classic_commands(class_name, params, query, catalog, state):
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 
 
 def text_in(value):
@@ -1829,7 +1880,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 
@@ -1856,6 +1907,7 @@ def _catalog(task_catalog):
 # ---------------------------------------------------------------- classic adapter node
 
 
+_defer(locals(), r'''
 def classic_adapter_node(class_name="", query="", task_catalog="",
                          sys_context_str="", params_json="", **params):
     """A question classifier's class + a parameter extractor's outputs -> the understanding contract.
@@ -1881,6 +1933,7 @@ def classic_adapter_node(class_name="", query="", task_catalog="",
     except Exception as exc:  # noqa: BLE001
         return {"understanding": json_out(failed), "rewritten_query": text_out(query_text),
                 "error": text_out(f"{type(exc).__name__}: {exc}", 2000)}
+''')
 
 
 # ---- entry point ----

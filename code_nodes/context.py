@@ -42,12 +42,12 @@
 #        sys_context_str, history, summary
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 235 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 235 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 282 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 282 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -161,6 +161,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -192,6 +193,7 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 def loads_strict_or_none(text):
@@ -257,6 +259,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -280,6 +283,7 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
+    ''')
 
     def _mask(self, accepts):
         mask = 0
@@ -303,6 +307,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -321,7 +326,9 @@ class _RedosChecker:
                 info.tails |= part.tails
             open_end = open_end and part.nullable
         return info
+    ''',
 
+    r'''
     def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
@@ -346,7 +353,9 @@ class _RedosChecker:
                 self.problems.append(f"{chain} repeats side by side can match the same characters, "
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
+    ''',
 
+    r'''
     def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
@@ -368,7 +377,9 @@ class _RedosChecker:
         if name in ("ASSERT", "ASSERT_NOT"):
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
+    ''',
 
+    r'''
     def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
@@ -393,7 +404,9 @@ class _RedosChecker:
             merged.heads |= merged.first
             merged.tails |= merged.last
         return merged
+    ''',
 
+    r'''
     def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
@@ -411,6 +424,7 @@ class _RedosChecker:
         return _RedosInfo(body.first, body.last, body.chars,
                           body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
                           low == 0 or body.nullable)
+    ''')
 
 
 def _children(name, av):
@@ -430,6 +444,7 @@ def _children(name, av):
     return []
 
 
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -451,8 +466,10 @@ def _item_accepts(op, av, char):
             return True
         return hit != ("NOT_" in kind)
     return True
+''',
 
 
+r'''
 def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
@@ -470,6 +487,7 @@ def redos_problem(pattern):
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+''')
 
 
 # ---- dskit/text.py ----
@@ -493,7 +511,12 @@ def clean_text(value, max_chars=None):
     if max_chars is not None and len(text) > max_chars:
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def without_controls(text):
+    """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
+    return _CONTROL.sub("", text)
 
 
 def _invisible(char):
@@ -580,10 +603,6 @@ PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-# Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
-# Dify's code node from every string output.
-_CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
 _catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -920,9 +939,10 @@ def _show(value, limit=40):
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
-''')
+''',
 
 
+r'''
 def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -940,6 +960,7 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+''')
 
 
 def _value_fits_type(value, slot_type):
@@ -952,6 +973,7 @@ def _value_fits_type(value, slot_type):
     return isinstance(value, bool)
 
 
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -1021,8 +1043,10 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+''',
 
 
+r'''
 def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
@@ -1037,8 +1061,10 @@ def _check_pattern(path, pattern, slot_type):
     if problem:
         return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
     return []
+''',
 
 
+r'''
 def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
     problems = []
@@ -1094,8 +1120,10 @@ def _check_task(path, name, task, all_tasks):
                             f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
                             "variable); lower max_length or split the task")
     return problems
+''',
 
 
+r'''
 def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
@@ -1110,6 +1138,7 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
+''')
 
 
 def _data(data):
@@ -1138,6 +1167,7 @@ def template_syntax(text):
     return text[start:start + 30]
 
 
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1162,6 +1192,7 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
+''')
 
 
 def _template_problems(data):
@@ -1176,6 +1207,7 @@ def _template_problems(data):
     return problems
 
 
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1207,9 +1239,10 @@ def _validate(data):
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1259,6 +1292,7 @@ def _build_task(name, raw):
     )
 
 
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1288,6 +1322,7 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
+''')
 
 
 def _build(source, mark):
@@ -1406,9 +1441,10 @@ def _match_enum(spec, value):
 
 def _clean_text(text):
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return without_controls(scrub_surrogates(text)).strip()
 
 
+_defer(locals(), r'''
 def _coerce_one(spec, value):
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
@@ -1447,8 +1483,10 @@ def _coerce_one(spec, value):
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
         return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
+''',
 
 
+r'''
 def coerce_slot_value(spec, value):
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
@@ -1482,6 +1520,7 @@ def coerce_slot_value(spec, value):
         return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
+''')
 
 
 def slot_is_valid(spec, value):
@@ -1490,6 +1529,7 @@ def slot_is_valid(spec, value):
     return ok and coerced == value and not reason
 
 
+_defer(locals(), r'''
 def catalog_compact(catalog):
     """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values
     (what the model needs to name tasks and fill slots; nothing the engine decides)."""
@@ -1521,6 +1561,7 @@ def catalog_compact(catalog):
                 parts.append(slot.description)
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
+''')
 
 
 # ---- dskit/records.py ----
@@ -1561,6 +1602,7 @@ def digest(value, secret=""):
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -1578,18 +1620,20 @@ def sha256_hex(raw):
         except ImportError:
             from hashlib import sha256
     return sha256(raw).hexdigest()
+''',
 
 
-_defer(locals(), r'''
+r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
-''')
+''',
 
 
+r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -1601,6 +1645,7 @@ def same_digest(found, expected, secret):
     import hmac
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+''')
 
 
 # ---- dskit/limits.py ----
@@ -1685,9 +1730,10 @@ def _task_problem(task, index):
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
+r'''
 def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
@@ -1701,9 +1747,10 @@ def state_problem(data):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
     return ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -1731,6 +1778,7 @@ def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
 
 
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -1747,6 +1795,7 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+''')
 
 
 def _mark_and_body(text):
@@ -1757,6 +1806,7 @@ def _mark_and_body(text):
     return "", text
 
 
+_defer(locals(), r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -1789,11 +1839,12 @@ def load_state(text, secret=""):
         return state, []
     except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
         return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+''',
 
 
 # ---------------------------------------------------------------- repairs on load
 
-_defer(locals(), r'''
+r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -2565,6 +2616,7 @@ def has_gap(text, head, tails, limit):
     return False
 
 
+_defer(locals(), r'''
 def has_counted(text, numerals, units):
     """``[numerals]+\\s*(?:unit1|unit2|...)`` for units that start with neither a numeral nor a space: a
     run of numerals, then any white space (``str.isspace``, re's ``\\s``), then a unit. Only the end of
@@ -2584,6 +2636,7 @@ def has_counted(text, numerals, units):
         if text.startswith(units, after):
             return True
     return False
+''')
 
 
 # ---- dskit/noise.py ----
@@ -2688,6 +2741,7 @@ def _is_question(text):
     return tail.endswith(("吗", "呢"))
 
 
+_defer(locals(), r'''
 def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
@@ -2718,9 +2772,10 @@ def noise_user_signal(user, prev_assistant=""):
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
+''',
 
 
-_defer(locals(), r'''
+r'''
 def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
@@ -2729,9 +2784,10 @@ def noise_reply_signal(assistant):
     if _FAILED.search(text):
         return "failed"
     return "other"
-''')
+''',
 
 
+r'''
 def noise_classify(user, assistant, prev_assistant="",
                   hint=None):
     """(tag, reason) for one turn. A valid ``hint`` (a tag, or True/False for essential) wins."""
@@ -2754,8 +2810,10 @@ def noise_classify(user, assistant, prev_assistant="",
     if hinted == "chat" and tag == "essential":
         tag, reason = "optional", f"{reason}+chat"
     return tag, reason
+''',
 
 
+r'''
 def noise_hint_tag(hint):
     """A hint as a tag, or "chat", or '' when it says nothing.
 
@@ -2780,8 +2838,10 @@ def noise_hint_tag(hint):
     if word in ("噪声", "噪音", "无关"):
         return "noise"
     return ""
+''',
 
 
+r'''
 def noise_tag_turns(turns):
     """Tags for a list of turns ``{"user", "assistant", "tag"?}``: ``[{"tag", "reason", "repeats"}]``.
 
@@ -2801,6 +2861,7 @@ def noise_tag_turns(turns):
     for info in out:
         info.pop("signal", None)
     return out
+''')
 
 
 def _mark_corrected(turns, tags):
@@ -2814,6 +2875,7 @@ def _mark_corrected(turns, tags):
                 break
 
 
+_defer(locals(), r'''
 def _fold_duplicates(turns, tags):
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
@@ -2825,9 +2887,10 @@ def _fold_duplicates(turns, tags):
         if same_user or same_ask:
             tags[i + 1]["repeats"] = tags[i]["repeats"] + 1
             tags[i]["tag"], tags[i]["reason"] = "noise", "duplicate"
+''',
 
 
-_defer(locals(), r'''
+r'''
 def noise_carries_value(text):
     """True when a sentence carries a slot value, a correction or a decision (what a summary keeps)."""
     text = (text or "")[:NOISE_SCAN_CHARS].lower()
@@ -2877,6 +2940,7 @@ TOKEN_WEIGHTS: dict[str, float] = {
 }
 
 
+_defer(locals(), r'''
 def token_counts(text):
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
@@ -2910,6 +2974,7 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
+''')
 
 
 def estimate_tokens(text):
@@ -2921,6 +2986,7 @@ def estimate_tokens(text):
     return max(1, math.ceil(total))
 
 
+_defer(locals(), r'''
 def truncate_to_tokens(text, max_tokens, marker="…"):
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2942,6 +3008,7 @@ def truncate_to_tokens(text, max_tokens, marker="…"):
         else:
             hi = mid - 1
     return text[:lo] + marker if lo > 0 else ""
+''')
 
 
 # ---- dskit/summary.py ----
@@ -3132,9 +3199,10 @@ r'''
 def summary_is_fact(line):
     """True when a summary line records something or carries a value (what must not be lost)."""
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
-''')
+''',
 
 
+r'''
 def summary_ranks(lines, lang="zh", after=""):
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
@@ -3152,9 +3220,10 @@ def summary_ranks(lines, lang="zh", after=""):
         else:
             ranks.append(3)
     return ranks
+''',
 
 
-_defer(locals(), r'''
+r'''
 def summary_victim(lines, lang="zh", keep_facts=False):
     """The index of the line to drop first (see :func:`summary_ranks`); -1 when none may go
     (no lines, or only facts left and ``keep_facts``)."""
@@ -3209,9 +3278,10 @@ def _from_messages(data):
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
-''')
+''',
 
 
+r'''
 def _parse_block(block):
     """Turns in one block of text (normally exactly one)."""
     turns = []
@@ -3232,8 +3302,10 @@ def _parse_block(block):
         else:
             turns.append({"user": "", "assistant": text, "tag": ""})
     return turns
+''',
 
 
+r'''
 def parse_history(text):
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
@@ -3257,6 +3329,7 @@ def parse_history(text):
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
+''')
 
 
 def render_history_for_model(turns):
@@ -3342,6 +3415,7 @@ def _bare(value):
     return value not in _JSON_WORDS and not _json_number(value)
 
 
+_defer(locals(), r'''
 def _json_number(text):
     """Whether ``text`` is ``-?D+(.D+)?([eE][+-]?D+)?``, D a decimal digit (``str.isdecimal``, what re's
     \\d is)."""
@@ -3359,6 +3433,7 @@ def _json_number(text):
     if exponent[:1] in ("+", "-"):
         exponent = exponent[1:]
     return exponent.isdecimal()
+''')
 
 
 def value_text(value):
@@ -3379,6 +3454,7 @@ def _slots_text(slots, order, sep):
     return sep.join(f"{one_line(n)}={value_text(slots[n])}" for n in names) or "-"
 
 
+_defer(locals(), r'''
 def _task_line(task, kind, catalog, state, w):
     spec = catalog.tasks.get(task["name"]) if catalog is not None else None
     label = spec.display if spec else one_line(task.get("label") or task["name"])
@@ -3396,9 +3472,10 @@ def _task_line(task, kind, catalog, state, w):
     if isinstance(held, dict) and held:  # values shown to the user for a yes (docs/grounding.md, "ask")
         line += w["part"] + w["check"] + w["colon"] + _slots_text(held, list(spec.slots) if spec else [], w["sep"])
     return line
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _done_line(entry, w):
     label = one_line(entry.get("label") or entry.get("task") or "?")
     line = f"- {w['done']}{w['colon']}{label}{w['open']}{one_line(entry.get('status', ''))}{w['close']}" \
@@ -3426,6 +3503,7 @@ def is_dskit_state(value):
     return not state_problem(value)
 
 
+_defer(locals(), r'''
 def state_text(state, catalog=None, lang="zh"):
     """The model's view of a dskit state (any other string is returned as it is, stripped).
 
@@ -3450,6 +3528,7 @@ def state_text(state, catalog=None, lang="zh"):
     if isinstance(data.get("handoff"), dict):
         lines.append(f"- {w['handoff']}{w['colon']}{one_line(data['handoff'].get('reason', ''))}")
     return "\n".join(lines) if lines else w["none"]
+''')
 
 
 # ---- dskit/context.py ----
@@ -3523,8 +3602,9 @@ class _Zones:
     _defer(locals(), r'''
     def touch(self, zone):
         self._cache.pop(zone, None)
-    ''')
+    ''',
 
+    r'''
     def _render(self, name):
         h = self.h
         if name == "system":
@@ -3543,6 +3623,7 @@ class _Zones:
         if self.turns:
             parts.append(h["recent"] + "\n" + render_history_for_model([t["turn"] for t in self.turns]))
         return "\n".join(parts)
+    ''')
 
     def zone(self, name):
         """One zone's text with its header ('' when empty)."""
@@ -3649,9 +3730,10 @@ def _cut_list(parts, zone, report, reason):
     items.pop()
     parts.touch(zone)
     return True
-''')
+''',
 
 
+r'''
 def _fit_zone(parts, zone, budget, report):
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
@@ -3679,6 +3761,7 @@ def _fit_zone(parts, zone, budget, report):
             parts.touch(zone)
         else:
             break
+''')
 
 
 def _precut_list(parts, zone, limit, report):
@@ -3695,6 +3778,7 @@ def _precut_list(parts, zone, limit, report):
             return
 
 
+_defer(locals(), r'''
 def _fit_total(parts, budget, report):
     """Cut across zones, in the module's order, until the whole text fits."""
     reason = f"total budget {budget}"
@@ -3708,8 +3792,10 @@ def _fit_total(parts, budget, report):
     while parts.tokens() > budget:
         if not any(step() for step in steps):
             break
+''',
 
 
+r'''
 def _fresh_summary(lines, state_text, report):
     """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
 
@@ -3723,8 +3809,10 @@ def _fresh_summary(lines, state_text, report):
         else:
             kept.append(line)
     return kept
+''',
 
 
+r'''
 def assemble_context(*, system="", state="", memory="", history="",
                      summary="", external="", total_budget=CONTEXT_TOTAL_BUDGET,
                      budgets=None, lang="zh", state_view="compact",
@@ -3786,6 +3874,7 @@ def assemble_context(*, system="", state="", memory="", history="",
         "over_budget": total > total_budget,
     }
     return {"text": text, "report": report}
+''')
 
 
 # ---- dskit/matching.py ----
@@ -6267,6 +6356,14 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
+
+
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -6289,7 +6386,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 
@@ -6305,6 +6402,7 @@ def json_out(value, limit=NODE_MAX_STRING):
     return text
 
 
+_defer(locals(), r'''
 def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
@@ -6331,6 +6429,7 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
+''')
 
 
 def tail_lines(value, max_lines, max_chars):
@@ -6418,6 +6517,7 @@ def latest_message(query):
     return truncate_to_tokens(said, PROMPT_QUERY_MAX_TOKENS)
 
 
+_defer(locals(), r'''
 def understanding_head(catalog, state, *, history="", summary="",
                        memory="", total_budget=CONTEXT_TOTAL_BUDGET, budgets=None,
                        lang=None, reserve=PROMPT_LATEST_RESERVE_TOKENS):
@@ -6452,8 +6552,10 @@ def understanding_head(catalog, state, *, history="", summary="",
     head = (result["text"] + "\n\n" if result["text"] else "") + latest_header(language)
     return {"system": understanding_instructions(language), "head": head, "tokens": estimate_tokens(head),
             "over_budget": bool(result["report"]["over_budget"]), "report": result["report"]}
+''',
 
 
+r'''
 def understanding_prompt(catalog, state, query, *, history="", summary="",
                          memory="", total_budget=CONTEXT_TOTAL_BUDGET,
                          budgets=None, lang=None):
@@ -6475,6 +6577,7 @@ def understanding_prompt(catalog, state, query, *, history="", summary="",
     user = (head["head"] + said).rstrip()  # an empty message leaves no space after ">"
     return {"system": head["system"], "user": user, "head": head["head"], "message": said,
             "tokens": estimate_tokens(user), "over_budget": head["over_budget"], "report": head["report"]}
+''')
 
 
 # ---- dskit/nodes.py ----

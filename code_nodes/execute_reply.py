@@ -37,12 +37,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 28 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 28 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 48 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 48 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -151,6 +151,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -182,6 +183,7 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 # ---- dskit/redos.py ----
@@ -234,6 +236,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -257,6 +260,7 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
+    ''')
 
     def _mask(self, accepts):
         mask = 0
@@ -280,6 +284,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -298,7 +303,9 @@ class _RedosChecker:
                 info.tails |= part.tails
             open_end = open_end and part.nullable
         return info
+    ''',
 
+    r'''
     def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
@@ -323,7 +330,9 @@ class _RedosChecker:
                 self.problems.append(f"{chain} repeats side by side can match the same characters, "
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
+    ''',
 
+    r'''
     def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
@@ -345,7 +354,9 @@ class _RedosChecker:
         if name in ("ASSERT", "ASSERT_NOT"):
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
+    ''',
 
+    r'''
     def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
@@ -370,7 +381,9 @@ class _RedosChecker:
             merged.heads |= merged.first
             merged.tails |= merged.last
         return merged
+    ''',
 
+    r'''
     def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
@@ -388,6 +401,7 @@ class _RedosChecker:
         return _RedosInfo(body.first, body.last, body.chars,
                           body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
                           low == 0 or body.nullable)
+    ''')
 
 
 def _children(name, av):
@@ -407,6 +421,7 @@ def _children(name, av):
     return []
 
 
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -428,8 +443,10 @@ def _item_accepts(op, av, char):
             return True
         return hit != ("NOT_" in kind)
     return True
+''',
 
 
+r'''
 def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
@@ -447,6 +464,7 @@ def redos_problem(pattern):
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+''')
 
 
 # ---- dskit/text.py ----
@@ -480,7 +498,6 @@ TASK_VALUES_MAX_CHARS = 20_000
 LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
-
 _catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -817,9 +834,10 @@ def _show(value, limit=40):
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
-''')
+''',
 
 
+r'''
 def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -837,6 +855,7 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+''')
 
 
 def _value_fits_type(value, slot_type):
@@ -849,6 +868,7 @@ def _value_fits_type(value, slot_type):
     return isinstance(value, bool)
 
 
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -918,8 +938,10 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+''',
 
 
+r'''
 def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
@@ -934,8 +956,10 @@ def _check_pattern(path, pattern, slot_type):
     if problem:
         return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
     return []
+''',
 
 
+r'''
 def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
     problems = []
@@ -991,8 +1015,10 @@ def _check_task(path, name, task, all_tasks):
                             f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
                             "variable); lower max_length or split the task")
     return problems
+''',
 
 
+r'''
 def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
@@ -1007,6 +1033,7 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
+''')
 
 
 def _data(data):
@@ -1035,6 +1062,7 @@ def template_syntax(text):
     return text[start:start + 30]
 
 
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1059,6 +1087,7 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
+''')
 
 
 def _template_problems(data):
@@ -1073,6 +1102,7 @@ def _template_problems(data):
     return problems
 
 
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1104,9 +1134,10 @@ def _validate(data):
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1156,6 +1187,7 @@ def _build_task(name, raw):
     )
 
 
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1185,6 +1217,7 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
+''')
 
 
 def _build(source, mark):
@@ -1414,6 +1447,7 @@ def _payload_parts(cat, payload, lang):
     return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
 
 
+_defer(locals(), r'''
 def execute_reply(catalog, payload, *, called, ok, detail="",
                   lang=None):
     """What the user is told about an executed task: done, failed (never passed off as success), or,
@@ -1429,6 +1463,7 @@ def execute_reply(catalog, payload, *, called, ok, detail="",
         return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
     also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
     return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
+''')
 
 
 # ---- dskit/node_io.py ----
@@ -1436,6 +1471,14 @@ def execute_reply(catalog, payload, *, called, ok, detail="",
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
 _node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.split('|'))
 _node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
@@ -1463,7 +1506,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 
@@ -1478,9 +1521,10 @@ def json_out(value, limit=NODE_MAX_STRING):
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
-''')
+''',
 
 
+r'''
 def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
@@ -1507,11 +1551,12 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
+''')
 
 
 def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
-    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
+    return state_text if fits_dify_string(state_text) and not _scientific(state_text) else ""
 
 
 _defer(locals(), r'''
@@ -1568,6 +1613,7 @@ def _catalog(task_catalog):
 EXECUTE_REPLY_OUTPUTS = {"reply": "string", "sys_context_str": "string"}
 
 
+_defer(locals(), r'''
 def execute_reply_node(execute_payload="", question="", api_url="", sys_context_str="",
                        recorded_state=None, ok=None, status_code=None, error_message="",
                        task_catalog=""):
@@ -1598,6 +1644,7 @@ def execute_reply_node(execute_payload="", question="", api_url="", sys_context_
     except Exception:  # noqa: BLE001 - a code node must never stop the Chatflow
         return conform({"reply": msg("internal", "zh"), "sys_context_str": keep_state(state_in)},
                        EXECUTE_REPLY_OUTPUTS)
+''')
 
 
 # ---- entry point ----

@@ -30,12 +30,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 51 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 51 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 62 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 62 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -243,6 +243,7 @@ def digest(value, secret=""):
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -260,9 +261,10 @@ def sha256_hex(raw):
         except ImportError:
             from hashlib import sha256
     return sha256(raw).hexdigest()
+''',
 
 
-_defer(locals(), r'''
+r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
@@ -301,6 +303,7 @@ def _seal_holds(state, secret):
     return isinstance(found, str) and same_digest(found, seal_of(state, secret), secret)
 
 
+_defer(locals(), r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -312,9 +315,10 @@ def same_digest(found, expected, secret):
     import hmac
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def distrust(state):
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
@@ -332,9 +336,10 @@ def distrust(state):
             task["history"] = {}
             notes.append(f"{task['id']}: old values dropped")
     return notes
-''')
+''',
 
 
+r'''
 def trust_state(state, secret=""):
     """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
     "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
@@ -350,6 +355,7 @@ def trust_state(state, secret=""):
         return f"{problem}; a secret is set, so it started clean"
     notes = distrust(state)
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+''')
 
 
 # ---- dskit/limits.py ----
@@ -733,6 +739,7 @@ def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
 
 
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -749,6 +756,7 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+''')
 
 
 def _mark_and_body(text):
@@ -759,6 +767,7 @@ def _mark_and_body(text):
     return "", text
 
 
+_defer(locals(), r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -791,11 +800,12 @@ def load_state(text, secret=""):
         return state, []
     except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
         return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+''',
 
 
 # ---------------------------------------------------------------- repairs on load
 
-_defer(locals(), r'''
+r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -993,6 +1003,7 @@ def _sync_derived(state):
     _forget_closed_counters(state)
 
 
+_defer(locals(), r'''
 def _forget_closed_counters(state):
     """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
     it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
@@ -1003,9 +1014,10 @@ def _forget_closed_counters(state):
                                if key.partition(".")[0] in open_ids}
     if isinstance(counters.get("asking"), str) and counters["asking"].partition(".")[0] not in open_ids:
         counters["asking"] = None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _trim(state, room, evict, secret=""):
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
@@ -1070,9 +1082,10 @@ def _evict(state, excess):
         state.update(fresh)
         lost.append("everything else")
     return lost
-''')
+''',
 
 
+r'''
 def fit_state(state, *, evict=True, secret=""):
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
@@ -1093,6 +1106,7 @@ def fit_state(state, *, evict=True, secret=""):
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
     return _encode(state, secret)
+''')
 
 
 def dump_state(state, secret=""):
@@ -1181,6 +1195,7 @@ def _as_text(value):
         return ""
 
 
+_defer(locals(), r'''
 def record_result(state_str, task_id, ok, detail="", *, lang="zh",
                   secret=""):
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.
@@ -1211,6 +1226,7 @@ def record_result(state_str, task_id, ok, detail="", *, lang="zh",
         old = load_trusted(state_str, secret)
         add_error(old, "internal", f"record_result: {type(exc).__name__}: {error_text(exc)}")
         return dump_state(old, secret)
+''')
 
 
 # ---- dskit/node_io.py ----
@@ -1218,6 +1234,16 @@ def record_result(state_str, task_id, ok, detail="", *, lang="zh",
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+_defer(locals(), r'''
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
+''')
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
 _node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.split('|'))
 _node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
@@ -1246,7 +1272,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 ''',
@@ -1255,10 +1281,11 @@ def text_out(value, limit=NODE_MAX_STRING):
 r'''
 def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
-    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
-''')
+    return state_text if fits_dify_string(state_text) and not _scientific(state_text) else ""
+''',
 
 
+r'''
 def outcome(value):
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
@@ -1287,6 +1314,7 @@ def outcome(value):
     if text in _node_io_FALSE_WORDS:
         return False
     return None
+''')
 
 
 def truthy(value):
@@ -1302,6 +1330,7 @@ def truthy(value):
 # ---------------------------------------------------------------- result node
 
 
+_defer(locals(), r'''
 def result_node(sys_context_str="", execute_payload="", ok="", detail="",
                 state_secret=""):
     """Write a task API's outcome back into the state (``record_result``); never raises."""
@@ -1319,6 +1348,7 @@ def result_node(sys_context_str="", execute_payload="", ok="", detail="",
     except Exception as exc:  # noqa: BLE001
         return {"sys_context_str": keep_state(state_in), "ok": False,
                 "error": text_out(f"{type(exc).__name__}: {exc}", 2000)}
+''')
 
 
 # ---- entry point ----

@@ -69,12 +69,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 401 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 401 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 471 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 471 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -240,6 +240,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -271,6 +272,7 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 class _JsonishFail(Exception):
@@ -626,6 +628,7 @@ def _keys(prefer_keys):
         return ()
 
 
+_defer(locals(), r'''
 def extract_json(text, prefer_keys=()):
     """Return ``(value, error)``: the JSON object (or list) found in ``text`` and ``""``, or
     ``(None, reason)``. Never raises.
@@ -655,6 +658,7 @@ def extract_json(text, prefer_keys=()):
         return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"
+''')
 
 
 def loads_strict_or_none(text):
@@ -984,7 +988,12 @@ def clean_text(value, max_chars=None):
     if max_chars is not None and len(text) > max_chars:
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def without_controls(text):
+    """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
+    return _CONTROL.sub("", text)
 
 
 _defer(locals(), r'''
@@ -1081,10 +1090,6 @@ PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-# Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
-# Dify's code node from every string output.
-_CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
 _catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -1787,6 +1792,7 @@ def _build_task(name, raw):
 CATALOG_RULES = 1
 
 
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1816,6 +1822,7 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
+''')
 
 
 def _build(source, mark):
@@ -1934,9 +1941,10 @@ def _match_enum(spec, value):
 
 def _clean_text(text):
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return without_controls(scrub_surrogates(text)).strip()
 
 
+_defer(locals(), r'''
 def _coerce_one(spec, value):
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
@@ -1975,8 +1983,10 @@ def _coerce_one(spec, value):
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
         return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
+''',
 
 
+r'''
 def coerce_slot_value(spec, value):
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
@@ -2010,6 +2020,7 @@ def coerce_slot_value(spec, value):
         return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
+''')
 
 
 def slot_is_valid(spec, value):
@@ -2143,6 +2154,7 @@ def task_ref(task, label=""):
             "stage": task["stage"]}
 
 
+_defer(locals(), r'''
 def new_decision(next_action, *, lang, turn, **fields):
     """A decision with every key present: the defaults below, then ``fields``.
 
@@ -2160,6 +2172,7 @@ def new_decision(next_action, *, lang, turn, **fields):
         raise KeyError(f"not decision keys: {sorted(unknown)}")
     decision.update(fields)  # type: ignore[typeddict-item]
     return decision
+''')
 
 
 # ---- dskit/integrity.py ----
@@ -2186,6 +2199,7 @@ def digest(value, secret=""):
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -2203,9 +2217,10 @@ def sha256_hex(raw):
         except ImportError:
             from hashlib import sha256
     return sha256(raw).hexdigest()
+''',
 
 
-_defer(locals(), r'''
+r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
@@ -2244,6 +2259,7 @@ def _seal_holds(state, secret):
     return isinstance(found, str) and same_digest(found, seal_of(state, secret), secret)
 
 
+_defer(locals(), r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -2255,9 +2271,10 @@ def same_digest(found, expected, secret):
     import hmac
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def distrust(state):
     """Take back every permission to act that a state written elsewhere claims: pending confirmations
     and waiting sub-tasks go back to collecting, held values, old values and offers are dropped. Slot values
@@ -2275,9 +2292,10 @@ def distrust(state):
             task["history"] = {}
             notes.append(f"{task['id']}: old values dropped")
     return notes
-''')
+''',
 
 
+r'''
 def trust_state(state, secret=""):
     """Check a loaded state's seal and take back what it may not claim (in place); the error to record,
     "" when the seal holds. With a secret a failed seal empties the state (the caller keeps its turn)."""
@@ -2293,6 +2311,7 @@ def trust_state(state, secret=""):
         return f"{problem}; a secret is set, so it started clean"
     notes = distrust(state)
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
+''')
 
 
 # ---- dskit/limits.py ----
@@ -2490,8 +2509,9 @@ class TaskStack:
     def restore(self, task, below=None):
         """Put a task back: right below ``below`` when that one is open, else on top."""
         self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
-    ''')
+    ''',
 
+    r'''
     def evict(self, limit):
         """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
         if len(self.tasks) <= limit:
@@ -2506,8 +2526,9 @@ class TaskStack:
             if victim is None:
                 return
             self.remove(victim, "evicted")
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def pop_bottom(self):
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
@@ -2660,6 +2681,7 @@ def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
 
 
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -2676,6 +2698,7 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+''')
 
 
 def _mark_and_body(text):
@@ -2690,9 +2713,10 @@ _defer(locals(), r'''
 def unmarked(text):
     """A state text without its mark, so that it is read defensively; any other value as it is."""
     return _mark_and_body(text)[1] if isinstance(text, str) else text
-''')
+''',
 
 
+r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -2725,11 +2749,12 @@ def load_state(text, secret=""):
         return state, []
     except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
         return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+''',
 
 
 # ---------------------------------------------------------------- repairs on load
 
-_defer(locals(), r'''
+r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -2923,6 +2948,7 @@ def _sync_derived(state):
     _forget_closed_counters(state)
 
 
+_defer(locals(), r'''
 def _forget_closed_counters(state):
     """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
     it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
@@ -2933,9 +2959,10 @@ def _forget_closed_counters(state):
                                if key.partition(".")[0] in open_ids}
     if isinstance(counters.get("asking"), str) and counters["asking"].partition(".")[0] not in open_ids:
         counters["asking"] = None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _trim(state, room, evict, secret=""):
     """Drop the least valuable parts until the state fits with ``room`` characters to spare.
 
@@ -3000,9 +3027,10 @@ def _evict(state, excess):
         state.update(fresh)
         lost.append("everything else")
     return lost
-''')
+''',
 
 
+r'''
 def fit_state(state, *, evict=True, secret=""):
     """The state as compact JSON within Dify's limits, trimmed as needed (see :func:`_trim`).
 
@@ -3023,9 +3051,10 @@ def fit_state(state, *, evict=True, secret=""):
     add_error(state, "size", f"state trimmed to fit Dify's limits ({CODE_MAX_STRING_LENGTH} characters, "
                              f"{MAX_VARIABLE_SIZE} bytes): dropped " + ", ".join(notes))
     return _encode(state, secret)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def dump_state(state, secret=""):
     """Encode a state (derived fields refreshed, bounded lists trimmed, sealed) as compact JSON that always
     fits Dify's limits; never raises for a state this module produced."""
@@ -3377,9 +3406,10 @@ def tokenize(text, lexicon):
         out.append(word)
         at += len(word)
     return out
-''')
+''',
 
 
+r'''
 def _zh_clause_is(clause, acts, extra=()):
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -3398,9 +3428,10 @@ def _zh_clause_is(clause, acts, extra=()):
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
     words = _EN_WORD.findall(clause)
@@ -3988,9 +4019,10 @@ def _is_question(text):
     if tail[-1:] and tail[-1] in "。.!！":
         tail = tail[:-1]
     return tail.endswith(("吗", "呢"))
-''')
+''',
 
 
+r'''
 def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
@@ -4021,9 +4053,10 @@ def noise_user_signal(user, prev_assistant=""):
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
+''',
 
 
-_defer(locals(), r'''
+r'''
 def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
@@ -4641,9 +4674,10 @@ def _from_messages(data):
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
-''')
+''',
 
 
+r'''
 def _parse_block(block):
     """Turns in one block of text (normally exactly one)."""
     turns = []
@@ -4664,8 +4698,10 @@ def _parse_block(block):
         else:
             turns.append({"user": "", "assistant": text, "tag": ""})
     return turns
+''',
 
 
+r'''
 def parse_history(text):
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
@@ -4689,6 +4725,7 @@ def parse_history(text):
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
+''')
 
 
 def recent_user_messages(history, count):
@@ -5175,6 +5212,7 @@ def state_text(state, catalog=None, lang="zh"):
 
 # ---------------------------------------------------------------- workflow outputs
 
+_defer(locals(), r'''
 def task_outputs(state, catalog):
     """The task-in-focus outputs: name, label, stage and filled slots in catalog order."""
     top = current_task(state)
@@ -5185,8 +5223,10 @@ def task_outputs(state, catalog):
     return {"current_task": top["name"], "current_task_label": spec.display if spec else top.get("label") or top["name"],
             "current_task_stage": top["stage"],
             "current_task_slots": {n: top["slots"][n] for n in order + [n for n in top["slots"] if n not in order]}}
+''',
 
 
+r'''
 def workflow_outputs(new_state, decision, catalog, error="", *,
                      state=None):
     """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
@@ -5213,6 +5253,7 @@ def workflow_outputs(new_state, decision, catalog, error="", *,
         "error": error or decision.get("error") or "",
         "follow_up": follow_up(decision),
     }
+''')
 
 
 # The actions whose reply is not the engine's question: the task API's outcome and a FAQ answer.
@@ -5221,6 +5262,7 @@ _REPLIED_ELSEWHERE = frozenset({"execute", "faq"})
 _MODEL_ANSWERED = frozenset({"faq", "chitchat"})
 
 
+_defer(locals(), r'''
 def replies_itself(outputs):
     """Whether this turn's reply is the engine's ``question`` as it stands: the rule of the Chatflows'
     ``route`` branch (dskit/tooling/dslbuild/flows.py), which sends every action but execute, FAQ and
@@ -5231,8 +5273,10 @@ def replies_itself(outputs):
     if action in _REPLIED_ELSEWHERE:
         return False
     return not (action == "chitchat" and not outputs.get("notices"))
+''',
 
 
+r'''
 def follow_up(outputs):
     """What the reply adds after the model's answer on a FAQ or small-talk turn: a blank line and the
     open task's pending question ("" when no task waits, and on every other turn). The Chatflows'
@@ -5243,9 +5287,10 @@ def follow_up(outputs):
     if outputs.get("next_action") not in _MODEL_ANSWERED or replies_itself(outputs) or not question:
         return ""
     return "\n\n" + question
+''',
 
 
-_defer(locals(), r'''
+r'''
 def failed_outputs(kept_state, question, error, lang="zh"):
     """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
     state, _ = load_state(kept_state)
@@ -5783,6 +5828,7 @@ def _cuts(pieces):
     return cuts
 
 
+_defer(locals(), r'''
 def exact_match(target, text, value=None):
     """A folded value inside a text: whole numbers, and across the user's punctuation only where the
     value has punctuation too (``value``: the value as written), or with two or more characters on
@@ -5801,9 +5847,10 @@ def exact_match(target, text, value=None):
             return True
         start = folded.find(target, start + 1)
     return False
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _kept_in_place(target, index, piece):
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
@@ -6060,7 +6107,7 @@ def parse_reference_date(value):
     """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
     if isinstance(value, date):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and value.lstrip()[:1].isdecimal():  # what \s* then \d needs: no compile for ""
         match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
         if match:
             try:
@@ -6070,6 +6117,7 @@ def parse_reference_date(value):
     return None
 
 
+_defer(locals(), r'''
 def make_evidence(query, recent=(), reference_date=None, offered="",
                   offers=()):
     """The evidence of a turn; None (grounding off) when there is no user message at all.
@@ -6089,11 +6137,12 @@ def make_evidence(query, recent=(), reference_date=None, offered="",
                     offered=_raw(offered) if isinstance(offered, str) else "",
                     offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3),
                     cased=unicodedata.normalize("NFKC", message[:MAX_EVIDENCE_CHARS]))
+''',
 
 
 # ---------------------------------------------------------------- numbers, times, dates
 
-_defer(locals(), r'''
+r'''
 def _number(token):
     if not token:
         return None
@@ -6236,6 +6285,7 @@ def is_clock(value):
     return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
 
 
+_defer(locals(), r'''
 def same_half_day(value, old, raw):
     """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
     replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
@@ -6250,9 +6300,10 @@ def same_half_day(value, old, raw):
     candidate = f"{other:02d}:{minute}"
     said = times_in(raw)
     return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
+''',
 
 
-_defer(locals(), r'''
+r'''
 def clock_value(text):
     """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
     states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
@@ -6431,11 +6482,12 @@ def date_spans(raw):
         if not any(start < e and s < end for s, e in kept):
             kept.append((start, end))
     return sorted(kept)
-''')
+''',
 
 
 # ---------------------------------------------------------------- values
 
+r'''
 def text_grounded(value, folded, raw=None):
     """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
     as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
@@ -6459,6 +6511,7 @@ def text_grounded(value, folded, raw=None):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
+''')
 
 
 def _windows(text):
@@ -6604,9 +6657,10 @@ def bare_answer(raw):
     if text in _BARE_YES:
         return True
     return None
-''')
+''',
 
 
+r'''
 def other_slot_value(task, slot, value):
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
@@ -6622,6 +6676,7 @@ def other_slot_value(task, slot, value):
                                       for w in (*other.enum, *other.aliases)):
             return other.name
     return ""
+''')
 
 
 # Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
@@ -6649,9 +6704,10 @@ def _option_and_filler(option, value):
     for filler in _FILLER_ZH:
         rest = rest.replace(filler, "")
     return not rest
-''')
+''',
 
 
+r'''
 def _option_grounded(spec, value, folded, raw=None):
     """An option value whose text or one of whose aliases the text holds, as a whole word or number
     ("三百兆" does not hold the option 百兆)."""
@@ -6662,8 +6718,10 @@ def _option_grounded(spec, value, folded, raw=None):
     # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
     targets = [("".join(segments(w)), w) for w in words]
     return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
+''',
 
 
+r'''
 def _one_value_grounded(spec, value, old, folded, raw, ev,
                         asked, current, common):
     if spec.type == "boolean":
@@ -6690,16 +6748,18 @@ def _one_value_grounded(spec, value, old, folded, raw, ev,
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def counts_people(spec):
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
     words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
     return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
-''')
+''',
 
 
+r'''
 def value_grounded(spec, value, ev, *, old=None, asked=False,
                    recent=True, common=frozenset()):
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
@@ -6712,9 +6772,10 @@ def value_grounded(spec, value, ev, *, old=None, asked=False,
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
+''',
 
 
-_defer(locals(), r'''
+r'''
 def confirm_grounded(ev):
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
@@ -6761,9 +6822,10 @@ r'''
 def revert_said(ev):
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
-''')
+''',
 
 
+r'''
 def task_mentioned(spec, catalog, folded):
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -6784,6 +6846,7 @@ def task_mentioned(spec, catalog, folded):
             return True
     other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
+''')
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -6953,6 +7016,7 @@ UNSET = object()  # a slot's value before the turn, when it had none
 class SlotWrites:
     """The slot changes of one turn (the turn's only way to write a slot value)."""
 
+    _defer(locals(), r'''
     def __init__(self, state, stack, catalog, lang, notices):
         self.state = state
         self.stack = stack
@@ -6964,6 +7028,7 @@ class SlotWrites:
         self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
         self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
         self.changes: list[SlotChange] = []
+    ''')
 
     def changed_in(self, task):
         return self.changed.get(task["id"], [])
@@ -6990,6 +7055,7 @@ class SlotWrites:
             self.touched[key] = (task["slots"].get(name, UNSET), list(task["history"].get(name) or []), [])
         self.touched[key][2].append(op)
 
+    _defer(locals(), r'''
     def set(self, task, name, value):
         """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
         old = task["slots"].get(name)
@@ -7008,8 +7074,9 @@ class SlotWrites:
             self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
         self.changed.setdefault(task["id"], []).append(name)
         return True
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def rollback(self, task, slot):
         """Put the slot's previous value back (the caller checked that there is one)."""
         self._touch(task, slot, "rollback")
@@ -7020,8 +7087,9 @@ class SlotWrites:
             task["slots"][slot] = previous
         self.changed.setdefault(task["id"], []).append(slot)
         self.rolled_back.add((task["id"], slot))
-    ''')
+    ''',
 
+    r'''
     def resolve(self):
         """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
         the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
@@ -7047,6 +7115,7 @@ class SlotWrites:
             if before is not UNSET and before is not None:
                 self._cascade(task, name)
         self.touched.clear()
+    ''')
 
     def all_changes(self):
         """The turn's changes: the resolved ones, then writes made after the resolution (a held value
@@ -7101,6 +7170,7 @@ def short_text(command):
 class Turn:
     """Everything one turn changes and notices; the decision is read off it at the end."""
 
+    _defer(locals(), r'''
     def __init__(self, state, catalog, lang, evidence=None, said=""):
         self.state = state
         self.catalog = catalog
@@ -7132,6 +7202,7 @@ class Turn:
         # Tasks whose confirmation question was the last thing the user saw.
         self.confirming_before = self.stack.in_stage(Stage.CONFIRMING)
         self.writes = SlotWrites(state, self.stack, catalog, lang, self.notices)
+    ''')
 
     # ------------------------------------------------------------ reading
 
@@ -7268,6 +7339,7 @@ _PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
 _DESCRIBING = ("的", *_PLACE_WORDS)
 
 
+_defer(locals(), r'''
 def describes_its_kind(task, spec, value):
     """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
     the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
@@ -7280,8 +7352,10 @@ def describes_its_kind(task, spec, value):
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
     kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
+''',
 
 
+r'''
 def is_name_slot(task, name):
     """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
     word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
@@ -7297,9 +7371,10 @@ def is_name_slot(task, name):
                 if not head or any(head in kind for kind in kinds):
                     return True
     return False
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _held_as_name(turn, entries, value):
     """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
     if not isinstance(value, str) or not value.strip():
@@ -7311,9 +7386,10 @@ def _held_as_name(turn, entries, value):
                 for slot, held in slots.items()):
             return spec
     return None
-''')
+''',
 
 
+r'''
 def names_another_slot(task, name, value):
     """Whether a value written as the task's name mentions another of its slots by label: the user's
     whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
@@ -7323,8 +7399,10 @@ def names_another_slot(task, name, value):
         return False
     return any(other != name and len(label) >= 2 and not label.isascii() and label in value
                for other, slot in task.slots.items() for label in {other, slot.label} if label)
+''',
 
 
+r'''
 def named_by_another_task(turn, task, name, value):
     """The label of another kind of task that holds ``value`` as its own name, "" when none.
 
@@ -7341,8 +7419,10 @@ def named_by_another_task(turn, task, name, value):
                 if isinstance(d, dict) and d.get("task") != task["name"]]
     other = _held_as_name(turn, entries, value)
     return other.display if other is not None else ""
+''',
 
 
+r'''
 def admit_value(turn, task, name, value):
     """The part of a coerced value (None: a deletion) that the user's message supports, and why the
     rest is not: (value, or UNSET when nothing is admitted; reason)."""
@@ -7395,6 +7475,7 @@ def admit_value(turn, task, name, value):
     if isinstance(value, list):
         return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
     return kept[0], ""
+''')
 
 
 # What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
@@ -7482,9 +7563,10 @@ def _number_spelling(value, said):
 r'''
 def _same_bound(word):
     return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
-''')
+''',
 
 
+r'''
 def users_spelling(value, raw):
     """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
     with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
@@ -7506,6 +7588,7 @@ def users_spelling(value, raw):
             return raw[start:end]
         start = lowered.find(value, start + 1)
     return value
+''')
 
 
 # What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
@@ -7519,6 +7602,7 @@ _NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大�
 _KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
 
 
+_defer(locals(), r'''
 def stated_whole(task, spec, value, raw):
     """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
     "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
@@ -7551,9 +7635,10 @@ def stated_whole(task, spec, value, raw):
                     return said
             start = raw.find(word, start + 1)
     return value
+''',
 
 
-_defer(locals(), r'''
+r'''
 def evidence_for(turn, task):
     """The turn's evidence without the recent messages that asked for another kind of task and not
     ``task`` (:func:`_given_to_another`); this message always counts."""
@@ -7650,9 +7735,10 @@ def hold_or_refuse(turn, task, name, value, command, reason):
         turn.note(f"hold {task['id']}.{name}", progress=False)
     else:
         turn.refuse(command, reason)
-''')
+''',
 
 
+r'''
 def split_clock_slots(turn, task, slots):
     """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
     time slot when the command does not fill that slot itself: one thing the user said, one slot."""
@@ -7669,8 +7755,10 @@ def split_clock_slots(turn, task, slots):
             turn.note(f"split {task['id']}.{name}", progress=False)
             return {**slots, name: rest, clocks[0]: clock}
     return slots
+''',
 
 
+r'''
 def refile_misfiled(turn, task, slots):
     """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
     not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
@@ -7686,8 +7774,10 @@ def refile_misfiled(turn, task, slots):
             del moved[name]
             turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
     return moved
+''',
 
 
+r'''
 def shared_words(turn, task, slots):
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -7700,11 +7790,12 @@ def shared_words(turn, task, slots):
             by_text.setdefault(raw.strip(), []).append(name)
     shared = {n for names in by_text.values() if len(names) > 1 for n in names}
     return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
+''',
 
 
 # ---------------------------------------------------------------- starts, take-backs, yes, no
 
-_defer(locals(), r'''
+r'''
 def _recent_run(turn, spec):
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
@@ -8105,6 +8196,7 @@ def _slots_by_name(turn, task, slots):
     return named
 
 
+_defer(locals(), r'''
 def apply_slots(turn, task, slots):
     """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
     spec = turn.spec(task)
@@ -8128,6 +8220,7 @@ def apply_slots(turn, task, slots):
                 turn.drop(item, f"{name}: partly kept; {reason}")
             value = keep_half_day(turn, task, name, value)
         _write(turn, task, name, value, item)
+''')
 
 
 def _write(turn, task, name, value, item):
@@ -8358,9 +8451,10 @@ def command_lines(lang):
     """The understanding prompt's list of commands, one line each, in registry order."""
     sep = "：" if lang == "zh" else ": "
     return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
-''')
+''',
 
 
+r'''
 def apply_commands(turn, commands):
     """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
@@ -8381,6 +8475,7 @@ def apply_commands(turn, commands):
     if not resolved:
         turn.writes.resolve()
     _expire_held(turn)
+''')
 
 
 def _expire_held(turn):
@@ -8463,9 +8558,10 @@ def _left_out(task, spec, raw, held):
     if spec.type == "boolean":
         return said_yes_no(task, spec, raw, held)
     return None
-''')
+''',
 
 
+r'''
 def options_left_out(turn):
     """The model filled a task this turn and left out an option or a yes/no the user gave one of its
     other slots: "我想从上海坐高铁去南京" started the route with its origin and destination and no mode,
@@ -8496,8 +8592,10 @@ def options_left_out(turn):
         value = _left_out(turn.spec(task), spec, ev.raw, [str(v) for v in task["slots"].values()])
         filled = value is not None and _fill(turn, task, name, value) or filled
     return filled
+''',
 
 
+r'''
 def time_left_out(turn):
     """The model changed a task this turn and left its time as it was, although the message shifts it:
     "Actually make it eight of us, and half an hour later" set the people only. The one task the model
@@ -8515,9 +8613,10 @@ def time_left_out(turn):
         return False
     value = _one(shifted_times(task["slots"][clocks[0]], ev.raw))
     return value is not None and _fill(turn, task, clocks[0], value)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def value_in_message(spec, raw, old, reference):
     """The one value of the slot's kind a message holds (None: none, several, or free text)."""
     if spec.type == "boolean":
@@ -8721,9 +8820,10 @@ def _assent(turn):
             or not _saw_confirmation(turn.evidence.offered):
         return False
     return _by_command(turn, {"type": "confirm"})
-''')
+''',
 
 
+r'''
 def backup_fill(turn, readable=True):
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
@@ -8752,11 +8852,13 @@ def backup_fill(turn, readable=True):
         return True
     kinds = [_only_time_slot(turn), _only_date_or_count(turn)]  # each kind the message holds, not the first
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
+''',
 
 
 # ---- dskit/subtasks.py ----
 # Sub-tasks wait for their parent (docs/design.md, "Sub-tasks wait for their parent").
 
+r'''
 def settle_subtasks(turn):
     """A sub-task never executes before its parent: once it could run, it waits for the parent.
 
@@ -8782,6 +8884,7 @@ def settle_subtasks(turn):
             turn.notice("waiting", task=spec.display, parent=turn.spec(parent).display)
             stack.place_below(task, parent)
             stack.set_stage(task, Stage.WAITING)
+''')
 
 
 # ---- dskit/decide.py ----
@@ -8839,6 +8942,7 @@ class Step:
 
 # ---------------------------------------------------------------- what a task needs
 
+_defer(locals(), r'''
 def next_step(turn, task, resumed):
     """What the open task needs next (pure: the caller applies ``stage``)."""
     spec = turn.spec(task)
@@ -8867,9 +8971,10 @@ def next_step(turn, task, resumed):
     else:
         question = msg("confirm", turn.lang, task=spec.display, values=values)
     return Step("confirm", None, question, Stage.CONFIRMING)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _ask_missing(turn, task, slot):
     """Ask the first missing slot (acknowledging this turn's values), or hand off after too many asks."""
     if turn.state["counters"]["failed_asks"].get(f"{task['id']}.{slot}", 0) >= turn.catalog.policy.max_attempts:
@@ -8881,9 +8986,10 @@ def _ask_missing(turn, task, slot):
         ack = msg("ack_values", turn.lang, values=_values(turn, task, list(dict.fromkeys(changed))))
     return Step("ask_slot", slot, sentences(turn.lang, ack, ask_text(turn.spec(task), slot, turn.lang)),
                 Stage.COLLECTING)
-''')
+''',
 
 
+r'''
 def withdraws_confirmation(turn, task):
     """The user answered a confirmation question with something the model read as a change that the
     message does not support ("Let's go with Bangkok Garden" read as a new route). Asking the same
@@ -8892,9 +8998,10 @@ def withdraws_confirmation(turn, task):
     confirmation question, answered yes, runs the task (docs/grounding.md)."""
     return (turn.unapplied and task["id"] in turn.confirming_before and not turn.writes.changed_in(task)
             and turn.faq is None and not turn.progress)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _values(turn, task, names=None):
     return values_text(turn.spec(task), task["slots"], turn.lang, names)
 ''',
@@ -8935,11 +9042,12 @@ r'''
 def _resume_prefix(turn, task, question):
     """The question of a task the user comes back to, led by "we continue with ..."."""
     return msg("resume", turn.lang, task=turn.spec(task).display) + question
-''')
+''',
 
 
 # ---------------------------------------------------------------- the decision
 
+r'''
 def decide(turn):
     """The decision of this turn, then the stack limit (a task that just ran takes no room).
 
@@ -8954,8 +9062,10 @@ def decide(turn):
     decision["changes"] = turn.writes.all_changes()
     decision["question"] = sentences(turn.lang, *turn.notices, decision["question"])
     return decision
+''',
 
 
+r'''
 def _decide(turn):
     if turn.handoff:
         return _handoff(turn, turn.handoff)
@@ -8982,8 +9092,10 @@ def _decide(turn):
     decision = base(turn, step.action, slot=step.slot, question=question,
                     resumed=turn.resumed_ref(top) if resumed else None)
     return _with_missing(turn, decision, top)
+''',
 
 
+r'''
 def _ready_below(turn, top):
     """A task this message started under the top one that can run now (complete, no confirmation: an
     enquiry): "What's the weather in Boston tomorrow? Also book us a table" runs the weather and then
@@ -8995,6 +9107,7 @@ def _ready_below(turn, top):
         if next_step(turn, task, resumed=False).action == "execute":
             return task
     return None
+''')
 
 
 def base(turn, action, **fields):
@@ -9011,6 +9124,7 @@ def _with_missing(turn, decision, top):
     return decision
 
 
+_defer(locals(), r'''
 def _count_failed_ask(turn):
     """The slot asked last turn is still empty and the user gave nothing for the task: one failed ask.
 
@@ -9023,9 +9137,10 @@ def _count_failed_ask(turn):
         return
     key = f"{task_id}.{slot}"
     counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _asking(turn, task, slot):
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
     turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
@@ -9138,6 +9253,7 @@ def _command_type(raw):
     return ""
 
 
+_defer(locals(), r'''
 def _resolve_task(catalog, value):
     """A task name from the catalog (its label is accepted too): (name, reason if unknown)."""
     if value is None or value == "":
@@ -9153,9 +9269,10 @@ def _resolve_task(catalog, value):
     if spec is None:
         return None, f"unknown task {value!r}"
     return spec.name, ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _understanding_task_words(spec):
     """The words a task goes by: its name, its label, its description's first phrase."""
     return tuple(word for word in (spec.name, spec.label, description_name(spec.description)) if word)
@@ -9193,9 +9310,10 @@ def task_begun(catalog, value):
     rest = word[length:]
     others = (head for other in catalog.tasks.values() if other.name != spec.name for head in _understanding_task_words(other))
     return None if any(head in rest for head in others) else spec
-''')
+''',
 
 
+r'''
 def _normalize(raw, catalog):
     """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
@@ -9210,8 +9328,10 @@ def _normalize(raw, catalog):
     if reason:
         return None, reason
     return REGISTRY[kind].read(raw, task, catalog)
+''',
 
 
+r'''
 def _commands_of(data):
     """Find the command list and the rewritten query in whatever shape the model produced."""
     if isinstance(data, list):
@@ -9227,18 +9347,20 @@ def _commands_of(data):
     if not isinstance(commands, list):
         return None, query, "no commands list"
     return commands, query, ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _copy(raw):
     """A private, surrogate-free copy of an already decoded understanding (the caller's stays as it was)."""
     try:
         return jsonish_scrub(json.loads(json.dumps(raw, ensure_ascii=False))), ""
     except (TypeError, ValueError, RecursionError) as exc:
         return None, f"not JSON data ({type(exc).__name__})"
-''')
+''',
 
 
+r'''
 def parse_understanding(raw, catalog):
     """Parse and check an LLM's understanding output. Never raises.
 
@@ -9278,6 +9400,7 @@ def parse_understanding(raw, catalog):
     except Exception as exc:  # the contract: never raise on model output
         result.update(usable=False, commands=[], error=f"unreadable understanding ({type(exc).__name__})")
         return result
+''')
 
 
 # ---- dskit/machine.py ----
@@ -9321,6 +9444,7 @@ class TurnResult:
     __hash__ = None
 
 
+_defer(locals(), r'''
 def _timeline(state, parsed, decision, changed):
     state["timeline"].append({
         "turn": state["turn"],
@@ -9333,8 +9457,10 @@ def _timeline(state, parsed, decision, changed):
         "task": decision["task"]["id"] if decision["task"] else None,
     })
     del state["timeline"][:-MAX_TIMELINE]
+''',
 
 
+r'''
 def since_reset(state, recent):
     """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
     not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
@@ -9346,6 +9472,7 @@ def since_reset(state, recent):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])
     return list(recent[-after:]) if after else []
+''')
 
 
 def catalog_mark(text):
@@ -9381,9 +9508,10 @@ def kept_turn(state_in, catalog, lang, key, code, error,
     decision = new_decision("fallback", lang=lang, turn=old["turn"], question=msg(key, lang),
                             task=task_ref(top), error=error)
     return TurnResult(old, dump_state(old, secret), decision)
-''')
+''',
 
 
+r'''
 def _apply(state, parsed, cat, lang, evidence,
            query=None):
     """The commands of a parsed understanding applied to a loaded state: (decision, slots changed)."""
@@ -9410,8 +9538,10 @@ def _apply(state, parsed, cat, lang, evidence,
     changed = turn.writes.changed_keys() if parsed["usable"] else []
     _timeline(state, parsed, decision, changed)
     return decision, changed
+''',
 
 
+r'''
 def run_turn(state_in, understanding, catalog, *, lang=None, query=None,
              recent=(), reference_date=None, offered="", parsed=None,
              secret="", loaded=None):
@@ -9449,9 +9579,10 @@ def run_turn(state_in, understanding, catalog, *, lang=None, query=None,
     except Exception as exc:  # a bug must not cost the user the conversation: keep the old state
         return kept_turn(state_in, cat, lang, "fallback", "internal", f"{type(exc).__name__}: {error_text(exc)}",
                          secret)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def error_text(exc):
     """An exception's message, safe to store (never raises)."""
     try:
@@ -9466,6 +9597,14 @@ def error_text(exc):
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
+
+
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 
 
 def text_in(value):
@@ -9490,7 +9629,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 
@@ -9512,6 +9651,7 @@ def node_types(kinds):
     return {name: kind if kind in ("number", "boolean") else "string" for name, kind in kinds.items()}
 
 
+_defer(locals(), r'''
 def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
@@ -9538,12 +9678,13 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
+''',
 
 
-_defer(locals(), r'''
+r'''
 def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
-    return state_text if fits_dify_string(state_text) and not _SCIENTIFIC.match(state_text) else ""
+    return state_text if fits_dify_string(state_text) and not _scientific(state_text) else ""
 ''',
 
 
@@ -9761,6 +9902,7 @@ def _turn_inputs_text(value):
     return value if isinstance(value, str) else str(value)
 
 
+_defer(locals(), r'''
 def turn_inputs(query, history="", reference_date="", *, today=None):
     """The turn's user inputs from raw surface values (anything: never raises).
 
@@ -9783,6 +9925,7 @@ def turn_inputs(query, history="", reference_date="", *, today=None):
     return TurnInputs(query=text if text.strip() else None, recent=recent,
                       reference_date=reference.isoformat() if reference else "", length=len(text),
                       offered=last_assistant_message(history_text)[:MAX_OFFERED_CHARS])
+''')
 
 
 # ---- dskit/nodes.py ----
@@ -9857,9 +10000,10 @@ def _kept_state(state_text):
         return kept
     state, errors = load_state(state_text)
     return "" if errors else dump_state(state)
-''')
+''',
 
 
+r'''
 def _again_unmarked(node, args):
     """``node(**args)``, run once more on the state text without its mark when it raised on a text that
     carries one.
@@ -9877,8 +10021,10 @@ def _again_unmarked(node, args):
         if unmarked(text) is text:
             raise
         return node(**{**args, "sys_context_str": unmarked(text)})
+''',
 
 
+r'''
 def state_node(understanding="", sys_context_str="", task_catalog="",
                lang="", query=None, history="", reference_date="",
                state_secret="", summary=None, max_turns=10, max_bytes=150_000,
@@ -9906,8 +10052,10 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     small-talk answer) and the history node after the answer keeps it.
     """
     return _again_unmarked(_state_turn, dict(locals()))
+''',
 
 
+r'''
 def _state_turn(understanding, sys_context_str, task_catalog, lang, query, history,
                 reference_date, state_secret, summary, max_turns, max_bytes,
                 summary_max_tokens, llm_summary, history_lang):
@@ -9946,11 +10094,12 @@ def _state_turn(understanding, sys_context_str, task_catalog, lang, query, histo
                               sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
         outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
     return outputs
+''',
 
 
 # ---------------------------------------------------------------- history node
 
-_defer(locals(), r'''
+r'''
 def _turn_text(value):
     text = text_in(value)
     return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"

@@ -45,12 +45,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 229 functions and methods that fewer than half of
-# this node's ordinary turns call are kept as their own source text, `_defer(locals(), r'''...''')`
-# (those that stand together in one call), compiled only when called: Dify compiles this whole file
-# on every run, and a text costs little to compile. Same code, same results
-# (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 229 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；代码与结果不变。
+# Compiled on first call / 首次调用时才编译: 278 functions and methods, those that fewer than half
+# of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
+# `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
+# Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
+# little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
+# 其中 278 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -164,6 +164,7 @@ def scrub_surrogates(text):
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
 
 
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -195,6 +196,7 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
+''')
 
 
 def loads_strict_or_none(text):
@@ -260,6 +262,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ character sets
 
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -283,6 +286,7 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
+    ''')
 
     def _mask(self, accepts):
         mask = 0
@@ -306,6 +310,7 @@ class _RedosChecker:
 
     # ------------------------------------------------------------ the walk
 
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -324,7 +329,9 @@ class _RedosChecker:
                 info.tails |= part.tails
             open_end = open_end and part.nullable
         return info
+    ''',
 
+    r'''
     def _check_neighbours(self, infos, iterated):
         chain = 1
         for index, part in enumerate(infos):
@@ -349,7 +356,9 @@ class _RedosChecker:
                 self.problems.append(f"{chain} repeats side by side can match the same characters, "
                                      "e.g. .*.*.*= (polynomial backtracking)")
                 return
+    ''',
 
+    r'''
     def node(self, name, av, iterated):
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             mask = self._class_mask(name, av)
@@ -371,7 +380,9 @@ class _RedosChecker:
         if name in ("ASSERT", "ASSERT_NOT"):
             self.sequence(av[1], False)
         return _RedosInfo()  # anchors, lookarounds: zero-width
+    ''',
 
+    r'''
     def branch(self, alternatives, iterated):
         infos = [self.sequence(alt, iterated) for alt in alternatives]
         if iterated:
@@ -396,7 +407,9 @@ class _RedosChecker:
             merged.heads |= merged.first
             merged.tails |= merged.last
         return merged
+    ''',
 
+    r'''
     def repeat(self, name, av, iterated):
         low, high, body_items = av
         possessive = name == "POSSESSIVE_REPEAT"
@@ -414,6 +427,7 @@ class _RedosChecker:
         return _RedosInfo(body.first, body.last, body.chars,
                           body.heads | (body.first if varying else 0), body.tails | (body.last if varying else 0),
                           low == 0 or body.nullable)
+    ''')
 
 
 def _children(name, av):
@@ -433,6 +447,7 @@ def _children(name, av):
     return []
 
 
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -454,8 +469,10 @@ def _item_accepts(op, av, char):
             return True
         return hit != ("NOT_" in kind)
     return True
+''',
 
 
+r'''
 def redos_problem(pattern):
     """Why ``pattern`` can backtrack catastrophically ('' when it cannot); never raises.
 
@@ -473,6 +490,7 @@ def redos_problem(pattern):
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
+''')
 
 
 # ---- dskit/text.py ----
@@ -496,7 +514,12 @@ def clean_text(value, max_chars=None):
     if max_chars is not None and len(text) > max_chars:
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def without_controls(text):
+    """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
+    return _CONTROL.sub("", text)
 
 
 def _invisible(char):
@@ -583,10 +606,6 @@ PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-# Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
-# Dify's code node from every string output.
-_CONTROL_RE = _LazyPattern('_CONTROL_RE', "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
 _catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -923,9 +942,10 @@ def _show(value, limit=40):
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
-''')
+''',
 
 
+r'''
 def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -943,6 +963,7 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
+''')
 
 
 def _value_fits_type(value, slot_type):
@@ -955,6 +976,7 @@ def _value_fits_type(value, slot_type):
     return isinstance(value, bool)
 
 
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -1024,8 +1046,10 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
+''',
 
 
+r'''
 def _check_pattern(path, pattern, slot_type):
     """A slot pattern must compile and must not backtrack catastrophically (it runs on users' text)."""
     if slot_type != "string":
@@ -1040,8 +1064,10 @@ def _check_pattern(path, pattern, slot_type):
     if problem:
         return [f"{path}: refused, a user's text can make it backtrack for minutes (ReDoS): {problem}"]
     return []
+''',
 
 
+r'''
 def _check_task(path, name, task, all_tasks):
     """Every problem of one task definition (its slots included)."""
     problems = []
@@ -1097,8 +1123,10 @@ def _check_task(path, name, task, all_tasks):
                             f"{TASK_VALUES_MAX_CHARS} a task may take in the state (Dify limits a conversation "
                             "variable); lower max_length or split the task")
     return problems
+''',
 
 
+r'''
 def _check_cycles(tasks):
     """depends_on must not loop (a -> b -> a), or cascades would never end."""
     problems = []
@@ -1113,6 +1141,7 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
+''')
 
 
 def _data(data):
@@ -1141,6 +1170,7 @@ def template_syntax(text):
     return text[start:start + 30]
 
 
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1165,6 +1195,7 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
+''')
 
 
 def _template_problems(data):
@@ -1179,6 +1210,7 @@ def _template_problems(data):
     return problems
 
 
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1210,9 +1242,10 @@ def _validate(data):
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
     return problems
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _check_policy_choice(key, value):
     choices = _POLICY_CHOICES[key]
     if value in choices:
@@ -1262,6 +1295,7 @@ def _build_task(name, raw):
     )
 
 
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1291,6 +1325,7 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
+''')
 
 
 def _build(source, mark):
@@ -1414,7 +1449,7 @@ def _match_enum(spec, value):
 r'''
 def _clean_text(text):
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return without_controls(scrub_surrogates(text)).strip()
 ''',
 
 
@@ -1502,9 +1537,10 @@ def slot_is_valid(spec, value):
     """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
     ok, coerced, reason = coerce_slot_value(spec, value)
     return ok and coerced == value and not reason
-''')
+''',
 
 
+r'''
 def catalog_compact(catalog):
     """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values
     (what the model needs to name tasks and fill slots; nothing the engine decides)."""
@@ -1536,6 +1572,7 @@ def catalog_compact(catalog):
                 parts.append(slot.description)
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
+''')
 
 
 # ---- dskit/records.py ----
@@ -1576,6 +1613,7 @@ def digest(value, secret=""):
     return sha256_hex(raw)[:DIGEST_CHARS]
 
 
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -1593,18 +1631,20 @@ def sha256_hex(raw):
         except ImportError:
             from hashlib import sha256
     return sha256(raw).hexdigest()
+''',
 
 
-_defer(locals(), r'''
+r'''
 def shown_digest(task, subtasks=(), held=None):
     """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
     it and the values held for a check."""
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
-''')
+''',
 
 
+r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -1616,6 +1656,7 @@ def same_digest(found, expected, secret):
     import hmac
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
+''')
 
 
 # ---- dskit/limits.py ----
@@ -1700,9 +1741,10 @@ def _task_problem(task, index):
         if not isinstance(task.get(key), kind):
             return f"{where}.{key} is missing or of the wrong type"
     return ""
-''')
+''',
 
 
+r'''
 def state_problem(data):
     """Why a decoded string is not a usable dskit state at all ('' when it is)."""
     if not isinstance(data, dict):
@@ -1716,9 +1758,10 @@ def state_problem(data):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             return f"field {key!r} is missing or of the wrong type"
     return ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _decode(text):
     """A private decoded copy of an incoming state: (data, why it cannot be read)."""
     if isinstance(text, dict):
@@ -1746,6 +1789,7 @@ def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
 
 
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -1762,6 +1806,7 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
+''')
 
 
 def _mark_and_body(text):
@@ -1772,6 +1817,7 @@ def _mark_and_body(text):
     return "", text
 
 
+_defer(locals(), r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -1804,11 +1850,12 @@ def load_state(text, secret=""):
         return state, []
     except Exception as exc:  # noqa: BLE001 - a state no rule foresaw must not stop the turn
         return new_state(), [f"state unusable ({type(exc).__name__}); started clean"]
+''',
 
 
 # ---------------------------------------------------------------- repairs on load
 
-_defer(locals(), r'''
+r'''
 def _repair(state, unknown):
     """Make a decoded state sound in place; returns a note per repair (what was changed or dropped)."""
     notes = [f"unknown field {str(k)[:40]!r} dropped" for k in unknown[:3]]
@@ -2580,6 +2627,7 @@ def has_gap(text, head, tails, limit):
     return False
 
 
+_defer(locals(), r'''
 def has_counted(text, numerals, units):
     """``[numerals]+\\s*(?:unit1|unit2|...)`` for units that start with neither a numeral nor a space: a
     run of numerals, then any white space (``str.isspace``, re's ``\\s``), then a unit. Only the end of
@@ -2599,6 +2647,7 @@ def has_counted(text, numerals, units):
         if text.startswith(units, after):
             return True
     return False
+''')
 
 
 # ---- dskit/noise.py ----
@@ -2703,6 +2752,7 @@ def _is_question(text):
     return tail.endswith(("吗", "呢"))
 
 
+_defer(locals(), r'''
 def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
@@ -2733,9 +2783,10 @@ def noise_user_signal(user, prev_assistant=""):
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
+''',
 
 
-_defer(locals(), r'''
+r'''
 def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
@@ -2744,9 +2795,10 @@ def noise_reply_signal(assistant):
     if _FAILED.search(text):
         return "failed"
     return "other"
-''')
+''',
 
 
+r'''
 def noise_classify(user, assistant, prev_assistant="",
                   hint=None):
     """(tag, reason) for one turn. A valid ``hint`` (a tag, or True/False for essential) wins."""
@@ -2769,8 +2821,10 @@ def noise_classify(user, assistant, prev_assistant="",
     if hinted == "chat" and tag == "essential":
         tag, reason = "optional", f"{reason}+chat"
     return tag, reason
+''',
 
 
+r'''
 def noise_hint_tag(hint):
     """A hint as a tag, or "chat", or '' when it says nothing.
 
@@ -2795,8 +2849,10 @@ def noise_hint_tag(hint):
     if word in ("噪声", "噪音", "无关"):
         return "noise"
     return ""
+''',
 
 
+r'''
 def noise_tag_turns(turns):
     """Tags for a list of turns ``{"user", "assistant", "tag"?}``: ``[{"tag", "reason", "repeats"}]``.
 
@@ -2816,6 +2872,7 @@ def noise_tag_turns(turns):
     for info in out:
         info.pop("signal", None)
     return out
+''')
 
 
 def _mark_corrected(turns, tags):
@@ -2829,6 +2886,7 @@ def _mark_corrected(turns, tags):
                 break
 
 
+_defer(locals(), r'''
 def _fold_duplicates(turns, tags):
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
@@ -2840,6 +2898,7 @@ def _fold_duplicates(turns, tags):
         if same_user or same_ask:
             tags[i + 1]["repeats"] = tags[i]["repeats"] + 1
             tags[i]["tag"], tags[i]["reason"] = "noise", "duplicate"
+''')
 
 
 def noise_carries_value(text):
@@ -2886,6 +2945,7 @@ TOKEN_WEIGHTS: dict[str, float] = {
 }
 
 
+_defer(locals(), r'''
 def token_counts(text):
     """How many units of each class ``text`` holds (what the estimate is made of)."""
     if not isinstance(text, str) or not text:
@@ -2919,6 +2979,7 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
+''')
 
 
 def estimate_tokens(text):
@@ -2930,6 +2991,7 @@ def estimate_tokens(text):
     return max(1, math.ceil(total))
 
 
+_defer(locals(), r'''
 def truncate_to_tokens(text, max_tokens, marker="…"):
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2951,6 +3013,7 @@ def truncate_to_tokens(text, max_tokens, marker="…"):
         else:
             hi = mid - 1
     return text[:lo] + marker if lo > 0 else ""
+''')
 
 
 # ---- dskit/summary.py ----
@@ -3002,6 +3065,7 @@ def _sentences(text):
     return [s.strip() for s in _SENTENCE.findall(text or "") if s.strip()]
 
 
+_defer(locals(), r'''
 def _record(reply):
     """The part of a reply that records something: the clause with the marker and the value clauses after it."""
     for sentence in _sentences(reply):
@@ -3016,6 +3080,7 @@ def _record(reply):
             kept.append(clause.strip())
         return "，".join(kept)
     return ""
+''')
 
 
 def _echo(reply, answer):
@@ -3029,6 +3094,7 @@ def _echo(reply, answer):
     return ""
 
 
+_defer(locals(), r'''
 def summary_fact_line(turn, tag, reason, prev_assistant="", lang="zh"):
     """The summary line for one turn ('' when the turn carried nothing worth keeping).
 
@@ -3064,8 +3130,10 @@ def summary_fact_line(turn, tag, reason, prev_assistant="", lang="zh"):
     if reason == "corrected":
         line += t["corrected"]
     return line
+''',
 
 
+r'''
 def summary_fact_lines(turns, lang="zh"):
     """Summary lines for a run of turns.
 
@@ -3084,6 +3152,7 @@ def summary_fact_lines(turns, lang="zh"):
             lines.append(line)
         prev = turn.get("assistant", "") or ""
     return lines
+''')
 
 
 def summary_units(summary):
@@ -3138,6 +3207,7 @@ def summary_is_fact(line):
     return noise_records(line) or noise_carries_value(line[:SUMMARY_LINE_CHARS * 4].split("：", 1)[-1])
 
 
+_defer(locals(), r'''
 def summary_ranks(lines, lang="zh", after=""):
     """How soon each line may go: 0 corrected, 1 superseded by a later line (or by ``after``, e.g. the
     state), 2 not a fact (:func:`summary_is_fact`), 3 a fact. Lines go by rank, then oldest first."""
@@ -3155,9 +3225,10 @@ def summary_ranks(lines, lang="zh", after=""):
         else:
             ranks.append(3)
     return ranks
+''',
 
 
-_defer(locals(), r'''
+r'''
 def summary_victim(lines, lang="zh", keep_facts=False):
     """The index of the line to drop first (see :func:`summary_ranks`); -1 when none may go
     (no lines, or only facts left and ``keep_facts``)."""
@@ -3166,9 +3237,10 @@ def summary_victim(lines, lang="zh", keep_facts=False):
     ranks = summary_ranks(lines, lang)
     best = min(range(len(lines)), key=lambda i: (ranks[i], i))
     return -1 if keep_facts and ranks[best] == 3 else best
-''')
+''',
 
 
+r'''
 def summary_trim(lines, max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
     """Drop lines until the summary fits, in :func:`summary_ranks` order; a lone line is cut short.
 
@@ -3194,9 +3266,10 @@ def summary_trim(lines, max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
             return [cut] if cut else []
         del kept[0]
     return kept
+''',
 
 
-_defer(locals(), r'''
+r'''
 def summary_merge(summary, new_lines, max_tokens=SUMMARY_MAX_TOKENS,
                   lang="zh"):
     """Old summary + new lines (duplicates skipped), trimmed to the caps."""
@@ -3226,6 +3299,7 @@ def _clean_llm(text):
     return _PREFIX.sub("", text).strip()
 
 
+_defer(locals(), r'''
 def summary_accept(llm_text, fallback_summary, overflow_turns,
                    max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
     """Check an LLM summary: {"summary", "source": "llm"|"extractive", "added_facts": n}.
@@ -3247,6 +3321,7 @@ def summary_accept(llm_text, fallback_summary, overflow_turns,
             lines.append(fact)
             added += 1
     return {"summary": "\n".join(summary_trim(lines, limit, lang)), "source": "llm", "added_facts": added}
+''')
 
 
 # ---- dskit/history.py ----
@@ -3292,9 +3367,10 @@ def _from_messages(data):
         elif role in ("assistant", "ai", "bot"):
             turns.append({"user": "", "assistant": content, "tag": ""})
     return [t for t in turns if t["user"] or t["assistant"]]
-''')
+''',
 
 
+r'''
 def _parse_block(block):
     """Turns in one block of text (normally exactly one)."""
     turns = []
@@ -3315,8 +3391,10 @@ def _parse_block(block):
         else:
             turns.append({"user": "", "assistant": text, "tag": ""})
     return turns
+''',
 
 
+r'''
 def parse_history(text):
     """Turns ``[{"user", "assistant", "tag"}]`` from a history string. Never raises.
 
@@ -3340,6 +3418,7 @@ def parse_history(text):
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
+''')
 
 
 def render_history_for_model(turns):
@@ -3434,6 +3513,7 @@ def _bare(value):
     return value not in _JSON_WORDS and not _json_number(value)
 
 
+_defer(locals(), r'''
 def _json_number(text):
     """Whether ``text`` is ``-?D+(.D+)?([eE][+-]?D+)?``, D a decimal digit (``str.isdecimal``, what re's
     \\d is)."""
@@ -3451,6 +3531,7 @@ def _json_number(text):
     if exponent[:1] in ("+", "-"):
         exponent = exponent[1:]
     return exponent.isdecimal()
+''')
 
 
 def value_text(value):
@@ -3518,6 +3599,7 @@ def is_dskit_state(value):
     return not state_problem(value)
 
 
+_defer(locals(), r'''
 def state_text(state, catalog=None, lang="zh"):
     """The model's view of a dskit state (any other string is returned as it is, stripped).
 
@@ -3542,6 +3624,7 @@ def state_text(state, catalog=None, lang="zh"):
     if isinstance(data.get("handoff"), dict):
         lines.append(f"- {w['handoff']}{w['colon']}{one_line(data['handoff'].get('reason', ''))}")
     return "\n".join(lines) if lines else w["none"]
+''')
 
 
 # ---- dskit/context.py ----
@@ -3613,6 +3696,7 @@ class _Zones:
     def touch(self, zone):
         self._cache.pop(zone, None)
 
+    _defer(locals(), r'''
     def _render(self, name):
         h = self.h
         if name == "system":
@@ -3631,6 +3715,7 @@ class _Zones:
         if self.turns:
             parts.append(h["recent"] + "\n" + render_history_for_model([t["turn"] for t in self.turns]))
         return "\n".join(parts)
+    ''')
 
     def zone(self, name):
         """One zone's text with its header ('' when empty)."""
@@ -3650,6 +3735,7 @@ class _Zones:
         return sum(sizes) + max(0, len(sizes) - 1)
 
 
+_defer(locals(), r'''
 def _cut_history(parts, report, reason, keep_facts=True):
     """Cut one history item in trimming order; False when only the latest turn and facts are left.
 
@@ -3693,6 +3779,7 @@ def _cut_history(parts, report, reason, keep_facts=True):
         parts.touch("history")
         return True
     return False
+''')
 
 
 def _cut(zone, what, item, reason):
@@ -3733,9 +3820,10 @@ def _cut_list(parts, zone, report, reason):
     items.pop()
     parts.touch(zone)
     return True
-''')
+''',
 
 
+r'''
 def _fit_zone(parts, zone, budget, report):
     """Cut inside one zone until it fits its own budget."""
     reason = f"{zone} budget {budget}"
@@ -3763,6 +3851,7 @@ def _fit_zone(parts, zone, budget, report):
             parts.touch(zone)
         else:
             break
+''')
 
 
 def _precut_list(parts, zone, limit, report):
@@ -3779,6 +3868,7 @@ def _precut_list(parts, zone, limit, report):
             return
 
 
+_defer(locals(), r'''
 def _fit_total(parts, budget, report):
     """Cut across zones, in the module's order, until the whole text fits."""
     reason = f"total budget {budget}"
@@ -3792,8 +3882,10 @@ def _fit_total(parts, budget, report):
     while parts.tokens() > budget:
         if not any(step() for step in steps):
             break
+''',
 
 
+r'''
 def _fresh_summary(lines, state_text, report):
     """Summary lines minus acknowledgements whose values show again later (a later line, or the state).
 
@@ -3807,8 +3899,10 @@ def _fresh_summary(lines, state_text, report):
         else:
             kept.append(line)
     return kept
+''',
 
 
+r'''
 def assemble_context(*, system="", state="", memory="", history="",
                      summary="", external="", total_budget=CONTEXT_TOTAL_BUDGET,
                      budgets=None, lang="zh", state_view="compact",
@@ -3870,6 +3964,7 @@ def assemble_context(*, system="", state="", memory="", history="",
         "over_budget": total > total_budget,
     }
     return {"text": text, "report": report}
+''')
 
 
 # ---- dskit/matching.py ----
@@ -6351,6 +6446,14 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
+
+
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -6373,7 +6476,7 @@ def text_out(value, limit=NODE_MAX_STRING):
     text = text_in(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    if _SCIENTIFIC.match(text):
+    if _scientific(text):
         text += " "
     return text
 
@@ -6388,9 +6491,10 @@ def json_out(value, limit=NODE_MAX_STRING):
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
-''')
+''',
 
 
+r'''
 def conform(result, types):
     """Exactly the declared outputs with Dify-valid values, whatever ``result`` holds (last line of defence).
 
@@ -6417,6 +6521,7 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
+''')
 
 
 def tail_lines(value, max_lines, max_chars):
@@ -6495,6 +6600,7 @@ def latest_header(lang="zh"):
     return f"{CONTEXT_HEADERS[norm_lang(lang)]['latest']}\n> "
 
 
+_defer(locals(), r'''
 def understanding_head(catalog, state, *, history="", summary="",
                        memory="", total_budget=CONTEXT_TOTAL_BUDGET, budgets=None,
                        lang=None, reserve=PROMPT_LATEST_RESERVE_TOKENS):
@@ -6529,6 +6635,7 @@ def understanding_head(catalog, state, *, history="", summary="",
     head = (result["text"] + "\n\n" if result["text"] else "") + latest_header(language)
     return {"system": understanding_instructions(language), "head": head, "tokens": estimate_tokens(head),
             "over_budget": bool(result["report"]["over_budget"]), "report": result["report"]}
+''')
 
 
 # ---- dskit/nodes.py ----

@@ -15,7 +15,7 @@ from typing import Any
 
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .redos import redos_problem
-from .text import is_int
+from .text import is_int, without_controls
 
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
@@ -40,10 +40,6 @@ PATTERN_MAX_CHARS = 1_000
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-# Control characters carry no meaning in a value (\t, \n, \r kept); NUL would also be removed by
-# Dify's code node from every string output.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
 _TASK_KEYS = {"label", "description", "kind", "confirm", "read_only", "depends_on", "depends_on_slots", "slots",
               "examples"}
 _SLOT_KEYS = {"type", "required", "ask", "label", "description", "enum", "aliases", "multiple",
@@ -663,7 +659,7 @@ def _match_enum(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:
 
 def _clean_text(text: str) -> str:
     """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
-    return _CONTROL_RE.sub("", scrub_surrogates(text)).strip()
+    return without_controls(scrub_surrogates(text)).strip()
 
 
 def _coerce_one(spec: SlotSpec, value: Any) -> tuple[bool, Any, str]:

@@ -140,7 +140,7 @@ def parse_reference_date(value: Any) -> date | None:
     """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
     if isinstance(value, date):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and value.lstrip()[:1].isdecimal():  # what \s* then \d needs: no compile for ""
         match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
         if match:
             try:

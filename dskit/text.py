@@ -27,7 +27,12 @@ def clean_text(value: object, max_chars: int | None = None) -> str:
     if max_chars is not None and len(text) > max_chars:
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def without_controls(text: str) -> str:
+    """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
+    return _CONTROL.sub("", text)
 
 
 def _invisible(char: str) -> bool:

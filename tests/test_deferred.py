@@ -296,16 +296,22 @@ def test_every_deferred_unit_compiles_to_the_plain_bundles_code() -> None:
 @pytest.mark.slow
 def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
     """Every listed unit is called by fewer than RARE_SHARE of its node's ordinary turns (run again now
-    through the generated nodes); the ordinary turns of `bench turn`'s ask and confirm compile little."""
-    from dskit.tooling.bench.rare import RARE_SHARE, run_turns
+    through the generated nodes), or is LARGE_UNIT bytes or longer; the ordinary turns of `bench turn`'s
+    ask and confirm compile little."""
+    from dskit.tooling.bench.rare import LARGE_UNIT, RARE_SHARE, deferred_by_rule, run_turns
+    from dskit.tooling.codegen.bundle import bundle_units
+    from dskit.tooling.codegen.nodespecs import NODE_SPECS
     from dskit.tooling.codegen.rare import rare_units
 
+    assert deferred_by_rule(0.49, 10) and deferred_by_rule(1.0, LARGE_UNIT) and not deferred_by_rule(RARE_SHARE, 599)
     trace = run_turns()
     assert sum(usual for _count, usual in trace.sources.values()) >= 150
+    entries = {spec.name: spec.entry for spec in NODE_SPECS}
     for node in trace.ordinary_turns:
         shares = trace.shares(node)
+        sizes = {unit.key: unit.size for unit in bundle_units(entries[node])}
         over = {unit: round(shares[unit.partition(":")[2]], 2) for unit in rare_units(node)
-                if shares.get(unit.partition(":")[2], 0.0) >= RARE_SHARE}
+                if not deferred_by_rule(shares.get(unit.partition(":")[2], 0.0), sizes[unit])}
         assert over == {}, f"{node}: now called by most ordinary turns; run `dskit bench rare --write`, `dskit gen`"
 
 

@@ -14,10 +14,21 @@ included) and ``bench nodes --cold``'s ordinary turn. Every code-node call runs 
 this process under ``sys.monitoring`` and records the functions and methods it enters, a deferred one
 included. :func:`ordinary` tells the ordinary turns (everyday commands, nothing refused, no error).
 
-The rule (:data:`RARE_SHARE`): a function or method the bundler can defer unchanged is compiled on first
-call when fewer than half of the ordinary turns that run its node call it. Compiling a function on
-first call costs about what compiling it with the script does, so a turn that needs one pays little
-more, and every turn that does not need it pays nothing.
+The rule: a function or method the bundler can defer unchanged is compiled on first call when fewer
+than half of the ordinary turns that run its node call it (:data:`RARE_SHARE`), or when its text is
+:data:`LARGE_UNIT` bytes or longer, however often it is called. Measured (valgrind, and page faults
+counted, CPython 3.12, the state node's ask turn):
+
+- compiling a function on its first call costs a fixed ~53,000 instructions (``exec``) and ~90 a byte
+  for its text, on top of compiling the function itself;
+- compiling it with the script costs memory instead: Python holds the tokens and the tree of the whole
+  file while it compiles it, ~50 bytes of peak memory per byte of source, one new page (a page fault,
+  ~3.5 us on this VM) per ~80 bytes.
+
+So a rare function costs a turn that does not call it only its text, and one of 600 bytes or more costs
+even a turn that does call it no more than compiling it with the script: deferring the state node's
+functions of 600+ bytes kept its ask turn at the same instruction count with 1,000 fewer page faults
+(4,220 -> 3,200), about 5 ms of CPU time less.
 
 ``--write`` stores each node's set, with each unit's share, in dskit/tooling/codegen/rare.json (then run
 ``dskit gen``); tests/test_deferred.py runs the same turns and checks the stored list against the rule.
@@ -49,6 +60,12 @@ TOOL_ID = 4  # sys.monitoring tool id (0-5 are free for tools; 1 and 2 are the d
 
 
 RARE_SHARE = 0.5  # deferred: called by fewer than this share of a node's ordinary turns
+LARGE_UNIT = 600  # deferred too: a text of this many bytes or more (UTF-8), however often it is called
+
+
+def deferred_by_rule(share: float, size: int) -> bool:
+    """Whether a unit the bundler can defer is compiled on first call: see the module's docstring."""
+    return share < RARE_SHARE or size >= LARGE_UNIT
 EVERYDAY_COMMANDS = frozenset({"start_task", "set_slots", "confirm", "faq", "chitchat"})
 EVERYDAY_ACTIONS = frozenset({"ask_slot", "confirm", "execute", "faq", "chitchat"})
 
@@ -417,7 +434,7 @@ def rare_sets(trace: Trace) -> tuple[dict[str, dict[str, float]], dict[str, dict
     for spec in NODE_SPECS:
         units = bundle_units(spec.entry)
         shares = trace.shares(spec.name)
-        rare = [u for u in units if shares.get(u.name, 0.0) < RARE_SHARE and not u.refusal]
+        rare = [u for u in units if deferred_by_rule(shares.get(u.name, 0.0), u.size) and not u.refusal]
         sets[spec.name] = {u.key: round(shares.get(u.name, 0.0), 3) for u in sorted(rare, key=lambda u: u.key)}
         figures[spec.name] = {
             "ordinary_turns": trace.ordinary_turns.get(spec.name, 0), "units": len(units),
@@ -436,8 +453,8 @@ def run(args: argparse.Namespace) -> int:
 
     trace = run_turns()
     sets, figures = rare_sets(trace)
-    print(f"bench rare: the functions and methods fewer than {RARE_SHARE:.0%} of a node's ordinary turns call "
-          "are compiled on first call")
+    print(f"bench rare: the functions and methods fewer than {RARE_SHARE:.0%} of a node's ordinary turns call, "
+          f"and those of {LARGE_UNIT} bytes or more, are compiled on first call")
     for source, (count, usual) in trace.sources.items():
         print(f"  {count:>5} turns, {usual:>4} ordinary: {source}")
     print(f"\n{'node':<16}{'ordinary':>9}{'units':>7}{'KB':>7}{'never called':>14}{'deferred':>10}"
@@ -457,7 +474,8 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         write_rare({
             "about": f"Per code node, the functions and methods (module:name) it compiles only when first called: "
-                     f"fewer than {RARE_SHARE:.0%} of its ordinary turns call them (the number is that share). "
+                     f"fewer than {RARE_SHARE:.0%} of its ordinary turns call them, or their text is {LARGE_UNIT} "
+                     "bytes or longer (the number is the share of its ordinary turns that call them). "
                      "Written by `dskit bench rare --write` (dskit/tooling/bench/rare.py); `dskit gen` reads it; "
                      "tests/test_deferred.py checks it.",
             "turns": {source: {"turns": count, "ordinary": usual} for source, (count, usual) in trace.sources.items()},

@@ -80,13 +80,13 @@ def node_header(spec: NodeSpec, *, defer: bool = True) -> str:
     if deferred:
         lines += [
             "",
-            f"Compiled on first call / 首次调用时才编译: {deferred} functions and methods that fewer than half of",
-            "this node's ordinary turns call are kept as their own source text, `_defer(locals(), r\'\'\'...\'\'\')`",
-            "(those that stand together in one call), compiled only when called: Dify compiles this whole file",
-            "on every run, and a text costs little to compile. Same code, same results",
-            "(dskit/tooling/codegen/deferred.py, rare.json).",
-            f"其中 {deferred} 个函数在本节点的普通轮次中调用不到一半，以源码文本保存（_Deferred），首次调用时才编译；"
-            "代码与结果不变。",
+            f"Compiled on first call / 首次调用时才编译: {deferred} functions and methods, those that fewer than half",
+            "of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,",
+            "`_defer(locals(), r\'\'\'...\'\'\')` (those that stand together in one call), compiled only when called:",
+            "Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs",
+            "little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).",
+            f"其中 {deferred} 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），"
+            "首次调用时才编译；代码与结果不变。",
         ]
     lines.append("=" * 98)
     return "\n".join(f"# {line}".rstrip() for line in lines)
@@ -264,7 +264,9 @@ _COLD_TEXT = {
                   "written out (no `import typing`) and module-level regular expressions are compiled on first "
                   "use (`dskit/tooling/codegen/lean.py`). The functions and methods that fewer than half of a "
                   "node's ordinary turns call (measured by `dskit bench rare` on the scenario and evaluation "
-                  "suites; listed in `dskit/tooling/codegen/rare.json`) stay in the file as their own source "
+                  "suites; listed in `dskit/tooling/codegen/rare.json`), and those of 600 bytes or more (Python "
+                  "holds the tokens and tree of the whole file in memory while it compiles it: ~50 bytes a byte "
+                  "of source), stay in the file as their own source "
                   "text, `_defer(locals(), r'''...''')` (one call for the texts that stand together), and are "
                   "compiled only when first called "
                   "(`dskit/tooling/codegen/deferred.py`): the same code and results, less to compile. "
@@ -302,7 +304,8 @@ _COLD_TEXT = {
                   "普通 dataclass 被展开成普通类（不再 `import dataclasses`），只用来列出键的 TypedDict 也被展开"
                   "（不再 `import typing`），模块级正则表达式在第一次使用时才编译（`dskit/tooling/codegen/lean.py`）。"
                   "本节点的普通轮次中调用不到一半的函数和方法（由 `dskit bench rare` 在场景与评测用例上测得，列在 "
-                  "`dskit/tooling/codegen/rare.json`）以源码文本的形式留在文件里：`_defer(locals(), r'''...''')`"
+                  "`dskit/tooling/codegen/rare.json`），以及 600 字节以上的函数（Python 编译时要把整个文件的词法单元和语法树"
+                  "同时放在内存里：每字节源码约 50 字节），以源码文本的形式留在文件里：`_defer(locals(), r'''...''')`"
                   "（相邻的几段放在同一个调用里），第一次调用时才编译（`dskit/tooling/codegen/deferred.py`）：代码与结果不变，要编译的更少。"
                   "“启动时编译”：`main` 运行前 Python 要编译的字节数。用 `dskit bench nodes --cold` 测量：每次运行都是"
                   "一个新的 `python -I -S`（与沙箱相同），与同样方式运行的空节点 `def main(): return {}` 交替进行；"
