@@ -1234,16 +1234,6 @@ def record_result(state_str, task_id, ok, detail="", *, lang="zh",
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-
-
-_defer(locals(), r'''
-def _scientific(text):
-    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
-    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
-    run, and a state or a reply never starts with a digit)."""
-    head = text[1:2] if text[:1] == "-" else text[:1]
-    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
-''')
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
 _node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.split('|'))
 _node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
@@ -1267,6 +1257,16 @@ def text_in(value):
 
 
 _defer(locals(), r'''
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
+''',
+
+
+r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)

@@ -6446,14 +6446,6 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-def _scientific(text):
-    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
-    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
-    run, and a state or a reply never starts with a digit)."""
-    head = text[1:2] if text[:1] == "-" else text[:1]
-    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
-
-
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -6469,6 +6461,14 @@ def text_in(value):
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
+
+
+def _scientific(text):
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 
 
 def text_out(value, limit=NODE_MAX_STRING):

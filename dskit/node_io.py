@@ -21,14 +21,6 @@ from .limits import CODE_MAX_STRING_LENGTH, fits_dify_string
 
 NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = re.compile(r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
-
-
-def _scientific(text: str) -> bool:
-    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
-    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
-    run, and a state or a reply never starts with a digit)."""
-    head = text[1:2] if text[:1] == "-" else text[:1]
-    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 # The documented spellings of an API outcome (docs/plugin.md, "record_task_result"), lower-cased.
 _TRUE_WORDS = frozenset({"true", "yes", "y", "ok", "success", "succeeded", "1", "是", "成功"})
 _FALSE_WORDS = frozenset({"false", "no", "n", "0", "fail", "failed", "failure", "error", "否", "失败"})
@@ -49,6 +41,14 @@ def text_in(value: Any) -> str:
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
+
+
+def _scientific(text: str) -> bool:
+    """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
+    a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
+    run, and a state or a reply never starts with a digit)."""
+    head = text[1:2] if text[:1] == "-" else text[:1]
+    return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
 
 
 def text_out(value: Any, limit: int = NODE_MAX_STRING) -> str:

@@ -28,7 +28,7 @@ counted, CPython 3.12, the state node's ask turn):
 So a rare function costs a turn that does not call it only its text, and one of 600 bytes or more costs
 even a turn that does call it no more than compiling it with the script: deferring the state node's
 functions of 600+ bytes kept its ask turn at the same instruction count with 1,000 fewer page faults
-(4,220 -> 3,200), about 5 ms of CPU time less.
+(4,220 -> 3,200), about 3.5 ms at this VM's cost of a fault.
 
 ``--write`` stores each node's set, with each unit's share, in dskit/tooling/codegen/rare.json (then run
 ``dskit gen``); tests/test_deferred.py runs the same turns and checks the stored list against the rule.
@@ -442,9 +442,9 @@ def rare_sets(trace: Trace) -> tuple[dict[str, dict[str, float]], dict[str, dict
             "never_called": sum(u.name not in shares for u in units),
             "deferred": len(rare), "deferred_bytes": sum(u.size for u in rare),
             "deferred_called": sum(u.name in shares for u in rare),
-            "refused": sum(shares.get(u.name, 0.0) < RARE_SHARE and bool(u.refusal) for u in units),
+            "refused": sum(deferred_by_rule(shares.get(u.name, 0.0), u.size) and bool(u.refusal) for u in units),
             "refusals": sorted(f"{u.name}: {u.refusal}" for u in units
-                               if shares.get(u.name, 0.0) < RARE_SHARE and u.refusal)}
+                               if deferred_by_rule(shares.get(u.name, 0.0), u.size) and u.refusal)}
     return sets, figures
 
 
@@ -468,7 +468,8 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose:
         for name, row in figures.items():
             if row["refusals"]:
-                print(f"\n{name}: rarely called, but compiled with the script (the bundler cannot defer them):")
+                print(f"\n{name}: rarely called or large, but compiled with the script "
+                      "(the bundler cannot defer them):")
                 for line in row["refusals"]:
                     print(f"  {line}")
     if args.write:
