@@ -156,7 +156,24 @@ def test_the_recorded_before_figures_are_complete() -> None:
     assert (ask["sandbox_nodes"], ask["sandbox_before_llm"]) == (3, 1)
 
 
+@pytest.mark.parametrize(("runner", "python"), [("sandbox-0.2.14", "3.10"), ("sandbox-0.2.15", "3.13")])
+def test_the_recorded_sandbox_figures_say_how_they_were_started(runner: str, python: str) -> None:
+    # dify-sandbox up to 0.2.14 (Dify 1.12 ships 0.2.12, Python 3.10) and 0.2.15 start the code differently
+    # (dskit/tooling/bench/sandbox_start.py): each record names its runner and Python, and covers every turn
+    path = bench.RECORD.with_name(f"turn_{runner}_py{python}.json")
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    assert recorded["scenario"]["runner"] == runner and recorded["scenario"]["python"].startswith(python + ".")
+    assert recorded["bare"]["ms"] > 0 and recorded["recorded"]["dskit_commit"]
+    for layout in ("fast", "classic"):
+        kinds = recorded["layouts"][layout]
+        assert set(kinds) == set(bench.KINDS)
+        assert all(entry["x_bare"]["total"] > 0 for entry in kinds.values())
+    ask = recorded["layouts"]["fast"]["ask"]  # the turn issue 22 measures: one sandbox run, after the model
+    assert (ask["sandbox_nodes"], ask["sandbox_before_llm"]) == (1, 0)
+
+
 def test_the_command_is_listed(capsys) -> None:
     with pytest.raises(SystemExit) as stop:
         main(["bench", "turn", "--help"])
-    assert stop.value.code == 0 and "--no-time" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "--no-time" in out and "sandbox-0.2.14" in out

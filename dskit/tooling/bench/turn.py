@@ -16,8 +16,10 @@ of them run in the sandbox, the inputs each sandbox node got, the bytes of its c
 compiles on that run (a code node's functions kept as text are compiled only if the run calls them:
 dskit/tooling/codegen/deferred.py; found by running the node in this process). Then it
 writes one program per sandbox run (the node's code plus Dify's driver, or a Jinja2 runner for a
-template) and times ``python -I -S file.py`` (a fresh interpreter, the way the sandbox runs it),
-interleaved with a bare ``def main(): return {}`` run the same way, round after round, medians; a busy
+template) and times it in a fresh interpreter, ``python -I -S file.py`` or (``--runner``) the way a
+dify-sandbox release starts it (:mod:`.sandbox_start`: up to 0.2.14 every byte of the code first passes
+through a Python XOR loop), interleaved with a bare ``def main(): return {}`` run the same way, round
+after round, medians; a busy
 machine slows them alike, so the multiples of the bare start are the figures to compare. Times are
 printed, never asserted: tests check the counts.
 """
@@ -36,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dskit.tooling.bench.sandbox_start import RUNNERS, prepare
 
 SANDBOX_TYPES = frozenset({"code", "template-transform"})
 # The LLM node that reads the user's message in each layout: what runs before it delays the model.
@@ -255,19 +259,18 @@ def run_layout(layout: str, dsl_text: str | None = None, *, api_base: str | None
 # ---------------------------------------------------------------------------------------------- timing
 
 
-def time_programs(programs: Mapping[str, str], rounds: int, python: str) -> dict[str, float]:
-    """Median ms of ``python -I -S file.py`` per program, interleaved round after round."""
+def time_programs(programs: Mapping[str, str], rounds: int, python: str, runner: str = "file") -> dict[str, float]:
+    """Median ms of a fresh interpreter per program, started the way ``runner`` says
+    (:mod:`dskit.tooling.bench.sandbox_start`), interleaved round after round."""
+
     times: dict[str, list[float]] = {name: [] for name in programs}
     with tempfile.TemporaryDirectory(prefix="dskit-turn-") as folder:
-        paths = {}
-        for number, (name, text) in enumerate(programs.items()):
-            paths[name] = Path(folder) / f"run_{number}.py"
-            paths[name].write_text(text, encoding="utf-8")
+        launches = {name: prepare(runner, text, Path(folder), f"run_{number}")
+                    for number, (name, text) in enumerate(programs.items())}
         for _ in range(max(1, rounds)):
-            for name, path in paths.items():
+            for name, launch in launches.items():
                 started = time.perf_counter()
-                done = subprocess.run([python, "-I", "-S", str(path)], cwd=folder, capture_output=True,  # noqa: S603
-                                      check=False)
+                done = launch.run(python, Path(folder))
                 times[name].append((time.perf_counter() - started) * 1000)
                 if done.returncode != 0 or b"<<RESULT>>" not in done.stdout:
                     raise RuntimeError(f"{name} failed in a fresh interpreter: {done.stderr.decode()[-300:]}")
@@ -275,7 +278,7 @@ def time_programs(programs: Mapping[str, str], rounds: int, python: str) -> dict
 
 
 def measure(layouts: Sequence[str] = LAYOUTS, *, rounds: int = 5, python: str | None = None,
-            timed: bool = True) -> dict[str, Any]:
+            timed: bool = True, runner: str = "file") -> dict[str, Any]:
     """Counts per turn kind and layout; with ``timed``, fresh-interpreter ms and multiples of the bare start."""
     from dskit.tooling.codegen.sandbox import dify_program  # noqa: PLC0415
     from dskit.tooling.dslrun.taskapi import task_api  # noqa: PLC0415
@@ -292,12 +295,13 @@ def measure(layouts: Sequence[str] = LAYOUTS, *, rounds: int = 5, python: str | 
         for record in turns:
             for number, run in enumerate(record.sandbox):
                 programs[f"{layout}/{record.kind}/{number}"] = run.program
-    medians = time_programs(programs, rounds, python) if timed else {}
+    medians = time_programs(programs, rounds, python, runner) if timed else {}
     bare = medians.get("bare", 0.0)
     if timed:
         version = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"],
                                  capture_output=True, text=True, check=False).stdout.strip()
         report["scenario"]["python"] = version
+        report["scenario"]["runner"] = runner
         report["bare"] = {"code_bytes": len(BARE_NODE.encode()), "ms": round(bare, 1)}
     for layout, turns in records.items():
         kinds: dict[str, Any] = {}
@@ -329,9 +333,11 @@ def print_table(report: Mapping[str, Any]) -> None:
     console.width = max(console.width, 150)  # a piped table keeps its columns whole
     timed = "bare" in report
     if timed:
-        console.print(f"bench turn: fresh `python -I -S file.py` per sandbox run, {report['scenario']['rounds']} "
-                      f"interleaved rounds, medians, Python {report['scenario']['python']}; one bare node start = "
-                      f"{report['bare']['ms']:.1f} ms")
+        runner = report["scenario"].get("runner", "file")
+        how = "`python -I -S file.py`" if runner == "file" else f"the {runner} prescript's start (sandbox_start.py)"
+        console.print(f"bench turn: a fresh interpreter per sandbox run, started as {how}, "
+                      f"{report['scenario']['rounds']} interleaved rounds, medians, Python "
+                      f"{report['scenario']['python']}; one bare node start = {report['bare']['ms']:.1f} ms")
     for layout, kinds in report["layouts"].items():
         table = Table(title=f"{layout} Chatflow: one turn of each kind (before / after the understanding call "
                             f"`{report['scenario']['understanding_node'][layout]}`)")
@@ -372,7 +378,7 @@ def print_table(report: Mapping[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     layouts = args.layout or list(LAYOUTS)
-    report = measure(layouts, rounds=args.rounds, python=args.python, timed=not args.no_time)
+    report = measure(layouts, rounds=args.rounds, python=args.python, timed=not args.no_time, runner=args.runner)
     if args.record:
         from datetime import UTC, datetime  # noqa: PLC0415
 
@@ -406,6 +412,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (default 5)")
     parser.add_argument("--python", default=None, help="the interpreter to time (default: this one; the "
                                                        "sandbox's is 3.10 on most releases)")
+    parser.add_argument("--runner", choices=RUNNERS, default="file",
+                        help="how each run starts: `file` = python -I -S file.py (default, the earlier figures); "
+                             "`sandbox-0.2.14` = dify-sandbox up to 0.2.14 (the code XOR-ed into the prescript, "
+                             "undone in a Python loop over every byte, then exec); `sandbox-0.2.15` = 0.2.15 (the "
+                             "code read from file descriptor 3, then compile and exec)")
     parser.add_argument("--no-time", action="store_true", help="counts only, no fresh-interpreter timing")
     parser.add_argument("--record", type=Path, nargs="?", const=RECORD, default=None, metavar="FILE",
                         help=f"also write the figures as JSON (default file: {RECORD.name} next to this module)")
