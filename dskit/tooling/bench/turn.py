@@ -19,8 +19,7 @@ writes one program per sandbox run (the node's code plus Dify's driver, or a Jin
 template) and times it in a fresh interpreter, ``python -I -S file.py`` or (``--runner``) the way a
 dify-sandbox release starts it (:mod:`.sandbox_start`: up to 0.2.14 every byte of the code first passes
 through a Python XOR loop), interleaved with a bare ``def main(): return {}`` run the same way, round
-after round, medians; a busy
-machine slows them alike, so the multiples of the bare start are the figures to compare. Times are
+after round, medians; a busy machine slows them alike, so the multiples of the bare start are the figures to compare. Times are
 printed, never asserted: tests check the counts.
 """
 
@@ -262,7 +261,6 @@ def run_layout(layout: str, dsl_text: str | None = None, *, api_base: str | None
 def time_programs(programs: Mapping[str, str], rounds: int, python: str, runner: str = "file") -> dict[str, float]:
     """Median ms of a fresh interpreter per program, started the way ``runner`` says
     (:mod:`dskit.tooling.bench.sandbox_start`), interleaved round after round."""
-
     times: dict[str, list[float]] = {name: [] for name in programs}
     with tempfile.TemporaryDirectory(prefix="dskit-turn-") as folder:
         launches = {name: prepare(runner, text, Path(folder), f"run_{number}")

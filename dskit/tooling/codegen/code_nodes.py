@@ -271,7 +271,7 @@ _COLD_TEXT = {
                   "compiled only when first called "
                   "(`dskit/tooling/codegen/deferred.py`): the same code and results, less to compile. "
                   "*Compiled at start*: the bytes Python compiles before `main` runs. Measured with "
-                  "`dskit bench nodes --cold`: a fresh `python -I -S` per run, as the sandbox does, interleaved "
+                  "`dskit bench nodes --cold`: a fresh `python -I -S` per run (a fresh interpreter, as in the sandbox; how a release hands it the file: below), interleaved "
                   "with a bare `def main(): return {}` run the same way; {rounds} rounds, medians, Python "
                   "{python}. *One turn*: an ordinary turn's inputs; *start*: empty inputs (compiling and "
                   "defining the node)."),
@@ -314,7 +314,7 @@ _COLD_TEXT = {
                   "同时放在内存里：每字节源码约 50 字节），以源码文本的形式留在文件里：`_defer(locals(), r'''...''')`"
                   "（相邻的几段放在同一个调用里），第一次调用时才编译（`dskit/tooling/codegen/deferred.py`）：代码与结果不变，要编译的更少。"
                   "“启动时编译”：`main` 运行前 Python 要编译的字节数。用 `dskit bench nodes --cold` 测量：每次运行都是"
-                  "一个新的 `python -I -S`（与沙箱相同），与同样方式运行的空节点 `def main(): return {}` 交替进行；"
+                  "一个新的 `python -I -S`（与沙箱一样是新解释器；各版本沙箱如何把文件交给它，见下文），与同样方式运行的空节点 `def main(): return {}` 交替进行；"
                   "{rounds} 轮，取中位数，Python {python}。“一轮”：一次普通对话轮次的输入；“启动”：空输入（编译并定义节点）。"),
         "head": ("| 文件 | 当前大小 | 当前启动时编译 | 测量时大小 | 测量时本轮编译 | 一轮，× 空节点 | 启动，× 空节点 |\n"
                  "|---|---|---|---|---|---|---|"),
