@@ -3,7 +3,8 @@
 The rules are dify-sandbox's own (langgenius/dify-sandbox, internal/core/runner/python): up to 0.2.14,
 python.go's ``InitializeEnvironment`` XORs the code with a random 64-byte key and writes it base64-encoded
 into prescript.py, whose ``decrypt`` undoes it byte by byte before ``exec(code)``; 0.2.15's prescript reads
-the code from file descriptor 3 and runs ``exec(compile(code, "<fd3>", "exec"))``. A stand-in that ran
+the code from file descriptor 3 and runs ``exec(compile(code, "<fd3>", "exec"))`` (the stand-in
+reads the same code from the descriptor it inherits, see sandbox_start's docstring). A stand-in that ran
 something else, or printed something else, would time the wrong thing: each must run Dify's program and
 print exactly what a plain run prints.
 """
@@ -57,22 +58,44 @@ def test_up_to_0_2_14_the_file_holds_the_code_only_sealed_with_the_key(tmp_path:
     assert done.returncode != 0 and "ValueError: 坏了" in done.stderr.decode()
 
 
-def test_0_2_15_reads_the_code_on_descriptor_3_and_leaves_this_process_as_it_was(tmp_path: Path) -> None:
+def test_0_2_15_reads_the_code_on_an_inherited_descriptor_and_redirects_none_of_ours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench runs inside other processes: in a pytest-xdist worker descriptor 3 is the pipe from the
+    controller, and putting the code file there, even for a moment, lost the worker's messages (a CI run
+    ended with the controller waiting for a test the worker had finished). No descriptor of this process
+    may be redirected, and the ones it has stay what they were."""
     program = dify_program(NODE, INPUTS)
     launch = start.prepare("sandbox-0.2.15", program, tmp_path, "node")
-    assert launch.fd3 is not None and launch.fd3.read_bytes() == program.encode()
+    assert launch.code_file is not None and launch.code_file.read_bytes() == program.encode()
     assert "def main(" not in Path(launch.args[-2]).read_text(encoding="utf-8")  # the bootstrap holds no code
-    before = _descriptor_3()
-    assert launch.run(sys.executable, tmp_path).returncode == 0
-    assert _descriptor_3() == before
 
+    def redirect(*args: object) -> None:
+        raise AssertionError(f"a descriptor of the bench's own process was redirected: dup2{args}")
 
-def _descriptor_3() -> tuple[int, int] | None:
+    held = os.pipe()  # takes the lowest free descriptors, so descriptor 3 is in use, as in an xdist worker
     try:
-        status = os.fstat(3)
-    except OSError:
-        return None
-    return status.st_dev, status.st_ino
+        os.fstat(3)
+        before = _descriptors()
+        with monkeypatch.context() as patch:  # undone before pytest's own capture redirects at teardown
+            patch.setattr(os, "dup2", redirect)
+            done = launch.run(sys.executable, tmp_path)
+        assert done.returncode == 0, done.stderr.decode()
+        assert _descriptors() == before
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
+
+
+def _descriptors() -> dict[int, tuple[int, int]]:
+    """{descriptor: (device, inode)} of every descriptor this process has open."""
+    found = {}
+    for name in os.listdir("/proc/self/fd") if Path("/proc/self/fd").is_dir() else map(str, range(64)):
+        try:
+            status = os.fstat(int(name))
+        except OSError:
+            continue
+        found[int(name)] = (status.st_dev, status.st_ino)
+    return found
 
 
 def test_an_unknown_runner_is_named_in_the_error(tmp_path: Path) -> None:

@@ -17,7 +17,12 @@ code to that interpreter decides what a byte of code costs. Read from langgenius
 Both prescripts first import ctypes, os, sys and traceback, install an excepthook and chdir. The
 stand-ins here do all of that; they leave out loading ``python.so`` through ctypes and installing seccomp
 (a Go c-shared library built with the sandbox, not available here) and the ``preload`` text (empty for
-a python3 code node). The interpreter runs with ``-I -S``: the sandbox gives it an empty environment and
+a python3 code node). The 0.2.15 stand-in reads the code from the descriptor the parent's open code
+file already has, named as one more argument, not from descriptor 3: putting the file on descriptor 3 of
+this process would redirect whatever uses it here (in a pytest-xdist worker, the pipe from the controller),
+and remapping it only in the child needs a ``preexec_fn``, which makes Python fork this whole process for
+every run and times the fork (a bare start measured 42 ms instead of 34). Reading an inherited descriptor
+costs the same whatever its number. The interpreter runs with ``-I -S``: the sandbox gives it an empty environment and
 no home (``-I``), and its ``site`` would read this machine's site-packages, not the sandbox image's
 (``-S``). A real start pays for python.so, seccomp and ``site`` too, in the bare node's start as in every
 other, so the multiples of a bare start measured with these stand-ins are upper bounds. ``file`` is the
@@ -29,8 +34,6 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +87,7 @@ exec(code)
 FD3_PRESCRIPT = _PRELUDE + '''
 os.chdir(running_path)
 
-with os.fdopen(3, "rb") as code_fd:
+with os.fdopen(int(sys.argv[2]), "rb") as code_fd:  # 0.2.15 reads descriptor 3 (see the module docstring)
     code = code_fd.read().decode("utf-8")
 
 exec(compile(code, "<fd3>", "exec"))
@@ -100,41 +103,20 @@ def xor(data: bytes, key: bytes) -> bytes:
 @dataclass(frozen=True)
 class Launch:
     """One prepared run: the interpreter's arguments after the interpreter, and the file (if any) the
-    child reads on file descriptor 3."""
+    child reads its code from on an inherited descriptor."""
 
     args: tuple[str, ...]
-    fd3: Path | None = None
+    code_file: Path | None = None
 
     def run(self, python: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-        """Start the fresh interpreter and wait for it."""
-        if self.fd3 is None:
+        """Start the fresh interpreter and wait for it. The code file is opened here and handed down
+        under the descriptor it has, so no descriptor of this process changes."""
+        if self.code_file is None:
             return subprocess.run([python, *self.args], cwd=cwd, capture_output=True, check=False)  # noqa: S603
-        with self.fd3.open("rb") as code, _on_descriptor_3(code.fileno()):
-            return subprocess.run([python, *self.args], cwd=cwd, capture_output=True, check=False,  # noqa: S603
-                                  pass_fds=(3,))
-
-
-@contextmanager
-def _on_descriptor_3(fd: int) -> Iterator[None]:
-    """The code file on this process's descriptor 3 while a child starts (it inherits it there, as the
-    sandbox's child inherits its pipe), then descriptor 3 as it was. Done in the parent, not in a
-    ``preexec_fn``: that would make Python fork this whole process for every run and time the fork."""
-    if fd == 3:
-        yield
-        return
-    try:
-        saved = os.dup(3)
-    except OSError:
-        saved = None
-    os.dup2(fd, 3)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.close(3)
-        else:
-            os.dup2(saved, 3)
-            os.close(saved)
+        with self.code_file.open("rb") as code:
+            descriptor = code.fileno()
+            return subprocess.run([python, *self.args, str(descriptor)], cwd=cwd,  # noqa: S603
+                                  capture_output=True, check=False, pass_fds=(descriptor,))
 
 
 def prepare(runner: str, program: str, folder: Path, name: str, key: bytes | None = None) -> Launch:
@@ -155,5 +137,5 @@ def prepare(runner: str, program: str, folder: Path, name: str, key: bytes | Non
         bootstrap = folder / "bootstrap.py"
         if not bootstrap.exists():
             bootstrap.write_text(FD3_PRESCRIPT, encoding="utf-8")
-        return Launch(("-I", "-S", str(bootstrap), str(folder)), fd3=code)
+        return Launch(("-I", "-S", str(bootstrap), str(folder)), code_file=code)
     raise ValueError(f"unknown runner {runner!r} (one of {', '.join(RUNNERS)})")
