@@ -22,11 +22,11 @@ file already has, named as one more argument, not from descriptor 3: putting the
 this process would redirect whatever uses it here (in a pytest-xdist worker, the pipe from the controller),
 and remapping it only in the child needs a ``preexec_fn``, which makes Python fork this whole process for
 every run and times the fork (a bare start measured 42 ms instead of 34). Reading an inherited descriptor
-costs the same whatever its number. The interpreter runs with ``-I -S``: the sandbox gives it an empty environment and
-no home (``-I``), and its ``site`` would read this machine's site-packages, not the sandbox image's
-(``-S``). A real start pays for python.so, seccomp and ``site`` too, in the bare node's start as in every
-other, so the multiples of a bare start measured with these stand-ins are upper bounds. ``file`` is the
-model of the earlier figures: ``python -I -S file.py``.
+costs the same whatever its number. The interpreter runs with ``-I -S``: the sandbox gives it an empty
+environment and no home (``-I``), and its ``site`` would read this machine's site-packages, not the
+sandbox image's (``-S``). A real start pays for python.so, seccomp and ``site`` too, in the bare node's
+start as in every other, so the multiples of a bare start measured with these stand-ins are upper
+bounds. ``file`` is the model of the earlier figures: ``python -I -S file.py``.
 """
 
 from __future__ import annotations
