@@ -36,9 +36,8 @@ import re
 import unicodedata
 from typing import Any
 
-from .admission import admit_rollback, date_said, date_slots, pattern_takes, time_slots
-from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .commands import REGISTRY
+from .catalog import SlotSpec, TaskSpec
+from .commands import CancelTask, Chitchat, Confirm, Deny, Faq, FillSlot, Handoff, Reset, RollbackSlot, run
 from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
                    says_reset, says_revert)
 from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, numbers_in, one_shift_said,
@@ -46,7 +45,8 @@ from .grounding import (bare_answer, bool_said, common_words, counts_people, dat
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
 from .noise import noise_user_signal
-from .turn import Turn, short_text
+from .slot_shapes import date_said, date_slots, pattern_takes, time_slots
+from .turn import Turn
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
 
@@ -181,15 +181,12 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
 
 
 def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
-    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
-    if not ok or reason or not turn.writes.set(task, name, coerced):
-        return False
-    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
-    return True
+    """The engine's reading of one value, judged by the same rules as the model's (logged as ``backup``)."""
+    return run(turn, FillSlot(task["id"], name, value)) > 0
 
 
 def _asked_slot(turn: Turn) -> bool:
-    task_id, _, name = turn.asked.partition(".")
+    task_id, _, name = turn.before.asked.partition(".")
     task = turn.stack.find(task_id)
     if task is None or name not in turn.spec(task).slots or name in task["slots"]:
         return False
@@ -251,7 +248,7 @@ def _changed_last_turn(turn: Turn) -> list[str]:
 
 def _take_back(turn: Turn) -> bool:
     """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
-    goes back to its previous value."""
+    goes back to its previous value (the rollback's own rule judges it)."""
     task = turn.stack.top()
     raw = turn.evidence.raw
     if task is None or not says_revert(raw) or _numbers_said(raw):
@@ -262,30 +259,13 @@ def _take_back(turn: Turn) -> bool:
     changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
     changed = [n for n in changed if task["history"].get(n)]
     target = named if len(named) == 1 else changed if len(set(changed)) == 1 else []
-    if not target or not admit_rollback(turn, task, target[0], task["history"][target[0]][-1]):
-        return False
-    turn.writes.rollback(task, target[0])
-    turn.note(f"backup rollback {task['id']}.{target[0]}")
-    return True
-
-
-def _by_command(turn: Turn, command: dict) -> bool:
-    """Apply ``command`` through its class, so every check of the model's own applies; True when it
-    acted (logged as ``backup …``), and when it refused nothing of it stays in the turn."""
-    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq, turn.unapplied)
-    REGISTRY[command["type"]].apply(turn, command)
-    if len(turn.applied) > marks[0]:
-        turn.applied[-1] = "backup " + turn.applied[-1]
-        return True
-    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
-    turn.progress, turn.faq, turn.unapplied = marks[3], marks[4], marks[5]
-    return False
+    return bool(target) and run(turn, RollbackSlot(task["name"], target[0], source="engine")) > 0
 
 
 def _start_over(turn: Turn) -> bool:
     """"等一下，全部重新来吧" with no command: the reset, when the message asks for nothing else
     (:func:`dskit.cues.says_reset`)."""
-    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and _by_command(turn, {"type": "reset"})
+    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and run(turn, Reset(source="engine")) > 0
 
 
 def _drop_task(turn: Turn) -> bool:
@@ -298,7 +278,7 @@ def _drop_task(turn: Turn) -> bool:
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
     if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
-    return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
+    return run(turn, CancelTask(task["name"], source="engine")) > 0
 
 
 def _refusal(turn: Turn) -> bool:
@@ -306,9 +286,9 @@ def _refusal(turn: Turn) -> bool:
     ("我再想想", "wait") leaves the question pending."""
     task = turn.stack.top()
     raw = turn.evidence.raw
-    if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
+    if task is None or task["id"] not in turn.before.confirming or not says_refusal(raw):
         return False
-    return _by_command(turn, {"type": "deny"})
+    return run(turn, Deny(source="engine")) > 0
 
 
 # The fixed words of the engine's own confirmation questions (dskit.messages), in every language, in the
@@ -331,10 +311,10 @@ def _assent(turn: Turn) -> bool:
     itself, so a yes to values other than the ones shown, or to a task with a required slot empty, still
     runs nothing; when that command refuses, nothing of it stays in the turn."""
     task = turn.stack.top()
-    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
+    if task is None or task["id"] not in turn.before.confirming or not only_yes(turn.evidence.raw) \
             or not _saw_confirmation(turn.evidence.offered):
         return False
-    return _by_command(turn, {"type": "confirm"})
+    return run(turn, Confirm(source="engine")) > 0
 
 
 def backup_fill(turn: Turn, readable: bool = True) -> bool:
@@ -345,21 +325,16 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
     failure the not-understood policy counts (rephrase, then a person), and small talk is the model's own
     reading of the message (during a question it counts as a failed attempt), so neither is overruled."""
     ev = turn.evidence
-    if ev is None or turn.progress or turn.handoff or turn.writes.changed:
+    if ev is None or turn.log.progress or turn.log.handoff or turn.writes.changed:
         return False
     if asks_for_human(ev.raw):
-        turn.handoff = "user_request"
-        turn.note("backup handoff", progress=False)
-        return True
+        return run(turn, Handoff("user_request", source="engine")) > 0
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
-        if readable and turn.faq is None and not turn.chitchat and is_social(ev.raw):
-            turn.chitchat = True  # "在吗", "有人吗": a greeting asked as a question, nothing to look up
-            turn.note("backup chitchat", progress=False)
-            return True
-        if readable and turn.faq is None and not turn.chitchat:
-            turn.faq = turn.said
-            turn.note("backup faq", progress=False)
-            return True
+        if readable and turn.log.faq is None and not turn.log.chitchat and is_social(ev.raw):
+            # "在吗", "有人吗": a greeting asked as a question, nothing to look up
+            return run(turn, Chitchat(source="engine")) > 0
+        if readable and turn.log.faq is None and not turn.log.chitchat:
+            return run(turn, Faq(source="engine")) > 0
         return False
     if _refusal(turn) or _assent(turn) or _asked_slot(turn):
         return True

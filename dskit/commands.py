@@ -1,37 +1,44 @@
-"""The commands of the understanding contract, one class each, and the registry that names them.
+"""The commands of the understanding contract: one typed value per command, and the registry.
 
-A command class holds everything the engine knows about one kind of command (the shape is Rasa's
-``dialogue_understanding/commands``, with our dropped-with-reason kept):
+A command is a frozen dataclass with typed fields, read once from the model's JSON (a malformed
+field is a refusal with its reason). Its class holds everything the engine knows about that kind of
+command (the shape is Rasa's ``dialogue_understanding/commands``, with our reasons kept):
 
-- ``kind`` and ``aliases`` — how the model's answer names it;
-- ``meaning`` — its line in the understanding prompt (the prompt's list is generated from here);
-- :meth:`Command.read` — how it is read from the model's answer (the rest of a bad command is
-  dropped with the reason);
-- ``order`` — its place in the fixed order a message's commands are applied in, whatever order the
-  model wrote them in ("不订了，下周六再说吧" is cancel + start either way);
-- :meth:`Command.apply` — the evidence it needs (asked of :mod:`dskit.admission`) and its effect on
-  the :class:`dskit.turn.Turn`, which records what changed.
+- ``kind`` and ``aliases`` — how the model's answer names it; ``meaning`` — its line in the
+  understanding prompt (the prompt's list is generated from the registry);
+- :meth:`Command.read` — how the model's JSON becomes the command, or why it cannot;
+- ``order`` — its place in the fixed order a message's commands run in, whatever order the model
+  wrote them in ("不订了，下周六再说吧" is cancel + start either way);
+- :meth:`Command.propose` — the effects it proposes (:mod:`dskit.effects`). It changes nothing:
+  :func:`run` asks the admission rules (:mod:`dskit.admission`) to judge each effect and the reducer
+  (:mod:`dskit.reducer`) applies what they admit, then tells the proposal whether it was applied;
+- ``texts`` — the sentences it says to the user, beside it (merged into dskit.messages when it is
+  registered: a missing language fails at import, never in a user's turn).
 
-Adding a command is one class here and one line in :data:`REGISTRY` (docs/design.md shows how).
+The engine's own readings of what the model left out (:mod:`dskit.backup`) are commands too, with
+``source`` "engine": they pass the same rules and the same reducer. Adding a command is one class and
+one :func:`register` call (docs/design.md shows how).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from .admission import (admit_cancel, admit_confirm, admit_reset, admit_rollback, admit_start, admit_value,
-                        as_clock, hold_or_refuse, keep_half_day, refile_misfiled, shared_words, split_clock_slots)
+from .admission import as_clock, judge, shared_words, value_readings
 from .catalog import Catalog, TaskSpec, coerce_slot_value
-from .gaps import missing_slots
-from .cues import only_yes
-from .grounding import asks_something
-from .integrity import shown_digest
+from .effects import (Confirmed, Denied, Effect, FaqAsked, HandoffAsked, HeldAnswered, Noted, Refused, SlotRolledBack,
+                      SlotSet, SmallTalk, StackCleared, TaskFocused, TaskLinked, TaskOpened, TaskRemoved)
+from .messages import MESSAGES
 from .records import Stage
-from .slot_writes import UNSET
-from .state import new_counters
-from .turn import Turn, short_text
+from .reducer import reduce
+from .text import short_text
+from .turn import Turn
 
 MAX_TEXT = 2000
+# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
+RESOLVED_FROM = 4
 
 
 def command_text(value: Any) -> str:
@@ -40,30 +47,93 @@ def command_text(value: Any) -> str:
 
 
 class Command:
-    """One kind of command. Subclasses set the class attributes and override what differs."""
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
 
     kind = ""
-    aliases: tuple[str, ...] = ()
+    aliases: tuple = ()
     order = 9
-    meaning: dict[str, str] | None = None  # None: described with another command in the prompt
+    meaning: dict | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
-        """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
-        return {"type": self.kind}, ""
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        """Check the command's evidence and apply its effect to the turn."""
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
 
-    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
-        """Apply this kind's commands of one message (they come together in the fixed order)."""
-        for command in commands:
-            self.apply(turn, command)
+    def wire(self) -> dict:
+        """The command as the model would write it (for logs and refusals)."""
+        return {"type": self.kind}
+
+    def __str__(self) -> str:
+        return short_text(self.wire())
+
+
+def run(turn: Turn, command: Command) -> int:
+    """Judge each effect the command proposes, apply what is admitted; the number applied.
+
+    A refusal is recorded with its reason — unless the engine proposed it (``source`` "engine"): the
+    engine's own reading that the rules refuse leaves nothing in the turn."""
+    proposal = command.propose(turn)
+    applied = 0
+    try:
+        effect = next(proposal)
+        while True:
+            ok = settle(turn, effect, command)
+            applied += ok
+            effect = proposal.send(ok)
+    except StopIteration:
+        return applied
+
+
+def settle(turn: Turn, effect: Effect, command: Command) -> bool:
+    """One proposed effect through the admission rules and the reducer; True when it was applied."""
+    engine = command.source == "engine"
+    if isinstance(effect, (Refused, Noted)):  # records, not changes: nothing to judge
+        if not engine:
+            reduce(turn, effect)
+        return False
+    verdict = judge(turn, effect)
+    if verdict.outcome == "admit":
+        for extra in verdict.also:
+            reduce(turn, extra)
+        reduce(turn, verdict.effect)
+        return True
+    if engine:
+        return False
+    for extra in verdict.also:
+        reduce(turn, extra)
+    if verdict.outcome == "clarify":
+        reduce(turn, verdict.effect)
+    elif verdict.outcome == "hold":
+        reduce(turn, verdict.effect)
+    else:
+        reduce(turn, Refused(verdict.item or str(command), verdict.reason, grounding=verdict.grounding,
+                             confirm=isinstance(effect, Confirmed)))
+    return False
+
+
+def next_task_id(turn: Turn) -> str:
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+
+
+def _pairs(slots: dict) -> tuple:
+    return tuple(slots.items())
 
 
 # ---------------------------------------------------------------- tasks
 
+@dataclass(frozen=True)
 class StartTask(Command):
+    task: str
+    slots: dict = field(default_factory=dict)
+    source: str = "model"
     kind = "start_task"
     aliases = ("start", "start_flow", "new_task")
     order = 2
@@ -71,81 +141,116 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         slots = raw.get("slots")
         if task is None:
-            return None, "start_task needs a task"
+            return "start_task needs a task"
         if slots is not None and not isinstance(slots, dict):
-            return None, "slots must be an object"
-        return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
 
-    def apply_all(self, turn: Turn, commands: list[dict]) -> None:
-        """Several starts keep the first-mentioned on top; tasks started together find their parents."""
-        for command in reversed(commands):
-            self.apply(turn, command)
-        _link_parents(turn)
+    def wire(self) -> dict:
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        spec = turn.catalog.tasks[command["task"]]
-        grounded, reason = admit_start(turn, spec, command)
-        if not grounded:
-            turn.refuse(command, reason)
-            return
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        spec = turn.catalog.tasks[self.task]
         task = turn.stack.named(spec.name)
         if task is None:
-            task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
-            turn.note(f"start {task['id']}:{spec.name}")
-            _adopt_orphans(turn, task)
-        else:
-            turn.note(f"focus {task['id']}:{spec.name}")
-        turn.stack.push(task)
-        if command.get("slots"):
-            apply_slots(turn, task, command["slots"])
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
 
 
+def answer_slots(turn: Turn, spec: TaskSpec, own: dict) -> dict:
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+
+
+def start_all(turn: Turn, starts: list[StartTask]) -> None:
+    """Several starts keep the first-mentioned on top; tasks started together find their parents."""
+    for command in reversed(starts):
+        run(turn, command)
+    for task in turn.stack.tasks:  # "办宽带，顺便租个路由器": a parent started beside it
+        if task["id"] not in turn.before.existing_ids and task.get("parent_id") is None:
+            depends_on = turn.spec(task).depends_on
+            parent = turn.stack.named(depends_on) if depends_on else None
+            if parent is not None and parent is not task:
+                reduce(turn, TaskLinked(task["id"], parent["id"]))
+
+
+def _orphans(turn: Turn, parent: dict) -> list[dict]:
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
+
+
+@dataclass(frozen=True)
 class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "cancel_task"
     aliases = ("cancel", "cancel_flow")
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
-        return {"type": self.kind, "task": task}, ""
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
+        return cls(task)
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        name = command.get("task")
-        task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
+    def wire(self) -> dict:
+        return {"type": self.kind, "task": self.task}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
         if task is None:
-            turn.drop(command, f"no open task {name}" if name else "no open task to cancel")
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
             return
-        if not admit_cancel(turn, task):
-            turn.refuse(command, "the message does not drop a task")
-            return
-        turn.stack.remove(task, "cancelled")
-        turn.note(f"cancel {task['id']}:{task['name']}")
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
 
 
+@dataclass(frozen=True)
 class Reset(Command):
+    source: str = "model"
     kind = "reset"
     aliases = ("restart", "clear")
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        if not admit_reset(turn):
-            turn.refuse(command, "the message does not ask to start over")
-            return
-        turn.stack.clear("reset")
-        turn.state["counters"] = new_counters()
-        turn.state["handoff"] = None
-        turn.held.clear()
-        turn.notice("reset")
-        turn.note("reset")
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        yield StackCleared(source=self.source)
 
 
 # ---------------------------------------------------------------- slots
 
+@dataclass(frozen=True)
 class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
     kind = "set_slots"
     aliases = ("set_slot", "fill_slots", "update_slots", "inform")
     order = 3
@@ -153,62 +258,67 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         slots = raw.get("slots")
         if not isinstance(slots, dict):
             # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
             if isinstance(raw.get("slot"), str) and "value" in raw:
                 slots = {raw["slot"]: raw["value"]}
             else:
-                return None, "set_slots needs a slots object"
+                return "set_slots needs a slots object"
         if not slots:
-            return None, "set_slots has no slots"
-        return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        name = command.get("task")
-        if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
+    def wire(self) -> dict:
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
             return
         groups: dict[str, tuple[dict, dict]] = {}
-        for slot, value in command["slots"].items():
-            task = turn.target(name, slot)
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
             if task is None:
-                turn.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
                 continue
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
-            apply_slots(turn, task, slots)
+            yield from slot_effects(turn, task, slots, self.source)
 
 
+@dataclass(frozen=True)
 class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
     kind = "rollback_slot"
     aliases = ("rollback", "undo", "undo_slot")
     order = 3
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
-            return None, "rollback_slot needs a slot"
-        return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        slot = command["slot"]
-        task = turn.target(command.get("task"), slot)
-        if task is None or slot not in turn.spec(task).slots:
-            turn.drop(command, f"no open task has slot {slot!r}")
+    def wire(self) -> dict:
+        return {"type": self.kind, "task": self.task, "slot": self.slot}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
             return
-        history = task["history"].get(slot) or []
-        if not history:
-            turn.drop(command, f"{slot} has no earlier value")
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
             return
-        if not admit_rollback(turn, task, slot, history[-1]):
-            turn.refuse(command, f"{slot}: the message does not take this slot back")
-            return
-        turn.writes.rollback(task, slot)
-        turn.note(f"rollback {task['id']}.{slot}")
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
 
 
 def slot_by_word(spec: TaskSpec, key: str) -> str:
@@ -228,9 +338,10 @@ def slot_by_word(spec: TaskSpec, key: str) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
-    """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
-    command also names itself."""
+def slot_effects(turn: Turn, task: dict, slots: dict, source: str = "model") -> Iterator[Effect]:
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
     spec = turn.spec(task)
     named = dict(slots)
     for key in slots:
@@ -239,231 +350,219 @@ def _slots_by_name(turn: Turn, task: dict, slots: dict) -> dict:
         name = slot_by_word(spec, key)
         if name and name not in named:
             named[name] = named.pop(key)
-            turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
-    return named
-
-
-def apply_slots(turn: Turn, task: dict, slots: dict) -> None:
-    """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
-    spec = turn.spec(task)
-    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
-    shared = shared_words(turn, task, slots)
-    for name, raw in slots.items():
-        item = {"task": task["name"], "slot": name, "value": raw}
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
-            turn.drop(item, f"unknown slot {name!r} for task {task['name']}")
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
-            turn.refuse(item, f"{name}: the same words were given to several slots")
+            yield Refused(item, f"{name}: the same words were given to several slots", grounding=True)
             continue
         value: Any = None
         if raw is not None:
             ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
             if not ok:
-                turn.drop(item, f"{name}: {reason}")
+                yield Refused(item, f"{name}: {reason}")
                 continue
             if reason:  # a list slot kept its valid items
-                turn.drop(item, f"{name}: partly kept; {reason}")
-            value = keep_half_day(turn, task, name, value)
-        _write(turn, task, name, value, item)
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
 
 
-def _write(turn: Turn, task: dict, name: str, value: Any, item: dict) -> None:
-    admitted, why = admit_value(turn, task, name, value)
-    if admitted is UNSET:
-        hold_or_refuse(turn, task, name, value, item, why)
-        return
-    if why:  # a list slot kept the items the user said
-        turn.refuse(item, why)
-    if turn.writes.set(task, name, admitted):
-        turn.note(f"delete {task['id']}.{name}" if admitted is None else
-                  f"set {task['id']}.{name}={short_text(admitted)}")
+@dataclass(frozen=True)
+class FillSlot(Command):
+    """The engine's own reading of one value the model left out (dskit.backup): not a command the model
+    writes (it is not registered), judged by the same rules as the model's."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "engine"
+    kind = "fill_slot"
+
+    def wire(self) -> dict:
+        return {"type": self.kind, "task_id": self.task_id, "slot": self.slot, "value": self.value}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        task = turn.stack.find(self.task_id)
+        spec = turn.spec(task).slots.get(self.slot) if task is not None else None
+        if spec is None:
+            return
+        ok, coerced, reason = coerce_slot_value(spec, self.value)
+        if ok and not reason and task["slots"].get(self.slot) != coerced:
+            yield SlotSet(self.task_id, self.slot, coerced, source=self.source)
 
 
 # ---------------------------------------------------------------- yes and no
 
+@dataclass(frozen=True)
 class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "confirm"
     aliases = ("affirm", "yes")
     order = 4
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
-        return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
+        return cls(task)
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        name = command.get("task")
-        if name in turn.catalog.tasks and turn.stack.named(name) is None:
+    def wire(self) -> dict:
+        return {"type": self.kind, "task": self.task} if self.task else {"type": self.kind}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
             # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
             # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": {}})
+            yield from StartTask(self.task, {}, self.source).propose(turn)
             return
         task = turn.stack.top()
         if task is None:
-            turn.drop(command, "no open task to confirm")
+            yield Refused(str(self), "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
-            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
-            turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
-                               "not what the user asked for")
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
             return
-        if not admit_confirm(turn):
-            if asks_something(turn.evidence) and turn.faq is None:  # answer it; the confirmation stays pending
-                turn.faq = turn.said
-                turn.note("faq (the message asks)", progress=False)
-            turn.refuse(command, "the message does not say yes")
-            return
-        if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
-            _accept_held(turn, task)
-            return
-        missing = missing_slots(task, turn.spec(task))
-        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
-            turn.drop(command, f"refused: required slot {missing[0]} is empty")
-            turn.notice("guard")
-            return
-        if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
-                or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
-            turn.drop(command, "nothing has been shown for confirmation yet")
-            return
-        if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
-            turn.drop(command, "refused: the values are not the ones the confirmation question showed; "
-                               "they are shown again")
-            return
-        turn.confirmed_id = task["id"]
-        task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
-        turn.note(f"confirm {task['id']}")
+        yield Confirmed(task["id"], source=self.source)
 
 
+def _held_values(turn: Turn, task: dict) -> Iterator[Effect]:
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
+
+
+@dataclass(frozen=True)
 class Deny(Command):
+    source: str = "model"
     kind = "deny"
     aliases = ("no", "reject")
     order = 4
 
-    def apply(self, turn: Turn, command: dict) -> None:
+    def propose(self, turn: Turn) -> Iterator[Effect]:
         task = turn.stack.top()
-        if task is not None and task["id"] in turn.held:  # no to the values held for checking
-            turn.held.pop(task["id"])
-            turn.checked.add(task["id"])
-            turn.note(f"deny held {task['id']}")
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
             return
         if task is None or task["stage"] != Stage.CONFIRMING:
-            turn.drop(command, "nothing to deny")
+            yield Refused(str(self), "nothing to deny")
             return
-        turn.stack.set_stage(task, Stage.COLLECTING)
-        turn.denied_id = task["id"]
-        turn.note(f"deny {task['id']}")
-
-
-def _accept_held(turn: Turn, task: dict) -> None:
-    """The user said yes to the values shown for checking: they are stored as if said — only those
-    the check question showed (dskit.integrity)."""
-    turn.checked.add(task["id"])
-    slots = turn.spec(task).slots
-    held = turn.held.pop(task["id"])
-    if task.get("shown") != shown_digest(task, [], held):
-        turn.drop({"task_id": task["id"], "slots": held}, "held values are not the ones the check question showed")
-        return
-    for name, value in held.items():
-        if name not in slots:
-            continue
-        if value is not None:  # held in the state string, which anyone may edit: checked again
-            ok, coerced, reason = coerce_slot_value(slots[name], value)
-            if not ok or reason or coerced != value:
-                turn.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
-                continue
-        if turn.writes.set(task, name, value):
-            turn.note(f"checked {task['id']}.{name}")
+        yield Denied(task["id"], source=self.source)
 
 
 # ---------------------------------------------------------------- outside the tasks
 
+@dataclass(frozen=True)
 class Faq(Command):
+    question: str = ""
+    source: str = "model"
     kind = "faq"
     aliases = ("knowledge", "knowledge_answer", "question")
     order = 6
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
-        return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
+        return cls(command_text(raw.get("question")))
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        turn.faq = command.get("question") or ""
-        turn.note("faq", progress=False)
+    def wire(self) -> dict:
+        return {"type": self.kind, "question": self.question}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
 
 
+@dataclass(frozen=True)
 class Chitchat(Command):
+    source: str = "model"
     kind = "chitchat"
     aliases = ("chat", "smalltalk")
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        turn.chitchat = True
-        turn.note("chitchat", progress=False)
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
 
 
+@dataclass(frozen=True)
 class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
     kind = "handoff"
     aliases = ("human_handoff", "transfer")
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
-    def read(self, raw: dict, task: str | None, catalog: Catalog) -> tuple[dict | None, str]:
-        return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
+    @classmethod
+    def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
+        return cls(command_text(raw.get("reason")))
 
-    def apply(self, turn: Turn, command: dict) -> None:
-        turn.handoff = command.get("reason") or "user_request"
-        turn.note("handoff", progress=False)
+    def wire(self) -> dict:
+        return {"type": self.kind, "reason": self.reason}
+
+    def propose(self, turn: Turn) -> Iterator[Effect]:
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
 
 
+@dataclass(frozen=True)
 class CannotHandle(Command):
+    source: str = "model"
     kind = "cannot_handle"
     aliases = ("unknown", "fallback")
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
-    def apply(self, turn: Turn, command: dict) -> None:
+    def propose(self, turn: Turn) -> Iterator[Effect]:
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
-        turn.drop(command, "ignored: other commands were understood")
-
-
-# ---------------------------------------------------------------- sub-tasks started together
-
-def _open_parent_named(turn: Turn, depends_on: str | None) -> dict | None:
-    """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
-    return turn.stack.named(depends_on) if depends_on else None
-
-
-def _adopt_orphans(turn: Turn, parent: dict) -> None:
-    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
-    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
-    for task in turn.stack.tasks:
-        if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
-            task["parent_id"] = parent["id"]
-            turn.note(f"link {task['id']}->{parent['id']}", progress=False)
-
-
-def _link_parents(turn: Turn) -> None:
-    """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
-    for task in turn.stack.tasks:
-        if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
-            parent = _open_parent_named(turn, turn.spec(task).depends_on)
-            if parent is not None and parent is not task:
-                task["parent_id"] = parent["id"]
+        yield Refused(str(self), "ignored: other commands were understood")
 
 
 # ---------------------------------------------------------------- the registry
 
-REGISTRY: dict[str, Command] = {command.kind: command for command in (
-    StartTask(), SetSlots(), RollbackSlot(), CancelTask(), Confirm(), Deny(), Faq(), Chitchat(), Handoff(), Reset(),
-    CannotHandle(),
-)}
+REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command: type) -> type:
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
 COMMAND_TYPES = tuple(REGISTRY)
-COMMAND_ALIASES = {alias: command.kind for command in REGISTRY.values() for alias in command.aliases}
-# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
-RESOLVED_FROM = Confirm.order
 
 
 def command_lines(lang: str) -> str:
@@ -472,22 +571,30 @@ def command_lines(lang: str) -> str:
     return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
 
 
-def apply_commands(turn: Turn, commands: list[dict]) -> None:
-    """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
+def is_cannot_handle(command: Command) -> bool:
+    return isinstance(command, CannotHandle)
+
+
+def apply_commands(turn: Turn, commands: list[Command]) -> None:
+    """Run a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
-    turn.commands = list(commands)
-    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (REGISTRY[p[1]["type"]].order, p[0]))]
+    turn.commands = tuple(commands)
+    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (p[1].order, p[0]))]
     resolved = False
     index = 0
     while index < len(ordered):
-        kind = ordered[index]["type"]
+        kind = type(ordered[index])
         end = index + 1
-        while end < len(ordered) and ordered[end]["type"] == kind:
+        while end < len(ordered) and type(ordered[end]) is kind:
             end += 1
-        if not resolved and REGISTRY[kind].order >= RESOLVED_FROM:
+        if not resolved and kind.order >= RESOLVED_FROM:
             turn.writes.resolve()
             resolved = True
-        REGISTRY[kind].apply_all(turn, ordered[index:end])
+        if kind is StartTask:
+            start_all(turn, ordered[index:end])
+        else:
+            for command in ordered[index:end]:
+                run(turn, command)
         index = end
     if not resolved:
         turn.writes.resolve()
@@ -496,10 +603,12 @@ def apply_commands(turn: Turn, commands: list[dict]) -> None:
 
 def _expire_held(turn: Turn) -> None:
     """Held values the user did not say yes to are forgotten (they were asked about once)."""
-    for task_id, values in turn.held.items():
-        turn.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
-    turn.held.clear()
+    for task_id, values in turn.held_open().items():
+        reduce(turn, Refused(short_text({"task_id": task_id, "slots": values}),
+                             "held values not confirmed by the user; dropped"))
 
 
-__all__ = ["Command", "REGISTRY", "COMMAND_TYPES", "COMMAND_ALIASES", "command_lines", "apply_commands",
-           "apply_slots", "command_text"]
+__all__ = ["Command", "REGISTRY", "COMMAND_TYPES", "COMMAND_ALIASES", "command_lines", "apply_commands", "run",
+           "register", "slot_effects", "slot_by_word", "command_text", "StartTask", "SetSlots", "RollbackSlot",
+           "CancelTask", "Confirm", "Deny", "Faq", "Chitchat", "Handoff", "Reset", "CannotHandle", "FillSlot",
+           "answer_slots"]

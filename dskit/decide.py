@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .effects import Asked, AskFailed, Executed, HandedOff, NotUnderstood, Refused, StackLimited, StageSet
 from .gaps import ask_text, missing_slots
 from .integrity import shown_digest
 from .messages import msg, sentences, show_value
 from .records import Decision, ExecutePayload, Stage, TaskRecord, new_decision
-from .state import MAX_DONE, add_error, new_counters
+from .reducer import reduce
 from .subtasks import settle_subtasks
+from .text import short_text
 from .turn import Turn
 from .views import values_text
 
@@ -44,14 +46,14 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     missing = missing_slots(task, spec)
     if missing:
         return _ask_missing(turn, task, missing[0])
-    if task["id"] == turn.denied_id and not turn.writes.changed_in(task):
+    if task["id"] == turn.log.denied_id and not turn.writes.changed_in(task):
         names = msg("list_sep", turn.lang).join(s.display for s in spec.slots.values())
         return Step("ask_slot", "", msg("deny", turn.lang, slots=names), Stage.COLLECTING)
     if withdraws_confirmation(turn, task):
         return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
                                         values=_values(turn, task) or "—"), Stage.COLLECTING)
     confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
-    if task["id"] == turn.confirmed_id or not confirm_needed:
+    if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
         msg("confirm_with", turn.lang, task=turn.spec(sub).display, values=_values(turn, sub))
@@ -84,8 +86,9 @@ def withdraws_confirmation(turn: Turn, task: dict) -> bool:
     question again would let the next "yes" run the values the user was trying to change, so the
     question is withdrawn: the reply says nothing was changed and asks what to change; only a fresh
     confirmation question, answered yes, runs the task (docs/grounding.md)."""
-    return (turn.unapplied and task["id"] in turn.confirming_before and not turn.writes.changed_in(task)
-            and turn.faq is None and not turn.progress)
+    log = turn.log
+    return (log.unapplied and task["id"] in turn.before.confirming and not turn.writes.changed_in(task)
+            and log.faq is None and not log.progress)
 
 
 def _values(turn: Turn, task: dict, names: list[str] | None = None) -> str:
@@ -105,18 +108,15 @@ def _step_of(turn: Turn, task: dict, resumed: bool) -> Step:
     """The task's next step, with its stage applied; a confirmation or check question records what it
     shows (dskit.integrity), so that a yes runs exactly that."""
     step = next_step(turn, task, resumed)
-    if step.stage is not None:
-        turn.stack.set_stage(task, step.stage)
-    if step.action == "confirm":
-        _record_shown(turn, task)
-    else:
-        task.pop("shown", None)
+    stage = step.stage.value if step.stage is not None else task["stage"]
+    reduce(turn, StageSet(task["id"], stage, shown=_shown(turn, task) if step.action == "confirm" else ""))
     return step
 
 
-def _record_shown(turn: Turn, task: dict) -> None:
+def _shown(turn: Turn, task: dict) -> str:
+    """The digest of what the question about to be asked shows (dskit.integrity)."""
     held = task.get("unconfirmed")
-    task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
+    return shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
 
 
 def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
@@ -134,32 +134,35 @@ def decide(turn: Turn) -> Decision:
     """
     settle_subtasks(turn)
     decision = _decide(turn)
-    turn.stack.evict(turn.catalog.policy.max_stack)
-    decision["notices"] = list(turn.notices)
+    reduce(turn, StackLimited(turn.catalog.policy.max_stack))
+    notices = turn.log.notices(turn.lang)
+    decision["notices"] = notices
     decision["ended"] = turn.ended_list()
     decision["changes"] = turn.writes.all_changes()
-    decision["question"] = sentences(turn.lang, *turn.notices, decision["question"])
+    decision["question"] = sentences(turn.lang, *notices, decision["question"])
     return decision
 
 
 def _decide(turn: Turn) -> Decision:
-    if turn.handoff:
-        return _handoff(turn, turn.handoff)
+    log = turn.log
+    if log.handoff:
+        return _handoff(turn, log.handoff)
     _count_failed_ask(turn)
     top = turn.stack.top()
-    resumed = (top is not None and top["id"] in turn.existing_ids and top["id"] != turn.top_before
-               and turn.top_before in turn.ended)
+    resumed = (top is not None and top["id"] in turn.before.existing_ids and top["id"] != turn.before.top_id
+               and turn.before.top_id in log.ended())
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
     if step.action == "handoff":
         return _handoff(turn, step.question)
     ready = top if step.action == "execute" else _ready_below(turn, top) if step.action != "handoff" else None
     if ready is not None:
-        if turn.faq is not None:
-            turn.drop({"type": "faq", "question": turn.faq}, "deferred: a task is executed this turn")
+        if log.faq is not None:
+            reduce(turn, Refused(short_text({"type": "faq", "question": log.faq}),
+                                 "deferred: a task is executed this turn"))
         return _execute(turn, ready)
-    if turn.faq is not None or (turn.chitchat and not turn.progress):
-        decision = base(turn, "faq" if turn.faq is not None else "chitchat", question=step.question, slot=step.slot,
-                        faq={"question": turn.faq} if turn.faq is not None else None)
+    if log.faq is not None or (log.chitchat and not log.progress):
+        decision = base(turn, "faq" if log.faq is not None else "chitchat", question=step.question, slot=step.slot,
+                        faq={"question": log.faq} if log.faq is not None else None)
         return _with_missing(turn, decision, top)
     if top is None:
         return base(turn, "chitchat")
@@ -176,7 +179,7 @@ def _ready_below(turn: Turn, top: dict | None) -> dict | None:
     asks for the booking, whichever order the model started them in. Never a task open before the
     message, never one that needs a yes."""
     for task in reversed(turn.stack.tasks):
-        if task is top or task["id"] in turn.existing_ids or task.get("parent_id"):
+        if task is top or task["id"] in turn.before.existing_ids or task.get("parent_id"):
             continue
         if next_step(turn, task, resumed=False).action == "execute":
             return task
@@ -185,9 +188,10 @@ def _ready_below(turn: Turn, top: dict | None) -> dict | None:
 
 def base(turn: Turn, action: str, **fields: Any) -> Decision:
     """This turn's decision as things stand: the task in focus, the notices and logs so far."""
+    log = turn.log
     return new_decision(action, lang=turn.lang, turn=turn.state["turn"], task=turn.task_ref(),
-                        notices=list(turn.notices), applied=list(turn.applied), dropped=list(turn.dropped),
-                        ended=turn.ended_list(), progress=turn.progress, **fields)
+                        notices=log.notices(turn.lang), applied=log.applied(), dropped=log.dropped(),
+                        ended=turn.ended_list(), progress=log.progress, **fields)
 
 
 def _with_missing(turn: Turn, decision: Decision, top: dict | None) -> Decision:
@@ -205,20 +209,19 @@ def _count_failed_ask(turn: Turn) -> None:
     counters = turn.state["counters"]
     task_id, _, slot = (counters.get("asking") or "").partition(".")
     task = turn.stack.find(task_id) if task_id else None
-    if task is None or not slot or turn.faq is not None or turn.writes.changed.get(task_id) or slot in task["slots"]:
+    if task is None or not slot or turn.log.faq is not None or turn.writes.changed.get(task_id) \
+            or slot in task["slots"]:
         return
-    key = f"{task_id}.{slot}"
-    counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
+    reduce(turn, AskFailed(f"{task_id}.{slot}"))
 
 
 def _asking(turn: Turn, task: dict, slot: str | None) -> None:
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
-    turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
+    reduce(turn, Asked(task["id"], slot or ""))
 
 
 def _handoff(turn: Turn, reason: str) -> Decision:
-    turn.state["handoff"] = {"reason": reason, "turn": turn.state["turn"]}
-    turn.state["counters"] = new_counters()
+    reduce(turn, HandedOff(reason))
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))
 
 
@@ -232,7 +235,7 @@ def _covered(turn: Turn, parent: TaskRecord, sub: dict) -> bool:
     """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
     confirmation of its own, or its own yes approved exactly these values."""
     spec = turn.spec(sub)
-    return (turn.confirmed_id == parent["id"] or not spec.confirm
+    return (turn.log.confirmed_id == parent["id"] or not spec.confirm
             or sub.get("approved") == shown_digest(sub))
 
 
@@ -243,18 +246,12 @@ def _execute(turn: Turn, task: TaskRecord) -> Decision:
     for sub in turn.stack.waiting_under(task):
         if sub.get("parent_id") == task["id"] and not _covered(turn, task, sub) or \
                 sub.get("parent_id") != task["id"] and sub.get("parent_id") not in {s["id"] for s in subtasks}:
-            turn.stack.set_stage(sub, Stage.COLLECTING)
-            sub.pop("approved", None)
+            reduce(turn, StageSet(sub["id"], Stage.COLLECTING.value, withdrawn=True))
             continue
         subtasks.append(sub)
     payload = _payload(turn, task)
     payload["subtasks"] = [_payload(turn, sub) for sub in subtasks]
-    for entry in [task] + subtasks:
-        turn.stack.take(entry)
-        turn.ended[entry["id"]] = "executed"
-    turn.state["done"].append({**payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
-                               "parent_id": task.get("parent_id")})
-    del turn.state["done"][:-MAX_DONE]
+    reduce(turn, Executed(task["id"], tuple(sub["id"] for sub in subtasks), payload))
     decision = _followup(turn, base(turn, "execute"))
     decision["execute"] = payload
     return decision
@@ -267,13 +264,12 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
         step = _step_of(turn, top, resumed=True)
         question = step.question
         if step.action == "execute":  # a complete single-turn task waits for the user's go-ahead
-            turn.stack.set_stage(top, Stage.CONFIRMING)
-            _record_shown(turn, top)
+            reduce(turn, StageSet(top["id"], Stage.CONFIRMING.value, shown=_shown(turn, top)))
             question = msg("confirm_resume", turn.lang, task=turn.spec(top).display, values=_values(turn, top))
         elif step.action == "handoff":
             question = ask_text(turn.spec(top), step.slot, turn.lang)
         _asking(turn, top, step.slot if step.action == "ask_slot" else None)
-        if top["id"] in turn.existing_ids:
+        if top["id"] in turn.before.existing_ids:
             decision["resumed"] = turn.resumed_ref(top)
             question = _resume_prefix(turn, top, question)
         decision["question"] = question
@@ -285,10 +281,8 @@ def _followup(turn: Turn, decision: Decision) -> Decision:
 
 def not_understood(turn: Turn, error: str) -> Decision:
     """An unusable understanding changes nothing but a counter; enough in a row hand off."""
-    counters = turn.state["counters"]
-    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
-    add_error(turn.state, "understanding", error)
-    if counters["parse_failures"] >= turn.catalog.policy.max_parse_failures:
+    reduce(turn, NotUnderstood(error))
+    if turn.state["counters"]["parse_failures"] >= turn.catalog.policy.max_parse_failures:
         return _handoff(turn, "not_understood")
     top = turn.stack.top()
     return base(turn, "fallback", question=msg("fallback", turn.lang),

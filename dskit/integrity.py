@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .records import Stage
+from .taskstack import TaskStack
+
 
 DIGEST_CHARS = 24
 # The parts of a state that decide what the engine does next (the timeline and errors only explain).
 _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
-_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
 # The mark of the catalog text the state was last checked against (dskit.machine.catalog_mark): with
 # the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
 CHECKED_KEY = "catalog_checked"
@@ -122,15 +122,9 @@ def distrust(state: dict) -> list[str]:
     notes = []
     if state.pop("offers", None):
         notes.append("offers dropped")
-    for task in state["task_stack"]:
-        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
-            notes.append(f"{task['id']}: {task['stage']} withdrawn")
-            task["stage"] = Stage.COLLECTING.value
-        for key in _TRUST_FIELDS:
-            task.pop(key, None)
-        if task.get("history"):
-            task["history"] = {}
-            notes.append(f"{task['id']}: old values dropped")
+    stack = TaskStack(state)
+    for task in stack.tasks:
+        notes += stack.withdraw_trust(task)
     return notes
 
 

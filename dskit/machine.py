@@ -21,7 +21,7 @@ from typing import Any
 
 from .catalog import CATALOG_RULES, Catalog, load_catalog
 from .backup import backup_fill, options_left_out, time_left_out
-from .commands import apply_commands
+from .commands import apply_commands, is_cannot_handle
 from .decide import decide, not_understood
 from .grounding import make_evidence
 from .integrity import CHECKED_KEY, digest, shown_digest, trust_state
@@ -33,7 +33,10 @@ from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_
                     load_state, reconcile_state, sound_body)
 from .subtasks import restore_subtasks
 from .taskstack import TaskStack
-from .turn import Turn, short_text
+from .effects import Refused, TurnRecorded, Understood
+from .reducer import reduce
+from .text import short_text
+from .turn import Turn
 from .understanding import parse_understanding
 
 # A timeline entry keeps at most this many applied and dropped commands (the state stays small).
@@ -49,9 +52,9 @@ class TurnResult:
     decision: Decision
 
 
-def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> None:
-    state["timeline"].append({
-        "turn": state["turn"],
+def _timeline(turn: Turn, parsed: dict, decision: dict, changed: list[str]) -> None:
+    reduce(turn, TurnRecorded({
+        "turn": turn.state["turn"],
         "changed": [str(c)[:140] for c in changed[:TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
         "query": parsed["rewritten_query"][:120],
         "applied": [str(a)[:200] for a in decision["applied"][:TIMELINE_ITEMS]],
@@ -59,8 +62,7 @@ def _timeline(state: dict, parsed: dict, decision: dict, changed: list[str]) -> 
                     for d in decision["dropped"][:TIMELINE_ITEMS]],
         "action": decision["next_action"],
         "task": decision["task"]["id"] if decision["task"] else None,
-    })
-    del state["timeline"][:-MAX_TIMELINE]
+    }))
 
 
 def since_reset(state: dict, recent: Any) -> Any:
@@ -116,8 +118,8 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     said = parsed["rewritten_query"] or (query[:2000] if isinstance(query, str) else "")
     turn = Turn(state, cat, lang, evidence, said=said)
     for item in parsed["dropped"]:
-        turn.drop(item["command"], item["reason"])
-    if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
+        reduce(turn, Refused(short_text(item["command"]), item["reason"]))
+    if parsed["usable"] and parsed["commands"] and all(is_cannot_handle(c) for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
     readable = parsed["usable"]
     if readable:
@@ -128,13 +130,13 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
         turn.writes.resolve()
         parsed["usable"] = True
     if parsed["usable"]:
-        state["counters"]["parse_failures"] = 0
+        reduce(turn, Understood(by_engine=not readable))
         decision = decide(turn)
     else:
         decision = not_understood(turn, parsed["error"])
     decision["rewritten_query"] = parsed["rewritten_query"]
     changed = turn.writes.changed_keys() if parsed["usable"] else []
-    _timeline(state, parsed, decision, changed)
+    _timeline(turn, parsed, decision, changed)
     return decision, changed
 
 
@@ -237,7 +239,7 @@ def record_result(state_str: Any, task_id: str, ok: bool, detail: str = "", *, l
             restore_subtasks(state, entry)
             task = stack.find(task_id)
             if task is not None and task["stage"] == Stage.CONFIRMING:  # the failure reply shows it and asks to retry
-                task["shown"] = shown_digest(task, stack.waiting_under(task))
+                stack.mark_shown(task, shown_digest(task, stack.waiting_under(task)))
         return dump_state(state, secret)
     except Exception as exc:  # noqa: BLE001 - the outcome is lost, the state is not
         old = load_trusted(state_str, secret)

@@ -39,13 +39,31 @@ class TaskRef(TypedDict):
     stage: str
 
 
-class TaskRecord(TaskRef):
-    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data."""
+class _TaskTrust(TypedDict, total=False):
+    """What a task carries only while a question is out (dskit.integrity): the digest of what a
+    confirmation or check question showed (``shown``), of what a sub-task's own yes covered
+    (``approved``), and the values held for the user to check (``unconfirmed``, slot -> value, None
+    for a deletion). Absent otherwise."""
+
+    shown: str
+    approved: str
+    unconfirmed: dict[str, Any]
+
+
+class TaskRecord(TaskRef, _TaskTrust):
+    """One open task on ``state["task_stack"]`` (docs/state-format.md): its reference and its data.
+    :data:`TASK_KEYS` lists every key a task may carry; :class:`dskit.taskstack.TaskStack` is the only
+    code that changes one."""
 
     slots: dict[str, Any]
     history: dict[str, list[Any]]
     parent_id: str | None
     opened_turn: int
+
+
+# Every key a task record may carry, in the order the state writes them.
+TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
+             "approved")
 
 
 class ExecutePayload(TypedDict):

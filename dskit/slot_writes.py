@@ -9,12 +9,13 @@ A changed or deleted value cancels the sub-tasks opened for the old one (docs/de
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .catalog import Catalog
-from .messages import msg, show_value
+from .effects import notice
+from .messages import show_value
 from .records import SlotChange
-from .state import bound_history
 from .taskstack import TaskStack
 
 UNSET = object()  # a slot's value before the turn, when it had none
@@ -23,12 +24,12 @@ UNSET = object()  # a slot's value before the turn, when it had none
 class SlotWrites:
     """The slot changes of one turn (the turn's only way to write a slot value)."""
 
-    def __init__(self, state: dict, stack: TaskStack, catalog: Catalog, lang: str, notices: list[str]) -> None:
+    def __init__(self, state: dict, stack: TaskStack, catalog: Catalog, lang: str, emit: Callable) -> None:
         self.state = state
         self.stack = stack
         self.catalog = catalog
         self.lang = lang
-        self.notices = notices  # the turn's notices: a rollback is announced there
+        self.emit = emit  # the turn's ledger: a rollback is announced there
         # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
         self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
         self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
@@ -55,7 +56,7 @@ class SlotWrites:
         """Remember a slot's value and history before its first change this turn."""
         key = (task["id"], name)
         if key not in self.touched:
-            self.touched[key] = (task["slots"].get(name, UNSET), list(task["history"].get(name) or []), [])
+            self.touched[key] = (task["slots"].get(name, UNSET), self.stack.old_values(task, name), [])
         self.touched[key][2].append(op)
 
     def set(self, task: dict, name: str, value: Any) -> bool:
@@ -66,13 +67,9 @@ class SlotWrites:
         if value is not None and name in task["slots"] and old == value:
             return False
         self._touch(task, name, "delete" if value is None else "set")
-        history = task["history"].setdefault(name, [])
-        history.append(old)
-        bound_history(history)
-        if value is None:
-            del task["slots"][name]
-        else:
-            task["slots"][name] = value
+        self.stack.set_old_values(task, name, self.stack.old_values(task, name) + [old])
+        self.stack.put_value(task, name, value)
+        if value is not None:
             self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
         self.changed.setdefault(task["id"], []).append(name)
         return True
@@ -80,11 +77,10 @@ class SlotWrites:
     def rollback(self, task: dict, slot: str) -> None:
         """Put the slot's previous value back (the caller checked that there is one)."""
         self._touch(task, slot, "rollback")
-        previous = task["history"][slot].pop()
-        if previous is None:
-            task["slots"].pop(slot, None)
-        else:
-            task["slots"][slot] = previous
+        history = self.stack.old_values(task, slot)
+        previous = history.pop()
+        self.stack.set_old_values(task, slot, history)
+        self.stack.put_value(task, slot, previous)
         self.changed.setdefault(task["id"], []).append(slot)
         self.rolled_back.add((task["id"], slot))
 
@@ -102,9 +98,7 @@ class SlotWrites:
                 self._unchanged(task, name, history)
                 continue
             if len(ops) > 1 and ops[-1] != "rollback":
-                merged = history + [None if before is UNSET else before]
-                bound_history(merged)
-                task["history"][name] = merged
+                self.stack.set_old_values(task, name, history + [None if before is UNSET else before])
             if ops[-1] == "rollback":
                 self._rollback_notice(task, name, final)
             else:
@@ -123,17 +117,14 @@ class SlotWrites:
         return self.changes + pending
 
     def _unchanged(self, task: dict, name: str, history: list) -> None:
-        task["history"][name] = history
-        if not history:
-            task["history"].pop(name, None)
+        self.stack.set_old_values(task, name, history)
         self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
         self.rolled_back.discard((task["id"], name))
 
     def _rollback_notice(self, task: dict, name: str, final: Any) -> None:
-        lang = self.lang
         display = self.catalog.tasks[task["name"]].slots[name].display
-        self.notices.append(msg("rolled_back_empty", lang, slot=display) if final is UNSET else
-                                 msg("rolled_back", lang, slot=display, value=show_value(final, lang)))
+        self.emit(notice("rolled_back_empty", slot=display) if final is UNSET else
+                  notice("rolled_back", slot=display, value=show_value(final, self.lang)))
 
     def _cascade(self, task: dict, slot: str) -> None:
         """A changed or deleted value invalidates the sub-tasks opened for the old one."""

@@ -23,8 +23,8 @@ from .catalog import Catalog, SlotSpec, coerce_slot_value
 from .jsonish import has_surrogates, jsonish_scrub, scrub_surrogates
 from .limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, string_excess
 from .integrity import DIGEST_CHARS, digest, same_digest, seal
-from .records import STAGES, Stage
-from .taskstack import TaskStack
+from .records import STAGES, TASK_KEYS, Stage
+from .taskstack import TaskStack, bound_history
 from .text import is_int
 
 STATE_FORMAT = "dskit.state"
@@ -43,10 +43,6 @@ MAX_STATE_CHARS = 1_000_000
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
-MAX_SLOT_HISTORY = 10
-# The old values kept for one slot take at most this many characters of JSON; the newest is always
-# kept, so "还是原来的吧" works for a value of any allowed length.
-SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
 _SHORT_TEXT = 200
@@ -57,8 +53,6 @@ _ESCAPED_SURROGATE = re.compile("\\\\[uU][dD][89a-fA-F]")  # a surrogate written
 _TOP_KEYS = ("format", "version", "turn", "global_intent_lock", "current_task_id", "task_stack",
              "next_task_seq", "counters", "handoff", "done", "errors", "timeline", "seal", "offers",
              "catalog_checked")
-_TASK_KEYS = ("id", "name", "label", "stage", "slots", "history", "parent_id", "opened_turn", "unconfirmed", "shown",
-              "approved")
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -255,7 +249,7 @@ def _repair_stack(state: dict) -> list[str]:
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _TASK_KEYS if key in task}
+        clean = {key: task[key] for key in TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
@@ -352,18 +346,6 @@ def _clean_timeline(entry: dict) -> dict:
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
 
 
-def bound_history(history: list) -> None:
-    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
-    dropping the oldest first; the newest one always stays."""
-    del history[:-MAX_SLOT_HISTORY]
-    total = 0
-    for index in range(len(history) - 1, -1, -1):
-        total += _json_len(history[index]) + 1
-        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
-            del history[:index + 1]
-            return
-
-
 # ---------------------------------------------------------------- writing within Dify's limits
 
 def _json_len(value: Any) -> int:
@@ -425,9 +407,7 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
         return True, []
     shrink([state["timeline"]], "timeline entries")
     shrink([state["errors"]], "errors")
-    for task in state["task_stack"]:
-        shrink(list(task["history"].values()), "old slot values")
-        task["history"] = {slot: values for slot, values in task["history"].items() if values}
+    _shrink_old_values(state, excess, dropped)
     finished = [d for d in state["done"] if d.get("status") != "pending"]
     pending = [d for d in state["done"] if d.get("status") == "pending"]
     shrink([finished, pending], "executed-task records")
@@ -436,6 +416,22 @@ def _trim(state: dict, room: int, evict: bool, secret: str = "") -> tuple[bool, 
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
+
+
+def _shrink_old_values(state: dict, excess: Any, dropped: dict[str, int]) -> None:
+    """Old slot values, the bottom task's first, oldest first, until the state fits."""
+    stack = TaskStack(state)
+    need = excess()
+    for task in list(stack.tasks):
+        for slot in list(task["history"]):
+            values = stack.old_values(task, slot)
+            while values and need > 0:
+                need -= _json_len(values.pop(0)) + 1
+                dropped["old slot values"] = dropped.get("old slot values", 0) + 1
+                stack.set_old_values(task, slot, values)
+                if need <= 0:
+                    need = excess()
+        stack.forget_old_values(task, keep_slots=True)
 
 
 def _evict(state: dict, excess: Any) -> list[str]:
@@ -449,11 +445,11 @@ def _evict(state: dict, excess: Any) -> list[str]:
         lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
     top = stack.top()
     if top is not None and excess() > 0:
-        top["history"] = {}
+        stack.forget_old_values(top)
         for slot in sorted(top["slots"], key=lambda s: -_json_len(top["slots"][s])):
             if excess() <= 0:
                 break
-            del top["slots"][slot]
+            stack.put_value(top, slot, None)
             lost.append(f"{top['id']}.{slot}")
     if excess() > 0:
         fresh = new_state()

@@ -8,8 +8,10 @@ execution in one payload; a failed submission brings both back (:func:`restore_s
 
 from __future__ import annotations
 
+from .effects import StageSet, SubtaskWaits
 from .gaps import missing_slots
 from .records import Stage, task_record
+from .reducer import reduce
 from .taskstack import TaskStack
 from .turn import Turn
 
@@ -28,17 +30,15 @@ def settle_subtasks(turn: Turn) -> None:
         spec = turn.spec(task)
         complete = not missing_slots(task, spec)
         changed = bool(turn.writes.changed_in(task))
-        ready = complete and (not spec.confirm or task["id"] == turn.confirmed_id
+        ready = complete and (not spec.confirm or task["id"] == turn.log.confirmed_id
                               or (parent is not None and turn.spec(parent).confirm)
                               or (task["stage"] == Stage.WAITING and not changed))
         if parent is None or not ready:
             if task["stage"] == Stage.WAITING:
-                stack.set_stage(task, Stage.COLLECTING)
+                reduce(turn, StageSet(task["id"], Stage.COLLECTING.value))
             continue
         if task["stage"] != Stage.WAITING or stack.is_above(task, parent):
-            turn.notice("waiting", task=spec.display, parent=turn.spec(parent).display)
-            stack.place_below(task, parent)
-            stack.set_stage(task, Stage.WAITING)
+            reduce(turn, SubtaskWaits(task["id"], parent["id"]))
 
 
 def restore_subtasks(state: dict, entry: dict) -> list[dict]:

@@ -6,8 +6,11 @@ job, so the history, the context and the code nodes cannot disagree about what "
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+
+from .jsonish import scrub_surrogates
 
 # Control characters other than tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -89,3 +92,16 @@ def bounded_int(value: object, default: int, low: int | None = None, high: int |
     if high is not None:
         number = min(number, high)
     return number
+
+
+def short_text(value: object) -> str:
+    """A command or value as a short string for the timeline, the decision and refusal reasons. Never
+    raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])

@@ -1,41 +1,136 @@
-"""One turn in progress: what the commands of a message see and what they leave for the decision.
+"""One turn in progress: what the commands of a message see, and the ledger of what they did.
 
 A :class:`Turn` is built from the loaded state, the catalog and the user's words (the evidence). The
-commands (:mod:`dskit.commands`) read it and record their effects on it: slot writes go through
-:class:`dskit.slot_writes.SlotWrites`, stack moves through :class:`dskit.taskstack.TaskStack`, and
-every command that is applied, dropped or refused leaves an entry with its reason. The decision
-(:mod:`dskit.decide`) is then read off the turn. Nothing here is parsed back later: ``applied`` is a
-log for people, ``changes`` (on the slot writes) is the typed record of what changed.
+commands (:mod:`dskit.commands`) read it and propose effects; the admission rules judge them; the
+reducer (:mod:`dskit.reducer`) applies the admitted ones and writes each into the turn's
+:class:`Ledger`. Everything the decision needs to know about the turn — what was applied, refused,
+noticed, asked, confirmed, which tasks ended — is read off the ledger, never kept in flags beside it.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, TaskSpec
+from .effects import (Clarified, Confirmed, Denied, Effect, FaqAsked, HandoffAsked, HeldAnswered, Noticed, Refused,
+                      SmallTalk, StackCleared, TaskEnded, TaskOpened, ValueHeld)
+from .effects import notice
 from .grounding import Evidence
-from .jsonish import scrub_surrogates
 from .messages import msg
 from .records import Stage, TaskRef, task_ref
 from .slot_writes import SlotWrites
 from .taskstack import TaskStack
+from .text import short_text
 
 
-def short_text(command: Any) -> str:
-    """A command as a short string for the timeline and the decision. Never raises."""
-    try:
-        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            text = repr(command)
-        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
-            text = f"<{type(command).__name__}>"
-    return scrub_surrogates(text[:160])
+# Why a task left the stack, when the user is told (dskit.messages has a sentence for each).
+TOLD_REASONS = ("cancelled", "cascade", "evicted")
+
+
+@dataclass(frozen=True)
+class Before:
+    """What stood before the user's message, read once when the turn starts: the slot asked last turn
+    ("task_id.slot"), the open tasks, the task on top, the tasks whose confirmation question the user
+    saw, and the values held for the user to check (task id -> {slot: value})."""
+
+    asked: str
+    existing_ids: frozenset
+    top_id: str | None
+    confirming: frozenset
+    held: dict
+
+
+class Ledger:
+    """The effects of one turn, in the order they were applied (refusals and notes included), and what
+    the decision reads off them."""
+
+    def __init__(self) -> None:
+        self.effects: list[Effect] = []
+
+    def add(self, effect: Effect) -> None:
+        self.effects.append(effect)
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.effects if isinstance(e, kind)]
+
+    def last(self, kind: type) -> Any:
+        found = self.of(kind)
+        return found[-1] if found else None
+
+    # ------------------------------------------------------------ read off the effects
+
+    def applied(self) -> list[str]:
+        """The ``applied`` log: one line per effect that has one."""
+        return [line for line in (e.entry() for e in self.effects) if line]
+
+    def dropped(self) -> list[dict]:
+        """Every command, or part of one, not applied, with the reason."""
+        out = []
+        for effect in self.effects:
+            if isinstance(effect, Refused):
+                reason = f"not grounded: {effect.reason}" if effect.grounding else effect.reason
+                out.append({"command": effect.command, "reason": reason})
+            elif isinstance(effect, ValueHeld):
+                out.append({"command": short_text({"task_id": effect.task_id, "slot": effect.slot,
+                                                   "value": effect.value}),
+                            "reason": f"held for the user to check: {effect.reason}"})
+        return out
+
+    def notices(self, lang: str) -> list[str]:
+        return [msg(e.key, lang, **dict(e.values)) for e in self.of(Noticed)]
+
+    @property
+    def progress(self) -> bool:
+        """Whether the turn moved a task on (then small talk does not take it)."""
+        return any(e.progress for e in self.effects)
+
+    @property
+    def faq(self) -> str | None:
+        found = self.last(FaqAsked)
+        return found.question if found is not None else None
+
+    @property
+    def chitchat(self) -> bool:
+        return bool(self.of(SmallTalk))
+
+    @property
+    def handoff(self) -> str | None:
+        found = self.last(HandoffAsked)
+        return found.reason if found is not None else None
+
+    @property
+    def confirmed_id(self) -> str | None:
+        found = self.last(Confirmed)
+        return found.task_id if found is not None else None
+
+    @property
+    def denied_id(self) -> str | None:
+        found = self.last(Denied)
+        return found.task_id if found is not None else None
+
+    @property
+    def clarified(self) -> Clarified | None:
+        return self.last(Clarified)
+
+    @property
+    def unapplied(self) -> bool:
+        """A change the model read into this message was refused as not said (a refused yes is not one)."""
+        return any(isinstance(e, Refused) and e.grounding and not e.confirm for e in self.effects)
+
+    def ended(self) -> dict[str, str]:
+        """Tasks that left the stack this turn -> why (cancelled, cascade, evicted, reset, executed)."""
+        return {e.task_id: e.reason for e in self.of(TaskEnded)}
+
+    def late_starts(self) -> set[str]:
+        return {e.name for e in self.of(TaskOpened) if e.late}
+
+    def answered_held(self) -> set[str]:
+        return {e.task_id for e in self.of(HeldAnswered)}
 
 
 class Turn:
-    """Everything one turn changes and notices; the decision is read off it at the end."""
+    """Everything one turn reads, and its ledger; the decision is read off it at the end."""
 
     def __init__(self, state: dict, catalog: Catalog, lang: str, evidence: Evidence | None = None, said: str = ""):
         self.state = state
@@ -43,31 +138,24 @@ class Turn:
         self.lang = lang
         self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
         self.said = said  # the message as the model restated it (or as said): the question of an FAQ
-        self.stack = TaskStack(state, on_removed=self._task_ended)
-        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
-        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
-        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in self.stack.tasks
-                                      if isinstance(t.get("unconfirmed"), dict)}
-        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
-        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
-        self.dropped: list[dict] = []
-        self.notices: list[str] = []
-        self.ended: dict[str, str] = {}
-        self.progress = False
-        self.confirmed_id: str | None = None
-        self.denied_id: str | None = None
-        self.faq: str | None = None
-        self.chitchat = False
-        self.handoff: str | None = None
-        self.unapplied = False  # a change the model read into this message was refused as not said
-        self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
-        self.late_starts: set[str] = set()  # tasks started this turn for the user's last message
+        self.log = Ledger()
+        self.stack = TaskStack(state, on_removed=self.task_ended)
         top = self.stack.top()
-        self.top_before = top["id"] if top else None
-        self.existing_ids = self.stack.ids()
-        # Tasks whose confirmation question was the last thing the user saw.
-        self.confirming_before = self.stack.in_stage(Stage.CONFIRMING)
-        self.writes = SlotWrites(state, self.stack, catalog, lang, self.notices)
+        self.before = Before(
+            asked=state["counters"].get("asking") or "",
+            existing_ids=frozenset(self.stack.ids()),
+            top_id=top["id"] if top else None,
+            confirming=frozenset(self.stack.in_stage(Stage.CONFIRMING)),
+            held={t["id"]: held for t in list(self.stack.tasks) if (held := self.stack.take_held(t)) is not None})
+        self.writes = SlotWrites(state, self.stack, catalog, lang, self.log.add)
+        self.commands: tuple = ()  # the whole answer, as typed commands (a start is checked with its set_slots)
+
+    def task_ended(self, task: dict, reason: str) -> None:
+        """A task left the stack (the stack reports each, parents before the tasks opened for them, cascades
+        included): recorded, and told when the reason is one the user is told."""
+        self.log.add(TaskEnded(task["id"], task["name"], reason))
+        if reason in TOLD_REASONS:
+            self.log.add(notice(reason, task=self.spec(task).display))
 
     # ------------------------------------------------------------ reading
 
@@ -82,7 +170,15 @@ class Turn:
         return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
 
     def ended_list(self) -> list[dict[str, str]]:
-        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
+        return [{"task_id": k, "reason": v} for k, v in self.log.ended().items()]
+
+    def held_open(self) -> dict[str, dict]:
+        """Values held for a check last turn that this turn has not answered, of tasks still open."""
+        if self.log.of(StackCleared):
+            return {}
+        answered = self.log.answered_held()
+        return {task_id: values for task_id, values in self.before.held.items()
+                if task_id not in answered}
 
     def target(self, task_name: str | None, slot: str) -> dict | None:
         """The open task a slot goes to: the named one, else the nearest from the top that has it.
@@ -92,7 +188,7 @@ class Turn:
         """
         tasks = list(reversed(self.stack.tasks))
         if not task_name:
-            tasks.sort(key=lambda t: t["id"] not in self.existing_ids)
+            tasks.sort(key=lambda t: t["id"] not in self.before.existing_ids)
         for task in tasks:
             if task_name and task["name"] != task_name:
                 continue
@@ -100,32 +196,5 @@ class Turn:
                 return task
         return None
 
-    # ------------------------------------------------------------ recording
 
-    def drop(self, command: Any, reason: str) -> None:
-        self.dropped.append({"command": short_text(command), "reason": reason})
-
-    def refuse(self, command: Any, reason: str) -> None:
-        """A command the user's message does not support: dropped, with the reason, whatever the policy.
-        A refused change (anything but a yes) also withdraws a pending confirmation (dskit.decide)."""
-        self.drop(command, f"not grounded: {reason}")
-        if not (isinstance(command, dict) and command.get("type") == "confirm"):
-            self.unapplied = True
-
-    def note(self, entry: str, *, progress: bool = True) -> None:
-        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
-        self.applied.append(entry)
-        self.progress = self.progress or progress
-
-    def notice(self, key: str, **values: Any) -> None:
-        """A sentence the reply leads with (dskit.messages)."""
-        self.notices.append(msg(key, self.lang, **values))
-
-    def _task_ended(self, task: dict, reason: str) -> None:
-        """A task left the stack: remembered, and said when the reason is one the user is told."""
-        self.ended[task["id"]] = reason
-        if reason in ("cancelled", "cascade", "evicted"):
-            self.notice(reason, task=self.spec(task).display)
-
-
-__all__ = ["Turn", "short_text"]
+__all__ = ["Turn", "Ledger", "Before", "short_text"]

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from .catalog import Catalog, TaskSpec, description_name
-from .commands import COMMAND_ALIASES, REGISTRY, command_text
+from .commands import COMMAND_ALIASES, REGISTRY, Command, command_text
 from .jsonish import extract_json, jsonish_scrub
 
 MAX_COMMANDS = 20
@@ -85,8 +85,8 @@ def task_begun(catalog: Catalog, value: str) -> TaskSpec | None:
     return None if any(head in rest for head in others) else spec
 
 
-def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
-    """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
+def _normalize(raw: Any, catalog: Catalog) -> tuple[Command | None, str]:
+    """One command as its typed value, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
@@ -98,7 +98,8 @@ def _normalize(raw: Any, catalog: Catalog) -> tuple[dict | None, str]:
     task, reason = _resolve_task(catalog, raw.get("task"))
     if reason:
         return None, reason
-    return REGISTRY[kind].read(raw, task, catalog)
+    command = REGISTRY[kind].read(raw, task, catalog)
+    return (None, command) if isinstance(command, str) else (command, "")
 
 
 def _commands_of(data: Any) -> tuple[list | None, str, str]:
@@ -129,8 +130,9 @@ def _copy(raw: Any) -> tuple[Any, str]:
 def parse_understanding(raw: Any, catalog: Catalog) -> dict:
     """Parse and check an LLM's understanding output. Never raises.
 
-    ``usable`` is False when nothing could be read, or when every command was invalid: the machine
-    then asks the user to rephrase instead of guessing.
+    ``commands`` are typed values (:mod:`dskit.commands`). ``usable`` is False when nothing could be
+    read, or when every command was invalid: the machine then asks the user to rephrase instead of
+    guessing.
     """
     result = {"usable": False, "rewritten_query": "", "commands": [], "dropped": [], "error": ""}
     try:

@@ -26,6 +26,7 @@ from dskit.nodes import (
 from dskit.node_io import conform, text_in, text_out
 from dskit.records import NEXT_ACTIONS
 from dskit.state import load_state
+from dskit.commands import CannotHandle, Chitchat, Faq, Handoff
 from dskit.understanding import parse_understanding
 from dskit.views import follow_up
 from dskit.catalog import load_catalog
@@ -443,7 +444,7 @@ def build_state(turns: list[str]) -> str:
 
 def allowed_losses(old: dict, new: dict, parsed: dict) -> set[str]:
     """Task ids whose slots this understanding may legitimately remove or change."""
-    commands = parsed["commands"] if parsed["usable"] else []
+    commands = [c.wire() for c in parsed["commands"]] if parsed["usable"] else []
     kinds = {c["type"] for c in commands}
     old_ids = {t["id"] for t in old["task_stack"]}
     if kinds & {"reset", "cancel_task"}:  # clear, or cancel (with cascade)
@@ -461,7 +462,7 @@ def allowed_losses(old: dict, new: dict, parsed: dict) -> set[str]:
 
 def touched_slots(parsed: dict) -> set[str]:
     names: set[str] = set()
-    for command in parsed["commands"] if parsed["usable"] else []:
+    for command in [c.wire() for c in parsed["commands"]] if parsed["usable"] else []:
         names |= set(command.get("slots") or {})
         if command.get("slot"):
             names.add(command["slot"])
@@ -545,7 +546,6 @@ def test_rich_state_keeps_every_slot_through_noise_and_interruptions(latest):
     assert_outputs(result, STATE_NODE_OUTPUTS)
     raw = latest if isinstance(latest, (dict, list)) else text_in(latest)  # what state_node passes on
     parsed = parse_understanding(raw, load_catalog(TRAVEL))
-    if parsed["usable"] and {c["type"] for c in parsed["commands"]} - {"faq", "chitchat", "handoff",
-                                                                          "cannot_handle"}:
+    if parsed["usable"] and {type(c) for c in parsed["commands"]} - {Faq, Chitchat, Handoff, CannotHandle}:
         return  # a real command: covered by the general property above
     assert slots_of(result["sys_context_str"]) == slots_of(RICH)

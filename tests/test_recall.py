@@ -640,7 +640,7 @@ def test_a_task_named_by_a_longer_word_that_begins_with_its_own_is_that_task(wor
 
     catalog = CROSSWOZ_LIKE if task in CROSSWOZ_LIKE.tasks else BOOKING_LIKE
     parsed = parse_understanding(json.dumps({"commands": [{"type": "start_task", "task": word}]}), catalog)
-    assert [c["task"] for c in parsed["commands"]] == [task]
+    assert [c.task for c in parsed["commands"]] == [task]
 
 
 @pytest.mark.parametrize("word", [

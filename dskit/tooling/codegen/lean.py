@@ -115,6 +115,7 @@ def expand_dataclasses(source: str, names: Iterable[str] = ("dataclass",)) -> st
         return source
     lines = source.splitlines(keepends=True)
     edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement), 1-based inclusive
+    plain = _plain_classes(tree, set(names))
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or len(node.decorator_list) != 1:
             continue
@@ -122,7 +123,7 @@ def expand_dataclasses(source: str, names: Iterable[str] = ("dataclass",)) -> st
         if options is None:
             continue
         try:
-            text = _expanded_class(node, lines, frozen=options.get("frozen", False))
+            text = _expanded_class(node, lines, frozen=options.get("frozen", False), plain_bases=plain)
         except _NotPlain:
             continue
         first = node.decorator_list[0].lineno
@@ -148,9 +149,15 @@ def _dataclass_options(decorator: ast.expr, names: set[str]) -> dict[str, bool] 
     return None
 
 
-def _expanded_class(node: ast.ClassDef, lines: list[str], *, frozen: bool) -> str:
-    if node.bases or node.keywords:
-        raise _NotPlain("inheritance")
+def _plain_classes(tree: ast.Module, names: set[str]) -> set[str]:
+    """The module's classes that are not dataclasses (no decorator at all): a dataclass that inherits from
+    one of them takes its methods and class attributes but no fields, so writing it out stays exact."""
+    return {node.name for node in tree.body if isinstance(node, ast.ClassDef) and not node.decorator_list}
+
+
+def _expanded_class(node: ast.ClassDef, lines: list[str], *, frozen: bool, plain_bases: set[str] = frozenset()) -> str:
+    if node.keywords or any(not (isinstance(base, ast.Name) and base.id in plain_bases) for base in node.bases):
+        raise _NotPlain("inheritance from a dataclass, or from a class of another module")
     defined = {stmt.name for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if defined & {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__post_init__"}:
         raise _NotPlain("own dunder methods")

@@ -32,6 +32,7 @@ from typing import Any
 
 from dskit.nodes import context_node, history_node
 from dskit.turn_inputs import turn_inputs
+from dskit.commands import Confirm, Deny
 from dskit.understanding import parse_understanding
 
 from .driver import EngineDriver, State, diff
@@ -206,7 +207,7 @@ class LLMTracker:
                 self.stats.unreadable += 1
                 self._example(f"unreadable answer: {answer.text[:100]!r}")
             else:
-                commands = [c for c in parsed["commands"] if c["type"] not in ("confirm", "deny")]
+                commands = [c.wire() for c in parsed["commands"] if not isinstance(c, (Confirm, Deny))]
                 self.stats.ignored_confirms += len(parsed["commands"]) - len(commands)
                 inputs = turn_inputs(user, self.history)  # as the Chatflow's state node builds them
                 self.driver.apply_understanding({"rewritten_query": parsed["rewritten_query"], "commands": commands},
