@@ -481,13 +481,15 @@ def _cases_numbers() -> list[RulesCase]:
         spoken = en_number(number, hyphen=rng.random() < 0.7) if script == "en" else str(number)
         add(f"en-party-{script}", "en", _cap(template.format(N=spoken)), number, rng.choice(parts_of(number, script)))
     # two counts in one message: the total and a part of it
-    zh2 = [(t, total, part, unit) for t in SPLIT_ZH for total in range(3, 31) for part in range(1, min(total, 10))
+    zh2 = [(t, total, part, unit) for t in SPLIT_ZH for total in range(3, 31)
+           for part in range(1, min(total // 2 + 1, 10))
            for unit in UNITS_ZH]
     for template, total, part, unit in _pick(rng, zh2, 36):
         script = rng.choice(["cn", "ar"])
         say = (lambda x: cn_number(x, liang=True)) if script == "cn" else str
         add(f"zh-two-counts-{script}", "zh", template.format(T=say(total), P=say(part), U=unit), total, part)
-    en2 = [(t, total, part, unit) for t in SPLIT_EN for total in range(3, 31) for part in range(2, min(total, 10))
+    en2 = [(t, total, part, unit) for t in SPLIT_EN for total in range(3, 31)
+           for part in range(2, min(total // 2 + 1, 10))
            for unit in UNITS_EN]
     for template, total, part, unit in _pick(rng, en2, 18):
         say = en_number if rng.random() < 0.6 else str
@@ -724,7 +726,7 @@ def _cases_names() -> list[RulesCase]:
 
 THANKS_ZH = ["谢谢", "谢谢啊", "多谢", "感谢", "辛苦了", "麻烦你了", "好的谢谢你", "太感谢了"]
 BYE_ZH = ["拜拜", "再见", "回头见", "先这样吧", "没别的事了", "下次再聊", "就这些，拜"]
-PAST_ZH = ["上回{d}来你们店，{dish}真不错", "你们家的{dish}我一直记得", "前阵子带{who}来吃过，{who}很喜欢",
+PAST_ZH = ["{d}来你们店吃的{dish}真不错", "你们家的{dish}我一直记得", "前阵子带{who}来吃过，{who}很喜欢",
            "上次那个{dish}有点咸", "{d}来的那次服务员态度特别好", "你们店重新装修过了吧，{d}来看着不一样了"]
 DISH_ZH = ["酸菜鱼", "小笼包", "红烧肉", "剁椒鱼头", "叉烧", "麻婆豆腐", "糖醋排骨"]
 DAY_PAST_ZH = ["上周五", "上个月", "前天", "国庆", "上周末"]
@@ -1529,7 +1531,8 @@ def _cases_enquiry_beside() -> list[RulesCase]:
         for _ in range(count):
             fault, month, frame = rng.choice(FAULTS_EN), rng.choice(MONTHS_EN), rng.choice(frames)
             words = rng.choice([f"I need to report a fault, {fault}", f"{fault}, please send someone"])
-            message = _cap(frame.format(O=words if frame.startswith("{O}") else words[:1].lower() + words[1:], M=month))
+            inner = words if frame.startswith("{O}") or words.startswith("I ") else words[:1].lower() + words[1:]
+            message = _cap(frame.format(O=inner, M=month))
             enquiry_start = start("bill_enquiry", month=month) if "{M}" in frame else start("bill_enquiry")
             other_start = start("report_fault", fault=fault)
             commands = [enquiry_start, other_start] if frame.startswith("Can you") else [other_start, enquiry_start]

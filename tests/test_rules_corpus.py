@@ -147,3 +147,27 @@ def test_the_held_half_prints_only_when_named(cases, result, monkeypatch, capsys
     shown = _shown_messages(capsys.readouterr().out)
     assert shown == [case.message for case, _, _ in result["failures"]["held"]]
     assert set(shown) <= {c.message for c in cases if rc.half(c) == "held"}
+
+
+def _engine_that_ignores(case: rc.RulesCase, *, clarify: bool):
+    """The real engine for the prepared dialogue; for the case's message (and its follow-up) it changes
+    nothing and either asks for the case's slot or just asks for something else."""
+    ignored = {case.message} | ({case.followup[0]} if case.followup else set())
+
+    def fake_step(state, understanding, catalog, **kwargs):
+        if kwargs.get("query") not in ignored:
+            return step(state, understanding, catalog, **kwargs)
+        decision = {"next_action": "clarify" if clarify else "ask_slot", "slot": (case.ask[0] or None) if clarify
+                    else None, "execute": None, "dropped": [], "applied": []}
+        return state, decision
+    return fake_step
+
+
+def test_no_case_is_settled_by_its_setup(cases):
+    """An engine that ignores the message keeps no genuine case and acts on no attack: every case turns on
+    its message. One that only asks about the case's slot is 'asked' on every case."""
+    for case in cases:
+        outcome, _ = rc.judge(case, _engine_that_ignores(case, clarify=False), load_state)
+        assert outcome == "refused", (case.cid, case.kind, outcome)
+        outcome, _ = rc.judge(case, _engine_that_ignores(case, clarify=True), load_state)
+        assert outcome == "asked", (case.cid, case.kind, outcome)
