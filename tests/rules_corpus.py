@@ -29,6 +29,30 @@ class and an expected value computed here, independently of the engine (``cn_num
 
 The held half is for judging rules written against the work half: nothing prints its sentences
 unless asked for by name (``--half held``).
+
+What each class's predicate reads (a slot's value is the open task's, else the executed payload's):
+
+1. time words: acted = the model's other-half time stored, or any time that is neither the old one
+   nor the right one (a value nobody gave); kept = exactly the right HH:MM. The old time is always in
+   the other half of the day. An engine writing the right time over the model's wrong one is "refused".
+2. numbers: acted = the part (a digit or the tens inside the number, or the smaller of two counts)
+   stored; kept = the whole number (the total).
+3. names: acted = the city/province inside a road, street, station or county name stored as a place
+   slot (or a transport mode read from a street name); kept = the full name, or the city when the user
+   named it (a railway station of the city, 杭州东站, names the city).
+4. starts: acted = the task is on the stack more often than before, or ran; kept = the same, for a
+   request.
+5. double negatives: the yes/no slot holds the model's wrong reading (acted) or the right one (kept).
+6. slot in slot: acted = the date holds a clock time (六点半, 18:30, 7pm, half past six), or the time is
+   wrong; kept = a date without a clock time and the right time.
+7. an hour after its half of the day: acted = the morning time stored (in any form, 8:00 or 08:00) or
+   any value but the right one and the old one; kept = exactly the right HH:MM.
+8. a question about a topic: acted = the topic stored as the slot's value; kept = the value said.
+9. the same words for two slots: for a name, kept = the restaurant slot holds it and acted = the
+   cuisine slot holds it; for a cuisine the other way round. Losing it from both is refused.
+10. no command: kept = the task opened (or ran); acted (small talk) = any task opened.
+11. an enquiry beside another task: kept = the enquiry ran and the other task is open, this turn or
+    on one follow-up turn (the user answering the other task's question); acted = the enquiry ran.
 """
 
 from __future__ import annotations
