@@ -27,9 +27,10 @@ def test_both_readmes_send_users_to_the_run_it_in_dify_page(readme: str) -> None
     assert "](docs/dify.md)" in (ROOT / readme).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("page", [p for p in _user_pages() if p.name != "plugin.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", _user_pages() + sorted((ROOT / "readme").glob("*.md")), ids=lambda p: p.name)
 def test_relative_links_lead_to_files_that_exist(page: Path) -> None:
-    """(docs/plugin.md is the package's README.md: its links are relative to the plugin's root.)"""
+    """On GitHub, from the page's own folder. (docs/plugin.md and readme/*.md are also packaged: `dskit
+    build` rewrites their links for the package, tests/test_plugin_package.py.)"""
     missing = []
     for target, _anchor in LINK.findall(page.read_text(encoding="utf-8")):
         if "://" in target or target.startswith("mailto:"):
