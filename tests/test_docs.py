@@ -125,3 +125,44 @@ def test_set_up_ends_with_what_to_run_next() -> None:
     script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8").rstrip()
     tail = script[script.rindex("ready:"):]
     assert "next:" in tail and "dskit demo" in tail and "dskit validate" in tail
+
+
+ENGLISH_PAGES = ("README.md", "docs/dify.md", "docs/dsl.md", "docs/catalog.md", "docs/plugin.md")
+
+
+def _english_part(name: str) -> str:
+    """A page's English text (docs/dsl.md ends with a Chinese section)."""
+    return (ROOT / name).read_text(encoding="utf-8").split("## 中文说明")[0]
+
+
+@pytest.mark.parametrize("name", ENGLISH_PAGES)
+def test_english_pages_teach_dskit_new_for_a_users_own_catalog(name: str) -> None:
+    """`dskit new` checks the catalog and the files it writes; `gen --catalog` is the maintainer's tool."""
+    assert "gen --catalog" not in _english_part(name)
+
+
+@pytest.mark.parametrize("name", ENGLISH_PAGES)
+def test_english_pages_name_a_node_by_the_english_chatflows_title(name: str) -> None:
+    """A Chinese node title (the shipped files') is only ever given next to the title a Chatflow written
+    for an English catalog shows, so a reader with that Chatflow open finds the node."""
+    import yaml
+
+    from dskit.tooling.dslbuild.localize import EN_TITLES
+
+    doc = yaml.safe_load((ROOT / "dsl" / "dialogue_chatflow.yml").read_text(encoding="utf-8"))
+    titles = {n["data"]["title"]: EN_TITLES[n["id"]] for n in doc["workflow"]["graph"]["nodes"]
+              if n["id"] in EN_TITLES and re.search(r"[\u4e00-\u9fff]", n["data"]["title"])}
+    text = _english_part(name)
+    alone = [zh for zh, en in titles.items()
+             for m in re.finditer(rf"(?<![\u4e00-\u9fff]){re.escape(zh)}(?![\u4e00-\u9fff])", text)
+             if en not in text[max(0, m.start() - 160):m.end() + 160]]
+    assert not alone, f"{name}: {alone}"
+
+
+def test_the_dify_page_says_what_a_real_dify_1_12_needs() -> None:
+    text = (ROOT / "docs" / "dify.md").read_text(encoding="utf-8")
+    assert "dskit new" in text
+    for fact in ("X-CSRF-Token", "POST /console/api/login", "`graph`, `features`", "`prompt_system`", "`prompt_head`",
+                 "400,000", "80,000", "X-WORKSPACE-ID"):
+        assert fact in text, fact
+    assert not re.search(r"[Pp]aste (your|the) (catalog|`?TASK_CATALOG)", text)  # `dskit new` put it in the files
