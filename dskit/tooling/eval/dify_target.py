@@ -50,7 +50,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from .dify_console import ConsoleAccess, ConsoleError, error_line, read_catalog_variable
