@@ -20,7 +20,7 @@ SUITE = ROOT / "examples" / "eval" / "en_booking.yaml"
 def test_render_on_a_catalog_says_it_is_a_catalog_and_what_to_do(capsys: pytest.CaptureFixture) -> None:
     assert main(["render", str(CATALOG)]) == 2
     err = capsys.readouterr().err
-    assert "task catalog" in err and "Chatflow DSL" in err and "dskit gen --catalog" in err
+    assert "task catalog" in err and "Chatflow DSL" in err and "dskit new" in err
     assert "'workflow'" not in err and "Traceback" not in err
 
 

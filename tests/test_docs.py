@@ -27,9 +27,10 @@ def test_both_readmes_send_users_to_the_run_it_in_dify_page(readme: str) -> None
     assert "](docs/dify.md)" in (ROOT / readme).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("page", [p for p in _user_pages() if p.name != "plugin.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", _user_pages() + sorted((ROOT / "readme").glob("*.md")), ids=lambda p: p.name)
 def test_relative_links_lead_to_files_that_exist(page: Path) -> None:
-    """(docs/plugin.md is the package's README.md: its links are relative to the plugin's root.)"""
+    """On GitHub, from the page's own folder. (docs/plugin.md and readme/*.md are also packaged: `dskit
+    build` rewrites their links for the package, tests/test_plugin_package.py.)"""
     missing = []
     for target, _anchor in LINK.findall(page.read_text(encoding="utf-8")):
         if "://" in target or target.startswith("mailto:"):
@@ -124,3 +125,44 @@ def test_set_up_ends_with_what_to_run_next() -> None:
     script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8").rstrip()
     tail = script[script.rindex("ready:"):]
     assert "next:" in tail and "dskit demo" in tail and "dskit validate" in tail
+
+
+ENGLISH_PAGES = ("README.md", "docs/dify.md", "docs/dsl.md", "docs/catalog.md", "docs/plugin.md")
+
+
+def _english_part(name: str) -> str:
+    """A page's English text (docs/dsl.md ends with a Chinese section)."""
+    return (ROOT / name).read_text(encoding="utf-8").split("## 中文说明")[0]
+
+
+@pytest.mark.parametrize("name", ENGLISH_PAGES)
+def test_english_pages_teach_dskit_new_for_a_users_own_catalog(name: str) -> None:
+    """`dskit new` checks the catalog and the files it writes; `gen --catalog` is the maintainer's tool."""
+    assert "gen --catalog" not in _english_part(name)
+
+
+@pytest.mark.parametrize("name", ENGLISH_PAGES)
+def test_english_pages_name_a_node_by_the_english_chatflows_title(name: str) -> None:
+    """A Chinese node title (the shipped files') is only ever given next to the title a Chatflow written
+    for an English catalog shows, so a reader with that Chatflow open finds the node."""
+    import yaml
+
+    from dskit.tooling.dslbuild.localize import EN_TITLES
+
+    doc = yaml.safe_load((ROOT / "dsl" / "dialogue_chatflow.yml").read_text(encoding="utf-8"))
+    titles = {n["data"]["title"]: EN_TITLES[n["id"]] for n in doc["workflow"]["graph"]["nodes"]
+              if n["id"] in EN_TITLES and re.search(r"[\u4e00-\u9fff]", n["data"]["title"])}
+    text = _english_part(name)
+    alone = [zh for zh, en in titles.items()
+             for m in re.finditer(rf"(?<![\u4e00-\u9fff]){re.escape(zh)}(?![\u4e00-\u9fff])", text)
+             if en not in text[max(0, m.start() - 160):m.end() + 160]]
+    assert not alone, f"{name}: {alone}"
+
+
+def test_the_dify_page_says_what_a_real_dify_1_12_needs() -> None:
+    text = (ROOT / "docs" / "dify.md").read_text(encoding="utf-8")
+    assert "dskit new" in text
+    for fact in ("X-CSRF-Token", "POST /console/api/login", "`graph`, `features`", "`prompt_system`", "`prompt_head`",
+                 "400,000", "80,000", "X-WORKSPACE-ID"):
+        assert fact in text, fact
+    assert not re.search(r"[Pp]aste (your|the) (catalog|`?TASK_CATALOG)", text)  # `dskit new` put it in the files

@@ -7,13 +7,15 @@ conversation variables come back through the documented paginated endpoint.
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 
 from dskit.tooling.cli import main
 from dskit.tooling.dslrun.live import ClientResponder, node_parameters
-from dskit.tooling.eval.dify_target import ConsoleAccess, DifyTarget, parse_stream, stream_calls
+from dskit.tooling.eval.dify_console import ConsoleAccess
+from dskit.tooling.eval.dify_target import DifyTarget, parse_stream, stream_calls
 from dskit.tooling.eval.flow_target import SHIPPED
 from dskit.tooling.eval.runner import run_suites
 from dskit.tooling.eval.suite import SUITE_DIR, load_suite
@@ -105,18 +107,20 @@ def test_keeping_dify_title_call_is_said_to_be_uncounted() -> None:
     assert all(t["llm_calls"] == len(t["calls"]) for t in run.traces)  # the workflow's calls only
 
 
-def _console(dify, app: ChatflowApp, token: str = "") -> ConsoleAccess:
+def _console(dify, app: ChatflowApp, **sign_in: str) -> ConsoleAccess:
+    """Console access to the fake, its published TASK_CATALOG the app's; signed in with the account's
+    email and password (the web UI's login) unless ``sign_in`` says otherwise."""
     catalog = next(v["value"] for v in app.doc["workflow"]["environment_variables"] if v["name"] == "TASK_CATALOG")
     dify.environment["TASK_CATALOG"] = catalog
-    return ConsoleAccess(dify.base_url.replace("/v1", "/console/api"), token or dify.console_token, dify.app_id)
+    return ConsoleAccess(dify.base_url.replace("/v1", "/console/api"), dify.app_id,
+                         **(sign_in or {"email": dify.email, "password": dify.password}))
 
 
 def test_a_suite_is_refused_against_an_app_with_another_catalog() -> None:
     own, english = load_suite(SUITE_DIR / "zh_multi_intent.yaml"), load_suite(SUITE_DIR / "en_booking.yaml")
     with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url)) as dify:
         run = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(dify, app)), [english, own])
-        posts = [r for r in dify.requests if r[0] == "POST"]
-        wrong = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(dify, app, "nope")), [own])
+        posts = [r for r in dify.requests if r[0] == "POST" and r[1] == "/v1/chat-messages"]
     assert len(posts) == len(own.turns)  # not one message of the English suite was sent
     errors = run.errors()
     assert len(errors) == 1 and errors[0].startswith("en_booking (run 1): ")
@@ -125,8 +129,101 @@ def test_a_suite_is_refused_against_an_app_with_another_catalog() -> None:
     per_suite = run.per_suite()
     assert per_suite["zh_multi_intent"]["turn_accuracy"] == 1.0
     assert per_suite["en_booking"]["not_run"] == len(english.turns)
-    assert run.target["catalog_check"].startswith("TASK_CATALOG compared")
-    assert "HTTP 401 unauthorized" in wrong.errors()[0]
+    assert run.target["catalog_check"].startswith("TASK_CATALOG compared through the console API (published")
+    assert not run.target["catalog_check_failed"]
+
+
+def test_the_console_check_logs_in_as_the_web_ui_and_sends_the_csrf_token() -> None:
+    """Dify 1.12 checks X-CSRF-Token against the csrf_token cookie on every console call (api/libs/login.py,
+    api/libs/token.py): a login's cookies and that header read the published workflow, on http and on
+    https (where the cookies are named __Host-...)."""
+    suite = load_suite(SUITE_DIR / "zh_multi_intent.yaml")
+    for secure in (False, True):
+        with fake_openai(("answer", model())) as llm, \
+                fake_dify(app := ChatflowApp(llm.base_url), secure=secure) as dify:
+            dify.draft_environment = {"TASK_CATALOG": "{}"}  # the draft differs: only the published one matches
+            run = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(dify, app)), [suite])
+        assert run.figures()["turn_accuracy"] == 1.0 and run.errors() == []
+        assert [json.loads(json.dumps(b)) for b in dify.logins] == [
+            {"email": dify.email, "password": base64.b64encode(dify.password.encode()).decode(), "remember_me": False}]
+        (read,) = dify.console_headers  # the published workflow, read once, with the login's CSRF token
+        prefix = "__Host-" if secure else ""
+        cookies = dict(part.strip().split("=", 1) for part in read["Cookie"].split(";"))
+        assert read["X-CSRF-Token"] == cookies[f"{prefix}csrf_token"] and f"{prefix}access_token" in cookies
+        assert "published workflow, login sign-in" in run.target["catalog_check"]
+
+
+def test_without_a_login_the_check_reads_the_draft_as_dify_allows() -> None:
+    """A bearer token or an admin API key (with its workspace header) carries no CSRF token: Dify 1.12
+    refuses it the published workflow and lets it read the draft (CSRF_WHITE_LIST); the check says so."""
+    suite = load_suite(SUITE_DIR / "zh_multi_intent.yaml")
+    with fake_openai(("answer", model())) as llm, \
+            fake_dify(app := ChatflowApp(llm.base_url), admin_api_key="admin-key") as dify:
+        token = run_suites(DifyTarget(dify.base_url, dify.api_key,
+                                      console=_console(dify, app, token=dify.console_token)), [suite])
+        admin = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(
+            dify, app, admin_key="admin-key", workspace_id=dify.workspace_id)), [suite])
+        other = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(
+            dify, app, admin_key="admin-key", workspace_id="another-workspace")), [suite])
+    for run in (token, admin):
+        assert run.figures()["turn_accuracy"] == 1.0 and run.errors() == []
+        assert "(draft workflow" in run.target["catalog_check"] and "CSRF" in run.target["catalog_check"]
+    assert [h.get("X-WORKSPACE-ID") for h in dify.console_headers[2:4]] == [dify.workspace_id] * 2
+    assert other.target["catalog_check"].startswith("COULD NOT RUN: reading the app's published workflow: HTTP 401")
+
+
+def test_an_older_dify_login_is_read_from_its_body() -> None:
+    """Before the cookie login: the password as typed, the tokens in the answer, no CSRF check."""
+    suite = load_suite(SUITE_DIR / "zh_multi_intent.yaml")
+    with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url), release="1.8") as dify:
+        run = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(dify, app)), [suite])
+    assert [b["password"] for b in dify.logins] == [base64.b64encode(dify.password.encode()).decode(), dify.password]
+    assert run.errors() == [] and "published workflow, login sign-in" in run.target["catalog_check"]
+    assert dify.console_headers[0]["Authorization"].startswith("Bearer ")
+
+
+def test_when_the_check_cannot_run_no_turn_of_another_catalog_is_blamed_on_the_model() -> None:
+    """The shipped Chatflow (restaurant and travel) asked the telecom suite: every turn goes wrong. With
+    the console check refused, or without one, the table says the check did not run and puts those turns
+    down to the unverified catalog, never to the model (it scored 0% as "model failed" before)."""
+    telecom = load_suite(SUITE_DIR / "zh_telecom_subtask.yaml")
+    with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url)) as dify:
+        refused = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(
+            dify, app, email=dify.email, password="wrong")), [telecom])
+        without = run_suites(DifyTarget(dify.base_url, dify.api_key), [telecom])
+    for run in (refused, without):
+        figures = run.figures()
+        failed = [t for t in run.traces if not t["passed"]]
+        assert figures["turns"] == len(telecom.turns) and len(failed) >= len(telecom.turns) - 2
+        assert {t["cause"] for t in failed} == {"catalog_unverified"}
+        assert figures["causes"]["catalog_unverified"] == len(failed)
+        assert not any(figures["causes"][c] for c in ("model_failed", "model_omitted", "model_wrong"))
+        assert "0 of 1 conversation(s) verified by the catalog mark in the app's state, 1 unverified" in \
+            run.target["catalog_check"]
+    assert refused.target["catalog_check"].startswith("COULD NOT RUN: console login: HTTP 401 authentication_failed")
+    assert refused.target["catalog_check_failed"] and refused.errors() == []
+    assert without.target["catalog_check"].startswith("NOT RUN: no console access")
+
+
+def test_without_console_access_the_state_mark_verifies_the_app() -> None:
+    """An app carrying the suite's catalog text has its mark in the state (catalog_checked): its turns are
+    verified, and a wrong one is attributed as usual."""
+    suite = load_suite(SUITE_DIR / "zh_multi_intent.yaml")
+    wrong = {suite.turns[1].user: {"commands": []}}  # the model leaves the second message out
+    with fake_openai(("answer", model(wrong))) as llm, fake_dify(ChatflowApp(llm.base_url)) as dify:
+        run = run_suites(DifyTarget(dify.base_url, dify.api_key), [suite])
+    assert "1 of 1 conversation(s) verified by the catalog mark" in run.target["catalog_check"]
+    causes = run.figures()["causes"]
+    assert causes["catalog_unverified"] == 0 and causes["model_omitted"] >= 1
+
+
+def test_a_secret_catalog_variable_cannot_be_compared_and_says_so() -> None:
+    suite = load_suite(SUITE_DIR / "zh_multi_intent.yaml")
+    with fake_openai(("answer", model())) as llm, \
+            fake_dify(app := ChatflowApp(llm.base_url), secret=frozenset({"TASK_CATALOG"})) as dify:
+        run = run_suites(DifyTarget(dify.base_url, dify.api_key, console=_console(dify, app)), [suite])
+    assert run.target["catalog_check"].startswith("COULD NOT RUN: the app's TASK_CATALOG is a secret variable")
+    assert run.figures()["turn_accuracy"] == 1.0  # the state's mark still verifies it
 
 
 def test_without_console_access_a_task_the_suite_does_not_know_stops_scoring() -> None:
@@ -142,7 +239,7 @@ def test_without_console_access_a_task_the_suite_does_not_know_stops_scoring() -
     assert run.errors() == ["zh_telecom_subtask (run 1): turn 1: the app's catalog is not the suite's: its state "
                             "has task(s) book_restaurant that the suite's catalog does not; not scored"]
     assert run.figures()["not_run"] == len(suite.turns) - 1
-    assert "unnoticed" in run.target["catalog_check"]
+    assert run.target["catalog_check"].startswith("NOT RUN: no console access")
 
 
 def test_documented_errors_become_one_line_turn_errors() -> None:
@@ -218,11 +315,12 @@ def test_the_cli_runs_a_dify_app(capsys, monkeypatch) -> None:
     with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url)) as dify:
         console = _console(dify, app)
         monkeypatch.setenv("DIFY_TEST_KEY", dify.api_key)
-        monkeypatch.setenv("DIFY_TEST_CONSOLE", dify.console_token)
+        monkeypatch.setenv("DIFY_CONSOLE_EMAIL", dify.email)
+        monkeypatch.setenv("DIFY_CONSOLE_PASSWORD", dify.password)
         code = main(["eval", str(SUITE_DIR / "zh_multi_intent.yaml"), str(SUITE_DIR / "en_booking.yaml"),
                      "--target", "dify", "--dify-url", dify.base_url, "--dify-key-env", "DIFY_TEST_KEY",
                      "--dify-mode", "streaming", "--dify-auto-name", "--dify-console-url", console.base_url,
-                     "--dify-app-id", dify.app_id, "--dify-console-token-env", "DIFY_TEST_CONSOLE", "--json"])
+                     "--dify-app-id", dify.app_id, "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 1  # the English suite was refused
     assert result["runs"][0]["label"] == "dify:streaming"
@@ -230,10 +328,32 @@ def test_the_cli_runs_a_dify_app(capsys, monkeypatch) -> None:
     assert result["runs"][0]["auto_generate_name"] is True and dify.title_calls == 1
 
 
-def test_the_cli_needs_the_whole_console_access(capsys) -> None:
-    assert main(["eval", "--target", "dify", "--dify-url", "http://127.0.0.1:9/v1",
-                 "--dify-console-url", "http://127.0.0.1:9/console/api"]) == 2
+def test_the_cli_needs_the_whole_console_access(capsys, monkeypatch) -> None:
+    for name in ("DIFY_CONSOLE_EMAIL", "DIFY_CONSOLE_PASSWORD", "DIFY_ADMIN_API_KEY", "DIFY_CONSOLE_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    base = ["eval", "--target", "dify", "--dify-url", "http://127.0.0.1:9/v1",
+            "--dify-console-url", "http://127.0.0.1:9/console/api"]
+    assert main(base) == 2
     assert "--dify-app-id" in capsys.readouterr().err
+    assert main([*base, "--dify-app-id", "3c1e7a52-6f0e-4b7e-9d55-2f4b1a0c9e11"]) == 2
+    assert "needs a sign-in: DIFY_CONSOLE_EMAIL and DIFY_CONSOLE_PASSWORD" in capsys.readouterr().err
+    monkeypatch.setenv("DIFY_ADMIN_API_KEY", "admin-key")
+    assert main([*base, "--dify-app-id", "3c1e7a52-6f0e-4b7e-9d55-2f4b1a0c9e11"]) == 2
+    assert "--dify-workspace-id" in capsys.readouterr().err
+
+
+def test_the_cli_exits_1_and_says_why_when_the_check_cannot_run(capsys, monkeypatch) -> None:
+    with fake_openai(("answer", model())) as llm, fake_dify(ChatflowApp(llm.base_url)) as dify:
+        monkeypatch.setenv("DIFY_TEST_KEY", dify.api_key)
+        monkeypatch.setenv("DIFY_CONSOLE_EMAIL", dify.email)
+        monkeypatch.setenv("DIFY_CONSOLE_PASSWORD", "not the password")
+        code = main(["eval", str(SUITE_DIR / "zh_multi_intent.yaml"), "--target", "dify", "--dify-url",
+                     dify.base_url, "--dify-key-env", "DIFY_TEST_KEY", "--dify-console-url",
+                     dify.base_url.replace("/v1", "/console/api"), "--dify-app-id", dify.app_id])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "catalog check dify:blocking: COULD NOT RUN: console login: HTTP 401 authentication_failed" in \
+        " ".join(out.split())
 
 
 def test_a_stream_without_node_events_reports_calls_as_unknown() -> None:

@@ -20,6 +20,7 @@ from dskit.tooling.plugin_package import (
     collect_files,
     copy_dsl,
     is_ignored,
+    package_checksum,
     plugin_identifier,
     read_ignore,
 )
@@ -273,3 +274,39 @@ def test_the_plugin_page_is_docs_plugin_md_not_the_developer_readme(tmp_path: Pa
     result = build(tmp_path, tmp_path / "dist")
     with zipfile.ZipFile(result.package) as zf:
         assert zf.read("README.md") == b"# plugin page\n"
+
+
+def test_every_relative_link_of_the_packaged_pages_leads_to_a_file_of_the_package(package: Path) -> None:
+    """docs/plugin.md links ../PRIVACY.md and dify.md, which work on GitHub; packed as README.md at the
+    package's root, the first must point to PRIVACY.md, and a page the package does not hold
+    (docs/dify.md) is named with its place in the repository instead of a link that leads nowhere."""
+    import re
+
+    with zipfile.ZipFile(package) as zf:
+        names = set(zf.namelist())
+        pages = {name: zf.read(name).decode("utf-8") for name in names if name.endswith(".md")}
+    assert {"README.md", "readme/README_zh_Hans.md", "PRIVACY.md"} <= set(pages)
+    for name, text in pages.items():
+        for target in re.findall(r"\]\(([^)#\s]+)", text):
+            if "://" not in target:
+                resolved = os.path.normpath(os.path.join(os.path.dirname(name), target)).replace(os.sep, "/")
+                assert resolved in names, f"{name} links {target}"
+    readme = pages["README.md"]
+    assert "](PRIVACY.md)" in readme and "](readme/README_zh_Hans.md)" in readme
+    assert "`docs/dify.md` (in the project's repository)" in readme
+    assert "](../README.md)" in pages["readme/README_zh_Hans.md"]
+
+
+def test_a_link_to_a_packaged_file_moves_with_the_page(tmp_path: Path) -> None:
+    for name in ("manifest.yaml", "main.py", "requirements.txt", "PRIVACY.md"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "plugin.md").write_text(
+        "[Privacy](../PRIVACY.md#data) · [the page](other.md) · [site](https://example.com/x.md)\n", encoding="utf-8")
+    (tmp_path / "docs" / "other.md").write_text("# other\n", encoding="utf-8")
+    (tmp_path / ".difyignore").write_text("docs/\ndist/\n", encoding="utf-8")
+    result = build(tmp_path, tmp_path / "dist")
+    with zipfile.ZipFile(result.package) as zf:
+        assert zf.read("README.md").decode() == ("[Privacy](PRIVACY.md#data) · the page (`docs/other.md` in the "
+                                                 "project's repository) · [site](https://example.com/x.md)\n")
+    assert plugin_identifier(tmp_path).endswith("@" + package_checksum(result.package))  # the rewritten bytes

@@ -25,6 +25,13 @@ Two checks guard against packages that would install but not run:
   ``requirements.txt`` (``uv sync``), and ours is the project's, not the plugin's;
 * the README Dify shows on the plugin page is ``docs/plugin.md``, packed as ``README.md`` (the
   repository's own README.md is for developers); ``--readme FILE`` packs another file instead.
+
+The Markdown files are written for the repository, where their relative links work on GitHub
+(``docs/plugin.md`` links ``../PRIVACY.md`` and ``dify.md``). In the package they sit elsewhere
+(``docs/plugin.md`` becomes ``README.md``) and ``docs/`` is not packaged, so every packaged Markdown
+file has its relative links rewritten (:func:`packaged_markdown`): a link to a packaged file points to
+where that file is in the package, a link to a file the package does not hold becomes its name and its
+place in the project's repository, as plain text.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import posixpath
+import re
 import shutil
 import zipfile
 from collections.abc import Iterable
@@ -190,7 +199,49 @@ def plugin_identifier(root: Path, *, readme: Path | None = None) -> str:
     root = Path(root).resolve()
     author, name, version = manifest_author_name_version(root)
     sources, _ = package_sources(root, root / "dist", readme=readme)
-    return f"{author}/{name}:{version}@{daemon_checksum((rel, path.read_bytes()) for rel, path in sources.items())}"
+    return f"{author}/{name}:{version}@{daemon_checksum(package_entries(root, sources).items())}"
+
+
+# A Markdown link or image target: [text](target) with no space in the target.
+MD_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]+)\)")
+
+
+def packaged_markdown(text: str, rel: str, source: Path, root: Path, packaged: dict[Path, str]) -> str:
+    """``text`` (the Markdown file ``source``, packaged at ``rel``) with each relative link made to work
+    in the package: to the packaged file's place, or, for a file the package does not hold, the link's
+    text and the file's path in the project's repository (``packaged``: file on disk -> package path)."""
+
+    def fix(match: re.Match[str]) -> str:
+        label, target = match.group(1), match.group(2)
+        path, _, anchor = target.partition("#")
+        if not path or "://" in path or path.startswith(("mailto:", "/")):
+            return match.group(0)
+        on_disk = (source.parent / path).resolve()
+        if on_disk in packaged:
+            moved = posixpath.relpath(packaged[on_disk], posixpath.dirname(rel) or ".")
+            return f"[{label}]({moved}{'#' + anchor if anchor else ''})"
+        if not on_disk.is_relative_to(root):
+            return match.group(0)
+        where = on_disk.relative_to(root).as_posix()
+        if label.strip("`") in (where, path):
+            return f"`{where}` (in the project's repository)"
+        return f"{label} (`{where}` in the project's repository)"
+
+    return MD_LINK.sub(fix, text)
+
+
+def package_entries(root: Path, sources: dict[str, Path]) -> dict[str, bytes]:
+    """{path in the package: the bytes packed there}: the files as they are, Markdown with its links
+    made to work in the package (:func:`packaged_markdown`)."""
+    root = root.resolve()
+    packaged = {path.resolve(): rel for rel, path in sources.items()}
+    entries = {}
+    for rel, path in sources.items():
+        data = path.read_bytes()
+        if rel.endswith(".md"):
+            data = packaged_markdown(data.decode("utf-8"), rel, path.resolve(), root, packaged).encode("utf-8")
+        entries[rel] = data
+    return entries
 
 
 @dataclass
@@ -238,8 +289,9 @@ def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> B
     """Write ``<out_dir>/<name>-<version>.difypkg``; raises BuildError with the reason."""
     root = root.resolve()
     sources, readme_source = package_sources(root, out_dir, readme=readme)
+    entries = package_entries(root, sources)
     name, version = manifest_identity(root)
-    total = sum(path.stat().st_size for path in sources.values())
+    total = sum(len(data) for data in entries.values())
     if total > MAX_PACKAGE_BYTES:
         raise BuildError(f"the package would be {total:,} bytes uncompressed; the plugin daemon refuses more "
                          f"than {MAX_PACKAGE_BYTES:,} (MAX_PLUGIN_PACKAGE_SIZE)")
@@ -249,11 +301,11 @@ def build_package(root: Path, out_dir: Path, *, readme: Path | None = None) -> B
     package = out_dir / f"{name}-{version}.difypkg"
     tmp = package.with_suffix(".tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for rel in sorted(sources):
+        for rel in sorted(entries):
             info = zipfile.ZipInfo(rel, date_time=ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zf.writestr(info, sources[rel].read_bytes())
+            zf.writestr(info, entries[rel])
     size = tmp.stat().st_size
     if size > MAX_PACKAGE_FILE_BYTES:
         tmp.unlink()

@@ -31,9 +31,29 @@ Three rules of Dify's source that the figures depend on, mimicked here:
   a question classifier ``outputs{class_name, class_id, usage}``, a parameter extractor
   ``process_data{llm_text, usage}`` and ``outputs{__usage}``. The blocking answer has only the summed
   ``metadata.usage``.
-- **The console's published workflow** (``GET /console/api/apps/{app_id}/workflows/publish``, a console
-  bearer token; api/controllers/console/app/workflow.py) lists ``environment_variables`` ``[{id, name,
-  value, value_type, description}]``: how a client reads the app's ``TASK_CATALOG``.
+- **The console's published workflow** (``GET /console/api/apps/{app_id}/workflows/publish``;
+  api/controllers/console/app/workflow.py ``PublishedWorkflowApi``, ``null`` when nothing is published)
+  and draft (``…/workflows/draft``) list ``environment_variables`` ``[{id, name, value, value_type,
+  description}]``, a secret one's value as ``[__HIDDEN__]``: how a client reads the app's ``TASK_CATALOG``.
+
+The console signs callers in as Dify 1.12 does (``release="1.12"``, read from langgenius/dify):
+
+- ``POST /console/api/login`` ``{email, password, remember_me}`` (api/controllers/console/auth/login.py):
+  the password arrives Base64-encoded and is decoded first (``decrypt_password_field``,
+  api/libs/encryption.py: ``base64.b64decode(text).decode("utf-8")``; a failure is 401
+  ``authentication_failed`` "Invalid encrypted data"); a wrong one is 401 ``authentication_failed``.
+  Success answers ``{"result": "success"}`` and sets the ``access_token``, ``refresh_token`` and
+  ``csrf_token`` cookies (``__Host-`` prefixed when ``secure``, api/libs/token.py ``_real_cookie_name``).
+- every console call (api/extensions/ext_login.py ``load_user_from_request``): the access token is the
+  cookie's, else the bearer's; with ``admin_api_key`` set (``ADMIN_API_KEY_ENABLE``), that key as bearer
+  plus ``X-WORKSPACE-ID`` naming the workspace acts as its owner; anything else is 401.
+- then the CSRF check (api/libs/login.py ``login_required`` → api/libs/token.py ``check_csrf_token``),
+  GET included: ``X-CSRF-Token`` must equal the ``csrf_token`` cookie and be a token issued to this
+  user, else 401 "CSRF token is missing or invalid."; paths matching ``CSRF_WHITE_LIST``
+  (``/console/api/apps/[a-f0-9-]+/workflows/draft``, ``re.match``) skip it.
+
+``release="1.8"`` is the login before that: the password as typed, the tokens in the body
+(``{"result": "success", "data": {"access_token", "refresh_token"}}``), no cookie and no CSRF check.
 
 Behind it runs an *app*: ``app(conversation_id, query) -> AppTurn`` (the tests use the real fast
 Chatflow in graphon with a scripted model). ``faults`` lets a test make the next chat message fail the
@@ -42,7 +62,10 @@ documented ways: ``("http", status, code, message)`` or ``("stream_error", code,
 
 from __future__ import annotations
 
+import base64
 import json
+import re
+import secrets
 import threading
 import time
 import uuid
@@ -91,9 +114,22 @@ class FakeDify:
     base_url: str = ""
     page_size: int = 2  # small, so that readers must follow has_more
     faults: deque = field(default_factory=deque)
-    console_token: str = "console-test-token"
+    console_token: str = "console-test-token"  # an access token already issued to the account (a bearer)
     app_id: str = "3c1e7a52-6f0e-4b7e-9d55-2f4b1a0c9e11"
     environment: dict[str, str] = field(default_factory=dict)  # the published workflow's env variables
+    draft_environment: dict[str, str] | None = None  # the draft's (None: the same as the published)
+    published: bool = True
+    secret: frozenset[str] = frozenset()  # environment variables of type secret (shown masked)
+    release: str = "1.12"  # "1.12": cookie login and CSRF check; "1.8": tokens in the body, no CSRF
+    secure: bool = False  # the console on https: cookie names get the __Host- prefix
+    email: str = "owner@example.com"
+    password: str = "S3cret!pw"
+    admin_api_key: str = ""  # ADMIN_API_KEY with ADMIN_API_KEY_ENABLE; "" when disabled
+    workspace_id: str = "6a1f8c1e-0d2b-4f57-8d8e-3b0c2a9e7f10"
+    access_tokens: dict[str, str] = field(default_factory=dict)  # token -> account id
+    csrf_tokens: dict[str, str] = field(default_factory=dict)  # token -> account id
+    logins: list[dict[str, Any]] = field(default_factory=list)  # every login body, as sent
+    console_headers: list[dict[str, str]] = field(default_factory=list)  # the headers of every console GET
     title_calls: int = 0  # conversation-name model calls (auto_generate_name)
     owners: dict[str, str] = field(default_factory=dict)  # conversation id -> user
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -130,6 +166,7 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             fake.requests.append(("GET", url.path, query))
             if url.path.startswith("/console/api/"):
+                fake.console_headers.append(dict(self.headers))
                 self._console(url.path)
                 return
             if not self._authorized():
@@ -152,17 +189,92 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
             page = items[start:start + limit]
             self._json(200, {"limit": limit, "has_more": start + limit < len(items), "data": page})
 
+        def _cookies(self) -> dict[str, str]:
+            jar: dict[str, str] = {}
+            for part in (self.headers.get("Cookie") or "").split(";"):
+                name, _, value = part.strip().partition("=")
+                if name:
+                    jar[name] = value
+            return jar
+
+        def _cookie_name(self, name: str) -> str:
+            return f"__Host-{name}" if fake.secure else name
+
+        def _console_user(self) -> str | None:
+            """The caller's account id (ext_login.load_user_from_request), None after a 401 was sent."""
+            bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            token = self._cookies().get(self._cookie_name("access_token")) or bearer
+            if fake.admin_api_key and token == fake.admin_api_key:
+                if self.headers.get("X-WORKSPACE-ID") == fake.workspace_id:
+                    return "owner"
+            elif token == fake.console_token or token in fake.access_tokens:
+                return fake.access_tokens.get(token, "owner")
+            self._json(401, _error(401, "unauthorized", "Invalid Authorization token."))
+            return None
+
+        def _csrf_holds(self, path: str, user: str) -> bool:
+            """api/libs/token.py check_csrf_token (Dify 1.12); sends the 401 when it fails."""
+            if fake.release == "1.8" or re.match(r"/console/api/apps/[a-f0-9-]+/workflows/draft", path):
+                return True
+            header = self.headers.get("X-CSRF-Token")
+            cookie = self._cookies().get(self._cookie_name("csrf_token"))
+            if header and header == cookie and fake.csrf_tokens.get(header) == user:
+                return True
+            self._json(401, _error(401, "unauthorized", "CSRF token is missing or invalid."))
+            return False
+
         def _console(self, path: str) -> None:
-            if self.headers.get("Authorization") != f"Bearer {fake.console_token}":
-                self._json(401, _error(401, "unauthorized", "Invalid Authorization token."))
+            user = self._console_user()
+            if user is None or not self._csrf_holds(path, user):
                 return
-            if path != f"/console/api/apps/{fake.app_id}/workflows/publish":
+            app = f"/console/api/apps/{fake.app_id}/workflows"
+            if path not in (f"{app}/publish", f"{app}/draft"):
                 self._json(404, _error(404, "not_found", "App not found"))
                 return
-            variables = [{"id": str(uuid.uuid5(uuid.NAMESPACE_OID, name)), "name": name, "value": value,
-                          "value_type": "string", "description": ""} for name, value in fake.environment.items()]
+            if path.endswith("/publish") and not fake.published:
+                self._json(200, None)
+                return
+            environment = fake.environment
+            if path.endswith("/draft") and fake.draft_environment is not None:
+                environment = fake.draft_environment
+            variables = [{"id": str(uuid.uuid5(uuid.NAMESPACE_OID, name)), "name": name,
+                          "value": "[__HIDDEN__]" if name in fake.secret else value,
+                          "value_type": "secret" if name in fake.secret else "string", "description": ""}
+                         for name, value in environment.items()]
             self._json(200, {"id": "wf", "graph": {}, "features": {}, "environment_variables": variables,
-                             "conversation_variables": []})
+                             "conversation_variables": [], "hash": "h"})
+
+        def _login(self, body: Any) -> None:
+            """POST /console/api/login as api/controllers/console/auth/login.py answers it."""
+            fake.logins.append(dict(body) if isinstance(body, dict) else {})
+            body = body if isinstance(body, dict) else {}
+            password = str(body.get("password") or "")
+            if fake.release != "1.8":  # decrypt_password_field: a Base64 decode, or 401
+                try:
+                    password = base64.b64decode(password).decode("utf-8")
+                except (ValueError, UnicodeDecodeError):
+                    self._json(401, _error(401, "authentication_failed", "Invalid encrypted data"))
+                    return
+            if body.get("email") != fake.email or password != fake.password:
+                self._json(401, _error(401, "authentication_failed", "Invalid email or password."))
+                return
+            access, refresh, csrf = (secrets.token_hex(16) for _ in range(3))
+            fake.access_tokens[access] = "owner"
+            if fake.release == "1.8":
+                self._json(200, {"result": "success", "data": {"access_token": access, "refresh_token": refresh}})
+                return
+            fake.csrf_tokens[csrf] = "owner"
+            data = json.dumps({"result": "success"}).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            flags = "; Secure" if fake.secure else ""
+            for name, value, http_only in (("access_token", access, True), ("refresh_token", refresh, True),
+                                           ("csrf_token", csrf, False)):
+                self.send_header("Set-Cookie", f"{self._cookie_name(name)}={value}; Path=/; SameSite=Lax"
+                                               f"{'; HttpOnly' if http_only else ''}{flags}")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
@@ -171,6 +283,9 @@ def _handler(fake: FakeDify) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             fake.requests.append(("POST", self.path, body))
+            if self.path == "/console/api/login":
+                self._login(body)
+                return
             if not self._authorized():
                 return
             if self.path != "/v1/chat-messages":

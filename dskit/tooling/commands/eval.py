@@ -4,8 +4,9 @@
                [--repeat N] [--parallel N] [--json] [--trace FILE] [--report DIR] [--cache FILE ...]
 
 Suites default to examples/eval/. Exit status: 0 when every conversation ran to its end, 1 when any
-could not be run (each such turn has a one-line error in the table and the trace), 2 for bad options
-or suite files. Definitions of every figure: docs/eval.md.
+could not be run (each such turn has a one-line error in the table and the trace) or when a Dify app's
+catalog check that was asked for could not run (the table says why), 2 for bad options or suite
+files. Definitions of every figure: docs/eval.md.
 """
 
 from __future__ import annotations
@@ -66,12 +67,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="keep Dify's default auto_generate_name: true (sent false otherwise). Dify then asks its "
                            "default model for a title on each conversation's first message; that call is not counted")
     dify.add_argument("--dify-console-url", default=None,
-                      help="console API base (e.g. http://localhost/console/api): with --dify-app-id, the app's "
-                           "published TASK_CATALOG is compared with each suite's catalog and a suite that differs "
-                           "is not scored; without it only the tasks the app's state shows are checked")
+                      help="console API base (e.g. http://localhost/console/api): with --dify-app-id and a sign-in, "
+                           "the app's TASK_CATALOG is compared with each suite's catalog and a suite that differs "
+                           "is not scored. Without it (or when the sign-in is refused) the run says the check did "
+                           "not run, and a turn that is not right is not blamed on the model unless the app's state "
+                           "carries the suite's catalog mark")
     dify.add_argument("--dify-app-id", default=None, help="the app's id (its URL in the console), for the catalog check")
+    dify.add_argument("--dify-console-email-env", default="DIFY_CONSOLE_EMAIL",
+                      help="environment variable holding a console account's email (default DIFY_CONSOLE_EMAIL); "
+                           "with the password, eval logs in as Dify's web UI does (cookie and X-CSRF-Token): the "
+                           "only sign-in that reads the published workflow on Dify 1.12")
+    dify.add_argument("--dify-console-password-env", default="DIFY_CONSOLE_PASSWORD",
+                      help="environment variable holding that account's password (default DIFY_CONSOLE_PASSWORD)")
+    dify.add_argument("--dify-admin-key-env", default="DIFY_ADMIN_API_KEY",
+                      help="environment variable holding the deployment's ADMIN_API_KEY (default DIFY_ADMIN_API_KEY), "
+                           "used with --dify-workspace-id when no email and password are given; Dify 1.12 lets it "
+                           "read only the app's draft")
+    dify.add_argument("--dify-workspace-id", default=None,
+                      help="the workspace the admin API key acts in (sent as X-WORKSPACE-ID)")
     dify.add_argument("--dify-console-token-env", default="DIFY_CONSOLE_TOKEN",
-                      help="environment variable holding a console access token (default DIFY_CONSOLE_TOKEN)")
+                      help="environment variable holding a console access token (default DIFY_CONSOLE_TOKEN), the "
+                           "last resort: enough before Dify's CSRF check; on 1.12 it reads only the draft")
     add_model_options(parser, required=False)
     parser.set_defaults(func=run)
 
@@ -129,15 +145,41 @@ def _runs(args: argparse.Namespace, client: Any) -> list[tuple[str, Any]]:
         return runs
     from dskit.tooling.eval.dify_target import DifyTarget  # noqa: PLC0415
 
-    from dskit.tooling.eval.dify_target import ConsoleAccess  # noqa: PLC0415
-
     key = os.environ.get(args.dify_key_env, "")
-    console = None
-    if args.dify_console_url:
-        console = ConsoleAccess(args.dify_console_url, os.environ.get(args.dify_console_token_env, ""),
-                                args.dify_app_id)
     return [(f"dify:{args.dify_mode}", DifyTarget(args.dify_url, key, mode=args.dify_mode, deadline=args.deadline,
-                                                  auto_generate_name=args.dify_auto_name, console=console))]
+                                                  auto_generate_name=args.dify_auto_name,
+                                                  console=_console_access(args)))]
+
+
+def _console_access(args: argparse.Namespace) -> Any:
+    """The console sign-in the options and environment give (None without --dify-console-url)."""
+    from dskit.tooling.eval.dify_console import ConsoleAccess  # noqa: PLC0415
+
+    if not args.dify_console_url:
+        return None
+    return ConsoleAccess(args.dify_console_url, args.dify_app_id,
+                         email=os.environ.get(args.dify_console_email_env, ""),
+                         password=os.environ.get(args.dify_console_password_env, ""),
+                         admin_key=os.environ.get(args.dify_admin_key_env, ""),
+                         workspace_id=args.dify_workspace_id or "",
+                         token=os.environ.get(args.dify_console_token_env, ""))
+
+
+def _console_problem(args: argparse.Namespace) -> str:
+    """Why the catalog check's options cannot work ("" when they can, or when no check is asked for)."""
+    if bool(args.dify_console_url) != bool(args.dify_app_id):
+        return "the catalog check needs both --dify-console-url and --dify-app-id"
+    access = _console_access(args)
+    if access is None:
+        return ""
+    how = access.how()
+    if not how:
+        return (f"the catalog check needs a sign-in: {args.dify_console_email_env} and "
+                f"{args.dify_console_password_env} (the web UI's login), or {args.dify_admin_key_env} with "
+                f"--dify-workspace-id, or {args.dify_console_token_env}")
+    if how == "admin key" and not access.workspace_id:
+        return f"{args.dify_admin_key_env} is set: the admin API key needs --dify-workspace-id (X-WORKSPACE-ID)"
+    return ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,8 +193,8 @@ def run(args: argparse.Namespace) -> int:
             return _fail("--answers-nothing scores the engine or a Chatflow here, not a deployed app")
         if not args.dify_url:
             return _fail("--target dify needs --dify-url (the app's Service API base URL)")
-        if bool(args.dify_console_url) != bool(args.dify_app_id):
-            return _fail("the catalog check needs both --dify-console-url and --dify-app-id")
+        if _console_problem(args):
+            return _fail(_console_problem(args))
         client = None
     elif args.answers_nothing:
         if args.base_url or args.replay or args.record or args.cache:
@@ -198,7 +240,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.as_json(runs, meta), ensure_ascii=False))
     else:
         report.print_table(runs, meta)
-    return 1 if any(run.errors() for run in runs) else 0
+    # 1 also when a catalog check that was asked for could not run: its figures are not what was asked
+    return 1 if any(run.errors() or run.target.get("catalog_check_failed") for run in runs) else 0
 
 
 def _scored(run: Any) -> bool:

@@ -16,6 +16,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="DSL YAML file")
     parser.add_argument("--out", type=Path, default=None, help="output .png or .svg (default: FILE.png)")
+    parser.add_argument("--rows", type=int, default=0, metavar="N",
+                        help="cut the editor's columns into N rows, each title wrapped to its box, so a long "
+                             "Chatflow is readable at a page's width (the docs' figures use 4)")
+    parser.add_argument("--lang", choices=("en", "zh"), default="",
+                        help="with --rows: node titles in English (those of a Chatflow written for an English "
+                             "catalog) or as the file has them (zh)")
     parser.set_defaults(func=run)
 
 
@@ -42,7 +48,7 @@ def not_a_dsl(path: Path) -> str:
     hint = "render draws a Chatflow DSL file (such as dsl/dialogue_chatflow.yml)"
     if isinstance(data, dict) and "tasks" in data and "version" in data:
         return (f"{path} is a task catalog, not a Chatflow DSL: {hint}; to build the Chatflows for this "
-                f"catalog run `dskit gen --catalog {path}`, then render one of the files it writes")
+                f"catalog run `dskit new {path}`, then render one of the files it writes")
     return f"{path} is not a Chatflow DSL (it has no `workflow` section): {hint}"
 
 
@@ -52,12 +58,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.suffix.lower() not in {".png", ".svg"}:
         print("dskit render: --out must end in .png or .svg", file=sys.stderr)
         return 2
+    if args.rows < 0 or (args.lang and not args.rows):
+        print("dskit render: --rows must be 1 or more, and --lang goes with --rows", file=sys.stderr)
+        return 2
     problem = not_a_dsl(args.file)
     if problem:
         print(f"dskit render: {problem}", file=sys.stderr)
         return 2
     try:
-        out = render_file(args.file, args.out)
+        out = render_file(args.file, args.out, rows=args.rows, lang=args.lang)
     except (OSError, KeyError, TypeError, ValueError) as error:
         print(f"dskit render: cannot draw {args.file}: {error}", file=sys.stderr)
         return 1

@@ -3,6 +3,9 @@
 Read from what the turn left behind — the model's answer, what the engine applied and dropped (with
 its reasons), the writes and executions scored by :mod:`.metrics` — in this order, the first that holds:
 
+- ``catalog_unverified``: the turn ran on a Dify app whose catalog could not be checked against the
+  suite's (``TurnOutput.catalog_unverified``): an app built from another catalog gets every turn wrong,
+  and any cause below would blame the model or the engine for it;
 - ``model_failed``: the call failed or its answer was unreadable;
 - ``grounding_let_wrong``: a value nobody asked for, or a wrong one, was written, or a task ran wrongly
   (the model proposed it and the engine let it through);
@@ -22,7 +25,8 @@ from typing import Any
 
 from .values import canon
 
-CAUSES = ("model_failed", "model_omitted", "model_wrong", "grounding_refused", "grounding_let_wrong", "policy")
+CAUSES = ("model_failed", "model_omitted", "model_wrong", "grounding_refused", "grounding_let_wrong", "policy",
+          "catalog_unverified")
 CAUSE_TEXT = {
     "model_failed": "the model failed or answered unreadably",
     "model_omitted": "the model omitted a value or command",
@@ -30,6 +34,7 @@ CAUSE_TEXT = {
     "grounding_refused": "grounding refused a right value or command",
     "grounding_let_wrong": "grounding let a wrong value through",
     "policy": "engine policy",
+    "catalog_unverified": "catalog not verified (the app may run another catalog)",
 }
 # The commands that lead to an expected action.
 _LEADS_TO = {"execute": {"confirm", "start_task", "set_slots"}, "faq": {"faq"}, "chitchat": {"chitchat"},
@@ -90,6 +95,8 @@ def attribute(scorer: Any) -> str:
     s = scorer.score
     if s.passed:
         return ""
+    if scorer.output.catalog_unverified:
+        return "catalog_unverified"
     if s.error or s.unreadable:
         return "model_failed"
     if any(w.kind in ("wrong", "unasked") for w in s.writes) or s.wrongful:

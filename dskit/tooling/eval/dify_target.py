@@ -32,13 +32,17 @@ What the figures can and cannot see:
   ``metadata.usage``, so the number of calls is *unknown* (``TurnOutput.calls_known`` false) and the
   tokens are the turn's total, on one entry.
 - **The catalog.** A suite is scored only against an app that carries the suite's catalog. With console
-  access (``console``: the console API base, a console token and the app id) the app's published
-  ``TASK_CATALOG`` environment variable is read (``GET {console}/apps/{id}/workflows/publish``) and must
-  equal the suite's catalog (its name, description and format version aside), else the suite is refused
-  before its first message. Without it, the only
-  evidence is the state: a task in the app's state that the suite's catalog does not have stops the
-  conversation with the same refusal; a differing catalog the app never shows goes unnoticed, and the
-  run says so.
+  access (:mod:`.dify_console`: the console API base, the app's id and a way to sign in, the web UI's
+  login first) the app's ``TASK_CATALOG`` environment variable is read and must equal the suite's
+  catalog (its name, description and format version aside), else the suite is refused before its first
+  message. When the console cannot be used (none given, sign-in refused, a secret variable), the state
+  is the only evidence: a task in the app's state that the suite's catalog does not have stops the
+  conversation with the same refusal, and the state's ``catalog_checked`` (the mark of the catalog text
+  the app's engine checked, dskit.machine.catalog_mark) equal to the mark of the suite's catalog text
+  verifies the app. A conversation verified neither way is scored, but a turn of it that is not right
+  is put down to the unverified catalog (cause ``catalog_unverified``), never to the model: an app built
+  from another catalog fails every turn, and blaming the model for that would be false. The run's
+  ``catalog_check`` says which case each conversation was in.
 """
 
 from __future__ import annotations
@@ -46,9 +50,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
+from .dify_console import ConsoleAccess, ConsoleError, error_line, read_catalog_variable
 from .suite import Suite
 from .turn import Call, TurnOutput
 
@@ -62,16 +66,6 @@ BLOCKING_CALLS_UNKNOWN = "unknown (blocking mode: Dify returns only the turn's s
 
 class DifyError(RuntimeError):
     """A Service API call that did not give what a turn needs; one line."""
-
-
-def _error_line(status: int, body: str) -> str:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return f"HTTP {status}: {' '.join(body.split())[:160] or '(empty body)'}"
-    if isinstance(data, dict):
-        return f"HTTP {status} {data.get('code') or ''}: {data.get('message') or ''}".replace(" :", ":")[:240]
-    return f"HTTP {status}: {str(data)[:160]}"
 
 
 def parse_stream(body: str) -> dict[str, Any]:
@@ -180,6 +174,30 @@ def _task_names(state_text: str) -> set[str]:
     return names
 
 
+def _checked_mark(state_text: str) -> str:
+    """The state's ``catalog_checked``: the mark of the ``TASK_CATALOG`` text the app's engine checked."""
+    try:
+        state = json.loads(state_text) if state_text else {}
+    except ValueError:
+        return ""
+    mark = state.get("catalog_checked") if isinstance(state, dict) else ""
+    return mark if isinstance(mark, str) else ""
+
+
+def suite_marks(suite: Suite) -> frozenset[str]:
+    """The marks an app carrying the suite's catalog shows in its state: that of the catalog's text as
+    ``dskit new`` and ``dskit gen --catalog`` write it (compact JSON) and, for a suite whose catalog acts
+    as the shipped one, that of the shipped Chatflows' ``TASK_CATALOG``. A catalog pasted in another
+    layout has another mark: such an app is verified only through the console."""
+    from dskit.machine import catalog_mark  # noqa: PLC0415
+    from dskit.tooling.dslbuild.flows import FlowOptions, catalog_text, default_catalog  # noqa: PLC0415
+
+    texts = {suite.catalog_json}
+    if not catalog_difference(default_catalog(), suite.catalog_data):
+        texts.add(catalog_text(FlowOptions()))
+    return frozenset(catalog_mark(text) for text in texts)
+
+
 # Fields that name or describe a catalog and change nothing the engine does.
 CATALOG_LABELS = frozenset({"name", "description", "version"})
 
@@ -215,11 +233,13 @@ class CatalogMismatch(RuntimeError):
 class DifyConversation:
     """One Dify conversation, its id learnt from the first answer."""
 
-    def __init__(self, target: DifyTarget, user: str, suite: Suite | None = None) -> None:
+    def __init__(self, target: DifyTarget, user: str, suite: Suite | None = None, verified: str = "") -> None:
         from dskit.tooling.llm.http import new_session  # noqa: PLC0415
 
         self.target = target
         self.suite_tasks = set((suite.catalog_data.get("tasks") or {}) if suite is not None else ())
+        self.suite_marks = suite_marks(suite) if suite is not None else frozenset()
+        self.verified = verified  # "console", "mark" (the state's catalog mark), "" (not known)
         self.session = new_session()  # one per conversation: conversations may run in parallel
         self.user = user
         self.conversation_id = ""
@@ -240,7 +260,7 @@ class DifyConversation:
         response = request_with_deadline(self.session, "POST", f"{self.target.base_url}/chat-messages",
                                          deadline=self.target.deadline, headers=self._headers(), json_body=body)
         if response.status >= 400:
-            raise DifyError(_error_line(response.status, response.text()))
+            raise DifyError(error_line(response.status, response.text()))
         if self.target.mode == "streaming":
             result = parse_stream(response.text())
             if result["error"]:
@@ -265,7 +285,7 @@ class DifyConversation:
                 self.session, "GET", f"{self.target.base_url}/conversations/{self.conversation_id}/variables",
                 deadline=self.target.deadline, headers=self._headers(), params=params)
             if response.status >= 400:
-                raise DifyError("reading conversation variables: " + _error_line(response.status, response.text()))
+                raise DifyError("reading conversation variables: " + error_line(response.status, response.text()))
             try:
                 page = json.loads(response.text())
                 items = list(page.get("data") or [])
@@ -295,9 +315,12 @@ class DifyConversation:
                 raise CatalogMismatch(f"the app's catalog is not the suite's: its state has task(s) "
                                       f"{', '.join(foreign)} that the suite's catalog does not; not scored")
             self.state = state
+            if not self.verified and _checked_mark(state) in self.suite_marks:
+                self.verified = "mark"
         except (DifyError, CatalogMismatch, DeadlineExceeded, TransportError) as error:
             return TurnOutput(state_text=self.state, error=" ".join(str(error).split())[:300],
-                              seconds=time.monotonic() - started)
+                              seconds=time.monotonic() - started,
+                              catalog_unverified="" if self.verified else self.target.unverified_reason())
         usage = result.get("usage") or {}
         detail: dict[str, Any] = {"conversation_id": self.conversation_id, "usage": usage}
         nodes = list(result.get("llm_nodes") or [])
@@ -318,17 +341,8 @@ class DifyConversation:
         if first and self.target.auto_generate_name:
             detail["title_call"] = TITLE_CALL_NOT_COUNTED
         return TurnOutput(answer=result["answer"], state_text=self.state, calls=calls, calls_known=calls_known,
-                          seconds=time.monotonic() - started, detail=detail)
-
-
-@dataclass(frozen=True)
-class ConsoleAccess:
-    """Where the app's published environment variables can be read: Dify's console API (base URL such as
-    ``http://localhost/console/api``), a console access token and the app's id."""
-
-    base_url: str
-    token: str
-    app_id: str
+                          seconds=time.monotonic() - started, detail=detail,
+                          catalog_unverified="" if self.verified else self.target.unverified_reason())
 
 
 class DifyTarget:
@@ -353,44 +367,80 @@ class DifyTarget:
         self.auto_generate_name = auto_generate_name
         self.console = console
         self._app_catalog: Any = None
+        self._console_source = ""  # where the console read the catalog: "published" or "draft"
+        self.console_problem = ""  # why the console check could not run ("" when it ran or was not asked for)
+        self._conversations: list[DifyConversation] = []
         self._lock = threading.Lock()
 
     def app_catalog(self) -> Any:
-        """The app's published ``TASK_CATALOG``, parsed (read once)."""
-        from dskit.tooling.llm.http import new_session, request_with_deadline  # noqa: PLC0415
-
+        """The app's ``TASK_CATALOG`` read through the console, parsed (read once); None when the console
+        could not be used (``console_problem`` says why). Raises :class:`CatalogMismatch` for an app
+        that has no readable ``TASK_CATALOG``: nothing of a suite can be scored against it."""
         assert self.console is not None
         with self._lock:
-            if self._app_catalog is None:
-                url = f"{self.console.base_url.rstrip('/')}/apps/{self.console.app_id}/workflows/publish"
-                response = request_with_deadline(new_session(), "GET", url, deadline=self.deadline,
-                                                 headers={"Authorization": f"Bearer {self.console.token}"})
-                if response.status >= 400:
-                    raise DifyError("reading the app's published workflow: " + _error_line(response.status,
-                                                                                          response.text()))
+            if self._app_catalog is None and not self.console_problem:
                 try:
-                    variables = json.loads(response.text()).get("environment_variables") or []
-                except (ValueError, AttributeError):
-                    raise DifyError("the published workflow is not a JSON object") from None
-                value = next((v.get("value") for v in variables
-                              if isinstance(v, dict) and v.get("name") == CATALOG_VARIABLE), None)
+                    value, self._console_source = read_catalog_variable(self.console, CATALOG_VARIABLE,
+                                                                        self.deadline)
+                except ConsoleError as error:
+                    self.console_problem = " ".join(str(error).split())[:300]
+                    return None
+                except (OSError, ValueError) as error:  # the console is unreachable (refused, deadline, TLS)
+                    self.console_problem = f"the console API did not answer: {' '.join(str(error).split())[:200]}"
+                    return None
                 if value is None:
                     raise CatalogMismatch(f"the app has no {CATALOG_VARIABLE} environment variable: not a dskit "
                                           "Chatflow, or not published")
                 try:
-                    self._app_catalog = json.loads(value) if isinstance(value, str) else value
+                    self._app_catalog = json.loads(value)
                 except ValueError:
-                    raise CatalogMismatch(f"the app's {CATALOG_VARIABLE} is not readable JSON (a secret "
-                                          "variable is shown masked): cannot compare it with the suite's") from None
+                    raise CatalogMismatch(f"the app's {CATALOG_VARIABLE} is not readable JSON") from None
             return self._app_catalog
 
     def conversation(self, suite: Suite, run_id: str) -> DifyConversation:
+        verified = ""
         if self.console is not None:
-            difference = catalog_difference(self.app_catalog(), suite.catalog_data)
-            if difference:
-                raise CatalogMismatch(f"not scored: the app's {CATALOG_VARIABLE} is not the suite's catalog "
-                                      f"({difference})")
-        return DifyConversation(self, f"{self.user_prefix}-{run_id}", suite)
+            catalog = self.app_catalog()
+            if catalog is not None:
+                difference = catalog_difference(catalog, suite.catalog_data)
+                if difference:
+                    raise CatalogMismatch(f"not scored: the app's {CATALOG_VARIABLE} is not the suite's catalog "
+                                          f"({difference})")
+                verified = "console"
+        conversation = DifyConversation(self, f"{self.user_prefix}-{run_id}", suite, verified=verified)
+        with self._lock:
+            self._conversations.append(conversation)
+        return conversation
+
+    def unverified_reason(self) -> str:
+        """Why a conversation's catalog is not known to be its suite's, in one line."""
+        if self.console is None:
+            cause = "no console access (--dify-console-url, --dify-app-id and a sign-in)"
+        elif self.console_problem:
+            cause = f"the console check could not run: {self.console_problem}"
+        else:
+            cause = "the console check did not run"
+        return (f"the app's catalog is not known to be the suite's ({cause}; the app's state does not carry the "
+                "mark of the suite's catalog text)")
+
+    def catalog_check(self) -> str:
+        """What the run knows of the app's catalog, for the table: plain about what was not checked."""
+        counts = {"console": 0, "mark": 0, "": 0}
+        with self._lock:
+            for conversation in self._conversations:
+                counts[conversation.verified] += 1
+        if self.console is not None and not self.console_problem:
+            how = self.console.how()
+            return (f"{CATALOG_VARIABLE} compared through the console API ({self._console_source or 'not read yet'} "
+                    f"workflow, {how} sign-in)" + (": the draft, as Dify 1.12 refuses the published workflow to a "
+                                                   "sign-in without the login's CSRF token"
+                                                   if self._console_source == "draft" else ""))
+        head = ("NOT RUN: no console access" if self.console is None
+                else f"COULD NOT RUN: {self.console_problem}")
+        total = sum(counts.values())
+        return (f"{head}; {counts['mark']} of {total} conversation(s) verified by the catalog mark in the app's "
+                f"state, {counts['']} unverified: a turn there that is not right is counted as 'catalog not "
+                "verified', never blamed on the model")
 
     def describe(self) -> dict[str, Any]:
         return {"target": "dify", "mode": self.mode, "base_url": self.base_url,
@@ -398,6 +448,5 @@ class DifyTarget:
                 "title_call": TITLE_CALL_NOT_COUNTED if self.auto_generate_name else "off (auto_generate_name: false)",
                 "llm_calls": "counted per LLM node (node_finished events)" if self.mode == "streaming"
                 else BLOCKING_CALLS_UNKNOWN,
-                "catalog_check": f"{CATALOG_VARIABLE} compared through the console API" if self.console else
-                "tasks in the app's state only (no console access: a differing catalog the app never shows "
-                "goes unnoticed)"}
+                "catalog_check": self.catalog_check(),
+                "catalog_check_failed": bool(self.console is not None and self.console_problem)}

@@ -46,6 +46,10 @@ ROWS: list[tuple[str, str, str]] = [
 ]
 
 
+# Causes shown only when some turn has them (the others are shown at 0: "nothing went wrong there").
+OPTIONAL_CAUSES = frozenset({"catalog_unverified"})
+
+
 def fmt(value: Any, kind: str) -> str:
     if value is None:
         return "—"
@@ -59,6 +63,7 @@ def fmt(value: Any, kind: str) -> str:
 def print_table(runs: Sequence[EvalRun], meta: dict[str, Any], console: Any = None) -> None:
     """The summary: one column per run, wrongful executions in red when not zero."""
     from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     console = console or Console()
@@ -80,8 +85,16 @@ def print_table(runs: Sequence[EvalRun], meta: dict[str, Any], console: Any = No
     from .causes import CAUSE_TEXT  # noqa: PLC0415
 
     for cause, text in CAUSE_TEXT.items():  # every turn that is not right, by its cause
-        table.add_row(f"not right: {text}", *[str((fig.get("causes") or {}).get(cause, 0)) for fig in figures])
+        counts = [(fig.get("causes") or {}).get(cause, 0) for fig in figures]
+        if cause in OPTIONAL_CAUSES and not any(counts):
+            continue
+        table.add_row(f"not right: {text}", *[str(count) for count in counts])
     console.print(table)
+    for run in runs:
+        if run.target.get("catalog_check"):  # a Dify app: whether its catalog is the suites' was checked
+            alarm = run.target.get("catalog_check_failed") or run.target["catalog_check"].startswith("NOT RUN")
+            console.print(f"[{'bold yellow' if alarm else 'green'}]catalog check[/] {escape(run.label)}: "
+                          f"{escape(run.target['catalog_check'])}", markup=True, highlight=False)
     for run in runs:
         for line in run.errors():
             console.print(f"[red]error[/red] {run.label}: {line}", markup=True, highlight=False)
@@ -185,6 +198,8 @@ def write_html(runs: Sequence[EvalRun], meta: dict[str, Any], path: Path, chart:
            "max-width:60em}</style>",
            f"<h1>dskit eval</h1><p>{_cell(' · '.join(f'{k}: {v}' for k, v in meta.items() if isinstance(v, str | int | float)))}</p>",
            f"<img src='{chart}' alt='chart' style='max-width:100%'>",
+           *[f"<p><b>catalog check</b> {_cell(r.label)}: {_cell(r.target['catalog_check'])}</p>"
+             for r in runs if r.target.get("catalog_check")],
            "<h2>Summary</h2><table><tr><th>metric</th>" + "".join(f"<th>{_cell(r.label)}</th>" for r in runs) + "</tr>"]
     for key, label, kind in ROWS:
         row = f"<tr><td{' class=bad' if key == 'wrongful_executions' else ''}>{_cell(label)}</td>"
@@ -195,6 +210,8 @@ def write_html(runs: Sequence[EvalRun], meta: dict[str, Any], path: Path, chart:
     from .causes import CAUSE_TEXT  # noqa: PLC0415
 
     for cause, text in CAUSE_TEXT.items():
+        if cause in OPTIONAL_CAUSES and not any((figs.get("causes") or {}).get(cause) for figs in figures):
+            continue
         out.append(f"<tr><td>not right: {_cell(text)}</td>" + "".join(
             f"<td class=n>{(figs.get('causes') or {}).get(cause, 0)}</td>" for figs in figures) + "</tr>")
     out.append("</table><h2>Per suite</h2>")

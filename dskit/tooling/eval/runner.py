@@ -123,6 +123,7 @@ def run_suites(target: Target, suites: Sequence[Suite], *, label: str = "", repe
         conversation, traces = results[position]
         run.conversations.append(conversation)
         run.traces.extend(traces)
+    run.target = target.describe()  # again: what a target learnt while running (a Dify app's catalog check)
     return run
 
 

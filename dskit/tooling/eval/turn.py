@@ -36,6 +36,9 @@ class TurnOutput:
     scored the same. ``goes_on``: the turn failed but the conversation continues from the state before it
     — the model answered unusably (``LLMError.answered``), and a Dify user would send the next message —
     where an endpoint that did not answer ends the conversation (the turns after it count as not run).
+    ``catalog_unverified``: why the system under test is not known to run the suite's catalog (a Dify
+    app whose catalog could not be checked); a turn that is not right is then put down to that, not to
+    the model (dskit.tooling.eval.causes).
     """
 
     answer: str = ""
@@ -48,6 +51,7 @@ class TurnOutput:
     # usage): ``calls`` then holds one entry with the turn's total tokens, and the call count is unknown.
     calls_known: bool = True
     goes_on: bool = False
+    catalog_unverified: str = ""
 
 
 class Conversation(Protocol):
