@@ -30,9 +30,10 @@ from .cues import asks, is_social, only_yes, points_back, says_cancel_clause, sa
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
+from .clock import answered_hours, clock_form, half_of_day, hours_in_period, is_clock, periods_in, read_clocks, split_clock
 from .grounding import (Evidence, asks_about_task, asks_something, cancel_grounded, common_words, confirm_grounded,
-                        reset_grounded, revert_said, same_half_day, slot_touched, split_clock, task_mentioned, task_words,
-                        text_grounded, value_grounded)
+                        reset_grounded, revert_said, slot_touched, task_mentioned, task_words, text_grounded,
+                        value_grounded)
 from .integrity import shown_digest
 from .noise import noise_user_signal
 from .offers import offer_accepted
@@ -254,12 +255,43 @@ def checked_by_user(turn: Turn, effect: SlotSet) -> Verdict | None:
     return admit(effect) if effect.source == "held" else None
 
 
-def half_day_kept(turn: Turn, effect: SlotSet) -> Verdict | None:
-    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
-    if turn.evidence is None or effect.value is None:
+def part_of_day_period(turn: Turn, task: dict, slot: str) -> str:
+    """The part of the day the user already gave for this task's time: the half of the day of the time it
+    holds, else the last part of the day said in the user's recent messages about this task ("明天晚上…"
+    a turn before "八点"); "" when they gave none."""
+    old = task["slots"].get(slot)
+    if is_clock(old):
+        return half_of_day(old)
+    for text in evidence_for(turn, turn.spec(task)).raw_recent:
+        periods = periods_in(text)
+        if periods:
+            return periods[-1][2]
+    return ""
+
+
+def hour_in_users_part_of_day(turn: Turn, effect: SlotSet) -> Verdict | None:
+    """An hour said bare ("八点", "改成七点": no part of the day governs it in this message) takes the part
+    of the day the user already gave for this task, whichever half the model wrote: a value the user
+    gave, never a guess. With none given, the model's reading of the two stands."""
+    if turn.evidence is None or not is_clock(effect.value):
         return None
-    kept = same_half_day(effect.value, _task(turn, effect.task_id)["slots"].get(effect.slot), turn.evidence.raw)
-    return read(SlotSet(effect.task_id, effect.slot, kept, effect.source)) if kept != effect.value else None
+    task = _task(turn, effect.task_id)
+    if effect.slot not in time_slots(turn.spec(task)):
+        return None
+    readings = read_clocks(turn.evidence.raw) or (
+        answered_hours(turn.evidence.raw) if turn.before.asked == f"{task['id']}.{effect.slot}" else [])
+    value = clock_form(effect.value)
+    if len(readings) != 1 or readings[0].period or value not in readings[0].values():
+        return None
+    period = part_of_day_period(turn, task, effect.slot)
+    if not period:
+        return None
+    clock = readings[0]
+    users = f"{hours_in_period(clock.hour, period)[0]:02d}:{clock.minute:02d}"
+    if users == value or users not in clock.values():
+        return None
+    return read(SlotSet(effect.task_id, effect.slot, users, effect.source),
+                Noted(f"part of the day kept {task['id']}.{effect.slot}={users}"))
 
 
 def value_unchanged(turn: Turn, effect: SlotSet) -> Verdict | None:
@@ -616,7 +648,7 @@ def _with_evidence(rule):
 # ---------------------------------------------------------------- the rules, in order
 
 RULES: dict[type, tuple] = {
-    SlotSet: (checked_by_user, half_day_kept, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
               _with_evidence(value_said), _with_evidence(user_value_instead)),
     TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again),

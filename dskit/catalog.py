@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .numerals import parse_cn_number
 from .jsonish import jsonish_scrub, scrub_surrogates
 from .redos import redos_problem
 from .text import is_int, without_controls
@@ -564,32 +565,10 @@ def _build(source: dict, mark: str) -> Catalog:
 
 # ---------------------------------------------------------------- value coercion
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _TRUE_WORDS = {"true", "yes", "y", "1", "是", "是的", "对", "要", "需要", "有", "好", "好的", "可以", "包含", "确认"}
 _FALSE_WORDS = {"false", "no", "n", "0", "否", "不", "不是", "不要", "不需要", "没有", "无", "不包含", "不用"}
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = re.compile(r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
-
-
-def parse_cn_number(text: str) -> int | None:
-    """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
-    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
-        return None
-    total, section, digit = 0, 0, None
-    for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-            continue
-        unit = _CN_UNITS[ch]
-        if unit == 10000:
-            total += (section + (digit or 0)) * unit
-            section, digit = 0, None
-        else:
-            section += (1 if digit is None else digit) * unit
-            digit = None
-    return total + section + (digit or 0)
 
 
 def _coerce_number(value: Any, integer: bool) -> tuple[bool, Any, str]:

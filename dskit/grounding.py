@@ -31,7 +31,11 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from .catalog import Catalog, SlotSpec, TaskSpec, parse_cn_number
+from .catalog import Catalog, SlotSpec, TaskSpec
+from .clock import (answered_hours, clock_form, clock_value, durations_in, is_clock, read_clocks, same_half_day, shift_said, shifted_times,
+                    split_clock, times_in)
+from .counts import numbers_in
+from .numerals import parse_cn_number
 from .cues import asks, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
 
@@ -42,40 +46,6 @@ MAX_EVIDENCE_CHARS = 2_000
 RECENT_TURNS = 4
 
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
-_CN_NUM_RE = re.compile(f"[{_CN_NUM}]{{1,8}}")
-_ARABIC_RE = re.compile(r"\d{1,12}(?:\.\d{1,6})?")
-_EN_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-               "thirty": 30, "forty": 40, "fifty": 50, "a couple": 2, "a dozen": 12}
-_EN_NUMBER_RE = re.compile(r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
-
-# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
-_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
-_CLOCK_RE = re.compile(
-    r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
-    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
-_EN_CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
-_EN_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
-# (a bare "six" is not a time: "a table for six" must not ground 18:00).
-_EN_SPOKEN_CLOCK_RE = re.compile(
-    r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
-    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
-    r"|this evening|tonight|at night))?\b")
-_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
-               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
-               "at night": "晚上"}
-_PM = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "晚")
-_AM = ("凌晨", "早上", "早晨", "清晨", "上午", "明早", "今早", "一早", "大早", "早")
-_TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
-# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
-_DURATION_RE = re.compile(
-    rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
-    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
-_EARLIER = ("提前", "提早", "早点", "早一", "往前", "前移", "earlier", "before")
-_LATER = ("推迟", "延后", "推后", "晚点", "晚一", "往后", "延迟", "后移", "later", "after")
 
 # Dates, against the reference date.
 _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
@@ -121,6 +91,12 @@ class Evidence:
         if recent:
             pairs += list(zip(self.recent, self.raw_recent))
         return pairs
+
+
+def one_shift_said(raw: str) -> bool:
+    """Whether the message states one shift of a time plainly, the direction not negated
+    (:func:`dskit.clock.shift_said` with this engine's negation scope)."""
+    return shift_said(raw, negated_at)
 
 
 def fold(text: Any) -> str:
@@ -185,225 +161,9 @@ def _number(token: str) -> float | None:
     return None if value is None else float(value)
 
 
-# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
-# not eight people, "十八号" not eighteen).
-_NOT_A_COUNT = re.compile(r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
-                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
-                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
-# What follows a count of something other than people: "买一份" is one policy, not one insured person.
-_NOT_PEOPLE = re.compile(r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
-                         r"|周|个月|个小时|个星期)")
 # A slot that counts people: its name, label or description says so.
 _PEOPLE_WORDS = ("人数", "几位", "几个人", "多少人", "people", "persons", "guests", "party size", "travelers",
                  "travellers", "passengers", "headcount")
-# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
-_NOT_A_COUNT_AFTER = re.compile(r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
-# Colloquial numbers: "就我俩" is two.
-_COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
-
-
-def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[float]:
-    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
-    only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
-    or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
-    def keep(match: re.Match) -> bool:
-        return not counts or not (_NOT_A_COUNT.match(raw, match.end())
-                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
-                                  or (people and _NOT_PEOPLE.match(raw, match.end())))
-
-    # Each pattern is tried only on a text that holds what it needs (a decimal digit, a Chinese numeral,
-    # an English number word): a code node compiles every pattern it uses on every run, 0.3-2 M
-    # instructions each, and most messages hold no English number.
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)} \
-        if any(ch.isdecimal() for ch in raw) else set()
-    for match in _CN_NUM_RE.finditer(raw) if any(ch in raw for ch in _CN_NUM) else ():
-        if not keep(match):
-            continue
-        value = parse_cn_number(match.group())
-        if value is not None:
-            found.add(float(value))
-        for ch in match.group():  # "三四个人": each digit is a candidate too
-            single = parse_cn_number(ch)
-            if single is not None and ch not in "十百千万":
-                found.add(float(single))
-    for match in _EN_NUMBER_RE.finditer(raw) if any(word in raw for word in _EN_NUMBERS) else ():
-        found.add(float(_EN_NUMBERS[match.group(1)]))
-    found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
-    return found
-
-
-def _minutes(token: str | None) -> int:
-    if not token:
-        return 0
-    if token == "半":
-        return 30
-    if token == "一刻":
-        return 15
-    if token == "三刻":
-        return 45
-    value = _number(token)
-    return int(value) if value is not None and 0 <= value < 60 else -1
-
-
-# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
-# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
-_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
-
-
-def _a_bit(raw: str, match: re.Match) -> bool:
-    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
-    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
-    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
-    period, hour_text = match.group(1), match.group(2)
-    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
-        return False
-    after = raw[match.end():match.end() + 1]
-    if after and after in "点儿都也":
-        return True
-    if period:
-        return period in ("早", "晚")
-    before = raw[:match.start(2)].rstrip()[-1:]
-    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
-
-
-def times_in(raw: str) -> set[str]:
-    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
-    found: set[str] = set()
-    for match in _CLOCK_RE.finditer(raw):
-        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
-        hour = _number(hour_text)
-        minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
-            continue
-        if minute >= 0:
-            found.update(_clock(int(hour), minute, period))
-        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
-        if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
-            found.update(_clock(int(hour), 0, period))
-    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
-        found.add("12:00")
-    for match in _EN_CLOCK_RE.finditer(raw):
-        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
-        if hour > 24 or minute > 59:
-            continue
-        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
-        found.update(_clock(hour, minute, period))
-    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
-        fraction, direction, hour_text, oclock, period_words = match.groups()
-        if not (fraction or oclock or period_words):
-            continue
-        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
-        minute = 0 if not fraction else 30 if fraction == "half" else 15
-        if direction == "to":
-            hour, minute = hour - 1, 60 - minute
-        if 0 <= hour <= 24:
-            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
-    return found
-
-
-def is_clock(value: Any) -> bool:
-    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
-    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
-
-
-def same_half_day(value: Any, old: Any, raw: str) -> Any:
-    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
-    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
-    Any other value comes back as it is."""
-    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
-    if not new or not before:
-        return value
-    hour, minute = int(new.group(1)), new.group(2)
-    other = hour + 12 if hour < 12 else hour - 12
-    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
-        return value
-    candidate = f"{other:02d}:{minute}"
-    said = times_in(raw)
-    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
-
-
-def clock_value(text: Any) -> str | None:
-    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
-    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
-    a slot that wants HH:MM."""
-    if not isinstance(text, str) or len(text) > 40:
-        return None
-    found = times_in(_raw(text))
-    return next(iter(found)) if len(found) == 1 else None
-
-
-def split_clock(text: Any) -> tuple[str, str | None]:
-    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
-    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
-    if not isinstance(text, str) or len(text) > 60:
-        return text, None
-    raw = _raw(text)
-    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
-    if match is None:
-        return text, None
-    clock = clock_value(match.group())
-    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
-    return (rest, clock) if clock and rest else (text, None)
-
-
-def _clock(hour: int, minute: int, period: str | None) -> set[str]:
-    hours: set[int]
-    if period in _PM:
-        hours = {hour + 12 if hour < 12 else hour % 24}
-    elif period == "中午":
-        hours = {hour if hour >= 11 else hour + 12}
-    elif period in _AM:
-        hours = {0 if hour == 12 and period == "凌晨" else hour}
-    else:
-        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
-    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
-
-
-def durations_in(raw: str) -> tuple[set[int], set[int]]:
-    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
-    minutes: set[int] = set()
-    for match in _DURATION_RE.finditer(raw):
-        if match.group(3):
-            amount, half, unit = match.group(1), match.group(2), match.group(3)
-            value = 0.5 if amount == "半" else _number(amount)
-            if value is None:
-                continue
-            total = value * 60 if unit in ("小时", "钟头") else value
-            minutes.add(int(total + (30 if half else 0)))
-        else:
-            amount, unit = match.group(4), match.group(5)
-            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
-            minutes.add(int(value * 60 if unit.startswith("hour") else value))
-    signs = set()
-    if any(w in raw for w in _EARLIER):
-        signs.add(-1)
-    if any(w in raw for w in _LATER):
-        signs.add(1)
-    return minutes, signs or {-1, 1}
-
-
-def one_shift_said(raw: str) -> bool:
-    """Whether the message states one shift of a time plainly: one duration and one direction
-    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none)."""
-    words = [w for w in _EARLIER + _LATER if w in raw]
-    if not words:
-        return False
-    minutes, _ = durations_in(raw)
-    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
-    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
-        and not any(negated_at(raw, start, end) for start, end in spans)
-
-
-def shifted_times(old: Any, raw: str) -> set[str]:
-    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
-    both directions when it names none)."""
-    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
-    if not match:
-        return set()
-    base = int(match.group(1)) * 60 + int(match.group(2))
-    minutes, signs = durations_in(raw)
-    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
 
 
 def _add_months(day: date, months: int) -> str:
@@ -725,10 +485,10 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
             and any(abs(float(value) - float(old)) == n for n in numbers if n)
     if not isinstance(value, str):
         return False
-    if _TIME_VALUE.match(value):
-        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
-            return True
+    if is_clock(value):  # a time is read by the clock grammar, never found as text ("11:15 at night" is 23:15)
+        clock = clock_form(value)
+        answered = asked and current and any(clock in c.values() for c in answered_hours(raw))
+        return clock in times_in(raw) or answered or (current and clock in shifted_times(old, raw))
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)

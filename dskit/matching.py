@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from .catalog import parse_cn_number
+from .numerals import parse_cn_number
 
 # A free-text value is grounded in a text that holds this share of its characters (numbers aside).
 TEXT_COVERAGE = 0.75

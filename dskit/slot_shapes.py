@@ -13,8 +13,8 @@ import unicodedata
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec
-from .grounding import (clock_value, date_spans, dates_in, fold, is_clock, other_slot_value, same_half_day, split_clock,
-                        times_in)
+from .clock import clock_form, clock_value, is_clock, same_half_day, times_in
+from .grounding import date_spans, dates_in, other_slot_value
 from .cues import negated_at
 
 # ---------------------------------------------------------------- slot shapes
@@ -35,9 +35,10 @@ def time_slots(task: TaskSpec) -> list[str]:
 def as_clock(spec: SlotSpec, raw: Any) -> Any:
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
-            or pattern_takes(spec.pattern, raw):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
         return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
     clock = clock_value(raw)
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
 
