@@ -45,12 +45,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 278 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 284 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 278 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 284 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -210,6 +210,42 @@ def loads_strict_or_none(text):
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
+
+
+# ---- dskit/limits.py ----
+# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
+
+# A code node's string output, in characters. Dify api/configs/feature/__init__.py
+# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
+# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
+# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
+CODE_MAX_STRING_LENGTH = 80_000
+
+# A conversation variable's size in bytes. Dify api/configs/feature/__init__.py MAX_VARIABLE_SIZE,
+# default 200 KiB. api/factories/variable_factory.py ``_build_variable_from_mapping`` raises
+# VariableError("variable size ... exceeds limit ...") when ``result.size > MAX_VARIABLE_SIZE`` as a
+# conversation's variables are loaded for a run, so one oversized write breaks every later turn.
+# ``Segment.size`` is ``sys.getsizeof(self.value)`` (graphon variables/segments.py; Dify
+# core/variables/segments.py): for a string it depends on its widest character, not on UTF-8 bytes.
+MAX_VARIABLE_SIZE = 200 * 1024
+
+# sys.getsizeof(str) on 64-bit CPython is a header plus (len + 1) * width, the width being 1, 2 or 4
+# bytes by the widest character (PEP 393). Headers: 3.10/3.11 48 (ASCII) and 72 (other); 3.12 40 and
+# 56. The larger ones are used, so the estimate is never below what any of these versions reports.
+_ASCII_HEADER = 48
+_WIDE_HEADER = 72
+
+
+def segment_size(text):
+    """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
+    if text.isascii():
+        return _ASCII_HEADER + len(text) + 1
+    try:
+        text.encode("latin-1")
+        width = 1
+    except UnicodeEncodeError:
+        width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
+    return _WIDE_HEADER + (len(text) + 1) * width
 
 
 # ---- dskit/redos.py ----
@@ -580,6 +616,105 @@ def bounded_int(value, default, low=None, high=None):
     return number
 
 
+# ---- dskit/tokens.py ----
+# Token estimates for mixed Chinese/English text, without a tokenizer.
+
+# Character classes, counted separately. The single-character classes (Chinese characters, full-width
+# punctuation and kana, digits, ASCII punctuation) are code point ranges checked per distinct character
+# in token_counts rather than regexes: a class spanning the supplementary planes costs the regex
+# compiler several milliseconds, paid again in every fresh sandbox process that imports this module.
+_tokens_DIGITS = frozenset("0123456789")
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
+_NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
+_SPACES = _LazyPattern('_SPACES', r"[ \t]+")
+
+# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
+# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
+TOKEN_WEIGHTS: dict[str, float] = {
+    "cjk": 0.638,        # per Chinese character
+    "cjk_punct": 0.897,   # per full-width punctuation mark or kana
+    "word": 0.135,        # per English word ...
+    "word_char": 0.1,  # ... plus per letter
+    "digit": 1.442,        # per digit
+    "punct": 0.594,      # per ASCII punctuation mark
+    "newline_run": 0.753,
+    "space_run": 0.597,
+    "other": 1.205,      # per other character (emoji, Cyrillic, ...)
+}
+
+
+_defer(locals(), r'''
+def token_counts(text):
+    """How many units of each class ``text`` holds (what the estimate is made of)."""
+    if not isinstance(text, str) or not text:
+        return {key: 0 for key in TOKEN_WEIGHTS}
+    words = _tokens_WORD.findall(text)
+    cjk = cjk_punct = digit = punct = space = 0
+    for char, n in Counter(text).items():
+        code = ord(char)
+        if code < 0x80:
+            if char in _tokens_DIGITS:
+                digit += n
+            elif char in _ASCII_PUNCT:
+                punct += n
+        elif 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0xF900 <= code <= 0xFAFF \
+                or 0x20000 <= code <= 0x2FFFF:
+            cjk += n
+        elif 0x3000 <= code <= 0x30FF or 0xFF00 <= code <= 0xFFEF or 0x2010 <= code <= 0x2027:
+            cjk_punct += n  # 0x3000-0x303F punctuation and 0x3040-0x30FF kana
+        if char.isspace():  # what a regex's \s matches; U+3000 is both a space and CJK punctuation
+            space += n
+    counts = {
+        "cjk": cjk,
+        "cjk_punct": cjk_punct,
+        "word": len(words),
+        "word_char": sum(len(w) for w in words),
+        "digit": digit,
+        "punct": punct,
+        "newline_run": len(_NEWLINES.findall(text)),
+        "space_run": len(_SPACES.findall(text)),
+    }
+    classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
+    counts["other"] = max(0, len(text) - classified)
+    return counts
+''')
+
+
+def estimate_tokens(text):
+    """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
+    if not isinstance(text, str) or not text:
+        return 0
+    counts = token_counts(text)
+    total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
+    return max(1, math.ceil(total))
+
+
+_defer(locals(), r'''
+def truncate_to_tokens(text, max_tokens, marker="…"):
+    """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
+
+    The estimate only grows as characters are added, so the cut is found by doubling a head until
+    it no longer fits, then bisecting: the work stays proportional to the head, not the text.
+    """
+    if not isinstance(text, str) or max_tokens <= 0:
+        return ""
+    budget = max_tokens - estimate_tokens(marker)
+    lo, hi = 0, min(len(text), 4 * max_tokens + 16)
+    while hi < len(text) and estimate_tokens(text[:hi]) <= budget:
+        lo, hi = hi, min(len(text), hi * 2)
+    if hi >= len(text) and estimate_tokens(text) <= max_tokens:
+        return text
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + marker if lo > 0 else ""
+''')
+
+
 # ---- dskit/catalog.py ----
 # The task catalog: which tasks exist, which slots they need, and how values are validated.
 
@@ -603,6 +738,35 @@ TASK_VALUES_MAX_CHARS = 20_000
 LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
+# What fits (docs/catalog.md, "Size: what fits"). TASK_CATALOG is a Dify environment variable, and Dify
+# builds environment variables with the same factory as conversation variables: one over MAX_VARIABLE_SIZE
+# (dskit.limits, 200 KiB as Dify measures it) fails every run before any node. The catalog is measured
+# as compact JSON, the form ``dskit new`` writes into the Chatflow files.
+CATALOG_MAX_SIZE = MAX_VARIABLE_SIZE
+# The understanding prompt shows the catalog's task list (:func:`catalog_compact`) on every turn, whole:
+# nothing cuts it. Its budget (dskit.context.CONTEXT_TOTAL_BUDGET) must also hold the user's message (the
+# share dskit.prompts.PROMPT_LATEST_RESERVE_TOKENS keeps for it), the recent turns (the history zone's
+# budget, dskit.context.CONTEXT_ZONE_BUDGETS["history"]: without them "yes" or "the second one" cannot be
+# read) and the state (never cut either). The context and the prompts import this module, so the figures
+# are repeated here; tests/test_catalog_fit.py holds them equal to their sources.
+PROMPT_TOTAL_TOKENS = 3_000
+PROMPT_MESSAGE_TOKENS = 200
+PROMPT_HISTORY_TOKENS = 360
+# What the catalog's task list and the state it makes may take together: 2,440 tokens.
+CATALOG_PROMPT_MAX_TOKENS = PROMPT_TOTAL_TOKENS - PROMPT_MESSAGE_TOKENS - PROMPT_HISTORY_TOKENS
+# The state the model reads (dskit.views.state_text) is estimated for the catalog's largest task twice
+# (open, and done right after: the state shows both), every slot filled: a value of an enum at its longest,
+# a boolean 2 tokens, anything else STATE_VALUE_TOKENS (a date or a phone number written out; digits cost a
+# token and a half each), a ``multiple`` slot STATE_LIST_ITEMS of them; plus ZONE_HEADERS_TOKENS for the
+# headers of the catalog and state zones and the blank lines between zones.
+STATE_VALUE_TOKENS = 16
+STATE_LIST_ITEMS = 3
+ZONE_HEADERS_TOKENS = 24
+# A slot's question is every reply that asks for it and is kept in the history, whose zone in the next
+# prompt has PROMPT_HISTORY_TOKENS: a longer question would push the turn itself out of what the model reads.
+ASK_MAX_TOKENS = PROMPT_HISTORY_TOKENS
+# The app's name: Dify keeps an app's name in 255 characters, and ``dskit new`` adds the layout after it.
+NAME_MAX_CHARS = LABEL_MAX_CHARS
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
@@ -1017,6 +1181,11 @@ def _check_slot(path, name, slot):
                     problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
+            problems += _enum_duplicates(f"{path}.enum", enum)
+    if isinstance(slot.get("ask"), str) and estimate_tokens(slot["ask"]) > ASK_MAX_TOKENS:
+        problems.append(f"{path}.ask: {estimate_tokens(slot['ask']):,} tokens, over the {ASK_MAX_TOKENS} a question "
+                        "may take: every reply that asks for this slot carries it, and the recent turns the model "
+                        f"reads next have {PROMPT_HISTORY_TOKENS} tokens in all - ask in a sentence or two")
     aliases = slot.get("aliases")
     if aliases is not None:
         if not isinstance(aliases, dict):
@@ -1045,6 +1214,43 @@ def _check_slot(path, name, slot):
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+    return problems
+''')
+
+
+def _enum_key(item):
+    """What the engine tells enum values apart by: text stripped and case-folded as :func:`_match_enum`
+    compares it, numbers by value (1 and 1.0 are one), booleans as themselves."""
+    if isinstance(item, str):
+        return ("text", item.strip().lower())
+    if isinstance(item, bool):
+        return ("bool", item)
+    return ("number", item) if _is_number(item) else ("other", repr(item))
+
+
+_defer(locals(), r'''
+def _enum_duplicates(path, enum):
+    """An enum value that repeats an earlier one, also in another case ("Cash", "cash"): refused.
+
+    Why refuse rather than keep the first with a warning: the engine matches a value ignoring case, so
+    "Cash" and "cash" are one choice to the user, yet the value stored (and sent to the task API) would
+    follow the model's spelling, and the classic Chatflow's extractor would offer the model both. Only the
+    author knows which spelling the API expects; a silent choice could be the wrong one.
+    """
+    problems, first = [], {}
+    for i, item in enumerate(enum):
+        key = _enum_key(item)
+        if key in first:
+            j = first[key]
+            if item == enum[j] and type(item) is type(enum[j]):
+                problems.append(f"{path}[{i}]: {_show(item)} repeats enum[{j}] - remove the repeat")
+            else:
+                problems.append(f"{path}[{i}]: {_show(item)} is enum[{j}] ({_show(enum[j])}) in another spelling; "
+                                "values are matched ignoring case, so the two are one value to the user and which "
+                                "one your task API receives would depend on how the model spelled it - keep the "
+                                "spelling the API expects")
+        else:
+            first[key] = i
     return problems
 ''',
 
@@ -1214,7 +1420,16 @@ _defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
+    too_large = _size_problem(data)
+    if too_large:  # nothing else is worth listing: the catalog must lose most of itself first
+        return [too_large]
     problems = _template_problems(data)
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            problems.append(f"$.{key}: must be a string")
+    if isinstance(data.get("name"), str) and len(data["name"]) > NAME_MAX_CHARS:
+        problems.append(f"$.name: {len(data['name']):,} characters, over the {NAME_MAX_CHARS} a name may have "
+                        "(dskit new names the Dify app after it, and Dify keeps an app's name in 255 characters)")
     for key in data:
         if key not in _catalog_TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TOP_KEYS))})")
@@ -1241,7 +1456,102 @@ def _validate(data):
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
-    return problems
+    return problems or _prompt_problems(data)
+''',
+
+
+r'''
+def _largest(parts, unit, count=3):
+    """The ``count`` largest (path, size) parts, largest first: "$.tasks.a.description (4,812 tokens), …"."""
+    top = sorted(parts, key=lambda part: -part[1])[:count]
+    return ", ".join(f"{path} ({size:,} {unit})" for path, size in top if size > 0)
+''',
+
+
+r'''
+def _size_problem(data):
+    """The catalog as Dify would store it in TASK_CATALOG, against Dify's variable size ('' when it fits)."""
+    size = segment_size(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    if size <= CATALOG_MAX_SIZE:
+        return ""
+    parts = [(path, len(text)) for path, text in _texts(data) if isinstance(text, str)]
+    tasks = data.get("tasks")
+    count = f"; {len(tasks):,} tasks" if isinstance(tasks, dict) else ""
+    return (f"$: {size:,} bytes as Dify measures the TASK_CATALOG variable (compact JSON), over the "
+            f"{CATALOG_MAX_SIZE:,} it allows (MAX_VARIABLE_SIZE): Dify would refuse the variable and every run "
+            f"would fail before any node. Largest texts: {_largest(parts, 'characters') or 'none'}{count}")
+''',
+
+
+r'''
+def _state_room(catalog):
+    """(tokens, task name): the state the model reads with the catalog's largest task open and, after it
+    ran, done, every slot filled (see :data:`STATE_VALUE_TOKENS`); an estimate of ``views.state_text``."""
+    best, name = 0, ""
+    for task in catalog.tasks.values():
+        line = estimate_tokens(f"- current task: {task.name} ({task.display}, CONFIRMING): ")
+        for slot in task.slots.values():
+            if slot.enum:
+                value = max(estimate_tokens(str(v)) for v in slot.enum)
+            else:
+                value = 2 if slot.type == "boolean" else STATE_VALUE_TOKENS
+            line += estimate_tokens(f"{slot.name}=") + value * (STATE_LIST_ITEMS if slot.multiple else 1) + 1
+        if line > best:
+            best, name = line, task.name
+    return ZONE_HEADERS_TOKENS + 2 * best, name
+''')
+
+
+# What to do about a part of the task list that alone is too large, by the end of its JSON path.
+_SHORTEN = {"description": "describe it in a sentence or two", "label": "name it in a few words",
+            "enum": "keep the values a user chooses between, and map other spellings with aliases (not shown)",
+            "slots": "split the task into smaller ones"}
+
+
+_defer(locals(), r'''
+def _prompt_parts(catalog):
+    """(JSON path, tokens) of what the task list shows the model: descriptions, labels, enums, and each
+    task's slot lines (names and types), so a refusal can say what to shorten."""
+    parts = []
+    for task in catalog.tasks.values():
+        path = f"$.tasks.{task.name}"
+        parts += [(f"{path}.description", estimate_tokens(task.description)),
+                  (f"{path}.label", estimate_tokens(task.label))]
+        for slot in task.slots.values():
+            where = f"{path}.slots.{slot.name}"
+            parts += [(f"{where}.description", estimate_tokens(slot.description)),
+                      (f"{where}.label", estimate_tokens(slot.label)),
+                      (f"{where}.enum", estimate_tokens("|".join(str(v) for v in slot.enum)))]
+        parts.append((f"{path}.slots", sum(estimate_tokens(f"    {s.name}: {s.type}; ") for s in task.slots.values())))
+    return parts
+''',
+
+
+r'''
+def _prompt_problems(data):
+    """A valid catalog whose task list and state leave no room in the understanding prompt ([] when they
+    fit): one problem for each part that alone is over, else one for the whole list naming its largest parts."""
+    catalog = _build(data, "")
+    shown = estimate_tokens(catalog_compact(catalog))
+    state, task = _state_room(catalog)
+    if shown + state <= CATALOG_PROMPT_MAX_TOKENS:
+        return []
+    room = max(0, CATALOG_PROMPT_MAX_TOKENS - state)
+    why = (f"the understanding prompt shows the task list whole on every turn, and its {PROMPT_TOTAL_TOKENS:,} "
+           f"tokens must also hold the user's message ({PROMPT_MESSAGE_TOKENS}), the recent turns "
+           f"({PROMPT_HISTORY_TOKENS}) and the state (about {state:,} with {task} open and done), which leaves the "
+           f"task list {room:,}")
+    parts = _prompt_parts(catalog)
+    alone = [f"{path}: {size:,} tokens in the understanding prompt, more than the whole task list may take: {why}"
+             f" - {_SHORTEN[path.rsplit('.', 1)[1]]}" for path, size in parts if size > room]
+    if alone:
+        return alone
+    tasks, slots = len(catalog.tasks), sum(len(t.slots) for t in catalog.tasks.values())
+    largest = _largest(parts, "tokens")
+    return [f"$.tasks: the task list takes {shown:,} tokens of the understanding prompt ({tasks:,} tasks, about "
+            f"{shown // tasks:,} tokens each, with {slots:,} slots); {why} - "
+            + (f"shorten the largest parts ({largest}), or " if largest else "")
+            + "split the tasks between several assistants"]
 ''',
 
 
@@ -1657,16 +1967,6 @@ def same_digest(found, expected, secret):
 
     return hmac.compare_digest(found.encode("utf-8", "surrogatepass"), expected.encode("ascii"))
 ''')
-
-
-# ---- dskit/limits.py ----
-# Dify's limits that what the engine writes must fit, in one place, with where each comes from.
-
-# A code node's string output, in characters. Dify api/configs/feature/__init__.py
-# CODE_MAX_STRING_LENGTH: 80,000 until PR #26592 (merged 2025-10-05) raised the default to 400,000.
-# The check (graphon nodes/code/code_node.py ``_check_string``; Dify's CodeNode the same):
-# ``len(value) > max_string_length`` fails the node; NUL characters are then removed from the value.
-CODE_MAX_STRING_LENGTH = 80_000
 
 
 # ---- dskit/state.py ----
@@ -2915,105 +3215,6 @@ def noise_records(reply):
 def noise_is_question(text):
     """True when a message ends as a question."""
     return _is_question(text)
-
-
-# ---- dskit/tokens.py ----
-# Token estimates for mixed Chinese/English text, without a tokenizer.
-
-# Character classes, counted separately. The single-character classes (Chinese characters, full-width
-# punctuation and kana, digits, ASCII punctuation) are code point ranges checked per distinct character
-# in token_counts rather than regexes: a class spanning the supplementary planes costs the regex
-# compiler several milliseconds, paid again in every fresh sandbox process that imports this module.
-_tokens_DIGITS = frozenset("0123456789")
-_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_tokens_WORD = _LazyPattern('_tokens_WORD', r"[A-Za-z]+")
-_NEWLINES = _LazyPattern('_NEWLINES', r"\n+")
-_SPACES = _LazyPattern('_SPACES', r"[ \t]+")
-
-# Weights per unit, fitted by least squares on a Chinese article and the English project docs, then
-# checked on two held-out Chinese articles; the corpus and the figures are in docs/tokens.md.
-TOKEN_WEIGHTS: dict[str, float] = {
-    "cjk": 0.638,        # per Chinese character
-    "cjk_punct": 0.897,   # per full-width punctuation mark or kana
-    "word": 0.135,        # per English word ...
-    "word_char": 0.1,  # ... plus per letter
-    "digit": 1.442,        # per digit
-    "punct": 0.594,      # per ASCII punctuation mark
-    "newline_run": 0.753,
-    "space_run": 0.597,
-    "other": 1.205,      # per other character (emoji, Cyrillic, ...)
-}
-
-
-_defer(locals(), r'''
-def token_counts(text):
-    """How many units of each class ``text`` holds (what the estimate is made of)."""
-    if not isinstance(text, str) or not text:
-        return {key: 0 for key in TOKEN_WEIGHTS}
-    words = _tokens_WORD.findall(text)
-    cjk = cjk_punct = digit = punct = space = 0
-    for char, n in Counter(text).items():
-        code = ord(char)
-        if code < 0x80:
-            if char in _tokens_DIGITS:
-                digit += n
-            elif char in _ASCII_PUNCT:
-                punct += n
-        elif 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0xF900 <= code <= 0xFAFF \
-                or 0x20000 <= code <= 0x2FFFF:
-            cjk += n
-        elif 0x3000 <= code <= 0x30FF or 0xFF00 <= code <= 0xFFEF or 0x2010 <= code <= 0x2027:
-            cjk_punct += n  # 0x3000-0x303F punctuation and 0x3040-0x30FF kana
-        if char.isspace():  # what a regex's \s matches; U+3000 is both a space and CJK punctuation
-            space += n
-    counts = {
-        "cjk": cjk,
-        "cjk_punct": cjk_punct,
-        "word": len(words),
-        "word_char": sum(len(w) for w in words),
-        "digit": digit,
-        "punct": punct,
-        "newline_run": len(_NEWLINES.findall(text)),
-        "space_run": len(_SPACES.findall(text)),
-    }
-    classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
-    counts["other"] = max(0, len(text) - classified)
-    return counts
-''')
-
-
-def estimate_tokens(text):
-    """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
-    if not isinstance(text, str) or not text:
-        return 0
-    counts = token_counts(text)
-    total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
-    return max(1, math.ceil(total))
-
-
-_defer(locals(), r'''
-def truncate_to_tokens(text, max_tokens, marker="…"):
-    """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
-
-    The estimate only grows as characters are added, so the cut is found by doubling a head until
-    it no longer fits, then bisecting: the work stays proportional to the head, not the text.
-    """
-    if not isinstance(text, str) or max_tokens <= 0:
-        return ""
-    budget = max_tokens - estimate_tokens(marker)
-    lo, hi = 0, min(len(text), 4 * max_tokens + 16)
-    while hi < len(text) and estimate_tokens(text[:hi]) <= budget:
-        lo, hi = hi, min(len(text), hi * 2)
-    if hi >= len(text) and estimate_tokens(text) <= max_tokens:
-        return text
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo] + marker if lo > 0 else ""
-''')
 
 
 # ---- dskit/summary.py ----
