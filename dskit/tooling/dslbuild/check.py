@@ -77,6 +77,9 @@ NODE_ID = re.compile(r"^[a-zA-Z0-9_]{1,50}$")
 MAX_ALIASES = 64
 MAX_EXPANDED_NODES = 500_000
 MAX_DEPTH = 200
+# Dify's import refuses a larger DSL text (DSL_MAX_SIZE, api/services/app_dsl_service.py); ``check-dsl``
+# refuses to read a larger file for the same reason (commands/check_dsl.py), ``dskit new`` checks what it wrote.
+DSL_MAX_BYTES = 10 * 1024 * 1024
 
 
 class DslLoadError(ValueError):
@@ -163,6 +166,10 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbo
     """
     step = progress or (lambda _what: None)
     if isinstance(source, str):
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > DSL_MAX_BYTES:
+            return [Problem("document", "", f"{size:,} bytes, over the {DSL_MAX_BYTES:,} Dify's import accepts "
+                                            "(DSL_MAX_SIZE): the file would be refused")]
         step("reading the YAML")
         try:
             doc = load_document(source)
