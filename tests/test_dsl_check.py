@@ -252,3 +252,35 @@ def test_not_yaml() -> None:
 
 def test_problem_text_names_node_and_field() -> None:
     assert str(Problem("state", "data.variables[0]", "x")) == "state: data.variables[0]: x"
+
+
+def test_a_deleted_edge_is_reported_as_its_cause_then_its_consequences_in_one_line(fast: dict) -> None:
+    """check-dsl on a deleted edge used to list every node after it as unreachable (21 lines) before the
+    cause: now the node left without a way out comes first, then the node that lost its way in, with the
+    nodes after it summarised and the edge that is probably missing."""
+    doc = copy.deepcopy(fast)
+    lost = next(e for e in _edges(doc) if e["source"] == "understand")
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc) if e is not lost]
+    problems = check_dsl(doc)
+    target = lost["target"]
+    assert problems[0].node == "understand" and "without an answer node" in problems[0].message
+    assert problems[1].node == target and "unreachable" in problems[1].message
+    assert f"is the edge understand -> {target} missing?" in problems[1].message
+    assert "nodes after it never run either" in problems[1].message
+    assert len(problems) == 2, [str(p) for p in problems]  # no line per unreachable node, no stale references
+
+
+def test_a_lost_branch_names_its_branch_first_and_only_the_nodes_it_alone_led_to(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    lost = next(e for e in _edges(doc) if e["source"] == "route" and e["sourceHandle"] == "chitchat")
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc) if e is not lost]
+    problems = check_dsl(doc)
+    assert "has no edge" in problems[0].message and problems[0].node == "route"
+    entry = next(p for p in problems if p.node == lost["target"])
+    assert "unreachable" in entry.message and "reply" not in entry.message  # reply still runs from other branches
+    assert sum("unreachable" in p.message for p in problems) == 1
+
+
+def test_a_text_over_difys_ten_megabytes_is_refused_before_reading() -> None:
+    problems = check_dsl("a: b\n" + "#" * (10 * 1024 * 1024))
+    assert len(problems) == 1 and problems[0].node == "document" and "DSL_MAX_SIZE" in problems[0].message
