@@ -7,6 +7,7 @@ user never has to find out in the editor or at run time.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -284,3 +285,46 @@ def test_a_lost_branch_names_its_branch_first_and_only_the_nodes_it_alone_led_to
 def test_a_text_over_difys_ten_megabytes_is_refused_before_reading() -> None:
     problems = check_dsl("a: b\n" + "#" * (10 * 1024 * 1024))
     assert len(problems) == 1 and problems[0].node == "document" and "DSL_MAX_SIZE" in problems[0].message
+
+
+# ------------------------------------------------------------------------------- YAML line numbers
+
+LINE_BREAKS = ("\x85", "\u2028", "\u2029")  # what YAML (and str.splitlines) reads as a line break besides \n
+
+
+def test_every_generated_document_reads_back_as_built(fast: dict, classic: dict) -> None:
+    """Written raw, NEL (the fast Chatflow's if-else tests the message for it) was read back as a space, so
+    "the message holds no line break" failed for every message with a space in it."""
+    import yaml
+
+    for doc in (fast, classic):
+        assert yaml.safe_load(dump_yaml(doc)) == doc
+
+
+def test_no_generated_file_holds_a_line_break_other_than_newline() -> None:
+    """The fast Chatflow's if-else tests the message for these characters; written raw, they made every
+    YAML error after them 3 lines off. The dumper escapes them (\\N, \\L, \\P) and the value stays the same."""
+    import yaml
+
+    from dskit.tooling.dslbuild.builder import YAML_LINE_BREAKS
+
+    assert set(YAML_LINE_BREAKS) == set(LINE_BREAKS)
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "dsl").glob("*.yml")) + sorted((root / "code_nodes").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not [c for c in LINE_BREAKS if c in text], path.name
+        assert len(text.splitlines()) == text.count("\n") + (not text.endswith("\n")), path.name
+    doc = {"value": "a\u2028b", "code": "x = 1\ny = '\x85'\n", "plain": "\u2029"}
+    assert yaml.safe_load(dump_yaml(doc)) == doc and not [c for c in LINE_BREAKS if c in dump_yaml(doc)]
+
+
+def test_a_yaml_errors_line_number_is_the_line_an_editor_shows() -> None:
+    root = Path(__file__).resolve().parents[1]
+    lines = (root / "dsl" / "dialogue_chatflow.yml").read_text(encoding="utf-8").split("\n")
+    broken = len(lines) - 20
+    lines[broken] += ": ]: ["
+    problems = check_dsl("\n".join(lines))
+    assert len(problems) == 1 and f"at line {broken + 1}, column" in problems[0].message, problems[0].message
+    # a file of someone else's that holds such a character: the line is still counted by \n alone
+    raw = "a: '\u2028'\nb: '\x85'\nc: [1\nd: 2\n"
+    assert "at line 4, column" in check_dsl(raw)[0].message

@@ -144,12 +144,29 @@ def load_document(text: str) -> Any:
         return loader.get_single_data()
     except DslLoadError:
         raise
+    except yaml.MarkedYAMLError as error:
+        raise DslLoadError("not valid YAML: " + _yaml_error(error, text)) from None
     except yaml.YAMLError as error:
         raise DslLoadError("not valid YAML: " + " ".join(str(error).split())) from None
     except (RecursionError, MemoryError):
         raise DslLoadError("nested too deeply to read") from None
     finally:
         loader.dispose()
+
+
+def _yaml_error(error: Any, text: str) -> str:
+    """A YAML error on one line, its line counted as grep, sed and editors count it: by \\n alone. PyYAML
+    also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR, so in a file holding them its own
+    line numbers are off by as many of them as come before (our generated files hold none)."""
+    mark = error.problem_mark or error.context_mark
+    index = mark.index if mark is not None and 0 <= mark.index <= len(text) else None
+    if index is None:
+        return " ".join(str(error).split())
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    said = ", ".join(part for part in (error.context, error.problem) if part)
+    snippet = text[text.rfind("\n", 0, index) + 1:].split("\n", 1)[0].strip()[:60]
+    return f"{said} at line {line}, column {column}" + (f": {snippet}" if snippet else "")
 
 
 def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbox: bool = True,
