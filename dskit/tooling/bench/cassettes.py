@@ -106,11 +106,11 @@ NOTES: dict[str, None] = {}  # what the replays said on stderr (a cassette's cut
 def _dskit_json(argv: list[str]) -> tuple[int, dict[str, Any]]:
     """Run ``dskit ARGV --json`` in this process: (exit status, the JSON it printed). Its stderr lines
     are kept in :data:`NOTES` (every run of a cassette warns alike) and printed once at the end."""
-    from dskit.tooling.cli import main  # noqa: PLC0415 - the CLI imports every command
+    from dskit.tooling.parser import run_command  # noqa: PLC0415 - it imports every command
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([*argv, "--json"])
+        code = run_command([*argv, "--json"])
     NOTES.update(dict.fromkeys(line for line in err.getvalue().splitlines() if line.strip()))
     text = out.getvalue()
     if not text.strip():
