@@ -15,8 +15,10 @@ from typing import Any
 
 from .numerals import parse_cn_number
 from .jsonish import jsonish_scrub, scrub_surrogates
+from .limits import MAX_VARIABLE_SIZE, segment_size
 from .redos import redos_problem
 from .text import is_int, without_controls
+from .tokens import estimate_tokens
 
 SLOT_TYPES = ("string", "integer", "number", "boolean")
 TASK_KINDS = ("multi_turn", "single_turn")
@@ -38,6 +40,35 @@ TASK_VALUES_MAX_CHARS = 20_000
 LABEL_MAX_CHARS = 200
 # A pattern longer than this is refused: slot patterns are short, and the ReDoS check stays cheap.
 PATTERN_MAX_CHARS = 1_000
+# What fits (docs/catalog.md, "Size: what fits"). TASK_CATALOG is a Dify environment variable, and Dify
+# builds environment variables with the same factory as conversation variables: one over MAX_VARIABLE_SIZE
+# (dskit.limits, 200 KiB as Dify measures it) fails every run before any node. The catalog is measured
+# as compact JSON, the form ``dskit new`` writes into the Chatflow files.
+CATALOG_MAX_SIZE = MAX_VARIABLE_SIZE
+# The understanding prompt shows the catalog's task list (:func:`catalog_compact`) on every turn, whole:
+# nothing cuts it. Its budget (dskit.context.CONTEXT_TOTAL_BUDGET) must also hold the user's message (the
+# share dskit.prompts.PROMPT_LATEST_RESERVE_TOKENS keeps for it), the recent turns (the history zone's
+# budget, dskit.context.CONTEXT_ZONE_BUDGETS["history"]: without them "yes" or "the second one" cannot be
+# read) and the state (never cut either). The context and the prompts import this module, so the figures
+# are repeated here; tests/test_catalog_fit.py holds them equal to their sources.
+PROMPT_TOTAL_TOKENS = 3_000
+PROMPT_MESSAGE_TOKENS = 200
+PROMPT_HISTORY_TOKENS = 360
+# What the catalog's task list and the state it makes may take together: 2,440 tokens.
+CATALOG_PROMPT_MAX_TOKENS = PROMPT_TOTAL_TOKENS - PROMPT_MESSAGE_TOKENS - PROMPT_HISTORY_TOKENS
+# The state the model reads (dskit.views.state_text) is estimated for the catalog's largest task twice
+# (open, and done right after: the state shows both), every slot filled: a value of an enum at its longest,
+# a boolean 2 tokens, anything else STATE_VALUE_TOKENS (a date or a phone number written out; digits cost a
+# token and a half each), a ``multiple`` slot STATE_LIST_ITEMS of them; plus ZONE_HEADERS_TOKENS for the
+# headers of the catalog and state zones and the blank lines between zones.
+STATE_VALUE_TOKENS = 16
+STATE_LIST_ITEMS = 3
+ZONE_HEADERS_TOKENS = 24
+# A slot's question is every reply that asks for it and is kept in the history, whose zone in the next
+# prompt has PROMPT_HISTORY_TOKENS: a longer question would push the turn itself out of what the model reads.
+ASK_MAX_TOKENS = PROMPT_HISTORY_TOKENS
+# The app's name: Dify keeps an app's name in 255 characters, and ``dskit new`` adds the layout after it.
+NAME_MAX_CHARS = LABEL_MAX_CHARS
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
@@ -231,6 +262,11 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
                     problems.append(f"{path}.enum[{i}]: {_show(item)} is not a {slot_type}")
                 elif isinstance(item, str) and len(item) > max_length:
                     problems.append(f"{path}.enum[{i}]: longer than max_length ({max_length} characters)")
+            problems += _enum_duplicates(f"{path}.enum", enum)
+    if isinstance(slot.get("ask"), str) and estimate_tokens(slot["ask"]) > ASK_MAX_TOKENS:
+        problems.append(f"{path}.ask: {estimate_tokens(slot['ask']):,} tokens, over the {ASK_MAX_TOKENS} a question "
+                        "may take: every reply that asks for this slot carries it, and the recent turns the model "
+                        f"reads next have {PROMPT_HISTORY_TOKENS} tokens in all - ask in a sentence or two")
     aliases = slot.get("aliases")
     if aliases is not None:
         if not isinstance(aliases, dict):
@@ -259,6 +295,41 @@ def _check_slot(path: str, name: str, slot: Any) -> list[str]:
         problems.append(f"{path}.minimum: greater than maximum")
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
+    return problems
+
+
+def _enum_key(item: Any) -> Any:
+    """What the engine tells enum values apart by: text stripped and case-folded as :func:`_match_enum`
+    compares it, numbers by value (1 and 1.0 are one), booleans as themselves."""
+    if isinstance(item, str):
+        return ("text", item.strip().lower())
+    if isinstance(item, bool):
+        return ("bool", item)
+    return ("number", item) if _is_number(item) else ("other", repr(item))
+
+
+def _enum_duplicates(path: str, enum: list) -> list[str]:
+    """An enum value that repeats an earlier one, also in another case ("Cash", "cash"): refused.
+
+    Why refuse rather than keep the first with a warning: the engine matches a value ignoring case, so
+    "Cash" and "cash" are one choice to the user, yet the value stored (and sent to the task API) would
+    follow the model's spelling, and the classic Chatflow's extractor would offer the model both. Only the
+    author knows which spelling the API expects; a silent choice could be the wrong one.
+    """
+    problems, first = [], {}
+    for i, item in enumerate(enum):
+        key = _enum_key(item)
+        if key in first:
+            j = first[key]
+            if item == enum[j] and type(item) is type(enum[j]):
+                problems.append(f"{path}[{i}]: {_show(item)} repeats enum[{j}] - remove the repeat")
+            else:
+                problems.append(f"{path}[{i}]: {_show(item)} is enum[{j}] ({_show(enum[j])}) in another spelling; "
+                                "values are matched ignoring case, so the two are one value to the user and which "
+                                "one your task API receives would depend on how the model spelled it - keep the "
+                                "spelling the API expects")
+        else:
+            first[key] = i
     return problems
 
 
@@ -434,7 +505,16 @@ def _template_problems(data: dict) -> list[str]:
 def _validate(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
+    too_large = _size_problem(data)
+    if too_large:  # nothing else is worth listing: the catalog must lose most of itself first
+        return [too_large]
     problems: list[str] = _template_problems(data)
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            problems.append(f"$.{key}: must be a string")
+    if isinstance(data.get("name"), str) and len(data["name"]) > NAME_MAX_CHARS:
+        problems.append(f"$.name: {len(data['name']):,} characters, over the {NAME_MAX_CHARS} a name may have "
+                        "(dskit new names the Dify app after it, and Dify keeps an app's name in 255 characters)")
     for key in data:
         if key not in _TOP_KEYS and not key.startswith(("x-", "_")):
             problems.append(f"$.{key}: unknown field (allowed: {', '.join(sorted(_TOP_KEYS))})")
@@ -461,7 +541,92 @@ def _validate(data: Any) -> list[str]:
                 problems.append(f"$.policy.{key}: unknown field (allowed: {allowed})")
             elif key in _POLICY_DEFAULTS and (not is_int(value) or not 1 <= value <= 1000):
                 problems.append(f"$.policy.{key}: must be an integer from 1 to 1000")
-    return problems
+    return problems or _prompt_problems(data)
+
+
+def _largest(parts: list[tuple[str, int]], unit: str, count: int = 3) -> str:
+    """The ``count`` largest (path, size) parts, largest first: "$.tasks.a.description (4,812 tokens), …"."""
+    top = sorted(parts, key=lambda part: -part[1])[:count]
+    return ", ".join(f"{path} ({size:,} {unit})" for path, size in top if size > 0)
+
+
+def _size_problem(data: dict) -> str:
+    """The catalog as Dify would store it in TASK_CATALOG, against Dify's variable size ('' when it fits)."""
+    size = segment_size(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    if size <= CATALOG_MAX_SIZE:
+        return ""
+    parts = [(path, len(text)) for path, text in _texts(data) if isinstance(text, str)]
+    tasks = data.get("tasks")
+    count = f"; {len(tasks):,} tasks" if isinstance(tasks, dict) else ""
+    return (f"$: {size:,} bytes as Dify measures the TASK_CATALOG variable (compact JSON), over the "
+            f"{CATALOG_MAX_SIZE:,} it allows (MAX_VARIABLE_SIZE): Dify would refuse the variable and every run "
+            f"would fail before any node. Largest texts: {_largest(parts, 'characters') or 'none'}{count}")
+
+
+def _state_room(catalog: Catalog) -> tuple[int, str]:
+    """(tokens, task name): the state the model reads with the catalog's largest task open and, after it
+    ran, done, every slot filled (see :data:`STATE_VALUE_TOKENS`); an estimate of ``views.state_text``."""
+    best, name = 0, ""
+    for task in catalog.tasks.values():
+        line = estimate_tokens(f"- current task: {task.name} ({task.display}, CONFIRMING): ")
+        for slot in task.slots.values():
+            if slot.enum:
+                value = max(estimate_tokens(str(v)) for v in slot.enum)
+            else:
+                value = 2 if slot.type == "boolean" else STATE_VALUE_TOKENS
+            line += estimate_tokens(f"{slot.name}=") + value * (STATE_LIST_ITEMS if slot.multiple else 1) + 1
+        if line > best:
+            best, name = line, task.name
+    return ZONE_HEADERS_TOKENS + 2 * best, name
+
+
+# What to do about a part of the task list that alone is too large, by the end of its JSON path.
+_SHORTEN = {"description": "describe it in a sentence or two", "label": "name it in a few words",
+            "enum": "keep the values a user chooses between, and map other spellings with aliases (not shown)",
+            "slots": "split the task into smaller ones"}
+
+
+def _prompt_parts(catalog: Catalog) -> list[tuple[str, int]]:
+    """(JSON path, tokens) of what the task list shows the model: descriptions, labels, enums, and each
+    task's slot lines (names and types), so a refusal can say what to shorten."""
+    parts = []
+    for task in catalog.tasks.values():
+        path = f"$.tasks.{task.name}"
+        parts += [(f"{path}.description", estimate_tokens(task.description)),
+                  (f"{path}.label", estimate_tokens(task.label))]
+        for slot in task.slots.values():
+            where = f"{path}.slots.{slot.name}"
+            parts += [(f"{where}.description", estimate_tokens(slot.description)),
+                      (f"{where}.label", estimate_tokens(slot.label)),
+                      (f"{where}.enum", estimate_tokens("|".join(str(v) for v in slot.enum)))]
+        parts.append((f"{path}.slots", sum(estimate_tokens(f"    {s.name}: {s.type}; ") for s in task.slots.values())))
+    return parts
+
+
+def _prompt_problems(data: dict) -> list[str]:
+    """A valid catalog whose task list and state leave no room in the understanding prompt ([] when they
+    fit): one problem for each part that alone is over, else one for the whole list naming its largest parts."""
+    catalog = _build(data, "")
+    shown = estimate_tokens(catalog_compact(catalog))
+    state, task = _state_room(catalog)
+    if shown + state <= CATALOG_PROMPT_MAX_TOKENS:
+        return []
+    room = max(0, CATALOG_PROMPT_MAX_TOKENS - state)
+    why = (f"the understanding prompt shows the task list whole on every turn, and its {PROMPT_TOTAL_TOKENS:,} "
+           f"tokens must also hold the user's message ({PROMPT_MESSAGE_TOKENS}), the recent turns "
+           f"({PROMPT_HISTORY_TOKENS}) and the state (about {state:,} with {task} open and done), which leaves the "
+           f"task list {room:,}")
+    parts = _prompt_parts(catalog)
+    alone = [f"{path}: {size:,} tokens in the understanding prompt, more than the whole task list may take: {why}"
+             f" - {_SHORTEN[path.rsplit('.', 1)[1]]}" for path, size in parts if size > room]
+    if alone:
+        return alone
+    tasks, slots = len(catalog.tasks), sum(len(t.slots) for t in catalog.tasks.values())
+    largest = _largest(parts, "tokens")
+    return [f"$.tasks: the task list takes {shown:,} tokens of the understanding prompt ({tasks:,} tasks, about "
+            f"{shown // tasks:,} tokens each, with {slots:,} slots); {why} - "
+            + (f"shorten the largest parts ({largest}), or " if largest else "")
+            + "split the tasks between several assistants"]
 
 
 def _check_policy_choice(key: str, value: Any) -> list[str]:
@@ -516,7 +681,7 @@ def _build_task(name: str, raw: dict) -> TaskSpec:
 # it was last checked against (``catalog_checked``, dskit.machine.catalog_mark), and a mark made under
 # other rules never matches: bump this whenever validation changes what it accepts
 # (tests/test_catalog_mark.py holds it to that).
-CATALOG_RULES = 1
+CATALOG_RULES = 2  # 2: what fits (size, prompt, name, questions) and no repeated enum value (issue 39)
 
 
 def load_catalog(source: Any, checked: str = "", mark: str = "") -> Catalog:

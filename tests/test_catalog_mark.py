@@ -137,23 +137,25 @@ def test_a_seal_written_with_other_characters_is_a_broken_seal_not_a_failed_turn
     assert any(e["code"] == "integrity" and "seal does not match" in e["message"] for e in errors)
 
 
-# The source of what the check accepts: the top of dskit/catalog.py up to the builders, dskit/redos.py and
-# dskit/text.py (texts lose their control characters there). Recorded with CATALOG_RULES; when it changes,
-# the rules may have: bump CATALOG_RULES (a mark made under the old rules then never matches) and record
-# the new digest here. Re-recorded without a bump when catalog.py took its control-character pattern from
-# dskit/text.py (the same character class).
-RULES_DIGEST = {1: "bc87ccbbf5c6b832"}
+# The source of what the check accepts: the top of dskit/catalog.py up to the builders and its task list
+# for the model (catalog_compact: what must fit the prompt), dskit/redos.py, dskit/text.py (texts lose their
+# control characters there), dskit/tokens.py and dskit/limits.py (what fits). Recorded with CATALOG_RULES;
+# when it changes, the rules may have: bump CATALOG_RULES (a mark made under the old rules then never
+# matches) and record the new digest here. Re-recorded without a bump when catalog.py took its
+# control-character pattern from dskit/text.py (the same character class).
+RULES_DIGEST = {1: "bc87ccbbf5c6b832", 2: "eada7279cea83dc4"}
 
 
 def _rules_source() -> str:
     text = (ROOT / "dskit" / "catalog.py").read_text(encoding="utf-8")
-    return (text[:text.index("\ndef confirm_default(")] + (ROOT / "dskit" / "redos.py").read_text(encoding="utf-8")
-            + (ROOT / "dskit" / "text.py").read_text(encoding="utf-8"))
+    return (text[:text.index("\ndef confirm_default(")] + text[text.index("\ndef catalog_compact("):]
+            + "".join((ROOT / "dskit" / name).read_text(encoding="utf-8")
+                      for name in ("redos.py", "text.py", "tokens.py", "limits.py")))
 
 
 def test_changing_the_check_bumps_its_rules_version():
     found = hashlib.sha256(_rules_source().encode()).hexdigest()[:16]
     assert RULES_DIGEST.get(CATALOG_RULES) == found, (
-        f"dskit/catalog.py's checks, dskit/redos.py or dskit/text.py changed (digest {found}): "
+        f"dskit/catalog.py's checks, dskit/redos.py, text.py, tokens.py or limits.py changed (digest {found}): "
         f"if what a valid catalog is "
         f"changed, bump CATALOG_RULES; either way record {{{CATALOG_RULES}: {found!r}}} in RULES_DIGEST")

@@ -7,6 +7,7 @@ user never has to find out in the editor or at run time.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -252,3 +253,78 @@ def test_not_yaml() -> None:
 
 def test_problem_text_names_node_and_field() -> None:
     assert str(Problem("state", "data.variables[0]", "x")) == "state: data.variables[0]: x"
+
+
+def test_a_deleted_edge_is_reported_as_its_cause_then_its_consequences_in_one_line(fast: dict) -> None:
+    """check-dsl on a deleted edge used to list every node after it as unreachable (21 lines) before the
+    cause: now the node left without a way out comes first, then the node that lost its way in, with the
+    nodes after it summarised and the edge that is probably missing."""
+    doc = copy.deepcopy(fast)
+    lost = next(e for e in _edges(doc) if e["source"] == "understand")
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc) if e is not lost]
+    problems = check_dsl(doc)
+    target = lost["target"]
+    assert problems[0].node == "understand" and "without an answer node" in problems[0].message
+    assert problems[1].node == target and "unreachable" in problems[1].message
+    assert f"is the edge understand -> {target} missing?" in problems[1].message
+    assert "nodes after it never run either" in problems[1].message
+    assert len(problems) == 2, [str(p) for p in problems]  # no line per unreachable node, no stale references
+
+
+def test_a_lost_branch_names_its_branch_first_and_only_the_nodes_it_alone_led_to(fast: dict) -> None:
+    doc = copy.deepcopy(fast)
+    lost = next(e for e in _edges(doc) if e["source"] == "route" and e["sourceHandle"] == "chitchat")
+    doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc) if e is not lost]
+    problems = check_dsl(doc)
+    assert "has no edge" in problems[0].message and problems[0].node == "route"
+    entry = next(p for p in problems if p.node == lost["target"])
+    assert "unreachable" in entry.message and "reply" not in entry.message  # reply still runs from other branches
+    assert sum("unreachable" in p.message for p in problems) == 1
+
+
+def test_a_text_over_difys_ten_megabytes_is_refused_before_reading() -> None:
+    problems = check_dsl("a: b\n" + "#" * (10 * 1024 * 1024))
+    assert len(problems) == 1 and problems[0].node == "document" and "DSL_MAX_SIZE" in problems[0].message
+
+
+# ------------------------------------------------------------------------------- YAML line numbers
+
+LINE_BREAKS = ("\x85", "\u2028", "\u2029")  # what YAML (and str.splitlines) reads as a line break besides \n
+
+
+def test_every_generated_document_reads_back_as_built(fast: dict, classic: dict) -> None:
+    """Written raw, NEL (the fast Chatflow's if-else tests the message for it) was read back as a space, so
+    "the message holds no line break" failed for every message with a space in it."""
+    import yaml
+
+    for doc in (fast, classic):
+        assert yaml.safe_load(dump_yaml(doc)) == doc
+
+
+def test_no_generated_file_holds_a_line_break_other_than_newline() -> None:
+    """The fast Chatflow's if-else tests the message for these characters; written raw, they made every
+    YAML error after them 3 lines off. The dumper escapes them (\\N, \\L, \\P) and the value stays the same."""
+    import yaml
+
+    from dskit.tooling.dslbuild.builder import YAML_LINE_BREAKS
+
+    assert set(YAML_LINE_BREAKS) == set(LINE_BREAKS)
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "dsl").glob("*.yml")) + sorted((root / "code_nodes").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not [c for c in LINE_BREAKS if c in text], path.name
+        assert len(text.splitlines()) == text.count("\n") + (not text.endswith("\n")), path.name
+    doc = {"value": "a\u2028b", "code": "x = 1\ny = '\x85'\n", "plain": "\u2029"}
+    assert yaml.safe_load(dump_yaml(doc)) == doc and not [c for c in LINE_BREAKS if c in dump_yaml(doc)]
+
+
+def test_a_yaml_errors_line_number_is_the_line_an_editor_shows() -> None:
+    root = Path(__file__).resolve().parents[1]
+    lines = (root / "dsl" / "dialogue_chatflow.yml").read_text(encoding="utf-8").split("\n")
+    broken = len(lines) - 20
+    lines[broken] += ": ]: ["
+    problems = check_dsl("\n".join(lines))
+    assert len(problems) == 1 and f"at line {broken + 1}, column" in problems[0].message, problems[0].message
+    # a file of someone else's that holds such a character: the line is still counted by \n alone
+    raw = "a: '\u2028'\nb: '\x85'\nc: [1\nd: 2\n"
+    assert "at line 4, column" in check_dsl(raw)[0].message

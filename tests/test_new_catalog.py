@@ -91,7 +91,7 @@ def test_the_chatflows_speak_of_the_catalogs_tasks_only(built, lang) -> None:
         features = doc["workflow"]["features"]
         assert all(label in features["opening_statement"] for label in labels), name
         assert set(features["suggested_questions"]) == examples, name
-        assert all(label in doc["app"]["name"] for label in labels), name
+        assert doc["app"]["name"].startswith(catalog["name"]), name  # the app is named after the assistant
         leaks = [(".".join(p), t) for p, t in strings(doc) if p[-1] != "code" for f in forbidden if f in t]
         assert leaks == [], f"{name}: {leaks[:3]}"
     classic = built[lang]["docs"]["dialogue_chatflow_classic.yml"]
@@ -129,15 +129,43 @@ def test_new_refuses_a_broken_catalog(tmp_path, capsys) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_new_names_its_folder_after_the_catalog(tmp_path, monkeypatch) -> None:
-    """Default folder ./dsl_<name>/ (docs/dsl.md): the catalog's ``name``."""
+def test_new_names_its_folder_and_apps_after_the_catalog_and_says_where(tmp_path, monkeypatch) -> None:
+    """Default folder ./dsl_<name>/ (docs/dsl.md): the catalog's free-text ``name`` as a folder name, Chinese
+    kept; the Dify apps are called by that name and the layout, and the last lines say where it all went."""
     import contextlib
     import io
 
     monkeypatch.chdir(tmp_path)
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["new", str(CATALOGS["zh"])]) == 0
-    assert sorted(p.name for p in (tmp_path / "dsl_pet_clinic").iterdir()) == sorted(FILES)
+    catalog = json.loads(CATALOGS["en"].read_text(encoding="utf-8"))
+    catalog["name"] = "Bright Smile Dental assistant"
+    (tmp_path / "dental.json").write_text(json.dumps(catalog), encoding="utf-8")
+    for path, folder, app in ((CATALOGS["zh"], "dsl_宠物医院助手", "宠物医院助手（快速版）"),
+                              (tmp_path / "dental.json", "dsl_bright_smile_dental_assistant",
+                               "Bright Smile Dental assistant (fast)")):
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            assert main(["new", str(path)]) == 0
+        assert sorted(p.name for p in (tmp_path / folder).iterdir()) == sorted(FILES)
+        fast = yaml.safe_load((tmp_path / folder / FILES[0]).read_text(encoding="utf-8"))
+        assert fast["app"]["name"] == app
+        said = buffer.getvalue().splitlines()
+        assert str(tmp_path / folder) in said[-2] and app in said[-2], said[-2:]
+
+
+@pytest.mark.parametrize("name, slug", [
+    ("Bright Smile Dental assistant", "bright_smile_dental_assistant"),
+    ("星辰驾校 学车助手", "星辰驾校_学车助手"),
+    ("../../etc/passwd", "etc_passwd"),
+    (".hidden", "hidden"),
+    ("ＡＢＣ１２３ Café!", "abc123_café"),
+    ("🦷🦷", ""),
+])
+def test_a_catalog_name_becomes_a_safe_folder_name(name, slug) -> None:
+    from dskit.tooling.commands.gen import catalog_folder, folder_slug
+
+    assert folder_slug(name) == slug
+    folder = catalog_folder(Path("my catalog.json"), json.dumps({"name": name}))
+    assert folder.name == "dsl_" + (slug or "my_catalog") and len(folder.parts) == 1
 
 
 # ------------------------------------------------------------------------------- a conversation

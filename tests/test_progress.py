@@ -63,6 +63,41 @@ def test_a_block_without_steps_prints_nothing() -> None:
     assert out.getvalue() == ""
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_counted_run_is_silent_outside_a_terminal_but_heard(heard) -> None:
+    out = io.StringIO()
+    with progress.counted("bench flow", 2, stream=out) as bar:
+        bar.begin("booking (fast)")
+        bar.begin("booking (classic)")
+        bar.done()
+    assert out.getvalue() == ""
+    assert heard == [("bench flow", "booking (fast)"), ("bench flow", "booking (classic)")]
+
+
+def test_a_counted_run_draws_one_bar_on_a_terminal_and_quiet_silences_it() -> None:
+    screen = _Terminal()
+    with progress.counted("dskit eval", 3, stream=screen, transient=False) as bar:
+        for name in ("a", "b", "c"):
+            bar.done(name)
+    assert "dskit eval" in screen.getvalue() and "3/3" in screen.getvalue()
+    quiet = _Terminal()
+    with progress.counted("dskit eval", 3, stream=quiet, quiet=True) as bar:
+        bar.done("a")
+    assert quiet.getvalue() == ""
+
+
+def test_every_progress_bar_is_built_in_progress_py() -> None:
+    """tooling/progress.py is the one place a rich progress display is built (it was built by hand in six)."""
+    tooling = ROOT / "dskit" / "tooling"
+    by_hand = [str(path.relative_to(ROOT)) for path in sorted(tooling.rglob("*.py"))
+               if path.name != "progress.py" and re.search(r"\bProgress\(", path.read_text(encoding="utf-8"))]
+    assert by_hand == []
+
+
 @pytest.mark.slow  # checks the shipped Chatflow twice
 def test_check_dsl_reports_each_code_node_and_each_sandbox_check(unchecked) -> None:
     """The check of a Chatflow is one step per part, and a code node's sandbox checks one step each:

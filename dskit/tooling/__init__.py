@@ -5,7 +5,9 @@ imported lazily, inside the functions that use them.
 
 Layout (arrows are imports; there are no cycles)::
 
-    cli.py, commands/      ``dskit <command>``: one module per command, each imports what it runs
+    cli.py                 the ``dskit`` entry point only: nothing here imports it
+    parser.py, commands/   ``dskit <command>``: the parser (every command's module, each imports what it
+                           runs) and running a command in-process, for cli.py and whoever needs the CLI
     generated.py           every generated file (GENERATORS): ``dskit gen`` and ``gen --check``
         |-> docfigures.py  the figures in README*.md and docs/, from bench/context.json, flow.json and
         |                  cassettes.json (``bench context|flow|cassettes --record``; the last replays the

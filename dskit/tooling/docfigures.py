@@ -402,7 +402,7 @@ def figures(root: Path) -> dict[str, str]:
 
 def help_text() -> str:
     """``dskit --help`` at a fixed width, as README.md shows it."""
-    from dskit.tooling.cli import build_parser  # noqa: PLC0415 - the CLI imports every command
+    from dskit.tooling.parser import build_parser  # noqa: PLC0415 - it imports every command
 
     parser = build_parser()
     parser.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=HELP_WIDTH)

@@ -14,9 +14,7 @@ checks), so a progress line on stderr names the step while it runs in a terminal
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from dskit.tooling.codegen.code_nodes import (
@@ -37,33 +35,14 @@ STEPS = {"generate_code_nodes": "code nodes", "generate_code_node_readmes": "cod
          "generate_dsl": "Chatflow DSL files", "generate_doc_figures": "figures in README*.md and docs/"}
 
 
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[str], None]]:
-    """A rich progress line on stderr naming each step, when stderr is a terminal; else nothing."""
-    if not sys.stderr.isatty():
-        yield lambda _label: None
-        return
-    from rich.console import Console  # noqa: PLC0415 - tooling imports libraries lazily
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
-    with Progress(TextColumn("[bold]dskit gen[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=total)
-        started: list[bool] = []
-
-        def step(label: str) -> None:
-            bar.update(task, advance=1 if started else 0, description=label)
-            started.append(True)
-
-        yield step
-
-
 def generate_all(root: Path = REPO_ROOT) -> dict[str, str]:
     """Every generated file, in memory; two generators claiming one path is an error."""
     files: dict[str, str] = {}
-    with _progress(len(GENERATORS)) as step:
+    from dskit.tooling.progress import counted  # noqa: PLC0415
+
+    with counted("dskit gen", len(GENERATORS)) as bar:
         for generator in GENERATORS:
-            step(STEPS.get(generator.__name__, generator.__name__))
+            bar.begin(STEPS.get(generator.__name__, generator.__name__))
             for path, text in generator(root).items():
                 if path in files:
                     raise ValueError(f"{path} is generated twice")

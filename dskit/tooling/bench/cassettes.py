@@ -26,7 +26,7 @@ import hashlib
 import io
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,11 +106,11 @@ NOTES: dict[str, None] = {}  # what the replays said on stderr (a cassette's cut
 def _dskit_json(argv: list[str]) -> tuple[int, dict[str, Any]]:
     """Run ``dskit ARGV --json`` in this process: (exit status, the JSON it printed). Its stderr lines
     are kept in :data:`NOTES` (every run of a cassette warns alike) and printed once at the end."""
-    from dskit.tooling.cli import main  # noqa: PLC0415 - the CLI imports every command
+    from dskit.tooling.parser import run_command  # noqa: PLC0415 - it imports every command
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([*argv, "--json"])
+        code = run_command([*argv, "--json"])
     NOTES.update(dict.fromkeys(line for line in err.getvalue().splitlines() if line.strip()))
     text = out.getvalue()
     if not text.strip():
@@ -211,28 +211,6 @@ def measure(crosswoz: Path = CROSSWOZ_DATA, progress: Callable[[str], None] | No
             "cassettes": {name: digest(ROOT / CASSETTE_DIR / name) for name in cassettes}, "runs": runs}
 
 
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar on stderr naming the run being replayed, when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield lambda _name: None
-        return
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
-    console = Console(file=sys.stderr)  # this stderr, not the replays' redirected one
-    with Progress(TextColumn("[bold]bench cassettes[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console, transient=True) as bar:
-        task = bar.add_task("", total=total)
-        started: list[bool] = []
-
-        def step(name: str) -> None:
-            bar.update(task, advance=1 if started else 0, description=name)
-            started.append(True)
-
-        yield step
-
-
 def format_table(record: dict[str, Any]) -> str:
     """One line per run: the model's figures, then what answering nothing scores."""
     lines = [f"{'run':<26} {'model':<42} answers nothing"]
@@ -274,8 +252,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"dskit bench cassettes: {args.crosswoz}: no CrossWOZ validation set there; get it as "
               "docs/replay.md#getting-the-data says and give --crosswoz PATH", file=sys.stderr)
         return 2
-    with _progress(sum(2 if run.kind == "eval" else 1 for run in RUNS)) as step:
-        record = measure(args.crosswoz, step)
+    from dskit.tooling.progress import counted  # noqa: PLC0415
+
+    # the bar draws on this stderr, not on the replays' redirected one (counted fixes its stream at the start)
+    with counted("bench cassettes", sum(2 if run.kind == "eval" else 1 for run in RUNS)) as bar:
+        record = measure(args.crosswoz, bar.begin)
     print(json.dumps(record, ensure_ascii=False, indent=1) if args.json else format_table(record))
     for line in NOTES:
         print(line, file=sys.stderr)

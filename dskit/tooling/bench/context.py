@@ -377,15 +377,10 @@ def record(path: Path = RECORD, progress: Callable[[str], None] | None = None) -
 
 def _record_with_progress() -> int:
     """``--record``: about a minute of simulation, so a bar on stderr says which run is going."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from dskit.tooling.progress import counted
 
-    steps = 1 + len(RECORD_BUDGETS)
-    with Progress(TextColumn("[bold]bench context --record[/bold]"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.description}"), console=Console(stderr=True)) as bar:
-        task = bar.add_task("", total=steps + 1)
-        record(progress=lambda label: bar.update(task, advance=1, description=label))
-        bar.update(task, completed=steps + 1, description="done")
+    with counted("bench context --record", 2 + len(RECORD_BUDGETS), transient=False) as bar:
+        record(progress=bar.begin)
     print(f"recorded in {RECORD.relative_to(REPO_DIR)}; `dskit gen` writes its figures into README*.md and docs/")
     return 0
 

@@ -15,7 +15,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -79,27 +79,6 @@ def log_report(lines: list[tuple[str, str, str]]) -> list[str]:
     return out
 
 
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[str, str], None]]:
-    """A rich progress bar on stderr while the scenarios run, when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield lambda _scenario, _layout: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("[bold]bench flow[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=total)
-        started: list[bool] = []
-
-        def step(scenario: str, layout: str) -> None:
-            bar.update(task, advance=1 if started else 0, description=f"{scenario} ({layout})")
-            started.append(True)
-
-        yield step
-
-
 def run(args: argparse.Namespace) -> int:
     from dskit.tooling.dslrun.costs import format_table, measure
     from dskit.tooling.dslrun.scenarios import SCENARIO_DIR, load_scenarios
@@ -111,10 +90,12 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     runs = sum(len(s.layouts) for s in scenarios)
-    with task_api() as api, collected_graphon_logs() as logs, _progress(runs) as step:
+    from dskit.tooling.progress import counted
+
+    with task_api() as api, collected_graphon_logs() as logs, counted("bench flow", runs) as bar:
         def where(scenario: str, layout: str) -> None:
             logs.where = (scenario, layout)
-            step(scenario, layout)
+            bar.begin(f"{scenario} ({layout})")
 
         result = measure(scenarios, api_base=api.base_url, progress=where)
     print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_table(result))

@@ -264,17 +264,10 @@ def _nothing_ran(runs: list) -> int:
 def _run_one(label: str, target: Any, suites: list, args: argparse.Namespace, total: int, sink: Any) -> Any:
     from dskit.tooling.eval.runner import run_suites  # noqa: PLC0415
 
+    from dskit.tooling.progress import counted  # noqa: PLC0415
+
     if args.quiet or args.json or not sys.stderr.isatty():
         return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, sink=sink)
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
-    with Progress(TextColumn(f"[bold]{label}[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task("", total=total)
-
-        def step(name: str) -> None:
-            progress.update(task, advance=1, description=name)
-
-        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel, progress=step,
-                          sink=sink)
+    with counted(label, total, transient=False) as bar:
+        return run_suites(target, suites, label=label, repeat=args.repeat, parallel=args.parallel,
+                          progress=bar.done, sink=sink)

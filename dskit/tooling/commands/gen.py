@@ -89,13 +89,35 @@ def model_target(args: argparse.Namespace, command: str) -> tuple[str, str, str 
     return provider, args.model or defaults.model, identifier, target
 
 
-def catalog_folder(path: Path, catalog_json: str) -> Path:
-    """``./dsl_<name>/``: the catalog's ``name`` when it is a plain word, else the file's name."""
-    import json
+# A folder name's longest slug: 64 characters, and at most 200 bytes of UTF-8 (64 Chinese characters are
+# 192), within the 255 bytes a file name may have on Linux and macOS with ``dsl_`` before it.
+SLUG_MAX_CHARS = 64
+SLUG_MAX_BYTES = 200
+
+
+def folder_slug(text: str) -> str:
+    """``text`` as a safe folder name ('' when nothing is left): letters and digits of any script kept
+    ("Bright Smile Dental assistant" -> "bright_smile_dental_assistant", "星辰驾校 学车助手" ->
+    "星辰驾校_学车助手"), everything else (spaces, punctuation, slashes, dots) one ``_``, lower case, at
+    most :data:`SLUG_MAX_CHARS` characters. No path separator, no leading dot, no reserved device name
+    (the folder is always ``dsl_`` + the slug)."""
     import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", str(text)).lower()
+    slug = re.sub(r"_{2,}", "_", re.sub(r"[^\w-]+", "_", text).strip("_-"))[:SLUG_MAX_CHARS]
+    while len(slug.encode("utf-8")) > SLUG_MAX_BYTES:
+        slug = slug[:-1]
+    return slug.strip("_-")
+
+
+def catalog_folder(path: Path, catalog_json: str) -> Path:
+    """``./dsl_<slug>/``: the slug of the catalog's ``name`` (:func:`folder_slug`), else of the file's name,
+    else ``dsl_assistant``."""
+    import json
 
     name = str(json.loads(catalog_json).get("name") or "")
-    return Path("dsl_" + (name if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) else path.stem))
+    return Path("dsl_" + (folder_slug(name) or folder_slug(path.stem) or "assistant"))
 
 
 def _custom_dsl(args: argparse.Namespace, root: Path) -> int:

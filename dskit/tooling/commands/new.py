@@ -18,6 +18,10 @@ import argparse
 import sys
 from pathlib import Path
 
+WROTE = {
+    "zh": "已写入 {folder}：三个 Chatflow，导入后的应用名为 {names}",
+    "en": "Wrote the three Chatflows to {folder}; imported, the apps are called {names}",
+}
 NEXT_STEPS = {
     "zh": "下一步：在 Dify 中「导入 DSL 文件」选择 {fast}；或先在本机试聊：dskit chat --catalog {catalog} "
           "--base-url URL --model NAME",
@@ -39,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("catalog", type=Path, metavar="CATALOG", help="the task catalog (JSON, docs/catalog.md)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for the files (default: ./dsl_<name>/, <name> being the catalog's "
-                             "name, else the file's name without .json)")
+                             "name as a folder name - letters and digits of any script, the rest '_' - else "
+                             "the file's name without .json)")
     add_model_target_options(parser)
     parser.set_defaults(func=run)
 
@@ -91,15 +96,21 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     status = 0
     written: dict[str, Path] = {}
+    names: dict[str, str] = {}
     with shipped_code_nodes():  # the checkout's code_nodes/, not a fresh bundle of the engine (seconds, not a minute)
-        status = _write_and_check(options, out, written)
+        status = _write_and_check(options, out, written, names)
     if status == 0:
+        quote = "“{}”" if lang == "en" else "「{}」"
+        print(WROTE[lang].format(folder=out, names=("、" if lang == "zh" else ", ").join(
+            quote.format(names[layout]) for layout in ("fast", "classic", "plugin"))))
         print(NEXT_STEPS[lang].format(fast=written["fast"], catalog=args.catalog))
     return status
 
 
-def _write_and_check(options, out: Path, written: dict[str, Path]) -> int:  # noqa: ANN001 - FlowOptions
-    """Write the three layouts to ``out`` and check each as ``dskit check-dsl`` does; 1 on any problem."""
+def _write_and_check(options, out: Path, written: dict[str, Path],  # noqa: ANN001 - FlowOptions
+                     names: dict[str, str]) -> int:
+    """Write the three layouts to ``out`` and check each as ``dskit check-dsl`` does; 1 on any problem.
+    ``written`` and ``names`` get each layout's file and Dify app name."""
     from dskit.tooling.dslbuild.check import check_dsl  # noqa: PLC0415
     from dskit.tooling.dslbuild.flows import build_classic, build_fast  # noqa: PLC0415
     from dskit.tooling.dslbuild.plugin_flow import build_plugin  # noqa: PLC0415
@@ -118,7 +129,7 @@ def _write_and_check(options, out: Path, written: dict[str, Path]) -> int:  # no
             step("writing the YAML")
             path.write_text(flow.to_yaml(), encoding="utf-8", newline="\n")
             problems = check_dsl(path.read_text(encoding="utf-8"), run_code=False, target=target, progress=step)
-        written[layout] = path
+        written[layout], names[layout] = path, flow.name
         if problems:
             status = 1
             print(f"{path}: {len(problems)} problem(s)")

@@ -190,8 +190,17 @@ class _LiteralDumper:  # built lazily: yaml is a tooling dependency
     cls: Any = None
 
 
+# Characters YAML 1.1 reads as line breaks besides \n and \r (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR).
+# PyYAML writes them raw in plain, quoted and block scalars, so a file holding one has more lines for a
+# YAML parser (and Python's str.splitlines) than for grep, sed or an editor, and every line number a YAML
+# error gives after it is off. A string holding one is written double-quoted, where PyYAML escapes them
+# as \N, \L and \P: the same value, one line in every reader.
+YAML_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
 def dump_yaml(doc: Mapping[str, Any]) -> str:
-    """YAML with multi-line strings (code, prompts) as readable ``|`` blocks, keys in our order."""
+    """YAML with multi-line strings (code, prompts) as readable ``|`` blocks, keys in our order, and no
+    raw line break other than \n (:data:`YAML_LINE_BREAKS`)."""
     import yaml  # noqa: PLC0415
 
     if _LiteralDumper.cls is None:
@@ -199,6 +208,8 @@ def dump_yaml(doc: Mapping[str, Any]) -> str:
             pass
 
         def _str(dumper: Any, value: str) -> Any:
+            if any(mark in value for mark in YAML_LINE_BREAKS):
+                return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
             if "\n" in value:
                 # PyYAML falls back to a quoted scalar by itself when a block cannot hold the text
                 # exactly (trailing spaces, control characters), so the value always round-trips.

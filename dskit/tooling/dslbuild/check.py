@@ -77,6 +77,9 @@ NODE_ID = re.compile(r"^[a-zA-Z0-9_]{1,50}$")
 MAX_ALIASES = 64
 MAX_EXPANDED_NODES = 500_000
 MAX_DEPTH = 200
+# Dify's import refuses a larger DSL text (DSL_MAX_SIZE, api/services/app_dsl_service.py); ``check-dsl``
+# refuses to read a larger file for the same reason (commands/check_dsl.py), ``dskit new`` checks what it wrote.
+DSL_MAX_BYTES = 10 * 1024 * 1024
 
 
 class DslLoadError(ValueError):
@@ -141,12 +144,29 @@ def load_document(text: str) -> Any:
         return loader.get_single_data()
     except DslLoadError:
         raise
+    except yaml.MarkedYAMLError as error:
+        raise DslLoadError("not valid YAML: " + _yaml_error(error, text)) from None
     except yaml.YAMLError as error:
         raise DslLoadError("not valid YAML: " + " ".join(str(error).split())) from None
     except (RecursionError, MemoryError):
         raise DslLoadError("nested too deeply to read") from None
     finally:
         loader.dispose()
+
+
+def _yaml_error(error: Any, text: str) -> str:
+    """A YAML error on one line, its line counted as grep, sed and editors count it: by \\n alone. PyYAML
+    also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR, so in a file holding them its own
+    line numbers are off by as many of them as come before (our generated files hold none)."""
+    mark = error.problem_mark or error.context_mark
+    index = mark.index if mark is not None and 0 <= mark.index <= len(text) else None
+    if index is None:
+        return " ".join(str(error).split())
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    said = ", ".join(part for part in (error.context, error.problem) if part)
+    snippet = text[text.rfind("\n", 0, index) + 1:].split("\n", 1)[0].strip()[:60]
+    return f"{said} at line {line}, column {column}" + (f": {snippet}" if snippet else "")
 
 
 def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbox: bool = True,
@@ -163,6 +183,10 @@ def check_dsl(source: str | Mapping[str, Any], *, run_code: bool = False, sandbo
     """
     step = progress or (lambda _what: None)
     if isinstance(source, str):
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > DSL_MAX_BYTES:
+            return [Problem("document", "", f"{size:,} bytes, over the {DSL_MAX_BYTES:,} Dify's import accepts "
+                                            "(DSL_MAX_SIZE): the file would be refused")]
         step("reading the YAML")
         try:
             doc = load_document(source)
@@ -406,21 +430,53 @@ class _Graph:
         return []
 
     def flow_problems(self) -> list[Problem]:
-        problems = []
+        """Causes first, consequences summarised: a deleted edge leaves one node with no way out and one
+        with no way in, and every node after that one unreachable. The dead ends come first, then one
+        line per node that lost its way in, naming the nodes only it led to (not one line each)."""
         cycle = self._cycle()
         if cycle:
-            problems.append(Problem(cycle[0], "edges", "cycle: " + " -> ".join(cycle)))
-            return problems
-        reachable = self._reachable()
-        for node_id in self.nodes:
-            if node_id not in reachable:
-                problems.append(Problem(node_id, "", "unreachable from the start node"))
+            return [Problem(cycle[0], "edges", "cycle: " + " -> ".join(cycle))]
         # Walk from start, stopping at answer nodes; reaching a dead end first means a path ends
         # with nothing said to the user.
-        for current in sorted(self._reachable(stop_at_answers=True)):
-            if self.data[current].get("type") != "answer" and not self.succ[current]:
-                problems.append(Problem(current, "", "a path from start ends here without an answer node"))
+        dead_ends = [current for current in sorted(self._reachable(stop_at_answers=True))
+                     if self.data[current].get("type") != "answer" and not self.succ[current]]
+        problems = [Problem(node, "", "a path from start ends here without an answer node (no edge leaves it)")
+                    for node in dead_ends]
+        reachable = self._reachable()
+        unreachable = {node for node in self.nodes if node not in reachable}
+        for entry in [node for node in self.nodes if node in unreachable and not self.pred[node]]:
+            problems.append(Problem(entry, "", self._lost_entry(entry, unreachable, dead_ends)))
         return problems
+
+    def _lost_entry(self, entry: str, unreachable: set[str], dead_ends: list[str]) -> str:
+        """Why ``entry`` (unreachable, no edge comes in) never runs, the unreachable nodes after it, and
+        the edge that was probably lost: from a dead end whose outputs ``entry`` reads."""
+        seen: set[str] = set()
+        stack = [dst for _, dst in self.succ[entry]]
+        while stack:
+            node = stack.pop()
+            if node in unreachable and node not in seen and node != entry:
+                seen.add(node)
+                stack.extend(dst for _, dst in self.succ[node])
+        after = [node for node in self.nodes if node in seen]  # in document order
+        text = "unreachable from the start node: no edge leads to it"
+        if after:
+            shown = ", ".join(after[:5]) + (f" and {len(after) - 5} more" if len(after) > 5 else "")
+            text += f", so the {len(after)} node{'s' if len(after) != 1 else ''} after it never run either ({shown})"
+        reads = self._reads(entry)
+        lost = [node for node in dead_ends if node in reads]
+        if lost:
+            text += f"; it reads {lost[0]}'s output: is the edge {lost[0]} -> {entry} missing?"
+        return text
+
+    def _reads(self, node_id: str) -> set[str]:
+        """The nodes whose outputs ``node_id`` reads (value selectors and ``{{#node.var#}}`` references)."""
+        data = self.data[node_id]
+        found = {str(sel[0]) for _, sel in self._selector_fields(data) if isinstance(sel, list | tuple) and sel}
+        for _, text in self._text_fields(data):
+            if isinstance(text, str):
+                found.update(match.group(1).split(".")[0] for match in LOOKS_LIKE_REFERENCE.finditer(text))
+        return found & set(self.nodes)
 
     def ancestors(self, node_id: str) -> set[str]:
         if node_id not in self._ancestors:
@@ -539,6 +595,15 @@ class _Graph:
                     yield f"data.body.data[{i}].value", item.get("value")
 
     def reference_problems(self) -> list[Problem]:
+        """Every reference that cannot be read where it stands. A node that never runs (no path from
+        start) reads nothing "before" it: that follows from the lost edge :meth:`flow_problems` reports,
+        so it is not listed again for each reference."""
+        reachable = self._reachable() if self.start else set(self.nodes)
+        problems = [p for p in self._reference_problems()
+                    if p.node in reachable or "does not run before" not in p.message]
+        return problems
+
+    def _reference_problems(self) -> list[Problem]:
         problems = []
         for node_id, data in self.data.items():
             if data.get("type") == "assigner":

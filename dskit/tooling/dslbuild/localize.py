@@ -45,6 +45,11 @@ APP_NAMES = {
     "en": {"fast": "Dialogue assistant (fast)", "classic": "Dialogue assistant (classic)",
            "plugin": "Dialogue assistant (plugin tools)"},
 }
+# After a catalog's own name: which of the three files this app is (the three are imported side by side).
+LAYOUT_SUFFIXES = {
+    "zh": {"fast": "（快速版）", "classic": "（经典版）", "plugin": "（插件版）"},
+    "en": {"fast": " (fast)", "classic": " (classic)", "plugin": " (plugin tools)"},
+}
 
 
 class LocalizeError(ValueError):
@@ -87,6 +92,18 @@ def suggested_questions(catalog: dict[str, Any], limit: int = 3) -> list[str]:
     return out
 
 
+def app_name(catalog: dict[str, Any], lang: str, layout: str) -> str:
+    """The Dify app's name: the catalog's ``name`` (on one line) and the layout ("Bright Smile Dental
+    assistant (fast)"), so the app a user imports is called what they called their assistant; a catalog
+    without a name gets "Dialogue assistant (fast): " and its first task labels."""
+    name = " ".join(str(catalog.get("name") or "").split())
+    if name:
+        return name + LAYOUT_SUFFIXES[lang][layout]
+    labels = [str((spec or {}).get("label") or task) for task, spec in (catalog.get("tasks") or {}).items()]
+    joined = ("、" if lang == "zh" else ", ").join(labels[:3]) + ("…" if len(labels) > 3 else "")
+    return APP_NAMES[lang][layout] + (("：" if lang == "zh" else ": ") + joined if joined else "")
+
+
 def localize(flow: Flow, lang: str, layout: str, catalog: dict[str, Any]) -> Flow:
     """Rewrite ``flow``'s notes in ``lang`` only (see the module docstring); returns ``flow``."""
     lang = "en" if lang == "en" else "zh"
@@ -106,9 +123,7 @@ def localize(flow: Flow, lang: str, layout: str, catalog: dict[str, Any]) -> Flo
                 message["id"] = f"{data['title']}-{message['role']}"
     for var in flow.conversation_variables + flow.environment_variables:
         var["description"] = one_language(var["description"], lang, f"variable {var['name']}")
-    labels = [str((spec or {}).get("label") or task) for task, spec in (catalog.get("tasks") or {}).items()]
-    joined = ("、" if lang == "zh" else ", ").join(labels[:3]) + ("…" if len(labels) > 3 else "")
-    flow.name = APP_NAMES[lang][layout] + (("：" if lang == "zh" else ": ") + joined if joined else "")
+    flow.name = app_name(catalog, lang, layout)
     flow.description = str(catalog.get("description") or "").strip() or flow.opening_statement
     flow.suggested_questions = suggested_questions(catalog)
     return flow

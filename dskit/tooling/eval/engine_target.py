@@ -22,36 +22,13 @@ with the engine's pending question) and the LLM summary. ``dskit eval --target f
 from __future__ import annotations
 
 import time
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from dskit.nodes import context_node, execute_reply_node, history_node, state_node
+from dskit.tooling.llm.understand import UNDERSTAND_NODE, understand_parameters
 
-from .suite import ROOT, Suite
+from .suite import Suite
 from .turn import Call, TurnOutput
-
-FAST_DSL = ROOT / "dsl" / "dialogue_chatflow.yml"
-UNDERSTAND_NODE = "understand"
-
-
-@cache
-def understand_parameters(dsl_path: str = str(FAST_DSL)) -> dict[str, Any]:
-    """The understand node's completion parameters in the shipped fast DSL (temperature, max_tokens)."""
-    import yaml  # noqa: PLC0415
-
-    doc = yaml.safe_load(Path(dsl_path).read_text(encoding="utf-8"))
-    for node in doc["workflow"]["graph"]["nodes"]:
-        if node["id"] == UNDERSTAND_NODE:
-            params = dict((node["data"].get("model") or {}).get("completion_params") or {})
-            return {k: params[k] for k in ("temperature", "max_tokens") if k in params}
-    return {}
-
-
-def understanding_messages(context: dict[str, Any]) -> list[dict[str, str]]:
-    """The two messages of the understand node: system = instructions, user = the assembled context."""
-    return [{"role": "system", "content": str(context["instructions"])},
-            {"role": "user", "content": str(context["context"])}]
 
 
 class EngineConversation:
@@ -67,20 +44,16 @@ class EngineConversation:
 
     def turn(self, user: str) -> TurnOutput:
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
-        from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
+        from dskit.tooling.llm.understand import understand  # noqa: PLC0415
 
         started = time.monotonic()
         context = context_node(query=user, sys_context_str=self.state, history=self.history,
                                summary=self.summary, task_catalog=self.catalog)
-        messages = understanding_messages(context)
-        try:
-            answer = self.client.complete(messages, temperature=self.params.get("temperature"),
-                                          max_tokens=self.params.get("max_tokens"), want_json=True)
+        try:  # an answer cut at max_tokens comes back like any other: the Chatflow's LLM node passes it on
+            answer = understand(self.client, context, self.params)
         except LLMError as error:
-            answer = node_output(error)  # an answer cut at max_tokens: the Chatflow's LLM node passes it on
-            if answer is None:
-                return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
-                                  calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
+            return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
+                              calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
         call = Call(UNDERSTAND_NODE, answer.text, answer.prompt_tokens, answer.completion_tokens, answer.latency,
                     answer.cached, answer.json_mode, cut=getattr(answer, "finish_reason", "") == "length")
         out = state_node(understanding=answer.text, sys_context_str=self.state, task_catalog=self.catalog,

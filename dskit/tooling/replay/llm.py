@@ -180,22 +180,18 @@ class LLMTracker:
     def turn(self, user: str, system: str) -> None:
         """One user turn: prompt -> model -> engine; then the system's reply joins the history."""
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
-        from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
+        from dskit.tooling.llm.understand import understand  # noqa: PLC0415
 
         context = context_node(query=user, sys_context_str=self.driver.state_str, history=self.history,
                                summary=self.summary, task_catalog=self.catalog_json)
-        messages = [{"role": "system", "content": str(context["instructions"])},
-                    {"role": "user", "content": str(context["context"])}]
-        try:
-            answer = self.client.complete(messages, temperature=self.params.get("temperature"),
-                                          max_tokens=self.params.get("max_tokens"), want_json=True)
+        answer = None
+        try:  # an answer cut at max_tokens comes back like any other: the Chatflow's LLM node passes it on
+            answer = understand(self.client, context, self.params)
         except LLMError as error:
-            answer = node_output(error)  # an answer cut at max_tokens: the Chatflow's LLM node passes it on
-            if answer is None:
-                self.stats.errors += 1
-                self.stats.failed_calls += 1
-                self.stats.not_recorded += error.kind == "not_recorded"
-                self._example(str(error))
+            self.stats.errors += 1
+            self.stats.failed_calls += 1
+            self.stats.not_recorded += error.kind == "not_recorded"
+            self._example(str(error))
         if answer is not None:
             self.stats.calls += 1
             self.stats.prompt_tokens += answer.prompt_tokens
@@ -231,7 +227,7 @@ def replay_llm(dataset: str, dialogues: Iterable[tuple[str, list[Turn]]], schema
     """Score the model + engine on ``dialogues`` (each a list of :data:`Turn`)."""
     import json  # noqa: PLC0415
 
-    from dskit.tooling.eval.engine_target import understand_parameters  # noqa: PLC0415
+    from dskit.tooling.llm.understand import understand_parameters  # noqa: PLC0415
 
     driver = EngineDriver(schema)
     catalog = describe_catalog(driver.catalog_data, driver.task_names, driver.slot_names, task_text, slot_text,

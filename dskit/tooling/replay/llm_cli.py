@@ -32,15 +32,10 @@ def _replay(args: argparse.Namespace, dataset: str, client: Any, noise: str | No
 
     run = replay_crosswoz_llm if dataset == "crosswoz" else replay_risawoz_llm
     kwargs = {"limit": args.limit, "teacher_forcing": args.teacher_forcing, "noise": noise, "seed": args.seed}
-    if args.json or not sys.stderr.isatty():
-        return run(args.path, client, **kwargs)
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+    from dskit.tooling.progress import counted  # noqa: PLC0415
 
-    with Progress(TextColumn(f"{dataset} {noise or 'clean'}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True)) as progress:
-        task = progress.add_task("", total=None)
-        return run(args.path, client, progress=lambda: progress.update(task, advance=1), **kwargs)
+    with counted(f"{dataset} {noise or 'clean'}", None, transient=False, quiet=args.json) as bar:
+        return run(args.path, client, progress=bar.done, **kwargs)
 
 
 def _fail(message: str) -> int:
