@@ -215,11 +215,9 @@ _SURROGATE = _LazyPattern('_SURROGATE', "[\ud800-\udfff]")
 _SURROGATE_PAIR = _LazyPattern('_SURROGATE_PAIR', "[\ud800-\udbff][\udc00-\udfff]")
 
 
-_defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-''')
 
 
 def has_surrogates(text):
@@ -733,6 +731,255 @@ def fits_dify_string(text):
 ''')
 
 
+# ---- dskit/numerals.py ----
+# Numbers as people write them, read by a small grammar: Arabic, Chinese numerals, English words.
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+CN_NUMERAL_CHARS = "".join(_CN_DIGITS) + "".join(_CN_UNITS)
+_CN_RUN = _LazyPattern('_CN_RUN', f"[{CN_NUMERAL_CHARS}]+")
+_ARABIC_RUN = _LazyPattern('_ARABIC_RUN', r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_EN_UNITS = json.loads(r'''{
+ "zero": 0,
+ "one": 1,
+ "two": 2,
+ "three": 3,
+ "four": 4,
+ "five": 5,
+ "six": 6,
+ "seven": 7,
+ "eight": 8,
+ "nine": 9,
+ "ten": 10,
+ "eleven": 11,
+ "twelve": 12,
+ "thirteen": 13,
+ "fourteen": 14,
+ "fifteen": 15,
+ "sixteen": 16,
+ "seventeen": 17,
+ "eighteen": 18,
+ "nineteen": 19
+}''')
+_EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+            "ninety": 90}
+_EN_SCALES = {"hundred": 100, "thousand": 1000}
+_EN_PHRASES = {"a dozen": 12, "a couple of": 2, "a couple": 2, "a pair of": 2}
+_COLLOQUIAL = {"俩": 2, "仨": 3}
+_numerals_EN_WORD = _LazyPattern('_numerals_EN_WORD', r"[a-z]+")
+
+
+class NumberSaid:
+    """One number a text states: its value, where it stands, and — for an approximate range ("三四个") —
+    the other value it also says."""
+
+    value: float
+    start: int
+    end: int
+    script: str
+    other: float | None = None
+
+    def values(self):
+        return (self.value,) if self.other is None else (self.value, self.other)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('value', 'start', 'end', 'script', 'other')
+
+    def __init__(self, value, start, end, script, other=other):
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+        object.__setattr__(self, 'script', script)
+        object.__setattr__(self, 'other', other)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(value={self.value!r}" f", start={self.start!r}"
+            f", end={self.end!r}" f", script={self.script!r}" f", other={self.other!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.value, self.start, self.end, self.script, self.other) == (other.value, other.start, other.end, other.script, other.other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.value, self.start, self.end, self.script, self.other))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- Chinese
+
+def _section(text):
+    """A Chinese number below ten thousand ("三千零五", "二十", "十五", "一百二"), or None."""
+    value, unit_before, digit, zero = 0, 10_000, None, False
+    for index, char in enumerate(text):
+        if char in ("零", "〇"):
+            if digit is not None:
+                return None  # "二零" is a run of digits, not one number
+            zero = True
+            continue
+        if char in _CN_DIGITS:
+            if digit is not None:
+                return None  # two digits side by side: not one number
+            if char == "两" and index + 1 == len(text) and value:
+                return None  # a trailing 两 ("十两") is not a digit of the number
+            digit = _CN_DIGITS[char]
+            continue
+        unit = _CN_UNITS[char]
+        if unit >= unit_before or unit > 1000:
+            return None
+        if digit is None and not (unit == 10 and index == 0):
+            return None  # a unit with no digit before it, but the leading 十 of "十五"
+        value += (1 if digit is None else digit) * unit
+        unit_before, digit, zero = unit, None, False
+    if digit is not None:
+        # "二十五": ones; "一百二" / "三千五": the colloquial next unit down (not after a 零: "一百零二" is 102)
+        value += digit * (unit_before // 10 if unit_before in (100, 1000) and not zero else 1)
+    elif zero:
+        return None  # a trailing 零 says nothing
+    return value
+
+
+def parse_cn_number(text):
+    """A Chinese numeral as one whole number ("三" 3, "十二" 12, "两百零五" 205, "三万五千" 35,000, "一百二"
+    120); None when the text is not one number ("三四" is a range, "二零" digits, "十两" not a numeral)."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
+        return None
+    if text in ("零", "〇"):
+        return 0
+    if len(text) == 1 and text in _CN_UNITS and text != "十":
+        return None
+    for big in ("亿", "万"):
+        if big in text:
+            head, _, tail = text.partition(big)
+            high = parse_cn_number(head) if head else None
+            if high is None or (big == "万" and "亿" in tail):
+                return None
+            if not tail:
+                return high * _CN_UNITS[big]
+            if len(tail) == 1 and tail in _CN_DIGITS:  # "两万五": 25,000
+                return high * _CN_UNITS[big] + _CN_DIGITS[tail] * _CN_UNITS[big] // 10
+            low = parse_cn_number(tail.lstrip("零〇"))
+            return None if low is None else high * _CN_UNITS[big] + low
+    return _section(text)
+
+
+def _cn_range(run):
+    """Two neighbouring numbers said side by side, the end of the first doubled ("三四" 3–4, "十五六"
+    15–16, "两三" 2–3); None for anything else."""
+    if len(run) < 2 or run[-1] not in _CN_DIGITS or run[-2] not in _CN_DIGITS:
+        return None
+    first = parse_cn_number(run[:-1])
+    second = _CN_DIGITS[run[-1]]
+    if first is None:
+        return None
+    if first % 10 + 1 == second and second != 0:
+        return first, first + 1
+    return None
+
+
+# ---------------------------------------------------------------- English
+
+def _english(words):
+    """English number words as one number ("twenty one", "one hundred and five"); None if not one."""
+    total, current, seen = 0, 0, False
+    for word in words:
+        if word == "and" and seen:
+            continue
+        if word in _EN_UNITS:
+            if current % 10 or (current and current < 20 and current >= 10):
+                return None
+            current += _EN_UNITS[word]
+        elif word in _EN_TENS:
+            if current % 100:
+                return None
+            current += _EN_TENS[word]
+        elif word in _EN_SCALES:
+            if not current:
+                current = 1
+            if _EN_SCALES[word] == 1000:
+                total, current = (total + current) * 1000, 0
+            else:
+                current *= 100
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def _english_numbers(lower):
+    found = []
+    taken = []
+    for phrase, value in _EN_PHRASES.items():
+        for match in re.finditer(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", lower):
+            if not any(s < match.end() and match.start() < e for s, e in taken):
+                found.append(NumberSaid(float(value), match.start(), match.end(), "english"))
+                taken.append(match.span())
+    words = [(m.group(), m.start(), m.end()) for m in _numerals_EN_WORD.finditer(lower)]
+    index = 0
+    while index < len(words):
+        word, start, end = words[index]
+        if word not in _EN_UNITS and word not in _EN_TENS or any(s < end and start < e for s, e in taken):
+            index += 1
+            continue
+        best = None
+        stop = index
+        while stop < len(words) and (words[stop][0] in _EN_UNITS or words[stop][0] in _EN_TENS
+                                     or words[stop][0] in _EN_SCALES or words[stop][0] == "and"):
+            gap = lower[words[stop - 1][2]:words[stop][1]] if stop > index else ""
+            if gap.strip(" -"):
+                break
+            value = _english([w for w, _, _ in words[index:stop + 1]])
+            if value is not None and words[stop][0] != "and":
+                best = (value, stop)
+            stop += 1
+        if best is None:
+            index += 1
+            continue
+        found.append(NumberSaid(float(best[0]), start, words[best[1]][2], "english"))
+        index = best[1] + 1
+    return found
+
+
+# ---------------------------------------------------------------- all of them
+
+def read_numbers(raw):
+    """Every number the text states, whole, in the order they stand (see the module's grammar)."""
+    found = []
+    if any(ch.isdecimal() for ch in raw):
+        for match in _ARABIC_RUN.finditer(raw):
+            before = raw[match.start() - 1:match.start()]
+            if before.isdecimal() or (before == "." and raw[match.start() - 2:match.start() - 1].isdecimal()):
+                continue
+            found.append(NumberSaid(float(match.group().replace(",", "")), match.start(), match.end(), "arabic"))
+    if any(ch in CN_NUMERAL_CHARS for ch in raw):
+        for match in _CN_RUN.finditer(raw):
+            run = match.group()
+            value = parse_cn_number(run)
+            if value is not None:
+                found.append(NumberSaid(float(value), match.start(), match.end(), "chinese"))
+                continue
+            span = _cn_range(run)
+            if span is not None:
+                found.append(NumberSaid(float(span[0]), match.start(), match.end(), "chinese", float(span[1])))
+    for word, value in _COLLOQUIAL.items():
+        start = raw.find(word)
+        while start >= 0:
+            found.append(NumberSaid(float(value), start, start + 1, "chinese"))
+            start = raw.find(word, start + 1)
+    lower = raw.lower()
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _english_numbers(lower)
+    return sorted(found, key=lambda number: number.start)
+
+
 # ---- dskit/redos.py ----
 # A static check for regular expressions that backtrack catastrophically (ReDoS).
 
@@ -1123,6 +1370,19 @@ def bounded_int(value, default, low=None, high=None):
 ''')
 
 
+def short_text(value):
+    """A command or value as a short string for the timeline, the decision and refusal reasons. Never
+    raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
+
+
 # ---- dskit/tokens.py ----
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
@@ -1277,7 +1537,7 @@ NAME_MAX_CHARS = LABEL_MAX_CHARS
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-_catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
+_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
@@ -1602,10 +1862,9 @@ class Catalog:
 _defer(locals(), r'''
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-''',
+''')
 
 
-r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1613,10 +1872,9 @@ def _show(value, limit=40):
     except RecursionError:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 1] + "…"
-''',
 
 
-r'''
+_defer(locals(), r'''
 def slot_max_chars(slot):
     """The most characters one stored value of a slot definition can have (a list counts its items).
 
@@ -1793,8 +2051,8 @@ def _check_task(path, name, task, all_tasks):
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -2175,37 +2433,12 @@ def _build(source, mark):
 
 # ---------------------------------------------------------------- value coercion
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = set('true|yes|y|1|是|是的|对|要|需要|有|好|好的|可以|包含|确认'.split('|'))
 _catalog_FALSE_WORDS = set('false|no|n|0|否|不|不是|不要|不需要|没有|无|不包含|不用'.split('|'))
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
 _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
 
 
-_defer(locals(), r'''
-def parse_cn_number(text):
-    """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
-    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
-        return None
-    total, section, digit = 0, 0, None
-    for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-            continue
-        unit = _CN_UNITS[ch]
-        if unit == 10000:
-            total += (section + (digit or 0)) * unit
-            section, digit = 0, None
-        else:
-            section += (1 if digit is None else digit) * unit
-            digit = None
-    return total + section + (digit or 0)
-''',
-
-
-r'''
 def _coerce_number(value, integer):
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
@@ -2230,10 +2463,8 @@ def _coerce_number(value, integer):
                 return False, None, f"expected an integer, got {value}"
             value = int(value)
     return True, value, ""
-''',
 
 
-r'''
 def _coerce_boolean(value):
     if isinstance(value, bool):
         return True, value, ""
@@ -2246,7 +2477,6 @@ def _coerce_boolean(value):
         if word in _catalog_FALSE_WORDS:
             return True, False, ""
     return False, None, f"expected true or false, got {_show(value)}"
-''')
 
 
 def _apply_aliases(spec, value):
@@ -2279,7 +2509,6 @@ def _clean_text(text):
     return without_controls(scrub_surrogates(text)).strip()
 
 
-_defer(locals(), r'''
 def _coerce_one(spec, value):
     """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
 
@@ -2318,10 +2547,8 @@ def _coerce_one(spec, value):
     if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
         return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
     return True, value, ""
-''',
 
 
-r'''
 def coerce_slot_value(spec, value):
     """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
 
@@ -2355,7 +2582,6 @@ def coerce_slot_value(spec, value):
         return True, kept, "; ".join(reasons[:3]) + more
     except Exception as exc:  # a value no rule foresaw must not stop the turn
         return False, None, f"unusable value ({type(exc).__name__})"
-''')
 
 
 def slot_is_valid(spec, value):
@@ -2417,6 +2643,10 @@ class Stage(str, Enum):
 
 
 STAGES = tuple(stage.value for stage in Stage)
+
+
+# Every key a task record may carry, in the order the state writes them.
+TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 
 
 class Decision(dict):
@@ -2489,7 +2719,6 @@ def task_ref(task, label=""):
             "stage": task["stage"]}
 
 
-_defer(locals(), r'''
 def new_decision(next_action, *, lang, turn, **fields):
     """A decision with every key present: the defaults below, then ``fields``.
 
@@ -2507,7 +2736,280 @@ def new_decision(next_action, *, lang, turn, **fields):
         raise KeyError(f"not decision keys: {sorted(unknown)}")
     decision.update(fields)  # type: ignore[typeddict-item]
     return decision
-''')
+
+
+# ---- dskit/taskstack.py ----
+# The task stack: the open tasks of a conversation, bottom first, and the only code that edits them.
+
+# How a task's ``history`` keeps a slot's old values: at most this many, and (newest kept first) at most
+# this many characters of JSON. Bounded here, where the history is written, so no writer can grow it.
+MAX_SLOT_HISTORY = 10
+SLOT_HISTORY_MAX_CHARS = 2_000
+
+
+class TaskStack:
+    """The open tasks of ``state["task_stack"]`` (bottom first), edited in place.
+
+    Removals are reported to ``on_removed(task, reason)`` one task at a time, parents before the
+    tasks opened for them, so the caller can say what ended and why.
+    """
+
+    def __init__(self, state, on_removed=None):
+        self._state = state
+        self._on_removed = on_removed
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def tasks(self):
+        """The open tasks, bottom first (the state's own list: read it, never edit it)."""
+        return self._state["task_stack"]
+
+    _defer(locals(), r'''
+    def __len__(self):
+        return len(self.tasks)
+    ''',
+
+    r'''
+    def __contains__(self, task):
+        return any(task is t for t in self.tasks)
+    ''')
+
+    def top(self):
+        """The task in focus."""
+        return self.tasks[-1] if self.tasks else None
+
+    def find(self, task_id):
+        """The open task with this id."""
+        return next((t for t in self.tasks if t["id"] == task_id), None)
+
+    _defer(locals(), r'''
+    def named(self, name):
+        """The open task of this catalog name nearest the top."""
+        return next((t for t in reversed(self.tasks) if t["name"] == name), None)
+    ''')
+
+    def ids(self):
+        return {t["id"] for t in self.tasks}
+
+    _defer(locals(), r'''
+    def children(self, task):
+        """The tasks opened for ``task``, bottom first."""
+        return [t for t in self.tasks if t.get("parent_id") == task["id"]]
+    ''')
+
+    def open_parent(self, task):
+        """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
+        parent_id = task.get("parent_id")
+        return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+
+    def waiting_under(self, parent):
+        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
+        found = []
+        ids = {parent["id"]}
+        for task in reversed(self.tasks):
+            if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
+                found.append(task)
+                ids.add(task["id"])
+        return found
+
+    def in_stage(self, stage):
+        """Ids of the open tasks in ``stage``."""
+        return {t["id"] for t in self.tasks if t.get("stage") == stage}
+
+    # ------------------------------------------------------------ editing
+
+    _defer(locals(), r'''
+    def new_task(self, name, label, *, parent=None):
+        """A new task record with the state's next id (not yet on the stack)."""
+        task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
+                           parent_id=parent["id"] if parent else None)
+        self._state["next_task_seq"] += 1
+        return task
+    ''',
+
+    r'''
+    def push(self, task):
+        """Put a task on top, moving it there when it is open already (the one below is suspended)."""
+        self._detach(task)
+        self.tasks.append(task)
+    ''')
+
+    def set_stage(self, task, stage):
+        task["stage"] = Stage(stage).value
+
+    def link(self, task, parent):
+        """Make ``task`` a sub-task of ``parent`` (None: of no task)."""
+        task["parent_id"] = parent["id"] if parent is not None else None
+
+    # ------------------------------------------------------------ what a task holds
+
+    def put_value(self, task, name, value):
+        """Set a slot's value; None deletes it."""
+        if value is None:
+            task["slots"].pop(name, None)
+        else:
+            task["slots"][name] = value
+
+    def old_values(self, task, name):
+        """The slot's old values, oldest first (a copy)."""
+        return list(task["history"].get(name) or [])
+
+    def set_old_values(self, task, name, values):
+        """Replace the slot's old values, bounded (:func:`bound_history`); an empty list forgets them."""
+        kept = list(values)
+        bound_history(kept)
+        if kept:
+            task["history"][name] = kept
+        else:
+            task["history"].pop(name, None)
+
+    def forget_old_values(self, task, keep_slots=False):
+        """Drop every old value of the task (``keep_slots``: only the empty lists)."""
+        task["history"] = {slot: values for slot, values in task["history"].items() if values} if keep_slots else {}
+
+    def mark_shown(self, task, shown):
+        """Record the digest of the question that shows the task now (None: no question shows it)."""
+        if shown is None:
+            task.pop("shown", None)
+        else:
+            task["shown"] = shown
+
+    def approve(self, task):
+        """A yes to what was shown: the sub-task waits with exactly that approval."""
+        if "shown" in task:
+            task["approved"] = task["shown"]
+
+    def withdraw_approval(self, task):
+        task.pop("approved", None)
+
+    def hold(self, task, name, value):
+        """Hold a value for the user to check (policy "ask"): the next question shows it."""
+        task.setdefault("unconfirmed", {})[name] = value
+
+    def take_held(self, task):
+        """The values held for a check last turn, taken off the task (they are answered or expire now)."""
+        held = task.pop("unconfirmed", None)
+        return held if isinstance(held, dict) else None
+
+    def withdraw_trust(self, task):
+        """Take back what a task claims without the engine's seal (dskit.integrity.distrust): a pending
+        confirmation or a waiting sub-task collects again, what questions showed and held values are
+        dropped, and old values too (the material of a take-back). Returns what was taken back."""
+        notes = []
+        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
+            notes.append(f"{task['id']}: {task['stage']} withdrawn")
+            self.set_stage(task, Stage.COLLECTING)
+        for key in ("shown", "approved", "unconfirmed"):
+            task.pop(key, None)
+        if task.get("history"):
+            self.forget_old_values(task)
+            notes.append(f"{task['id']}: old values dropped")
+        return notes
+
+    _defer(locals(), r'''
+    def remove(self, task, reason, on_removed=None):
+        """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
+        if task not in self:
+            return
+        self._detach(task)
+        self._removed(task, reason, on_removed)
+        for child in self.children(task):
+            self.remove(child, "cascade", on_removed)
+    ''',
+
+    r'''
+    def clear(self, reason, on_removed=None):
+        """Take every task off (a reset)."""
+        tasks, self._state["task_stack"] = list(self.tasks), []
+        for task in tasks:
+            self._removed(task, reason, on_removed)
+    ''',
+
+    r'''
+    def take(self, task):
+        """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
+        self._detach(task)
+    ''',
+
+    r'''
+    def place_below(self, task, parent):
+        """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
+        self._detach(task)
+        self.tasks.insert(self._index(parent), task)
+    ''',
+
+    r'''
+    def is_above(self, task, other):
+        """Whether ``task`` sits above ``other``."""
+        return self._index(task) > self._index(other)
+    ''',
+
+    r'''
+    def restore(self, task, below=None):
+        """Put a task back: right below ``below`` when that one is open, else on top."""
+        self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
+    ''',
+
+    r'''
+    def evict(self, limit, on_removed=None):
+        """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
+        if len(self.tasks) <= limit:
+            return
+        keep = set()
+        parent = self.tasks[-1]["id"]
+        while parent and parent not in keep:
+            keep.add(parent)
+            parent = next((t.get("parent_id") for t in self.tasks if t["id"] == parent), None)
+        while len(self.tasks) > limit:
+            victim = next((t for t in self.tasks if t["id"] not in keep), None)
+            if victim is None:
+                return
+            self.remove(victim, "evicted", on_removed)
+    ''',
+
+    r'''
+    def pop_bottom(self):
+        """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
+        return self.tasks.pop(0)
+    ''')
+
+    def suspend_below_top(self):
+        """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
+        for task in self.tasks[:-1]:
+            if task["stage"] != Stage.WAITING:
+                self.set_stage(task, Stage.SUSPENDED)
+
+    # ------------------------------------------------------------ internals
+
+    _defer(locals(), r'''
+    def _index(self, task):
+        return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
+    ''')
+
+    def _detach(self, task):
+        index = next((i for i, t in enumerate(self.tasks) if t is task), None)
+        if index is not None:
+            del self.tasks[index]
+
+    _defer(locals(), r'''
+    def _removed(self, task, reason, on_removed):
+        report = on_removed or self._on_removed
+        if report is not None:
+            report(task, reason)
+    ''')
+
+
+def bound_history(history):
+    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
+    dropping the oldest first; the newest one always stays (the one a take-back returns to)."""
+    del history[:-MAX_SLOT_HISTORY]
+    total = 0
+    for index in range(len(history) - 1, -1, -1):
+        total += len(json.dumps(history[index], ensure_ascii=False, separators=(",", ":"))) + 1
+        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
+            del history[:index + 1]
+            return
 
 
 # ---- dskit/integrity.py ----
@@ -2516,7 +3018,6 @@ def new_decision(next_action, *, lang, turn, **fields):
 DIGEST_CHARS = 24
 # The parts of a state that decide what the engine does next (the timeline and errors only explain).
 _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "offers")
-_TRUST_FIELDS = ("shown", "approved", "unconfirmed")
 # The mark of the catalog text the state was last checked against (dskit.machine.catalog_mark): with
 # the same text, the next turn builds the catalog without checking it again. Sealed like the acting parts.
 CHECKED_KEY = "catalog_checked"
@@ -2617,15 +3118,9 @@ def distrust(state):
     notes = []
     if state.pop("offers", None):
         notes.append("offers dropped")
-    for task in state["task_stack"]:
-        if task.get("stage") in (Stage.CONFIRMING, Stage.WAITING):
-            notes.append(f"{task['id']}: {task['stage']} withdrawn")
-            task["stage"] = Stage.COLLECTING.value
-        for key in _TRUST_FIELDS:
-            task.pop(key, None)
-        if task.get("history"):
-            task["history"] = {}
-            notes.append(f"{task['id']}: old values dropped")
+    stack = TaskStack(state)
+    for task in stack.tasks:
+        notes += stack.withdraw_trust(task)
     return notes
 ''',
 
@@ -2649,192 +3144,6 @@ def trust_state(state, secret=""):
 ''')
 
 
-# ---- dskit/taskstack.py ----
-# The task stack: the open tasks of a conversation, bottom first, and the only code that edits them.
-
-class TaskStack:
-    """The open tasks of ``state["task_stack"]`` (bottom first), edited in place.
-
-    Removals are reported to ``on_removed(task, reason)`` one task at a time, parents before the
-    tasks opened for them, so the caller can say what ended and why.
-    """
-
-    def __init__(self, state, on_removed=None):
-        self._state = state
-        self._on_removed = on_removed
-
-    # ------------------------------------------------------------ reading
-
-    @property
-    def tasks(self):
-        """The open tasks, bottom first (the state's own list: read it, never edit it)."""
-        return self._state["task_stack"]
-
-    _defer(locals(), r'''
-    def __len__(self):
-        return len(self.tasks)
-    ''',
-
-    r'''
-    def __contains__(self, task):
-        return any(task is t for t in self.tasks)
-    ''')
-
-    def top(self):
-        """The task in focus."""
-        return self.tasks[-1] if self.tasks else None
-
-    def find(self, task_id):
-        """The open task with this id."""
-        return next((t for t in self.tasks if t["id"] == task_id), None)
-
-    _defer(locals(), r'''
-    def named(self, name):
-        """The open task of this catalog name nearest the top."""
-        return next((t for t in reversed(self.tasks) if t["name"] == name), None)
-    ''')
-
-    def ids(self):
-        return {t["id"] for t in self.tasks}
-
-    _defer(locals(), r'''
-    def children(self, task):
-        """The tasks opened for ``task``, bottom first."""
-        return [t for t in self.tasks if t.get("parent_id") == task["id"]]
-    ''')
-
-    def open_parent(self, task):
-        """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
-        parent_id = task.get("parent_id")
-        return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
-
-    def waiting_under(self, parent):
-        """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
-        found = []
-        ids = {parent["id"]}
-        for task in reversed(self.tasks):
-            if task["stage"] == Stage.WAITING and task.get("parent_id") in ids:
-                found.append(task)
-                ids.add(task["id"])
-        return found
-
-    def in_stage(self, stage):
-        """Ids of the open tasks in ``stage``."""
-        return {t["id"] for t in self.tasks if t.get("stage") == stage}
-
-    # ------------------------------------------------------------ editing
-
-    _defer(locals(), r'''
-    def new_task(self, name, label, *, parent=None):
-        """A new task record with the state's next id (not yet on the stack)."""
-        task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
-                           parent_id=parent["id"] if parent else None)
-        self._state["next_task_seq"] += 1
-        return task
-    ''',
-
-    r'''
-    def push(self, task):
-        """Put a task on top, moving it there when it is open already (the one below is suspended)."""
-        self._detach(task)
-        self.tasks.append(task)
-    ''')
-
-    def set_stage(self, task, stage):
-        task["stage"] = Stage(stage).value
-
-    _defer(locals(), r'''
-    def remove(self, task, reason):
-        """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
-        if task not in self:
-            return
-        self._detach(task)
-        self._removed(task, reason)
-        for child in self.children(task):
-            self.remove(child, "cascade")
-    ''',
-
-    r'''
-    def clear(self, reason):
-        """Take every task off (a reset)."""
-        tasks, self._state["task_stack"] = list(self.tasks), []
-        for task in tasks:
-            self._removed(task, reason)
-    ''',
-
-    r'''
-    def take(self, task):
-        """Take one task off without taking its sub-tasks along (an execution takes those itself)."""
-        self._detach(task)
-    ''',
-
-    r'''
-    def place_below(self, task, parent):
-        """Put a task right below ``parent`` (a sub-task waiting to be submitted with it)."""
-        self._detach(task)
-        self.tasks.insert(self._index(parent), task)
-    ''',
-
-    r'''
-    def is_above(self, task, other):
-        """Whether ``task`` sits above ``other``."""
-        return self._index(task) > self._index(other)
-    ''',
-
-    r'''
-    def restore(self, task, below=None):
-        """Put a task back: right below ``below`` when that one is open, else on top."""
-        self.tasks.insert(self._index(below) if below is not None and below in self else len(self.tasks), task)
-    ''',
-
-    r'''
-    def evict(self, limit):
-        """Past ``limit`` tasks, drop the oldest that are neither the current task nor its ancestors."""
-        if len(self.tasks) <= limit:
-            return
-        keep = set()
-        parent = self.tasks[-1]["id"]
-        while parent and parent not in keep:
-            keep.add(parent)
-            parent = next((t.get("parent_id") for t in self.tasks if t["id"] == parent), None)
-        while len(self.tasks) > limit:
-            victim = next((t for t in self.tasks if t["id"] not in keep), None)
-            if victim is None:
-                return
-            self.remove(victim, "evicted")
-    ''',
-
-    r'''
-    def pop_bottom(self):
-        """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
-        return self.tasks.pop(0)
-    ''')
-
-    def suspend_below_top(self):
-        """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
-        for task in self.tasks[:-1]:
-            if task["stage"] != Stage.WAITING:
-                self.set_stage(task, Stage.SUSPENDED)
-
-    # ------------------------------------------------------------ internals
-
-    _defer(locals(), r'''
-    def _index(self, task):
-        return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
-    ''')
-
-    def _detach(self, task):
-        index = next((i for i, t in enumerate(self.tasks) if t is task), None)
-        if index is not None:
-            del self.tasks[index]
-
-    _defer(locals(), r'''
-    def _removed(self, task, reason):
-        if self._on_removed is not None:
-            self._on_removed(task, reason)
-    ''')
-
-
 # ---- dskit/state.py ----
 # The dialogue state: one JSON string, the ``sys_context_str`` conversation variable.
 
@@ -2854,10 +3163,6 @@ MAX_STATE_CHARS = 1_000_000
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
-MAX_SLOT_HISTORY = 10
-# The old values kept for one slot take at most this many characters of JSON; the newest is always
-# kept, so "还是原来的吧" works for a value of any allowed length.
-SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
 _SHORT_TEXT = 200
@@ -2866,7 +3171,6 @@ _NOTE_ROOM = 800
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _ESCAPED_SURROGATE = _LazyPattern('_ESCAPED_SURROGATE', "\\\\[uU][dD][89a-fA-F]")  # a surrogate written as a JSON escape
 _state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
-_state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -3080,7 +3384,7 @@ def _repair_stack(state):
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
@@ -3188,18 +3492,6 @@ def _clean_timeline(entry):
 ''')
 
 
-def bound_history(history):
-    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
-    dropping the oldest first; the newest one always stays."""
-    del history[:-MAX_SLOT_HISTORY]
-    total = 0
-    for index in range(len(history) - 1, -1, -1):
-        total += _json_len(history[index]) + 1
-        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
-            del history[:index + 1]
-            return
-
-
 # ---------------------------------------------------------------- writing within Dify's limits
 
 def _json_len(value):
@@ -3264,9 +3556,7 @@ def _trim(state, room, evict, secret=""):
         return True, []
     shrink([state["timeline"]], "timeline entries")
     shrink([state["errors"]], "errors")
-    for task in state["task_stack"]:
-        shrink(list(task["history"].values()), "old slot values")
-        task["history"] = {slot: values for slot, values in task["history"].items() if values}
+    _shrink_old_values(state, excess, dropped)
     finished = [d for d in state["done"] if d.get("status") != "pending"]
     pending = [d for d in state["done"] if d.get("status") == "pending"]
     shrink([finished, pending], "executed-task records")
@@ -3275,10 +3565,26 @@ def _trim(state, room, evict, secret=""):
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
-''',
+''')
 
 
-r'''
+def _shrink_old_values(state, excess, dropped):
+    """Old slot values, the bottom task's first, oldest first, until the state fits."""
+    stack = TaskStack(state)
+    need = excess()
+    for task in list(stack.tasks):
+        for slot in list(task["history"]):
+            values = stack.old_values(task, slot)
+            while values and need > 0:
+                need -= _json_len(values.pop(0)) + 1
+                dropped["old slot values"] = dropped.get("old slot values", 0) + 1
+                stack.set_old_values(task, slot, values)
+                if need <= 0:
+                    need = excess()
+        stack.forget_old_values(task, keep_slots=True)
+
+
+_defer(locals(), r'''
 def _evict(state, excess):
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
@@ -3290,11 +3596,11 @@ def _evict(state, excess):
         lost.append(f"task {task['id']} ({task['name']}: {', '.join(task['slots']) or 'no values'})")
     top = stack.top()
     if top is not None and excess() > 0:
-        top["history"] = {}
+        stack.forget_old_values(top)
         for slot in sorted(top["slots"], key=lambda s: -_json_len(top["slots"][s])):
             if excess() <= 0:
                 break
-            del top["slots"][slot]
+            stack.put_value(top, slot, None)
             lost.append(f"{top['id']}.{slot}")
     if excess() > 0:
         fresh = new_state()
@@ -3614,7 +3920,7 @@ _QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|sho
 _WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
-_EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+_cues_EN_WORD = _LazyPattern('_cues_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
 def clauses(raw):
@@ -3622,14 +3928,11 @@ def clauses(raw):
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
 
 
-_defer(locals(), r'''
 def _question_marks(raw):
     """The clauses of a message that end with a question mark (kept for the question test)."""
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
-''',
 
 
-r'''
 def is_question(clause):
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -3637,7 +3940,7 @@ def is_question(clause):
     if not text:
         return False
     if text.isascii():
-        words = _EN_WORD.findall(text)
+        words = _cues_EN_WORD.findall(text)
         if not words:
             return False
         if words[0] in _WH_EN:
@@ -3649,10 +3952,8 @@ def is_question(clause):
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
     return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
-''',
 
 
-r'''
 def _asking_word(text, word):
     """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
     at = text.find(word)
@@ -3661,7 +3962,6 @@ def _asking_word(text, word):
             return True
         at = text.find(word, at + 1)
     return False
-''')
 
 
 def asks(raw):
@@ -3669,7 +3969,6 @@ def asks(raw):
     return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
 
 
-_defer(locals(), r'''
 def tokenize(text, lexicon):
     """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
     words = sorted(set(lexicon), key=len, reverse=True)
@@ -3682,10 +3981,8 @@ def tokenize(text, lexicon):
         out.append(word)
         at += len(word)
     return out
-''',
 
 
-r'''
 def _zh_clause_is(clause, acts, extra=()):
     """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
     (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
@@ -3704,21 +4001,17 @@ def _zh_clause_is(clause, acts, extra=()):
                 end = at + len(word)
                 reach[end] = reach.get(end, False) or reach[at] or word in acts_set
     return reach.get(len(compact), False)
-''',
 
 
-r'''
 def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _EN_WORD.findall(clause)
+    words = _cues_EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
         return False
     joined = " " + " ".join(words) + " "
     return any(f" {a} " in joined for a in acts)
-''',
 
 
-r'''
 def says_yes(raw):
     """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
     or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
@@ -3733,7 +4026,6 @@ def says_yes(raw):
         else:
             found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
     return found
-''')
 
 
 HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
@@ -3757,16 +4049,13 @@ def asks_for_human(raw):
 HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
 
 
-_defer(locals(), r'''
 def says_refusal(raw):
     """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
     想想" keeps a question open)."""
     text = raw.lower()
     return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
-''',
 
 
-r'''
 def only_yes(raw):
     """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
     small talk. Then a change the model read into it is the model's, not the user's."""
@@ -3779,7 +4068,6 @@ def only_yes(raw):
         elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
             return False
     return True
-''')
 
 
 _NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
@@ -3789,7 +4077,6 @@ NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不�
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
-_defer(locals(), r'''
 def says_no(raw):
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
     text = _blank_a_not_a(raw.lower())  # "好不好？" asks
@@ -3797,9 +4084,8 @@ def says_no(raw):
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
         return True
-    words = " " + " ".join(_EN_WORD.findall(text)) + " "
+    words = " " + " ".join(_cues_EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
-''')
 
 
 CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
@@ -3817,17 +4103,14 @@ WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "fo
 _LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
 
 
-_defer(locals(), r'''
 def _question_clause(raw, clause):
     return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
-''',
 
 
-r'''
 def _cancel_clause(clause, task_words):
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _cues_EN_WORD.findall(t.lower()))
         if not _en_clause_is(clause, CANCEL_EN, allowed):
             return ""
         return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
@@ -3838,10 +4121,8 @@ def _cancel_clause(clause, task_words):
         pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
         return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
     return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
-''',
 
 
-r'''
 def says_cancel(raw, task_words=()):
     """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
     "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
@@ -3859,15 +4140,12 @@ def says_cancel(raw, task_words=()):
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
-''',
 
 
-r'''
 def says_cancel_clause(raw, task_words=()):
     """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
     "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
     return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
-''')
 
 
 RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
@@ -3905,7 +4183,6 @@ def says_revert(raw):
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
 
 
-_defer(locals(), r'''
 def is_social(raw):
     """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
     ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
@@ -3914,13 +4191,12 @@ def is_social(raw):
         return True
     for clause in parts:
         if clause.isascii():
-            words = _EN_WORD.findall(clause)
+            words = _cues_EN_WORD.findall(clause)
             if any(w not in _SOCIAL_EN_WORDS for w in words):
                 return False
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
             return False
     return True
-''')
 
 
 # ---------------------------------------------------------------- accepting what was offered
@@ -3954,7 +4230,6 @@ _ORDINALS = json.loads(r'''{
 _THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
 
 
-_defer(locals(), r'''
 def refers_back(raw):
     """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
     "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
@@ -3963,7 +4238,6 @@ def refers_back(raw):
     spans += [m.span() for m in _THIS.finditer(text)]
     spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
     return any(not negated_at(text, start, end) for start, end in spans)
-''')
 
 
 # An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
@@ -3971,7 +4245,6 @@ EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那�
 EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
 
 
-_defer(locals(), r'''
 def points_back(raw):
     """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
@@ -3979,15 +4252,12 @@ def points_back(raw):
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
             or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
-''',
 
 
-r'''
 def says_accept(raw):
     """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
     地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
     return refers_back(raw) or says_yes(raw)
-''')
 
 
 # The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
@@ -4003,7 +4273,6 @@ _ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换
                         r"|\b(?:another|other|else|instead|recommend|find|search)\b")
 
 
-_defer(locals(), r'''
 def asks_detail(raw):
     """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
     "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
@@ -4015,7 +4284,6 @@ def asks_detail(raw):
     return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
         and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
         and not says_no(raw)
-''')
 
 
 # Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
@@ -4024,22 +4292,18 @@ _ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.�
                               r"|\b(?:which (?:one|of)|recommend)\b")
 
 
-_defer(locals(), r'''
 def asks_for_a_pick(raw):
     """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
     offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
     acknowledges or where to look, not at the thing it will be given."""
     return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
-''',
 
 
-r'''
 def offered_index(raw):
     """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
     text = raw.lower()
     found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
     return min(found)[1] if found else None
-''')
 
 
 # ---------------------------------------------------------------- negation near a word
@@ -4055,20 +4319,16 @@ _NOT_NEGATION = tuple('不错|不过|没问题|不好意思|不仅|不但|无论
 _DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
 
 
-_defer(locals(), r'''
 def _clause_span(text, start, end):
     left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     return left, min(rights) if rights else len(text)
-''',
 
 
-r'''
 def _blank(text, phrases):
     for phrase in phrases:
         text = text.replace(phrase, " " * len(phrase))
     return text
-''')
 
 
 # A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
@@ -4076,15 +4336,12 @@ def _blank(text, phrases):
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
 
 
-_defer(locals(), r'''
 def _blank_a_not_a(text):
     """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
     text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
     return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-''',
 
 
-r'''
 def negated_at(raw, start, end):
     """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
     ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
@@ -4094,7 +4351,7 @@ def negated_at(raw, start, end):
     left, right = _clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_before, words_after = _EN_WORD.findall(before)[-4:], _EN_WORD.findall(after)[:3]
+        words_before, words_after = _cues_EN_WORD.findall(before)[-4:], _cues_EN_WORD.findall(after)[:3]
         return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
                                                                    and w != "needed" for w in words_after)
     window = before[-8:]
@@ -4106,27 +4363,22 @@ def negated_at(raw, start, end):
     tail = after.rstrip(" 啊吧呀")
     if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
         return True
-    return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
-''',
+    return any(w in NEGATION_EN for w in _cues_EN_WORD.findall(before)[-3:])
 
 
-r'''
 def indifferent_at(raw, start, end):
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
     left, right = _clause_span(text, start, end)
     return any(p in text[left:right] for p in INDIFFERENT)
-''',
 
 
 # ---- dskit/wordfind.py ----
 # Finding cue words in a text with string methods, where a regular expression would cost more to build.
 
-r'''
 def is_word_char(char):
     """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
     return char.isalnum() or char == "_"
-''')
 
 
 def has_any(text, words):
@@ -4167,7 +4419,6 @@ def has_gap(text, head, tails, limit):
     return False
 
 
-_defer(locals(), r'''
 def has_counted(text, numerals, units):
     """``[numerals]+\\s*(?:unit1|unit2|...)`` for units that start with neither a numeral nor a space: a
     run of numerals, then any white space (``str.isspace``, re's ``\\s``), then a unit. Only the end of
@@ -4187,7 +4438,6 @@ def has_counted(text, numerals, units):
         if text.startswith(units, after):
             return True
     return False
-''')
 
 
 # ---- dskit/noise.py ----
@@ -4227,12 +4477,10 @@ _CONFIRM_ASK_WORDS = ("请确认", "对吗", "是否", "可以吗", "好吗", "�
 _CONFIRM_ASK_EN = ("confirm", "shall i", "is that right", "is that correct", "go ahead")
 
 
-_defer(locals(), r'''
 def _carries_value(lower):
     """A digit, a Chinese number with a unit, a day or time word, a weekday, a quote mark or an @."""
     return (has_any(lower, _noise_DIGITS) or has_counted(lower, _NUMERALS, _UNITS) or has_any(lower, _VALUE_WORDS)
             or has_gap(lower, "周", _WEEK_DAYS, 0) or has_words(lower, _VALUE_EN))
-''')
 
 
 def _corrects(lower):
@@ -4271,7 +4519,6 @@ def noise_norm(text):
     return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
 
 
-_defer(locals(), r'''
 def _is_social(text):
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
@@ -4282,10 +4529,8 @@ def _is_social(text):
     for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
-''',
 
 
-r'''
 def _is_question(text):
     """Ends in a question mark, or in 吗/呢 with at most one stop after it (string tests: no pattern to
     compile on every run)."""
@@ -4295,10 +4540,8 @@ def _is_question(text):
     if tail[-1:] and tail[-1] in "。.!！":
         tail = tail[:-1]
     return tail.endswith(("吗", "呢"))
-''',
 
 
-r'''
 def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
@@ -4329,10 +4572,9 @@ def noise_user_signal(user, prev_assistant=""):
     if asked_slot and len(short) <= 30 and not _is_question(text):
         return "answer"
     return "other"
-''',
 
 
-r'''
+_defer(locals(), r'''
 def noise_reply_signal(assistant):
     """What the reply does: ``done`` (records/completes something), ``failed``, or ``other``."""
     text = (assistant or "")[:NOISE_SCAN_CHARS].strip().lower()
@@ -5857,6 +6099,1665 @@ def assemble_context(*, system="", state="", memory="", history="",
 ''')
 
 
+# ---- dskit/clock.py ----
+# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
+
+_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
+_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
+                       r"(\s{0,2}分)?")
+_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
+_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
+                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+# The part of the day each English word names.
+_EN_PERIOD_WORDS = json.loads(r'''{
+ "morning": "morning",
+ "mornings": "morning",
+ "breakfast": "morning",
+ "brunch": "morning",
+ "a.m.": "morning",
+ "am": "morning",
+ "noon": "noon",
+ "midday": "noon",
+ "lunch": "noon",
+ "lunchtime": "noon",
+ "afternoon": "afternoon",
+ "evening": "evening",
+ "tonight": "evening",
+ "dinner": "evening",
+ "supper": "evening",
+ "p.m.": "evening",
+ "pm": "evening",
+ "night": "night",
+ "midnight": "night"
+}''')
+_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
+_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
+                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
+                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
+_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
+_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
+                                                                                  reverse=True)) + r")(?![a-z])")
+# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
+_GRADE_BEFORE = "最太提稍更较越不很挺偏"
+_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
+
+
+class ClockTime:
+    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
+    ("" when none does) and where the hour phrase stands."""
+
+    hour: int
+    minute: int
+    period: str
+    start: int
+    end: int
+
+    def values(self):
+        """The times (HH:MM) this reading can mean, in order of likelihood."""
+        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
+
+    def __init__(self, hour, minute, period, start, end):
+        object.__setattr__(self, 'hour', hour)
+        object.__setattr__(self, 'minute', minute)
+        object.__setattr__(self, 'period', period)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
+            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.hour, self.minute, self.period, self.start, self.end))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def hours_in_period(hour, period):
+    """The 24-hour clock hours an hour said within a part of the day can be."""
+    if hour > 12 or hour == 0:
+        return (hour % 24,)
+    if period in ("morning", "am"):
+        return (0 if hour == 12 and period == "am" else hour,)
+    if period == "small":
+        return (0 if hour == 12 else hour,)
+    if period == "noon":
+        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
+    if period == "afternoon":
+        return (hour if hour == 12 else hour + 12,)
+    if period == "evening":
+        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
+    if period == "night":
+        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
+    if period == "pm":
+        return (hour if hour == 12 else hour + 12,)
+    return (hour,) if hour == 12 else (hour, hour + 12)
+
+
+# ---------------------------------------------------------------- parts of the day
+
+def _zh_periods(raw):
+    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
+    found = []
+    for index, char in enumerate(raw):
+        if char == "午":
+            before, after = raw[index - 1:index], raw[index + 1:index + 2]
+            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
+                      else "night" if after == "夜" else "noon")
+            start = index - 1 if before in ("上", "下", "中", "正") else index
+            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
+        elif char == "昏":  # 黄昏: dusk
+            found.append((index, index + 1, "evening"))
+        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
+            found.append((index, index + 2, "noon"))
+        elif char == "凌" and raw[index + 1:index + 2] == "晨":
+            found.append((index, index + 2, "small"))
+        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
+            if char in "早晚" and _grades(raw, index):
+                continue
+            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
+            found.append((index, index + 1, period))
+        elif raw.startswith(("下班", "放学", "收工"), index):
+            found.append((index, index + 2, "evening"))
+    return found
+
+
+def _grades(raw, index):
+    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
+    the day ("晚上", "早茶", "今晚", "早8点")."""
+    before, rest = raw[index - 1:index], raw[index + 1:]
+    if before and before in _GRADE_BEFORE:
+        return True
+    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
+        return False  # "早8点", "晚七点": the part of the day right before its hour
+    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
+
+
+def _en_periods(lower):
+    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
+             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
+    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
+    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
+    return found
+
+
+def periods_in(raw):
+    """Every part of the day the text names, as (start, end, part) in order."""
+    lower = raw.lower()
+    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _en_periods(lower)
+    return sorted(found)
+
+
+def _clause_of(raw, at):
+    left = max((raw.rfind(ch, 0, at) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (raw.find(ch, at) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(raw)
+
+
+def _governing(raw, start, end, periods, hours):
+    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
+    left, right = _clause_of(raw, start)
+    before = [p for p in periods if left <= p[0] and p[1] <= start]
+    if before:
+        return before[-1][2]
+    after = [p for p in periods if end <= p[0] and p[1] <= right]
+    if after:
+        return after[0][2]
+    for side in (left - 1, right + 1):
+        if side < 0 or side > len(raw):
+            continue
+        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        if (near_left, near_right) == (left, right):
+            continue
+        if any(near_left <= h[0] < near_right for h in hours):
+            continue
+        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
+        if near:
+            return near[-1][2] if side < left else near[0][2]
+    return ""
+
+
+# ---------------------------------------------------------------- hour phrases
+
+def _clock_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+
+
+def _minutes(token):
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _clock_number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
+
+
+def _a_bit(raw, match):
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
+    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    before = raw[:match.start(1)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+
+
+def _hour_phrases(raw):
+    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
+    found = []
+    for match in _ZH_CLOCK.finditer(raw):
+        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
+            continue
+        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
+                and len(match.group(2)) == 1:
+            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
+    lower = raw.lower()
+    if not any(ch.isascii() and ch.isalpha() for ch in lower):
+        return found
+    for match in _EN_CLOCK.finditer(lower):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
+            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
+            found.append((match.start(), match.end(), hour, minute, period))
+    for match in _EN_SPOKEN.finditer(lower):
+        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
+        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
+                                                                        or match.group(6)):
+            continue
+        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.append((match.start(), match.end(), hour % 24, minute, ""))
+    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
+        if any(s <= match.start(1) < e for s, e, *_ in found):
+            continue
+        word = match.group(1)
+        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
+        if 1 <= hour <= 24:
+            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
+    return found
+
+
+def read_clocks(raw):
+    """Every time of day the text states, each with the part of the day that governs it."""
+    phrases = sorted(_hour_phrases(raw))
+    if not phrases:
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
+            for start, end, hour, minute, suffix in phrases]
+
+
+# What makes a lone number a count of something else than hours: "Six, please" answers "What time?", "six
+# people" does not.
+_UNIT_AFTER = _LazyPattern('_UNIT_AFTER', r"\s*(?:个|位|人|名|份|张|间|天|晚|元|块|号|日|月|年|people|persons|guests|of us|adults|kids"
+                         r"|days?|nights?|rooms?|tables?|dollars?|yuan)", re.IGNORECASE)
+
+
+def answered_hours(raw):
+    """A lone hour given as the answer to "what time?": the message's one number, a whole number from 1 to
+    24 with no unit after it ("Six, please", "8吧", "2 then"), read like a bare hour. Only for a message that
+    answers a time slot asked last turn; any other message's numbers are not hours."""
+    numbers = read_numbers(raw)
+    if len(numbers) != 1 or numbers[0].other is not None or read_clocks(raw):
+        return []
+    number = numbers[0]
+    if number.value != int(number.value) or not 1 <= number.value <= 24 or _UNIT_AFTER.match(raw, number.end):
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(int(number.value) % 24, 0, _governing(raw, number.start, number.end, periods, []),
+                      number.start, number.end)]
+
+
+def times_in(raw):
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
+    bare noon or midnight ("中午", "at midnight") when no hour is said."""
+    found = {value for clock in read_clocks(raw) for value in clock.values()}
+    if not found:
+        lower = raw.lower()
+        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
+            found.add("12:00")
+        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
+            found.add("00:00")
+    return found
+
+
+def is_clock(value):
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+
+
+def clock_form(value):
+    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
+
+
+def half_of_day(value):
+    """"am" or "pm" for a clock value (12:00 and later is pm), "" for anything else."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return "" if match is None else "pm" if int(match.group(1)) >= 12 else "am"
+
+
+def in_half(value, half):
+    """The clock value moved into the half of the day ``half`` ("08:00", "pm" -> "20:00")."""
+    hour, minute = value.split(":")
+    hour_value = int(hour) % 12 + (12 if half == "pm" else 0)
+    return f"{hour_value:02d}:{minute}"
+
+
+def clock_value(text):
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(text.lower())
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def split_clock(text):
+    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = text.lower()
+    clocks = read_clocks(raw)
+    periods = periods_in(raw)
+    if len(clocks) > 1 or not clocks and not periods:
+        return text, None
+    clock = next(iter(clocks[0].values())) if clocks and len(clocks[0].values()) == 1 else \
+        None if clocks else clock_value(raw)
+    if clock is None:
+        return text, None
+    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
+    rest = "".join(ch for index, ch in enumerate(raw) if not any(s <= index < e for s, e in spans))
+    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
+    return (rest, clock) if rest else (text, None)
+
+
+def same_half_day(value, old, raw):
+    """An hour said without a part of the day ("改成七点") keeps the half of the day of the time it
+    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write. Only an hour the message says bare
+    (no part of the day governs it: "午后两点" is 14:00 whatever stood before); any other value comes back
+    as it is."""
+    if not (is_clock(value) and is_clock(old)) or half_of_day(value) == half_of_day(old):
+        return value
+    value = clock_form(value)
+    other = in_half(value, half_of_day(old))
+    for clock in read_clocks(raw):
+        if not clock.period and value in clock.values() and other in clock.values():
+            return other
+    return value
+
+
+# ---------------------------------------------------------------- shifts of a time
+
+_DURATION_RE = _LazyPattern(
+    '_DURATION_RE', rf"(半|\d{{1,3}}|[{CN_NUMERAL_CHARS}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
+_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
+_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
+
+
+def durations_in(raw):
+    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
+    minutes = set()
+    for match in _DURATION_RE.finditer(raw):
+        if match.group(3):
+            amount, half, unit = match.group(1), match.group(2), match.group(3)
+            value = 0.5 if amount == "半" else _clock_number(amount)
+            if value is None:
+                continue
+            total = value * 60 if unit in ("小时", "钟头") else value
+            minutes.add(int(total + (30 if half else 0)))
+        else:
+            amount, unit = match.group(4), match.group(5)
+            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
+            minutes.add(int(value * 60 if unit.startswith("hour") else value))
+    signs = set()
+    if any(w in raw for w in _EARLIER):
+        signs.add(-1)
+    if any(w in raw for w in _LATER):
+        signs.add(1)
+    return minutes, signs or {-1, 1}
+
+
+def shift_said(raw, negated_at=None):
+    """Whether the message states one shift of a time plainly: one duration and one direction
+    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none;
+    ``negated_at`` reads negation, dskit.cues)."""
+    words = [w for w in _EARLIER + _LATER if w in raw]
+    if not words:
+        return False
+    minutes, _ = durations_in(raw)
+    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
+    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
+        and not (negated_at is not None and any(negated_at(raw, start, end) for start, end in spans))
+
+
+def shifted_times(old, raw):
+    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
+    both directions when it names none)."""
+    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
+    if not match:
+        return set()
+    base = int(match.group(1)) * 60 + int(match.group(2))
+    minutes, signs = durations_in(raw)
+    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+
+
+# ---- dskit/effects.py ----
+# Effects: what a turn does to the state, as values.
+
+class Effect:
+    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
+
+    progress = True
+
+    def entry(self):
+        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
+        return ""
+
+
+# ---------------------------------------------------------------- the stack
+
+class TaskOpened(Effect):
+    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
+    the user's last message, which nothing acted on."""
+
+    task_id: str
+    name: str
+    label: str
+    parent_id: str | None = None
+    source: str = "model"
+    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
+    late: bool = False
+
+    def entry(self):
+        return _logged(self.source, f"start {self.task_id}:{self.name}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
+
+    def __init__(
+        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
+    ):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'parent_id', parent_id)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+        object.__setattr__(self, 'late', late)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
+            f", given={self.given!r}" f", late={self.late!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+                self.late,
+            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+            self.late,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskFocused(Effect):
+    """An open task comes back to the top."""
+
+    task_id: str
+    name: str
+    source: str = "model"
+    given: tuple = ()
+
+    def entry(self):
+        return _logged(self.source, f"focus {self.task_id}:{self.name}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'source', 'given')
+
+    def __init__(self, task_id, name, source=source, given=given):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", source={self.source!r}" f", given={self.given!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.source, self.given))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskLinked(Effect):
+    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    def entry(self):
+        return f"link {self.task_id}->{self.parent_id}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskEnded(Effect):
+    """A task left the stack (what happened, cascades included: recorded by the reducer)."""
+
+    task_id: str
+    name: str
+    reason: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason')
+
+    def __init__(self, task_id, name, reason):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason) == (other.task_id, other.name, other.reason)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, "reset")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class StageSet(Effect):
+    """A task's stage changes; ``shown``: the digest of the question that shows it now ("" clears it,
+    None leaves it); ``withdrawn``: the approval its own yes gave is taken back."""
+
+    task_id: str
+    stage: str
+    shown: str | None = None
+    withdrawn: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'stage', 'shown', 'withdrawn')
+
+    def __init__(self, task_id, stage, shown=shown, withdrawn=withdrawn):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'stage', stage)
+        object.__setattr__(self, 'shown', shown)
+        object.__setattr__(self, 'withdrawn', withdrawn)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", stage={self.stage!r}"
+            f", shown={self.shown!r}" f", withdrawn={self.withdrawn!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.stage, self.shown, self.withdrawn) == (other.task_id, other.stage, other.shown, other.withdrawn)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.stage, self.shown, self.withdrawn))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class SubtaskWaits(Effect):
+    """A complete sub-task waits right below its open parent, to be submitted with it."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class StackLimited(Effect):
+    """Past the catalog's stack limit, the oldest tasks that are not in focus are dropped."""
+
+    limit: int
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('limit',)
+
+    def __init__(self, limit):
+        object.__setattr__(self, 'limit', limit)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(limit={self.limit!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.limit,) == (other.limit,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.limit,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- the decision
+
+class Asked(Effect):
+    """The reply asks this slot ("" slot: it asks nothing): the next turn can tell a failed ask."""
+
+    task_id: str
+    slot: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot')
+
+    def __init__(self, task_id, slot):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot) == (other.task_id, other.slot)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class AskFailed(Effect):
+    """The slot asked last turn is still empty and the message gave the task nothing."""
+
+    key: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('key',)
+
+    def __init__(self, key):
+        object.__setattr__(self, 'key', key)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(key={self.key!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.key,) == (other.key,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.key,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class HandedOff(Effect):
+    """The conversation goes to a person: the counters start again."""
+
+    reason: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason',)
+
+    def __init__(self, reason):
+        object.__setattr__(self, 'reason', reason)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason,) == (other.reason,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.reason,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Executed(Effect):
+    """A task and the sub-tasks waiting for it leave the stack as one pending submission."""
+
+    task_id: str
+    subtask_ids: tuple
+    payload: dict
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'subtask_ids', 'payload')
+
+    def __init__(self, task_id, subtask_ids, payload):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'subtask_ids', subtask_ids)
+        object.__setattr__(self, 'payload', payload)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}"
+            f", subtask_ids={self.subtask_ids!r}" f", payload={self.payload!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.subtask_ids, self.payload) == (other.task_id, other.subtask_ids, other.payload)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.subtask_ids, self.payload))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Understood(Effect):
+    """The model's answer (or, with ``by_engine``, only the engine's own reading of the message) could be
+    used: unreadable answers in a row start counting again."""
+
+    by_engine: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('by_engine',)
+
+    def __init__(self, by_engine=by_engine):
+        object.__setattr__(self, 'by_engine', by_engine)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(by_engine={self.by_engine!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.by_engine,) == (other.by_engine,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.by_engine,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class NotUnderstood(Effect):
+    """The model's answer could not be used: one more in a row, and the reason in the state's errors."""
+
+    error: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('error',)
+
+    def __init__(self, error):
+        object.__setattr__(self, 'error', error)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(error={self.error!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.error,) == (other.error,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.error,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TurnRecorded(Effect):
+    """The turn's line in the state's timeline (what changed, what was applied and dropped, the action)."""
+
+    entry: dict
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('entry',)
+
+    def __init__(self, entry):
+        object.__setattr__(self, 'entry', entry)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(entry={self.entry!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.entry,) == (other.entry,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.entry,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- slot values
+
+class SlotSet(Effect):
+    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
+    "refile", "read as": logged beside it)."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "model"
+
+    def entry(self):
+        if self.source == "held":
+            return f"checked {self.task_id}.{self.slot}"
+        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
+            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
+        return _logged(self.source, text)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class ValueHeld(Effect):
+    """A value the user did not clearly say, held for them to check (policy "ask")."""
+
+    task_id: str
+    slot: str
+    value: Any
+    reason: str
+    progress = False
+
+    def entry(self):
+        return f"hold {self.task_id}.{self.slot}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'reason')
+
+    def __init__(self, task_id, slot, value, reason):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'reason', reason)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", reason={self.reason!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.reason) == (other.task_id, other.slot, other.value, other.reason)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.reason))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class FaqAsked(Effect):
+    """A knowledge question to answer; the pending question waits."""
+
+    question: str
+    note: str = "faq"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'note')
+
+    def __init__(self, question, note=note):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.note) == (other.question, other.note)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.question, self.note))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.note,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class HandoffAsked(Effect):
+    """The user asks for a person."""
+
+    reason: str
+    note: str = "handoff"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'note')
+
+    def __init__(self, reason, note=note):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.note) == (other.reason, other.note)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.reason, self.note))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Clarified(Effect):
+    """A short question instead of a value the engine cannot settle (which half of the day, which of two
+    numbers, which of two places): the rest of the turn is kept, the slot waits for the answer."""
+
+    task_id: str
+    slot: str
+    question: str
+    options: tuple = ()
+    progress = False
+
+    def entry(self):
+        return f"clarify {self.task_id}.{self.slot}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'question', 'options')
+
+    def __init__(self, task_id, slot, question, options=options):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'options', options)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", question={self.question!r}" f", options={self.options!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.question, self.options) == (other.task_id, other.slot, other.question, other.options)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.question, self.options))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- what is said about the turn
+
+class Refused(Effect):
+    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
+    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
+    otherwise it could not apply (no such task, an invalid value)."""
+
+    command: str
+    reason: str
+    grounding: bool = False
+    confirm: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
+
+    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
+        object.__setattr__(self, 'command', command)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'confirm', confirm)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
+            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.command, self.reason, self.grounding, self.confirm))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Noticed(Effect):
+    """A sentence the reply leads with (``key`` in dskit.messages, with its values)."""
+
+    key: str
+    values: tuple = ()
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('key', 'values')
+
+    def __init__(self, key, values=values):
+        object.__setattr__(self, 'key', key)
+        object.__setattr__(self, 'values', values)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(key={self.key!r}" f", values={self.values!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.key, self.values) == (other.key, other.values)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.key, self.values))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Noted(Effect):
+    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
+
+    text: str
+    progress = False
+
+    def entry(self):
+        return self.text
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('text',)
+
+    def __init__(self, text):
+        object.__setattr__(self, 'text', text)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.text,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def _logged(source, text):
+    return f"backup {text}" if source == "engine" else text
+
+
+def notice(key, **values):
+    """A :class:`Noticed` with its values as sorted pairs (a frozen effect holds no dict)."""
+    return Noticed(key, tuple(sorted(values.items())))
+
+
+# ---- dskit/counts.py ----
+# What a number counts: a count of people, of other things, a part of a party, or no count at all.
+
+# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is not
+# eight people, "十八号" not eighteen), nor is a floor, a room or a line.
+_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
+_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
+# The classifiers and nouns a Chinese count stands before (量词): a lone 一 counts only before one of them.
+_CLASSIFIERS = "个位名人口份张间晚天元块次件台辆套瓶杯碗盘道本斤桌场家只条双对岁周层楼号"
+# What follows a count of something other than people: "买一份" is one policy, "两桌" two tables.
+_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
+                         r"|周|个月|个小时|个星期|桌|场|家|只|条|双|对|个?菜|个?包间|个?房间"
+                         r"|rooms?\b|tables?\b|nights?\b|days?\b|dollars?\b|yuan\b|hours?\b|minutes?\b|years?\b|dishes\b)",
+                         re.IGNORECASE)
+# Counts of a kind of person: a part of the party when the party itself is counted.
+_KIND_ZH = tuple('老人|老年人|小孩|孩子|小朋友|儿童|宝宝|婴儿|学生|大人|成人|女士|男士|吃素|素食|残疾人'.split('|'))
+_KIND_AFTER = _LazyPattern('_KIND_AFTER', r"\s{0,2}(?:个|位|名)?\s{0,2}(?:" + "|".join(_KIND_ZH) + r")"
+                         r"|\s(?:kids?|children|child|toddlers?|babies|baby|infants?|seniors?|adults?|vegetarians?"
+                         r"|vegans?|students?|teens?|teenagers?)\b", re.IGNORECASE)
+# The whole: "一共", "总共", "加起来", "合计", "a party of", "in total", "altogether".
+_WHOLE_BEFORE = _LazyPattern('_WHOLE_BEFORE', r"(?:一共|总共|共计|合计|总计|加起来|加上|共|party of|table for|total of)\s{0,3}"
+                           r"[^，,。.；;\d]{0,2}$", re.IGNORECASE)
+_WHOLE_AFTER = _LazyPattern('_WHOLE_AFTER', r"[^，,。.；;]{0,12}?(?:\bin total\b|\baltogether\b|\ball together\b|\ball told\b|\btotal\b)",
+                          re.IGNORECASE)
+# A part: "其中2个", "包括两个小孩", "including", "with 7 kids", "two of them".
+_PART_BEFORE = _LazyPattern('_PART_BEFORE', r"(?:其中|当中|包括|包含|含|里面|里头|including|among them|of whom|\bwith)[^，,。.；;\d]{0,3}$",
+                          re.IGNORECASE)
+_PART_AFTER = _LazyPattern('_PART_AFTER', r"\s*(?:of (?:them|whom)|among them|个?是(?:小孩|孩子|儿童|老人))", re.IGNORECASE)
+
+
+def _counts(raw):
+    """The numbers of the text that count something (see the module's list of what is not a count)."""
+    hours = {clock.start for clock in read_clocks(raw)}
+    kept = []
+    for number in read_numbers(raw):
+        if number.start in hours or _NOT_A_COUNT.match(raw, number.end) \
+                or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
+            continue
+        if raw[number.start:number.end] == "一" and raw[number.end:number.end + 1] not in _CLASSIFIERS:
+            continue  # "一下", "一起", "一行", "一共": 一 begins a word here
+        kept.append(number)
+    return kept
+
+
+def _role(raw, number):
+    """What a count of a people slot's message is: "thing", "whole", "part", "kind" or "people"."""
+    if _NOT_PEOPLE.match(raw, number.end):
+        return "thing"
+    if _WHOLE_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _WHOLE_AFTER.match(raw, number.end):
+        return "whole"
+    if _PART_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _PART_AFTER.match(raw, number.end):
+        return "part"
+    return "kind" if _KIND_AFTER.match(raw, number.end) else "people"
+
+
+def party_sizes(raw):
+    """The sizes of the party a message states (see the module's rule of the whole and its parts)."""
+    roles = {}
+    for number in _counts(raw):
+        roles.setdefault(_role(raw, number), []).append(number)
+    for role in ("whole", "people"):
+        if role in roles:
+            return {value for number in roles[role] for value in number.values()}
+    kinds = roles.get("kind", [])
+    if len(kinds) > 1 and all(k.other is None for k in kinds):
+        return {sum(k.value for k in kinds)}
+    return {value for number in kinds + roles.get("part", []) for value in number.values()}
+
+
+def numbers_in(raw, counts=False, people=False):
+    """Every number the text states, each read whole ("十五" is 15, never 5; "三四个" is 3 or 4); with
+    ``counts``, only those that count something; with ``people`` too, the size of the party
+    (:func:`party_sizes`)."""
+    if people:
+        return party_sizes(raw)
+    numbers = _counts(raw) if counts else read_numbers(raw)
+    return {value for number in numbers for value in number.values()}
+
+
 # ---- dskit/matching.py ----
 # Finding a value in what the user said: by words and numbers, never across them.
 
@@ -5879,7 +7780,6 @@ def segments(text):
     return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
 
 
-_defer(locals(), r'''
 def number_tokens(text):
     """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
     numerals that does not read as one number counts its digits)."""
@@ -5895,7 +7795,6 @@ def number_tokens(text):
         else:
             found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
     return found
-''')
 
 
 # Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
@@ -5926,7 +7825,6 @@ _RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\
 _UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
 
 
-_defer(locals(), r'''
 def normal_form(text):
     """A text in its normal spelling, for comparing a model's normalised value with the user's words:
     numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
@@ -5944,10 +7842,8 @@ def normal_form(text):
     out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
     out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
     return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
-''',
 
 
-r'''
 def range_said(normal, said):
     """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
     "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
@@ -5961,16 +7857,12 @@ def range_said(normal, said):
             if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
                 return True
     return False
-''',
 
 
-r'''
 def _words(text):
     return _matching_WORD.findall(_matching_norm(text))
-''',
 
 
-r'''
 def words_match(value, text):
     """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
     words) three quarters of its longer words, at least two, as whole words of the text."""
@@ -5985,7 +7877,6 @@ def words_match(value, text):
     present = set(text_words)
     return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
         and number_tokens(value) - number_tokens(text) == Counter()
-''')
 
 
 def _number_cut(folded, start, end, cuts):
@@ -6003,7 +7894,6 @@ def _cuts(pieces):
     return cuts
 
 
-_defer(locals(), r'''
 def exact_match(target, text, value=None):
     """A folded value inside a text: whole numbers, and across the user's punctuation only where the
     value has punctuation too (``value``: the value as written), or with two or more characters on
@@ -6022,15 +7912,12 @@ def exact_match(target, text, value=None):
             return True
         start = folded.find(target, start + 1)
     return False
-''',
 
 
-r'''
 def _kept_in_place(target, index, piece):
     """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
     ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
     return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
-''')
 
 
 # Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
@@ -6038,7 +7925,6 @@ def _kept_in_place(target, index, piece):
 DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
 
 
-_defer(locals(), r'''
 def near_match(target, text):
     """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
     quarters of its characters, a two-character run of it, the same numbers, and every contrast
@@ -6057,10 +7943,8 @@ def near_match(target, text):
                 target[i:i + 2] in piece for i in range(len(target) - 1)):
             return True
     return False
-''',
 
 
-r'''
 def _in_order(letters, piece):
     """How many of the value's characters the text holds in the value's order (the longest common
     subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
@@ -6073,7 +7957,6 @@ def _in_order(letters, piece):
             row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
             previous = above
     return row[-1]
-''')
 
 
 # ---- dskit/grounding.py ----
@@ -6086,64 +7969,6 @@ MAX_EVIDENCE_CHARS = 2_000
 RECENT_TURNS = 4
 
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
-_CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
-_ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
-_EN_NUMBERS = json.loads(r'''{
- "zero": 0,
- "one": 1,
- "two": 2,
- "three": 3,
- "four": 4,
- "five": 5,
- "six": 6,
- "seven": 7,
- "eight": 8,
- "nine": 9,
- "ten": 10,
- "eleven": 11,
- "twelve": 12,
- "thirteen": 13,
- "fourteen": 14,
- "fifteen": 15,
- "sixteen": 16,
- "seventeen": 17,
- "eighteen": 18,
- "nineteen": 19,
- "twenty": 20,
- "thirty": 30,
- "forty": 40,
- "fifty": 50,
- "a couple": 2,
- "a dozen": 12
-}''')
-_EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
-
-# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
-_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
-_CLOCK_RE = _LazyPattern(
-    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
-    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
-_EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
-_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
-# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
-# (a bare "six" is not a time: "a table for six" must not ground 18:00).
-_EN_SPOKEN_CLOCK_RE = _LazyPattern(
-    '_EN_SPOKEN_CLOCK_RE', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
-    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
-    r"|this evening|tonight|at night))?\b")
-_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
-               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
-               "at night": "晚上"}
-_PM = tuple('下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚'.split('|'))
-_AM = tuple('凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早'.split('|'))
-_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
-# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
-_DURATION_RE = _LazyPattern(
-    '_DURATION_RE', rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
-    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
-_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
-_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
 
 # Dates, against the reference date.
 _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
@@ -6265,6 +8090,12 @@ class Evidence:
     ''')
 
 
+def one_shift_said(raw):
+    """Whether the message states one shift of a time plainly, the direction not negated
+    (:func:`dskit.clock.shift_said` with this engine's negation scope)."""
+    return shift_said(raw, negated_at)
+
+
 def fold(text):
     """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
     digits and CJK characters (spaces, punctuation and symbols do not count)."""
@@ -6312,13 +8143,12 @@ def make_evidence(query, recent=(), reference_date=None, offered="",
                     offered=_raw(offered) if isinstance(offered, str) else "",
                     offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3),
                     cased=unicodedata.normalize("NFKC", message[:MAX_EVIDENCE_CHARS]))
-''',
+''')
 
 
 # ---------------------------------------------------------------- numbers, times, dates
 
-r'''
-def _number(token):
+def _grounding_number(token):
     if not token:
         return None
     if token[0].isdigit():
@@ -6328,263 +8158,21 @@ def _number(token):
             return None
     value = parse_cn_number(token)
     return None if value is None else float(value)
-''')
 
 
-# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
-# not eight people, "十八号" not eighteen).
-_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
-                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
-                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
-# What follows a count of something other than people: "买一份" is one policy, not one insured person.
-_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
-                         r"|周|个月|个小时|个星期)")
 # A slot that counts people: its name, label or description says so.
 _PEOPLE_WORDS = tuple('人数|几位|几个人|多少人|people|persons|guests|party size|travelers|travellers|passengers|headcount'.split('|'))
-# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
-_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
-# Colloquial numbers: "就我俩" is two.
-_COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
 
 
-_defer(locals(), r'''
-def numbers_in(raw, counts=False, people=False):
-    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
-    only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
-    or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
-    def keep(match):
-        return not counts or not (_NOT_A_COUNT.match(raw, match.end())
-                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
-                                  or (people and _NOT_PEOPLE.match(raw, match.end())))
-
-    # Each pattern is tried only on a text that holds what it needs (a decimal digit, a Chinese numeral,
-    # an English number word): a code node compiles every pattern it uses on every run, 0.3-2 M
-    # instructions each, and most messages hold no English number.
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)} \
-        if any(ch.isdecimal() for ch in raw) else set()
-    for match in _CN_NUM_RE.finditer(raw) if any(ch in raw for ch in _CN_NUM) else ():
-        if not keep(match):
-            continue
-        value = parse_cn_number(match.group())
-        if value is not None:
-            found.add(float(value))
-        for ch in match.group():  # "三四个人": each digit is a candidate too
-            single = parse_cn_number(ch)
-            if single is not None and ch not in "十百千万":
-                found.add(float(single))
-    for match in _EN_NUMBER_RE.finditer(raw) if any(word in raw for word in _EN_NUMBERS) else ():
-        found.add(float(_EN_NUMBERS[match.group(1)]))
-    found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
-    return found
-''',
-
-
-r'''
-def _minutes(token):
-    if not token:
-        return 0
-    if token == "半":
-        return 30
-    if token == "一刻":
-        return 15
-    if token == "三刻":
-        return 45
-    value = _number(token)
-    return int(value) if value is not None and 0 <= value < 60 else -1
-''')
-
-
-# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
-# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
-_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
-
-
-_defer(locals(), r'''
-def _a_bit(raw, match):
-    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
-    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
-    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
-    period, hour_text = match.group(1), match.group(2)
-    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
-        return False
-    after = raw[match.end():match.end() + 1]
-    if after and after in "点儿都也":
-        return True
-    if period:
-        return period in ("早", "晚")
-    before = raw[:match.start(2)].rstrip()[-1:]
-    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
-''',
-
-
-r'''
-def times_in(raw):
-    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
-    found = set()
-    for match in _CLOCK_RE.finditer(raw):
-        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
-        hour = _number(hour_text)
-        minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
-            continue
-        if minute >= 0:
-            found.update(_clock(int(hour), minute, period))
-        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
-        if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
-            found.update(_clock(int(hour), 0, period))
-    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
-        found.add("12:00")
-    for match in _EN_CLOCK_RE.finditer(raw):
-        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
-        if hour > 24 or minute > 59:
-            continue
-        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
-        found.update(_clock(hour, minute, period))
-    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
-        fraction, direction, hour_text, oclock, period_words = match.groups()
-        if not (fraction or oclock or period_words):
-            continue
-        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
-        minute = 0 if not fraction else 30 if fraction == "half" else 15
-        if direction == "to":
-            hour, minute = hour - 1, 60 - minute
-        if 0 <= hour <= 24:
-            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
-    return found
-''')
-
-
-def is_clock(value):
-    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
-    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
-
-
-_defer(locals(), r'''
-def same_half_day(value, old, raw):
-    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
-    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
-    Any other value comes back as it is."""
-    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
-    if not new or not before:
-        return value
-    hour, minute = int(new.group(1)), new.group(2)
-    other = hour + 12 if hour < 12 else hour - 12
-    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
-        return value
-    candidate = f"{other:02d}:{minute}"
-    said = times_in(raw)
-    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
-''',
-
-
-r'''
-def clock_value(text):
-    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
-    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
-    a slot that wants HH:MM."""
-    if not isinstance(text, str) or len(text) > 40:
-        return None
-    found = times_in(_raw(text))
-    return next(iter(found)) if len(found) == 1 else None
-''',
-
-
-r'''
-def split_clock(text):
-    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
-    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
-    if not isinstance(text, str) or len(text) > 60:
-        return text, None
-    raw = _raw(text)
-    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
-    if match is None:
-        return text, None
-    clock = clock_value(match.group())
-    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
-    return (rest, clock) if clock and rest else (text, None)
-''',
-
-
-r'''
-def _clock(hour, minute, period):
-    hours: set[int]
-    if period in _PM:
-        hours = {hour + 12 if hour < 12 else hour % 24}
-    elif period == "中午":
-        hours = {hour if hour >= 11 else hour + 12}
-    elif period in _AM:
-        hours = {0 if hour == 12 and period == "凌晨" else hour}
-    else:
-        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
-    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
-''',
-
-
-r'''
-def durations_in(raw):
-    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
-    minutes = set()
-    for match in _DURATION_RE.finditer(raw):
-        if match.group(3):
-            amount, half, unit = match.group(1), match.group(2), match.group(3)
-            value = 0.5 if amount == "半" else _number(amount)
-            if value is None:
-                continue
-            total = value * 60 if unit in ("小时", "钟头") else value
-            minutes.add(int(total + (30 if half else 0)))
-        else:
-            amount, unit = match.group(4), match.group(5)
-            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
-            minutes.add(int(value * 60 if unit.startswith("hour") else value))
-    signs = set()
-    if any(w in raw for w in _EARLIER):
-        signs.add(-1)
-    if any(w in raw for w in _LATER):
-        signs.add(1)
-    return minutes, signs or {-1, 1}
-''')
-
-
-def one_shift_said(raw):
-    """Whether the message states one shift of a time plainly: one duration and one direction
-    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none)."""
-    words = [w for w in _EARLIER + _LATER if w in raw]
-    if not words:
-        return False
-    minutes, _ = durations_in(raw)
-    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
-    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
-        and not any(negated_at(raw, start, end) for start, end in spans)
-
-
-_defer(locals(), r'''
-def shifted_times(old, raw):
-    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
-    both directions when it names none)."""
-    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
-    if not match:
-        return set()
-    base = int(match.group(1)) * 60 + int(match.group(2))
-    minutes, signs = durations_in(raw)
-    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
-''',
-
-
-r'''
 def _add_months(day, months):
     index = day.year * 12 + day.month - 1 + months
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
-''',
 
 
-r'''
 def _iso(day):
     return day.isoformat()
-''',
 
 
-r'''
 def dates_in(raw, reference):
     """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
     明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
@@ -6613,14 +8201,14 @@ def dates_in(raw, reference):
         offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
         found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
     for match in _MONTH_DAY_RE.finditer(raw):
-        month, day = _number(match.group(1)), _number(match.group(2))
+        month, day = _grounding_number(match.group(1)), _grounding_number(match.group(2))
         for year in (reference.year, reference.year + 1):
             try:
                 found.add(_iso(date(year, int(month or 0), int(day or 0))))
             except ValueError:
                 pass
     for match in _DAY_ONLY_RE.finditer(raw):
-        day = _number(match.group(1))
+        day = _grounding_number(match.group(1))
         for months in (0, 1):
             try:
                 first = date.fromisoformat(_add_months(reference, months) + "-01")
@@ -6631,14 +8219,12 @@ def dates_in(raw, reference):
         if word in raw:
             found.add(_add_months(reference, months))
     for match in _MONTH_RE.finditer(raw):
-        month = _number(match.group(1))
+        month = _grounding_number(match.group(1))
         if month is not None and 1 <= month <= 12:
             found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
     return found
-''',
 
 
-r'''
 def date_spans(raw):
     """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
     words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
@@ -6657,12 +8243,10 @@ def date_spans(raw):
         if not any(start < e and s < end for s, e in kept):
             kept.append((start, end))
     return sorted(kept)
-''',
 
 
 # ---------------------------------------------------------------- values
 
-r'''
 def text_grounded(value, folded, raw=None):
     """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
     as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
@@ -6686,7 +8270,6 @@ def text_grounded(value, folded, raw=None):
         return True
     pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
     return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
-''')
 
 
 def _windows(text):
@@ -6716,7 +8299,6 @@ _QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几
 _GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
 
 
-_defer(locals(), r'''
 def slot_words(spec):
     """The words that name a slot: its label and name; for a slot without a label (the catalog gives
     it none), also the content words of its description and its question ("电话" for a slot
@@ -6729,10 +8311,8 @@ def slot_words(spec):
             found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
         words |= found
     return words
-''',
 
 
-r'''
 def slot_touched(spec, folded, common=frozenset()):
     """Whether a text names the slot: its label or name, two characters (English: a word) of it that
     are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
@@ -6745,14 +8325,12 @@ def slot_touched(spec, folded, common=frozenset()):
         return True
     options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
     return any(fold(o) and fold(o) in folded for o in options)
-''')
 
 
 # English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
 _QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
 
 
-_defer(locals(), r'''
 def slot_mentions(spec, raw, common=frozenset(),
                   asked=False):
     """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
@@ -6771,10 +8349,8 @@ def slot_mentions(spec, raw, common=frozenset(),
         else:
             spans.append((start, end))
     return spans
-''',
 
 
-r'''
 def bool_said(spec, raw, common=frozenset(), asked=False):
     """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
     ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
@@ -6786,20 +8362,16 @@ def bool_said(spec, raw, common=frozenset(), asked=False):
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
-''',
 
 
-r'''
 def _in_question(raw, start, end):
     """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
     left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
     rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
     right = min(rights) if rights else len(raw)
     return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
-''',
 
 
-r'''
 def _topic_answer(raw, start, end):
     """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
     bare answer; None otherwise."""
@@ -6808,22 +8380,18 @@ def _topic_answer(raw, start, end):
     if alone and rest[:1] in "？?，,":
         return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
     return None
-''',
 
 
-r'''
 def _answered(raw, start, end):
     """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
     answer = _topic_answer(raw, start, end)
     return answer if answer is not None else not negated_at(raw, start, end)
-''')
 
 
 _BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|是的|对|可以|yes|yeah|sure|please|yes please|ok|okay'.split('|'))
 _BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
 
 
-_defer(locals(), r'''
 def bare_answer(raw):
     """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
     text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
@@ -6832,10 +8400,8 @@ def bare_answer(raw):
     if text in _BARE_YES:
         return True
     return None
-''',
 
 
-r'''
 def other_slot_value(task, slot, value):
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
@@ -6851,7 +8417,6 @@ def other_slot_value(task, slot, value):
                                       for w in (*other.enum, *other.aliases)):
             return other.name
     return ""
-''')
 
 
 # Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
@@ -6860,7 +8425,6 @@ _FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|
 _FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
 
 
-_defer(locals(), r'''
 def _option_and_filler(option, value):
     """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
     for the area's "downtown"): the option's, not a value of another slot."""
@@ -6879,10 +8443,8 @@ def _option_and_filler(option, value):
     for filler in _FILLER_ZH:
         rest = rest.replace(filler, "")
     return not rest
-''',
 
 
-r'''
 def _option_grounded(spec, value, folded, raw=None):
     """An option value whose text or one of whose aliases the text holds, as a whole word or number
     ("三百兆" does not hold the option 百兆)."""
@@ -6893,10 +8455,8 @@ def _option_grounded(spec, value, folded, raw=None):
     # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
     targets = [("".join(segments(w)), w) for w in words]
     return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
-''',
 
 
-r'''
 def _one_value_grounded(spec, value, old, folded, raw, ev,
                         asked, current, common):
     if spec.type == "boolean":
@@ -6916,25 +8476,21 @@ def _one_value_grounded(spec, value, old, folded, raw, ev,
             and any(abs(float(value) - float(old)) == n for n in numbers if n)
     if not isinstance(value, str):
         return False
-    if _TIME_VALUE.match(value):
-        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
-            return True
+    if is_clock(value):  # a time is read by the clock grammar, never found as text ("11:15 at night" is 23:15)
+        clock = clock_form(value)
+        answered = asked and current and any(clock in c.values() for c in answered_hours(raw))
+        return clock in times_in(raw) or answered or (current and clock in shifted_times(old, raw))
     if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
         return True
     return text_grounded(value, folded, raw)
-''',
 
 
-r'''
 def counts_people(spec):
     """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
     words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
     return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
-''',
 
 
-r'''
 def value_grounded(spec, value, ev, *, old=None, asked=False,
                    recent=True, common=frozenset()):
     """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
@@ -6947,33 +8503,27 @@ def value_grounded(spec, value, ev, *, old=None, asked=False,
                    for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
-''',
 
 
-r'''
 def confirm_grounded(ev):
     """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
     says yes, none that asks or says no."""
     return says_yes(ev.raw)
-''',
 
 
-r'''
 def asks_something(ev):
     """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
     return asks(ev.raw)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def cancel_grounded(ev, spec):
     """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
     references to the task, never a preference that starts with one ("不要辣的")."""
     return says_cancel(ev.raw, () if spec is None else task_words(spec))
-''',
+''')
 
 
-r'''
 def task_words(spec):
     """The words that name a task: its label, name (also with spaces) and display name, and the leading
     words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
@@ -6983,10 +8533,9 @@ def task_words(spec):
     if label and not label.isascii():
         words += [label[:end] for end in range(2, len(label))]
     return tuple(words)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def reset_grounded(ev):
     """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
     return says_reset(ev.raw)
@@ -6997,10 +8546,9 @@ r'''
 def revert_said(ev):
     """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
     return says_revert(ev.raw)
-''',
+''')
 
 
-r'''
 def task_mentioned(spec, catalog, folded):
     """Whether a text names the task: its label or name, two characters of its label that no other
     task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
@@ -7021,7 +8569,6 @@ def task_mentioned(spec, catalog, folded):
             return True
     other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
     return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
-''')
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -7029,7 +8576,6 @@ _FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下
 _FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
 
 
-_defer(locals(), r'''
 def asks_about_task(spec, folded):
     """Whether a text shares a content word with the task's own words (label, name, description,
     examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
@@ -7038,17 +8584,14 @@ def asks_about_task(spec, folded):
     words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
     return any(w in folded for w in words
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
-''',
 
 
-r'''
 def _grounding_task_words(spec):
     """Two-character words (English: words) of a task's description and examples, digits left out."""
     words = set()
     for text in (spec.description, *spec.examples):
         words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
     return words
-''')
 
 
 # ---- dskit/offers.py ----
@@ -7096,60 +8639,47 @@ def take_offers(state):
     return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
 
 
-_defer(locals(), r'''
 def _found(value, text):
     target = str(value)
     folded = "".join(segments(target))
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
-''',
 
 
-r'''
 def _listed(text):
     return [item for item in _ITEMS.split(text) if item and item.strip()]
-''',
 
 
-r'''
 def _one_thing(text):
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
     return not _LIST_MARKS.search(text)
-''')
 
 
 # What a figure is made of besides its digits: units, bounds and the marks of a range.
 _FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
 
 
-_defer(locals(), r'''
 def _a_figure(value):
     """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
     (the place's price), not the thing a detail question or a reference back takes. A name with a digit
     in it ("798艺术区", "速8酒店") is a thing."""
     text = str(value)
     return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
-''',
 
 
-r'''
 def _takes_outright(raw):
     """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
     the message takes the offered thing, not only asks about it."""
     return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
-''',
 
 
-r'''
 def _asks_for_a_pick(raw):
     """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
     no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
     return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
                                            for c in clauses(raw))
-''',
 
 
-r'''
 def offer_accepted(task, slot, value, raw, offers, offered_text,
                    asked):
     """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
@@ -7179,293 +8709,18 @@ def offer_accepted(task, slot, value, raw, offers, offered_text,
             return index < len(items) and _found(value, items[index])
         return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False
-''')
 
 
-# ---- dskit/slot_writes.py ----
-# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
-
-UNSET = object()  # a slot's value before the turn, when it had none
-
-
-class SlotWrites:
-    """The slot changes of one turn (the turn's only way to write a slot value)."""
-
-    _defer(locals(), r'''
-    def __init__(self, state, stack, catalog, lang, notices):
-        self.state = state
-        self.stack = stack
-        self.catalog = catalog
-        self.lang = lang
-        self.notices = notices  # the turn's notices: a rollback is announced there
-        # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
-        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
-        self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
-        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
-        self.changes: list[SlotChange] = []
-    ''')
-
-    def changed_in(self, task):
-        return self.changed.get(task["id"], [])
-
-    def changed_keys(self):
-        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
-        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
-
-    _defer(locals(), r'''
-    def changed_lately(self, task, slot):
-        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
-        if (task["id"], slot) in self.touched:
-            return True
-        state = self.state
-        key = f"{task['id']}.{slot}"
-        return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
-                   for entry in state["timeline"] if isinstance(entry, dict))
-    ''')
-
-    def _touch(self, task, name, op):
-        """Remember a slot's value and history before its first change this turn."""
-        key = (task["id"], name)
-        if key not in self.touched:
-            self.touched[key] = (task["slots"].get(name, UNSET), list(task["history"].get(name) or []), [])
-        self.touched[key][2].append(op)
-
-    _defer(locals(), r'''
-    def set(self, task, name, value):
-        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
-        old = task["slots"].get(name)
-        if value is None and name not in task["slots"]:
-            return False
-        if value is not None and name in task["slots"] and old == value:
-            return False
-        self._touch(task, name, "delete" if value is None else "set")
-        history = task["history"].setdefault(name, [])
-        history.append(old)
-        bound_history(history)
-        if value is None:
-            del task["slots"][name]
-        else:
-            task["slots"][name] = value
-            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
-        self.changed.setdefault(task["id"], []).append(name)
-        return True
-    ''',
-
-    r'''
-    def rollback(self, task, slot):
-        """Put the slot's previous value back (the caller checked that there is one)."""
-        self._touch(task, slot, "rollback")
-        previous = task["history"][slot].pop()
-        if previous is None:
-            task["slots"].pop(slot, None)
-        else:
-            task["slots"][slot] = previous
-        self.changed.setdefault(task["id"], []).append(slot)
-        self.rolled_back.add((task["id"], slot))
-    ''',
-
-    r'''
-    def resolve(self):
-        """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
-        the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
-        kept (a rollback next turn returns to the value before this turn), the notice says the final
-        value, and the sub-tasks watching the slot are cancelled once."""
-        for (task_id, name), (before, history, ops) in self.touched.items():
-            task = self.stack.find(task_id)
-            if task is None:
-                continue
-            final = task["slots"].get(name, UNSET)
-            if final == before:
-                self._unchanged(task, name, history)
-                continue
-            if len(ops) > 1 and ops[-1] != "rollback":
-                merged = history + [None if before is UNSET else before]
-                bound_history(merged)
-                task["history"][name] = merged
-            if ops[-1] == "rollback":
-                self._rollback_notice(task, name, final)
-            else:
-                self.rolled_back.discard((task_id, name))
-            self.changes.append({"task_id": task_id, "slot": name, "op": ops[-1]})
-            if before is not UNSET and before is not None:
-                self._cascade(task, name)
-        self.touched.clear()
-    ''')
-
-    def all_changes(self):
-        """The turn's changes: the resolved ones, then writes made after the resolution (a held value
-        the user said yes to), each once."""
-        pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
-                   for (task_id, name), (before, _history, ops) in self.touched.items()
-                   if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
-        return self.changes + pending
-
-    _defer(locals(), r'''
-    def _unchanged(self, task, name, history):
-        task["history"][name] = history
-        if not history:
-            task["history"].pop(name, None)
-        self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
-        self.rolled_back.discard((task["id"], name))
-    ''',
-
-    r'''
-    def _rollback_notice(self, task, name, final):
-        lang = self.lang
-        display = self.catalog.tasks[task["name"]].slots[name].display
-        self.notices.append(msg("rolled_back_empty", lang, slot=display) if final is UNSET else
-                                 msg("rolled_back", lang, slot=display, value=show_value(final, lang)))
-    ''',
-
-    r'''
-    def _cascade(self, task, slot):
-        """A changed or deleted value invalidates the sub-tasks opened for the old one."""
-        for child in self.stack.children(task):
-            watched = self.catalog.tasks[child["name"]].depends_on_slots
-            if not watched or slot in watched:
-                self.stack.remove(child, "cascade")
-    ''')
-
-
-# ---- dskit/turn.py ----
-# One turn in progress: what the commands of a message see and what they leave for the decision.
-
-def short_text(command):
-    """A command as a short string for the timeline and the decision. Never raises."""
-    try:
-        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            text = repr(command)
-        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
-            text = f"<{type(command).__name__}>"
-    return scrub_surrogates(text[:160])
-
-
-class Turn:
-    """Everything one turn changes and notices; the decision is read off it at the end."""
-
-    _defer(locals(), r'''
-    def __init__(self, state, catalog, lang, evidence=None, said=""):
-        self.state = state
-        self.catalog = catalog
-        self.lang = lang
-        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
-        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
-        self.stack = TaskStack(state, on_removed=self._task_ended)
-        self.asked = state["counters"].get("asking") or ""  # "task_id.slot" asked last turn
-        # Values held for the user to check (policy "ask"), by task id: last turn's, and this turn's.
-        self.held: dict[str, dict] = {t["id"]: t.pop("unconfirmed") for t in self.stack.tasks
-                                      if isinstance(t.get("unconfirmed"), dict)}
-        self.checked: set[str] = set()  # tasks whose held values the user answered this turn
-        self.applied: list[str] = []  # what was done, for the timeline and logs (never parsed back)
-        self.dropped: list[dict] = []
-        self.notices: list[str] = []
-        self.ended: dict[str, str] = {}
-        self.progress = False
-        self.confirmed_id: str | None = None
-        self.denied_id: str | None = None
-        self.faq: str | None = None
-        self.chitchat = False
-        self.handoff: str | None = None
-        self.unapplied = False  # a change the model read into this message was refused as not said
-        self.commands: list[dict] = []  # the whole answer (a start is checked with its set_slots)
-        self.late_starts: set[str] = set()  # tasks started this turn for the user's last message
-        top = self.stack.top()
-        self.top_before = top["id"] if top else None
-        self.existing_ids = self.stack.ids()
-        # Tasks whose confirmation question was the last thing the user saw.
-        self.confirming_before = self.stack.in_stage(Stage.CONFIRMING)
-        self.writes = SlotWrites(state, self.stack, catalog, lang, self.notices)
-    ''')
-
-    # ------------------------------------------------------------ reading
-
-    def spec(self, task):
-        return self.catalog.tasks[task["name"]]
-
-    def task_ref(self):
-        top = self.stack.top()
-        return task_ref(top, self.spec(top).display) if top is not None else None
-
-    _defer(locals(), r'''
-    def resumed_ref(self, task):
-        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
-    ''')
-
-    def ended_list(self):
-        return [{"task_id": k, "reason": v} for k, v in self.ended.items()]
-
-    _defer(locals(), r'''
-    def target(self, task_name, slot):
-        """The open task a slot goes to: the named one, else the nearest from the top that has it.
-
-        Without a task name, tasks open before this message come first: a task started in the same
-        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
-        """
-        tasks = list(reversed(self.stack.tasks))
-        if not task_name:
-            tasks.sort(key=lambda t: t["id"] not in self.existing_ids)
-        for task in tasks:
-            if task_name and task["name"] != task_name:
-                continue
-            if task_name or slot in self.spec(task).slots:
-                return task
-        return None
-    ''',
-
-    # ------------------------------------------------------------ recording
-
-    r'''
-    def drop(self, command, reason):
-        self.dropped.append({"command": short_text(command), "reason": reason})
-    ''',
-
-    r'''
-    def refuse(self, command, reason):
-        """A command the user's message does not support: dropped, with the reason, whatever the policy.
-        A refused change (anything but a yes) also withdraws a pending confirmation (dskit.decide)."""
-        self.drop(command, f"not grounded: {reason}")
-        if not (isinstance(command, dict) and command.get("type") == "confirm"):
-            self.unapplied = True
-    ''')
-
-    def note(self, entry, *, progress=True):
-        """Log an applied command; ``progress``: it moved a task on (then chitchat does not take the turn)."""
-        self.applied.append(entry)
-        self.progress = self.progress or progress
-
-    _defer(locals(), r'''
-    def notice(self, key, **values):
-        """A sentence the reply leads with (dskit.messages)."""
-        self.notices.append(msg(key, self.lang, **values))
-    ''',
-
-    r'''
-    def _task_ended(self, task, reason):
-        """A task left the stack: remembered, and said when the reason is one the user is told."""
-        self.ended[task["id"]] = reason
-        if reason in ("cancelled", "cascade", "evicted"):
-            self.notice(reason, task=self.spec(task).display)
-    ''')
-
-
-# ---- dskit/admission.py ----
-# Admission: how the user's words decide which of the model's commands the turn applies.
-
-# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
-RECENT_EXECUTION_TURNS = 3
-
+# ---- dskit/slot_shapes.py ----
+# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
 
 # ---------------------------------------------------------------- slot shapes
 
-_defer(locals(), r'''
 def pattern_takes(pattern, text):
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
-''')
 
 
 def time_slots(task):
@@ -7477,9 +8732,10 @@ def time_slots(task):
 def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
-            or pattern_takes(spec.pattern, raw):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
         return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
     clock = clock_value(raw)
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
 
@@ -7495,26 +8751,21 @@ def owner_elsewhere(task, slot, value):
     return next((n for n in time_slots(task) if n != slot), "")
 
 
-# ---------------------------------------------------------------- values
-
-def keep_half_day(turn, task, name, value):
-    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
-    if turn.evidence is None:
-        return value
-    return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
-
-
 # A question word is never a value: what the user asks about is not what they want.
 _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|多少钱|多少|多大|什么|啥|哪些|哪个|哪家|哪里|哪儿|几点|几个|几位|几号|几|"
                             r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
 
 
 # A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+def is_interrogative(value):
+    """A question word given as a value ("多长时间", "几点"): what the user asks about, not what they want."""
+    return isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()) is not None
+
+
 _PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
 _DESCRIBING = ("的", *_PLACE_WORDS)
 
 
-_defer(locals(), r'''
 def describes_its_kind(task, spec, value):
     """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
     the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
@@ -7527,10 +8778,8 @@ def describes_its_kind(task, spec, value):
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
     kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
     return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
-''',
 
 
-r'''
 def is_name_slot(task, name):
     """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
     word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
@@ -7546,25 +8795,8 @@ def is_name_slot(task, name):
                 if not head or any(head in kind for kind in kinds):
                     return True
     return False
-''',
 
 
-r'''
-def _held_as_name(turn, entries, value):
-    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    for kind, slots in entries:
-        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
-        if spec is not None and isinstance(slots, dict) and any(
-                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
-                for slot, held in slots.items()):
-            return spec
-    return None
-''',
-
-
-r'''
 def names_another_slot(task, name, value):
     """Whether a value written as the task's name mentions another of its slots by label: the user's
     whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
@@ -7574,83 +8806,6 @@ def names_another_slot(task, name, value):
         return False
     return any(other != name and len(label) >= 2 and not label.isascii() and label in value
                for other, slot in task.slots.items() for label in {other, slot.label} if label)
-''',
-
-
-r'''
-def named_by_another_task(turn, task, name, value):
-    """The label of another kind of task that holds ``value`` as its own name, "" when none.
-
-    One place is one kind of thing: the restaurant the user chose is not also the sight, and the hotel
-    they ask the sights around is not the sight's name (the 1.5B model wrote "北京丽亭酒店", the hotel
-    taken two turns before, as the name of the sight the user looks for near it). Name slots only
-    (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
-    and a taxi may leave from the hotel.
-    """
-    if not is_name_slot(turn.spec(task), name):
-        return ""
-    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
-    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
-                if isinstance(d, dict) and d.get("task") != task["name"]]
-    other = _held_as_name(turn, entries, value)
-    return other.display if other is not None else ""
-''',
-
-
-r'''
-def admit_value(turn, task, name, value):
-    """The part of a coerced value (None: a deletion) that the user's message supports, and why the
-    rest is not: (value, or UNSET when nothing is admitted; reason)."""
-    ev = turn.evidence
-    old = task["slots"].get(name)
-    if ev is None or value == old:
-        return value, ""
-    task_spec = turn.spec(task)
-    spec = task_spec.slots[name]
-    common = common_words(task_spec, name)
-    if value is None:  # a deletion: the message must name the slot or the value it removes
-        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
-            return value, ""
-        return UNSET, f"{name}: the message does not mention this slot; its value stays"
-    if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
-        return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
-    if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
-        return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
-    if isinstance(value, str) and names_another_slot(task_spec, name, value):  # "评分4.5分以上…的景点" as its name
-        return UNSET, f"{name}: {short_text(value)} states what is wanted, it does not name it"
-    owner = owner_elsewhere(task_spec, name, value)
-    if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
-        return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
-    other = named_by_another_task(turn, task, name, value)
-    if other:  # the hotel the user asks the sights around, written as the sight's name
-        return UNSET, f"{name}: {short_text(value)} is the {other}'s name"
-    asked = turn.asked == f"{task['id']}.{name}"
-    # A change of a value, or a slot that held one before, must be touched by this message; a slot
-    # filled for the first time may take a value the user gave in a recent turn — for a task open
-    # before this message or named in it, never for one a model opened on its own.
-    first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
-        or task["name"] in turn.late_starts)
-    items = value if isinstance(value, list) else [value]
-    kept = [item for item in items
-            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
-            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, name, item)
-                and not _given_to_another(turn, task_spec, spec, item, old, common))
-            or offered_value(turn, task["name"], name, item, asked)]
-    if not kept:
-        instead = said_instead(task_spec, name, value, ev, old)
-        if instead is not None:
-            turn.note(f"repair {task['id']}.{name}={short_text(instead)}", progress=False)
-            return instead, ""
-        return UNSET, f"{name}: {short_text(value)} is not in what the user said"
-    rest = [item for item in items if item not in kept]
-    if not spec.enum and not spec.pattern:
-        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
-    if isinstance(value, list):
-        return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
-    return kept[0], ""
-''')
 
 
 # What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
@@ -7659,17 +8814,14 @@ _ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
 _DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
 
 
-_defer(locals(), r'''
 def date_slots(task):
     """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
     label, question or description says date ("出发日期", "date", "哪天")."""
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
         pattern_takes(s.pattern, "2026-12-02") if s.pattern
         else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
-''',
 
 
-r'''
 def said_instead(task, name, value, ev, old):
     """The date or clock time the user said, for a slot the model gave a date or time the user did not
     say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
@@ -7682,10 +8834,8 @@ def said_instead(task, name, value, ev, old):
         clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
-''',
 
 
-r'''
 def date_said(task, name, ev):
     """The one date the message states, not negated, for the task's only date slot ``name``: as written
     ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
@@ -7698,7 +8848,6 @@ def date_said(task, name, ev):
         days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
         return next(iter(days)) if len(days) == 1 else None
     return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
-''')
 
 
 # A number as people bound it in words: "不超过200元", "4.5分以上", "3天左右". The model keeps the number and
@@ -7709,7 +8858,6 @@ _BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内
 _NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
 
 
-_defer(locals(), r'''
 def _number_spelling(value, said):
     """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
     words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
@@ -7732,16 +8880,12 @@ def _number_spelling(value, said):
         if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
             return value
     return phrase
-''',
 
 
-r'''
 def _same_bound(word):
     return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
-''',
 
 
-r'''
 def users_spelling(value, raw):
     """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
     with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
@@ -7763,7 +8907,6 @@ def users_spelling(value, raw):
             return raw[start:end]
         start = lowered.find(value, start + 1)
     return value
-''')
 
 
 # What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
@@ -7777,7 +8920,6 @@ _NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大�
 _KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
 
 
-_defer(locals(), r'''
 def stated_whole(task, spec, value, raw):
     """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
     "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
@@ -7810,13 +8952,474 @@ def stated_whole(task, spec, value, raw):
                     return said
             start = raw.find(word, start + 1)
     return value
-''',
 
 
-r'''
+# ---- dskit/slot_writes.py ----
+# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
+
+UNSET = object()  # a slot's value before the turn, when it had none
+
+
+class SlotWrites:
+    """The slot changes of one turn (the turn's only way to write a slot value)."""
+
+    _defer(locals(), r'''
+    def __init__(self, state, stack, catalog, lang, emit):
+        self.state = state
+        self.stack = stack
+        self.catalog = catalog
+        self.lang = lang
+        self.emit = emit  # the turn's ledger: a rollback is announced there
+        # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
+        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
+        self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
+        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
+        self.changes: list[SlotChange] = []
+    ''')
+
+    def changed_in(self, task):
+        return self.changed.get(task["id"], [])
+
+    def changed_keys(self):
+        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
+        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
+
+    _defer(locals(), r'''
+    def changed_lately(self, task, slot):
+        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
+        if (task["id"], slot) in self.touched:
+            return True
+        state = self.state
+        key = f"{task['id']}.{slot}"
+        return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
+                   for entry in state["timeline"] if isinstance(entry, dict))
+    ''')
+
+    def _touch(self, task, name, op):
+        """Remember a slot's value and history before its first change this turn."""
+        key = (task["id"], name)
+        if key not in self.touched:
+            self.touched[key] = (task["slots"].get(name, UNSET), self.stack.old_values(task, name), [])
+        self.touched[key][2].append(op)
+
+    _defer(locals(), r'''
+    def set(self, task, name, value):
+        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
+        old = task["slots"].get(name)
+        if value is None and name not in task["slots"]:
+            return False
+        if value is not None and name in task["slots"] and old == value:
+            return False
+        self._touch(task, name, "delete" if value is None else "set")
+        self.stack.set_old_values(task, name, self.stack.old_values(task, name) + [old])
+        self.stack.put_value(task, name, value)
+        if value is not None:
+            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
+        self.changed.setdefault(task["id"], []).append(name)
+        return True
+    ''',
+
+    r'''
+    def rollback(self, task, slot):
+        """Put the slot's previous value back (the caller checked that there is one)."""
+        self._touch(task, slot, "rollback")
+        history = self.stack.old_values(task, slot)
+        previous = history.pop()
+        self.stack.set_old_values(task, slot, history)
+        self.stack.put_value(task, slot, previous)
+        self.changed.setdefault(task["id"], []).append(slot)
+        self.rolled_back.add((task["id"], slot))
+    ''',
+
+    r'''
+    def resolve(self):
+        """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
+        the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
+        kept (a rollback next turn returns to the value before this turn), the notice says the final
+        value, and the sub-tasks watching the slot are cancelled once."""
+        for (task_id, name), (before, history, ops) in self.touched.items():
+            task = self.stack.find(task_id)
+            if task is None:
+                continue
+            final = task["slots"].get(name, UNSET)
+            if final == before:
+                self._unchanged(task, name, history)
+                continue
+            if len(ops) > 1 and ops[-1] != "rollback":
+                self.stack.set_old_values(task, name, history + [None if before is UNSET else before])
+            if ops[-1] == "rollback":
+                self._rollback_notice(task, name, final)
+            else:
+                self.rolled_back.discard((task_id, name))
+            self.changes.append({"task_id": task_id, "slot": name, "op": ops[-1]})
+            if before is not UNSET and before is not None:
+                self._cascade(task, name)
+        self.touched.clear()
+    ''')
+
+    def all_changes(self):
+        """The turn's changes: the resolved ones, then writes made after the resolution (a held value
+        the user said yes to), each once."""
+        pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
+                   for (task_id, name), (before, _history, ops) in self.touched.items()
+                   if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
+        return self.changes + pending
+
+    _defer(locals(), r'''
+    def _unchanged(self, task, name, history):
+        self.stack.set_old_values(task, name, history)
+        self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
+        self.rolled_back.discard((task["id"], name))
+    ''',
+
+    r'''
+    def _rollback_notice(self, task, name, final):
+        display = self.catalog.tasks[task["name"]].slots[name].display
+        self.emit(notice("rolled_back_empty", slot=display) if final is UNSET else
+                  notice("rolled_back", slot=display, value=show_value(final, self.lang)))
+    ''',
+
+    r'''
+    def _cascade(self, task, slot):
+        """A changed or deleted value invalidates the sub-tasks opened for the old one."""
+        for child in self.stack.children(task):
+            watched = self.catalog.tasks[child["name"]].depends_on_slots
+            if not watched or slot in watched:
+                self.stack.remove(child, "cascade")
+    ''')
+
+
+# ---- dskit/turn.py ----
+# One turn in progress: what the commands of a message see, and the ledger of what they did.
+
+# Why a task left the stack, when the user is told (dskit.messages has a sentence for each).
+TOLD_REASONS = ("cancelled", "cascade", "evicted")
+
+
+class Before:
+    """What stood before the user's message, read once when the turn starts: the slot asked last turn
+    ("task_id.slot"), the open tasks, the task on top, the tasks whose confirmation question the user
+    saw, and the values held for the user to check (task id -> {slot: value})."""
+
+    asked: str
+    existing_ids: frozenset
+    top_id: str | None
+    confirming: frozenset
+    held: dict
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('asked', 'existing_ids', 'top_id', 'confirming', 'held')
+
+    def __init__(self, asked, existing_ids, top_id, confirming, held):
+        object.__setattr__(self, 'asked', asked)
+        object.__setattr__(self, 'existing_ids', existing_ids)
+        object.__setattr__(self, 'top_id', top_id)
+        object.__setattr__(self, 'confirming', confirming)
+        object.__setattr__(self, 'held', held)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(asked={self.asked!r}"
+            f", existing_ids={self.existing_ids!r}" f", top_id={self.top_id!r}"
+            f", confirming={self.confirming!r}" f", held={self.held!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.asked, self.existing_ids, self.top_id, self.confirming, self.held) == (other.asked, other.existing_ids, other.top_id, other.confirming, other.held)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.asked, self.existing_ids, self.top_id, self.confirming, self.held))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Ledger:
+    """The effects of one turn, in the order they were applied (refusals and notes included), and what
+    the decision reads off them."""
+
+    def __init__(self):
+        self.effects: list[Effect] = []
+
+    def add(self, effect):
+        self.effects.append(effect)
+
+    def of(self, kind):
+        return [e for e in self.effects if isinstance(e, kind)]
+
+    def last(self, kind):
+        found = self.of(kind)
+        return found[-1] if found else None
+
+    # ------------------------------------------------------------ read off the effects
+
+    def applied(self):
+        """The ``applied`` log: one line per effect that has one."""
+        return [line for line in (e.entry() for e in self.effects) if line]
+
+    def dropped(self):
+        """Every command, or part of one, not applied, with the reason."""
+        out = []
+        for effect in self.effects:
+            if isinstance(effect, Refused):
+                reason = f"not grounded: {effect.reason}" if effect.grounding else effect.reason
+                out.append({"command": effect.command, "reason": reason})
+            elif isinstance(effect, ValueHeld):
+                out.append({"command": short_text({"task_id": effect.task_id, "slot": effect.slot,
+                                                   "value": effect.value}),
+                            "reason": f"held for the user to check: {effect.reason}"})
+        return out
+
+    def notices(self, lang):
+        return [msg(e.key, lang, **dict(e.values)) for e in self.of(Noticed)]
+
+    @property
+    def progress(self):
+        """Whether the turn moved a task on (then small talk does not take it)."""
+        return any(e.progress for e in self.effects)
+
+    @property
+    def faq(self):
+        found = self.last(FaqAsked)
+        return found.question if found is not None else None
+
+    @property
+    def chitchat(self):
+        return bool(self.of(SmallTalk))
+
+    @property
+    def handoff(self):
+        found = self.last(HandoffAsked)
+        return found.reason if found is not None else None
+
+    @property
+    def confirmed_id(self):
+        found = self.last(Confirmed)
+        return found.task_id if found is not None else None
+
+    @property
+    def denied_id(self):
+        found = self.last(Denied)
+        return found.task_id if found is not None else None
+
+    @property
+    def clarified(self):
+        return self.last(Clarified)
+
+    @property
+    def unapplied(self):
+        """A change the model read into this message was refused as not said (a refused yes is not one)."""
+        return any(isinstance(e, Refused) and e.grounding and not e.confirm for e in self.effects)
+
+    def ended(self):
+        """Tasks that left the stack this turn -> why (cancelled, cascade, evicted, reset, executed)."""
+        return {e.task_id: e.reason for e in self.of(TaskEnded)}
+
+    def late_starts(self):
+        return {e.name for e in self.of(TaskOpened) if e.late}
+
+    def answered_held(self):
+        return {e.task_id for e in self.of(HeldAnswered)}
+
+
+class Turn:
+    """Everything one turn reads, and its ledger; the decision is read off it at the end."""
+
+    _defer(locals(), r'''
+    def __init__(self, state, catalog, lang, evidence=None, said=""):
+        self.state = state
+        self.catalog = catalog
+        self.lang = lang
+        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
+        self.log = Ledger()
+        self.stack = TaskStack(state, on_removed=self.task_ended)
+        top = self.stack.top()
+        self.before = Before(
+            asked=state["counters"].get("asking") or "",
+            existing_ids=frozenset(self.stack.ids()),
+            top_id=top["id"] if top else None,
+            confirming=frozenset(self.stack.in_stage(Stage.CONFIRMING)),
+            held={t["id"]: held for t in list(self.stack.tasks) if (held := self.stack.take_held(t)) is not None})
+        self.writes = SlotWrites(state, self.stack, catalog, lang, self.log.add)
+        self.commands: tuple = ()  # the whole answer, as typed commands (a start is checked with its set_slots)
+    ''')
+
+    def task_ended(self, task, reason):
+        """A task left the stack (the stack reports each, parents before the tasks opened for them, cascades
+        included): recorded, and told when the reason is one the user is told."""
+        self.log.add(TaskEnded(task["id"], task["name"], reason))
+        if reason in TOLD_REASONS:
+            self.log.add(notice(reason, task=self.spec(task).display))
+
+    # ------------------------------------------------------------ reading
+
+    def spec(self, task):
+        return self.catalog.tasks[task["name"]]
+
+    def task_ref(self):
+        top = self.stack.top()
+        return task_ref(top, self.spec(top).display) if top is not None else None
+
+    _defer(locals(), r'''
+    def resumed_ref(self, task):
+        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+    ''')
+
+    def ended_list(self):
+        return [{"task_id": k, "reason": v} for k, v in self.log.ended().items()]
+
+    def held_open(self):
+        """Values held for a check last turn that this turn has not answered, of tasks still open."""
+        if self.log.of(StackCleared):
+            return {}
+        answered = self.log.answered_held()
+        return {task_id: values for task_id, values in self.before.held.items()
+                if task_id not in answered}
+
+    _defer(locals(), r'''
+    def target(self, task_name, slot):
+        """The open task a slot goes to: the named one, else the nearest from the top that has it.
+
+        Without a task name, tasks open before this message come first: a task started in the same
+        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
+        """
+        tasks = list(reversed(self.stack.tasks))
+        if not task_name:
+            tasks.sort(key=lambda t: t["id"] not in self.before.existing_ids)
+        for task in tasks:
+            if task_name and task["name"] != task_name:
+                continue
+            if task_name or slot in self.spec(task).slots:
+                return task
+        return None
+    ''')
+
+
+# ---- dskit/admission.py ----
+# Admission: the named rules, in order, that judge every effect a command proposes.
+
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+
+
+class Verdict:
+    """What a rule says of a proposed effect (see the module's list of outcomes)."""
+
+    outcome: str
+    effect: Any = None  # admit/read: the effect as it is applied; clarify/hold: the question or the held value
+    reason: str = ""
+    grounding: bool = True  # refused for the user's words (else: it cannot apply)
+    also: tuple = ()  # effects recorded with it: a note, a notice, a FAQ to answer
+    item: str = ""  # what a refusal names ("": the command)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('outcome', 'effect', 'reason', 'grounding', 'also', 'item')
+
+    def __init__(
+        self, outcome, effect=effect, reason=reason, grounding=grounding, also=also, item=item,
+    ):
+        object.__setattr__(self, 'outcome', outcome)
+        object.__setattr__(self, 'effect', effect)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'also', also)
+        object.__setattr__(self, 'item', item)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(outcome={self.outcome!r}" f", effect={self.effect!r}"
+            f", reason={self.reason!r}" f", grounding={self.grounding!r}" f", also={self.also!r}"
+            f", item={self.item!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.outcome, self.effect, self.reason, self.grounding, self.also, self.item,
+            ) == (other.outcome, other.effect, other.reason, other.grounding, other.also, other.item)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.outcome, self.effect, self.reason, self.grounding, self.also, self.item))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def admit(effect, *also):
+    return Verdict("admit", effect, also=also)
+
+
+def refuse(reason, *also, grounding=True, item=""):
+    return Verdict("refuse", reason=reason, grounding=grounding, also=also, item=item)
+
+
+def read(effect, *also):
+    return Verdict("read", effect, also=also)
+
+
+def judge(turn, effect):
+    """The verdict of the rules listed for the effect's kind, in order; an effect no rule stops is
+    admitted as it stands."""
+    notes = ()
+    for rule in RULES.get(type(effect), ()):
+        verdict = rule(turn, effect)
+        if verdict is None:
+            continue
+        if verdict.outcome != "read":
+            return _admission_held(turn, effect, Verdict(verdict.outcome, verdict.effect, verdict.reason, verdict.grounding,
+                                               notes + verdict.also, verdict.item))
+        effect, notes = verdict.effect, notes + verdict.also
+    return admit(effect, *notes)
+
+
+def _admission_held(turn, effect, verdict):
+    """Under the catalog's policy "ask", a value the user's words do not support is held for them to check
+    (the next question shows it, and only a yes stores it) instead of refused."""
+    if verdict.outcome != "refuse" or not verdict.grounding or not isinstance(effect, SlotSet) \
+            or effect.source != "model" or turn.catalog.policy.ungrounded != "ask":
+        return verdict
+    held = ValueHeld(effect.task_id, effect.slot, effect.value, verdict.reason)
+    return Verdict("hold", held, verdict.reason, also=verdict.also)
+
+
+# ---------------------------------------------------------------- who said it (shared by the rules)
+
+def _task(turn, task_id):
+    return turn.stack.find(task_id)
+
+
+def _item(turn, effect):
+    return short_text({"task": _task(turn, effect.task_id)["name"], "slot": effect.slot, "value": effect.value})
+
+
+def held_as_name(turn, entries, value):
+    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    for kind, slots in entries:
+        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
+        if spec is not None and isinstance(slots, dict) and any(
+                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
+                for slot, held in slots.items()):
+            return spec
+    return None
+
+
 def evidence_for(turn, task):
     """The turn's evidence without the recent messages that asked for another kind of task and not
-    ``task`` (:func:`_given_to_another`); this message always counts."""
+    ``task`` (:func:`given_to_another`); this message always counts."""
     ev = turn.evidence
     others = [other for other in turn.catalog.tasks.values() if other.name != task.name]
     keep = [index for index, folded in enumerate(ev.recent)
@@ -7825,18 +9428,16 @@ def evidence_for(turn, task):
     if len(keep) == len(ev.recent):
         return ev
     return ev.keeping_recent(keep)
-''',
 
 
-r'''
-def _given_to_another(turn, task_spec, spec, value, old,
-                      common):
+def given_to_another(turn, task_spec, spec, value, old,
+                     common):
     """Whether a value of the user's recent messages (not this one) was said only in messages that asked
     for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
     to the weather, not to the trip planned a message later: where it starts is asked). A message that
-    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes
-    what it points at from any request, and a place some task, open or done, is named by may still be
-    what this one is near (the sight the user chose is 周边景点 of the hotel they ask for next)."""
+    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes what it points at from
+    any request, and a place some task, open or done, is named by may still be what this one is near
+    (the sight the user chose is 周边景点 of the hotel they ask for next)."""
     if points_back(turn.evidence.raw):
         return False
     narrowed = evidence_for(turn, task_spec)
@@ -7844,12 +9445,10 @@ def _given_to_another(turn, task_spec, spec, value, old,
         return False
     named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
     named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
-    return _held_as_name(turn, named, value) is None
-''',
+    return held_as_name(turn, named, value) is None
 
 
-r'''
-def _held_elsewhere(turn, task, name, value):
+def held_elsewhere(turn, task, name, value):
     """Whether a value of the user's recent messages was given for another task: one of the same kind —
     open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
     again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
@@ -7858,18 +9457,16 @@ def _held_elsewhere(turn, task, name, value):
     taxi goes), and a place some task is named by may be what several are near (the sight chosen is
     周边景点 of the hotel and of the restaurant). A value a task that ran holds may be what the next one
     refers to ("广州那天天气怎么样": the day of the route that ran)."""
-    if _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
-              + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
+    if holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
+             + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
         return True
     others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
     if not any((t.get("slots") or {}).get(name) == value for t in others):
         return False
-    return _held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
-''',
+    return held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
 
 
-r'''
-def _holds(value, tasks, skip=None):
+def holds(value, tasks, skip=None):
     """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
     ``skip`` = (task name, slot)."""
     for entry in tasks:
@@ -7878,10 +9475,8 @@ def _holds(value, tasks, skip=None):
         if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
             return True
     return False
-''',
 
 
-r'''
 def offered_value(turn, task_name, slot, value, asked):
     """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
     A value of the reply's text that another slot already holds was shown back, not offered (a
@@ -7891,68 +9486,48 @@ def offered_value(turn, task_name, slot, value, asked):
         return False
     if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
         return True
-    shown_back = _holds(value, turn.stack.tasks, skip=(task_name, slot))
+    shown_back = holds(value, turn.stack.tasks, skip=(task_name, slot))
     spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
     asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
     # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
     return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
                                                                  asked)
-''',
 
 
-r'''
-def hold_or_refuse(turn, task, name, value, command, reason):
-    """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
-    the next question shows it, and only a yes stores it)."""
-    if turn.catalog.policy.ungrounded == "ask":
-        task.setdefault("unconfirmed", {})[name] = value
-        turn.drop(command, f"held for the user to check: {reason}")
-        turn.note(f"hold {task['id']}.{name}", progress=False)
-    else:
-        turn.refuse(command, reason)
-''',
+# ---------------------------------------------------------------- readings of a command's values
 
-
-r'''
-def split_clock_slots(turn, task, slots):
-    """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
-    time slot when the command does not fill that slot itself: one thing the user said, one slot."""
+def value_readings(turn, task, slots):
+    """A command's values for one task as the message reads them, with a note for each reading: a clock
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot, and
+    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
+    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
+    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
+    if turn.evidence is None:
+        return slots, []
+    notes = []
     spec = turn.spec(task)
     clocks = time_slots(spec)
-    if turn.evidence is None or len(clocks) != 1 or clocks[0] in slots:
-        return slots
-    for name, raw in slots.items():
-        slot = spec.slots.get(name)
-        if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
-            continue
-        rest, clock = split_clock(raw)
-        if clock is not None:
-            turn.note(f"split {task['id']}.{name}", progress=False)
-            return {**slots, name: rest, clocks[0]: clock}
-    return slots
-''',
-
-
-r'''
-def refile_misfiled(turn, task, slots):
-    """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
-    not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
-    written as the date is the time's. It is then admitted there like any value. Grounding only."""
-    if turn.evidence is None:
-        return slots
-    spec = turn.spec(task)
+    if len(clocks) == 1 and clocks[0] not in slots:
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if clock is not None:
+                notes.append(Noted(f"split {task['id']}.{name}"))
+                slots = {**slots, name: rest, clocks[0]: clock}
+                break
     moved = dict(slots)
     for name, raw in slots.items():
         owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
         if owner and owner not in moved:
             moved[owner] = raw
             del moved[name]
-            turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
-    return moved
-''',
+            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
+    return moved, notes
 
 
-r'''
+_defer(locals(), r'''
 def shared_words(turn, task, slots):
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -7964,24 +9539,191 @@ def shared_words(turn, task, slots):
         if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
             by_text.setdefault(raw.strip(), []).append(name)
     shared = {n for names in by_text.values() if len(names) > 1 for n in names}
-    return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
-''',
+    return {n for n in shared if turn.before.asked != f"{task['id']}.{n}"}
+''')
 
 
-# ---------------------------------------------------------------- starts, take-backs, yes, no
+# ---------------------------------------------------------------- rules for a slot's value
 
-r'''
+def checked_by_user(turn, effect):
+    """A value held for the user to check, which they said yes to when it was shown (the yes itself was
+    judged: :func:`yes_said`, :func:`held_as_shown`)."""
+    return admit(effect) if effect.source == "held" else None
+
+
+def part_of_day_period(turn, task, slot):
+    """The part of the day the user already gave for this task's time: the half of the day of the time it
+    holds, else the last part of the day said in the user's recent messages about this task ("明天晚上…"
+    a turn before "八点"); "" when they gave none."""
+    old = task["slots"].get(slot)
+    if is_clock(old):
+        return half_of_day(old)
+    for text in evidence_for(turn, turn.spec(task)).raw_recent:
+        periods = periods_in(text)
+        if periods:
+            return periods[-1][2]
+    return ""
+
+
+def hour_in_users_part_of_day(turn, effect):
+    """An hour said bare ("八点", "改成七点": no part of the day governs it in this message) takes the part
+    of the day the user already gave for this task, whichever half the model wrote: a value the user
+    gave, never a guess. With none given, the model's reading of the two stands."""
+    if turn.evidence is None or not is_clock(effect.value):
+        return None
+    task = _task(turn, effect.task_id)
+    if effect.slot not in time_slots(turn.spec(task)):
+        return None
+    readings = read_clocks(turn.evidence.raw) or (
+        answered_hours(turn.evidence.raw) if turn.before.asked == f"{task['id']}.{effect.slot}" else [])
+    value = clock_form(effect.value)
+    if len(readings) != 1 or readings[0].period or value not in readings[0].values():
+        return None
+    period = part_of_day_period(turn, task, effect.slot)
+    if not period:
+        return None
+    clock = readings[0]
+    users = f"{hours_in_period(clock.hour, period)[0]:02d}:{clock.minute:02d}"
+    if users == value or users not in clock.values():
+        return None
+    return read(SlotSet(effect.task_id, effect.slot, users, effect.source),
+                Noted(f"part of the day kept {task['id']}.{effect.slot}={users}"))
+
+
+def value_unchanged(turn, effect):
+    """The value the slot holds already: nothing changes, nothing to judge."""
+    if turn.evidence is None or effect.value == _task(turn, effect.task_id)["slots"].get(effect.slot):
+        return admit(effect)
+    return None
+
+
+def deletion_named(turn, effect):
+    """A deletion: the message must name the slot or the value it removes."""
+    if effect.value is not None:
+        return None
+    task = _task(turn, effect.task_id)
+    spec = turn.spec(task).slots[effect.slot]
+    old = task["slots"].get(effect.slot)
+    ev = turn.evidence
+    if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
+        return admit(effect)
+    return refuse(f"{effect.slot}: the message does not mention this slot; its value stays", item=_item(turn, effect))
+
+
+def question_is_not_value(turn, effect):
+    """A question word is never a value: what the user asks about is not what they want ("能玩多长时间？")."""
+    if is_interrogative(effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
+                      item=_item(turn, effect))
+    return None
+
+
+def description_is_not_name(turn, effect):
+    """A free-text value that describes the thing instead of naming it ("颐和园周边的酒店" for a hotel's name)."""
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if isinstance(effect.value, str) and describes_its_kind(task_spec, task_spec.slots[effect.slot], effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} describes one, it does not name it",
+                      item=_item(turn, effect))
+    return None
+
+
+def request_is_not_name(turn, effect):
+    """A name slot given the whole request ("评分4.5分以上…的景点" as the sight's name)."""
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if isinstance(effect.value, str) and names_another_slot(task_spec, effect.slot, effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} states what is wanted, it does not name it",
+                      item=_item(turn, effect))
+    return None
+
+
+def value_of_another_slot(turn, effect):
+    """Another slot's option or alias, or a bare clock time for a slot without a pattern: that slot's."""
+    owner = owner_elsewhere(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value)
+    if owner:
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is a value of {owner}", item=_item(turn, effect))
+    return None
+
+
+def name_of_another_task(turn, effect):
+    """A name another kind of task holds as its own: one place is one kind of thing (the hotel the user asks
+    the sights around is not the sight's name). Name slots only, of tasks of another kind, open or done."""
+    task = _task(turn, effect.task_id)
+    if not is_name_slot(turn.spec(task), effect.slot):
+        return None
+    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
+    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
+                if isinstance(d, dict) and d.get("task") != task["name"]]
+    other = held_as_name(turn, entries, effect.value)
+    if other is not None:
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is the {other.display}'s name",
+                      item=_item(turn, effect))
+    return None
+
+
+def value_said(turn, effect):
+    """The part of the value the user's words support: said in this message (or as the answer to the slot
+    asked), said in a recent message — for a slot filled for the first time, or named in this message,
+    and not given there for another task —, or offered and accepted. Admitted in the user's own spelling
+    (their capitals, units and bounds; the whole of a value they stated); a list keeps the items said."""
+    ev = turn.evidence
+    task = _task(turn, effect.task_id)
+    task_spec = turn.spec(task)
+    name, value = effect.slot, effect.value
+    spec = task_spec.slots[name]
+    old = task["slots"].get(name)
+    common = common_words(task_spec, name)
+    asked = turn.before.asked == f"{task['id']}.{name}"
+    # A change of a value, or a slot that held one before, must be touched by this message; a slot
+    # filled for the first time may take a value the user gave in a recent turn — for a task open
+    # before this message or named in it, never for one a model opened on its own.
+    first_fill = old is None and not task["history"].get(name) and (
+        task["id"] in turn.before.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
+        or task["name"] in turn.log.late_starts())
+    items = value if isinstance(value, list) else [value]
+    kept = [item for item in items
+            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
+                and (first_fill or slot_touched(spec, ev.message)) and not held_elsewhere(turn, task, name, item)
+                and not given_to_another(turn, task_spec, spec, item, old, common))
+            or offered_value(turn, task["name"], name, item, asked)]
+    if not kept:
+        return None
+    rest = [item for item in items if item not in kept]
+    if not spec.enum and not spec.pattern:
+        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
+    admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
+    if isinstance(value, list) and rest:
+        return admit(admitted, _refused_part(turn, effect, f"{name}: {short_text(rest)} is not in what the user said"))
+    return admit(admitted)
+
+
+def _refused_part(turn, effect, reason):
+    return Refused(_item(turn, effect), reason, grounding=True)
+
+
+def user_value_instead(turn, effect):
+    """A date or clock time the user did not say, for a slot whose one date or time the message states:
+    the model aimed at the right slot and wrote the value wrong; the user's is written (as said, or worked
+    out from the reference date for a pattern). Otherwise the value is refused: not in what the user said."""
+    task = _task(turn, effect.task_id)
+    instead = said_instead(turn.spec(task), effect.slot, effect.value, turn.evidence, task["slots"].get(effect.slot))
+    if instead is not None:
+        return admit(SlotSet(effect.task_id, effect.slot, instead, effect.source),
+                     Noted(f"repair {task['id']}.{effect.slot}={short_text(instead)}"))
+    return refuse(f"{effect.slot}: {short_text(effect.value)} is not in what the user said", item=_item(turn, effect))
+
+
+# ---------------------------------------------------------------- rules for a start
+
 def _recent_run(turn, spec):
     """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
     ran = [d for d in turn.state["done"] if d.get("task") == spec.name
            and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
     return ran[-1] if ran else None
-''',
 
 
-r'''
-def _said_values(turn, spec, slots, before,
-                 earlier=None):
+def said_values(turn, spec, slots, before,
+                earlier=None):
     """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
     (the user's last message as evidence), a value said there counts as said too."""
     given = grounded = 0
@@ -7991,7 +9733,7 @@ def _said_values(turn, spec, slots, before,
         if not ok or before.get(name) == value:
             continue
         given += 1
-        asked = turn.asked.endswith(f".{name}")
+        asked = turn.before.asked.endswith(f".{name}")
         common = common_words(spec, name)
         if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
                 or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
@@ -8000,28 +9742,8 @@ def _said_values(turn, spec, slots, before,
                 and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
-''',
 
 
-r'''
-def answer_slots(turn, spec, command):
-    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
-    same message that go to the new task (named, or for a slot no task open before the message has).
-    A start split into start_task + set_slots is checked as one."""
-    slots = dict(command.get("slots") or {})
-    earlier = [t for t in turn.stack.tasks if t["id"] in turn.existing_ids]
-    for other in turn.commands:
-        if other.get("type") != "set_slots" or other.get("task") not in (None, spec.name):
-            continue
-        for name, value in (other.get("slots") or {}).items():
-            if name in spec.slots and name not in slots and (other.get("task") == spec.name or not any(
-                    name in turn.spec(t).slots for t in earlier)):
-                slots[name] = value
-    return slots
-''',
-
-
-r'''
 def _said_last_message(turn, spec, slots):
     """(values given, values said in this message or the last one) for a start the user asked for in
     their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
@@ -8038,54 +9760,74 @@ def _said_last_message(turn, spec, slots):
     if any(spec.name in str(a) for e in entries for a in e.get("applied") or ()):
         return None
     earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
-    return _said_values(turn, spec, slots, {}, earlier)
-''',
+    return said_values(turn, spec, slots, {}, earlier)
 
 
-r'''
-def admit_start(turn, spec, command):
-    """Whether the message asks for this start. A task that is open or just ran is started again only
-    when the message names it or gives it a new value; a new task the message does not name is refused
-    when none or most of its values (in the whole answer) were not said, or when it carries none and either
-    would run at once (a read-only enquiry on "你好") or the message is small talk."""
-    ev = turn.evidence
-    if ev is None:
-        return True, ""
-    if says_cancel_clause(ev.raw, task_words(spec)) and not _said_values(turn, spec, answer_slots(turn, spec, command),
-                                                                        {})[1]:
-        return False, f"start of {spec.name}: the message drops it and gives it no value"
-    if task_mentioned(spec, turn.catalog, ev.message):
-        return True, ""
+def start_not_dropped(turn, effect):
+    """A start in a message that drops the task and gives it no value ("宽带先不装了")."""
+    spec = turn.catalog.tasks[effect.name]
+    if says_cancel_clause(turn.evidence.raw, task_words(spec)) and not said_values(turn, spec, dict(effect.given),
+                                                                                  {})[1]:
+        return refuse(f"start of {spec.name}: the message drops it and gives it no value")
+    return None
+
+
+def start_named(turn, effect):
+    """A message that names the task asks for it."""
+    spec = turn.catalog.tasks[effect.name]
+    return admit(effect) if task_mentioned(spec, turn.catalog, turn.evidence.message) else None
+
+
+def start_asked_again(turn, effect):
+    """A task that is open or just ran is started again only when the message gives it a new value."""
+    spec = turn.catalog.tasks[effect.name]
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
-    before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
-    slots = answer_slots(turn, spec, command)
-    given, grounded = _said_values(turn, spec, slots, before)
-    if open_task is not None or ran:
-        why = "it is already open" if open_task is not None else "it has just run"
-        return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
+    if open_task is None and not ran:
+        return None
+    before = open_task["slots"] if open_task else (ran.get("slots") or {})
+    if said_values(turn, spec, dict(effect.given), before)[1] > 0:
+        return admit(effect)
+    why = "it is already open" if open_task is not None else "it has just run"
+    return refuse(f"start of {spec.name}: {why} and the message does not ask for it again")
+
+
+def start_values_said(turn, effect):
+    """A new task the message does not name: refused when none or most of its values were not said —
+    unless the user asked for it in their last message, which nothing acted on."""
+    spec = turn.catalog.tasks[effect.name]
+    slots = dict(effect.given)
+    given, grounded = said_values(turn, spec, slots, {})
     if slots and (not grounded or grounded * 2 < given):
         late = _said_last_message(turn, spec, slots)
         if late is not None and late[1] and late[1] * 2 >= late[0]:
-            turn.note(f"start {spec.name}: asked for in the user's last message", progress=False)
-            turn.late_starts.add(spec.name)
-            return True, ""
+            return admit(TaskOpened(effect.task_id, effect.name, effect.label, effect.parent_id, effect.source,
+                                    effect.given, late=True),
+                         Noted(f"start {spec.name}: asked for in the user's last message"))
     if slots and not grounded:  # values for slots it does not even have count too
-        return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
+        return refuse(f"start of {spec.name}: none of its values is in the message, nor the task's name")
     if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
-        return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
+        return refuse(f"start of {spec.name}: most of its values are not in the message, nor the task's name")
+    return None
+
+
+def start_not_small_talk(turn, effect):
+    """A new task with no value, on small talk, or one that would run at once (a read-only enquiry on
+    "你好") unless the message asks about it."""
+    ev = turn.evidence
+    spec = turn.catalog.tasks[effect.name]
     runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
     if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
         runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
-    if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
+    if not effect.given and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
         why = "it would run at once" if runs_at_once else "the message is small talk"
-        return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
-    return True, ""
-''',
+        return refuse(f"start of {spec.name}: {why}, and the message neither names it nor gives a value")
+    return None
 
 
-r'''
-def admit_rollback(turn, task, slot, previous):
+# ---------------------------------------------------------------- take-backs, cancel, reset
+
+def rollback_said(turn, effect):
     """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
     back to, or names the slot — but never while it states the slot's *current* value and not the
     previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
@@ -8093,47 +9835,269 @@ def admit_rollback(turn, task, slot, previous):
     empty a value the user gave long ago."""
     ev = turn.evidence
     if ev is None:
-        return True
+        return None
+    task = _task(turn, effect.task_id)
+    slot = effect.slot
+    previous = task["history"][slot][-1]
+    no = refuse(f"{slot}: the message does not take this slot back")
     task_spec = turn.spec(task)
     spec = task_spec.slots[slot]
     if previous is None and not turn.writes.changed_lately(task, slot):
-        return False
+        return no
     common = common_words(task_spec, slot)
     current = task["slots"].get(slot)
     said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
     said_current = current is not None and current != previous and spec.type != "boolean" \
         and value_grounded(spec, current, ev, recent=False, common=common)
     if said_current and not said_previous:
-        return False
-    return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
-''',
+        return no
+    return None if slot_touched(spec, ev.message) or revert_said(ev) or said_previous else no
 
 
-r'''
-def admit_confirm(turn):
-    """A yes: the message says so."""
-    return turn.evidence is None or confirm_grounded(turn.evidence)
-''',
-
-
-r'''
-def admit_cancel(turn, task):
+def cancel_said(turn, effect):
     """A cancellation: the message drops something."""
-    return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
-''',
+    if turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(_task(turn, effect.task_id))):
+        return None
+    return refuse("the message does not drop a task")
 
 
-r'''
-def admit_reset(turn):
+def reset_said(turn, effect):
     """A reset: the message asks to start over."""
-    return turn.evidence is None or reset_grounded(turn.evidence)
-''')
+    return None if turn.evidence is None or reset_grounded(turn.evidence) else \
+        refuse("the message does not ask to start over")
+
+
+# ---------------------------------------------------------------- a yes
+
+def yes_beside_refused_change(turn, effect):
+    """"换一家吧，行": the yes is not to what was shown when a change in the same message was refused (a bare
+    "没错，就这么订" is, whatever the model added)."""
+    if turn.evidence is not None and turn.log.unapplied and not only_yes(turn.evidence.raw):
+        return refuse("refused: a change in the same message was not applied, so the values shown are not what "
+                      "the user asked for", grounding=False)
+    return None
+
+
+def yes_said(turn, effect):
+    """A yes: the message says so. A message that asks instead is answered; the confirmation stays pending."""
+    if turn.evidence is None or confirm_grounded(turn.evidence):
+        return None
+    faq = (FaqAsked(turn.said, note="faq (the message asks)"),) \
+        if asks_something(turn.evidence) and turn.log.faq is None else ()
+    return refuse("the message does not say yes", *faq)
+
+
+def required_slots_filled(turn, effect):
+    """The guard: whatever the model says, nothing runs with a required slot empty."""
+    task = _task(turn, effect.task_id)
+    missing = missing_slots(task, turn.spec(task))
+    return refuse(f"refused: required slot {missing[0]} is empty", notice("guard"), grounding=False) if missing \
+        else None
+
+
+def something_shown(turn, effect):
+    """A yes runs only what a confirmation question showed, unchanged this turn."""
+    task = _task(turn, effect.task_id)
+    if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
+            or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
+        return refuse("nothing has been shown for confirmation yet", grounding=False)
+    return None
+
+
+def shown_unchanged(turn, effect):
+    """The values are the ones the confirmation question showed (dskit.integrity); else shown again."""
+    task = _task(turn, effect.task_id)
+    if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
+        return refuse("refused: the values are not the ones the confirmation question showed; they are shown again",
+                      grounding=False)
+    return None
+
+
+def held_as_shown(turn, effect):
+    """A yes to held values stores only those the check question showed."""
+    if not effect.accepted:
+        return None
+    task = _task(turn, effect.task_id)
+    held = turn.before.held[effect.task_id]
+    if task.get("shown") != shown_digest(task, [], held):
+        return refuse("held values are not the ones the check question showed", grounding=False,
+                      item=short_text({"task_id": task["id"], "slots": held}))
+    return None
+
+
+def _yes_only(rule):
+    """A rule about a yes, applied to a held check only when the user answers yes to it."""
+    def applies(turn, effect):
+        return rule(turn, effect) if effect.accepted else None
+    applies.__name__ = rule.__name__
+    return applies
+
+
+def _with_evidence(rule):
+    """A rule about the user's words: with no evidence (replaying stored commands) it has nothing to say."""
+    def applies(turn, effect):
+        return None if turn.evidence is None else rule(turn, effect)
+    applies.__name__ = rule.__name__
+    return applies
+
+
+# ---------------------------------------------------------------- the rules, in order
+
+RULES: dict[type, tuple] = {
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
+              description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
+              _with_evidence(value_said), _with_evidence(user_value_instead)),
+    TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again),
+                 _with_evidence(start_values_said), _with_evidence(start_not_small_talk)),
+    TaskFocused: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again)),
+    SlotRolledBack: (rollback_said,),
+    TaskRemoved: (cancel_said,),
+    StackCleared: (reset_said,),
+    Confirmed: (yes_beside_refused_change, yes_said, required_slots_filled, something_shown, shown_unchanged),
+    HeldAnswered: (_yes_only(yes_beside_refused_change), _yes_only(yes_said), held_as_shown),
+}
+
+
+# ---- dskit/reducer.py ----
+# The one reducer: every admitted effect is applied to the state here, and written into the ledger.
+
+def reduce(turn, effect):
+    """Apply one admitted effect to the turn's state and record it in the ledger."""
+    handler = _HANDLERS.get(type(effect))
+    turn.log.add(effect)
+    if handler is not None:
+        handler(turn, effect)
+
+
+# ---------------------------------------------------------------- the stack
+
+def _opened(turn, effect):
+    parent = turn.stack.find(effect.parent_id) if effect.parent_id else None
+    task = turn.stack.new_task(effect.name, effect.label, parent=parent)
+    if task["id"] != effect.task_id:  # the command proposed the state's next id: anything else is a bug
+        raise RuntimeError(f"task opened as {task['id']}, proposed as {effect.task_id}")
+    turn.stack.push(task)
+
+
+def _focused(turn, effect):
+    turn.stack.push(turn.stack.find(effect.task_id))
+
+
+def _linked(turn, effect):
+    turn.stack.link(turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id))
+
+
+def _removed(turn, effect):
+    turn.stack.remove(turn.stack.find(effect.task_id), effect.reason)
+
+
+def _cleared(turn, effect):
+    turn.stack.clear("reset")
+    turn.state["counters"] = new_counters()
+    turn.state["handoff"] = None
+    turn.log.add(notice("reset"))
+
+
+def _stage(turn, effect):
+    task = turn.stack.find(effect.task_id)
+    turn.stack.set_stage(task, Stage(effect.stage))
+    if effect.shown is not None:
+        turn.stack.mark_shown(task, effect.shown or None)
+    if effect.withdrawn:
+        turn.stack.withdraw_approval(task)
+
+
+def _waits(turn, effect):
+    task, parent = turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id)
+    turn.log.add(notice("waiting", task=turn.spec(task).display, parent=turn.spec(parent).display))
+    turn.stack.place_below(task, parent)
+    turn.stack.set_stage(task, Stage.WAITING)
+
+
+def _limited(turn, effect):
+    turn.stack.evict(effect.limit)
+
+
+# ---------------------------------------------------------------- values
+
+def _slot_set(turn, effect):
+    turn.writes.set(turn.stack.find(effect.task_id), effect.slot, effect.value)
+
+
+def _rolled_back(turn, effect):
+    turn.writes.rollback(turn.stack.find(effect.task_id), effect.slot)
+
+
+def _reducer_held(turn, effect):
+    turn.stack.hold(turn.stack.find(effect.task_id), effect.slot, effect.value)
+
+
+def _confirmed(turn, effect):
+    turn.stack.approve(turn.stack.find(effect.task_id))  # what this yes covered (a sub-task waits with it)
+
+
+def _denied(turn, effect):
+    turn.stack.set_stage(turn.stack.find(effect.task_id), Stage.COLLECTING)
+
+
+# ---------------------------------------------------------------- the decision
+
+def _asked(turn, effect):
+    turn.state["counters"]["asking"] = f"{effect.task_id}.{effect.slot}" if effect.slot else None
+
+
+def _ask_failed(turn, effect):
+    failed = turn.state["counters"]["failed_asks"]
+    failed[effect.key] = failed.get(effect.key, 0) + 1
+
+
+def _handed_off(turn, effect):
+    turn.state["handoff"] = {"reason": effect.reason, "turn": turn.state["turn"]}
+    turn.state["counters"] = new_counters()
+
+
+def _executed(turn, effect):
+    task = turn.stack.find(effect.task_id)
+    for entry in [task] + [turn.stack.find(i) for i in effect.subtask_ids]:
+        turn.stack.take(entry)
+        turn.log.add(TaskEnded(entry["id"], entry["name"], "executed"))
+    turn.state["done"].append({**effect.payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
+                               "parent_id": task.get("parent_id")})
+    del turn.state["done"][:-MAX_DONE]
+
+
+def _understood(turn, effect):
+    turn.state["counters"]["parse_failures"] = 0
+
+
+def _not_understood(turn, effect):
+    counters = turn.state["counters"]
+    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
+    add_error(turn.state, "understanding", effect.error)
+
+
+def _recorded(turn, effect):
+    turn.state["timeline"].append(effect.entry)
+    del turn.state["timeline"][:-MAX_TIMELINE]
+
+
+# Effects with no handler are recorded in the ledger only (what the decision reads): FaqAsked, SmallTalk,
+# HandoffAsked, Clarified, Refused, Noticed, Noted, HeldAnswered, TaskEnded.
+_HANDLERS = {kind: handler for kind, handler in (
+    (TaskOpened, _opened), (TaskFocused, _focused), (TaskLinked, _linked), (TaskRemoved, _removed),
+    (StackCleared, _cleared), (StageSet, _stage), (SubtaskWaits, _waits), (StackLimited, _limited),
+    (SlotSet, _slot_set), (SlotRolledBack, _rolled_back), (ValueHeld, _reducer_held), (Confirmed, _confirmed),
+    (Denied, _denied), (Asked, _asked), (AskFailed, _ask_failed), (HandedOff, _handed_off), (Executed, _executed),
+    (Understood, _understood), (NotUnderstood, _not_understood), (TurnRecorded, _recorded),
+)}
 
 
 # ---- dskit/commands.py ----
-# The commands of the understanding contract, one class each, and the registry that names them.
+# The commands of the understanding contract: one typed value per command, and the registry.
 
 MAX_TEXT = 2000
+# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
+RESOLVED_FROM = 4
 
 
 def command_text(value):
@@ -8142,34 +10106,92 @@ def command_text(value):
 
 
 class Command:
-    """One kind of command. Subclasses set the class attributes and override what differs."""
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
 
     kind = ""
-    aliases: tuple[str, ...] = ()
+    aliases: tuple = ()
     order = 9
-    meaning: dict[str, str] | None = None  # None: described with another command in the prompt
+    meaning: dict | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
-        return {"type": self.kind}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
 
-    r'''
-    def apply(self, turn, command):
-        """Check the command's evidence and apply its effect to the turn."""
-    ''')
+    def propose(self, turn):
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
 
-    def apply_all(self, turn, commands):
-        """Apply this kind's commands of one message (they come together in the fixed order)."""
-        for command in commands:
-            self.apply(turn, command)
+    def wire(self):
+        """The command as the model would write it (for logs and refusals)."""
+        return {"type": self.kind}
+
+    def __str__(self):
+        return short_text(self.wire())
+
+
+def run(turn, command):
+    """Judge each effect the command proposes, apply what is admitted; the number applied.
+
+    A refusal is recorded with its reason — unless the engine proposed it (``source`` "engine"): the
+    engine's own reading that the rules refuse leaves nothing in the turn."""
+    proposal = command.propose(turn)
+    applied = 0
+    try:
+        effect = next(proposal)
+        while True:
+            ok = settle(turn, effect, command)
+            applied += ok
+            effect = proposal.send(ok)
+    except StopIteration:
+        return applied
+
+
+def settle(turn, effect, command):
+    """One proposed effect through the admission rules and the reducer; True when it was applied."""
+    engine = command.source == "engine"
+    if isinstance(effect, (Refused, Noted)):  # records, not changes: nothing to judge
+        if not engine:
+            reduce(turn, effect)
+        return False
+    verdict = judge(turn, effect)
+    if verdict.outcome == "admit":
+        for extra in verdict.also:
+            reduce(turn, extra)
+        reduce(turn, verdict.effect)
+        return True
+    if engine:
+        return False
+    for extra in verdict.also:
+        reduce(turn, extra)
+    if verdict.outcome == "clarify":
+        reduce(turn, verdict.effect)
+    elif verdict.outcome == "hold":
+        reduce(turn, verdict.effect)
+    else:
+        reduce(turn, Refused(verdict.item or str(command), verdict.reason, grounding=verdict.grounding,
+                             confirm=isinstance(effect, Confirmed)))
+    return False
+
+
+def next_task_id(turn):
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+
+
+def _pairs(slots):
+    return tuple(slots.items())
 
 
 # ---------------------------------------------------------------- tasks
 
 class StartTask(Command):
+    task: str
+    slots: dict
+    source: str = "model"
     kind = "start_task"
     aliases = ("start", "start_flow", "new_task")
     order = 2
@@ -8177,93 +10199,192 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slots = raw.get("slots")
         if task is None:
-            return None, "start_task needs a task"
+            return "start_task needs a task"
         if slots is not None and not isinstance(slots, dict):
-            return None, "slots must be an object"
-        return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
-    ''',
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
 
-    r'''
-    def apply_all(self, turn, commands):
-        """Several starts keep the first-mentioned on top; tasks started together find their parents."""
-        for command in reversed(commands):
-            self.apply(turn, command)
-        _link_parents(turn)
-    ''',
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
 
-    r'''
-    def apply(self, turn, command):
-        spec = turn.catalog.tasks[command["task"]]
-        grounded, reason = admit_start(turn, spec, command)
-        if not grounded:
-            turn.refuse(command, reason)
-            return
+    def propose(self, turn):
+        spec = turn.catalog.tasks[self.task]
         task = turn.stack.named(spec.name)
         if task is None:
-            task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
-            turn.note(f"start {task['id']}:{spec.name}")
-            _adopt_orphans(turn, task)
-        else:
-            turn.note(f"focus {task['id']}:{spec.name}")
-        turn.stack.push(task)
-        if command.get("slots"):
-            apply_slots(turn, task, command["slots"])
-    ''')
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots=__dskit_missing, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def answer_slots(turn, spec, own):
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+
+
+def start_all(turn, starts):
+    """Several starts keep the first-mentioned on top; tasks started together find their parents."""
+    for command in reversed(starts):
+        run(turn, command)
+    for task in turn.stack.tasks:  # "办宽带，顺便租个路由器": a parent started beside it
+        if task["id"] not in turn.before.existing_ids and task.get("parent_id") is None:
+            depends_on = turn.spec(task).depends_on
+            parent = turn.stack.named(depends_on) if depends_on else None
+            if parent is not None and parent is not task:
+                reduce(turn, TaskLinked(task["id"], parent["id"]))
+
+
+def _orphans(turn, parent):
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
 
 
 class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "cancel_task"
     aliases = ("cancel", "cancel_flow")
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "task": task}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
+    def wire(self):
+        return {"type": self.kind, "task": self.task}
+
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
         if task is None:
-            turn.drop(command, f"no open task {name}" if name else "no open task to cancel")
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
             return
-        if not admit_cancel(turn, task):
-            turn.refuse(command, "the message does not drop a task")
-            return
-        turn.stack.remove(task, "cancelled")
-        turn.note(f"cancel {task['id']}:{task['name']}")
-    ''')
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Reset(Command):
+    source: str = "model"
     kind = "reset"
     aliases = ("restart", "clear")
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
-        if not admit_reset(turn):
-            turn.refuse(command, "the message does not ask to start over")
-            return
-        turn.stack.clear("reset")
-        turn.state["counters"] = new_counters()
-        turn.state["handoff"] = None
-        turn.held.clear()
-        turn.notice("reset")
-        turn.note("reset")
-    ''')
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- slots
 
 class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
     kind = "set_slots"
     aliases = ("set_slot", "fill_slots", "update_slots", "inform")
     order = 3
@@ -8271,70 +10392,124 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slots = raw.get("slots")
         if not isinstance(slots, dict):
             # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
             if isinstance(raw.get("slot"), str) and "value" in raw:
                 slots = {raw["slot"]: raw["value"]}
             else:
-                return None, "set_slots needs a slots object"
+                return "set_slots needs a slots object"
         if not slots:
-            return None, "set_slots has no slots"
-        return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
-    ''',
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
+
+    def propose(self, turn):
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
             return
         groups = {}
-        for slot, value in command["slots"].items():
-            task = turn.target(name, slot)
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
             if task is None:
-                turn.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
                 continue
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
-            apply_slots(turn, task, slots)
-    ''')
+            yield from slot_effects(turn, task, slots, self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', slots)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
     kind = "rollback_slot"
     aliases = ("rollback", "undo", "undo_slot")
     order = 3
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
-            return None, "rollback_slot needs a slot"
-        return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
-    ''',
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
 
-    r'''
-    def apply(self, turn, command):
-        slot = command["slot"]
-        task = turn.target(command.get("task"), slot)
-        if task is None or slot not in turn.spec(task).slots:
-            turn.drop(command, f"no open task has slot {slot!r}")
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slot": self.slot}
+
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
             return
-        history = task["history"].get(slot) or []
-        if not history:
-            turn.drop(command, f"{slot} has no earlier value")
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
             return
-        if not admit_rollback(turn, task, slot, history[-1]):
-            turn.refuse(command, f"{slot}: the message does not take this slot back")
-            return
-        turn.writes.rollback(task, slot)
-        turn.note(f"rollback {task['id']}.{slot}")
-    ''')
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 _defer(locals(), r'''
@@ -8356,9 +10531,10 @@ def slot_by_word(spec, key):
 ''')
 
 
-def _slots_by_name(turn, task, slots):
-    """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
-    command also names itself."""
+def slot_effects(turn, task, slots, source="model"):
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
     spec = turn.spec(task)
     named = dict(slots)
     for key in slots:
@@ -8367,258 +10543,390 @@ def _slots_by_name(turn, task, slots):
         name = slot_by_word(spec, key)
         if name and name not in named:
             named[name] = named.pop(key)
-            turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
-    return named
-
-
-_defer(locals(), r'''
-def apply_slots(turn, task, slots):
-    """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
-    spec = turn.spec(task)
-    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
-    shared = shared_words(turn, task, slots)
-    for name, raw in slots.items():
-        item = {"task": task["name"], "slot": name, "value": raw}
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
-            turn.drop(item, f"unknown slot {name!r} for task {task['name']}")
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
-            turn.refuse(item, f"{name}: the same words were given to several slots")
+            yield Refused(item, f"{name}: the same words were given to several slots", grounding=True)
             continue
         value = None
         if raw is not None:
             ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
             if not ok:
-                turn.drop(item, f"{name}: {reason}")
+                yield Refused(item, f"{name}: {reason}")
                 continue
             if reason:  # a list slot kept its valid items
-                turn.drop(item, f"{name}: partly kept; {reason}")
-            value = keep_half_day(turn, task, name, value)
-        _write(turn, task, name, value, item)
-''')
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
 
 
-def _write(turn, task, name, value, item):
-    admitted, why = admit_value(turn, task, name, value)
-    if admitted is UNSET:
-        hold_or_refuse(turn, task, name, value, item, why)
-        return
-    if why:  # a list slot kept the items the user said
-        turn.refuse(item, why)
-    if turn.writes.set(task, name, admitted):
-        turn.note(f"delete {task['id']}.{name}" if admitted is None else
-                  f"set {task['id']}.{name}={short_text(admitted)}")
+class FillSlot(Command):
+    """The engine's own reading of one value the model left out (dskit.backup): not a command the model
+    writes (it is not registered), judged by the same rules as the model's."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "engine"
+    kind = "fill_slot"
+
+    def wire(self):
+        return {"type": self.kind, "task_id": self.task_id, "slot": self.slot, "value": self.value}
+
+    def propose(self, turn):
+        task = turn.stack.find(self.task_id)
+        spec = turn.spec(task).slots.get(self.slot) if task is not None else None
+        if spec is None:
+            return
+        ok, coerced, reason = coerce_slot_value(spec, self.value)
+        if ok and not reason and task["slots"].get(self.slot) != coerced:
+            yield SlotSet(self.task_id, self.slot, coerced, source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- yes and no
 
 class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "confirm"
     aliases = ("affirm", "yes")
     order = 4
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        if name in turn.catalog.tasks and turn.stack.named(name) is None:
+    def wire(self):
+        return {"type": self.kind, "task": self.task} if self.task else {"type": self.kind}
+
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
             # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
             # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": {}})
+            yield from StartTask(self.task, {}, self.source).propose(turn)
             return
         task = turn.stack.top()
         if task is None:
-            turn.drop(command, "no open task to confirm")
+            yield Refused(str(self), "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
-            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
-            turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
-                               "not what the user asked for")
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
             return
-        if not admit_confirm(turn):
-            if asks_something(turn.evidence) and turn.faq is None:  # answer it; the confirmation stays pending
-                turn.faq = turn.said
-                turn.note("faq (the message asks)", progress=False)
-            turn.refuse(command, "the message does not say yes")
-            return
-        if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
-            _accept_held(turn, task)
-            return
-        missing = missing_slots(task, turn.spec(task))
-        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
-            turn.drop(command, f"refused: required slot {missing[0]} is empty")
-            turn.notice("guard")
-            return
-        if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
-                or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
-            turn.drop(command, "nothing has been shown for confirmation yet")
-            return
-        if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
-            turn.drop(command, "refused: the values are not the ones the confirmation question showed; "
-                               "they are shown again")
-            return
-        turn.confirmed_id = task["id"]
-        task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
-        turn.note(f"confirm {task['id']}")
-    ''')
+        yield Confirmed(task["id"], source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
 
 
 class Deny(Command):
+    source: str = "model"
     kind = "deny"
     aliases = ("no", "reject")
     order = 4
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
+    def propose(self, turn):
         task = turn.stack.top()
-        if task is not None and task["id"] in turn.held:  # no to the values held for checking
-            turn.held.pop(task["id"])
-            turn.checked.add(task["id"])
-            turn.note(f"deny held {task['id']}")
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
             return
         if task is None or task["stage"] != Stage.CONFIRMING:
-            turn.drop(command, "nothing to deny")
+            yield Refused(str(self), "nothing to deny")
             return
-        turn.stack.set_stage(task, Stage.COLLECTING)
-        turn.denied_id = task["id"]
-        turn.note(f"deny {task['id']}")
-    ''')
+        yield Denied(task["id"], source=self.source)
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
 
-_defer(locals(), r'''
-def _accept_held(turn, task):
-    """The user said yes to the values shown for checking: they are stored as if said — only those
-    the check question showed (dskit.integrity)."""
-    turn.checked.add(task["id"])
-    slots = turn.spec(task).slots
-    held = turn.held.pop(task["id"])
-    if task.get("shown") != shown_digest(task, [], held):
-        turn.drop({"task_id": task["id"], "slots": held}, "held values are not the ones the check question showed")
-        return
-    for name, value in held.items():
-        if name not in slots:
-            continue
-        if value is not None:  # held in the state string, which anyone may edit: checked again
-            ok, coerced, reason = coerce_slot_value(slots[name], value)
-            if not ok or reason or coerced != value:
-                turn.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
-                continue
-        if turn.writes.set(task, name, value):
-            turn.note(f"checked {task['id']}.{name}")
-''')
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- outside the tasks
 
 class Faq(Command):
+    question: str = ""
+    source: str = "model"
     kind = "faq"
     aliases = ("knowledge", "knowledge_answer", "question")
     order = 6
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("question")))
 
-    r'''
-    def apply(self, turn, command):
-        turn.faq = command.get("question") or ""
-        turn.note("faq", progress=False)
-    ''')
+    def wire(self):
+        return {"type": self.kind, "question": self.question}
+
+    def propose(self, turn):
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'source')
+
+    def __init__(self, question=question, source=source):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.source) == (other.question, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.question, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Chitchat(Command):
+    source: str = "model"
     kind = "chitchat"
     aliases = ("chat", "smalltalk")
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
-        turn.chitchat = True
-        turn.note("chitchat", progress=False)
-    ''')
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
     kind = "handoff"
     aliases = ("human_handoff", "transfer")
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("reason")))
 
-    r'''
-    def apply(self, turn, command):
-        turn.handoff = command.get("reason") or "user_request"
-        turn.note("handoff", progress=False)
-    ''')
+    def wire(self):
+        return {"type": self.kind, "reason": self.reason}
+
+    def propose(self, turn):
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'source')
+
+    def __init__(self, reason=reason, source=source):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.source) == (other.reason, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.reason, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class CannotHandle(Command):
+    source: str = "model"
     kind = "cannot_handle"
     aliases = ("unknown", "fallback")
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
+    def propose(self, turn):
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
-        turn.drop(command, "ignored: other commands were understood")
-    ''')
+        yield Refused(str(self), "ignored: other commands were understood")
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
 
-# ---------------------------------------------------------------- sub-tasks started together
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
 
-_defer(locals(), r'''
-def _open_parent_named(turn, depends_on):
-    """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
-    return turn.stack.named(depends_on) if depends_on else None
-''',
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
 
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
 
-r'''
-def _adopt_orphans(turn, parent):
-    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
-    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
-    for task in turn.stack.tasks:
-        if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
-            task["parent_id"] = parent["id"]
-            turn.note(f"link {task['id']}->{parent['id']}", progress=False)
-''',
+    def __hash__(self):
+        return hash((self.source,))
 
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
 
-r'''
-def _link_parents(turn):
-    """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
-    for task in turn.stack.tasks:
-        if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
-            parent = _open_parent_named(turn, turn.spec(task).depends_on)
-            if parent is not None and parent is not task:
-                task["parent_id"] = parent["id"]
-''')
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- the registry
 
-REGISTRY: dict[str, Command] = {command.kind: command for command in (
-    StartTask(), SetSlots(), RollbackSlot(), CancelTask(), Confirm(), Deny(), Faq(), Chitchat(), Handoff(), Reset(),
-    CannotHandle(),
-)}
-COMMAND_ALIASES = {alias: command.kind for command in REGISTRY.values() for alias in command.aliases}
-# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
-RESOLVED_FROM = Confirm.order
+REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
 
 
 _defer(locals(), r'''
@@ -8626,26 +10934,34 @@ def command_lines(lang):
     """The understanding prompt's list of commands, one line each, in registry order."""
     sep = "：" if lang == "zh" else ": "
     return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
-''',
+''')
 
 
-r'''
+def is_cannot_handle(command):
+    return isinstance(command, CannotHandle)
+
+
+_defer(locals(), r'''
 def apply_commands(turn, commands):
-    """Apply a message's commands in the fixed order (equal places keep the model's order); the slot
+    """Run a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
-    turn.commands = list(commands)
-    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (REGISTRY[p[1]["type"]].order, p[0]))]
+    turn.commands = tuple(commands)
+    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (p[1].order, p[0]))]
     resolved = False
     index = 0
     while index < len(ordered):
-        kind = ordered[index]["type"]
+        kind = type(ordered[index])
         end = index + 1
-        while end < len(ordered) and ordered[end]["type"] == kind:
+        while end < len(ordered) and type(ordered[end]) is kind:
             end += 1
-        if not resolved and REGISTRY[kind].order >= RESOLVED_FROM:
+        if not resolved and kind.order >= RESOLVED_FROM:
             turn.writes.resolve()
             resolved = True
-        REGISTRY[kind].apply_all(turn, ordered[index:end])
+        if kind is StartTask:
+            start_all(turn, ordered[index:end])
+        else:
+            for command in ordered[index:end]:
+                run(turn, command)
         index = end
     if not resolved:
         turn.writes.resolve()
@@ -8655,9 +10971,9 @@ def apply_commands(turn, commands):
 
 def _expire_held(turn):
     """Held values the user did not say yes to are forgotten (they were asked about once)."""
-    for task_id, values in turn.held.items():
-        turn.drop({"task_id": task_id, "slots": values}, "held values not confirmed by the user; dropped")
-    turn.held.clear()
+    for task_id, values in turn.held_open().items():
+        reduce(turn, Refused(short_text({"task_id": task_id, "slots": values}),
+                             "held values not confirmed by the user; dropped"))
 
 
 # ---- dskit/backup.py ----
@@ -8815,17 +11131,14 @@ def value_in_message(spec, raw, old, reference):
 
 r'''
 def _fill(turn, task, name, value):
-    ok, coerced, reason = coerce_slot_value(turn.spec(task).slots[name], value)
-    if not ok or reason or not turn.writes.set(task, name, coerced):
-        return False
-    turn.note(f"backup {task['id']}.{name}={short_text(coerced)}")
-    return True
+    """The engine's reading of one value, judged by the same rules as the model's (logged as ``backup``)."""
+    return run(turn, FillSlot(task["id"], name, value)) > 0
 ''',
 
 
 r'''
 def _asked_slot(turn):
-    task_id, _, name = turn.asked.partition(".")
+    task_id, _, name = turn.before.asked.partition(".")
     task = turn.stack.find(task_id)
     if task is None or name not in turn.spec(task).slots or name in task["slots"]:
         return False
@@ -8899,7 +11212,7 @@ def _changed_last_turn(turn):
 r'''
 def _take_back(turn):
     """"还是原来的吧" with no command: the slot the message names, else the one slot changed last turn,
-    goes back to its previous value."""
+    goes back to its previous value (the rollback's own rule judges it)."""
     task = turn.stack.top()
     raw = turn.evidence.raw
     if task is None or not says_revert(raw) or _numbers_said(raw):
@@ -8910,26 +11223,7 @@ def _take_back(turn):
     changed = [k.partition(".")[2] for k in _changed_last_turn(turn) if k.partition(".")[0] == task["id"]]
     changed = [n for n in changed if task["history"].get(n)]
     target = named if len(named) == 1 else changed if len(set(changed)) == 1 else []
-    if not target or not admit_rollback(turn, task, target[0], task["history"][target[0]][-1]):
-        return False
-    turn.writes.rollback(task, target[0])
-    turn.note(f"backup rollback {task['id']}.{target[0]}")
-    return True
-''',
-
-
-r'''
-def _by_command(turn, command):
-    """Apply ``command`` through its class, so every check of the model's own applies; True when it
-    acted (logged as ``backup …``), and when it refused nothing of it stays in the turn."""
-    marks = (len(turn.applied), len(turn.dropped), len(turn.notices), turn.progress, turn.faq, turn.unapplied)
-    REGISTRY[command["type"]].apply(turn, command)
-    if len(turn.applied) > marks[0]:
-        turn.applied[-1] = "backup " + turn.applied[-1]
-        return True
-    del turn.applied[marks[0]:], turn.dropped[marks[1]:], turn.notices[marks[2]:]
-    turn.progress, turn.faq, turn.unapplied = marks[3], marks[4], marks[5]
-    return False
+    return bool(target) and run(turn, RollbackSlot(task["name"], target[0], source="engine")) > 0
 ''',
 
 
@@ -8937,7 +11231,7 @@ r'''
 def _start_over(turn):
     """"等一下，全部重新来吧" with no command: the reset, when the message asks for nothing else
     (:func:`dskit.cues.says_reset`)."""
-    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and _by_command(turn, {"type": "reset"})
+    return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and run(turn, Reset(source="engine")) > 0
 ''',
 
 
@@ -8952,7 +11246,7 @@ def _drop_task(turn):
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
     if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
-    return _by_command(turn, {"type": "cancel_task", "task": task["name"]})
+    return run(turn, CancelTask(task["name"], source="engine")) > 0
 ''',
 
 
@@ -8962,9 +11256,9 @@ def _refusal(turn):
     ("我再想想", "wait") leaves the question pending."""
     task = turn.stack.top()
     raw = turn.evidence.raw
-    if task is None or task["id"] not in turn.confirming_before or not says_refusal(raw):
+    if task is None or task["id"] not in turn.before.confirming or not says_refusal(raw):
         return False
-    return _by_command(turn, {"type": "deny"})
+    return run(turn, Deny(source="engine")) > 0
 ''')
 
 
@@ -8991,10 +11285,10 @@ def _assent(turn):
     itself, so a yes to values other than the ones shown, or to a task with a required slot empty, still
     runs nothing; when that command refuses, nothing of it stays in the turn."""
     task = turn.stack.top()
-    if task is None or task["id"] not in turn.confirming_before or not only_yes(turn.evidence.raw) \
+    if task is None or task["id"] not in turn.before.confirming or not only_yes(turn.evidence.raw) \
             or not _saw_confirmation(turn.evidence.offered):
         return False
-    return _by_command(turn, {"type": "confirm"})
+    return run(turn, Confirm(source="engine")) > 0
 ''',
 
 
@@ -9007,21 +11301,16 @@ def backup_fill(turn, readable=True):
     failure the not-understood policy counts (rephrase, then a person), and small talk is the model's own
     reading of the message (during a question it counts as a failed attempt), so neither is overruled."""
     ev = turn.evidence
-    if ev is None or turn.progress or turn.handoff or turn.writes.changed:
+    if ev is None or turn.log.progress or turn.log.handoff or turn.writes.changed:
         return False
     if asks_for_human(ev.raw):
-        turn.handoff = "user_request"
-        turn.note("backup handoff", progress=False)
-        return True
+        return run(turn, Handoff("user_request", source="engine")) > 0
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
-        if readable and turn.faq is None and not turn.chitchat and is_social(ev.raw):
-            turn.chitchat = True  # "在吗", "有人吗": a greeting asked as a question, nothing to look up
-            turn.note("backup chitchat", progress=False)
-            return True
-        if readable and turn.faq is None and not turn.chitchat:
-            turn.faq = turn.said
-            turn.note("backup faq", progress=False)
-            return True
+        if readable and turn.log.faq is None and not turn.log.chitchat and is_social(ev.raw):
+            # "在吗", "有人吗": a greeting asked as a question, nothing to look up
+            return run(turn, Chitchat(source="engine")) > 0
+        if readable and turn.log.faq is None and not turn.log.chitchat:
+            return run(turn, Faq(source="engine")) > 0
         return False
     if _refusal(turn) or _assent(turn) or _asked_slot(turn):
         return True
@@ -9048,17 +11337,15 @@ def settle_subtasks(turn):
         spec = turn.spec(task)
         complete = not missing_slots(task, spec)
         changed = bool(turn.writes.changed_in(task))
-        ready = complete and (not spec.confirm or task["id"] == turn.confirmed_id
+        ready = complete and (not spec.confirm or task["id"] == turn.log.confirmed_id
                               or (parent is not None and turn.spec(parent).confirm)
                               or (task["stage"] == Stage.WAITING and not changed))
         if parent is None or not ready:
             if task["stage"] == Stage.WAITING:
-                stack.set_stage(task, Stage.COLLECTING)
+                reduce(turn, StageSet(task["id"], Stage.COLLECTING.value))
             continue
         if task["stage"] != Stage.WAITING or stack.is_above(task, parent):
-            turn.notice("waiting", task=spec.display, parent=turn.spec(parent).display)
-            stack.place_below(task, parent)
-            stack.set_stage(task, Stage.WAITING)
+            reduce(turn, SubtaskWaits(task["id"], parent["id"]))
 ''')
 
 
@@ -9127,14 +11414,14 @@ def next_step(turn, task, resumed):
     missing = missing_slots(task, spec)
     if missing:
         return _ask_missing(turn, task, missing[0])
-    if task["id"] == turn.denied_id and not turn.writes.changed_in(task):
+    if task["id"] == turn.log.denied_id and not turn.writes.changed_in(task):
         names = msg("list_sep", turn.lang).join(s.display for s in spec.slots.values())
         return Step("ask_slot", "", msg("deny", turn.lang, slots=names), Stage.COLLECTING)
     if withdraws_confirmation(turn, task):
         return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
                                         values=_values(turn, task) or "—"), Stage.COLLECTING)
     confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
-    if task["id"] == turn.confirmed_id or not confirm_needed:
+    if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
         msg("confirm_with", turn.lang, task=turn.spec(sub).display, values=_values(turn, sub))
@@ -9171,8 +11458,9 @@ def withdraws_confirmation(turn, task):
     question again would let the next "yes" run the values the user was trying to change, so the
     question is withdrawn: the reply says nothing was changed and asks what to change; only a fresh
     confirmation question, answered yes, runs the task (docs/grounding.md)."""
-    return (turn.unapplied and task["id"] in turn.confirming_before and not turn.writes.changed_in(task)
-            and turn.faq is None and not turn.progress)
+    log = turn.log
+    return (log.unapplied and task["id"] in turn.before.confirming and not turn.writes.changed_in(task)
+            and log.faq is None and not log.progress)
 ''',
 
 
@@ -9197,23 +11485,18 @@ def _step_of(turn, task, resumed):
     """The task's next step, with its stage applied; a confirmation or check question records what it
     shows (dskit.integrity), so that a yes runs exactly that."""
     step = next_step(turn, task, resumed)
-    if step.stage is not None:
-        turn.stack.set_stage(task, step.stage)
-    if step.action == "confirm":
-        _record_shown(turn, task)
-    else:
-        task.pop("shown", None)
+    stage = step.stage.value if step.stage is not None else task["stage"]
+    reduce(turn, StageSet(task["id"], stage, shown=_shown(turn, task) if step.action == "confirm" else ""))
     return step
 
 
-_defer(locals(), r'''
-def _record_shown(turn, task):
+def _shown(turn, task):
+    """The digest of what the question about to be asked shows (dskit.integrity)."""
     held = task.get("unconfirmed")
-    task["shown"] = shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
-''',
+    return shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
 
 
-r'''
+_defer(locals(), r'''
 def _resume_prefix(turn, task, question):
     """The question of a task the user comes back to, led by "we continue with ..."."""
     return msg("resume", turn.lang, task=turn.spec(task).display) + question
@@ -9231,34 +11514,37 @@ def decide(turn):
     """
     settle_subtasks(turn)
     decision = _decide(turn)
-    turn.stack.evict(turn.catalog.policy.max_stack)
-    decision["notices"] = list(turn.notices)
+    reduce(turn, StackLimited(turn.catalog.policy.max_stack))
+    notices = turn.log.notices(turn.lang)
+    decision["notices"] = notices
     decision["ended"] = turn.ended_list()
     decision["changes"] = turn.writes.all_changes()
-    decision["question"] = sentences(turn.lang, *turn.notices, decision["question"])
+    decision["question"] = sentences(turn.lang, *notices, decision["question"])
     return decision
 ''',
 
 
 r'''
 def _decide(turn):
-    if turn.handoff:
-        return _handoff(turn, turn.handoff)
+    log = turn.log
+    if log.handoff:
+        return _handoff(turn, log.handoff)
     _count_failed_ask(turn)
     top = turn.stack.top()
-    resumed = (top is not None and top["id"] in turn.existing_ids and top["id"] != turn.top_before
-               and turn.top_before in turn.ended)
+    resumed = (top is not None and top["id"] in turn.before.existing_ids and top["id"] != turn.before.top_id
+               and turn.before.top_id in log.ended())
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
     if step.action == "handoff":
         return _handoff(turn, step.question)
     ready = top if step.action == "execute" else _ready_below(turn, top) if step.action != "handoff" else None
     if ready is not None:
-        if turn.faq is not None:
-            turn.drop({"type": "faq", "question": turn.faq}, "deferred: a task is executed this turn")
+        if log.faq is not None:
+            reduce(turn, Refused(short_text({"type": "faq", "question": log.faq}),
+                                 "deferred: a task is executed this turn"))
         return _execute(turn, ready)
-    if turn.faq is not None or (turn.chitchat and not turn.progress):
-        decision = base(turn, "faq" if turn.faq is not None else "chitchat", question=step.question, slot=step.slot,
-                        faq={"question": turn.faq} if turn.faq is not None else None)
+    if log.faq is not None or (log.chitchat and not log.progress):
+        decision = base(turn, "faq" if log.faq is not None else "chitchat", question=step.question, slot=step.slot,
+                        faq={"question": log.faq} if log.faq is not None else None)
         return _with_missing(turn, decision, top)
     if top is None:
         return base(turn, "chitchat")
@@ -9277,7 +11563,7 @@ def _ready_below(turn, top):
     asks for the booking, whichever order the model started them in. Never a task open before the
     message, never one that needs a yes."""
     for task in reversed(turn.stack.tasks):
-        if task is top or task["id"] in turn.existing_ids or task.get("parent_id"):
+        if task is top or task["id"] in turn.before.existing_ids or task.get("parent_id"):
             continue
         if next_step(turn, task, resumed=False).action == "execute":
             return task
@@ -9287,9 +11573,10 @@ def _ready_below(turn, top):
 
 def base(turn, action, **fields):
     """This turn's decision as things stand: the task in focus, the notices and logs so far."""
+    log = turn.log
     return new_decision(action, lang=turn.lang, turn=turn.state["turn"], task=turn.task_ref(),
-                        notices=list(turn.notices), applied=list(turn.applied), dropped=list(turn.dropped),
-                        ended=turn.ended_list(), progress=turn.progress, **fields)
+                        notices=log.notices(turn.lang), applied=log.applied(), dropped=log.dropped(),
+                        ended=turn.ended_list(), progress=log.progress, **fields)
 
 
 def _with_missing(turn, decision, top):
@@ -9308,24 +11595,23 @@ def _count_failed_ask(turn):
     counters = turn.state["counters"]
     task_id, _, slot = (counters.get("asking") or "").partition(".")
     task = turn.stack.find(task_id) if task_id else None
-    if task is None or not slot or turn.faq is not None or turn.writes.changed.get(task_id) or slot in task["slots"]:
+    if task is None or not slot or turn.log.faq is not None or turn.writes.changed.get(task_id) \
+            or slot in task["slots"]:
         return
-    key = f"{task_id}.{slot}"
-    counters["failed_asks"][key] = counters["failed_asks"].get(key, 0) + 1
+    reduce(turn, AskFailed(f"{task_id}.{slot}"))
 ''',
 
 
 r'''
 def _asking(turn, task, slot):
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
-    turn.state["counters"]["asking"] = f"{task['id']}.{slot}" if slot else None
+    reduce(turn, Asked(task["id"], slot or ""))
 ''',
 
 
 r'''
 def _handoff(turn, reason):
-    turn.state["handoff"] = {"reason": reason, "turn": turn.state["turn"]}
-    turn.state["counters"] = new_counters()
+    reduce(turn, HandedOff(reason))
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))
 ''',
 
@@ -9343,7 +11629,7 @@ def _covered(turn, parent, sub):
     """Whether the user's yes covers a waiting sub-task: the parent's confirmation showed it, it needs no
     confirmation of its own, or its own yes approved exactly these values."""
     spec = turn.spec(sub)
-    return (turn.confirmed_id == parent["id"] or not spec.confirm
+    return (turn.log.confirmed_id == parent["id"] or not spec.confirm
             or sub.get("approved") == shown_digest(sub))
 ''',
 
@@ -9356,18 +11642,12 @@ def _execute(turn, task):
     for sub in turn.stack.waiting_under(task):
         if sub.get("parent_id") == task["id"] and not _covered(turn, task, sub) or \
                 sub.get("parent_id") != task["id"] and sub.get("parent_id") not in {s["id"] for s in subtasks}:
-            turn.stack.set_stage(sub, Stage.COLLECTING)
-            sub.pop("approved", None)
+            reduce(turn, StageSet(sub["id"], Stage.COLLECTING.value, withdrawn=True))
             continue
         subtasks.append(sub)
     payload = _decide_payload(turn, task)
     payload["subtasks"] = [_decide_payload(turn, sub) for sub in subtasks]
-    for entry in [task] + subtasks:
-        turn.stack.take(entry)
-        turn.ended[entry["id"]] = "executed"
-    turn.state["done"].append({**payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
-                               "parent_id": task.get("parent_id")})
-    del turn.state["done"][:-MAX_DONE]
+    reduce(turn, Executed(task["id"], tuple(sub["id"] for sub in subtasks), payload))
     decision = _followup(turn, base(turn, "execute"))
     decision["execute"] = payload
     return decision
@@ -9382,13 +11662,12 @@ def _followup(turn, decision):
         step = _step_of(turn, top, resumed=True)
         question = step.question
         if step.action == "execute":  # a complete single-turn task waits for the user's go-ahead
-            turn.stack.set_stage(top, Stage.CONFIRMING)
-            _record_shown(turn, top)
+            reduce(turn, StageSet(top["id"], Stage.CONFIRMING.value, shown=_shown(turn, top)))
             question = msg("confirm_resume", turn.lang, task=turn.spec(top).display, values=_values(turn, top))
         elif step.action == "handoff":
             question = ask_text(turn.spec(top), step.slot, turn.lang)
         _asking(turn, top, step.slot if step.action == "ask_slot" else None)
-        if top["id"] in turn.existing_ids:
+        if top["id"] in turn.before.existing_ids:
             decision["resumed"] = turn.resumed_ref(top)
             question = _resume_prefix(turn, top, question)
         decision["question"] = question
@@ -9402,10 +11681,8 @@ def _followup(turn, decision):
 r'''
 def not_understood(turn, error):
     """An unusable understanding changes nothing but a counter; enough in a row hand off."""
-    counters = turn.state["counters"]
-    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
-    add_error(turn.state, "understanding", error)
-    if counters["parse_failures"] >= turn.catalog.policy.max_parse_failures:
+    reduce(turn, NotUnderstood(error))
+    if turn.state["counters"]["parse_failures"] >= turn.catalog.policy.max_parse_failures:
         return _handoff(turn, "not_understood")
     top = turn.stack.top()
     return base(turn, "fallback", question=msg("fallback", turn.lang),
@@ -9490,7 +11767,7 @@ def task_begun(catalog, value):
 
 r'''
 def _normalize(raw, catalog):
-    """One command in its normal form, or (None, why it was dropped): the command's class reads it."""
+    """One command as its typed value, or (None, why it was dropped): the command's class reads it."""
     if not isinstance(raw, dict):
         return None, "a command must be an object"
     kind = _command_type(raw)
@@ -9502,7 +11779,8 @@ def _normalize(raw, catalog):
     task, reason = _resolve_task(catalog, raw.get("task"))
     if reason:
         return None, reason
-    return REGISTRY[kind].read(raw, task, catalog)
+    command = REGISTRY[kind].read(raw, task, catalog)
+    return (None, command) if isinstance(command, str) else (command, "")
 ''',
 
 
@@ -9539,8 +11817,9 @@ r'''
 def parse_understanding(raw, catalog):
     """Parse and check an LLM's understanding output. Never raises.
 
-    ``usable`` is False when nothing could be read, or when every command was invalid: the machine
-    then asks the user to rephrase instead of guessing.
+    ``commands`` are typed values (:mod:`dskit.commands`). ``usable`` is False when nothing could be
+    read, or when every command was invalid: the machine then asks the user to rephrase instead of
+    guessing.
     """
     result = {"usable": False, "rewritten_query": "", "commands": [], "dropped": [], "error": ""}
     try:
@@ -9620,9 +11899,9 @@ class TurnResult:
 
 
 _defer(locals(), r'''
-def _timeline(state, parsed, decision, changed):
-    state["timeline"].append({
-        "turn": state["turn"],
+def _timeline(turn, parsed, decision, changed):
+    reduce(turn, TurnRecorded({
+        "turn": turn.state["turn"],
         "changed": [str(c)[:140] for c in changed[:TIMELINE_ITEMS]],  # "task_id.slot" (grounding)
         "query": parsed["rewritten_query"][:120],
         "applied": [str(a)[:200] for a in decision["applied"][:TIMELINE_ITEMS]],
@@ -9630,8 +11909,7 @@ def _timeline(state, parsed, decision, changed):
                     for d in decision["dropped"][:TIMELINE_ITEMS]],
         "action": decision["next_action"],
         "task": decision["task"]["id"] if decision["task"] else None,
-    })
-    del state["timeline"][:-MAX_TIMELINE]
+    }))
 ''',
 
 
@@ -9693,8 +11971,8 @@ def _apply(state, parsed, cat, lang, evidence,
     said = parsed["rewritten_query"] or (query[:2000] if isinstance(query, str) else "")
     turn = Turn(state, cat, lang, evidence, said=said)
     for item in parsed["dropped"]:
-        turn.drop(item["command"], item["reason"])
-    if parsed["usable"] and parsed["commands"] and all(c["type"] == "cannot_handle" for c in parsed["commands"]):
+        reduce(turn, Refused(short_text(item["command"]), item["reason"]))
+    if parsed["usable"] and parsed["commands"] and all(is_cannot_handle(c) for c in parsed["commands"]):
         parsed["usable"], parsed["error"] = False, "the model could not handle the message (cannot_handle)"
     readable = parsed["usable"]
     if readable:
@@ -9705,13 +11983,13 @@ def _apply(state, parsed, cat, lang, evidence,
         turn.writes.resolve()
         parsed["usable"] = True
     if parsed["usable"]:
-        state["counters"]["parse_failures"] = 0
+        reduce(turn, Understood(by_engine=not readable))
         decision = decide(turn)
     else:
         decision = not_understood(turn, parsed["error"])
     decision["rewritten_query"] = parsed["rewritten_query"]
     changed = turn.writes.changed_keys() if parsed["usable"] else []
-    _timeline(state, parsed, decision, changed)
+    _timeline(turn, parsed, decision, changed)
     return decision, changed
 ''',
 

@@ -61,7 +61,6 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from datetime import date, timedelta
 from enum import Enum
 
 
@@ -246,6 +245,71 @@ def segment_size(text):
     except UnicodeEncodeError:
         width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
+
+
+# ---- dskit/numerals.py ----
+# Numbers as people write them, read by a small grammar: Arabic, Chinese numerals, English words.
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+CN_NUMERAL_CHARS = "".join(_CN_DIGITS) + "".join(_CN_UNITS)
+
+
+# ---------------------------------------------------------------- Chinese
+
+def _section(text):
+    """A Chinese number below ten thousand ("三千零五", "二十", "十五", "一百二"), or None."""
+    value, unit_before, digit, zero = 0, 10_000, None, False
+    for index, char in enumerate(text):
+        if char in ("零", "〇"):
+            if digit is not None:
+                return None  # "二零" is a run of digits, not one number
+            zero = True
+            continue
+        if char in _CN_DIGITS:
+            if digit is not None:
+                return None  # two digits side by side: not one number
+            if char == "两" and index + 1 == len(text) and value:
+                return None  # a trailing 两 ("十两") is not a digit of the number
+            digit = _CN_DIGITS[char]
+            continue
+        unit = _CN_UNITS[char]
+        if unit >= unit_before or unit > 1000:
+            return None
+        if digit is None and not (unit == 10 and index == 0):
+            return None  # a unit with no digit before it, but the leading 十 of "十五"
+        value += (1 if digit is None else digit) * unit
+        unit_before, digit, zero = unit, None, False
+    if digit is not None:
+        # "二十五": ones; "一百二" / "三千五": the colloquial next unit down (not after a 零: "一百零二" is 102)
+        value += digit * (unit_before // 10 if unit_before in (100, 1000) and not zero else 1)
+    elif zero:
+        return None  # a trailing 零 says nothing
+    return value
+
+
+def parse_cn_number(text):
+    """A Chinese numeral as one whole number ("三" 3, "十二" 12, "两百零五" 205, "三万五千" 35,000, "一百二"
+    120); None when the text is not one number ("三四" is a range, "二零" digits, "十两" not a numeral)."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
+        return None
+    if text in ("零", "〇"):
+        return 0
+    if len(text) == 1 and text in _CN_UNITS and text != "十":
+        return None
+    for big in ("亿", "万"):
+        if big in text:
+            head, _, tail = text.partition(big)
+            high = parse_cn_number(head) if head else None
+            if high is None or (big == "万" and "亿" in tail):
+                return None
+            if not tail:
+                return high * _CN_UNITS[big]
+            if len(tail) == 1 and tail in _CN_DIGITS:  # "两万五": 25,000
+                return high * _CN_UNITS[big] + _CN_DIGITS[tail] * _CN_UNITS[big] // 10
+            low = parse_cn_number(tail.lstrip("零〇"))
+            return None if low is None else high * _CN_UNITS[big] + low
+    return _section(text)
 
 
 # ---- dskit/redos.py ----
@@ -616,6 +680,19 @@ def bounded_int(value, default, low=None, high=None):
     return number
 
 
+def short_text(value):
+    """A command or value as a short string for the timeline, the decision and refusal reasons. Never
+    raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
+
+
 # ---- dskit/tokens.py ----
 # Token estimates for mixed Chinese/English text, without a tokenizer.
 
@@ -770,7 +847,7 @@ NAME_MAX_CHARS = LABEL_MAX_CHARS
 # Numbers and booleans are never written with more characters than this; longer text is refused
 # before any parsing (no regular expression ever sees it).
 _SCALAR_TEXT_MAX = 100
-_catalog_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
+_TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
 # Policy fields that take one of a few words (docs/catalog.md, "Policy"; docs/grounding.md).
@@ -1282,8 +1359,8 @@ def _check_task(path, name, task, all_tasks):
     if not isinstance(task, dict):
         return problems + [f"{path}: must be an object"]
     for key in task:
-        if key not in _catalog_TASK_KEYS and not key.startswith(("x-", "_")):
-            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_catalog_TASK_KEYS))})")
+        if key not in _TASK_KEYS and not key.startswith(("x-", "_")):
+            problems.append(f"{path}.{key}: unknown field (allowed: {', '.join(sorted(_TASK_KEYS))})")
     for key in ("label", "description"):
         if key in task and not isinstance(task[key], str):
             problems.append(f"{path}.{key}: must be a string")
@@ -1653,9 +1730,6 @@ def _build(source, mark):
 
 # ---------------------------------------------------------------- value coercion
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _catalog_TRUE_WORDS = set('true|yes|y|1|是|是的|对|要|需要|有|好|好的|可以|包含|确认'.split('|'))
 _catalog_FALSE_WORDS = set('false|no|n|0|否|不|不是|不要|不需要|没有|无|不包含|不用'.split('|'))
 # Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
@@ -1663,27 +1737,6 @@ _NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|�
 
 
 _defer(locals(), r'''
-def parse_cn_number(text):
-    """Parse a Chinese numeral such as 三, 十二, 两百零五; None if it is not one."""
-    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
-        return None
-    total, section, digit = 0, 0, None
-    for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-            continue
-        unit = _CN_UNITS[ch]
-        if unit == 10000:
-            total += (section + (digit or 0)) * unit
-            section, digit = 0, None
-        else:
-            section += (1 if digit is None else digit) * unit
-            digit = None
-    return total + section + (digit or 0)
-''',
-
-
-r'''
 def _coerce_number(value, integer):
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool):
@@ -1905,6 +1958,31 @@ class Stage(str, Enum):
 STAGES = tuple(stage.value for stage in Stage)
 
 
+# Every key a task record may carry, in the order the state writes them.
+TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
+
+
+# ---- dskit/taskstack.py ----
+# The task stack: the open tasks of a conversation, bottom first, and the only code that edits them.
+
+# How a task's ``history`` keeps a slot's old values: at most this many, and (newest kept first) at most
+# this many characters of JSON. Bounded here, where the history is written, so no writer can grow it.
+MAX_SLOT_HISTORY = 10
+SLOT_HISTORY_MAX_CHARS = 2_000
+
+
+def bound_history(history):
+    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
+    dropping the oldest first; the newest one always stays (the one a take-back returns to)."""
+    del history[:-MAX_SLOT_HISTORY]
+    total = 0
+    for index in range(len(history) - 1, -1, -1):
+        total += len(json.dumps(history[index], ensure_ascii=False, separators=(",", ":"))) + 1
+        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
+            del history[:index + 1]
+            return
+
+
 # ---- dskit/integrity.py ----
 # What the engine may trust in a state: a yes executes exactly what was shown.
 
@@ -1945,16 +2023,6 @@ def sha256_hex(raw):
 
 
 r'''
-def shown_digest(task, subtasks=(), held=None):
-    """The digest of a confirmation (or check) question: the task, its values, the sub-tasks shown with
-    it and the values held for a check."""
-    return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
-                   "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
-                   "held": held or {}})
-''',
-
-
-r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -1988,17 +2056,12 @@ MAX_STATE_CHARS = 1_000_000
 MAX_ERRORS = 5
 MAX_TIMELINE = 5
 MAX_DONE = 3
-MAX_SLOT_HISTORY = 10
-# The old values kept for one slot take at most this many characters of JSON; the newest is always
-# kept, so "还是原来的吧" works for a value of any allowed length.
-SLOT_HISTORY_MAX_CHARS = 2_000
 # Longest texts kept in errors, timeline entries and other engine-written fields.
 MAX_ERROR_TEXT = 300
 _SHORT_TEXT = 200
 _TASK_ID = _LazyPattern('_TASK_ID', r"^t(\d{1,18})$")
 _ESCAPED_SURROGATE = _LazyPattern('_ESCAPED_SURROGATE', "\\\\[uU][dD][89a-fA-F]")  # a surrogate written as a JSON escape
 _state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|task_stack|next_task_seq|counters|handoff|done|errors|timeline|seal|offers|catalog_checked'.split('|'))
-_state_TASK_KEYS = tuple('id|name|label|stage|slots|history|parent_id|opened_turn|unconfirmed|shown|approved'.split('|'))
 _DONE_STATUS = ("pending", "success", "failed")
 
 
@@ -2205,7 +2268,7 @@ def _repair_stack(state):
             notes.append(f"{problem}; task dropped")
             continue
         seen.add(task["id"])
-        clean = {key: task[key] for key in _state_TASK_KEYS if key in task}
+        clean = {key: task[key] for key in TASK_KEYS if key in task}
         clean["id"], clean["name"] = task["id"][:64], task["name"][:64]
         clean["label"] = _state_text(task.get("label")) or clean["name"]
         if task.get("stage") not in STAGES:
@@ -2313,26 +2376,7 @@ def _clean_timeline(entry):
 ''',
 
 
-r'''
-def bound_history(history):
-    """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
-    dropping the oldest first; the newest one always stays."""
-    del history[:-MAX_SLOT_HISTORY]
-    total = 0
-    for index in range(len(history) - 1, -1, -1):
-        total += _json_len(history[index]) + 1
-        if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
-            del history[:index + 1]
-            return
-''',
-
-
 # ---------------------------------------------------------------- writing within Dify's limits
-
-r'''
-def _json_len(value):
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-''',
 
 
 r'''
@@ -2346,6 +2390,120 @@ def add_error(state, code, message):
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
+MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
+ "zh": {
+  "ack_values": "好的，已记下{values}。",
+  "ask_default": "请问您的{slot}是？",
+  "confirm": "请确认：{task}，{values}。确认办理吗？",
+  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+  "confirm_none": "请确认是否办理「{task}」？",
+  "confirm_with": "；一并提交「{task}」：{values}",
+  "check": "想跟您核对一下：{values}，对吗？",
+  "check_clear": "清空{slot}",
+  "deny": "好的，请问需要修改哪一项？（{slots}）",
+  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
+  "resume": "我们继续刚才的「{task}」。",
+  "cancelled": "已取消「{task}」。",
+  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+  "evicted": "待办事项太多，已移除最早的「{task}」。",
+  "reset": "好的，已清空当前所有事项。",
+  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+  "handoff": "正在为您转接人工客服，请稍候。",
+  "guard": "还需要先确认一项信息。",
+  "nothing_open": "好的。还有什么可以帮您？",
+  "rolled_back": "已将{slot}改回{value}。",
+  "rolled_back_empty": "已清空{slot}。",
+  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+  "exec_ok": "「{task}」已办理完成。",
+  "exec_ok_with": "「{task}」已一并提交。",
+  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+  "exec_unknown": "接口没有返回成功",
+  "none": "无",
+  "value_sep": "，",
+  "kv": "{slot}：{value}",
+  "yes": "是",
+  "no": "否",
+  "list_sep": "、",
+  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+  "internal": "抱歉，系统出了点问题，请再说一遍。",
+  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
+  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
+  "tool_bad_param": "参数 {param} 有误：{problem}",
+  "tool_required": "不能为空",
+  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+  "tool_not_text": "必须是文本，收到的是 {kind}",
+  "tool_not_json": "不是有效的 JSON（{detail}）",
+  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+  "tool_not_choice": "必须是 {choices} 之一",
+  "tool_catalog": "任务目录无效：{problems}",
+  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+  "tool_unknown_task": "目录里没有任务 {task}",
+  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
+  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
+ },
+ "en": {
+  "ack_values": "OK, noted {values}.",
+  "ask_default": "What is your {slot}?",
+  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+  "confirm_none": "Shall I go ahead with {task}?",
+  "confirm_with": "; together with {task}: {values}",
+  "check": "Just to check: {values}. Is that right?",
+  "check_clear": "clear {slot}",
+  "deny": "OK, which one would you like to change? ({slots})",
+  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
+  "resume": "Let's continue with {task}.",
+  "cancelled": "{task} has been cancelled.",
+  "cascade": "{task} depended on what changed, so it was cancelled too.",
+  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+  "reset": "OK, everything has been cleared.",
+  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+  "handoff": "I am transferring you to a human agent, please wait.",
+  "guard": "One more thing needs confirming first.",
+  "nothing_open": "OK. Anything else I can help with?",
+  "rolled_back": "{slot} is back to {value}.",
+  "rolled_back_empty": "{slot} has been cleared.",
+  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+  "exec_ok": "{task} is done.",
+  "exec_ok_with": " {task} was submitted with it.",
+  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+  "exec_dry_with": " Together with it: {task}: {values}.",
+  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+  "exec_unknown": "the API did not report success",
+  "none": "none",
+  "value_sep": ", ",
+  "kv": "{slot}: {value}",
+  "yes": "yes",
+  "no": "no",
+  "list_sep": ", ",
+  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
+  "internal": "Sorry, something went wrong on our side. Could you say that again?",
+  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
+  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
+  "tool_bad_param": "Parameter {param} is invalid: {problem}",
+  "tool_required": "must not be empty",
+  "tool_too_long": "is too long ({n} characters, limit {limit})",
+  "tool_not_text": "must be text, got {kind}",
+  "tool_not_json": "is not valid JSON ({detail})",
+  "tool_not_int": "must be an integer from {low} to {high}",
+  "tool_not_choice": "must be one of {choices}",
+  "tool_catalog": "the task catalog is invalid: {problems}",
+  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+  "tool_unknown_task": "the catalog has no task {task}",
+  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
+  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
+ }
+}''')
+
+
 def norm_lang(lang):
     """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
@@ -2354,535 +2512,16 @@ def norm_lang(lang):
 # ---- dskit/cues.py ----
 # The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
 
-# Phrases built from a no-word that say yes ("没问题": no problem).
-YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-
 # Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
 YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|行|行的|好|好的|嗯|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用|不用了|不要|不要了|不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm|confirmed'.split('|'))
 # Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
 SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
 
 
-# ---------------------------------------------------------------- words, not characters
-#
-# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
-# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
-# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
-# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
-# piece is a word of the act, a filler or a particle; English clauses are read by their words.
-
-_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
-_PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
-_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
-# "对了" is "by the way", never a yes; matched before 对 so that it wins.
-_NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
-YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问题|没毛病|不错|好|好的|好啊|好呀|好吧|好嘞|好滴|好哒|行|行的|行吧|行啊|可以|可以的|可以啊|可以呀|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这么定了|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|确认办理|确认预订|确认提交|确认下单|确认无误|无误'.split('|'))
-# What a yes may say besides yes: go ahead with it.
-ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
-YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
-ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
-_QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
-# An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
-# 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
-_A_NOT_A = _LazyPattern('_A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
-_QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
-_WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
-# An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
-_SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
-_EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
-
-
-_defer(locals(), r'''
-def clauses(raw):
-    """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
-    return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
-''',
-
-
-r'''
-def _question_marks(raw):
-    """The clauses of a message that end with a question mark (kept for the question test)."""
-    return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
-''',
-
-
-r'''
-def is_question(clause):
-    """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
-    end, or (English) an auxiliary or wh-word first."""
-    text = clause.strip().lower()
-    if not text:
-        return False
-    if text.isascii():
-        words = _EN_WORD.findall(text)
-        if not words:
-            return False
-        if words[0] in _WH_EN:
-            return True
-        subjects = _SUBJECTS_EN - ({"it", "that", "this"} if words[0] in ("do", "don't") else set())
-        return words[0] in _QUESTION_WORDS_EN and len(words) > 1 and words[1] in subjects
-    compact = text.replace(" ", "")
-    if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
-        return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
-        or compact.endswith(_QUESTION_END_ZH)
-''',
-
-
-r'''
-def _asking_word(text, word):
-    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
-    at = text.find(word)
-    while at >= 0:
-        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
-            return True
-        at = text.find(word, at + 1)
-    return False
-''')
-
-
-def asks(raw):
-    """Whether a message asks something: a question mark, or a clause that is a question."""
-    return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
-
-
-_defer(locals(), r'''
-def tokenize(text, lexicon):
-    """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
-    words = sorted(set(lexicon), key=len, reverse=True)
-    out = []
-    at = 0
-    while at < len(text):
-        word = next((w for w in words if text.startswith(w, at)), None)
-        if word is None:
-            return None
-        out.append(word)
-        at += len(word)
-    return out
-''',
-
-
-r'''
-def _zh_clause_is(clause, acts, extra=()):
-    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
-    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
-    an act but is another word ("对了", "好像", "行李") never is one."""
-    compact = clause.replace(" ", "")
-    if not compact or any(w in compact for w in _NOT_YES_ZH):
-        return False
-    acts_set = set(acts)
-    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
-    reach = {0: False}  # position -> whether some cut up to it holds an act
-    for at in range(len(compact)):
-        if at not in reach:
-            continue
-        for word in words:
-            if compact.startswith(word, at):
-                end = at + len(word)
-                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
-    return reach.get(len(compact), False)
-''',
-
-
-r'''
-def _en_clause_is(clause, acts, allowed):
-    """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _EN_WORD.findall(clause)
-    if not words or any(w not in allowed for w in words):
-        return False
-    joined = " " + " ".join(words) + " "
-    return any(f" {a} " in joined for a in acts)
-''',
-
-
-r'''
-def says_yes(raw):
-    """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
-    or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
-    if asks(raw) or says_no(raw):
-        return False
-    found = False
-    for clause in clauses(raw):
-        if clause.isascii():
-            found = found or _en_clause_is(clause, YES_EN + ("go ahead", "do it", "sounds good", "that's it",
-                                                             "please do", "book it", "works for me", "that works"),
-                                          ASSENT_EN)
-        else:
-            found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
-    return found
-''')
-
-
-HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
-
-
-_defer(locals(), r'''
-def says_refusal(raw):
-    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
-    想想" keeps a question open)."""
-    text = raw.lower()
-    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
-''',
-
-
-r'''
-def only_yes(raw):
-    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
-    small talk. Then a change the model read into it is the model's, not the user's."""
-    if not says_yes(raw):
-        return False
-    for clause in clauses(raw):
-        if clause.isascii():
-            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
-                return False
-        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
-            return False
-    return True
-''')
-
-
-_NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
-_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
-# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
-_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
-
-
-_defer(locals(), r'''
-def says_no(raw):
-    """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
-    text = _blank_a_not_a(raw.lower())  # "好不好？" asks
-    for phrase in _NOT_NO:
-        text = text.replace(phrase, " ")
-    if any(w in text for w in _NO_ZH):
-        return True
-    words = " " + " ".join(_EN_WORD.findall(text)) + " "
-    return any(f" {w} " in words for w in _NO_EN)
-''')
-
-
-CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
-_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|了|吧|啦|掉|先|还是|要'.split('|'))
-CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
-_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
-
-
-# "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
-_STOP_DOING = _LazyPattern('_STOP_DOING', r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
-                         r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
-# A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
-WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
-WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
-_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
-
-
-_defer(locals(), r'''
-def _question_clause(raw, clause):
-    return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
-''',
-
-
-r'''
-def _cancel_clause(clause, task_words):
-    """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
-    if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
-        if not _en_clause_is(clause, CANCEL_EN, allowed):
-            return ""
-        return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
-            not _en_clause_is(clause, tuple(c for c in CANCEL_EN if c not in WEAK_CANCEL_EN), allowed) else "strong"
-    compact = clause.replace(" ", "").rstrip("".join(_PARTICLES))
-    objects = _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())
-    if _zh_clause_is(clause, CANCEL_ZH, objects):
-        pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
-        return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
-    return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
-''',
-
-
-r'''
-def says_cancel(raw, task_words=()):
-    """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
-    "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
-    mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
-    preference that starts with a cancel word ("不要辣的", "Don't forget the high chair"), never a question."""
-    weak = content = False
-    for clause in clauses(raw):
-        kind = _cancel_clause(clause, task_words)
-        if kind and _question_clause(raw, clause):
-            return False
-        if kind == "strong":
-            return True
-        weak = weak or kind == "weak"
-        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
-                and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
-            content = True
-    return weak and not content
-''',
-
-
-r'''
-def says_cancel_clause(raw, task_words=()):
-    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
-    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
-    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
-''')
-
-
-RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
-_RESET_OBJECTS_ZH = tuple('全部|所有|一切|都|吧|了|一下|我们|咱们|再|要|想|还是|一遍|一次|信息|内容|记录|东西|数据|的|掉|帮我|给我|请'.split('|'))
-RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
-
-
-_defer(locals(), r'''
-def says_reset(raw):
-    """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
-    password", not "从头到尾都要安静")."""
-    parts = clauses(raw)
-    for index, clause in enumerate(parts):
-        found = _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) if clause.isascii() else \
-            _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH)
-        if found:  # "start over? no no, keep everything" asks, then refuses
-            return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
-    return False
-''')
-
-
-REVERT_PHRASES = tuple('原来的|原来那个|之前的|之前那个|刚才的|刚才那个|改回|恢复|撤回|撤销修改|回到原来|还是原来|还是之前|还是刚才|换回|变回|照旧|不改了|别改了|change it back|back to|undo|as before|previous|original|revert|go back'.split('|'))
-
-
-_defer(locals(), r'''
-def says_revert(raw):
-    """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
-    text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
-''')
-
-
-_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
-
-
-_defer(locals(), r'''
-def is_social(raw):
-    """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
-    ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
-    parts = clauses(raw)
-    if not parts:
-        return True
-    for clause in parts:
-        if clause.isascii():
-            words = _EN_WORD.findall(clause)
-            if any(w not in _SOCIAL_EN_WORDS for w in words):
-                return False
-        elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
-            return False
-    return True
-''')
-
-
-# ---------------------------------------------------------------- accepting what was offered
-
-REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
-REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
-_ORDINALS = json.loads(r'''{
- "第一": 0,
- "第1": 0,
- "头一": 0,
- "第二": 1,
- "第2": 1,
- "第三": 2,
- "第3": 2,
- "第四": 3,
- "第4": 3,
- "第五": 4,
- "第5": 4,
- "the first": 0,
- "first one": 0,
- "the second": 1,
- "second one": 1,
- "the third": 2,
- "third one": 2,
- "the fourth": 3,
- "the fifth": 4
-}''')
-
-
-# "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
-_THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
-
-
-_defer(locals(), r'''
-def refers_back(raw):
-    """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
-    "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
-    text = raw.lower()
-    spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
-    spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
-    return any(not negated_at(text, start, end) for start, end in spans)
-''')
-
-
-# An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
-EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那边|那地方|同一个地方|同样|一样'.split('|'))
-EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
-
-
-_defer(locals(), r'''
-def points_back(raw):
-    """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
-    earlier request's time or place ("那天", "同一天", "same day", "there")."""
-    text = raw.lower()
-    return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
-            or refers_back(text))
-''',
-
-
-r'''
-def says_accept(raw):
-    """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
-    地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
-    return refers_back(raw) or says_yes(raw)
-''')
-
-
-# The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
-DETAIL_MAX_CHARS = 20
-# A detail of a place or thing: what a user asks for about the one the assistant just recommended.
-_DETAILS = tuple('地址|电话|号码|联系方式|价格|多少钱|价位|营业|开门|门票|票价|时长|多久|评分|周边|附近|周围|提供|设施|怎么走|怎么去|在哪|哪里|房价|address|phone|number|price|cost|open|hours|rating|nearby|around'.split('|'))
-# Asking for it: a question, or "give me / tell me".
-_ASKING = _LazyPattern('_ASKING', r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
-                     r"\b(?:what|where|how|when|give me|send me|tell me)\b")
-# ...and nothing that looks elsewhere: another one, a change, a refusal, a new search ("给我推荐一个",
-# "帮我找一家"), or a requirement, which carries a number ("评分4.5分以上的").
-_ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换|不要|不想|不去|不喜欢|不行|算了|不满意|推荐|找|一家|一个|[0-9]"
-                        r"|\b(?:another|other|else|instead|recommend|find|search)\b")
-
-
-_defer(locals(), r'''
-def asks_detail(raw):
-    """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
-    "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
-    recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
-    (:data:`DETAIL_MAX_CHARS` letters) and names nothing in brackets: "匹夫涮肉城(黄村店)的营业时间是？" asks
-    about the place it names."""
-    text = raw.lower()
-    letters = "".join(ch for ch in text if ch.isalnum())
-    return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
-        and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
-        and not says_no(raw)
-''')
-
-
-# Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
-# Not "哪些" or "别的": "这个景点周边都有哪些餐馆？" asks about what is around the thing it takes.
-_ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.！!？?；;]{0,3}?[一几两个家]|哪家|哪几"
-                              r"|\b(?:which (?:one|of)|recommend)\b")
-
-
-_defer(locals(), r'''
-def asks_for_a_pick(raw):
-    """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
-    offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
-    acknowledges or where to look, not at the thing it will be given."""
-    return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
-''',
-
-
-r'''
-def offered_index(raw):
-    """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
-    text = raw.lower()
-    found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
-    return min(found)[1] if found else None
-''')
-
-
-# ---------------------------------------------------------------- negation near a word
-
-NEGATION_BEFORE_ZH = tuple('不要|不用|不需要|无需|不必|没有|没|不|别|免|无|不涉及|不含|不包含|不参加|不带|不想要|不会'.split('|'))
-# A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
-NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
-NEGATION_END_ZH = tuple('没有|不包括|不包含|不需要|不要|不用|不考虑|没必要|不含|不涉及|免了|算了|不必|不用了|不要了|不需要了|不必了'.split('|'))
-NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|nah|nope".split('|'))
-INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
-# "不知道他家几点营业": what is negated is the knowing, not the thing after it.
-_NOT_NEGATION = tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚'.split('|')) + NOT_NEGATING_ZH
-_DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
-
-
-_defer(locals(), r'''
-def _clause_span(text, start, end):
-    left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    return left, min(rights) if rights else len(text)
-''',
-
-
-r'''
-def _blank(text, phrases):
-    for phrase in phrases:
-        text = text.replace(phrase, " " * len(phrase))
-    return text
-''')
-
-
-# A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
-# "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
-_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-
-
-_defer(locals(), r'''
-def _blank_a_not_a(text):
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
-    text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-''',
-
-
-r'''
-def negated_at(raw, start, end):
-    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
-    ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
-    "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
-    adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
-    text = _blank_a_not_a(_blank(raw.lower(), _NOT_NEGATION))
-    left, right = _clause_span(text, start, end)
-    before, after = text[left:start], text[end:right]
-    if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_before, words_after = _EN_WORD.findall(before)[-4:], _EN_WORD.findall(after)[:3]
-        return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
-                                                                   and w != "needed" for w in words_after)
-    window = before[-8:]
-    for cue in sorted(NEGATION_BEFORE_ZH, key=len, reverse=True):
-        at = window.rfind(cue)
-        if at >= 0 and not window[at + len(cue):].lstrip("要想").startswith(_DEGREE):
-            return True
-    near = after.lstrip(" 的也就都还")[:3]
-    tail = after.rstrip(" 啊吧呀")
-    if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
-        return True
-    return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
-''',
-
-
-r'''
-def indifferent_at(raw, start, end):
-    """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
-    text = raw.lower()
-    left, right = _clause_span(text, start, end)
-    return any(p in text[left:right] for p in INDIFFERENT)
-''',
-
-
 # ---- dskit/wordfind.py ----
 # Finding cue words in a text with string methods, where a regular expression would cost more to build.
 
-r'''
+_defer(locals(), r'''
 def is_word_char(char):
     """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
     return char.isalnum() or char == "_"
@@ -4168,231 +3807,977 @@ def assemble_context(*, system="", state="", memory="", history="",
 ''')
 
 
-# ---- dskit/matching.py ----
-# Finding a value in what the user said: by words and numbers, never across them.
+# ---- dskit/clock.py ----
+# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
 
-# A free-text value is grounded in a text that holds this share of its characters (numbers aside).
-TEXT_COVERAGE = 0.75
-# Characters that make two otherwise similar names different places or things.
-CONTRAST_CHARS = frozenset("东南西北上下左右前后内外大小新旧老正副男女单双里外头尾")
-_NUMERAL_CHARS = frozenset("零〇一二两三四五六七八九十百千万0123456789")
-_NUMBER_RUN = _LazyPattern('_NUMBER_RUN', r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+")
-_matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
-_SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
+_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
+_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
+                       r"(\s{0,2}分)?")
+_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
+_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
+                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+# The part of the day each English word names.
+_EN_PERIOD_WORDS = json.loads(r'''{
+ "morning": "morning",
+ "mornings": "morning",
+ "breakfast": "morning",
+ "brunch": "morning",
+ "a.m.": "morning",
+ "am": "morning",
+ "noon": "noon",
+ "midday": "noon",
+ "lunch": "noon",
+ "lunchtime": "noon",
+ "afternoon": "afternoon",
+ "evening": "evening",
+ "tonight": "evening",
+ "dinner": "evening",
+ "supper": "evening",
+ "p.m.": "evening",
+ "pm": "evening",
+ "night": "night",
+ "midnight": "night"
+}''')
+_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
+_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
+                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
+                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
+_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
+_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
+                                                                                  reverse=True)) + r")(?![a-z])")
+# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
+_GRADE_BEFORE = "最太提稍更较越不很挺偏"
+_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
 
 
-_defer(locals(), r'''
-def _matching_norm(text):
-    return unicodedata.normalize("NFKC", text).lower()
-''',
+class ClockTime:
+    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
+    ("" when none does) and where the hour phrase stands."""
+
+    hour: int
+    minute: int
+    period: str
+    start: int
+    end: int
+
+    def values(self):
+        """The times (HH:MM) this reading can mean, in order of likelihood."""
+        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
+
+    def __init__(self, hour, minute, period, start, end):
+        object.__setattr__(self, 'hour', hour)
+        object.__setattr__(self, 'minute', minute)
+        object.__setattr__(self, 'period', period)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
+            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.hour, self.minute, self.period, self.start, self.end))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
-r'''
-def segments(text):
-    """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
-    return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
-''',
+def hours_in_period(hour, period):
+    """The 24-hour clock hours an hour said within a part of the day can be."""
+    if hour > 12 or hour == 0:
+        return (hour % 24,)
+    if period in ("morning", "am"):
+        return (0 if hour == 12 and period == "am" else hour,)
+    if period == "small":
+        return (0 if hour == 12 else hour,)
+    if period == "noon":
+        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
+    if period == "afternoon":
+        return (hour if hour == 12 else hour + 12,)
+    if period == "evening":
+        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
+    if period == "night":
+        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
+    if period == "pm":
+        return (hour if hour == 12 else hour + 12,)
+    return (hour,) if hour == 12 else (hour, hour + 12)
 
 
-r'''
-def number_tokens(text):
-    """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
-    numerals that does not read as one number counts its digits)."""
-    found = Counter()
-    for match in _NUMBER_RUN.finditer(_matching_norm(text)):
-        token = match.group()
-        if token[0].isdigit():
-            found[float(token)] += 1
-            continue
-        value = parse_cn_number(token)
-        if value is not None:
-            found[float(value)] += 1
-        else:
-            found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
+# ---------------------------------------------------------------- parts of the day
+
+def _zh_periods(raw):
+    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
+    found = []
+    for index, char in enumerate(raw):
+        if char == "午":
+            before, after = raw[index - 1:index], raw[index + 1:index + 2]
+            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
+                      else "night" if after == "夜" else "noon")
+            start = index - 1 if before in ("上", "下", "中", "正") else index
+            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
+        elif char == "昏":  # 黄昏: dusk
+            found.append((index, index + 1, "evening"))
+        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
+            found.append((index, index + 2, "noon"))
+        elif char == "凌" and raw[index + 1:index + 2] == "晨":
+            found.append((index, index + 2, "small"))
+        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
+            if char in "早晚" and _grades(raw, index):
+                continue
+            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
+            found.append((index, index + 1, period))
+        elif raw.startswith(("下班", "放学", "收工"), index):
+            found.append((index, index + 2, "evening"))
     return found
-''')
 
 
-# Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
-_SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), ("明天", "明日"), ("昨天", "昨日"),
-             ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
-             ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
-             ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
-             ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
-_SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
-_WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
-_MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
-_PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
-_HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
-# No charge, said as a fee or ticket that is not taken, not needed or waived: "免费" (not "没有门票",
-# which can mean sold out; not "没有钱").
-_FREE = _LazyPattern('_FREE', r"(?:不收取?|不要|不用|不需要?|无需|免)(?:门票费?|票钱|费用?|收费)|没有(?:门票费用?|费用|收费)"
-                   r"|免票|不要钱|不用钱|不收钱")
-# A bound after a number (and its unit), spelled another way: "50元以内" and "50元之内" are "50元以下",
-# "4分及以上" is "4分以上"; and "20元一下", the pinyin input method's common slip for 以下, after digits.
-_AMOUNT = r"(\d+(?:\.\d+)?\s*(?:元|块|人|小时|分钟|分|天|公里|米|岁|间|张|晚|个)?)"
-_BELOW_SLIP = _LazyPattern('_BELOW_SLIP', _AMOUNT + "一下")
-_BELOW = _LazyPattern('_BELOW', _AMOUNT + "(?:以内|之内|及以下|或以下)")
-_ABOVE = _LazyPattern('_ABOVE', _AMOUNT + "(?:及以上|或以上)")
-# A range of numbers ("100-150", "200到300"), and what may not follow it for it to stand for the same
-# range with the value's unit: another unit.
-_RANGE = _LazyPattern('_RANGE', r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)(?![\d.])")
-_RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)\s*(元|人|小时|分钟|天|公里)")
-_UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
-
-
-_defer(locals(), r'''
-def normal_form(text):
-    """A text in its normal spelling, for comparing a model's normalised value with the user's words:
-    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
-    0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
-    周五), no charge as 免费 (不收门票, 没有门票费), and a bound as 以下/以上 (50元以内 -> 50元以下)."""
-    out = _FREE.sub("免费", _BELOW_SLIP.sub(r"\1以下", _matching_norm(text)))
-    for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
-        if spelling in out and spelling != _SYNONYM_OF[spelling]:
-            out = out.replace(spelling, _SYNONYM_OF[spelling])
-    out = _WEEKDAY.sub(r"周\1", out)
-
-    def arabic(match):
-        value = parse_cn_number(match.group())
-        return str(value) if value is not None else match.group()
-    out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
-    out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
-    return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
-''',
-
-
-r'''
-def range_said(normal, said):
-    """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
-    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
-    normal forms (:func:`normal_form`): the value's and the text's."""
-    wanted = _RANGE_VALUE.fullmatch(normal)
-    if not wanted:
-        return False
-    for found in _RANGE.finditer(said):
-        if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
-            rest = said[found.end():].lstrip()
-            if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
-                return True
-    return False
-''',
-
-
-r'''
-def _words(text):
-    return _matching_WORD.findall(_matching_norm(text))
-''',
-
-
-r'''
-def words_match(value, text):
-    """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
-    words) three quarters of its longer words, at least two, as whole words of the text."""
-    value_words = _words(value)
-    text_words = _words(text)
-    if not value_words or not text_words:
-        return False
-    size = len(value_words)
-    if any(text_words[i:i + size] == value_words for i in range(len(text_words) - size + 1)):
+def _grades(raw, index):
+    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
+    the day ("晚上", "早茶", "今晚", "早8点")."""
+    before, rest = raw[index - 1:index], raw[index + 1:]
+    if before and before in _GRADE_BEFORE:
         return True
-    long_words = [w for w in value_words if len(w) >= 3]
-    present = set(text_words)
-    return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
-        and number_tokens(value) - number_tokens(text) == Counter()
-''',
+    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
+        return False  # "早8点", "晚七点": the part of the day right before its hour
+    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
 
 
-r'''
-def _number_cut(folded, start, end, cuts):
-    """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
-    user's own spaces and punctuation (``cuts``) end a number."""
-    return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
-        or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
-''',
+def _en_periods(lower):
+    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
+             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
+    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
+    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
+    return found
 
 
-r'''
-def _cuts(pieces):
-    cuts, at = set(), 0
-    for piece in pieces[:-1]:
-        at += len(piece)
-        cuts.add(at)
-    return cuts
-''',
+def periods_in(raw):
+    """Every part of the day the text names, as (start, end, part) in order."""
+    lower = raw.lower()
+    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _en_periods(lower)
+    return sorted(found)
 
 
-r'''
-def exact_match(target, text, value=None):
-    """A folded value inside a text: whole numbers, and across the user's punctuation only where the
-    value has punctuation too (``value``: the value as written), or with two or more characters on
-    each side of it."""
-    own = _cuts(segments(value)) if value is not None else set()
-    pieces = segments(text)
-    folded = "".join(pieces)
-    cuts = _cuts(pieces)
-    start = folded.find(target)
-    while start >= 0:
-        end = start + len(target)
-        inner = sorted(c for c in cuts if start < c < end and c - start not in own)
-        lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
-        cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
-        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word:
-            return True
-        start = folded.find(target, start + 1)
-    return False
-''',
+def _clause_of(raw, at):
+    left = max((raw.rfind(ch, 0, at) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (raw.find(ch, at) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(raw)
 
 
-r'''
-def _kept_in_place(target, index, piece):
-    """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
-    ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
-    return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
-''')
+def _governing(raw, start, end, periods, hours):
+    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
+    left, right = _clause_of(raw, start)
+    before = [p for p in periods if left <= p[0] and p[1] <= start]
+    if before:
+        return before[-1][2]
+    after = [p for p in periods if end <= p[0] and p[1] <= right]
+    if after:
+        return after[0][2]
+    for side in (left - 1, right + 1):
+        if side < 0 or side > len(raw):
+            continue
+        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        if (near_left, near_right) == (left, right):
+            continue
+        if any(near_left <= h[0] < near_right for h in hours):
+            continue
+        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
+        if near:
+            return near[-1][2] if side < left else near[0][2]
+    return ""
 
 
-# Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
-# stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
-DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
+# ---------------------------------------------------------------- hour phrases
+
+def _clock_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
 
 
-_defer(locals(), r'''
-def near_match(target, text):
-    """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
-    quarters of its characters, a two-character run of it, the same numbers, and every contrast
-    character it has."""
-    letters = [ch for ch in target if ch not in _NUMERAL_CHARS]
-    if len(target) < 3 or not letters or number_tokens(target) - number_tokens(text) != Counter():
+def _minutes(token):
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _clock_number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
+
+
+def _a_bit(raw, match):
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
+    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
         return False
-    for piece in segments(text):  # within one stretch of the user's words, never gathered across them
-        present = set(piece)
-        if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
-            continue
-        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
-            continue
-        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
-        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
-                target[i:i + 2] in piece for i in range(len(target) - 1)):
-            return True
-    return False
-''',
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    before = raw[:match.start(1)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
 
 
-r'''
-def _in_order(letters, piece):
-    """How many of the value's characters the text holds in the value's order (the longest common
-    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
-    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
-    row = [0] * (len(piece) + 1)
-    for ch in letters:
-        previous = 0  # row[j - 1] of the row above
-        for j, other in enumerate(piece, 1):
-            above = row[j]
-            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
-            previous = above
-    return row[-1]
-''')
+def _hour_phrases(raw):
+    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
+    found = []
+    for match in _ZH_CLOCK.finditer(raw):
+        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
+            continue
+        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
+                and len(match.group(2)) == 1:
+            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
+    lower = raw.lower()
+    if not any(ch.isascii() and ch.isalpha() for ch in lower):
+        return found
+    for match in _EN_CLOCK.finditer(lower):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
+            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
+            found.append((match.start(), match.end(), hour, minute, period))
+    for match in _EN_SPOKEN.finditer(lower):
+        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
+        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
+                                                                        or match.group(6)):
+            continue
+        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.append((match.start(), match.end(), hour % 24, minute, ""))
+    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
+        if any(s <= match.start(1) < e for s, e, *_ in found):
+            continue
+        word = match.group(1)
+        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
+        if 1 <= hour <= 24:
+            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
+    return found
+
+
+def read_clocks(raw):
+    """Every time of day the text states, each with the part of the day that governs it."""
+    phrases = sorted(_hour_phrases(raw))
+    if not phrases:
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
+            for start, end, hour, minute, suffix in phrases]
+
+
+def times_in(raw):
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
+    bare noon or midnight ("中午", "at midnight") when no hour is said."""
+    found = {value for clock in read_clocks(raw) for value in clock.values()}
+    if not found:
+        lower = raw.lower()
+        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
+            found.add("12:00")
+        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
+            found.add("00:00")
+    return found
+
+
+def is_clock(value):
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+
+
+def clock_form(value):
+    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
+
+
+def clock_value(text):
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(text.lower())
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def split_clock(text):
+    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = text.lower()
+    clocks = read_clocks(raw)
+    periods = periods_in(raw)
+    if len(clocks) > 1 or not clocks and not periods:
+        return text, None
+    clock = next(iter(clocks[0].values())) if clocks and len(clocks[0].values()) == 1 else \
+        None if clocks else clock_value(raw)
+    if clock is None:
+        return text, None
+    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
+    rest = "".join(ch for index, ch in enumerate(raw) if not any(s <= index < e for s, e in spans))
+    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
+    return (rest, clock) if rest else (text, None)
+
+
+# ---- dskit/effects.py ----
+# Effects: what a turn does to the state, as values.
+
+class Effect:
+    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
+
+    progress = True
+
+    def entry(self):
+        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
+        return ""
+
+
+# ---------------------------------------------------------------- the stack
+
+class TaskOpened(Effect):
+    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
+    the user's last message, which nothing acted on."""
+
+    task_id: str
+    name: str
+    label: str
+    parent_id: str | None = None
+    source: str = "model"
+    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
+    late: bool = False
+
+    def entry(self):
+        return _logged(self.source, f"start {self.task_id}:{self.name}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
+
+    def __init__(
+        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
+    ):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'parent_id', parent_id)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+        object.__setattr__(self, 'late', late)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
+            f", given={self.given!r}" f", late={self.late!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+                self.late,
+            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((
+            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+            self.late,
+        ))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskFocused(Effect):
+    """An open task comes back to the top."""
+
+    task_id: str
+    name: str
+    source: str = "model"
+    given: tuple = ()
+
+    def entry(self):
+        return _logged(self.source, f"focus {self.task_id}:{self.name}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'source', 'given')
+
+    def __init__(self, task_id, name, source=source, given=given):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", source={self.source!r}" f", given={self.given!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.source, self.given))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskLinked(Effect):
+    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    def entry(self):
+        return f"link {self.task_id}->{self.parent_id}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, "reset")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- slot values
+
+class SlotSet(Effect):
+    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
+    "refile", "read as": logged beside it)."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "model"
+
+    def entry(self):
+        if self.source == "held":
+            return f"checked {self.task_id}.{self.slot}"
+        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
+            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
+        return _logged(self.source, text)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class FaqAsked(Effect):
+    """A knowledge question to answer; the pending question waits."""
+
+    question: str
+    note: str = "faq"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'note')
+
+    def __init__(self, question, note=note):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.note) == (other.question, other.note)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.question, self.note))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.note,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class HandoffAsked(Effect):
+    """The user asks for a person."""
+
+    reason: str
+    note: str = "handoff"
+    progress = False
+
+    def entry(self):
+        return self.note
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'note')
+
+    def __init__(self, reason, note=note):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'note', note)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.note) == (other.reason, other.note)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.reason, self.note))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+# ---------------------------------------------------------------- what is said about the turn
+
+class Refused(Effect):
+    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
+    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
+    otherwise it could not apply (no such task, an invalid value)."""
+
+    command: str
+    reason: str
+    grounding: bool = False
+    confirm: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
+
+    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
+        object.__setattr__(self, 'command', command)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'confirm', confirm)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
+            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.command, self.reason, self.grounding, self.confirm))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Noted(Effect):
+    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
+
+    text: str
+    progress = False
+
+    def entry(self):
+        return self.text
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('text',)
+
+    def __init__(self, text):
+        object.__setattr__(self, 'text', text)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.text,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def _logged(source, text):
+    return f"backup {text}" if source == "engine" else text
 
 
 # ---- dskit/grounding.py ----
@@ -4401,187 +4786,6 @@ def _in_order(letters, piece):
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
 # must not make every value look grounded or cost seconds of matching.
 MAX_EVIDENCE_CHARS = 2_000
-
-_CN_NUM = "零〇一二两三四五六七八九十百千万"
-_CN_NUM_RE = _LazyPattern('_CN_NUM_RE', f"[{_CN_NUM}]{{1,8}}")
-_ARABIC_RE = _LazyPattern('_ARABIC_RE', r"\d{1,12}(?:\.\d{1,6})?")
-_EN_NUMBERS = json.loads(r'''{
- "zero": 0,
- "one": 1,
- "two": 2,
- "three": 3,
- "four": 4,
- "five": 5,
- "six": 6,
- "seven": 7,
- "eight": 8,
- "nine": 9,
- "ten": 10,
- "eleven": 11,
- "twelve": 12,
- "thirteen": 13,
- "fourteen": 14,
- "fifteen": 15,
- "sixteen": 16,
- "seventeen": 17,
- "eighteen": 18,
- "nineteen": 19,
- "twenty": 20,
- "thirty": 30,
- "forty": 40,
- "fifty": 50,
- "a couple": 2,
- "a dozen": 12
-}''')
-_EN_NUMBER_RE = _LazyPattern('_EN_NUMBER_RE', r"\b(" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b")
-
-# Clock times. The hour may be Arabic or Chinese; the period word decides am/pm when present.
-_HOUR = rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})"
-_CLOCK_RE = _LazyPattern(
-    '_CLOCK_RE', r"(凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚)?\s{0,2}" + _HOUR
-    + rf"\s{{0,2}}(?:点钟|点|时|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{_CN_NUM}]{{1,3}})?(\s{{0,2}}分)?")
-_EN_CLOCK_RE = _LazyPattern('_EN_CLOCK_RE', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
-_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
-# "half past seven in the evening", "quarter to eight", "seven in the evening": spoken English times
-# (a bare "six" is not a time: "a table for six" must not ground 18:00).
-_EN_SPOKEN_CLOCK_RE = _LazyPattern(
-    '_EN_SPOKEN_CLOCK_RE', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
-    r"(?:\s(o'clock))?(?:\s(in the morning|this morning|in the afternoon|this afternoon|in the evening"
-    r"|this evening|tonight|at night))?\b")
-_EN_PERIODS = {"in the morning": "上午", "this morning": "上午", "in the afternoon": "下午",
-               "this afternoon": "下午", "in the evening": "晚上", "this evening": "晚上", "tonight": "晚上",
-               "at night": "晚上"}
-_PM = tuple('下午|傍晚|晚上|夜里|夜间|今晚|明晚|晚'.split('|'))
-_AM = tuple('凌晨|早上|早晨|清晨|上午|明早|今早|一早|大早|早'.split('|'))
-_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
-# Durations for a relative change of a time ("提前一小时", "推迟半小时", "an hour earlier").
-_DURATION_RE = _LazyPattern(
-    '_DURATION_RE', rf"(半|\d{{1,3}}|[{_CN_NUM}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
-    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
-_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
-_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
-
-# Dates, against the reference date.
-_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
-              "昨天": -1, "yesterday": -1, "前天": -2}
-_WEEKDAYS = json.loads(r'''{
- "一": 0,
- "二": 1,
- "三": 2,
- "四": 3,
- "五": 4,
- "六": 5,
- "日": 6,
- "天": 6,
- "末": 5,
- "1": 0,
- "2": 1,
- "3": 2,
- "4": 3,
- "5": 4,
- "6": 5,
- "7": 6
-}''')
-# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
-_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
-_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
-_ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
-_ISO_MONTH_RE = _LazyPattern('_ISO_MONTH_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
-_MONTH_DAY_RE = _LazyPattern('_MONTH_DAY_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
-_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
-                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
-_DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
-
-class Evidence:
-    """What the user said that the engine may trust this turn."""
-
-    message: str  # this turn's message, folded
-    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
-    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
-    raw_recent: tuple[str, ...] = ()
-    reference: date | None = None
-    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
-    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
-    cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
-
-    _defer(locals(), r'''
-    def keeping_recent(self, keep):
-        """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
-        field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
-        return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
-                        raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
-                        offered=self.offered, offers=self.offers, cased=self.cased)
-    ''',
-
-    r'''
-    def texts(self, recent):
-        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
-        pairs = [(self.message, self.raw)]
-        if recent:
-            pairs += list(zip(self.recent, self.raw_recent))
-        return pairs
-    ''')
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = tuple('message|recent|raw|raw_recent|reference|offered|offers|cased'.split('|'))
-
-    def __init__(
-        self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
-        offered=offered, offers=offers, cased=cased,
-    ):
-        object.__setattr__(self, 'message', message)
-        object.__setattr__(self, 'recent', recent)
-        object.__setattr__(self, 'raw', raw)
-        object.__setattr__(self, 'raw_recent', raw_recent)
-        object.__setattr__(self, 'reference', reference)
-        object.__setattr__(self, 'offered', offered)
-        object.__setattr__(self, 'offers', offers)
-        object.__setattr__(self, 'cased', cased)
-
-    _defer(locals(), r'''
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
-            f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
-            f", reference={self.reference!r}" f", offered={self.offered!r}"
-            f", offers={self.offers!r}" f", cased={self.cased!r}" ")"
-        )
-    ''',
-
-    r'''
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (
-                self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
-                self.offers, self.cased,
-            ) == (other.message, other.recent, other.raw, other.raw_recent, other.reference,
-                other.offered, other.offers, other.cased,
-            )
-        return NotImplemented
-    ''',
-
-    r'''
-    def __hash__(self):
-        return hash((
-            self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
-            self.offers, self.cased,
-        ))
-    ''',
-
-    r'''
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-    ''',
-
-    r'''
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-    ''')
 
 
 _defer(locals(), r'''
@@ -4595,524 +4799,7 @@ def fold(text):
 ''',
 
 
-r'''
-def _raw(text):
-    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
-''',
-
-
-# ---------------------------------------------------------------- numbers, times, dates
-
-r'''
-def _number(token):
-    if not token:
-        return None
-    if token[0].isdigit():
-        try:
-            return float(token)
-        except ValueError:
-            return None
-    value = parse_cn_number(token)
-    return None if value is None else float(value)
-''')
-
-
-# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is
-# not eight people, "十八号" not eighteen).
-_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor"
-                          # words that start with 一 and count nothing: "查一下", "一些", "一起", "一直", "一定"
-                          r"|下(?!午)|些|起|直|样|般|定|会儿?)")
-# What follows a count of something other than people: "买一份" is one policy, not one insured person.
-_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
-                         r"|周|个月|个小时|个星期)")
-# A slot that counts people: its name, label or description says so.
-_PEOPLE_WORDS = tuple('人数|几位|几个人|多少人|people|persons|guests|party size|travelers|travellers|passengers|headcount'.split('|'))
-# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
-_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
-# Colloquial numbers: "就我俩" is two.
-_COLLOQUIAL_NUMBERS = {"俩": 2, "仨": 3, "a couple of": 2}
-
-
-_defer(locals(), r'''
-def numbers_in(raw, counts=False, people=False):
-    """Every number the text states: Arabic, Chinese (两, 十二, 二十五) and English words; with ``counts``,
-    only those that can be a count or an amount (not the hour of a time, the day of a date, a weekday
-    or a rank: "周六" is not six); with ``people`` too, not a count of other things ("一份", "两间")."""
-    def keep(match):
-        return not counts or not (_NOT_A_COUNT.match(raw, match.end())
-                                  or _NOT_A_COUNT_AFTER.search(raw[max(0, match.start() - 4):match.start()])
-                                  or (people and _NOT_PEOPLE.match(raw, match.end())))
-
-    # Each pattern is tried only on a text that holds what it needs (a decimal digit, a Chinese numeral,
-    # an English number word): a code node compiles every pattern it uses on every run, 0.3-2 M
-    # instructions each, and most messages hold no English number.
-    found = {float(m.group()) for m in _ARABIC_RE.finditer(raw) if keep(m)} \
-        if any(ch.isdecimal() for ch in raw) else set()
-    for match in _CN_NUM_RE.finditer(raw) if any(ch in raw for ch in _CN_NUM) else ():
-        if not keep(match):
-            continue
-        value = parse_cn_number(match.group())
-        if value is not None:
-            found.add(float(value))
-        for ch in match.group():  # "三四个人": each digit is a candidate too
-            single = parse_cn_number(ch)
-            if single is not None and ch not in "十百千万":
-                found.add(float(single))
-    for match in _EN_NUMBER_RE.finditer(raw) if any(word in raw for word in _EN_NUMBERS) else ():
-        found.add(float(_EN_NUMBERS[match.group(1)]))
-    found.update(float(n) for word, n in _COLLOQUIAL_NUMBERS.items() if word in raw)
-    return found
-''',
-
-
-r'''
-def _minutes(token):
-    if not token:
-        return 0
-    if token == "半":
-        return 30
-    if token == "一刻":
-        return 15
-    if token == "三刻":
-        return 45
-    value = _number(token)
-    return int(value) if value is not None and 0 <= value < 60 else -1
-''')
-
-
-# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
-# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
-_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(_CN_NUM)
-
-
-_defer(locals(), r'''
-def _a_bit(raw, match):
-    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it
-    that tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
-    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
-    period, hour_text = match.group(1), match.group(2)
-    if hour_text != "一" or match.group(3) or raw[match.end(2):match.end()].strip() != "点":
-        return False
-    after = raw[match.end():match.end() + 1]
-    if after and after in "点儿都也":
-        return True
-    if period:
-        return period in ("早", "晚")
-    before = raw[:match.start(2)].rstrip()[-1:]
-    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
-''',
-
-
-r'''
-def times_in(raw):
-    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"."""
-    found = set()
-    for match in _CLOCK_RE.finditer(raw):
-        period, hour_text, minute_text = match.group(1), match.group(2), match.group(3)
-        hour = _number(hour_text)
-        minute = _minutes(minute_text)
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or hour_text == "一" and _a_bit(raw, match):
-            continue
-        if minute >= 0:
-            found.update(_clock(int(hour), minute, period))
-        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
-        if minute_text and not match.group(4) and minute_text not in ("半", "一刻", "三刻") and len(minute_text) == 1:
-            found.update(_clock(int(hour), 0, period))
-    if not found and re.search(r"中午|正午|\bnoon\b", raw):  # noon with no hour said
-        found.add("12:00")
-    for match in _EN_CLOCK_RE.finditer(raw):
-        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
-        if hour > 24 or minute > 59:
-            continue
-        period = "下午" if suffix.startswith("p") else "上午" if suffix.startswith("a") else None
-        found.update(_clock(hour, minute, period))
-    for match in _EN_SPOKEN_CLOCK_RE.finditer(raw):
-        fraction, direction, hour_text, oclock, period_words = match.groups()
-        if not (fraction or oclock or period_words):
-            continue
-        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
-        minute = 0 if not fraction else 30 if fraction == "half" else 15
-        if direction == "to":
-            hour, minute = hour - 1, 60 - minute
-        if 0 <= hour <= 24:
-            found.update(_clock(hour % 24, minute, _EN_PERIODS.get(period_words or "")))
-    return found
-''',
-
-
-r'''
-def is_clock(value):
-    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
-    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
-''',
-
-
-r'''
-def same_half_day(value, old, raw):
-    """An hour said without morning or evening ("改成七点") keeps the half of the day of the time it
-    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write; 08:00 -> "nine" is 09:00.
-    Any other value comes back as it is."""
-    new, before = (_TIME_VALUE.match(v) if isinstance(v, str) else None for v in (value, old))
-    if not new or not before:
-        return value
-    hour, minute = int(new.group(1)), new.group(2)
-    other = hour + 12 if hour < 12 else hour - 12
-    if (hour >= 12) == (int(before.group(1)) >= 12) or not 0 <= other <= 23:
-        return value
-    candidate = f"{other:02d}:{minute}"
-    said = times_in(raw)
-    return candidate if candidate in said and f"{hour:02d}:{minute}" in said else value
-''',
-
-
-r'''
-def clock_value(text):
-    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
-    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
-    a slot that wants HH:MM."""
-    if not isinstance(text, str) or len(text) > 40:
-        return None
-    found = times_in(_raw(text))
-    return next(iter(found)) if len(found) == 1 else None
-''',
-
-
-r'''
-def split_clock(text):
-    """(the text without its clock phrase, the one clock time it names) — "周五晚上8点" -> ("周五",
-    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
-    if not isinstance(text, str) or len(text) > 60:
-        return text, None
-    raw = _raw(text)
-    match = next((m for m in _CLOCK_RE.finditer(raw) if m.group(1)), None) or re.search(r"中午|正午", raw)
-    if match is None:
-        return text, None
-    clock = clock_value(match.group())
-    rest = (raw[:match.start()] + raw[match.end():]).strip(" ，,、的")
-    return (rest, clock) if clock and rest else (text, None)
-''',
-
-
-r'''
-def _clock(hour, minute, period):
-    hours: set[int]
-    if period in _PM:
-        hours = {hour + 12 if hour < 12 else hour % 24}
-    elif period == "中午":
-        hours = {hour if hour >= 11 else hour + 12}
-    elif period in _AM:
-        hours = {0 if hour == 12 and period == "凌晨" else hour}
-    else:
-        hours = {hour % 24} | ({hour + 12} if hour < 12 else set())
-    return {f"{h:02d}:{minute:02d}" for h in hours if 0 <= h <= 23}
-''',
-
-
-r'''
-def durations_in(raw):
-    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
-    minutes = set()
-    for match in _DURATION_RE.finditer(raw):
-        if match.group(3):
-            amount, half, unit = match.group(1), match.group(2), match.group(3)
-            value = 0.5 if amount == "半" else _number(amount)
-            if value is None:
-                continue
-            total = value * 60 if unit in ("小时", "钟头") else value
-            minutes.add(int(total + (30 if half else 0)))
-        else:
-            amount, unit = match.group(4), match.group(5)
-            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
-            minutes.add(int(value * 60 if unit.startswith("hour") else value))
-    signs = set()
-    if any(w in raw for w in _EARLIER):
-        signs.add(-1)
-    if any(w in raw for w in _LATER):
-        signs.add(1)
-    return minutes, signs or {-1, 1}
-''',
-
-
-r'''
-def shifted_times(old, raw):
-    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
-    both directions when it names none)."""
-    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
-    if not match:
-        return set()
-    base = int(match.group(1)) * 60 + int(match.group(2))
-    minutes, signs = durations_in(raw)
-    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
-''',
-
-
-r'''
-def _add_months(day, months):
-    index = day.year * 12 + day.month - 1 + months
-    return f"{index // 12:04d}-{index % 12 + 1:02d}"
-''',
-
-
-r'''
-def _iso(day):
-    return day.isoformat()
-''',
-
-
-r'''
-def dates_in(raw, reference):
-    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
-    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
-    found = set()
-    for match in _ISO_DATE_RE.finditer(raw):
-        try:
-            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
-        except ValueError:
-            pass
-    for match in _ISO_MONTH_RE.finditer(raw):
-        if 1 <= int(match.group(2)) <= 12:
-            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
-    if reference is None:
-        return found
-    for word, days in _DAY_WORDS.items():
-        if word in raw:
-            found.add(_iso(reference + timedelta(days=days)))
-    monday = reference - timedelta(days=reference.weekday())
-    for match in _WEEKDAY_RE.finditer(raw):
-        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
-        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
-        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
-        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
-    for match in _EN_WEEKDAY_RE.finditer(raw):
-        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
-        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
-        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
-    for match in _MONTH_DAY_RE.finditer(raw):
-        month, day = _number(match.group(1)), _number(match.group(2))
-        for year in (reference.year, reference.year + 1):
-            try:
-                found.add(_iso(date(year, int(month or 0), int(day or 0))))
-            except ValueError:
-                pass
-    for match in _DAY_ONLY_RE.finditer(raw):
-        day = _number(match.group(1))
-        for months in (0, 1):
-            try:
-                first = date.fromisoformat(_add_months(reference, months) + "-01")
-                found.add(_iso(first.replace(day=int(day or 0))))
-            except ValueError:
-                pass
-    for word, months in _MONTH_WORDS.items():
-        if word in raw:
-            found.add(_add_months(reference, months))
-    for match in _MONTH_RE.finditer(raw):
-        month = _number(match.group(1))
-        if month is not None and 1 <= month <= 12:
-            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
-    return found
-''',
-
-
-r'''
-def date_spans(raw):
-    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
-    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
-    # Each pattern called by name: a code node compiles a module pattern on its first use only
-    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
-    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
-             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
-    spans = [(m.start(), m.end()) for m in found]
-    for word in _DAY_WORDS:
-        start = raw.find(word)
-        while start >= 0:
-            spans.append((start, start + len(word)))
-            start = raw.find(word, start + 1)
-    kept = []
-    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
-        if not any(start < e and s < end for s, e in kept):
-            kept.append((start, end))
-    return sorted(kept)
-''',
-
-
 # ---------------------------------------------------------------- values
-
-r'''
-def text_grounded(value, folded, raw=None):
-    """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
-    as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
-    contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
-    folded text is read as one word."""
-    target = "".join(segments(str(value)))  # folded, a decimal point kept inside its number
-    if not target or not folded:
-        return False
-    text = raw if raw is not None else folded
-    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
-        return words_match(str(value), text)
-    if exact_match(target, text, str(value)):
-        return True
-    if target in "".join(segments(text)):  # there, but only as part of other words ("八号" in "十八号")
-        return False
-    if near_match(target, text):
-        return True
-    normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    said = normal_form(text)
-    if exact_match("".join(segments(normal)), said, normal) or range_said(normal, said):
-        return True
-    pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
-    return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
-''',
-
-
-r'''
-def _windows(text):
-    folded = fold(text)
-    if len(folded) <= 2:
-        return {folded} if folded else set()
-    if folded.isascii():
-        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
-    return {folded[i:i + 2] for i in range(len(folded) - 1)}
-''',
-
-
-r'''
-def common_words(task, slot):
-    """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
-    message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
-    "quiet table")."""
-    words = set()
-    for text in (task.name.replace("_", " "), task.label,
-                 *(t for other in task.slots.values() if other.name != slot
-                   for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
-        if text:
-            words |= _windows(text)
-    return frozenset(words)
-''')
-
-
-# Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
-_QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
-_GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
-
-
-_defer(locals(), r'''
-def slot_words(spec):
-    """The words that name a slot: its label and name; for a slot without a label (the catalog gives
-    it none), also the content words of its description and its question ("电话" for a slot
-    ``contact`` whose question is "请问您的联系电话是？")."""
-    texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
-    words = set()
-    for index, text in enumerate(t for t in texts if t):
-        found = _windows(text)
-        if index > 0 and not spec.label:
-            found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
-        words |= found
-    return words
-''',
-
-
-r'''
-def slot_touched(spec, folded, common=frozenset()):
-    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
-    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
-    if not folded:
-        return False
-    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
-    if any(fold(name) and fold(name) in folded for name in names):
-        return True
-    if any(w in folded for w in slot_words(spec) - common):
-        return True
-    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
-    return any(fold(o) and fold(o) in folded for o in options)
-''')
-
-
-# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
-_QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
-
-
-_defer(locals(), r'''
-def slot_mentions(spec, raw, common=frozenset(),
-                  asked=False):
-    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
-    with ``asked``, the content words of the slot's question name it too."""
-    found = []
-    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
-        set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
-    for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
-            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
-            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
-    spans = []
-    for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
-''',
-
-
-r'''
-def bool_said(spec, raw, common=frozenset(), asked=False):
-    """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
-    ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
-    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
-    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
-    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
-    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
-             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
-    if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
-        return None  # not named, or "无所谓": neither yes nor no
-    return any(_answered(raw, start, end) for start, end in spans)
-''',
-
-
-r'''
-def _in_question(raw, start, end):
-    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
-    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    right = min(rights) if rights else len(raw)
-    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
-''',
-
-
-r'''
-def _topic_answer(raw, start, end):
-    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
-    bare answer; None otherwise."""
-    rest = raw[end:].lstrip()
-    alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
-    if alone and rest[:1] in "？?，,":
-        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
-    return None
-''',
-
-
-r'''
-def _answered(raw, start, end):
-    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
-    answer = _topic_answer(raw, start, end)
-    return answer if answer is not None else not negated_at(raw, start, end)
-''')
-
-
-_BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|是的|对|可以|yes|yeah|sure|please|yes please|ok|okay'.split('|'))
-_BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
-
-
-_defer(locals(), r'''
-def bare_answer(raw):
-    """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
-    text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
-    if text in _BARE_NO:
-        return False
-    if text in _BARE_YES:
-        return True
-    return None
-''',
 
 
 r'''
@@ -5159,336 +4846,38 @@ def _option_and_filler(option, value):
     for filler in _FILLER_ZH:
         rest = rest.replace(filler, "")
     return not rest
-''',
-
-
-r'''
-def _option_grounded(spec, value, folded, raw=None):
-    """An option value whose text or one of whose aliases the text holds, as a whole word or number
-    ("三百兆" does not hold the option 百兆)."""
-    if value not in spec.enum and value not in spec.aliases.values():
-        return False  # not an option: a number or a text is grounded by its own rules
-    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
-    text = raw if raw is not None else folded
-    # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
-    targets = [("".join(segments(w)), w) for w in words]
-    return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
-''',
-
-
-r'''
-def _one_value_grounded(spec, value, old, folded, raw, ev,
-                        asked, current, common):
-    if spec.type == "boolean":
-        said = bool_said(spec, raw, common, asked and current)
-        if said is None and asked and current:
-            said = bare_answer(raw)
-        return said is not None and said == bool(value)
-    if _option_grounded(spec, value, folded, raw):
-        return True
-    if spec.type in ("integer", "number"):
-        if not isinstance(value, (int, float)):
-            return False
-        numbers = numbers_in(raw, counts=True, people=counts_people(spec))
-        if float(value) in numbers:
-            return True
-        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
-            and any(abs(float(value) - float(old)) == n for n in numbers if n)
-    if not isinstance(value, str):
-        return False
-    if _TIME_VALUE.match(value):
-        clock = f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}"
-        if clock in times_in(raw) or (current and clock in shifted_times(old, raw)):
-            return True
-    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
-        return True
-    return text_grounded(value, folded, raw)
-''',
-
-
-r'''
-def counts_people(spec):
-    """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
-    words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
-    return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
-''',
-
-
-r'''
-def value_grounded(spec, value, ev, *, old=None, asked=False,
-                   recent=True, common=frozenset()):
-    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
-    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
-    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
-    ``common``: words that do not name the slot (:func:`common_words`)."""
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
-                   for index, (folded, raw) in enumerate(ev.texts(recent))):
-            return False
-    return True
-''',
-
-
-r'''
-def confirm_grounded(ev):
-    """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
-    says yes, none that asks or says no."""
-    return says_yes(ev.raw)
-''',
-
-
-r'''
-def asks_something(ev):
-    """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
-    return asks(ev.raw)
-''',
-
-
-r'''
-def cancel_grounded(ev, spec):
-    """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
-    references to the task, never a preference that starts with one ("不要辣的")."""
-    return says_cancel(ev.raw, () if spec is None else task_words(spec))
-''',
-
-
-r'''
-def task_words(spec):
-    """The words that name a task: its label, name (also with spaces) and display name, and the leading
-    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
-    宽带办理: "路由器不要了" drops the rental)."""
-    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
-    label = spec.label or ""
-    if label and not label.isascii():
-        words += [label[:end] for end in range(2, len(label))]
-    return tuple(words)
-''',
-
-
-r'''
-def reset_grounded(ev):
-    """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
-    return says_reset(ev.raw)
-''',
-
-
-r'''
-def revert_said(ev):
-    """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
-    return says_revert(ev.raw)
-''',
-
-
-r'''
-def task_mentioned(spec, catalog, folded):
-    """Whether a text names the task: its label or name, two characters of its label that no other
-    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
-    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
-    "宽带连不上")."""
-    if not folded:
-        return False
-    for name in (spec.name.replace("_", " "), spec.label):
-        if name and fold(name) in folded:
-            return True
-    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
-    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
-    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
-        return True
-    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
-        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
-        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
-            return True
-    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
 ''')
 
 
-# Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
-_FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
-_FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
-
-
-_defer(locals(), r'''
-def asks_about_task(spec, folded):
-    """Whether a text shares a content word with the task's own words (label, name, description,
-    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
-    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
-    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
-    return any(w in folded for w in words
-               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
-''',
-
-
-r'''
-def _grounding_task_words(spec):
-    """Two-character words (English: words) of a task's description and examples, digits left out."""
-    words = set()
-    for text in (spec.description, *spec.examples):
-        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
-    return words
-''')
-
-
-# ---- dskit/offers.py ----
-# Offered values: what the assistant put in front of the user, which a "就这家" may take.
-
-# How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
-_ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
-# What makes a reply a list of several: 、, a comma and a space ("A, B, C"), "or", a numbered list. A Chinese
-# comma alone (NFKC makes it ",") joins the clauses of one recommendation.
-_LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
-
-
-_defer(locals(), r'''
-def _found(value, text):
-    target = str(value)
-    folded = "".join(segments(target))
-    return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
-''',
-
-
-r'''
-def _listed(text):
-    return [item for item in _ITEMS.split(text) if item and item.strip()]
-''',
-
-
-r'''
-def _one_thing(text):
-    """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
-    "有A、B、C" and "A, B, 或 C" do not)."""
-    return not _LIST_MARKS.search(text)
-''')
-
-
-# What a figure is made of besides its digits: units, bounds and the marks of a range.
-_FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
-
-
-_defer(locals(), r'''
-def _a_figure(value):
-    """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
-    (the place's price), not the thing a detail question or a reference back takes. A name with a digit
-    in it ("798艺术区", "速8酒店") is a thing."""
-    text = str(value)
-    return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
-''',
-
-
-r'''
-def _takes_outright(raw):
-    """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
-    the message takes the offered thing, not only asks about it."""
-    return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
-''',
-
-
-r'''
-def _asks_for_a_pick(raw):
-    """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
-    no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
-    return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
-                                           for c in clauses(raw))
-''',
-
-
-r'''
-def offer_accepted(task, slot, value, raw, offers, offered_text,
-                   asked):
-    """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
-    ``raw`` accepts it (see the module's rules)."""
-    if not raw:
-        return False
-    accepts = says_accept(raw)  # a reference back or a yes, refusing nothing
-    detail = asks_detail(raw)  # or a detail asked of the one thing recommended
-    if not accepts and not detail:
-        return False
-    index = offered_index(raw) if accepts else None
-    if index is None and _asks_for_a_pick(raw):
-        return False
-    for o_task, o_slot, values in offers:
-        if o_slot == slot and o_task in ("", task) and value in values:
-            if accepts:
-                return index is None or (index < len(values) and values[index] == value)
-            return len(values) == 1 and not _a_figure(value)
-    if offered_text and _found(value, offered_text):
-        # a question about the thing takes the thing, never one of its figures ("这家餐馆的周边有哪些景点啊？" after
-        # "推荐您去人均消费68元的讲礼驴肉馆" is not a budget of 68元); a figure is taken for the slot asked last
-        # turn, or when the message also takes the thing outright ("好呀，就去这个地方了，…")
-        if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
-            if index is None:
-                return True
-            items = _listed(offered_text)
-            return index < len(items) and _found(value, items[index])
-        return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
-    return False
-''')
-
-
-# ---- dskit/slot_writes.py ----
-# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
-
-UNSET = object()  # a slot's value before the turn, when it had none
-
-
-# ---- dskit/turn.py ----
-# One turn in progress: what the commands of a message see and what they leave for the decision.
-
-_defer(locals(), r'''
-def short_text(command):
-    """A command as a short string for the timeline and the decision. Never raises."""
-    try:
-        text = json.dumps(command, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            text = repr(command)
-        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
-            text = f"<{type(command).__name__}>"
-    return scrub_surrogates(text[:160])
-''')
-
-
-# ---- dskit/admission.py ----
-# Admission: how the user's words decide which of the model's commands the turn applies.
-
-# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
-RECENT_EXECUTION_TURNS = 3
-
+# ---- dskit/slot_shapes.py ----
+# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
 
 # ---------------------------------------------------------------- slot shapes
 
-_defer(locals(), r'''
 def pattern_takes(pattern, text):
     try:
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
-''',
 
 
-r'''
 def time_slots(task):
     """The task's time slots: string slots whose pattern takes HH:MM."""
     return [n for n, s in task.slots.items()
             if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
-''',
 
 
-r'''
 def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern) \
-            or pattern_takes(spec.pattern, raw):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
         return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
     clock = clock_value(raw)
     return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
-''',
 
 
-r'''
 def owner_elsewhere(task, slot, value):
     """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
     date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
@@ -5498,469 +4887,45 @@ def owner_elsewhere(task, slot, value):
     if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
-''',
 
 
-# ---------------------------------------------------------------- values
+# ---- dskit/admission.py ----
+# Admission: the named rules, in order, that judge every effect a command proposes.
 
-r'''
-def keep_half_day(turn, task, name, value):
-    """An hour said without morning or evening keeps the half of the day of the value it replaces."""
+# ---------------------------------------------------------------- readings of a command's values
+
+def value_readings(turn, task, slots):
+    """A command's values for one task as the message reads them, with a note for each reading: a clock
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot, and
+    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
+    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
+    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
     if turn.evidence is None:
-        return value
-    return same_half_day(value, task["slots"].get(name), turn.evidence.raw)
-''')
-
-
-# A question word is never a value: what the user asks about is not what they want.
-_INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|多少钱|多少|多大|什么|啥|哪些|哪个|哪家|哪里|哪儿|几点|几个|几位|几号|几|"
-                            r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
-
-
-# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
-_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
-_DESCRIBING = ("的", *_PLACE_WORDS)
-
-
-_defer(locals(), r'''
-def describes_its_kind(task, spec, value):
-    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
-    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
-    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
-    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
-    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
-    if spec.type != "string" or spec.enum or spec.pattern:
-        return False
-    text = value.strip()
-    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
-    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
-    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
-''',
-
-
-r'''
-def is_name_slot(task, name):
-    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
-    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
-    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
-    spec = task.slots.get(name)
-    if spec is None:
-        return False
-    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
-    for word in (name.lower(), spec.label.lower()):
-        for end in ("名称", "name"):
-            if word.endswith(end):
-                head = word[:-len(end)].rstrip(" _-")
-                if not head or any(head in kind for kind in kinds):
-                    return True
-    return False
-''',
-
-
-r'''
-def _held_as_name(turn, entries, value):
-    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    for kind, slots in entries:
-        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
-        if spec is not None and isinstance(slots, dict) and any(
-                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
-                for slot, held in slots.items()):
-            return spec
-    return None
-''',
-
-
-r'''
-def names_another_slot(task, name, value):
-    """Whether a value written as the task's name mentions another of its slots by label: the user's
-    whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
-    游玩时间 are slots of their own). Name slots only (:func:`is_name_slot`), labels of two characters or
-    more that are not plain English (a word like "date" is in names: "Date Night Bistro")."""
-    if not is_name_slot(task, name):
-        return False
-    return any(other != name and len(label) >= 2 and not label.isascii() and label in value
-               for other, slot in task.slots.items() for label in {other, slot.label} if label)
-''',
-
-
-r'''
-def named_by_another_task(turn, task, name, value):
-    """The label of another kind of task that holds ``value`` as its own name, "" when none.
-
-    One place is one kind of thing: the restaurant the user chose is not also the sight, and the hotel
-    they ask the sights around is not the sight's name (the 1.5B model wrote "北京丽亭酒店", the hotel
-    taken two turns before, as the name of the sight the user looks for near it). Name slots only
-    (:func:`is_name_slot`) of tasks of another kind, open or done: two bookings may share a restaurant,
-    and a taxi may leave from the hotel.
-    """
-    if not is_name_slot(turn.spec(task), name):
-        return ""
-    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
-    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
-                if isinstance(d, dict) and d.get("task") != task["name"]]
-    other = _held_as_name(turn, entries, value)
-    return other.display if other is not None else ""
-''',
-
-
-r'''
-def admit_value(turn, task, name, value):
-    """The part of a coerced value (None: a deletion) that the user's message supports, and why the
-    rest is not: (value, or UNSET when nothing is admitted; reason)."""
-    ev = turn.evidence
-    old = task["slots"].get(name)
-    if ev is None or value == old:
-        return value, ""
-    task_spec = turn.spec(task)
-    spec = task_spec.slots[name]
-    common = common_words(task_spec, name)
-    if value is None:  # a deletion: the message must name the slot or the value it removes
-        if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
-            return value, ""
-        return UNSET, f"{name}: the message does not mention this slot; its value stays"
-    if isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()):  # "能玩多长时间？" gives no time
-        return UNSET, f"{name}: {short_text(value)} is what the user asks, not a value"
-    if isinstance(value, str) and describes_its_kind(task_spec, spec, value):  # "颐和园周边的酒店" for a hotel's name
-        return UNSET, f"{name}: {short_text(value)} describes one, it does not name it"
-    if isinstance(value, str) and names_another_slot(task_spec, name, value):  # "评分4.5分以上…的景点" as its name
-        return UNSET, f"{name}: {short_text(value)} states what is wanted, it does not name it"
-    owner = owner_elsewhere(task_spec, name, value)
-    if owner:  # "城东" written into the date: it is the area's (an alias of 东区)
-        return UNSET, f"{name}: {short_text(value)} is a value of {owner}"
-    other = named_by_another_task(turn, task, name, value)
-    if other:  # the hotel the user asks the sights around, written as the sight's name
-        return UNSET, f"{name}: {short_text(value)} is the {other}'s name"
-    asked = turn.asked == f"{task['id']}.{name}"
-    # A change of a value, or a slot that held one before, must be touched by this message; a slot
-    # filled for the first time may take a value the user gave in a recent turn — for a task open
-    # before this message or named in it, never for one a model opened on its own.
-    first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
-        or task["name"] in turn.late_starts)
-    items = value if isinstance(value, list) else [value]
-    kept = [item for item in items
-            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
-            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)) and not _held_elsewhere(turn, task, name, item)
-                and not _given_to_another(turn, task_spec, spec, item, old, common))
-            or offered_value(turn, task["name"], name, item, asked)]
-    if not kept:
-        instead = said_instead(task_spec, name, value, ev, old)
-        if instead is not None:
-            turn.note(f"repair {task['id']}.{name}={short_text(instead)}", progress=False)
-            return instead, ""
-        return UNSET, f"{name}: {short_text(value)} is not in what the user said"
-    rest = [item for item in items if item not in kept]
-    if not spec.enum and not spec.pattern:
-        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
-    if isinstance(value, list):
-        return kept, f"{name}: {short_text(rest)} is not in what the user said" if rest else ""
-    return kept[0], ""
-''')
-
-
-# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
-# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
-_ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
-_DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
-
-
-_defer(locals(), r'''
-def date_slots(task):
-    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
-    label, question or description says date ("出发日期", "date", "哪天")."""
-    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
-        pattern_takes(s.pattern, "2026-12-02") if s.pattern
-        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
-''',
-
-
-r'''
-def said_instead(task, name, value, ev, old):
-    """The date or clock time the user said, for a slot the model gave a date or time the user did not
-    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
-    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
-    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
-    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
-    if not isinstance(value, str) or len(value) > 16:
-        return None
-    if is_clock(value):
-        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
-        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
-    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
-''',
-
-
-r'''
-def date_said(task, name, ev):
-    """The one date the message states, not negated, for the task's only date slot ``name``: as written
-    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
-    raw = ev.raw
-    spans = date_spans(raw)
-    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
-        return None
-    start, end = spans[0]
-    if task.slots[name].pattern:
-        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
-        return next(iter(days)) if len(days) == 1 else None
-    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
-''')
-
-
-# A number as people bound it in words: "不超过200元", "4.5分以上", "3天左右". The model keeps the number and
-# often drops the rest ("4.5", "4.5以上", ">=4.5" for "评分4.5分以上"), which changes what the user asked for.
-_BOUND_BEFORE = r"(?:不超过|不高于|不低于|不少于|不多于|至少|至多|最多|最少|低于|高于|超过|大于|小于)"
-_UNIT = r"(?:分钟|小时|公里|平米|分|元|块|人|位|个|天|晚|岁|星|折|米|间|层)"
-_BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内|之内|左右|起)"
-_NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
-
-
-_defer(locals(), r'''
-def _number_spelling(value, said):
-    """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
-    words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
-    one way (以上, 以内, 不超过 — dropping those changes what was asked; a unit or 左右 does not, and the
-    model's "3天" for "3天左右" stays), with no other unit or bound than the value's own. Anything else is
-    left as the model wrote it."""
-    value_phrases = [m for m in _NUMBER_PHRASE.finditer(value) if m.group(2)]
-    if len(value_phrases) != 1:
-        return value
-    own = value_phrases[0]
-    if value.replace(own.group(0), "", 1).strip(" >=<≥≤~+～"):
-        return value  # other words beside the number: not only a number
-    phrases = {m.group(0).strip() for m in _NUMBER_PHRASE.finditer(said)
-               if m.group(2) == own.group(2) and (m.group(1) or m.group(4) not in (None, "左右"))}
-    if len(phrases) != 1:
-        return value
-    phrase = next(iter(phrases))
-    theirs = _NUMBER_PHRASE.fullmatch(phrase)
-    for group in (1, 3, 4):  # the model's own unit or bound must be the user's ("或以上" is "以上")
-        if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
-            return value
-    return phrase
-''',
-
-
-r'''
-def _same_bound(word):
-    return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
-''',
-
-
-r'''
-def users_spelling(value, raw):
-    """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
-    with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
-    those); a number with the unit and bound the user said it with ("4.5以上" -> "4.5分以上",
-    :func:`_number_spelling`). A value the model capitalised is left as it is."""
-    if isinstance(value, str) and any(ch.isdigit() for ch in value):
-        spelled = _number_spelling(value, unicodedata.normalize("NFKC", raw))
-        if spelled != value:
-            return spelled
-    if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
-        return value
-    lowered = raw.lower()
-    if len(lowered) != len(raw):  # a character whose lower case is longer: positions would not line up
-        return value
-    start = lowered.find(value)
-    while start >= 0:
-        end = start + len(value)
-        if (start == 0 or not lowered[start - 1].isalnum()) and (end == len(raw) or not lowered[end].isalnum()):
-            return raw[start:end]
-        start = lowered.find(value, start + 1)
-    return value
-''')
-
-
-# What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
-_STATES = _LazyPattern('_STATES', r"\s*[就也还]?\s*(?:是(?!否|不是)|为|叫|：|:)\s*")
-# Where a clause ends, and what trails a value without being part of it ("…拨号音了吧").
-_CLAUSE_END = _LazyPattern('_CLAUSE_END', r"[，,。．.！!？?；;、\s]")
-_TRAILING = "吧啊呀呢哦啦嘛了的哈"
-# The words a user puts before a value that are not part of it ("地址是在…", "故障是我家…": the model
-# that leaves them out is right).
-_NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大约|应该|可能|好像|一个|那个|这个|这边|那边'.split('|'))
-_KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
-
-
-_defer(locals(), r'''
-def stated_whole(task, spec, value, raw):
-    """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
-    "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
-    act on). Stated means after the slot's Chinese label or a two-character-or-longer start or end of it
-    ("故障" for 故障现象, "地址" for 报修地址; not a piece another slot's label has too: "酒店" names no one
-    slot of 酒店名称, 酒店设施) and 是/为/叫/a colon (not 是否), to the end of the clause, trailing
-    particles dropped. The part the model left out is two to eight letters, no digits or punctuation, and
-    does not begin with a word that is not the value ("在", "我家", "大概"), and the whole stays within the
-    slot's length; anything else, and values that are not plain text (options, patterns, numbers), stay as
-    the model wrote them."""
-    label = spec.label.strip()
-    if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
-            and not label.isascii() and not spec.enum and not spec.pattern and raw):
-        return value
-    core = value.strip()
-    others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
-    words = {word for n in range(2, len(label)) for word in (label[:n], label[-n:])
-             if not any(word in other for other in others)} | {label}
-    for word in sorted(words, key=len, reverse=True):
-        start = raw.find(word)
-        while start >= 0:
-            joint = _STATES.match(raw, start + len(word))
-            if joint is not None:
-                rest = raw[joint.end():]
-                end = _CLAUSE_END.search(rest)
-                said = (rest[:end.start()] if end else rest).rstrip(_TRAILING)
-                left = said[:-len(core)] if said.endswith(core) else ""
-                if (_KEPT_PART[0] <= len(left) <= _KEPT_PART[1] and left.isalpha()
-                        and not left.startswith(_NOT_THE_VALUE) and len(said) <= spec.max_length):
-                    return said
-            start = raw.find(word, start + 1)
-    return value
-''',
-
-
-r'''
-def evidence_for(turn, task):
-    """The turn's evidence without the recent messages that asked for another kind of task and not
-    ``task`` (:func:`_given_to_another`); this message always counts."""
-    ev = turn.evidence
-    others = [other for other in turn.catalog.tasks.values() if other.name != task.name]
-    keep = [index for index, folded in enumerate(ev.recent)
-            if task_mentioned(task, turn.catalog, folded)
-            or not any(task_mentioned(other, turn.catalog, folded) for other in others)]
-    if len(keep) == len(ev.recent):
-        return ev
-    return ev.keeping_recent(keep)
-''',
-
-
-r'''
-def _given_to_another(turn, task_spec, spec, value, old,
-                      common):
-    """Whether a value of the user's recent messages (not this one) was said only in messages that asked
-    for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
-    to the weather, not to the trip planned a message later: where it starts is asked). A message that
-    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes
-    what it points at from any request, and a place some task, open or done, is named by may still be
-    what this one is near (the sight the user chose is 周边景点 of the hotel they ask for next)."""
-    if points_back(turn.evidence.raw):
-        return False
-    narrowed = evidence_for(turn, task_spec)
-    if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):
-        return False
-    named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
-    named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
-    return _held_as_name(turn, named, value) is None
-''',
-
-
-r'''
-def _held_elsewhere(turn, task, name, value):
-    """Whether a value of the user's recent messages was given for another task: one of the same kind —
-    open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
-    again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
-    ("评分4.5分以上" asked of a restaurant is that restaurant's rating, not the hotel's asked for two
-    messages later). Another kind of task may share it in another slot (a hotel's name is also where the
-    taxi goes), and a place some task is named by may be what several are near (the sight chosen is
-    周边景点 of the hotel and of the restaurant). A value a task that ran holds may be what the next one
-    refers to ("广州那天天气怎么样": the day of the route that ran)."""
-    if _holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
-              + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
-        return True
-    others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
-    if not any((t.get("slots") or {}).get(name) == value for t in others):
-        return False
-    return _held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
-''',
-
-
-r'''
-def _holds(value, tasks, skip=None):
-    """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
-    ``skip`` = (task name, slot)."""
-    for entry in tasks:
-        slots = entry.get("slots")
-        name = entry.get("name") or entry.get("task")
-        if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
-            return True
-    return False
-''',
-
-
-r'''
-def offered_value(turn, task_name, slot, value, asked):
-    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
-    A value of the reply's text that another slot already holds was shown back, not offered (a
-    confirmation question repeats the booking's "Somewhere downtown"): it never moves to this slot."""
-    ev = turn.evidence
-    if ev is None:
-        return False
-    if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
-        return True
-    shown_back = _holds(value, turn.stack.tasks, skip=(task_name, slot))
-    spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
-    asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
-    # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
-    return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
-                                                                 asked)
-''',
-
-
-r'''
-def hold_or_refuse(turn, task, name, value, command, reason):
-    """An unsupported value under the policy: refused ("drop"), or held for the user to check ("ask":
-    the next question shows it, and only a yes stores it)."""
-    if turn.catalog.policy.ungrounded == "ask":
-        task.setdefault("unconfirmed", {})[name] = value
-        turn.drop(command, f"held for the user to check: {reason}")
-        turn.note(f"hold {task['id']}.{name}", progress=False)
-    else:
-        turn.refuse(command, reason)
-''',
-
-
-r'''
-def split_clock_slots(turn, task, slots):
-    """A clock time folded into another value ("周五晚上8点" given as the date) goes to the task's one
-    time slot when the command does not fill that slot itself: one thing the user said, one slot."""
+        return slots, []
+    notes = []
     spec = turn.spec(task)
     clocks = time_slots(spec)
-    if turn.evidence is None or len(clocks) != 1 or clocks[0] in slots:
-        return slots
-    for name, raw in slots.items():
-        slot = spec.slots.get(name)
-        if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
-            continue
-        rest, clock = split_clock(raw)
-        if clock is not None:
-            turn.note(f"split {task['id']}.{name}", progress=False)
-            return {**slots, name: rest, clocks[0]: clock}
-    return slots
-''',
-
-
-r'''
-def refile_misfiled(turn, task, slots):
-    """A value the model wrote into the wrong slot goes to the slot it belongs to, when the command does
-    not fill that slot itself: "城东" written as the date is the area's (an alias of 东区), a bare "20:00"
-    written as the date is the time's. It is then admitted there like any value. Grounding only."""
-    if turn.evidence is None:
-        return slots
-    spec = turn.spec(task)
+    if len(clocks) == 1 and clocks[0] not in slots:
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if clock is not None:
+                notes.append(Noted(f"split {task['id']}.{name}"))
+                slots = {**slots, name: rest, clocks[0]: clock}
+                break
     moved = dict(slots)
     for name, raw in slots.items():
         owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
         if owner and owner not in moved:
             moved[owner] = raw
             del moved[name]
-            turn.note(f"refile {task['id']}.{name}->{owner}", progress=False)
-    return moved
-''',
+            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
+    return moved, notes
 
 
-r'''
+_defer(locals(), r'''
 def shared_words(turn, task, slots):
     """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
     fault): one thing the user said fills one slot, so which one is unknown and none is filled,
@@ -5972,174 +4937,12 @@ def shared_words(turn, task, slots):
         if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
             by_text.setdefault(raw.strip(), []).append(name)
     shared = {n for names in by_text.values() if len(names) > 1 for n in names}
-    return {n for n in shared if turn.asked != f"{task['id']}.{n}"}
-''',
-
-
-# ---------------------------------------------------------------- starts, take-backs, yes, no
-
-r'''
-def _recent_run(turn, spec):
-    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
-    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
-           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
-    return ran[-1] if ran else None
-''',
-
-
-r'''
-def _said_values(turn, spec, slots, before,
-                 earlier=None):
-    """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
-    (the user's last message as evidence), a value said there counts as said too."""
-    given = grounded = 0
-    for name, raw in slots.items():
-        slot = spec.slots.get(name)
-        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok or before.get(name) == value:
-            continue
-        given += 1
-        asked = turn.asked.endswith(f".{name}")
-        common = common_words(spec, name)
-        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
-                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
-                or offered_value(turn, spec.name, name, value, asked)
-                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
-                and not owner_elsewhere(spec, name, value):
-            grounded += 1
-    return given, grounded
-''',
-
-
-r'''
-def answer_slots(turn, spec, command):
-    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
-    same message that go to the new task (named, or for a slot no task open before the message has).
-    A start split into start_task + set_slots is checked as one."""
-    slots = dict(command.get("slots") or {})
-    earlier = [t for t in turn.stack.tasks if t["id"] in turn.existing_ids]
-    for other in turn.commands:
-        if other.get("type") != "set_slots" or other.get("task") not in (None, spec.name):
-            continue
-        for name, value in (other.get("slots") or {}).items():
-            if name in spec.slots and name not in slots and (other.get("task") == spec.name or not any(
-                    name in turn.spec(t).slots for t in earlier)):
-                slots[name] = value
-    return slots
-''',
-
-
-r'''
-def _said_last_message(turn, spec, slots):
-    """(values given, values said in this message or the last one) for a start the user asked for in
-    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
-    model started the rental one message late. None unless that message names the task, states it (no
-    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
-    message does not say no either. The user said it once; a late model does not make them say it again."""
-    ev = turn.evidence
-    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
-        return None
-    last, now = ev.raw_recent[0], ev.raw
-    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
-        return None
-    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
-    if any(spec.name in str(a) for e in entries for a in e.get("applied") or ()):
-        return None
-    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
-    return _said_values(turn, spec, slots, {}, earlier)
-''',
-
-
-r'''
-def admit_start(turn, spec, command):
-    """Whether the message asks for this start. A task that is open or just ran is started again only
-    when the message names it or gives it a new value; a new task the message does not name is refused
-    when none or most of its values (in the whole answer) were not said, or when it carries none and either
-    would run at once (a read-only enquiry on "你好") or the message is small talk."""
-    ev = turn.evidence
-    if ev is None:
-        return True, ""
-    if says_cancel_clause(ev.raw, task_words(spec)) and not _said_values(turn, spec, answer_slots(turn, spec, command),
-                                                                        {})[1]:
-        return False, f"start of {spec.name}: the message drops it and gives it no value"
-    if task_mentioned(spec, turn.catalog, ev.message):
-        return True, ""
-    open_task = turn.stack.named(spec.name)
-    ran = _recent_run(turn, spec)
-    before = open_task["slots"] if open_task else (ran.get("slots") or {}) if ran else {}
-    slots = answer_slots(turn, spec, command)
-    given, grounded = _said_values(turn, spec, slots, before)
-    if open_task is not None or ran:
-        why = "it is already open" if open_task is not None else "it has just run"
-        return grounded > 0, f"start of {spec.name}: {why} and the message does not ask for it again"
-    if slots and (not grounded or grounded * 2 < given):
-        late = _said_last_message(turn, spec, slots)
-        if late is not None and late[1] and late[1] * 2 >= late[0]:
-            turn.note(f"start {spec.name}: asked for in the user's last message", progress=False)
-            turn.late_starts.add(spec.name)
-            return True, ""
-    if slots and not grounded:  # values for slots it does not even have count too
-        return False, f"start of {spec.name}: none of its values is in the message, nor the task's name"
-    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
-        return False, f"start of {spec.name}: most of its values are not in the message, nor the task's name"
-    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
-    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
-        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
-    if not slots and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
-        why = "it would run at once" if runs_at_once else "the message is small talk"
-        return False, f"start of {spec.name}: {why}, and the message neither names it nor gives a value"
-    return True, ""
-''',
-
-
-r'''
-def admit_rollback(turn, task, slot, previous):
-    """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
-    back to, or names the slot — but never while it states the slot's *current* value and not the
-    previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
-    value given last turn or this one: "人数还是按原来的吧" after a change that was never applied must not
-    empty a value the user gave long ago."""
-    ev = turn.evidence
-    if ev is None:
-        return True
-    task_spec = turn.spec(task)
-    spec = task_spec.slots[slot]
-    if previous is None and not turn.writes.changed_lately(task, slot):
-        return False
-    common = common_words(task_spec, slot)
-    current = task["slots"].get(slot)
-    said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
-    said_current = current is not None and current != previous and spec.type != "boolean" \
-        and value_grounded(spec, current, ev, recent=False, common=common)
-    if said_current and not said_previous:
-        return False
-    return slot_touched(spec, ev.message) or revert_said(ev) or said_previous
-''',
-
-
-r'''
-def admit_confirm(turn):
-    """A yes: the message says so."""
-    return turn.evidence is None or confirm_grounded(turn.evidence)
-''',
-
-
-r'''
-def admit_cancel(turn, task):
-    """A cancellation: the message drops something."""
-    return turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(task))
-''',
-
-
-r'''
-def admit_reset(turn):
-    """A reset: the message asks to start over."""
-    return turn.evidence is None or reset_grounded(turn.evidence)
+    return {n for n in shared if turn.before.asked != f"{task['id']}.{n}"}
 ''')
 
 
 # ---- dskit/commands.py ----
-# The commands of the understanding contract, one class each, and the registry that names them.
+# The commands of the understanding contract: one typed value per command, and the registry.
 
 MAX_TEXT = 2000
 
@@ -6152,36 +4955,48 @@ def command_text(value):
 
 
 class Command:
-    """One kind of command. Subclasses set the class attributes and override what differs."""
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
 
     kind = ""
-    aliases: tuple[str, ...] = ()
+    aliases: tuple = ()
     order = 9
-    meaning: dict[str, str] | None = None  # None: described with another command in the prompt
+    meaning: dict | None = None  # None: described with another command in the prompt
     title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        """The command in its normal form, or (None, why it is dropped). ``task`` is the resolved task."""
-        return {"type": self.kind}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
 
-    r'''
-    def apply(self, turn, command):
-        """Check the command's evidence and apply its effect to the turn."""
-    ''',
+    def propose(self, turn):
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
 
-    r'''
-    def apply_all(self, turn, commands):
-        """Apply this kind's commands of one message (they come together in the fixed order)."""
-        for command in commands:
-            self.apply(turn, command)
-    ''')
+    def wire(self):
+        """The command as the model would write it (for logs and refusals)."""
+        return {"type": self.kind}
+
+    def __str__(self):
+        return short_text(self.wire())
+
+
+def next_task_id(turn):
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+
+
+def _pairs(slots):
+    return tuple(slots.items())
 
 
 # ---------------------------------------------------------------- tasks
 
 class StartTask(Command):
+    task: str
+    slots: dict
+    source: str = "model"
     kind = "start_task"
     aliases = ("start", "start_flow", "new_task")
     order = 2
@@ -6189,93 +5004,180 @@ class StartTask(Command):
                "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
                      "gave, with their values)"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slots = raw.get("slots")
         if task is None:
-            return None, "start_task needs a task"
+            return "start_task needs a task"
         if slots is not None and not isinstance(slots, dict):
-            return None, "slots must be an object"
-        return {"type": self.kind, "task": task, "slots": dict(slots or {})}, ""
-    ''',
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
 
-    r'''
-    def apply_all(self, turn, commands):
-        """Several starts keep the first-mentioned on top; tasks started together find their parents."""
-        for command in reversed(commands):
-            self.apply(turn, command)
-        _link_parents(turn)
-    ''',
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
 
-    r'''
-    def apply(self, turn, command):
-        spec = turn.catalog.tasks[command["task"]]
-        grounded, reason = admit_start(turn, spec, command)
-        if not grounded:
-            turn.refuse(command, reason)
-            return
+    def propose(self, turn):
+        spec = turn.catalog.tasks[self.task]
         task = turn.stack.named(spec.name)
         if task is None:
-            task = turn.stack.new_task(spec.name, spec.display, parent=_open_parent_named(turn, spec.depends_on))
-            turn.note(f"start {task['id']}:{spec.name}")
-            _adopt_orphans(turn, task)
-        else:
-            turn.note(f"focus {task['id']}:{spec.name}")
-        turn.stack.push(task)
-        if command.get("slots"):
-            apply_slots(turn, task, command["slots"])
-    ''')
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots=__dskit_missing, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def answer_slots(turn, spec, own):
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+
+
+def _orphans(turn, parent):
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
 
 
 class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "cancel_task"
     aliases = ("cancel", "cancel_flow")
     order = 1
     meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "task": task}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        task = next((t for t in reversed(turn.stack.tasks) if not name or t["name"] == name), None)
+    def wire(self):
+        return {"type": self.kind, "task": self.task}
+
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
         if task is None:
-            turn.drop(command, f"no open task {name}" if name else "no open task to cancel")
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
             return
-        if not admit_cancel(turn, task):
-            turn.refuse(command, "the message does not drop a task")
-            return
-        turn.stack.remove(task, "cancelled")
-        turn.note(f"cancel {task['id']}:{task['name']}")
-    ''')
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Reset(Command):
+    source: str = "model"
     kind = "reset"
     aliases = ("restart", "clear")
     order = 0
     meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
-        if not admit_reset(turn):
-            turn.refuse(command, "the message does not ask to start over")
-            return
-        turn.stack.clear("reset")
-        turn.state["counters"] = new_counters()
-        turn.state["handoff"] = None
-        turn.held.clear()
-        turn.notice("reset")
-        turn.note("reset")
-    ''')
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- slots
 
 class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
     kind = "set_slots"
     aliases = ("set_slot", "fill_slots", "update_slots", "inform")
     order = 3
@@ -6283,70 +5185,124 @@ class SetSlots(Command):
                "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
                      "gets null"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slots = raw.get("slots")
         if not isinstance(slots, dict):
             # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
             if isinstance(raw.get("slot"), str) and "value" in raw:
                 slots = {raw["slot"]: raw["value"]}
             else:
-                return None, "set_slots needs a slots object"
+                return "set_slots needs a slots object"
         if not slots:
-            return None, "set_slots has no slots"
-        return {"type": self.kind, "task": task, "slots": dict(slots)}, ""
-    ''',
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        if name and turn.target(name, "") is None:  # slots for a task not open: a start, checked as one
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": dict(command["slots"])})
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
+
+    def propose(self, turn):
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
             return
         groups = {}
-        for slot, value in command["slots"].items():
-            task = turn.target(name, slot)
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
             if task is None:
-                turn.drop({"slot": slot, "value": value}, f"no open task has slot {slot!r}")
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
                 continue
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
-            apply_slots(turn, task, slots)
-    ''')
+            yield from slot_effects(turn, task, slots, self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', slots)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
     kind = "rollback_slot"
     aliases = ("rollback", "undo", "undo_slot")
     order = 3
     meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
                "en": "the user takes back the last change of a slot. Fields: task, slot"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
+    @classmethod
+    def read(cls, raw, task, catalog):
         slot = raw.get("slot")
         if not isinstance(slot, str) or not slot.strip():
-            return None, "rollback_slot needs a slot"
-        return {"type": self.kind, "task": task, "slot": slot.strip()}, ""
-    ''',
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
 
-    r'''
-    def apply(self, turn, command):
-        slot = command["slot"]
-        task = turn.target(command.get("task"), slot)
-        if task is None or slot not in turn.spec(task).slots:
-            turn.drop(command, f"no open task has slot {slot!r}")
+    def wire(self):
+        return {"type": self.kind, "task": self.task, "slot": self.slot}
+
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
             return
-        history = task["history"].get(slot) or []
-        if not history:
-            turn.drop(command, f"{slot} has no earlier value")
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
             return
-        if not admit_rollback(turn, task, slot, history[-1]):
-            turn.refuse(command, f"{slot}: the message does not take this slot back")
-            return
-        turn.writes.rollback(task, slot)
-        turn.note(f"rollback {task['id']}.{slot}")
-    ''')
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 _defer(locals(), r'''
@@ -6365,13 +5321,13 @@ def slot_by_word(spec, key):
             if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
                 found.add(name)
     return found.pop() if len(found) == 1 else ""
-''',
+''')
 
 
-r'''
-def _slots_by_name(turn, task, slots):
-    """The command's slots under the catalog's names (:func:`slot_by_word`), never over a slot the
-    command also names itself."""
+def slot_effects(turn, task, slots, source="model"):
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
     spec = turn.spec(task)
     named = dict(slots)
     for key in slots:
@@ -6380,258 +5336,337 @@ def _slots_by_name(turn, task, slots):
         name = slot_by_word(spec, key)
         if name and name not in named:
             named[name] = named.pop(key)
-            turn.note(f"slot {key!r} read as {task['id']}.{name}", progress=False)
-    return named
-''',
-
-
-r'''
-def apply_slots(turn, task, slots):
-    """Slot values for one task: each coerced to its slot, admitted by the user's words, then written."""
-    spec = turn.spec(task)
-    slots = refile_misfiled(turn, task, split_clock_slots(turn, task, _slots_by_name(turn, task, slots)))
-    shared = shared_words(turn, task, slots)
-    for name, raw in slots.items():
-        item = {"task": task["name"], "slot": name, "value": raw}
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
-            turn.drop(item, f"unknown slot {name!r} for task {task['name']}")
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
-            turn.refuse(item, f"{name}: the same words were given to several slots")
+            yield Refused(item, f"{name}: the same words were given to several slots", grounding=True)
             continue
         value = None
         if raw is not None:
             ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
             if not ok:
-                turn.drop(item, f"{name}: {reason}")
+                yield Refused(item, f"{name}: {reason}")
                 continue
             if reason:  # a list slot kept its valid items
-                turn.drop(item, f"{name}: partly kept; {reason}")
-            value = keep_half_day(turn, task, name, value)
-        _write(turn, task, name, value, item)
-''',
-
-
-r'''
-def _write(turn, task, name, value, item):
-    admitted, why = admit_value(turn, task, name, value)
-    if admitted is UNSET:
-        hold_or_refuse(turn, task, name, value, item, why)
-        return
-    if why:  # a list slot kept the items the user said
-        turn.refuse(item, why)
-    if turn.writes.set(task, name, admitted):
-        turn.note(f"delete {task['id']}.{name}" if admitted is None else
-                  f"set {task['id']}.{name}={short_text(admitted)}")
-''')
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
 
 
 # ---------------------------------------------------------------- yes and no
 
 class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
     kind = "confirm"
     aliases = ("affirm", "yes")
     order = 4
     title = "confirm / deny"
     meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return ({"type": self.kind, "task": task} if task else {"type": self.kind}), ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
 
-    r'''
-    def apply(self, turn, command):
-        name = command.get("task")
-        if name in turn.catalog.tasks and turn.stack.named(name) is None:
+    def wire(self):
+        return {"type": self.kind, "task": self.task} if self.task else {"type": self.kind}
+
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
             # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
             # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
-            REGISTRY["start_task"].apply(turn, {"type": "start_task", "task": name, "slots": {}})
+            yield from StartTask(self.task, {}, self.source).propose(turn)
             return
         task = turn.stack.top()
         if task is None:
-            turn.drop(command, "no open task to confirm")
+            yield Refused(str(self), "no open task to confirm")
             return
-        if turn.evidence is not None and turn.unapplied and not only_yes(turn.evidence.raw):
-            # "换一家吧，行": the yes is not to what was shown (a bare "没错，就这么订" is, whatever the model added)
-            turn.drop(command, "refused: a change in the same message was not applied, so the values shown are "
-                               "not what the user asked for")
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
             return
-        if not admit_confirm(turn):
-            if asks_something(turn.evidence) and turn.faq is None:  # answer it; the confirmation stays pending
-                turn.faq = turn.said
-                turn.note("faq (the message asks)", progress=False)
-            turn.refuse(command, "the message does not say yes")
-            return
-        if task["id"] in turn.held:  # a yes to the values held for checking, not to running the task
-            _accept_held(turn, task)
-            return
-        missing = missing_slots(task, turn.spec(task))
-        if missing:  # the guard: whatever the model says, nothing runs with a required slot empty
-            turn.drop(command, f"refused: required slot {missing[0]} is empty")
-            turn.notice("guard")
-            return
-        if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
-                or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
-            turn.drop(command, "nothing has been shown for confirmation yet")
-            return
-        if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
-            turn.drop(command, "refused: the values are not the ones the confirmation question showed; "
-                               "they are shown again")
-            return
-        turn.confirmed_id = task["id"]
-        task["approved"] = task["shown"]  # what this yes covered (a sub-task waits with it)
-        turn.note(f"confirm {task['id']}")
-    ''')
+        yield Confirmed(task["id"], source=self.source)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.task, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
 
 
 class Deny(Command):
+    source: str = "model"
     kind = "deny"
     aliases = ("no", "reject")
     order = 4
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
+    def propose(self, turn):
         task = turn.stack.top()
-        if task is not None and task["id"] in turn.held:  # no to the values held for checking
-            turn.held.pop(task["id"])
-            turn.checked.add(task["id"])
-            turn.note(f"deny held {task['id']}")
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
             return
         if task is None or task["stage"] != Stage.CONFIRMING:
-            turn.drop(command, "nothing to deny")
+            yield Refused(str(self), "nothing to deny")
             return
-        turn.stack.set_stage(task, Stage.COLLECTING)
-        turn.denied_id = task["id"]
-        turn.note(f"deny {task['id']}")
-    ''')
+        yield Denied(task["id"], source=self.source)
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
 
-_defer(locals(), r'''
-def _accept_held(turn, task):
-    """The user said yes to the values shown for checking: they are stored as if said — only those
-    the check question showed (dskit.integrity)."""
-    turn.checked.add(task["id"])
-    slots = turn.spec(task).slots
-    held = turn.held.pop(task["id"])
-    if task.get("shown") != shown_digest(task, [], held):
-        turn.drop({"task_id": task["id"], "slots": held}, "held values are not the ones the check question showed")
-        return
-    for name, value in held.items():
-        if name not in slots:
-            continue
-        if value is not None:  # held in the state string, which anyone may edit: checked again
-            ok, coerced, reason = coerce_slot_value(slots[name], value)
-            if not ok or reason or coerced != value:
-                turn.drop({"task": task["name"], "slot": name, "value": value}, f"{name}: held value is invalid")
-                continue
-        if turn.writes.set(task, name, value):
-            turn.note(f"checked {task['id']}.{name}")
-''')
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- outside the tasks
 
 class Faq(Command):
+    question: str = ""
+    source: str = "model"
     kind = "faq"
     aliases = ("knowledge", "knowledge_answer", "question")
     order = 6
     meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
                "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "question": command_text(raw.get("question"))}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("question")))
 
-    r'''
-    def apply(self, turn, command):
-        turn.faq = command.get("question") or ""
-        turn.note("faq", progress=False)
-    ''')
+    def wire(self):
+        return {"type": self.kind, "question": self.question}
+
+    def propose(self, turn):
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'source')
+
+    def __init__(self, question=question, source=source):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
+        )
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.source) == (other.question, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.question, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Chitchat(Command):
+    source: str = "model"
     kind = "chitchat"
     aliases = ("chat", "smalltalk")
     order = 6
     meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
-        turn.chitchat = True
-        turn.note("chitchat", progress=False)
-    ''')
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.source,))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
     kind = "handoff"
     aliases = ("human_handoff", "transfer")
     order = 5
     meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
 
-    _defer(locals(), r'''
-    def read(self, raw, task, catalog):
-        return {"type": self.kind, "reason": command_text(raw.get("reason"))}, ""
-    ''',
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("reason")))
 
-    r'''
-    def apply(self, turn, command):
-        turn.handoff = command.get("reason") or "user_request"
-        turn.note("handoff", progress=False)
-    ''')
+    def wire(self):
+        return {"type": self.kind, "reason": self.reason}
+
+    def propose(self, turn):
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'source')
+
+    def __init__(self, reason=reason, source=source):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.source) == (other.reason, other.source)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.reason, self.source))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 class CannotHandle(Command):
+    source: str = "model"
     kind = "cannot_handle"
     aliases = ("unknown", "fallback")
     order = 7
     meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
 
-    _defer(locals(), r'''
-    def apply(self, turn, command):
+    def propose(self, turn):
         # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
-        turn.drop(command, "ignored: other commands were understood")
-    ''')
+        yield Refused(str(self), "ignored: other commands were understood")
 
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
 
-# ---------------------------------------------------------------- sub-tasks started together
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
 
-_defer(locals(), r'''
-def _open_parent_named(turn, depends_on):
-    """The open task a new task is a sub-task of: the nearest one its ``depends_on`` names."""
-    return turn.stack.named(depends_on) if depends_on else None
-''',
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
 
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
 
-r'''
-def _adopt_orphans(turn, parent):
-    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
-    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
-    for task in turn.stack.tasks:
-        if task.get("parent_id") is None and task is not parent and turn.spec(task).depends_on == parent["name"]:
-            task["parent_id"] = parent["id"]
-            turn.note(f"link {task['id']}->{parent['id']}", progress=False)
-''',
+    def __hash__(self):
+        return hash((self.source,))
 
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
 
-r'''
-def _link_parents(turn):
-    """Tasks started in one message ("办宽带，顺便租个路由器") find a parent started beside them."""
-    for task in turn.stack.tasks:
-        if task["id"] not in turn.existing_ids and task.get("parent_id") is None:
-            parent = _open_parent_named(turn, turn.spec(task).depends_on)
-            if parent is not None and parent is not task:
-                task["parent_id"] = parent["id"]
-''')
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
 
 
 # ---------------------------------------------------------------- the registry
 
-REGISTRY: dict[str, Command] = {command.kind: command for command in (
-    StartTask(), SetSlots(), RollbackSlot(), CancelTask(), Confirm(), Deny(), Faq(), Chitchat(), Handoff(), Reset(),
-    CannotHandle(),
-)}
+REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
 
 
 def command_lines(lang):
