@@ -204,7 +204,8 @@ def offered_value(turn: Turn, task_name: str, slot: str, value: Any, asked: bool
 
 def value_readings(turn: Turn, task: dict, slots: dict) -> tuple[dict, list[Effect]]:
     """A command's values for one task as the message reads them, with a note for each reading: a clock
-    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot, and
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot — or,
+    when the command gives the time a value of its own, is trimmed from the other value — and
     a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
     area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
     not fill that slot itself. One thing the user said fills one slot. Grounding only."""
@@ -213,16 +214,21 @@ def value_readings(turn: Turn, task: dict, slots: dict) -> tuple[dict, list[Effe
     notes: list[Effect] = []
     spec = turn.spec(task)
     clocks = time_slots(spec)
-    if len(clocks) == 1 and clocks[0] not in slots:
+    if len(clocks) == 1:
         for name, raw in slots.items():
             slot = spec.slots.get(name)
             if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
                 continue
             rest, clock = split_clock(raw)
-            if clock is not None:
+            if rest == raw or clock is None and clocks[0] not in slots:
+                continue
+            if clocks[0] in slots:  # the time has a value of its own: the date keeps only the date's words
+                notes.append(Noted(f"trim {task['id']}.{name}"))
+                slots = {**slots, name: rest}
+            else:
                 notes.append(Noted(f"split {task['id']}.{name}"))
                 slots = {**slots, name: rest, clocks[0]: clock}
-                break
+            break
     moved = dict(slots)
     for name, raw in slots.items():
         owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""

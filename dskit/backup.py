@@ -56,11 +56,12 @@ def _one(found: set) -> Any:
 
 
 def _options_named(spec: SlotSpec, raw: str) -> dict[str, Any]:
-    """The words of an enum slot's options and aliases the message names -> the option each stands for."""
+    """The words of an enum slot's options and aliases the message names -> the option each stands for;
+    never a word that heads the name of a place ("大巴车站", "高铁新城" name no mode of transport)."""
     found = {}
     for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
         folded = "".join(segments(word))
-        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
+        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word, places=True)):
             found[word] = target
     return found
 

@@ -349,7 +349,9 @@ def clock_value(text: Any) -> str | None:
 
 def split_clock(text: Any) -> tuple[str, str | None]:
     """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
-    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
+    "20:00"), "周日中午" -> ("周日", "12:00"), "周日三点半" -> ("周日", None): the words of one time of day
+    are taken out even when they leave its half of the day open; (text, None) when the text names no
+    time of day, or several, or nothing but one."""
     if not isinstance(text, str) or len(text) > 60:
         return text, None
     raw = text.lower()
@@ -357,12 +359,11 @@ def split_clock(text: Any) -> tuple[str, str | None]:
     periods = periods_in(raw)
     if len(clocks) > 1 or not clocks and not periods:
         return text, None
-    clock = next(iter(clocks[0].values())) if clocks and len(clocks[0].values()) == 1 else \
-        None if clocks else clock_value(raw)
-    if clock is None:
-        return text, None
+    values = clocks[0].values() if clocks else ()
+    clock = values[0] if len(values) == 1 else None if clocks else clock_value(raw)
     spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
-    rest = "".join(ch for index, ch in enumerate(raw) if not any(s <= index < e for s, e in spans))
+    source = text if len(text) == len(raw) else raw  # cut from the text as written (its letter case)
+    rest = "".join(ch for index, ch in enumerate(source) if not any(s <= index < e for s, e in spans))
     rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
     return (rest, clock) if rest else (text, None)
 

@@ -126,15 +126,50 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_norm(text))
 
 
+# What turns a place name into the name of another thing — a road, a street, a county, a campus ("南京路" is a
+# road in Shanghai, "长沙县" a county of Changsha, "Houston Street" a street in New York) — after the name,
+# with a position or an ordinal between them ("四川北路", "中山一路"). A station, an airport, 市 or 省 stay
+# the place's own ("杭州东站", "北京市").
+_OTHER_THING_ZH = ("大道", "大街", "胡同", "路", "街", "巷", "弄", "桥", "广场", "公园", "县", "区", "镇", "乡", "村", "小区",
+                   "花园", "大厦", "商场", "大学", "学院", "医院", "中学", "小学")
+_POSITION_ZH = "东西南北中一二三四五六七八九十"
+# Besides those, what makes an option's word the name of a place ("大巴车站", "高铁新城"): the engine's own
+# reading of an option (dskit.backup) never takes a word that heads one.
+_PLACE_NOUNS_ZH = ("车站", "站", "新城", "城", "中心", "公司", "店")
+_OTHER_THING_EN = frozenset({"street", "st", "road", "rd", "avenue", "ave", "boulevard", "blvd", "drive", "dr", "lane",
+                             "ln", "way", "place", "square", "bridge", "county", "heights", "plaza", "court",
+                             "terrace", "parkway", "highway", "alley", "university", "college", "hospital"})
+
+
+def inside_longer_name(folded: str, end: int, cuts: set[int], places: bool = False) -> bool:
+    """Whether a Chinese match ending at ``end`` is the head of a longer name that names another thing: the
+    text goes on, within the same stretch of words, with at most two characters of position or order and
+    then a word such as 路, 街, 县, 区, 大学 (:data:`_OTHER_THING_ZH`); with ``places``, also a station, a town
+    or a shop (:data:`_PLACE_NOUNS_ZH`)."""
+    at = end
+    for _ in range(3):
+        if at in cuts or at >= len(folded):
+            return False
+        if folded.startswith(_OTHER_THING_ZH, at) or places and folded.startswith(_PLACE_NOUNS_ZH, at):
+            return True
+        if folded[at] not in _POSITION_ZH:
+            return False
+        at += 1
+    return False
+
+
 def words_match(value: str, text: str) -> bool:
-    """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
-    words) three quarters of its longer words, at least two, as whole words of the text."""
+    """An English (ASCII) value in a text, by whole words: all of them in a row — never as the head of a
+    longer name ("Houston Street" does not say Houston) —, or (a value of several words) three quarters of
+    its longer words, at least two, as whole words of the text."""
     value_words = _words(value)
     text_words = _words(text)
     if not value_words or not text_words:
         return False
     size = len(value_words)
-    if any(text_words[i:i + size] == value_words for i in range(len(text_words) - size + 1)):
+    if any(text_words[i:i + size] == value_words and (i + size >= len(text_words)
+                                                      or text_words[i + size] not in _OTHER_THING_EN)
+           for i in range(len(text_words) - size + 1)):
         return True
     long_words = [w for w in value_words if len(w) >= 3]
     present = set(text_words)
@@ -157,10 +192,10 @@ def _cuts(pieces: list[str]) -> set[int]:
     return cuts
 
 
-def exact_match(target: str, text: str, value: str | None = None) -> bool:
-    """A folded value inside a text: whole numbers, and across the user's punctuation only where the
-    value has punctuation too (``value``: the value as written), or with two or more characters on
-    each side of it."""
+def exact_match(target: str, text: str, value: str | None = None, places: bool = False) -> bool:
+    """A folded value inside a text: whole numbers, never the head of a longer name
+    (:func:`inside_longer_name`; ``places`` as there), and across the user's punctuation only where the value
+    has punctuation too (``value``: the value as written), or with two or more characters on each side."""
     own = _cuts(segments(value)) if value is not None else set()
     pieces = segments(text)
     folded = "".join(pieces)
@@ -171,7 +206,8 @@ def exact_match(target: str, text: str, value: str | None = None) -> bool:
         inner = sorted(c for c in cuts if start < c < end and c - start not in own)
         lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
         cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
-        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word:
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word \
+                and not inside_longer_name(folded, end, cuts, places):
             return True
         start = folded.find(target, start + 1)
     return False
