@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .negation import A_NOT_A, NOT_NEGATING_ZH, blank_a_not_a, clause_span, negated_at
+
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
 
@@ -66,7 +68,6 @@ _QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少"
                       "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _QUESTION_END_ZH = ("吗", "么")
 _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
                       "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
@@ -104,7 +105,7 @@ def is_question(clause: str) -> bool:
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
+    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
 
 
@@ -227,14 +228,12 @@ def only_yes(raw: str) -> bool:
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
 _NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
           "hang on", "later")
-# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
 def says_no(raw: str) -> bool:
     """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
-    text = _blank_a_not_a(raw.lower())  # "好不好？" asks
+    text = blank_a_not_a(raw.lower())  # "好不好？" asks
     for phrase in _NOT_NO:
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
@@ -462,77 +461,19 @@ def offered_index(raw: str) -> int | None:
     return min(found)[1] if found else None
 
 
-# ---------------------------------------------------------------- negation near a word
+# ---------------------------------------------------------------- indifference
 
-NEGATION_BEFORE_ZH = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
-                      "不参加", "不带", "不想要", "不会")
-# A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
-NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
-NEGATION_END_ZH = ("没有", "不包括", "不包含", "不需要", "不要", "不用", "不考虑", "没必要", "不含", "不涉及", "免了", "算了",
-                   "不必", "不用了", "不要了", "不需要了", "不必了")
-NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't",
-               "isn't", "aren't", "doesn't", "didn't", "can't", "cannot", "nah", "nope")
 INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
-# "不知道他家几点营业": what is negated is the knowing, not the thing after it.
-_NOT_NEGATION = ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚") + NOT_NEGATING_ZH
-_DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
-
-
-def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
-    left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    return left, min(rights) if rights else len(text)
-
-
-def _blank(text: str, phrases: tuple[str, ...]) -> str:
-    for phrase in phrases:
-        text = text.replace(phrase, " " * len(phrase))
-    return text
-
-
-# A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
-# "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
-_SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-
-
-def _blank_a_not_a(text: str) -> str:
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
-    text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-
-
-def negated_at(raw: str, start: int, end: int) -> bool:
-    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
-    ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
-    "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
-    adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
-    text = _blank_a_not_a(_blank(raw.lower(), _NOT_NEGATION))
-    left, right = _clause_span(text, start, end)
-    before, after = text[left:start], text[end:right]
-    if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_before, words_after = _EN_WORD.findall(before)[-4:], _EN_WORD.findall(after)[:3]
-        return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
-                                                                   and w != "needed" for w in words_after)
-    window = before[-8:]
-    for cue in sorted(NEGATION_BEFORE_ZH, key=len, reverse=True):
-        at = window.rfind(cue)
-        if at >= 0 and not window[at + len(cue):].lstrip("要想").startswith(_DEGREE):
-            return True
-    near = after.lstrip(" 的也就都还")[:3]
-    tail = after.rstrip(" 啊吧呀")
-    if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
-        return True
-    return any(w in NEGATION_EN for w in _EN_WORD.findall(before)[-3:])
 
 
 def indifferent_at(raw: str, start: int, end: int) -> bool:
     """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
     text = raw.lower()
-    left, right = _clause_span(text, start, end)
+    left, right = clause_span(text, start, end)
     return any(p in text[left:right] for p in INDIFFERENT)
 
 
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "says_cancel_clause", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
-           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "NEGATION_BEFORE_ZH", "is_social", "only_yes", "asks_for_human", "says_refusal"]
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "only_yes", "asks_for_human", "says_refusal"]

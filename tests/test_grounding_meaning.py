@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dskit.catalog import load_catalog, parse_cn_number
-from dskit.cues import NEGATION_BEFORE_ZH, YES_ZH, asks, says_cancel, says_reset, says_yes
+from dskit.cues import YES_ZH, asks, says_cancel, says_reset, says_yes
 from dskit.grounding import bool_said, make_evidence, text_grounded, value_grounded, fold
 from dskit.integrity import seal_problem
 from dskit.machine import record_result, step
@@ -78,8 +78,14 @@ def test_resetting_something_else_is_not_starting_over(thing, verb):
 
 # ---------------------------------------------------------------- 3. negation
 
-@given(st.sampled_from(sorted(NEGATION_BEFORE_ZH)), st.sampled_from(["", "的", "个"]))
+# Single negations before the thing (the negation reader's morphemes with the verbs people put after them).
+SINGLE_NEGATIONS = ("不要", "不用", "不需要", "无需", "不必", "没有", "没", "不", "别", "免", "无", "不涉及", "不含", "不包含",
+                    "不参加", "不带", "不想要", "不会")
+
+
+@given(st.sampled_from(SINGLE_NEGATIONS), st.sampled_from(["", "的", "个"]))
 def test_a_negated_yes_no_slot_reads_as_no(negation, filler):
+    assume(not (negation == "别" and filler == "的"))  # "别的包间" is "another room": 别的 is "other"
     spec = load_catalog(RESTAURANT).tasks["book_restaurant"].slots["private_room"]
     assert bool_said(spec, f"{negation}{filler}包间") is False
     assert bool_said(spec, f"要{filler}包间") is True

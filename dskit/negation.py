@@ -1,0 +1,125 @@
+"""Negation and its scope: whether the words at a span are said or denied.
+
+A mention of a thing ("包间", "a quiet corner") is denied when an odd number of negations govern it, and
+said when an even number do. Two negations make a yes: "没有包间可不行", "不能没有包间", "包间不能少",
+"缺不了包间", "不可能不要包间", "can't do without a private room" ask for a private room. The grammar:
+
+- **a negation** is a negative morpheme — 不 没 无 别 免 非 未 甭 勿; no, not, n't, never, without, nor,
+  none, lack — or a verb of lacking beside one (缺, 少, 离: "缺不了", "少不得", "不能少", "离不开").
+  Words built from them that deny nothing are not negations: 不错, 不过, 没问题, 不仅, 无论, 差不多,
+  不知道 … and an A-not-A question ("有没有包间" asks, it denies nothing);
+- **its scope** is its clause (up to the punctuation): the negations shortly before the mention (within
+  eight characters, or four English words), and the short predicate right after it ("包间不要",
+  "包间不能少", "…的位置可不行", "private room not needed"); a negative consequence of a condition the
+  mention stands in ("没包间的话这顿饭吃不成") is one more;
+- a negation of a degree word is not one of the thing: "不要太吵的包间" wants a room that is not too loud.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NEGATORS_ZH = "不没无别免非未甭勿"
+_LACKING_ZH = "缺少离"
+NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't", "isn't",
+               "aren't", "doesn't", "didn't", "can't", "cannot", "couldn't", "nah", "nope", "shouldn't", "lack",
+               "lacking", "neither")
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
+# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
+# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
+_DENY_NOTHING_ZH = NOT_NEGATING_ZH + ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚", "非常",
+                                      "无所谓", "别的", "别人", "别处", "特别", "分别", "区别", "个别", "差别", "类别", "级别",
+                                      "性别", "告别", "识别", "无线", "免费", "未来", "不然", "要不然", "要不", "非得")
+_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
+# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
+A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+# What may stand between a mention and the predicate after it without being part of the predicate.
+_PREDICATE_LEAD = " 的也就都还可是真"
+# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
+_PREDICATE_CHARS = 7
+_DENYING_ENDS = ("没有", "不要", "不用", "不需要", "不考虑", "没必要", "不包括", "不含", "免了")
+
+
+def blank_a_not_a(text: str) -> str:
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
+    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+
+
+def _blank(text: str) -> str:
+    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
+    for phrase in _DENY_NOTHING_ZH:
+        text = text.replace(phrase, " " * len(phrase))
+    return blank_a_not_a(text)
+
+
+def clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    left = max((text.rfind(ch, 0, start) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
+_DISMISSING_ZH = ("算了", "拉倒", "作罢")
+
+
+def _zh_negations(text: str) -> int:
+    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
+    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
+    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
+        _DISMISSING_ZH) else 0
+    for index, char in enumerate(text):
+        if char in _NEGATORS_ZH:
+            rest = text[index + 1:].lstrip("要想用需")
+            if rest.startswith(_DEGREE):
+                continue
+            count += 1
+        elif char in _LACKING_ZH and (text[index - 1:index] in _NEGATORS_ZH or text[index + 1:index + 2] in
+                                      _NEGATORS_ZH or text[index - 2:index] in ("不能", "不可", "不得")):
+            count += 1
+    return count
+
+
+def _en_negations(words: list[str]) -> int:
+    return sum(1 for word in words if word in NEGATION_EN or word.endswith("n't"))
+
+
+def negations_at(raw: str, start: int, end: int) -> int:
+    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
+    text = _blank(raw.lower())
+    left, right = clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_after = _EN_WORD.findall(after)[:4]
+        return _en_negations(_EN_WORD.findall(before)[-4:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w == "unnecessary")
+    count = _zh_negations(before[-8:]) + _en_negations(_EN_WORD.findall(before)[-3:])
+    predicate, consequence = after, ""
+    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
+        at = after.find("的话")
+        predicate, consequence = after[:at], after[at + 2:]
+        if not consequence.strip(" ，,") and right < len(text):
+            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
+    predicate = predicate.lstrip(_PREDICATE_LEAD)
+    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
+        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
+    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
+        count += _zh_negations(predicate[:_PREDICATE_CHARS])
+    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
+        count += 1  # "高风险的项目一个都没有": the clause ends denying it
+    if consequence and count % 2 == 1 and _zh_negations(consequence):
+        count += 1  # without it, what the user wants does not happen: they want it
+    return count
+
+
+def negated_at(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
+    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
+    return negations_at(raw, start, end) % 2 == 1
+
+
+__all__ = ["negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "NEGATION_EN", "NOT_NEGATING_ZH"]
