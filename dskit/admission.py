@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .cues import asks, is_social, only_yes, points_back, says_cancel_clause, says_no, says_refusal
+from .cues import (asks, asks_for_nothing, clauses, is_social, only_yes, points_back, requests_in, says_cancel_clause, says_no,
+                   says_refusal)
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
@@ -482,6 +483,14 @@ def start_not_dropped(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict |
     return None
 
 
+def start_requested(turn: Turn, effect: TaskOpened) -> Verdict | None:
+    """A message that asks for nothing — thanks, a goodbye, a remark about a past visit or the weather
+    (:func:`dskit.cues.asks_for_nothing`) — opens no task, whatever task or value it mentions."""
+    if asks_for_nothing(turn.evidence.raw):
+        return refuse(f"start of {effect.name}: the message asks for nothing (thanks, a goodbye or a remark)")
+    return None
+
+
 def start_named(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
     """A message that names the task asks for it."""
     spec = turn.catalog.tasks[effect.name]
@@ -532,6 +541,8 @@ def start_not_small_talk(turn: Turn, effect: TaskOpened) -> Verdict | None:
     if not effect.given and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
         why = "it would run at once" if runs_at_once else "the message is small talk"
         return refuse(f"start of {spec.name}: {why}, and the message neither names it nor gives a value")
+    if not effect.given and not any(requests_in(c) for c in clauses(ev.raw)):
+        return refuse(f"start of {spec.name}: the message neither names it, gives it a value nor asks for anything")
     return None
 
 
@@ -657,7 +668,8 @@ RULES: dict[type, tuple] = {
     SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
               _with_evidence(value_said), _with_evidence(user_value_instead)),
-    TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again),
+    TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),
+                 _with_evidence(start_asked_again),
                  _with_evidence(start_values_said), _with_evidence(start_not_small_talk)),
     TaskFocused: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again)),
     SlotRolledBack: (rollback_said,),

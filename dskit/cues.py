@@ -366,6 +366,97 @@ def is_social(raw: str) -> bool:
     return True
 
 
+# ---------------------------------------------------------------- asking for something, or remarking
+
+# The marks of a request in a clause: a wish, a need or a plea (想, 要, 需要, 麻烦, 请, 帮, 能不能…, I'd like,
+# can you, please), or the clause opens with the doing itself (订, 约, 查, book, reserve: an imperative).
+_WANT_ZH = ("想", "要", "需要", "打算", "准备", "希望", "麻烦", "请", "帮", "给我", "能不能", "能否", "可不可以", "可否", "可以",
+            "有没有", "申请", "来个", "来一")
+_DOING_ZH = ("订", "约", "预订", "预约", "安排", "办", "查", "装", "修", "报修", "买", "租", "开", "换", "改", "取消", "看")
+_WANT_EN = ("want", "would like", "'d like", "need", "can i", "could i", "can you", "could you", "can we", "could we",
+            "please", "let's", "lets", "get me", "looking for", "i'll take", "we'll take", "i wanna", "may i", "help me",
+            "is there", "are there", "do you have")
+_DOING_EN = ("book", "reserve", "schedule", "check", "find", "order", "set up", "sign", "fix", "repair", "plan",
+             "cancel", "change", "make")
+# The marks of a remark: what was (a past time or a thing done), or how something is.
+_WAS_ZH = ("上次", "上回", "之前", "以前", "前天", "昨天", "上周", "上礼拜", "上个月", "那次", "那回", "已经", "一直")
+_WAS_EN = ("last time", "yesterday", "last week", "last month", "the other day", "we had", "i had", "was", "were",
+           "came in", "picked", "went", "enjoyed", "loved")
+_HOW_ZH = ("不错", "挺好", "很好", "真好", "特别好", "好吃", "好用", "专业", "有点", "真麻烦", "下雨", "好冷", "好热", "太冷",
+           "太热", "记得")
+_HOW_EN = ("great", "lovely", "amazing", "delicious", "excellent", "wonderful", "terrible", "awful", "like new",
+           "pouring", "freezing", "raining", "sunny", "cold", "hot")
+
+
+# A question tagged onto a remark asks for nothing ("…, isn't it", "…对吧").
+_TAG_QUESTIONS = ("isn't it", "is it", "right", "don't you think", "aren't they", "wasn't it", "对吧", "是吧", "对不对",
+                  "是不是", "对不", "是不")
+# Thanks and goodbyes, said to someone: "谢谢医生", "谢谢你们", "Cheers!", "thanks guys".
+_THANKS_BYE = ("谢谢", "感谢", "多谢", "再见", "拜拜", "辛苦", "thanks", "thank you", "cheers", "bye", "goodbye",
+               "see you", "talk soon")
+
+
+def _en_words(text: str) -> list[str]:
+    return _EN_WORD.findall(text)
+
+
+# A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
+_CANNOT_ZH = re.compile(r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
+_CANNOT_EN = ("not working", "doesn't work", "does not work", "won't", "broken", "broke", "stopped working", "keeps",
+              "can't get", "cannot get", "is down", "no signal", "hurts", "sick")
+
+
+def requests_in(clause: str) -> bool:
+    """Whether a clause asks for something: a wish, a need or a plea, a question (not one tagged onto a
+    remark: "isn't it", "对吧"), a report of trouble ("网连不上了", "the chain keeps slipping"), or it opens
+    with the doing itself (an imperative: "订个位子", "book a table")."""
+    text = clause.strip().lower()
+    if text.rstrip("?？ ") in _TAG_QUESTIONS:
+        return False
+    if is_question(text) or text.endswith(("?", "？")):
+        return True
+    if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
+        return True
+    if text.isascii():
+        padded = " " + " ".join(_en_words(text)) + " "
+        return any(f" {w} " in padded for w in _WANT_EN) or "'d like" in text or text.startswith(_DOING_EN)
+    compact = text.replace(" ", "")
+    plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
+    return plea or compact.startswith(_DOING_ZH) or any(
+        w in compact for w in _WANT_ZH if w != "要" or "要是" not in compact)
+
+
+def social_clause(clause: str) -> bool:
+    """A clause that is only social: greetings, acknowledgements, thanks, goodbyes (:func:`is_social`), or
+    thanks and goodbyes said to someone ("谢谢医生", "thanks guys", "Cheers!")."""
+    text = clause.strip().lower().rstrip("!！。. ")
+    if is_social(text):
+        return True
+    head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
+    rest = text[len(head):].strip()
+    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+
+
+def remarks_in(clause: str) -> bool:
+    """Whether a clause remarks on what was or how something is, and asks for nothing."""
+    text = clause.strip().lower()
+    if requests_in(text):
+        return False
+    if text.isascii():
+        padded = " " + " ".join(_en_words(text)) + " "
+        return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
+    return any(w in text for w in _WAS_ZH + _HOW_ZH)
+
+
+def asks_for_nothing(raw: str) -> bool:
+    """A message that asks for nothing: no clause requests anything, and every clause is social (thanks, a
+    goodbye, an acknowledgement), a remark or a question tagged onto one ("上次那个叉烧有点咸，谢谢", "It's
+    pouring out there", "We came in last month and the staff were great, thanks")."""
+    parts = clauses(raw)
+    return bool(parts) and not any(requests_in(c) for c in parts) and all(
+        social_clause(c) or remarks_in(c) or c.strip().rstrip("?？ ") in _TAG_QUESTIONS for c in parts)
+
+
 # ---------------------------------------------------------------- accepting what was offered
 
 REFERENCE_ZH = ("就这", "就它", "就那", "这个", "那个", "这家", "那家", "这里", "那里", "这儿", "那儿", "它", "该", "这座", "那座",
@@ -476,4 +567,4 @@ def indifferent_at(raw: str, start: int, end: int) -> bool:
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "says_cancel_clause", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
-           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "only_yes", "asks_for_human", "says_refusal"]
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "requests_in", "remarks_in", "social_clause", "asks_for_nothing", "only_yes", "asks_for_human", "says_refusal"]

@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from .numerals import parse_cn_number
+from .numerals import parse_cn_number, read_numbers
 
 # A free-text value is grounded in a text that holds this share of its characters (numbers aside).
 TEXT_COVERAGE = 0.75
@@ -179,9 +179,21 @@ def words_match(value: str, text: str) -> bool:
 
 def _number_cut(folded: str, start: int, end: int, cuts: set[int]) -> bool:
     """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
-    user's own spaces and punctuation (``cuts``) end a number."""
-    return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
-        or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
+    user's own spaces and punctuation (``cuts``) end a number, and so does the end of what reads as one
+    number ("周二一桌" is Tuesday, then one table: "二一" is no number)."""
+    return any(0 < at < len(folded) and at not in cuts and folded[at - 1] in _NUMERAL_CHARS
+               and folded[at] in _NUMERAL_CHARS and _one_number_across(folded, at) for at in (start, end))
+
+
+def _one_number_across(folded: str, at: int) -> bool:
+    """Whether the run of numerals around ``at`` reads as one number (or one range) across it."""
+    left, right = at, at
+    while left > 0 and folded[left - 1] in _NUMERAL_CHARS:
+        left -= 1
+    while right < len(folded) and folded[right] in _NUMERAL_CHARS:
+        right += 1
+    run = folded[left:right]
+    return run.isdigit() or any(read.start == 0 and read.end == len(run) for read in read_numbers(run))
 
 
 def _cuts(pieces: list[str]) -> set[int]:
