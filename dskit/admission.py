@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .cues import (asks, asks_for_nothing, clauses, is_social, only_yes, points_back, requests_in, says_cancel_clause, says_no,
+from .cues import (asks, asks_about, asks_for_nothing, clauses, is_social, only_yes, points_back, requests_in, says_cancel_clause, says_no,
                    says_refusal)
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
+from .negation import clause_span
 from .clock import answered_hours, clock_form, half_of_day, hours_in_period, is_clock, periods_in, read_clocks, split_clock
 from .grounding import (Evidence, asks_about_task, asks_something, cancel_grounded, common_words, confirm_grounded,
                         reset_grounded, revert_said, slot_touched, task_mentioned, task_words, text_grounded,
@@ -325,6 +326,50 @@ def question_is_not_value(turn: Turn, effect: SlotSet) -> Verdict | None:
     """A question word is never a value: what the user asks about is not what they want ("能玩多长时间？")."""
     if is_interrogative(effect.value):
         return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
+                      item=_item(turn, effect))
+    return None
+
+
+def _spans_of(spec: SlotSpec, value: Any, raw: str) -> list[tuple[int, int]]:
+    """Where the message says a value as written: the value's text, or a word of its option (an alias)."""
+    words = {str(item).lower() for item in (value if isinstance(value, list) else [value]) if item is not None}
+    words |= {str(alias).lower() for alias, target in spec.aliases.items() if target in (
+        value if isinstance(value, list) else [value])}
+    spans = []
+    for word in (w for w in words if w.strip()):
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    return spans
+
+
+def _seeks_the_tasks_thing(task: TaskSpec, raw: str, start: int, end: int) -> bool:
+    """A question that names the thing the task is about ("有门票免费的景点吗", "提供宽带上网的酒店吗？") seeks one:
+    its words are what the user wants of it."""
+    left, right = clause_span(raw, start, end)
+    clause = raw[left:right]
+    return any(len(word) >= 2 and word.lower() in clause for word in (task.label, task.name.replace("_", " ")))
+
+
+def asked_about_not_wanted(turn: Turn, effect: SlotSet) -> Verdict | None:
+    """A value the message says only inside questions about a thing — not asking for an action — is what
+    the user asks about, not what they want ("湘菜贵不贵？", "有海鲜吗？", "千兆一个月多少钱？", "Do you do Thai
+    food?"); "能订周五的吗" and "could we have a quiet table?" ask for it, a question that names the task's thing
+    seeks one ("有门票免费的景点吗"), and an enquiry (a task that runs without a yes) is asked by a question
+    whose words are its terms. Yes/no slots are read the same way
+    by their own rule (:func:`dskit.grounding.bool_said`)."""
+    if turn.evidence is None or effect.value is None or isinstance(effect.value, bool):
+        return None
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if not task_spec.confirm:  # an enquiry is asked by a question: what it names are its terms ("北京明天下雨吗")
+        return None
+    spec = task_spec.slots[effect.slot]
+    raw = turn.evidence.raw
+    spans = _spans_of(spec, effect.value, raw)
+    if spans and all(asks_about(raw, start, end) and not _seeks_the_tasks_thing(task_spec, raw, start, end)
+                     for start, end in spans):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks about, not what they want",
                       item=_item(turn, effect))
     return None
 
@@ -665,7 +710,7 @@ def _with_evidence(rule):
 # ---------------------------------------------------------------- the rules, in order
 
 RULES: dict[type, tuple] = {
-    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value, asked_about_not_wanted,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
               _with_evidence(value_said), _with_evidence(user_value_instead)),
     TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),

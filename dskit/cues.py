@@ -366,6 +366,54 @@ def is_social(raw: str) -> bool:
     return True
 
 
+# ---------------------------------------------------------------- what a question asks for
+
+# A question that asks for an action — the ability or leave to do something, said before the doing ("能派车来接吗",
+# "可以帮我订吗", "could we have a quiet table?") — is a request, not a question about a thing. What may stand
+# between the modal and the doing.
+_MODALS_ZH = ("能不能", "可不可以", "能否", "可否", "能", "可以", "麻烦", "请", "帮我", "帮忙", "给我", "给我们")
+_BEING_ZH = "有是"
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
+_INFO_EN = ("what", "which", "how", "where", "when", "who", "whom", "whose", "why")
+
+
+def asks_for_action(clause: str) -> bool:
+    """Whether a question asks the assistant to do something (a modal of ability or leave before a doing:
+    "能订周五的吗", "could you get us a private room?") rather than asks about a thing ("有海鲜吗", "多少钱",
+    "do you have a set menu?", "is it quiet?")."""
+    text = clause.strip().lower()
+    if text.isascii():
+        words = _EN_WORD.findall(text)
+        return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
+            and not any(w in _INFO_EN for w in words)
+    compact = text.replace(" ", "")
+    for modal in _MODALS_ZH:
+        at = compact.find(modal)
+        if at >= 0:
+            after = compact[at + len(modal):].lstrip("我们你您帮给")
+            return bool(after) and after[0] not in _BEING_ZH and not any(w in compact for w in ("多少", "几", "什么"))
+    return False
+
+
+def asks_about(raw: str, start: int, end: int) -> bool:
+    """Whether the words at ``raw[start:end]`` stand in a question about a thing — a clause that asks, not for
+    an action (:func:`asks_for_action`): what the user asks about is not what they want ("包间有最低消费吗？",
+    "湘菜贵不贵？", "Do you do Thai food?")."""
+    left, right = clause_span(raw, start, end)
+    clause = raw[left:right]
+    marked = raw[right:right + 1] in ("？", "?")
+    asking = marked or asks(clause) and not _only_few(clause)
+    return asking and not asks_for_action(clause)
+
+
+def _only_few(clause: str) -> bool:
+    """A clause whose only question word is a 几 that may mean "a few" ("去海南玩几天"): not a question by itself."""
+    compact = clause.replace(" ", "")
+    return "几" in compact and not compact.endswith(_QUESTION_END_ZH + ("呢",)) and not A_NOT_A.search(compact) \
+        and not any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH if "几" not in w)
+
+
 # ---------------------------------------------------------------- asking for something, or remarking
 
 # The marks of a request in a clause: a wish, a need or a plea (想, 要, 需要, 麻烦, 请, 帮, 能不能…, I'd like,
@@ -567,4 +615,4 @@ def indifferent_at(raw: str, start: int, end: int) -> bool:
 __all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "says_cancel_clause", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
-           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "requests_in", "remarks_in", "social_clause", "asks_for_nothing", "only_yes", "asks_for_human", "says_refusal"]
+           "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "requests_in", "remarks_in", "social_clause", "asks_for_nothing", "asks_for_action", "asks_about", "only_yes", "asks_for_human", "says_refusal"]

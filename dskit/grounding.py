@@ -36,7 +36,7 @@ from .clock import (answered_hours, clock_form, clock_value, durations_in, is_cl
                     split_clock, times_in)
 from .counts import numbers_in
 from .numerals import parse_cn_number
-from .cues import asks, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
+from .cues import asks, asks_about, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
@@ -363,18 +363,10 @@ def bool_said(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset(), as
     吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
     question name it too ("No climbing" answers "Will the trip include climbing …?")."""
     spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
-             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
+             if not asks_about(raw, a, b) or _topic_answer(raw, a, b) is not None]
     if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
         return None  # not named, or "无所谓": neither yes nor no
     return any(_answered(raw, start, end) for start, end in spans)
-
-
-def _in_question(raw: str, start: int, end: int) -> bool:
-    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
-    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    right = min(rights) if rights else len(raw)
-    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
 
 
 def _topic_answer(raw: str, start: int, end: int) -> bool | None:
