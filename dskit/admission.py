@@ -345,11 +345,14 @@ def _spans_of(spec: SlotSpec, value: Any, raw: str) -> list[tuple[int, int]]:
 
 
 def _seeks_the_tasks_thing(task: TaskSpec, raw: str, start: int, end: int) -> bool:
-    """A question that names the thing the task is about ("有门票免费的景点吗", "提供宽带上网的酒店吗？") seeks one:
-    its words are what the user wants of it."""
+    """A question that names the thing the task is about — its label, its name, or the end of its label
+    ("酒店" of 订酒店) — seeks one ("有门票免费的景点吗", "有什么好酒店"): its words are what the user wants."""
     left, right = clause_span(raw, start, end)
     clause = raw[left:right]
-    return any(len(word) >= 2 and word.lower() in clause for word in (task.label, task.name.replace("_", " ")))
+    label = task.label or ""
+    things = {label, task.name.replace("_", " ")} | {label[n:] for n in range(1, len(label) - 1)
+                                                       if not label.isascii()}
+    return any(len(word) >= 2 and word.lower() in clause for word in things)
 
 
 def asked_about_not_wanted(turn: Turn, effect: SlotSet) -> Verdict | None:
