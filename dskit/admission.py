@@ -22,6 +22,7 @@ about the user's words has nothing to say. docs/grounding.md states each rule ov
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +32,13 @@ from .cues import (asks, asks_about, asks_for_nothing, clauses, is_social, only_
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
+from .messages import msg
 from .negation import clause_span
 from .clock import answered_hours, clock_form, half_of_day, hours_in_period, is_clock, periods_in, read_clocks, split_clock
+from .counts import party_sizes
 from .grounding import (Evidence, asks_about_task, asks_something, cancel_grounded, common_words, confirm_grounded,
-                        reset_grounded, revert_said, slot_touched, task_mentioned, task_words, text_grounded,
-                        value_grounded)
+                        counts_people, reset_grounded, revert_said, slot_touched, task_mentioned, task_words,
+                        text_grounded, value_grounded)
 from .integrity import shown_digest
 from .noise import noise_user_signal
 from .offers import offer_accepted
@@ -241,18 +244,75 @@ def value_readings(turn: Turn, task: dict, slots: dict) -> tuple[dict, list[Effe
     return moved, notes
 
 
-def shared_words(turn: Turn, task: dict, slots: dict) -> set[str]:
-    """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
-    fault): one thing the user said fills one slot, so which one is unknown and none is filled,
-    unless one of them was asked last turn (the answer goes there)."""
+# The form of words that name a kind of thing rather than one thing ("川菜", "日本料理", "Thai food"), of words
+# that name one place ("翠华餐厅", "利苑酒家", "Luigi's Bistro"), and the verbs that take a kind (吃 X: what is eaten).
+_KIND_ENDS = ("菜", "料理", "料", "风味", "口味", "小吃", "餐", "锅", "烤", "food", "cuisine", "dishes", "style")
+# A kind named by a people's adjective ("Mexican", "Japanese", "Turkish", "Thai"): the suffixes that make one,
+# and the few that have none.
+_PEOPLES = re.compile(r"^[a-z]+(?:an|ese|ish|ic)$|^(?:thai|greek|french|dutch|swiss|basque|cajun)$")
+_NAME_ENDS = ("餐厅", "酒家", "饭庄", "饭店", "酒楼", "食府", "楼", "馆", "坊", "店", "居", "轩", "阁", "斋", "记", "村", "厨房",
+              "restaurant", "bistro", "grill", "cafe", "café", "kitchen", "house", "diner", "bar", "pub", "tavern", "eatery",
+              "trattoria", "'s")
+_KIND_VERBS = ("吃", "尝", "来点", "想吃", "eat", "have some", "fancy", "craving")
+
+
+def words_form(task: TaskSpec, kind_slot: str, words: str, raw: str) -> str:
+    """"kind" when words given to several slots name a kind of thing — they end as the kind slot's own label
+    does, or as a kind does ("川菜" for 菜系, "西餐", "火锅", "Thai food"), they are a people's adjective
+    ("Mexican", "Japanese"), or they are what is eaten ("想吃海鲜") —, else "name": one place ("翠华餐厅",
+    "鼎泰丰", "Wagamama")."""
+    text = words.strip().lower()
+    label = task.slots[kind_slot].label.lower()
+    kind_ends = _KIND_ENDS + tuple(ch for ch in label if "\u4e00" <= ch <= "\u9fff" and ch not in "系类型") + \
+        ((label,) if label.isascii() and label else ())
+    if text.endswith(kind_ends) or _PEOPLES.match(text):
+        return "kind"
+    if text.endswith(_NAME_ENDS):
+        return "name"
+    at = raw.find(text)
+    before = raw[:at].rstrip() if at >= 0 else ""
+    if before.endswith(_KIND_VERBS):
+        return "kind"
+    return "name"  # a word of no kind's form is a name ("鼎泰丰", "大董", "Wagamama")
+
+
+def _names_one_place(task: TaskSpec, slot: str) -> bool:
+    """A slot that holds the name of one thing: a name slot, or one whose label or name is a kind of place
+    ("餐厅", "restaurant", "酒店")."""
+    spec = task.slots[slot]
+    return is_name_slot(task, slot) or any(word and word.lower().endswith(_NAME_ENDS + ("酒店", "hotel", "shop"))
+                                           for word in (spec.label, spec.name.replace("_", " ")))
+
+
+def shared_words(turn: Turn, task: dict, slots: dict) -> dict[str, str]:
+    """Slots given the same words in one command ("订全聚德" as both the cuisine and the restaurant, "我要报修，
+    宽带特别慢" as both the address and the fault): one thing the user said fills one slot. Which one: the
+    slot asked last turn (the answer goes there), else — between a slot that names one place and one that
+    holds a kind — the form of the words (:func:`words_form`: a kind to the kind's slot, a name to the
+    name's). When neither tells, none gets them: the next question asks the first of them, and the answer
+    goes there. Returns slot -> why it gets nothing."""
     if turn.evidence is None:
-        return set()
+        return {}
+    spec = turn.spec(task)
     by_text: dict[str, list[str]] = {}
     for name, raw in slots.items():
-        if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
+        if isinstance(raw, str) and name in spec.slots and raw.strip():
             by_text.setdefault(raw.strip(), []).append(name)
-    shared = {n for names in by_text.values() if len(names) > 1 for n in names}
-    return {n for n in shared if turn.before.asked != f"{task['id']}.{n}"}
+    refused: dict[str, str] = {}
+    for words, names in by_text.items():
+        if len(names) < 2:
+            continue
+        owner = next((n for n in names if turn.before.asked == f"{task['id']}.{n}"), "")
+        named = [n for n in names if _names_one_place(spec, n)]
+        kinds = [n for n in names if n not in named]
+        if not owner and len(named) == 1 and len(kinds) == 1:
+            form = words_form(spec, kinds[0], words, turn.evidence.raw)
+            owner = named[0] if form == "name" else kinds[0] if form == "kind" else ""
+        for name in names:
+            if name != owner:
+                refused[name] = f"{name}: the same words were given to several slots" + (
+                    f"; they name the {spec.slots[owner].display}" if owner else "")
+    return refused
 
 
 # ---------------------------------------------------------------- rules for a slot's value
@@ -417,6 +477,23 @@ def name_of_another_task(turn: Turn, effect: SlotSet) -> Verdict | None:
         return refuse(f"{effect.slot}: {short_text(effect.value)} is the {other.display}'s name",
                       item=_item(turn, effect))
     return None
+
+
+def one_count_of_several(turn: Turn, effect: SlotSet) -> Verdict | None:
+    """The message states two sizes of the party and the model took one ("我们五六个人", "6 or 7 of us"):
+    which one the user means is not the engine's to settle — one short question asks, the rest of the turn
+    is kept."""
+    task = _task(turn, effect.task_id)
+    spec = turn.spec(task).slots[effect.slot]
+    if not counts_people(spec) or not isinstance(effect.value, (int, float)) or isinstance(effect.value, bool):
+        return None
+    sizes = sorted(party_sizes(turn.evidence.raw))
+    if len(sizes) < 2 or float(effect.value) not in sizes:
+        return None
+    shown = msg("or", turn.lang).join(str(int(v)) if v == int(v) else str(v) for v in sizes)
+    question = msg("clarify_value", turn.lang, slot=spec.display, options=shown)
+    return clarify(Clarified(task["id"], effect.slot, question, tuple(sizes)),
+                   f"{effect.slot}: the message states {shown}")
 
 
 def value_said(turn: Turn, effect: SlotSet) -> Verdict | None:
@@ -715,7 +792,7 @@ def _with_evidence(rule):
 RULES: dict[type, tuple] = {
     SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value, asked_about_not_wanted,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
-              _with_evidence(value_said), _with_evidence(user_value_instead)),
+              _with_evidence(one_count_of_several), _with_evidence(value_said), _with_evidence(user_value_instead)),
     TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),
                  _with_evidence(start_asked_again),
                  _with_evidence(start_values_said), _with_evidence(start_not_small_talk)),
@@ -734,4 +811,4 @@ def rule_names() -> dict[str, list[str]]:
 
 
 __all__ = ["Verdict", "judge", "RULES", "rule_names", "admit", "refuse", "read", "clarify", "value_readings",
-           "shared_words", "as_clock", "said_values", "offered_value", "RECENT_EXECUTION_TURNS"]
+           "shared_words", "words_form", "as_clock", "said_values", "offered_value", "RECENT_EXECUTION_TURNS"]

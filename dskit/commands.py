@@ -361,7 +361,7 @@ def slot_effects(turn: Turn, task: dict, slots: dict, source: str = "model") -> 
             yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
-            yield Refused(item, f"{name}: the same words were given to several slots", grounding=True)
+            yield Refused(item, shared[name], grounding=True)
             continue
         value: Any = None
         if raw is not None:

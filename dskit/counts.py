@@ -7,6 +7,8 @@ Numbers are read whole (:mod:`dskit.numerals`); this module reads what stands ar
   rather than counting ("一下", "一起", "一行", "一共": a lone 一 counts only before a classifier);
 - **a count of other things**: a number before a classifier or unit that is not a person's ("两桌",
   "一份", "三晚", "2 rooms");
+- **a change of the party**: the amount after 加, 减, 少, "another", before "more" ("再加一个人": one more,
+  not a party of one) — the new size is the old one shifted by it (:mod:`dskit.grounding`);
 - **the party and its parts**: a count marked as the whole ("一共十二位", "加起来五个人", "a party of
   19", "21 altogether", "in total") is the party; a count of a kind of person ("两个小孩", "5 toddlers"),
   or one marked as a part ("其中2个", "including", "two of them"), is a part of it. With no whole said,
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 
 from .clock import read_clocks
+from .negation import clause_span, negated_at
 from .numerals import NumberSaid, read_numbers
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is not
@@ -46,6 +49,10 @@ _WHOLE_BEFORE = re.compile(r"(?:一共|总共|共计|合计|总计|加起来|加
                            r"[^，,。.；;\d]{0,2}$", re.IGNORECASE)
 _WHOLE_AFTER = re.compile(r"[^，,。.；;]{0,12}?(?:\bin total\b|\baltogether\b|\ball together\b|\ball told\b|\btotal\b)",
                           re.IGNORECASE)
+# A change of the party by so many: "再加一个人", "少两位", "one more", "two extra" — the amount, not the party.
+_CHANGE_BEFORE = re.compile(r"(?:(?:再|又|多|还)?加上?|增加|添上?|(?:再|又|还)来|再多|多了|减少?|减掉|少了|去掉|another|plus|add)"
+                            r"\s{0,2}$", re.IGNORECASE)
+_CHANGE_AFTER = re.compile(r"\s*(?:more|extra|less|fewer)\b", re.IGNORECASE)
 # A part: "其中2个", "包括两个小孩", "including", "with 7 kids", "two of them".
 _PART_BEFORE = re.compile(r"(?:其中|当中|包括|包含|含|里面|里头|including|among them|of whom|\bwith)[^，,。.；;\d]{0,3}$",
                           re.IGNORECASE)
@@ -67,9 +74,13 @@ def _counts(raw: str) -> list[NumberSaid]:
 
 
 def _role(raw: str, number: NumberSaid) -> str:
-    """What a count of a people slot's message is: "thing", "whole", "part", "kind" or "people"."""
+    """What a count of a people slot's message is: "thing", "change", "whole", "part", "kind" or "people"."""
     if _NOT_PEOPLE.match(raw, number.end):
         return "thing"
+    before = raw[max(0, number.start - 4):number.start]
+    if _CHANGE_BEFORE.search(before) or _CHANGE_AFTER.match(raw, number.end) \
+            or before.endswith("少") and (len(before) < 2 or before[-2] in " ，,。.；;"):  # "少两位": two fewer
+        return "change"
     if _WHOLE_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _WHOLE_AFTER.match(raw, number.end):
         return "whole"
     if _PART_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _PART_AFTER.match(raw, number.end):
@@ -77,10 +88,30 @@ def _role(raw: str, number: NumberSaid) -> str:
     return "kind" if _KIND_AFTER.match(raw, number.end) else "people"
 
 
+# A clause about another time than now: "上次是两个人" counts a party that was, not the one to book.
+_THEN = ("上次", "上回", "之前", "以前", "原来", "last time", "previously", "before")
+# A clause that takes back what came before it: "五个，不对，六个", "five - no wait, six".
+_RETRACTION = re.compile(r"\s*(?:不对|不是|不不|哦不|噢不|错了|说错了|no wait|sorry|i mean|actually)", re.IGNORECASE)
+
+
+def _withdrawn(raw: str, number: NumberSaid) -> bool:
+    """Whether a count is not the party now: denied ("不是5个人"), followed by a clause that retracts it, or
+    said of another time ("上次是两个人")."""
+    if negated_at(raw, number.start, number.end):
+        return True
+    left, right = clause_span(raw, number.start, number.end)
+    if any(word in raw[left:right] for word in _THEN):
+        return True
+    return right < len(raw) and bool(_RETRACTION.match(raw, right + 1))
+
+
 def party_sizes(raw: str) -> set[float]:
-    """The sizes of the party a message states (see the module's rule of the whole and its parts)."""
+    """The sizes of the party a message states (see the module's rule of the whole and its parts); a count
+    taken back ("不是5个，是6个", "五个，不对，六个") is none."""
     roles: dict[str, list[NumberSaid]] = {}
     for number in _counts(raw):
+        if _withdrawn(raw, number):
+            continue
         roles.setdefault(_role(raw, number), []).append(number)
     for role in ("whole", "people"):
         if role in roles:
@@ -89,6 +120,12 @@ def party_sizes(raw: str) -> set[float]:
     if len(kinds) > 1 and all(k.other is None for k in kinds):
         return {sum(k.value for k in kinds)}
     return {value for number in kinds + roles.get("part", []) for value in number.values()}
+
+
+def changes_in(raw: str) -> set[float]:
+    """The amounts by which a message changes a count ("再加一个人" 1, "少两位" 2, "two more" 2): a count's
+    new value is its old one shifted by one of them."""
+    return {value for number in _counts(raw) if _role(raw, number) == "change" for value in number.values()}
 
 
 def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[float]:
@@ -101,4 +138,4 @@ def numbers_in(raw: str, counts: bool = False, people: bool = False) -> set[floa
     return {value for number in numbers for value in number.values()}
 
 
-__all__ = ["numbers_in", "party_sizes"]
+__all__ = ["numbers_in", "party_sizes", "changes_in"]

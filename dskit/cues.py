@@ -376,6 +376,8 @@ _BEING_ZH = "有是"
 _MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
 _INFO_EN = ("what", "which", "how", "where", "when", "who", "whom", "whose", "why")
+# How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
+_SUGGESTING_ZH = ("怎么样", "如何", "好不好", "行不行", "行吗", "好吗", "可以吗", "成吗", "可好")
 
 
 def asks_for_action(clause: str) -> bool:
@@ -385,9 +387,13 @@ def asks_for_action(clause: str) -> bool:
     text = clause.strip().lower()
     if text.isascii():
         words = _EN_WORD.findall(text)
+        if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
+            return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
             and not any(w in _INFO_EN for w in words)
     compact = text.replace(" ", "")
+    if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in _DOING_ZH + ("吃", "来")):
+        return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
     for modal in _MODALS_ZH:
         at = compact.find(modal)
         if at >= 0:

@@ -149,6 +149,8 @@ def _decide(turn: Turn) -> Decision:
         return _handoff(turn, log.handoff)
     _count_failed_ask(turn)
     top = turn.stack.top()
+    if log.clarified is not None and turn.stack.find(log.clarified.task_id) is not None:
+        return _clarify(turn, top)
     resumed = (top is not None and top["id"] in turn.before.existing_ids and top["id"] != turn.before.top_id
                and turn.before.top_id in log.ended())
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
@@ -170,6 +172,18 @@ def _decide(turn: Turn) -> Decision:
     question = _resume_prefix(turn, top, step.question) if resumed else step.question
     decision = base(turn, step.action, slot=step.slot, question=question,
                     resumed=turn.resumed_ref(top) if resumed else None)
+    return _with_missing(turn, decision, top)
+
+
+def _clarify(turn: Turn, top: dict | None) -> Decision:
+    """One short question settles what the engine could not (which of two slots the user's words fill): the
+    rest of the turn is kept, nothing runs, and no confirmation stands while the question is out."""
+    question = turn.log.clarified
+    if top is not None and top["stage"] == Stage.CONFIRMING:
+        reduce(turn, StageSet(top["id"], Stage.COLLECTING.value, shown=""))
+    if top is not None:
+        _asking(turn, top, None)
+    decision = base(turn, "clarify", slot=question.slot, question=question.question)
     return _with_missing(turn, decision, top)
 
 

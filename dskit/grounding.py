@@ -34,7 +34,7 @@ from typing import Any
 from .catalog import Catalog, SlotSpec, TaskSpec
 from .clock import (answered_hours, clock_form, clock_value, durations_in, is_clock, read_clocks, same_half_day, shift_said, shifted_times,
                     split_clock, times_in)
-from .counts import numbers_in
+from .counts import changes_in, numbers_in
 from .numerals import parse_cn_number
 from .cues import asks, asks_about, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
@@ -470,11 +470,10 @@ def _one_value_grounded(spec: SlotSpec, value: Any, old: Any, folded: str, raw: 
     if spec.type in ("integer", "number"):
         if not isinstance(value, (int, float)):
             return False
-        numbers = numbers_in(raw, counts=True, people=counts_people(spec))
-        if float(value) in numbers:
+        if float(value) in numbers_in(raw, counts=True, people=counts_people(spec)):
             return True
         return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
-            and any(abs(float(value) - float(old)) == n for n in numbers if n)
+            and any(abs(float(value) - float(old)) == n for n in changes_in(raw) if n)
     if not isinstance(value, str):
         return False
     if is_clock(value):  # a time is read by the clock grammar, never found as text ("11:15 at night" is 23:15)

@@ -30,7 +30,9 @@ NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "�
 # good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
 _DENY_NOTHING_ZH = NOT_NEGATING_ZH + ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚", "非常",
                                       "无所谓", "别的", "别人", "别处", "特别", "分别", "区别", "个别", "差别", "类别", "级别",
-                                      "性别", "告别", "识别", "无线", "免费", "未来", "不然", "要不然", "要不", "非得")
+                                      "性别", "告别", "识别", "无线", "免费", "未来", "不然", "要不然", "要不", "非得",
+                                      # a change denied keeps the thing: "5个不变", "时间没改"
+                                      "不变", "没变", "不改", "没改", "不动", "没动", "不换", "没换")
 _DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
 # An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
 A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
@@ -78,8 +80,9 @@ def _zh_negations(text: str) -> int:
             if rest.startswith(_DEGREE):
                 continue
             count += 1
-        elif char in _LACKING_ZH and (text[index - 1:index] in _NEGATORS_ZH or text[index + 1:index + 2] in
-                                      _NEGATORS_ZH or text[index - 2:index] in ("不能", "不可", "不得")):
+        elif char in _LACKING_ZH and any(near and near in _NEGATORS_ZH for near in (
+                text[index - 1:index] if index else "", text[index + 1:index + 2])) \
+                or char in _LACKING_ZH and index >= 2 and text[index - 2:index] in ("不能", "不可", "不得"):
             count += 1
     return count
 

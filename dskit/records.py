@@ -27,7 +27,7 @@ class Stage(str, Enum):
 
 
 STAGES = tuple(stage.value for stage in Stage)
-NEXT_ACTIONS = ("ask_slot", "confirm", "execute", "faq", "chitchat", "handoff", "fallback")
+NEXT_ACTIONS = ("ask_slot", "confirm", "clarify", "execute", "faq", "chitchat", "handoff", "fallback")
 
 
 class TaskRef(TypedDict):

@@ -148,7 +148,7 @@ WRONG_SLOT = """
 name: wrong_slot
 catalog: default
 turns:
-  - user: 订后天晚上七点的位子，蜀香阁，我们三个人，上次是两个人
+  - user: 订后天七点的位子，蜀香阁，我们三个人
     expect:
       next_action: confirm
       task: book_restaurant
@@ -159,9 +159,11 @@ turns:
       task: ""
       execute: {task: book_restaurant, slots: {date: 后天, time: "19:00", people: 3, restaurant: 蜀香阁}}
 """
-WRONG_SLOT_ANSWER = {"订后天晚上七点的位子，蜀香阁，我们三个人，上次是两个人": {"commands": [
+# "七点" with no part of the day is 07:00 or 19:00: the model's reading of the two stands (dskit.admission), so
+# its wrong choice reaches the confirmation, and a user who does not read it confirms.
+WRONG_SLOT_ANSWER = {"订后天七点的位子，蜀香阁，我们三个人": {"commands": [
     {"type": "start_task", "task": "book_restaurant",
-     "slots": {"date": "后天", "time": "19:00", "people": 2, "restaurant": "蜀香阁"}}]},
+     "slots": {"date": "后天", "time": "07:00", "people": 3, "restaurant": "蜀香阁"}}]},
                      "确认": {"commands": [{"type": "confirm"}]}}
 
 
@@ -186,12 +188,12 @@ def test_an_execution_nobody_asked_for_is_wrongful_and_its_writes_are_unasked(tm
 
 
 def test_an_execution_with_a_wrong_slot_is_wrongful_and_names_the_slot(tmp_path: Path) -> None:
-    """The model took the distractor ("上次是两个人"); the user confirmed without reading."""
+    """The model took the wrong half of the day; the user confirmed without reading."""
     run, _ = engine_run([load_suite(write_suite(tmp_path, WRONG_SLOT))], WRONG_SLOT_ANSWER)
     figures = run.figures()
-    assert [w["kind"] for w in run.traces[0]["writes"] if w["slot"] == "people"] == ["wrong"]
+    assert [w["kind"] for w in run.traces[0]["writes"] if w["slot"] == "time"] == ["wrong"]
     last = run.traces[-1]
-    assert last["executed"][0]["wrongful"] and last["executed"][0]["reasons"] == ["slots people=2 (expected 3)"]
+    assert last["executed"][0]["wrongful"] and last["executed"][0]["reasons"] == ["slots time='07:00' (expected '19:00')"]
     assert figures["wrongful_executions"] == 1 and figures["task_success"] == 0.0 and figures["wrong_writes"] == 1
 
 
