@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .cues import (asks, asks_about, asks_for_nothing, clauses, is_social, only_yes, points_back, requests_in, says_cancel_clause, says_no,
-                   says_refusal)
+from .cues import (asks, asks_about, asks_for_nothing, clauses, is_social, only_yes, points_back, remarks_in,
+                   requests_in, says_cancel_clause, says_no, says_refusal)
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
@@ -37,7 +37,7 @@ from .negation import clause_span
 from .clock import answered_hours, clock_form, half_of_day, hours_in_period, is_clock, periods_in, read_clocks, split_clock
 from .counts import party_sizes
 from .grounding import (Evidence, asks_about_task, asks_something, cancel_grounded, common_words, confirm_grounded,
-                        counts_people, reset_grounded, revert_said, slot_touched, task_mentioned, task_words,
+                        counts_people, fold, reset_grounded, revert_said, slot_touched, task_mentioned, task_words,
                         text_grounded, value_grounded)
 from .integrity import shown_digest
 from .noise import noise_user_signal
@@ -617,9 +617,15 @@ def start_requested(turn: Turn, effect: TaskOpened) -> Verdict | None:
 
 
 def start_named(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
-    """A message that names the task asks for it."""
+    """A message that names the task asks for it — unless every clause that names it only remarks on it
+    ("三月份话费已经交了", "这个月话费没问题" beside a request for something else)."""
     spec = turn.catalog.tasks[effect.name]
-    return admit(effect) if task_mentioned(spec, turn.catalog, turn.evidence.message) else None
+    if not task_mentioned(spec, turn.catalog, turn.evidence.message):
+        return None
+    naming = [c for c in clauses(turn.evidence.raw) if task_mentioned(spec, turn.catalog, fold(c))]
+    if naming and all(remarks_in(c) for c in naming):
+        return refuse(f"start of {spec.name}: the message only remarks on it")
+    return admit(effect)
 
 
 def start_asked_again(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:

@@ -37,10 +37,10 @@ import unicodedata
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec
-from .commands import CancelTask, Chitchat, Confirm, Deny, Faq, FillSlot, Handoff, Reset, RollbackSlot, run
-from .cues import (asks, asks_for_human, is_social, negated_at, only_yes, says_cancel_clause, says_no, says_refusal,
-                   says_reset, says_revert)
-from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, numbers_in, one_shift_said,
+from .commands import CancelTask, Chitchat, Confirm, Deny, Faq, FillSlot, Handoff, Reset, RollbackSlot, StartTask, run
+from .cues import (DOING_ZH, asks, asks_for_action, asks_for_human, clauses, is_question, is_social, negated_at,
+                   only_yes, requests_in, says_cancel_clause, says_no, says_refusal, says_reset, says_revert)
+from .grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, fold, numbers_in, one_shift_said,
                         same_half_day, shifted_times, slot_touched, task_mentioned, task_words, times_in)
 from .matching import exact_match, segments, words_match
 from .messages import MESSAGES
@@ -318,6 +318,45 @@ def _assent(turn: Turn) -> bool:
     return run(turn, Confirm(source="engine")) > 0
 
 
+def _plain_request(turn: Turn) -> bool:
+    """"我想订个餐厅", "can you book me a repair?" with no command (or only small talk): the one catalog task
+    the message names and asks for (:func:`dskit.cues.requests_in`) opens, as if the model had started it —
+    judged by the start's own rules. Opened rather than asked about: its first question (the first slot it
+    needs) shows the user what opened, and "不用了" drops it."""
+    ev = turn.evidence
+    if not any(requests_in(clause) and (not is_question(clause) or asks_for_action(clause))
+               for clause in clauses(ev.raw)):
+        return False  # a question about something is answered, not taken for a task
+    scores = {spec.name: 2 * _doing_said(spec, ev.raw) + _label_said(spec, turn.catalog, ev.message, ev.raw)
+              for spec in turn.catalog.tasks.values() if turn.stack.named(spec.name) is None}
+    best = max(scores.values(), default=0)
+    named = [name for name, score in scores.items() if score == best]
+    return best > 0 and len(named) == 1 and run(turn, StartTask(named[0], {}, source="engine")) > 0
+
+
+def _label_said(spec: TaskSpec, catalog: Any, folded: str, raw: str) -> bool:
+    """Whether the message says the task's label, or a piece of it no other task's label has — two
+    characters ("宽带" of 宽带办理), or for English a word of three letters or more ("fault" of Report a
+    fault): its own words, not words its examples happen to share."""
+    label = spec.label or spec.name.replace("_", " ")
+    others = [t.label or t.name.replace("_", " ") for t in catalog.tasks.values() if t.name != spec.name]
+    if fold(label) and fold(label) in folded:
+        return True
+    if label.isascii():
+        taken = {w for other in others for w in re.findall(r"[a-z]{3,}", other.lower())}
+        return any(words_match(w, raw) for w in re.findall(r"[a-z]{3,}", label.lower()) if w not in taken)
+    taken = {fold(o)[i:i + 2] for o in others for i in range(len(fold(o)) - 1)}
+    own = fold(label)
+    return any(own[i:i + 2] in folded and own[i:i + 2] not in taken for i in range(len(own) - 1))
+
+
+def _doing_said(spec: TaskSpec, raw: str) -> bool:
+    """Whether the message says the doing of the task's label ("修" of 故障报修 in "约个师傅修宽带", "订" of 订餐
+    in "订个位"): its verb names the task more surely than an object another task shares."""
+    label = spec.label or ""
+    return any(verb in label and verb in raw for verb in DOING_ZH)
+
+
 def backup_fill(turn: Turn, readable: bool = True) -> bool:
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
@@ -330,6 +369,8 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
         return False
     if asks_for_human(ev.raw):
         return run(turn, Handoff("user_request", source="engine")) > 0
+    if readable and _plain_request(turn):  # an unreadable answer is a failure the not-understood policy counts
+        return True
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
         if readable and turn.log.faq is None and not turn.log.chitchat and is_social(ev.raw):
             # "在吗", "有人吗": a greeting asked as a question, nothing to look up

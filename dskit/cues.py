@@ -88,6 +88,10 @@ def _question_marks(raw: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
 
 
+# Words a clause may open with before its question: "and", "also", "so", "oh".
+_LEADING_EN = frozenset({"and", "also", "so", "oh", "but", "then", "plus", "ok", "okay", "well", "btw"})
+
+
 def is_question(clause: str) -> bool:
     """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
     end, or (English) an auxiliary or wh-word first."""
@@ -96,6 +100,8 @@ def is_question(clause: str) -> bool:
         return False
     if text.isascii():
         words = _EN_WORD.findall(text)
+        while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
+            words = words[1:]
         if not words:
             return False
         if words[0] in _WH_EN:
@@ -392,7 +398,7 @@ def asks_for_action(clause: str) -> bool:
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
             and not any(w in _INFO_EN for w in words)
     compact = text.replace(" ", "")
-    if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in _DOING_ZH + ("吃", "来")):
+    if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
         return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
     for modal in _MODALS_ZH:
         at = compact.find(modal)
@@ -426,18 +432,20 @@ def _only_few(clause: str) -> bool:
 # can you, please), or the clause opens with the doing itself (订, 约, 查, book, reserve: an imperative).
 _WANT_ZH = ("想", "要", "需要", "打算", "准备", "希望", "麻烦", "请", "帮", "给我", "能不能", "能否", "可不可以", "可否", "可以",
             "有没有", "申请", "来个", "来一")
-_DOING_ZH = ("订", "约", "预订", "预约", "安排", "办", "查", "装", "修", "报修", "买", "租", "开", "换", "改", "取消", "看")
+DOING_ZH = ("订", "约", "预订", "预约", "安排", "办", "查", "装", "修", "报修", "买", "租", "开", "换", "改", "取消", "看")
 _WANT_EN = ("want", "would like", "'d like", "need", "can i", "could i", "can you", "could you", "can we", "could we",
             "please", "let's", "lets", "get me", "looking for", "i'll take", "we'll take", "i wanna", "may i", "help me",
             "is there", "are there", "do you have")
 _DOING_EN = ("book", "reserve", "schedule", "check", "find", "order", "set up", "sign", "fix", "repair", "plan",
              "cancel", "change", "make")
+# A doing with its measure: "约个疫苗", "订一桌", "查一下", "修一下" — an action asked for, wherever it stands.
+_DOING_A_THING = re.compile("(?:" + "|".join(DOING_ZH) + ")(?:个|一|下|张|份|间|桌|位)")
 # The marks of a remark: what was (a past time or a thing done), or how something is.
-_WAS_ZH = ("上次", "上回", "之前", "以前", "前天", "昨天", "上周", "上礼拜", "上个月", "那次", "那回", "已经", "一直")
+_WAS_ZH = ("上次", "上回", "之前", "以前", "前天", "昨天", "上周", "上礼拜", "那次", "那回", "已经", "一直", "过了")
 _WAS_EN = ("last time", "yesterday", "last week", "last month", "the other day", "we had", "i had", "was", "were",
-           "came in", "picked", "went", "enjoyed", "loved")
+           "came in", "picked", "went", "enjoyed", "loved", "already", "i've seen", "seen it")
 _HOW_ZH = ("不错", "挺好", "很好", "真好", "特别好", "好吃", "好用", "专业", "有点", "真麻烦", "下雨", "好冷", "好热", "太冷",
-           "太热", "记得")
+           "太热", "记得", "没问题", "正常")
 _HOW_EN = ("great", "lovely", "amazing", "delicious", "excellent", "wonderful", "terrible", "awful", "like new",
            "pouring", "freezing", "raining", "sunny", "cold", "hot")
 
@@ -473,11 +481,18 @@ def requests_in(clause: str) -> bool:
         return True
     if text.isascii():
         padded = " " + " ".join(_en_words(text)) + " "
-        return any(f" {w} " in padded for w in _WANT_EN) or "'d like" in text or text.startswith(_DOING_EN)
+        wants = [w for w in _WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
+        return bool(wants) or "'d like" in text or text.startswith(_DOING_EN)
     compact = text.replace(" ", "")
     plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
-    return plea or compact.startswith(_DOING_ZH) or any(
-        w in compact for w in _WANT_ZH if w != "要" or "要是" not in compact)
+    return plea or compact.startswith(DOING_ZH) or bool(_DOING_A_THING.search(compact)) or any(
+        w in compact and not _denied(compact, w) for w in _WANT_ZH if w != "要" or "要是" not in compact)
+
+
+def _denied(text: str, word: str) -> bool:
+    """Whether the first ``word`` of ``text`` is denied ("不需要", "no need", "don't want"): no wish."""
+    at = text.find(word)
+    return at >= 0 and negated_at(text, at, at + len(word))
 
 
 def social_clause(clause: str) -> bool:
