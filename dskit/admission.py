@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import SlotSpec, TaskSpec, coerce_slot_value
-from .cues import (asks, asks_about, asks_for_nothing, clauses, is_social, only_yes, points_back, remarks_in,
-                   requests_in, says_cancel_clause, says_no, says_refusal)
+from .cues import (DOING_EN, DOING_ZH, asks, asks_about, asks_for_action, asks_for_nothing, clauses, is_social,
+                   negated_at, only_yes, points_back, remarks_in, requests_in, says_cancel_clause, says_no, says_refusal)
 from .effects import (Clarified, Confirmed, Effect, FaqAsked, HeldAnswered, Noted, Refused, SlotRolledBack, SlotSet,
                       StackCleared, TaskFocused, TaskOpened, TaskRemoved, ValueHeld, notice)
 from .gaps import missing_slots
@@ -404,11 +404,43 @@ def _spans_of(spec: SlotSpec, value: Any, raw: str) -> list[tuple[int, int]]:
     return spans
 
 
+# A question that selects among things by what it wants of them: "哪家有辣炒蛏子", "哪个的评分是4.5分以上", "有没有
+# 门票免费的", "有评分4.5分以上的吗", "which one has a pool" — what it names is what is wanted.
+_SELECTS = re.compile(r"哪(?:家|个|一家|一个|些|间|位|里有|儿有)|谁家|有没有[^。？?]*的|有[^，,。？?]*的(?:吗|么|呢)"
+                      r"|\bwhich\b|\bany (?:ones?|of them|places?)\b")
+
+
+def _checks_its_slot(spec: SlotSpec, raw: str, start: int, end: int) -> bool:
+    """A question that puts the value to the slot itself ("门票是免费的吗", "评分是4.5分以上的吗": the slot's
+    label before its value) checks the value the user wants; a question about a thing that is the value
+    ("湘菜贵不贵", "有海鲜吗") asks about it."""
+    label = spec.label.lower()
+    return len(label) >= 2 and label in raw[max(0, start - 12):start]
+
+
+def _in_a_plan(raw: str, start: int, end: int) -> bool:
+    """Words inside a condition the user sets out ("我要是从A打车到B的话…", "if we go on Friday, …") state a
+    plan: what the question then asks is about that plan, whose terms are wanted."""
+    sentence = _sentence(raw, start, end)
+    offset = raw.find(sentence)
+    at = start - offset
+    opens = [sentence.find(w) for w in ("要是", "如果", "假如", "if ") if 0 <= sentence.find(w) < at]
+    return bool(opens) and ("的话" in sentence[at:] or sentence[at:].lstrip().startswith((",", "，")) or
+                            sentence.startswith("if "))
+
+
+def _sentence(raw: str, start: int, end: int) -> str:
+    """The sentence of ``raw[start:end]``: between the marks that end one (not the commas of its clauses)."""
+    left = max((raw.rfind(ch, 0, start) for ch in "。！!？?\n"), default=-1) + 1
+    rights = [i for i in (raw.find(ch, end) for ch in "。！!？?\n") if i >= 0]
+    return raw[left:min(rights) if rights else len(raw)]
+
+
 def _seeks_the_tasks_thing(task: TaskSpec, raw: str, start: int, end: int) -> bool:
-    """A question that names the thing the task is about — its label, its name, or the end of its label
-    ("酒店" of 订酒店) — seeks one ("有门票免费的景点吗", "有什么好酒店"): its words are what the user wants."""
-    left, right = clause_span(raw, start, end)
-    clause = raw[left:right]
+    """A question sentence that names the thing the task is about — its label, its name, or the end of its
+    label ("酒店" of 订酒店) — seeks one ("有门票免费的景点吗", "有什么好酒店", "哪里有人均150元…的餐馆，推荐一个"):
+    its words are what the user wants of it."""
+    clause = _sentence(raw, start, end)  # the sentence, not the clause: "哪里有人均150元的，…的餐馆"
     label = task.label or ""
     things = {label, task.name.replace("_", " ")} | {label[n:] for n in range(1, len(label) - 1)
                                                        if not label.isascii()}
@@ -427,11 +459,16 @@ def asked_about_not_wanted(turn: Turn, effect: SlotSet) -> Verdict | None:
     task_spec = turn.spec(_task(turn, effect.task_id))
     if not task_spec.confirm:  # an enquiry is asked by a question: what it names are its terms ("北京明天下雨吗")
         return None
+    if is_name_slot(task_spec, effect.slot):  # a question about a named thing names what the user means
+        return None
     spec = task_spec.slots[effect.slot]
     raw = turn.evidence.raw
     spans = _spans_of(spec, effect.value, raw)
     if spans and all(asks_about(raw, start, end) and not _seeks_the_tasks_thing(task_spec, raw, start, end)
-                     for start, end in spans):
+                     and not _SELECTS.search(_sentence(raw, start, end))
+                     and not asks_for_action(_sentence(raw, start, end))
+                     and not _checks_its_slot(spec, raw, start, end)
+                     and not _in_a_plan(raw, start, end) for start, end in spans):
         return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks about, not what they want",
                       item=_item(turn, effect))
     return None
@@ -600,10 +637,14 @@ def _said_last_message(turn: Turn, spec: TaskSpec, slots: dict) -> tuple[int, in
 
 
 def start_not_dropped(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
-    """A start in a message that drops the task and gives it no value ("宽带先不装了")."""
+    """A start in a message that drops the task or denies wanting it, and gives it no value ("宽带先不装了",
+    "no need to check the bill": every clause that names it denies its doing, :func:`_denies_doing`)."""
     spec = turn.catalog.tasks[effect.name]
-    if says_cancel_clause(turn.evidence.raw, task_words(spec)) and not said_values(turn, spec, dict(effect.given),
-                                                                                  {})[1]:
+    raw = turn.evidence.raw
+    naming = [c for c in clauses(raw) if task_mentioned(spec, turn.catalog, fold(c))]
+    dropped = says_cancel_clause(raw, task_words(spec)) or bool(naming) and all(_denies_doing(spec, c)
+                                                                              for c in naming)
+    if dropped and not said_values(turn, spec, dict(effect.given), {})[1]:
         return refuse(f"start of {spec.name}: the message drops it and gives it no value")
     return None
 
@@ -616,14 +657,39 @@ def start_requested(turn: Turn, effect: TaskOpened) -> Verdict | None:
     return None
 
 
+def _denies_doing(task: TaskSpec, clause: str) -> bool:
+    """A clause that names the task and denies wanting or doing it: the doing of its label, or its own name,
+    stands under a negation ("no need to check the bill", "不用查话费", "话费不查了")."""
+    text = clause.lower()
+    label = (task.label or "").lower()
+    spots = [text.find(w.lower()) for w in task_words(task) if len(w) >= 2 and w.lower() in text]
+    spots += [text.find(verb) for verb in DOING_ZH + DOING_EN if verb in label and verb in text]
+    return bool(spots) and any(negated_at(text, at, at + 1) for at in spots)
+
+
+def _ends_with_thing(task: TaskSpec, clause: str) -> bool:
+    """A clause that ends with the task's thing ("做土豆片好吃的餐馆", "你之前提过的酒店周围的餐馆里") describes the
+    one wanted: a noun phrase, not a remark about one."""
+    text = clause.strip().rstrip("里中内上的呢吧啊呀")
+    label = (task.label or "").lower()
+    return any(len(word) >= 2 and text.endswith(word) for word in {label} | {label[n:] for n in range(1, len(label) - 1)})
+
+
 def start_named(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
-    """A message that names the task asks for it — unless every clause that names it only remarks on it
-    ("三月份话费已经交了", "这个月话费没问题" beside a request for something else)."""
+    """A message that names the task asks for it — unless it asks for another task and every clause that
+    names this one only remarks on it ("帮我报修…，三月份话费已经交了", "办个千兆宽带，这个月话费没问题")."""
     spec = turn.catalog.tasks[effect.name]
     if not task_mentioned(spec, turn.catalog, turn.evidence.message):
         return None
-    naming = [c for c in clauses(turn.evidence.raw) if task_mentioned(spec, turn.catalog, fold(c))]
-    if naming and all(remarks_in(c) for c in naming):
+    parts = clauses(turn.evidence.raw)
+    naming = [c for c in parts if task_mentioned(spec, turn.catalog, fold(c))]
+    others = [t for t in turn.catalog.tasks.values() if t.name != spec.name]
+    asking = [c for c in parts if c not in naming and requests_in(c)]
+    asks_another = bool(asking) and all(any(task_mentioned(t, turn.catalog, fold(c)) for t in others)
+                                        for c in asking)
+    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if naming and (asks_another or runs_at_once) and all(remarks_in(c) and not _ends_with_thing(spec, c)
+                                                         for c in naming):
         return refuse(f"start of {spec.name}: the message only remarks on it")
     return admit(effect)
 

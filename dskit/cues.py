@@ -436,7 +436,7 @@ DOING_ZH = ("订", "约", "预订", "预约", "安排", "办", "查", "装", "�
 _WANT_EN = ("want", "would like", "'d like", "need", "can i", "could i", "can you", "could you", "can we", "could we",
             "please", "let's", "lets", "get me", "looking for", "i'll take", "we'll take", "i wanna", "may i", "help me",
             "is there", "are there", "do you have")
-_DOING_EN = ("book", "reserve", "schedule", "check", "find", "order", "set up", "sign", "fix", "repair", "plan",
+DOING_EN = ("book", "reserve", "schedule", "check", "find", "order", "set up", "sign", "fix", "repair", "plan",
              "cancel", "change", "make")
 # A doing with its measure: "约个疫苗", "订一桌", "查一下", "修一下" — an action asked for, wherever it stands.
 _DOING_A_THING = re.compile("(?:" + "|".join(DOING_ZH) + ")(?:个|一|下|张|份|间|桌|位)")
@@ -482,7 +482,7 @@ def requests_in(clause: str) -> bool:
     if text.isascii():
         padded = " " + " ".join(_en_words(text)) + " "
         wants = [w for w in _WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
-        return bool(wants) or "'d like" in text or text.startswith(_DOING_EN)
+        return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
     plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
     return plea or compact.startswith(DOING_ZH) or bool(_DOING_A_THING.search(compact)) or any(

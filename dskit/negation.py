@@ -12,7 +12,9 @@ said when an even number do. Two negations make a yes: "没有包间可不行", 
   eight characters, or four English words), and the short predicate right after it ("包间不要",
   "包间不能少", "…的位置可不行", "private room not needed"); a negative consequence of a condition the
   mention stands in ("没包间的话这顿饭吃不成") is one more;
-- a negation of a degree word is not one of the thing: "不要太吵的包间" wants a room that is not too loud.
+- a negation of a degree word is not one of the thing: "不要太吵的包间" wants a room that is not too loud;
+- a negation inside a modifier that 的 closes stays there ("不免费的景点", "有无烟房的酒店"); one of wanting
+  takes the whole phrase ("不要辣的菜").
 """
 
 from __future__ import annotations
@@ -46,10 +48,16 @@ _PREDICATE_CHARS = 7
 _DENYING_ENDS = ("没有", "不要", "不用", "不需要", "不考虑", "没必要", "不包括", "不含", "免了")
 
 
+# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
+_ASKING_TAIL = re.compile(r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
+
+
 def blank_a_not_a(text: str) -> str:
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
+    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
     text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
 
 
 def _blank(text: str) -> str:
@@ -91,6 +99,26 @@ def _en_negations(words: list[str]) -> int:
     return sum(1 for word in words if word in NEGATION_EN or word.endswith("n't"))
 
 
+# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
+# "不能没有单独的包间"); any other negation before a
+# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
+# with non-smoking rooms: neither denies the sight or the hotel).
+_WANTING = ("要", "需", "想", "用", "必", "能", "可", "会", "许", "准", "是", "得")
+# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
+# doing, and take the whole phrase ("没单独的包间不行").
+_MODIFYING_NEGATORS = "不无非未"
+
+
+def _outside_modifiers(before: str) -> str:
+    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
+    last = before.rfind("的")
+    if last < 0:
+        return before
+    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
+                     for i, ch in enumerate(before[:last]))
+    return inside + before[last:]
+
+
 def negations_at(raw: str, start: int, end: int) -> int:
     """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
     text = _blank(raw.lower())
@@ -100,7 +128,7 @@ def negations_at(raw: str, start: int, end: int) -> int:
         words_after = _EN_WORD.findall(after)[:4]
         return _en_negations(_EN_WORD.findall(before)[-4:]) + _en_negations(words_after) + sum(
             1 for w in words_after if w == "unnecessary")
-    count = _zh_negations(before[-8:]) + _en_negations(_EN_WORD.findall(before)[-3:])
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
         at = after.find("的话")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dskit.catalog import load_catalog, parse_cn_number
@@ -83,9 +83,8 @@ SINGLE_NEGATIONS = ("不要", "不用", "不需要", "无需", "不必", "没有
                     "不参加", "不带", "不想要", "不会")
 
 
-@given(st.sampled_from(SINGLE_NEGATIONS), st.sampled_from(["", "的", "个"]))
+@given(st.sampled_from(SINGLE_NEGATIONS), st.sampled_from(["", "个"]))
 def test_a_negated_yes_no_slot_reads_as_no(negation, filler):
-    assume(not (negation == "别" and filler == "的"))  # "别的包间" is "another room": 别的 is "other"
     spec = load_catalog(RESTAURANT).tasks["book_restaurant"].slots["private_room"]
     assert bool_said(spec, f"{negation}{filler}包间") is False
     assert bool_said(spec, f"要{filler}包间") is True
