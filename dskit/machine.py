@@ -29,8 +29,8 @@ from .offers import take_offers
 from .jsonish import scrub_surrogates
 from .messages import msg, norm_lang
 from .records import Decision, Stage, new_decision, task_record, task_ref
-from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_state, fit_state,
-                    load_state, reconcile_state, sound_body)
+from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_state, fit_state, load_trusted,
+                    reconcile_state, sound_body)
 from .subtasks import restore_subtasks
 from .taskstack import TaskStack
 from .effects import Refused, TurnRecorded, Understood
@@ -82,18 +82,6 @@ def catalog_mark(text: str) -> str:
     """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
     very same text checked by the very same rules."""
     return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_trusted(state_in: Any, secret: str = "") -> dict:
-    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
-    changed outside the engine claims is not trusted, and ``errors`` says why."""
-    state, errors = load_state(state_in, secret)
-    for error in errors:
-        add_error(state, "state", error)
-    problem = trust_state(state, secret)
-    if problem:
-        add_error(state, "integrity", problem)
-    return state
 
 
 def kept_turn(state_in: Any, catalog: Catalog, lang: str, key: str, code: str, error: str,

@@ -18,13 +18,13 @@ from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
 from .history import HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, history_update, parse_history
 from .integrity import CHECKED_KEY
-from .machine import catalog_mark, load_trusted, record_result, run_turn
+from .machine import catalog_mark, record_result, run_turn
 from .jsonish import loads_strict_or_none
 from .messages import msg, norm_lang
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
 from .prompts import understanding_head, understanding_instructions, understanding_prompt
-from .state import dump_state, load_state, unmarked
+from .state import dump_state, load_state, load_trusted, unmarked
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
 from .text import bounded_int
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs

@@ -26,7 +26,7 @@ from typing import Any
 
 from .cues import asks, asks_detail, asks_for_a_pick, clauses, offered_index, only_yes, refers_back, says_accept
 from .matching import exact_match, segments, words_match
-from .state import add_error, dump_state, load_state
+from .state import add_error, dump_state, load_trusted
 
 MAX_OFFERS = 8
 MAX_OFFERED_VALUES = 12
@@ -61,8 +61,10 @@ def clean_offers(raw: Any) -> list[list]:
 
 def record_offers(state_str: Any, offers: Any, *, secret: str = "") -> str:
     """Write what the assistant's reply offers into the state (for the user's next message only).
-    Never raises; a malformed offer is left out and said in ``errors``."""
-    state, errors = load_state(state_str)
+    Never raises; a malformed offer is left out and said in ``errors``. The state is read as every state
+    writer reads it (:func:`dskit.state.load_trusted`): a state changed outside the engine comes out with
+    nothing it claims trusted, never sealed as the engine's own."""
+    state = load_trusted(state_str, secret)
     kept = clean_offers(offers)
     if offers and not kept:
         add_error(state, "offers", "no usable offer: expected {slot: [values]} or [{task, slot, values}]")

@@ -22,7 +22,7 @@ from typing import Any
 from .catalog import Catalog, SlotSpec, coerce_slot_value
 from .jsonish import has_surrogates, jsonish_scrub, scrub_surrogates
 from .limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, string_excess
-from .integrity import DIGEST_CHARS, digest, same_digest, seal
+from .integrity import DIGEST_CHARS, digest, same_digest, seal, trust_state
 from .records import STAGES, TASK_KEYS, Stage
 from .taskstack import TaskStack, bound_history
 from .text import is_int
@@ -487,6 +487,18 @@ def dump_state(state: dict, secret: str = "") -> str:
     fits Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True, secret=secret)
     return text if text is not None else _encode(new_state(), secret)
+
+
+def load_trusted(state_in: Any, secret: str = "") -> dict:
+    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
+    changed outside the engine claims is not trusted, and ``errors`` says why."""
+    state, errors = load_state(state_in, secret)
+    for error in errors:
+        add_error(state, "state", error)
+    problem = trust_state(state, secret)
+    if problem:
+        add_error(state, "integrity", problem)
+    return state
 
 
 def current_task(state: dict) -> dict | None:

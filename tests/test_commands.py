@@ -93,7 +93,7 @@ def test_a_bad_command_is_dropped_with_the_reason_its_class_gives():
 def test_a_command_proposes_effects_and_changes_nothing_itself():
     state, _ = step("", {"commands": [{"type": "start_task", "task": "book_restaurant", "slots": {"people": 2}}]},
                     CATALOG, query="订个位子，两个人")
-    from dskit.machine import load_trusted
+    from dskit.state import load_trusted
 
     loaded = load_trusted(state)
     before = json.dumps(loaded, sort_keys=True)
