@@ -10,13 +10,14 @@ as written, no invalid value is kept, and no filled slot disappears unexplained.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
 from dskit.catalog import load_catalog, slot_is_valid
-from dskit.commands import COMMAND_TYPES
+from dskit.commands import COMMAND_TYPES, REGISTRY
 from dskit.limits import fits_dify_string
 from dskit.state import load_state
 
@@ -72,11 +73,14 @@ def command_strategy(task_names, slot_maps, slots, questions, junk):
         "rollback_slot": st.builds(lambda t, s: {"type": "rollback_slot", "task": t, "slot": s}, task_names,
                                    st.sampled_from(slots)),
         "cancel_task": st.builds(lambda t: {"type": "cancel_task", "task": t}, task_names),
+        "confirm": st.builds(lambda t: {"type": "confirm", "task": t}, task_names),
         "faq": st.builds(lambda q: {"type": "faq", "question": q}, questions),
         "handoff": st.builds(lambda q: {"type": "handoff", "reason": q}, questions),
     }
-    bare = [k for k in COMMAND_TYPES if k not in builders]
-    assert set(builders) | set(bare) == set(COMMAND_TYPES)
+    # A command with no field but its source needs no builder; any other kind must have one here.
+    bare = [k for k in COMMAND_TYPES if [f.name for f in dataclasses.fields(REGISTRY[k])] == ["source"]]
+    missing = set(COMMAND_TYPES) - set(builders) - set(bare)
+    assert not missing, f"commands with fields but no generator in tests/adversarial_kit.py: {sorted(missing)}"
     return st.one_of(*builders.values(), st.sampled_from([{"type": k} for k in bare]), junk)
 
 

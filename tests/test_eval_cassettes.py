@@ -21,10 +21,10 @@ A change to the engine alone may change the figures without a re-recording: that
 are the engine's, on a real model's answers.
 
 The runs are :data:`dskit.tooling.bench.cassettes.RUNS`, replayed once each here. Two checks on them:
-each figure is at least the floor below (the engine may only do better on the same answers), and all
-of them, with the baseline of a model that answers nothing beside each eval run, are exactly what
-dskit/tooling/bench/cassettes.json records — the file from which ``dskit gen`` writes the real-model
-figures of README*.md and docs/. After re-recording, or when the engine moves a figure::
+each figure is at least the floor below (the engine may only do better on the same answers), and none
+is worse than what dskit/tooling/bench/cassettes.json records — the file from which ``dskit gen`` writes
+the real-model figures of README*.md and docs/ (a floor too: never an equality an improvement would
+break). After re-recording, or when the engine moves a figure::
 
     .venv/bin/dskit bench cassettes --record && .venv/bin/dskit gen
 
@@ -300,16 +300,11 @@ def test_crosswoz_through_the_local_model_with_typos(replayed) -> None:
 # ---------------------------------------------------------------- the record the docs are written from
 
 
-def _differences(recorded: dict, got: dict) -> list[str]:
-    return [f"{key}: recorded {recorded.get(key)!r}, replayed {got.get(key)!r}"
-            for key in sorted(set(recorded) | set(got)) if recorded.get(key) != got.get(key)]
-
-
 def test_the_recorded_figures_are_what_the_cassettes_give(replayed) -> None:
     """dskit/tooling/bench/cassettes.json, from which `dskit gen` writes every real-model figure of the
-    docs, holds exactly what replaying the cassettes gives today, and each eval run's baseline (a model
-    that answers nothing) is what that run scores now. A re-recorded cassette or an engine change that
-    moves a figure fails here until the record is refreshed (and `gen --check` until the pages are)."""
+    docs, holds figures today's engine still reaches on the cassettes (a floor, issue 38: an engine that
+    does better passes, and the record is refreshed when its figures are published), of the same runs. A
+    re-recorded cassette fails here until the record is refreshed (and `gen --check` until the pages are)."""
     assert RECORDED["cassettes"] == {name: bench.digest(CASSETTES / name) for name in RECORDED["cassettes"]}, \
         f"a cassette was re-recorded: run {REFRESH}"
     wrong = []
@@ -319,8 +314,9 @@ def test_the_recorded_figures_are_what_the_cassettes_give(replayed) -> None:
         if run.name not in replayed:
             replayed[run.name] = bench.replay_run(run, CROSSWOZ)
         entry = RECORDED["runs"][run.name]
-        wrong += [f"{run.name}: {line}" for line in _differences(entry["model"], replayed[run.name])]
+        wrong += [f"{run.name}: {line}" for line in at_least_as_good(replayed[run.name], entry["model"])]
         if run.kind == "eval":
-            wrong += [f"{run.name}, answering nothing: {line}"
-                      for line in _differences(entry["answers_nothing"], bench.nothing_run(run))]
-    assert not wrong, f"the record differs from the cassettes (run {REFRESH}):\n" + "\n".join(wrong)
+            nothing = bench.nothing_run(run)
+            wrong += [f"{run.name}, answering nothing: {key} {nothing.get(key)} != {value} (not the same run)"
+                      for key, value in entry["answers_nothing"].items() if key in SIZE and nothing.get(key) != value]
+    assert not wrong, f"the record is better than what the cassettes give today (run {REFRESH}):\n" + "\n".join(wrong)

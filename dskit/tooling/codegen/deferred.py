@@ -41,6 +41,8 @@ import builtins
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from dskit.tooling.codegen.names import bound_names
+
 DEFERRED_NAME = "_Deferred"
 GROUP_NAME = "_defer"
 LOADER = f'''class {DEFERRED_NAME}:
@@ -208,8 +210,6 @@ def _called(nodes: Iterable[ast.AST]) -> set[str]:
 
 
 def _bound(stmt: ast.stmt) -> list[str]:
-    from dskit.tooling.codegen.bundle import bound_names  # noqa: PLC0415 - bundle imports this module
-
     return bound_names(stmt)
 
 
