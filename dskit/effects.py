@@ -196,7 +196,7 @@ class NotUnderstood(Effect):
 class TurnRecorded(Effect):
     """The turn's line in the state's timeline (what changed, what was applied and dropped, the action)."""
 
-    entry: dict
+    line: dict
     progress = False
 
 

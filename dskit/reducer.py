@@ -134,7 +134,7 @@ def _not_understood(turn: Turn, effect: NotUnderstood) -> None:
 
 
 def _recorded(turn: Turn, effect: TurnRecorded) -> None:
-    turn.state["timeline"].append(effect.entry)
+    turn.state["timeline"].append(effect.line)
     del turn.state["timeline"][:-MAX_TIMELINE]
 
 
