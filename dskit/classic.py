@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, TaskSpec
+from .commands import REGISTRY, CannotHandle, Faq, Handoff, SetSlots, StartTask
 from .jsonish import loads_strict_or_none
 from .state import current_task
 
@@ -97,25 +98,23 @@ def _pick_task(catalog: Catalog, class_name: str, params: dict) -> TaskSpec | No
 
 
 def classic_commands(class_name: str, params: dict, query: str, catalog: Catalog, state: dict) -> list[dict]:
-    """The understanding commands for one classified, extracted message."""
+    """The understanding commands for one classified, extracted message, as the model would write them."""
     entry = class_of(class_name)
     command = entry.command if entry else ""
     current = current_task(state)
     spec = _pick_task(catalog, class_name, params)
     if spec is None and command:
-        if command == "faq":
-            return [{"type": "faq", "question": query}]
-        if command == "handoff":
-            return [{"type": "handoff", "reason": "user_request"}]
-        return [{"type": command}]
+        kind = REGISTRY[command]
+        chosen = kind(query) if kind is Faq else kind("user_request") if kind is Handoff else kind()
+        return [chosen.wire()]
     target = spec or (catalog.tasks.get(current["name"]) if current else None)
     if target is None:
-        return [{"type": "cannot_handle"}]
+        return [CannotHandle().wire()]
     slots = {key: value.strip() if isinstance(value, str) else value
              for key, value in params.items() if key in target.slots and not _is_empty(value)}
     if spec is not None and (current is None or current["name"] != spec.name):
-        return [{"type": "start_task", "task": spec.name, "slots": slots}]
+        return [StartTask(spec.name, slots).wire()]
     if slots:
-        return [{"type": "set_slots", "task": target.name, "slots": slots}]
+        return [SetSlots(target.name, slots).wire()]
     generic = _norm(class_name) in {_norm(w) for w in GENERIC_TASK_CLASSES}
-    return [{"type": "start_task", "task": target.name, "slots": {}}] if spec or generic else [{"type": "cannot_handle"}]
+    return [StartTask(target.name, {}).wire()] if spec or generic else [CannotHandle().wire()]

@@ -33,7 +33,7 @@ from .state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task, dump_
                     reconcile_state, sound_body)
 from .subtasks import restore_subtasks
 from .taskstack import TaskStack
-from .effects import Refused, TurnRecorded, Understood
+from .effects import Refused, StackCleared, TurnRecorded, Understood
 from .reducer import reduce
 from .text import short_text
 from .turn import Turn
@@ -70,8 +70,9 @@ def since_reset(state: dict, recent: Any) -> Any:
     not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
     turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
     to matter. ``state["turn"]`` is this turn's number."""
+    logged = {StackCleared().entry(), StackCleared(source="engine").entry()}  # how a reset is logged
     resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
-              and any(str(a) in ("reset", "backup reset") for a in entry.get("applied") or ())]
+              and any(str(a) in logged for a in entry.get("applied") or ())]
     if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])

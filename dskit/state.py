@@ -540,34 +540,37 @@ def reconcile_state(state: dict, catalog: Catalog) -> None:
 
 
 def _reconcile_slots(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    stack = TaskStack(state)
     for slot in list(task["slots"]):
         if slot not in slots:
             add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
-            del task["slots"][slot]
+            stack.put_value(task, slot, None)
             continue
         value = task["slots"][slot]
         ok, coerced, reason = coerce_slot_value(slots[slot], value)
         if ok and not reason and coerced == value:
             continue
         if ok and not reason:
-            task["slots"][slot] = coerced
+            stack.put_value(task, slot, coerced)
             add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short_json(coerced)[:60]}")
         else:
-            del task["slots"][slot]
+            stack.put_value(task, slot, None)
             add_error(state, "state", f"{task['id']}.{slot}: stored value {_short_json(value)[:60]} is invalid "
                                       f"({reason[:100]}); dropped")
 
 
 def _reconcile_history(state: dict, task: dict, slots: dict[str, SlotSpec]) -> None:
+    stack = TaskStack(state)
     invalid = 0
     for slot in list(task["history"]):
-        values = task["history"][slot]
+        values = stack.old_values(task, slot)
         if slot not in slots:
-            del task["history"][slot]
+            stack.set_old_values(task, slot, [])
             continue
         good = [v for v in values if v is None or _stored_ok(slots[slot], v)]
         invalid += len(values) - len(good)
-        task["history"][slot] = good
+        if len(good) != len(values):
+            stack.set_old_values(task, slot, good)
     if invalid:
         add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
 

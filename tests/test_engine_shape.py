@@ -169,3 +169,132 @@ def test_no_engine_module_binds_a_name_twice():
     twice = [(path.name, name) for path in _engine_files() for name in _module_level_bindings(path)
              if _module_level_bindings(path).count(name) > 1]
     assert twice == [], sorted(set(twice))
+
+
+# ---------------------------------------------------------------- the turn's shape (issue 38)
+
+MAX_TURN_ATTRIBUTES = 12
+# Every key a task record may carry (dskit.records.TASK_KEYS): written by dskit.taskstack.TaskStack only.
+TASK_WRITERS = {"taskstack.py"}
+# The loader builds a task record from the text it reads (dskit.state._repair_stack): construction, not a change.
+TASK_BUILDERS = {("state.py", "_repair_stack")}
+
+
+def _attributes_set_in_init(path: Path, class_name: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    return {t.attr for n in ast.walk(init) if isinstance(n, (ast.Assign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+
+
+def test_a_turn_keeps_no_flag_bag():
+    """What a turn did is read off its ledger of effects (dskit.turn.Ledger), not kept in flags beside it."""
+    names = _attributes_set_in_init(_engine_path("turn.py"), "Turn")
+    assert len(names) <= MAX_TURN_ATTRIBUTES, sorted(names)
+
+
+def _engine_path(name: str) -> Path:
+    return next(p for p in ENGINE.rglob(name) if "tooling" not in p.parts)
+
+
+def _value_chain(node: ast.AST) -> list[ast.AST]:
+    """``a["slots"][n]`` -> the subscripts along its value chain (not inside arguments)."""
+    chain = []
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        chain.append(node)
+        node = node.value
+    return chain
+
+
+def task_writes(source: str) -> list[tuple[str, int, str]]:
+    """(function, line, code) of every write to a task key outside the allowed writers: an assignment or
+    deletion through ``x["slots"]``-like subscripts, ``x.pop("shown")``-like calls, and calls that change a
+    task key's container in place (``x["history"].setdefault(...)``)."""
+    from dskit.records import TASK_KEYS
+
+    def is_key(node: ast.AST) -> bool:
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and node.slice.value in TASK_KEYS
+
+    found = []
+    tree = ast.parse(source)
+    for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        for node in ast.walk(function):
+            targets: list[ast.AST] = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            elif isinstance(node, ast.Delete):
+                targets = node.targets
+            hit = any(is_key(link) for target in targets for link in _value_chain(target))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                method, owner = node.func.attr, node.func.value
+                if method in ("pop", "setdefault") and node.args and isinstance(node.args[0], ast.Constant) \
+                        and node.args[0].value in TASK_KEYS and isinstance(owner, ast.Name) \
+                        and owner.id in ("task", "top", "sub", "child", "parent", "clean"):
+                    hit = True
+                if method in ("pop", "setdefault", "update", "clear", "append", "extend", "remove") \
+                        and any(is_key(link) for link in _value_chain(owner)):
+                    hit = True
+            if hit:
+                found.append((function.name, node.lineno, ast.unparse(node)[:80]))
+    return found
+
+
+def test_no_task_is_written_outside_the_task_stack():
+    """TaskStack is the only code that changes a task (issue 38): its slot values and old values, its
+    stage, its parent, what a question showed. The loader that builds a record from text is the exception."""
+    offenders = []
+    for path in _engine_files():
+        if path.name in TASK_WRITERS:
+            continue
+        offenders += [(path.name, *hit) for hit in task_writes(path.read_text(encoding="utf-8"))
+                      if (path.name, hit[0]) not in TASK_BUILDERS]
+    assert offenders == []
+
+
+def test_the_task_write_check_finds_a_write():
+    source = ("def f(task, turn):\n    task['shown'] = 'x'\n    del task['slots']['a']\n"
+              "    task.pop('approved', None)\n    task['history'].setdefault('b', [])\n"
+              "    turn.changed[task['id']] = 1\n")
+    assert [line for _, line, _ in task_writes(source)] == [2, 3, 4, 5]
+
+
+def _command_words() -> set[str]:
+    from dskit.commands import COMMAND_ALIASES, COMMAND_TYPES
+
+    return set(COMMAND_TYPES) | set(COMMAND_ALIASES)
+
+
+_COMMAND_WORDS = _command_words()
+
+
+def command_type_comparisons(source: str) -> list[tuple[int, str]]:
+    """Comparisons of a command's type as a string: ``c["type"] == "confirm"``, ``c.get("type") in (...)``,
+    ``c.kind == "faq"``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        typed = any((isinstance(s, ast.Subscript) and isinstance(s.slice, ast.Constant) and s.slice.value == "type")
+                    or (isinstance(s, ast.Call) and isinstance(s.func, ast.Attribute) and s.func.attr == "get"
+                        and s.args and isinstance(s.args[0], ast.Constant) and s.args[0].value == "type")
+                    or (isinstance(s, ast.Attribute) and s.attr == "kind") for s in sides)
+        literal = any(isinstance(c, ast.Constant) and c.value in _COMMAND_WORDS for s in sides for c in ast.walk(s))
+        if typed and literal:
+            found.append((node.lineno, ast.unparse(node)[:80]))
+    return found
+
+
+def test_no_command_type_is_compared_as_a_string_outside_the_commands():
+    """A command is a typed value: code outside dskit/commands.py tells commands apart by their class."""
+    offenders = [(path.name, *hit) for path in _engine_files() if path.name != "commands.py"
+                 for hit in command_type_comparisons(path.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_the_command_type_check_finds_a_comparison():
+    assert len(command_type_comparisons("x = c['type'] == 'confirm' or c.kind in ('faq',) or "
+                                        "c.get('type') != 'deny'")) == 3
