@@ -118,7 +118,8 @@ def _zh_periods(raw: str) -> list[tuple[int, int, str]]:
             if char in "早晚" and _grades(raw, index):
                 continue
             period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
-            found.append((index, index + 1, period))
+            tail = 1 if raw[index + 1:index + 2] and raw[index + 1] in "上晨间里饭餐茶宵" else 0  # 早上, 晚饭, 夜里
+            found.append((index, index + 1 + tail, period))
         elif raw.startswith(("下班", "放学", "收工"), index):
             found.append((index, index + 2, "evening"))
     return found
@@ -130,6 +131,8 @@ def _grades(raw: str, index: int) -> bool:
     before, rest = raw[index - 1:index], raw[index + 1:]
     if before and before in _GRADE_BEFORE:
         return True
+    if before and before in "明今昨一大清":  # 明早, 今晚, 一早, 大清早: a part of the day, whatever follows
+        return False
     if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
         return False  # "早8点", "晚七点": the part of the day right before its hour
     return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
@@ -222,6 +225,9 @@ def _a_bit(raw: str, match: re.Match) -> bool:
     after = raw[match.end():match.end() + 1]
     if after and after in "点儿都也":
         return True
+    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _CLAUSE_MARKS), default=-1) + 1
+    if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
+        return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
     before = raw[:match.start(1)].rstrip()[-1:]
     return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
 

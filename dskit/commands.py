@@ -67,8 +67,11 @@ class Command:
         return iter(())
 
     def wire(self) -> dict:
-        """The command as the model would write it (for logs and refusals)."""
-        return {"type": self.kind}
+        """The command as the model would write it (for logs, refusals and the classic adapter): its kind and
+        its fields that hold something."""
+        fields = ((name, getattr(self, name)) for name in self.__match_args__ if name != "source")
+        return {"type": self.kind, **{name: dict(value) if isinstance(value, dict) else value
+                                       for name, value in fields if value is not None}}
 
     def __str__(self) -> str:
         return short_text(self.wire())
@@ -150,8 +153,6 @@ class StartTask(Command):
             return "slots must be an object"
         return cls(task, dict(slots or {}))
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         spec = turn.catalog.tasks[self.task]
@@ -221,8 +222,6 @@ class CancelTask(Command):
     def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         return cls(task)
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task": self.task}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
@@ -271,8 +270,6 @@ class SetSlots(Command):
             return "set_slots has no slots"
         return cls(task, dict(slots))
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
@@ -307,8 +304,6 @@ class RollbackSlot(Command):
             return "rollback_slot needs a slot"
         return cls(task, slot.strip())
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task": self.task, "slot": self.slot}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         task = turn.target(self.task, self.slot)
@@ -385,8 +380,6 @@ class FillSlot(Command):
     source: str = "engine"
     kind = "fill_slot"
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task_id": self.task_id, "slot": self.slot, "value": self.value}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         task = turn.stack.find(self.task_id)
@@ -414,8 +407,6 @@ class Confirm(Command):
     def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         return cls(task)
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "task": self.task} if self.task else {"type": self.kind}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
@@ -484,8 +475,6 @@ class Faq(Command):
     def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         return cls(command_text(raw.get("question")))
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "question": self.question}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
@@ -517,8 +506,6 @@ class Handoff(Command):
     def read(cls, raw: dict, task: str | None, catalog: Catalog) -> Command | str:
         return cls(command_text(raw.get("reason")))
 
-    def wire(self) -> dict:
-        return {"type": self.kind, "reason": self.reason}
 
     def propose(self, turn: Turn) -> Iterator[Effect]:
         yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")

@@ -19,11 +19,20 @@ from .state import MAX_DONE, MAX_TIMELINE, add_error, new_counters
 from .turn import Turn
 
 def reduce(turn: Turn, effect: Effect) -> None:
-    """Apply one admitted effect to the turn's state and record it in the ledger."""
+    """Apply one admitted effect to the turn's state and record it in the ledger (a slot set to the value it
+    holds changes nothing and is not recorded)."""
+    if isinstance(effect, SlotSet) and not _changes(turn, effect):
+        return
     handler = _HANDLERS.get(type(effect))
     turn.log.add(effect)
     if handler is not None:
         handler(turn, effect)
+
+
+def _changes(turn: Turn, effect: SlotSet) -> bool:
+    task = turn.stack.find(effect.task_id)
+    held = task["slots"].get(effect.slot) if task is not None else None
+    return task is not None and (held != effect.value or (effect.value is None) != (effect.slot not in task["slots"]))
 
 
 # ---------------------------------------------------------------- the stack
