@@ -219,9 +219,4 @@ def read_numbers(raw: str) -> list[NumberSaid]:
     return sorted(found, key=lambda number: number.start)
 
 
-def number_values(raw: str) -> set[float]:
-    """Every value the text's numbers say (both ends of a range)."""
-    return {value for number in read_numbers(raw) for value in number.values()}
-
-
-__all__ = ["NumberSaid", "read_numbers", "number_values", "parse_cn_number", "CN_NUMERAL_CHARS"]
+__all__ = ["NumberSaid", "read_numbers", "parse_cn_number", "CN_NUMERAL_CHARS"]

@@ -6,15 +6,18 @@ word list or a pattern, not a form. ``dskit bench words`` counts them, read from
 imported), for this checkout and for any git revision, so a change can say what it added and removed:
 
 - **lines** and **functions** (``def`` at any depth);
-- **word lists**: literal tuples, lists, sets, frozensets and dicts of two or more string constants,
-  anywhere in the module (a dict counts its string keys), and **words**, the strings in them;
+- **word lists**: module-level names bound to a collection that holds two or more string constants (a
+  tuple, list, set, frozenset or dict, also built from others: ``A + ("x", "y")``), and **words**, the
+  strings in them (a dict counts its string keys);
 - **regular expressions**: ``re.compile`` calls and patterns passed to ``re.search``/``match``/``fullmatch``/
   ``finditer``/``findall``/``sub``/``split``.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
+import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,19 @@ def _strings(node: ast.AST) -> list[str]:
     return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] if elts else []
 
 
+def _collected(node: ast.AST) -> list[str]:
+    strings: list[str] = []
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            strings += _strings(inner)
+    return strings
+
+
+def _compiles(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
+               for n in ast.walk(node))
+
+
 def measure_source(source: str) -> WordsSize:
     """The size of one module's source."""
     tree = ast.parse(source)
@@ -56,14 +72,16 @@ def measure_source(source: str) -> WordsSize:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             size.functions += 1
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
-            strings = _strings(node)
-            if len(strings) >= 2:
-                size.word_lists += 1
-                size.words += len(strings)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and node.func.attr in _RE_CALLS:
             size.regexes += 1
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None \
+                and not _compiles(statement.value):
+            strings = _collected(statement.value)
+            if len(strings) >= 2:
+                size.word_lists += 1
+                size.words += len(strings)
     return size
 
 
@@ -103,6 +121,38 @@ def total(sizes: dict[str, WordsSize]) -> WordsSize:
     for size in sizes.values():
         whole.add(size)
     return whole
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415 - tooling imports its libraries lazily
+    from rich.table import Table  # noqa: PLC0415
+
+    before, after = measure(args.before), measure()
+    if args.json:
+        print(json.dumps({"before": {m: vars(v) for m, v in before.items()},
+                          "after": {m: vars(v) for m, v in after.items()}}, indent=1))
+        return 0
+    table = Table(title=f"words code: {args.before} -> this tree")
+    for column in ("module", "lines", "functions", "word lists", "words", "regexes"):
+        table.add_column(column, justify="right" if column != "module" else "left")
+    fields = ("lines", "functions", "word_lists", "words", "regexes")
+    for module in WORDS_MODULES:
+        old, new = before.get(module), after.get(module)
+        table.add_row(module, *[f"{getattr(old, f) if old else '-'} -> {getattr(new, f) if new else '-'}" for f in fields])
+    whole_before, whole_after = total(before), total(after)
+    table.add_row("total", *[f"{getattr(whole_before, f)} -> {getattr(whole_after, f)}" for f in fields])
+    Console().print(table)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "words", help="how big the words code is (lines, functions, word lists, words, regexes), before and after",
+        description="Counts the engine's words code (admission, the readers, the cue words, matching, offers, the "
+                    "engine's own readings, noise) read from the source, for this tree and a git revision.")
+    parser.add_argument("--before", default="73ec4ea", help="the revision to compare with (default: before issue 38)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
 
 
 __all__ = ["WordsSize", "measure", "measure_source", "total", "WORDS_MODULES"]
