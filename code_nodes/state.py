@@ -34,7 +34,7 @@
 #        history_lang        = "zh"    language of the summary texts when this node keeps the memory (the history node's `lang`)
 #   3. Output variables, declare each with this type / 输出变量，按此类型逐个声明:
 #        sys_context_str     string   the new state: write it back
-#        next_action         string   ask_slot | confirm | execute | faq | chitchat | handoff | fallback: branch on it
+#        next_action         string   ask_slot | confirm | clarify | execute | faq | chitchat | handoff | fallback: branch on it
 #        question            string   ready text to say: the slot question, the confirmation, or the open task's pending question after a FAQ/chitchat answer
 #        current_task        string   name of the task in focus ('' if none)
 #        current_task_label  string   its display label
@@ -69,12 +69,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 477 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 651 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 477 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 651 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -779,8 +779,10 @@ class NumberSaid:
     script: str
     other: float | None = None
 
+    _defer(locals(), r'''
     def values(self):
         return (self.value,) if self.other is None else (self.value, self.other)
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -793,25 +795,35 @@ class NumberSaid:
         object.__setattr__(self, 'script', script)
         object.__setattr__(self, 'other', other)
 
+    _defer(locals(), r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(value={self.value!r}" f", start={self.start!r}"
             f", end={self.end!r}" f", script={self.script!r}" f", other={self.other!r}" ")"
         )
+    ''',
 
+    r'''
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.value, self.start, self.end, self.script, self.other) == (other.value, other.start, other.end, other.script, other.other)
         return NotImplemented
+    ''',
 
+    r'''
     def __hash__(self):
         return hash((self.value, self.start, self.end, self.script, self.other))
+    ''',
 
+    r'''
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
 
+    r'''
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 # ---------------------------------------------------------------- Chinese
@@ -2625,6 +2637,2921 @@ def catalog_compact(catalog):
 ''')
 
 
+# ---- dskit/clock.py ----
+# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
+
+_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
+_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
+                       r"(\s{0,2}分)?")
+_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
+_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
+                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+# The part of the day each English word names.
+_EN_PERIOD_WORDS = json.loads(r'''{
+ "morning": "morning",
+ "mornings": "morning",
+ "breakfast": "morning",
+ "brunch": "morning",
+ "a.m.": "morning",
+ "am": "morning",
+ "noon": "noon",
+ "midday": "noon",
+ "lunch": "noon",
+ "lunchtime": "noon",
+ "afternoon": "afternoon",
+ "evening": "evening",
+ "tonight": "evening",
+ "dinner": "evening",
+ "supper": "evening",
+ "p.m.": "evening",
+ "pm": "evening",
+ "night": "night",
+ "midnight": "night"
+}''')
+_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
+_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
+                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
+                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
+_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
+_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
+                                                                                  reverse=True)) + r")(?![a-z])")
+# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
+_GRADE_BEFORE = "最太提稍更较越不很挺偏"
+_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
+
+
+class ClockTime:
+    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
+    ("" when none does) and where the hour phrase stands."""
+
+    hour: int
+    minute: int
+    period: str
+    start: int
+    end: int
+
+    _defer(locals(), r'''
+    def values(self):
+        """The times (HH:MM) this reading can mean, in order of likelihood."""
+        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
+
+    def __init__(self, hour, minute, period, start, end):
+        object.__setattr__(self, 'hour', hour)
+        object.__setattr__(self, 'minute', minute)
+        object.__setattr__(self, 'period', period)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
+            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.hour, self.minute, self.period, self.start, self.end))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def hours_in_period(hour, period):
+    """The 24-hour clock hours an hour said within a part of the day can be."""
+    if hour > 12 or hour == 0:
+        return (hour % 24,)
+    if period in ("morning", "am"):
+        return (0 if hour == 12 and period == "am" else hour,)
+    if period == "small":
+        return (0 if hour == 12 else hour,)
+    if period == "noon":
+        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
+    if period == "afternoon":
+        return (hour if hour == 12 else hour + 12,)
+    if period == "evening":
+        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
+    if period == "night":
+        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
+    if period == "pm":
+        return (hour if hour == 12 else hour + 12,)
+    return (hour,) if hour == 12 else (hour, hour + 12)
+''')
+
+
+# ---------------------------------------------------------------- parts of the day
+
+def _zh_periods(raw):
+    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
+    found = []
+    for index, char in enumerate(raw):
+        if char == "午":
+            before, after = raw[index - 1:index], raw[index + 1:index + 2]
+            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
+                      else "night" if after == "夜" else "noon")
+            start = index - 1 if before in ("上", "下", "中", "正") else index
+            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
+        elif char == "昏":  # 黄昏: dusk
+            found.append((index, index + 1, "evening"))
+        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
+            found.append((index, index + 2, "noon"))
+        elif char == "凌" and raw[index + 1:index + 2] == "晨":
+            found.append((index, index + 2, "small"))
+        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
+            if char in "早晚" and _grades(raw, index):
+                continue
+            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
+            tail = 1 if raw[index + 1:index + 2] and raw[index + 1] in "上晨间里饭餐茶宵" else 0  # 早上, 晚饭, 夜里
+            found.append((index, index + 1 + tail, period))
+        elif raw.startswith(("下班", "放学", "收工"), index):
+            found.append((index, index + 2, "evening"))
+    return found
+
+
+def _grades(raw, index):
+    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
+    the day ("晚上", "早茶", "今晚", "早8点")."""
+    before, rest = raw[index - 1:index], raw[index + 1:]
+    if before and before in _GRADE_BEFORE:
+        return True
+    if before and before in "明今昨一大清":  # 明早, 今晚, 一早, 大清早: a part of the day, whatever follows
+        return False
+    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
+        return False  # "早8点", "晚七点": the part of the day right before its hour
+    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
+
+
+def _en_periods(lower):
+    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
+             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
+    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
+    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
+    return found
+
+
+def periods_in(raw):
+    """Every part of the day the text names, as (start, end, part) in order."""
+    lower = raw.lower()
+    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _en_periods(lower)
+    return sorted(found)
+
+
+def _clause_of(raw, at):
+    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(raw)
+
+
+def _governing(raw, start, end, periods, hours):
+    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
+    left, right = _clause_of(raw, start)
+    before = [p for p in periods if left <= p[0] and p[1] <= start]
+    if before:
+        return before[-1][2]
+    after = [p for p in periods if end <= p[0] and p[1] <= right]
+    if after:
+        return after[0][2]
+    for side in (left - 1, right + 1):
+        if side < 0 or side > len(raw):
+            continue
+        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        if (near_left, near_right) == (left, right):
+            continue
+        if any(near_left <= h[0] < near_right for h in hours):
+            continue
+        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
+        if near:
+            return near[-1][2] if side < left else near[0][2]
+    return ""
+
+
+# ---------------------------------------------------------------- hour phrases
+
+def _clock_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+
+
+def _minutes(token):
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _clock_number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+
+
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
+
+
+def _a_bit(raw, match):
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
+    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
+        return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
+    before = raw[:match.start(1)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+
+
+def _hour_phrases(raw):
+    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
+    found = []
+    for match in _ZH_CLOCK.finditer(raw):
+        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
+            continue
+        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
+                and len(match.group(2)) == 1:
+            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
+    lower = raw.lower()
+    if not any(ch.isascii() and ch.isalpha() for ch in lower):
+        return found
+    for match in _EN_CLOCK.finditer(lower):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
+            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
+            found.append((match.start(), match.end(), hour, minute, period))
+    for match in _EN_SPOKEN.finditer(lower):
+        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
+        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
+                                                                        or match.group(6)):
+            continue
+        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.append((match.start(), match.end(), hour % 24, minute, ""))
+    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
+        if any(s <= match.start(1) < e for s, e, *_ in found):
+            continue
+        word = match.group(1)
+        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
+        if 1 <= hour <= 24:
+            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
+    return found
+
+
+def read_clocks(raw):
+    """Every time of day the text states, each with the part of the day that governs it."""
+    phrases = sorted(_hour_phrases(raw))
+    if not phrases:
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
+            for start, end, hour, minute, suffix in phrases]
+
+
+# What makes a lone number a count of something else than hours: "Six, please" answers "What time?", "six
+# people" does not.
+_UNIT_AFTER = _LazyPattern('_UNIT_AFTER', r"\s*(?:个|位|人|名|份|张|间|天|晚|元|块|号|日|月|年|people|persons|guests|of us|adults|kids"
+                         r"|days?|nights?|rooms?|tables?|dollars?|yuan)", re.IGNORECASE)
+
+
+def answered_hours(raw):
+    """A lone hour given as the answer to "what time?": the message's one number, a whole number from 1 to
+    24 with no unit after it ("Six, please", "8吧", "2 then"), read like a bare hour. Only for a message that
+    answers a time slot asked last turn; any other message's numbers are not hours."""
+    numbers = read_numbers(raw)
+    if len(numbers) != 1 or numbers[0].other is not None or read_clocks(raw):
+        return []
+    number = numbers[0]
+    if number.value != int(number.value) or not 1 <= number.value <= 24 or _UNIT_AFTER.match(raw, number.end):
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(int(number.value) % 24, 0, _governing(raw, number.start, number.end, periods, []),
+                      number.start, number.end)]
+
+
+def times_in(raw):
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
+    bare noon or midnight ("中午", "at midnight") when no hour is said."""
+    found = {value for clock in read_clocks(raw) for value in clock.values()}
+    if not found:
+        lower = raw.lower()
+        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
+            found.add("12:00")
+        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
+            found.add("00:00")
+    return found
+
+
+def is_clock(value):
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+
+
+def clock_form(value):
+    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
+
+
+def half_of_day(value):
+    """"am" or "pm" for a clock value (12:00 and later is pm), "" for anything else."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return "" if match is None else "pm" if int(match.group(1)) >= 12 else "am"
+
+
+def in_half(value, half):
+    """The clock value moved into the half of the day ``half`` ("08:00", "pm" -> "20:00")."""
+    hour, minute = value.split(":")
+    hour_value = int(hour) % 12 + (12 if half == "pm" else 0)
+    return f"{hour_value:02d}:{minute}"
+
+
+_defer(locals(), r'''
+def clock_value(text):
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(text.lower())
+    return next(iter(found)) if len(found) == 1 else None
+''',
+
+
+r'''
+def split_clock(text):
+    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"), "周日三点半" -> ("周日", None): the words of one time of day
+    are taken out even when they leave its half of the day open; (text, None) when the text names no
+    time of day, or several, or nothing but one."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = text.lower()
+    clocks = read_clocks(raw)
+    periods = periods_in(raw)
+    if len(clocks) > 1 or not clocks and not periods:
+        return text, None
+    values = clocks[0].values() if clocks else ()
+    clock = values[0] if len(values) == 1 else None if clocks else clock_value(raw)
+    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
+    source = text if len(text) == len(raw) else raw  # cut from the text as written (its letter case)
+    rest = "".join(ch for index, ch in enumerate(source) if not any(s <= index < e for s, e in spans))
+    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
+    return (rest, clock) if rest else (text, None)
+''')
+
+
+def same_half_day(value, old, raw):
+    """An hour said without a part of the day ("改成七点") keeps the half of the day of the time it
+    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write. Only an hour the message says bare
+    (no part of the day governs it: "午后两点" is 14:00 whatever stood before); any other value comes back
+    as it is."""
+    if not (is_clock(value) and is_clock(old)) or half_of_day(value) == half_of_day(old):
+        return value
+    value = clock_form(value)
+    other = in_half(value, half_of_day(old))
+    for clock in read_clocks(raw):
+        if not clock.period and value in clock.values() and other in clock.values():
+            return other
+    return value
+
+
+# ---------------------------------------------------------------- shifts of a time
+
+_DURATION_RE = _LazyPattern(
+    '_DURATION_RE', rf"(半|\d{{1,3}}|[{CN_NUMERAL_CHARS}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
+    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
+_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
+_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
+
+
+def durations_in(raw):
+    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
+    minutes = set()
+    for match in _DURATION_RE.finditer(raw):
+        if match.group(3):
+            amount, half, unit = match.group(1), match.group(2), match.group(3)
+            value = 0.5 if amount == "半" else _clock_number(amount)
+            if value is None:
+                continue
+            total = value * 60 if unit in ("小时", "钟头") else value
+            minutes.add(int(total + (30 if half else 0)))
+        else:
+            amount, unit = match.group(4), match.group(5)
+            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
+            minutes.add(int(value * 60 if unit.startswith("hour") else value))
+    signs = set()
+    if any(w in raw for w in _EARLIER):
+        signs.add(-1)
+    if any(w in raw for w in _LATER):
+        signs.add(1)
+    return minutes, signs or {-1, 1}
+
+
+_defer(locals(), r'''
+def shift_said(raw, negated_at=None):
+    """Whether the message states one shift of a time plainly: one duration and one direction
+    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none;
+    ``negated_at`` reads negation, dskit.cues)."""
+    words = [w for w in _EARLIER + _LATER if w in raw]
+    if not words:
+        return False
+    minutes, _ = durations_in(raw)
+    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
+    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
+        and not (negated_at is not None and any(negated_at(raw, start, end) for start, end in spans))
+''')
+
+
+def shifted_times(old, raw):
+    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
+    both directions when it names none)."""
+    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
+    if not match:
+        return set()
+    base = int(match.group(1)) * 60 + int(match.group(2))
+    minutes, signs = durations_in(raw)
+    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
+
+
+# ---- dskit/negation.py ----
+# Negation and its scope: whether the words at a span are said or denied.
+
+_NEGATORS_ZH = "不没无别免非未甭勿"
+_LACKING_ZH = "缺少离"
+NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
+# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
+# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
+_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
+_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
+# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
+A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+_negation_EN_WORD = _LazyPattern('_negation_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+_negation_CLAUSE_MARKS = "，,。.！!？?；;\n"
+# What may stand between a mention and the predicate after it without being part of the predicate.
+_PREDICATE_LEAD = " 的也就都还可是真"
+# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
+_PREDICATE_CHARS = 7
+_DENYING_ENDS = tuple('没有|不要|不用|不需要|不考虑|没必要|不包括|不含|免了'.split('|'))
+
+
+# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
+_ASKING_TAIL = _LazyPattern('_ASKING_TAIL', r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
+
+
+def blank_a_not_a(text):
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
+    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
+    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
+
+
+def _blank(text):
+    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
+    for phrase in _DENY_NOTHING_ZH:
+        text = text.replace(phrase, " " * len(phrase))
+    return blank_a_not_a(text)
+
+
+def clause_span(text, start, end):
+    left = max((text.rfind(ch, 0, start) for ch in _negation_CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in _negation_CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
+_DISMISSING_ZH = ("算了", "拉倒", "作罢")
+
+
+def _zh_negations(text):
+    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
+    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
+    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
+        _DISMISSING_ZH) else 0
+    for index, char in enumerate(text):
+        if char in _NEGATORS_ZH:
+            rest = text[index + 1:].lstrip("要想用需")
+            if rest.startswith(_DEGREE):
+                continue
+            count += 1
+        elif char in _LACKING_ZH and any(near and near in _NEGATORS_ZH for near in (
+                text[index - 1:index] if index else "", text[index + 1:index + 2])) \
+                or char in _LACKING_ZH and index >= 2 and text[index - 2:index] in ("不能", "不可", "不得"):
+            count += 1
+    return count
+
+
+def _en_negations(words):
+    return sum(1 for word in words if word in NEGATION_EN or word.endswith("n't"))
+
+
+# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
+# "不能没有单独的包间"); any other negation before a
+# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
+# with non-smoking rooms: neither denies the sight or the hotel).
+_WANTING = tuple('要|需|想|用|必|能|可|会|许|准|是|得'.split('|'))
+# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
+# doing, and take the whole phrase ("没单独的包间不行").
+_MODIFYING_NEGATORS = "不无非未"
+
+
+def _outside_modifiers(before):
+    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
+    last = before.rfind("的")
+    if last < 0:
+        return before
+    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
+                     for i, ch in enumerate(before[:last]))
+    return inside + before[last:]
+
+
+def negations_at(raw, start, end):
+    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
+    text = _blank(raw.lower())
+    left, right = clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_after = _negation_EN_WORD.findall(after)[:4]
+        return _en_negations(_negation_EN_WORD.findall(before)[-4:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w == "unnecessary")
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_negation_EN_WORD.findall(before)[-3:])
+    predicate, consequence = after, ""
+    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
+        at = after.find("的话")
+        predicate, consequence = after[:at], after[at + 2:]
+        if not consequence.strip(" ，,") and right < len(text):
+            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
+    predicate = predicate.lstrip(_PREDICATE_LEAD)
+    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
+        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
+    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
+        count += _zh_negations(predicate[:_PREDICATE_CHARS])
+    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
+        count += 1  # "高风险的项目一个都没有": the clause ends denying it
+    if consequence and count % 2 == 1 and _zh_negations(consequence):
+        count += 1  # without it, what the user wants does not happen: they want it
+    return count
+
+
+def negated_at(raw, start, end):
+    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
+    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
+    return negations_at(raw, start, end) % 2 == 1
+
+
+# ---- dskit/counts.py ----
+# What a number counts: a count of people, of other things, a part of a party, or no count at all.
+
+# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is not
+# eight people, "十八号" not eighteen), nor is a floor, a room or a line.
+_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
+                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
+_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
+# The classifiers and nouns a Chinese count stands before (量词): a lone 一 counts only before one of them.
+_CLASSIFIERS = "个位名人口份张间晚天元块次件台辆套瓶杯碗盘道本斤桌场家只条双对岁周层楼号"
+# What follows a count of something other than people: "买一份" is one policy, "两桌" two tables.
+_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
+                         r"|周|个月|个小时|个星期|桌|场|家|只|条|双|对|个?菜|个?包间|个?房间"
+                         r"|rooms?\b|tables?\b|nights?\b|days?\b|dollars?\b|yuan\b|hours?\b|minutes?\b|years?\b|dishes\b)",
+                         re.IGNORECASE)
+# Counts of a kind of person: a part of the party when the party itself is counted.
+_KIND_ZH = tuple('老人|老年人|小孩|孩子|小朋友|儿童|宝宝|婴儿|学生|大人|成人|女士|男士|吃素|素食|残疾人'.split('|'))
+_KIND_AFTER = _LazyPattern('_KIND_AFTER', r"\s{0,2}(?:个|位|名)?\s{0,2}(?:" + "|".join(_KIND_ZH) + r")"
+                         r"|\s(?:kids?|children|child|toddlers?|babies|baby|infants?|seniors?|adults?|vegetarians?"
+                         r"|vegans?|students?|teens?|teenagers?)\b", re.IGNORECASE)
+# The whole: "一共", "总共", "加起来", "合计", "a party of", "in total", "altogether".
+_WHOLE_BEFORE = _LazyPattern('_WHOLE_BEFORE', r"(?:一共|总共|共计|合计|总计|加起来|加上|共|party of|table for|total of)\s{0,3}"
+                           r"[^，,。.；;\d]{0,2}$", re.IGNORECASE)
+_WHOLE_AFTER = _LazyPattern('_WHOLE_AFTER', r"[^，,。.；;]{0,12}?(?:\bin total\b|\baltogether\b|\ball together\b|\ball told\b|\btotal\b)",
+                          re.IGNORECASE)
+# A change of the party by so many: "再加一个人", "少两位", "one more", "two extra" — the amount, not the party.
+_CHANGE_BEFORE = _LazyPattern('_CHANGE_BEFORE', r"(?:(?:再|又|多|还)?加上?|增加|添上?|(?:再|又|还)来|再多|多了|减少?|减掉|少了|去掉|another|plus|add)"
+                            r"\s{0,2}$", re.IGNORECASE)
+_CHANGE_AFTER = _LazyPattern('_CHANGE_AFTER', r"\s*(?:more|extra|less|fewer)\b", re.IGNORECASE)
+# A part: "其中2个", "包括两个小孩", "including", "with 7 kids", "two of them".
+_PART_BEFORE = _LazyPattern('_PART_BEFORE', r"(?:其中|当中|包括|包含|含|里面|里头|including|among them|of whom|\bwith)[^，,。.；;\d]{0,3}$",
+                          re.IGNORECASE)
+_PART_AFTER = _LazyPattern('_PART_AFTER', r"\s*(?:of (?:them|whom)|among them|个?是(?:小孩|孩子|儿童|老人))", re.IGNORECASE)
+
+
+def _counts(raw):
+    """The numbers of the text that count something (see the module's list of what is not a count)."""
+    hours = {clock.start for clock in read_clocks(raw)}
+    kept = []
+    for number in read_numbers(raw):
+        if number.start in hours or _NOT_A_COUNT.match(raw, number.end) \
+                or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
+            continue
+        if raw[number.start:number.end] == "一" and raw[number.end:number.end + 1] not in _CLASSIFIERS:
+            continue  # "一下", "一起", "一行", "一共": 一 begins a word here
+        kept.append(number)
+    return kept
+
+
+def _role(raw, number):
+    """What a count of a people slot's message is: "thing", "change", "whole", "part", "kind" or "people"."""
+    if _NOT_PEOPLE.match(raw, number.end):
+        return "thing"
+    before = raw[max(0, number.start - 4):number.start]
+    if _CHANGE_BEFORE.search(before) or _CHANGE_AFTER.match(raw, number.end) \
+            or before.endswith("少") and (len(before) < 2 or before[-2] in " ，,。.；;"):  # "少两位": two fewer
+        return "change"
+    if _WHOLE_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _WHOLE_AFTER.match(raw, number.end):
+        return "whole"
+    if _PART_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _PART_AFTER.match(raw, number.end):
+        return "part"
+    return "kind" if _KIND_AFTER.match(raw, number.end) else "people"
+
+
+# A clause about another time than now: "上次是两个人" counts a party that was, not the one to book.
+_THEN = tuple('上次|上回|之前|以前|原来|last time|previously|before'.split('|'))
+# A clause that takes back what came before it: "五个，不对，六个", "five - no wait, six".
+_RETRACTION = _LazyPattern('_RETRACTION', r"\s*(?:不对|不是|不不|哦不|噢不|错了|说错了|no wait|sorry|i mean|actually)", re.IGNORECASE)
+
+
+def _withdrawn(raw, number):
+    """Whether a count is not the party now: denied ("不是5个人"), followed by a clause that retracts it, or
+    said of another time ("上次是两个人")."""
+    if negated_at(raw, number.start, number.end):
+        return True
+    left, right = clause_span(raw, number.start, number.end)
+    if any(word in raw[left:right] for word in _THEN):
+        return True
+    return right < len(raw) and bool(_RETRACTION.match(raw, right + 1))
+
+
+def party_sizes(raw):
+    """The sizes of the party a message states (see the module's rule of the whole and its parts); a count
+    taken back ("不是5个，是6个", "五个，不对，六个") is none."""
+    roles = {}
+    for number in _counts(raw):
+        if _withdrawn(raw, number):
+            continue
+        roles.setdefault(_role(raw, number), []).append(number)
+    for role in ("whole", "people"):
+        if role in roles:
+            return {value for number in roles[role] for value in number.values()}
+    kinds = roles.get("kind", [])
+    if len(kinds) > 1 and all(k.other is None for k in kinds):
+        return {sum(k.value for k in kinds)}
+    return {value for number in kinds + roles.get("part", []) for value in number.values()}
+
+
+def changes_in(raw):
+    """The amounts by which a message changes a count ("再加一个人" 1, "少两位" 2, "two more" 2): a count's
+    new value is its old one shifted by one of them."""
+    return {value for number in _counts(raw) if _role(raw, number) == "change" for value in number.values()}
+
+
+def numbers_in(raw, counts=False, people=False):
+    """Every number the text states, each read whole ("十五" is 15, never 5; "三四个" is 3 or 4); with
+    ``counts``, only those that count something; with ``people`` too, the size of the party
+    (:func:`party_sizes`)."""
+    if people:
+        return party_sizes(raw)
+    numbers = _counts(raw) if counts else read_numbers(raw)
+    return {value for number in numbers for value in number.values()}
+
+
+# ---- dskit/cues.py ----
+# The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
+
+# Phrases built from a no-word that say yes ("没问题": no problem).
+YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
+
+# Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
+YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|行|行的|好|好的|嗯|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用|不用了|不要|不要了|不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm|confirmed'.split('|'))
+# Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
+SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
+
+
+# ---------------------------------------------------------------- words, not characters
+#
+# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
+# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
+# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
+# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
+# piece is a word of the act, a filler or a particle; English clauses are read by their words.
+
+_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
+_PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
+_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
+# "对了" is "by the way", never a yes; matched before 对 so that it wins.
+_NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
+YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问题|没毛病|不错|好|好的|好啊|好呀|好吧|好嘞|好滴|好哒|行|行的|行吧|行啊|可以|可以的|可以啊|可以呀|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这么定了|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|确认办理|确认预订|确认提交|确认下单|确认无误|无误'.split('|'))
+# What a yes may say besides yes: go ahead with it.
+ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
+YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
+ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
+_QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
+# An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
+# 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
+_QUESTION_END_ZH = ("吗", "么")
+_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
+_WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
+# An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
+_SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
+_cues_EN_WORD = _LazyPattern('_cues_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+
+
+def clauses(raw):
+    """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
+    return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
+
+
+def _question_marks(raw):
+    """The clauses of a message that end with a question mark (kept for the question test)."""
+    return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
+
+
+# Words a clause may open with before its question: "and", "also", "so", "oh".
+_LEADING_EN = frozenset('and|also|so|oh|but|then|plus|ok|okay|well|btw'.split('|'))
+
+
+def is_question(clause):
+    """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
+    end, or (English) an auxiliary or wh-word first."""
+    text = clause.strip().lower()
+    if not text:
+        return False
+    if text.isascii():
+        words = _cues_EN_WORD.findall(text)
+        while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
+            words = words[1:]
+        if not words:
+            return False
+        if words[0] in _WH_EN:
+            return True
+        subjects = _SUBJECTS_EN - ({"it", "that", "this"} if words[0] in ("do", "don't") else set())
+        return words[0] in _QUESTION_WORDS_EN and len(words) > 1 and words[1] in subjects
+    compact = text.replace(" ", "")
+    if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
+        return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
+    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
+        or compact.endswith(_QUESTION_END_ZH)
+
+
+def _asking_word(text, word):
+    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
+    at = text.find(word)
+    while at >= 0:
+        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def asks(raw):
+    """Whether a message asks something: a question mark, or a clause that is a question."""
+    return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
+
+
+def tokenize(text, lexicon):
+    """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
+    words = sorted(set(lexicon), key=len, reverse=True)
+    out = []
+    at = 0
+    while at < len(text):
+        word = next((w for w in words if text.startswith(w, at)), None)
+        if word is None:
+            return None
+        out.append(word)
+        at += len(word)
+    return out
+
+
+def _zh_clause_is(clause, acts, extra=()):
+    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
+    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
+    an act but is another word ("对了", "好像", "行李") never is one."""
+    compact = clause.replace(" ", "")
+    if not compact or any(w in compact for w in _NOT_YES_ZH):
+        return False
+    acts_set = set(acts)
+    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
+    reach = {0: False}  # position -> whether some cut up to it holds an act
+    for at in range(len(compact)):
+        if at not in reach:
+            continue
+        for word in words:
+            if compact.startswith(word, at):
+                end = at + len(word)
+                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
+    return reach.get(len(compact), False)
+
+
+def _en_clause_is(clause, acts, allowed):
+    """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
+    words = _cues_EN_WORD.findall(clause)
+    if not words or any(w not in allowed for w in words):
+        return False
+    joined = " " + " ".join(words) + " "
+    return any(f" {a} " in joined for a in acts)
+
+
+def says_yes(raw):
+    """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
+    or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
+    if asks(raw) or says_no(raw):
+        return False
+    found = False
+    for clause in clauses(raw):
+        if clause.isascii():
+            found = found or _en_clause_is(clause, YES_EN + ("go ahead", "do it", "sounds good", "that's it",
+                                                             "please do", "book it", "works for me", "that works"),
+                                          ASSENT_EN)
+        else:
+            found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
+    return found
+
+
+HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
+HANDOFF_EN = tuple('human|real person|a person|an agent|live agent|representative|operator|someone real|talk to someone|speak to someone'.split('|'))
+
+
+_defer(locals(), r'''
+def asks_for_human(raw):
+    """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
+    ("人工客服几点下班？")."""
+    for clause in clauses(raw):
+        if _question_clause(raw, clause):
+            continue
+        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
+                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+            return True
+    return False
+''')
+
+
+HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
+
+
+def says_refusal(raw):
+    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
+    想想" keeps a question open)."""
+    text = raw.lower()
+    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
+
+
+def only_yes(raw):
+    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
+    small talk. Then a change the model read into it is the model's, not the user's."""
+    if not says_yes(raw):
+        return False
+    for clause in clauses(raw):
+        if clause.isascii():
+            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
+                return False
+        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
+            return False
+    return True
+
+
+_NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
+_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
+_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
+
+
+def says_no(raw):
+    """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
+    text = blank_a_not_a(raw.lower())  # "好不好？" asks
+    for phrase in _NOT_NO:
+        text = text.replace(phrase, " ")
+    if any(w in text for w in _NO_ZH):
+        return True
+    words = " " + " ".join(_cues_EN_WORD.findall(text)) + " "
+    return any(f" {w} " in words for w in _NO_EN)
+
+
+CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
+_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|了|吧|啦|掉|先|还是|要'.split('|'))
+CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
+_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
+
+
+# "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
+_STOP_DOING = _LazyPattern('_STOP_DOING', r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
+                         r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
+# A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
+_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+
+
+def _question_clause(raw, clause):
+    return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
+
+
+def _cancel_clause(clause, task_words):
+    """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
+    if clause.isascii():
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _cues_EN_WORD.findall(t.lower()))
+        if not _en_clause_is(clause, CANCEL_EN, allowed):
+            return ""
+        return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
+            not _en_clause_is(clause, tuple(c for c in CANCEL_EN if c not in WEAK_CANCEL_EN), allowed) else "strong"
+    compact = clause.replace(" ", "").rstrip("".join(_PARTICLES))
+    objects = _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())
+    if _zh_clause_is(clause, CANCEL_ZH, objects):
+        pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
+        return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
+    return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
+
+
+def says_cancel(raw, task_words=()):
+    """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
+    "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
+    mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
+    preference that starts with a cancel word ("不要辣的", "Don't forget the high chair"), never a question."""
+    weak = content = False
+    for clause in clauses(raw):
+        kind = _cancel_clause(clause, task_words)
+        if kind and _question_clause(raw, clause):
+            return False
+        if kind == "strong":
+            return True
+        weak = weak or kind == "weak"
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+                and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
+            content = True
+    return weak and not content
+
+
+def says_cancel_clause(raw, task_words=()):
+    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
+    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
+    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
+
+
+RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
+_RESET_OBJECTS_ZH = tuple('全部|所有|一切|都|吧|了|一下|我们|咱们|再|要|想|还是|一遍|一次|信息|内容|记录|东西|数据|的|掉|帮我|给我|请'.split('|'))
+RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
+_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
+
+
+_defer(locals(), r'''
+def says_reset(raw):
+    """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
+    password", not "从头到尾都要安静")."""
+    parts = clauses(raw)
+    for index, clause in enumerate(parts):
+        found = _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) if clause.isascii() else \
+            _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH)
+        if found:  # "start over? no no, keep everything" asks, then refuses
+            return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
+    return False
+''')
+
+
+REVERT_PHRASES = tuple('原来的|原来那个|之前的|之前那个|刚才的|刚才那个|改回|恢复|撤回|撤销修改|回到原来|还是原来|还是之前|还是刚才|换回|变回|照旧|不改了|别改了|change it back|back to|undo|as before|previous|original|revert|go back'.split('|'))
+
+
+_defer(locals(), r'''
+def says_revert(raw):
+    """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
+    text = raw.lower()
+    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
+               for p in REVERT_PHRASES)
+''')
+
+
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
+
+
+def is_social(raw):
+    """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
+    ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
+    parts = clauses(raw)
+    if not parts:
+        return True
+    for clause in parts:
+        if clause.isascii():
+            words = _cues_EN_WORD.findall(clause)
+            if any(w not in _SOCIAL_EN_WORDS for w in words):
+                return False
+        elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
+            return False
+    return True
+
+
+# A question that asks for an action — the ability or leave to do something, said before the doing ("能派车来接吗",
+# "可以帮我订吗", "could we have a quiet table?") — is a request, not a question about a thing. What may stand
+# between the modal and the doing.
+_MODALS_ZH = tuple('能不能|可不可以|能否|可否|能|可以|麻烦|请|帮我|帮忙|给我|给我们'.split('|'))
+_BEING_ZH = "有是"
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
+_INFO_EN = tuple('what|which|how|where|when|who|whom|whose|why'.split('|'))
+# How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
+_SUGGESTING_ZH = tuple('怎么样|如何|好不好|行不行|行吗|好吗|可以吗|成吗|可好'.split('|'))
+
+
+def asks_for_action(clause):
+    """Whether a question asks the assistant to do something (a modal of ability or leave before a doing:
+    "能订周五的吗", "could you get us a private room?") rather than asks about a thing ("有海鲜吗", "多少钱",
+    "do you have a set menu?", "is it quiet?")."""
+    text = clause.strip().lower()
+    if text.isascii():
+        words = _cues_EN_WORD.findall(text)
+        if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
+            return True  # a suggestion: "how about Thai?"
+        return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
+            and not any(w in _INFO_EN for w in words)
+    compact = text.replace(" ", "")
+    if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
+        return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
+    for modal in _MODALS_ZH:
+        at = compact.find(modal)
+        if at >= 0:
+            after = compact[at + len(modal):].lstrip("我们你您帮给")
+            return bool(after) and after[0] not in _BEING_ZH and not any(w in compact for w in ("多少", "几", "什么"))
+    return False
+
+
+def asks_about(raw, start, end):
+    """Whether the words at ``raw[start:end]`` stand in a question about a thing — a clause that asks, not for
+    an action (:func:`asks_for_action`): what the user asks about is not what they want ("包间有最低消费吗？",
+    "湘菜贵不贵？", "Do you do Thai food?")."""
+    left, right = clause_span(raw, start, end)
+    clause = raw[left:right]
+    marked = raw[right:right + 1] in ("？", "?")
+    asking = marked or asks(clause) and not _only_few(clause)
+    return asking and not asks_for_action(clause)
+
+
+def _only_few(clause):
+    """A clause whose only question word is a 几 that may mean "a few" ("去海南玩几天"): not a question by itself."""
+    compact = clause.replace(" ", "")
+    return "几" in compact and not compact.endswith(_QUESTION_END_ZH + ("呢",)) and not A_NOT_A.search(compact) \
+        and not any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH if "几" not in w)
+
+
+# The marks of a request in a clause: a wish, a need or a plea (想, 要, 需要, 麻烦, 请, 帮, 能不能…, I'd like,
+# can you, please), or the clause opens with the doing itself (订, 约, 查, book, reserve: an imperative).
+_WANT_ZH = tuple('想|要|需要|打算|准备|希望|麻烦|请|帮|给我|能不能|能否|可不可以|可否|可以|有没有|申请|来个|来一'.split('|'))
+DOING_ZH = tuple('订|约|预订|预约|安排|办|查|装|修|报修|买|租|开|换|改|取消|看'.split('|'))
+_WANT_EN = tuple("want|would like|'d like|need|can i|could i|can you|could you|can we|could we|please|let's|lets|get me|looking for|i'll take|we'll take|i wanna|may i|help me|is there|are there|do you have".split('|'))
+DOING_EN = tuple('book|reserve|schedule|check|find|order|set up|sign|fix|repair|plan|cancel|change|make'.split('|'))
+# A doing with its measure: "约个疫苗", "订一桌", "查一下", "修一下" — an action asked for, wherever it stands.
+_DOING_A_THING = _LazyPattern('_DOING_A_THING', "(?:" + "|".join(DOING_ZH) + ")(?:个|一|下|张|份|间|桌|位)")
+# The marks of a remark: what was (a past time or a thing done), or how something is.
+_WAS_ZH = tuple('上次|上回|之前|以前|前天|昨天|上周|上礼拜|那次|那回|已经|一直|过了'.split('|'))
+_WAS_EN = tuple("last time|yesterday|last week|last month|the other day|we had|i had|was|were|came in|picked|went|enjoyed|loved|already|i've seen|seen it".split('|'))
+_HOW_ZH = tuple('不错|挺好|很好|真好|特别好|好吃|好用|专业|有点|真麻烦|下雨|好冷|好热|太冷|太热|记得|没问题|正常'.split('|'))
+_HOW_EN = tuple('great|lovely|amazing|delicious|excellent|wonderful|terrible|awful|like new|pouring|freezing|raining|sunny|cold|hot'.split('|'))
+
+
+# A question tagged onto a remark asks for nothing ("…, isn't it", "…对吧").
+_TAG_QUESTIONS = tuple("isn't it|is it|right|don't you think|aren't they|wasn't it|对吧|是吧|对不对|是不是|对不|是不".split('|'))
+# Thanks and goodbyes, said to someone: "谢谢医生", "谢谢你们", "Cheers!", "thanks guys".
+_THANKS_BYE = tuple('谢谢|感谢|多谢|再见|拜拜|辛苦|thanks|thank you|cheers|bye|goodbye|see you|talk soon'.split('|'))
+
+
+def _en_words(text):
+    return _cues_EN_WORD.findall(text)
+
+
+# A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
+_CANNOT_ZH = _LazyPattern('_CANNOT_ZH', r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
+_CANNOT_EN = tuple("not working|doesn't work|does not work|won't|broken|broke|stopped working|keeps|can't get|cannot get|is down|no signal|hurts|sick".split('|'))
+
+
+def requests_in(clause):
+    """Whether a clause asks for something: a wish, a need or a plea, a question (not one tagged onto a
+    remark: "isn't it", "对吧"), a report of trouble ("网连不上了", "the chain keeps slipping"), or it opens
+    with the doing itself (an imperative: "订个位子", "book a table")."""
+    text = clause.strip().lower()
+    if text.rstrip("?？ ") in _TAG_QUESTIONS:
+        return False
+    if is_question(text) or text.endswith(("?", "？")):
+        return True
+    if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
+        return True
+    if text.isascii():
+        padded = " " + " ".join(_en_words(text)) + " "
+        wants = [w for w in _WANT_EN if f" {w} " in padded and not _cues_denied(padded, f" {w} ")]
+        return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
+    compact = text.replace(" ", "")
+    plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
+    return plea or compact.startswith(DOING_ZH) or bool(_DOING_A_THING.search(compact)) or any(
+        w in compact and not _cues_denied(compact, w) for w in _WANT_ZH if w != "要" or "要是" not in compact)
+
+
+def _cues_denied(text, word):
+    """Whether the first ``word`` of ``text`` is denied ("不需要", "no need", "don't want"): no wish."""
+    at = text.find(word)
+    return at >= 0 and negated_at(text, at, at + len(word))
+
+
+def social_clause(clause):
+    """A clause that is only social: greetings, acknowledgements, thanks, goodbyes (:func:`is_social`), or
+    thanks and goodbyes said to someone ("谢谢医生", "thanks guys", "Cheers!")."""
+    text = clause.strip().lower().rstrip("!！。. ")
+    if is_social(text):
+        return True
+    head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
+    rest = text[len(head):].strip()
+    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+
+
+def remarks_in(clause):
+    """Whether a clause remarks on what was or how something is, and asks for nothing."""
+    text = clause.strip().lower()
+    if requests_in(text):
+        return False
+    if text.isascii():
+        padded = " " + " ".join(_en_words(text)) + " "
+        return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
+    return any(w in text for w in _WAS_ZH + _HOW_ZH)
+
+
+def asks_for_nothing(raw):
+    """A message that asks for nothing: no clause requests anything, and every clause is social (thanks, a
+    goodbye, an acknowledgement), a remark or a question tagged onto one ("上次那个叉烧有点咸，谢谢", "It's
+    pouring out there", "We came in last month and the staff were great, thanks")."""
+    parts = clauses(raw)
+    return bool(parts) and not any(requests_in(c) for c in parts) and all(
+        social_clause(c) or remarks_in(c) or c.strip().rstrip("?？ ") in _TAG_QUESTIONS for c in parts)
+
+
+# ---------------------------------------------------------------- accepting what was offered
+
+REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
+REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
+_ORDINALS = json.loads(r'''{
+ "第一": 0,
+ "第1": 0,
+ "头一": 0,
+ "第二": 1,
+ "第2": 1,
+ "第三": 2,
+ "第3": 2,
+ "第四": 3,
+ "第4": 3,
+ "第五": 4,
+ "第5": 4,
+ "the first": 0,
+ "first one": 0,
+ "the second": 1,
+ "second one": 1,
+ "the third": 2,
+ "third one": 2,
+ "the fourth": 3,
+ "the fifth": 4
+}''')
+
+
+# "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
+_THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
+
+
+def refers_back(raw):
+    """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
+    "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
+    text = raw.lower()
+    spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
+    spans += [m.span() for m in _THIS.finditer(text)]
+    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    return any(not negated_at(text, start, end) for start, end in spans)
+
+
+# An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
+EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那边|那地方|同一个地方|同样|一样'.split('|'))
+EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
+
+
+def points_back(raw):
+    """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
+    earlier request's time or place ("那天", "同一天", "same day", "there")."""
+    text = raw.lower()
+    return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
+            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or refers_back(text))
+
+
+def says_accept(raw):
+    """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
+    地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
+    return refers_back(raw) or says_yes(raw)
+
+
+# The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
+DETAIL_MAX_CHARS = 20
+# A detail of a place or thing: what a user asks for about the one the assistant just recommended.
+_DETAILS = tuple('地址|电话|号码|联系方式|价格|多少钱|价位|营业|开门|门票|票价|时长|多久|评分|周边|附近|周围|提供|设施|怎么走|怎么去|在哪|哪里|房价|address|phone|number|price|cost|open|hours|rating|nearby|around'.split('|'))
+# Asking for it: a question, or "give me / tell me".
+_ASKING = _LazyPattern('_ASKING', r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
+                     r"\b(?:what|where|how|when|give me|send me|tell me)\b")
+# ...and nothing that looks elsewhere: another one, a change, a refusal, a new search ("给我推荐一个",
+# "帮我找一家"), or a requirement, which carries a number ("评分4.5分以上的").
+_ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换|不要|不想|不去|不喜欢|不行|算了|不满意|推荐|找|一家|一个|[0-9]"
+                        r"|\b(?:another|other|else|instead|recommend|find|search)\b")
+
+
+def asks_detail(raw):
+    """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
+    "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
+    recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
+    (:data:`DETAIL_MAX_CHARS` letters) and names nothing in brackets: "匹夫涮肉城(黄村店)的营业时间是？" asks
+    about the place it names."""
+    text = raw.lower()
+    letters = "".join(ch for ch in text if ch.isalnum())
+    return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
+        and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
+        and not says_no(raw)
+
+
+# Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
+# Not "哪些" or "别的": "这个景点周边都有哪些餐馆？" asks about what is around the thing it takes.
+_ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.！!？?；;]{0,3}?[一几两个家]|哪家|哪几"
+                              r"|\b(?:which (?:one|of)|recommend)\b")
+
+
+def asks_for_a_pick(raw):
+    """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
+    offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
+    acknowledges or where to look, not at the thing it will be given."""
+    return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
+
+
+def offered_index(raw):
+    """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
+    text = raw.lower()
+    found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
+    return min(found)[1] if found else None
+
+
+# ---------------------------------------------------------------- indifference
+
+INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
+
+
+def indifferent_at(raw, start, end):
+    """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
+    text = raw.lower()
+    left, right = clause_span(text, start, end)
+    return any(p in text[left:right] for p in INDIFFERENT)
+
+
+# ---- dskit/effects.py ----
+# Effects: what a turn does to the state, as values.
+
+class Effect:
+    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
+
+    progress = True
+
+    def entry(self):
+        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
+        return ""
+
+
+# ---------------------------------------------------------------- the stack
+
+class TaskOpened(Effect):
+    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
+    the user's last message, which nothing acted on."""
+
+    task_id: str
+    name: str
+    label: str
+    parent_id: str | None = None
+    source: str = "model"
+    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
+    late: bool = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"start {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
+
+    def __init__(
+        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
+    ):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'parent_id', parent_id)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+        object.__setattr__(self, 'late', late)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
+            f", given={self.given!r}" f", late={self.late!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+                self.late,
+            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((
+            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+            self.late,
+        ))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskFocused(Effect):
+    """An open task comes back to the top."""
+
+    task_id: str
+    name: str
+    source: str = "model"
+    given: tuple = ()
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"focus {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'source', 'given')
+
+    def __init__(self, task_id, name, source=source, given=given):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", source={self.source!r}" f", given={self.given!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.source, self.given))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskLinked(Effect):
+    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return f"link {self.task_id}->{self.parent_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskEnded(Effect):
+    """A task left the stack (what happened, cascades included: recorded by the reducer)."""
+
+    task_id: str
+    name: str
+    reason: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, name, reason):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason) == (other.task_id, other.name, other.reason)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    def entry(self):
+        return _logged(self.source, "reset")
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StageSet(Effect):
+    """A task's stage changes; ``shown``: the digest of the question that shows it now ("" clears it,
+    None leaves it); ``withdrawn``: the approval its own yes gave is taken back."""
+
+    task_id: str
+    stage: str
+    shown: str | None = None
+    withdrawn: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'stage', 'shown', 'withdrawn')
+
+    def __init__(self, task_id, stage, shown=shown, withdrawn=withdrawn):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'stage', stage)
+        object.__setattr__(self, 'shown', shown)
+        object.__setattr__(self, 'withdrawn', withdrawn)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", stage={self.stage!r}"
+            f", shown={self.shown!r}" f", withdrawn={self.withdrawn!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.stage, self.shown, self.withdrawn) == (other.task_id, other.stage, other.shown, other.withdrawn)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.stage, self.shown, self.withdrawn))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SubtaskWaits(Effect):
+    """A complete sub-task waits right below its open parent, to be submitted with it."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StackLimited(Effect):
+    """Past the catalog's stack limit, the oldest tasks that are not in focus are dropped."""
+
+    limit: int
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('limit',)
+
+    def __init__(self, limit):
+        object.__setattr__(self, 'limit', limit)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(limit={self.limit!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.limit,) == (other.limit,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.limit,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- the decision
+
+class Asked(Effect):
+    """The reply asks this slot ("" slot: it asks nothing): the next turn can tell a failed ask."""
+
+    task_id: str
+    slot: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, slot):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot) == (other.task_id, other.slot)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class AskFailed(Effect):
+    """The slot asked last turn is still empty and the message gave the task nothing."""
+
+    key: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('key',)
+
+    _defer(locals(), r'''
+    def __init__(self, key):
+        object.__setattr__(self, 'key', key)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(key={self.key!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.key,) == (other.key,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.key,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HandedOff(Effect):
+    """The conversation goes to a person: the counters start again."""
+
+    reason: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason',)
+
+    _defer(locals(), r'''
+    def __init__(self, reason):
+        object.__setattr__(self, 'reason', reason)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason,) == (other.reason,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Executed(Effect):
+    """A task and the sub-tasks waiting for it leave the stack as one pending submission."""
+
+    task_id: str
+    subtask_ids: tuple
+    payload: dict
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'subtask_ids', 'payload')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, subtask_ids, payload):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'subtask_ids', subtask_ids)
+        object.__setattr__(self, 'payload', payload)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}"
+            f", subtask_ids={self.subtask_ids!r}" f", payload={self.payload!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.subtask_ids, self.payload) == (other.task_id, other.subtask_ids, other.payload)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.subtask_ids, self.payload))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Understood(Effect):
+    """The model's answer (or, with ``by_engine``, only the engine's own reading of the message) could be
+    used: unreadable answers in a row start counting again."""
+
+    by_engine: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('by_engine',)
+
+    def __init__(self, by_engine=by_engine):
+        object.__setattr__(self, 'by_engine', by_engine)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(by_engine={self.by_engine!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.by_engine,) == (other.by_engine,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.by_engine,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class NotUnderstood(Effect):
+    """The model's answer could not be used: one more in a row, and the reason in the state's errors."""
+
+    error: str
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('error',)
+
+    _defer(locals(), r'''
+    def __init__(self, error):
+        object.__setattr__(self, 'error', error)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(error={self.error!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.error,) == (other.error,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.error,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TurnRecorded(Effect):
+    """The turn's line in the state's timeline (what changed, what was applied and dropped, the action)."""
+
+    line: dict
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('line',)
+
+    def __init__(self, line):
+        object.__setattr__(self, 'line', line)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(line={self.line!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.line,) == (other.line,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.line,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slot values
+
+class SlotSet(Effect):
+    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
+    "refile", "read as": logged beside it)."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "model"
+
+    def entry(self):
+        if self.source == "held":
+            return f"checked {self.task_id}.{self.slot}"
+        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
+            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
+        return _logged(self.source, text)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class ValueHeld(Effect):
+    """A value the user did not clearly say, held for them to check (policy "ask")."""
+
+    task_id: str
+    slot: str
+    value: Any
+    reason: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return f"hold {self.task_id}.{self.slot}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'reason')
+
+    def __init__(self, task_id, slot, value, reason):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'reason', reason)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", reason={self.reason!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.reason) == (other.task_id, other.slot, other.value, other.reason)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.reason))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    _defer(locals(), r'''
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class FaqAsked(Effect):
+    """A knowledge question to answer; the pending question waits."""
+
+    question: str
+    note: str = "faq"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'note')
+
+    def __init__(self, question, note=note):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.note) == (other.question, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.note,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HandoffAsked(Effect):
+    """The user asks for a person."""
+
+    reason: str
+    note: str = "handoff"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'note')
+
+    def __init__(self, reason, note=note):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.note) == (other.reason, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Clarified(Effect):
+    """A short question instead of a value the engine cannot settle (which half of the day, which of two
+    numbers, which of two places): the rest of the turn is kept, the slot waits for the answer."""
+
+    task_id: str
+    slot: str
+    question: str
+    options: tuple = ()
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return f"clarify {self.task_id}.{self.slot}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'question', 'options')
+
+    def __init__(self, task_id, slot, question, options=options):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'options', options)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", question={self.question!r}" f", options={self.options!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.question, self.options) == (other.task_id, other.slot, other.question, other.options)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.question, self.options))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- what is said about the turn
+
+class Refused(Effect):
+    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
+    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
+    otherwise it could not apply (no such task, an invalid value)."""
+
+    command: str
+    reason: str
+    grounding: bool = False
+    confirm: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
+
+    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
+        object.__setattr__(self, 'command', command)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'confirm', confirm)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
+            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.command, self.reason, self.grounding, self.confirm))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Noticed(Effect):
+    """A sentence the reply leads with (``key`` in dskit.messages, with its values)."""
+
+    key: str
+    values: tuple = ()
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('key', 'values')
+
+    def __init__(self, key, values=values):
+        object.__setattr__(self, 'key', key)
+        object.__setattr__(self, 'values', values)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(key={self.key!r}" f", values={self.values!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.key, self.values) == (other.key, other.values)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.key, self.values))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Noted(Effect):
+    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
+
+    text: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.text
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('text',)
+
+    def __init__(self, text):
+        object.__setattr__(self, 'text', text)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.text,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+def _logged(source, text):
+    return f"backup {text}" if source == "engine" else text
+
+
+_defer(locals(), r'''
+def notice(key, **values):
+    """A :class:`Noticed` with its values as sorted pairs (a frozen effect holds no dict)."""
+    return Noticed(key, tuple(sorted(values.items())))
+''')
+
+
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
+ "zh": {
+  "ack_values": "好的，已记下{values}。",
+  "ask_default": "请问您的{slot}是？",
+  "confirm": "请确认：{task}，{values}。确认办理吗？",
+  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+  "confirm_none": "请确认是否办理「{task}」？",
+  "confirm_with": "；一并提交「{task}」：{values}",
+  "check": "想跟您核对一下：{values}，对吗？",
+  "check_clear": "清空{slot}",
+  "deny": "好的，请问需要修改哪一项？（{slots}）",
+  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
+  "resume": "我们继续刚才的「{task}」。",
+  "cancelled": "已取消「{task}」。",
+  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+  "evicted": "待办事项太多，已移除最早的「{task}」。",
+  "reset": "好的，已清空当前所有事项。",
+  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+  "handoff": "正在为您转接人工客服，请稍候。",
+  "guard": "还需要先确认一项信息。",
+  "clarify_value": "想确认一下{slot}：{options}？",
+  "or": "还是",
+  "nothing_open": "好的。还有什么可以帮您？",
+  "rolled_back": "已将{slot}改回{value}。",
+  "rolled_back_empty": "已清空{slot}。",
+  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+  "exec_ok": "「{task}」已办理完成。",
+  "exec_ok_with": "「{task}」已一并提交。",
+  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
+  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+  "exec_unknown": "接口没有返回成功",
+  "none": "无",
+  "value_sep": "，",
+  "kv": "{slot}：{value}",
+  "yes": "是",
+  "no": "否",
+  "list_sep": "、",
+  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+  "internal": "抱歉，系统出了点问题，请再说一遍。",
+  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
+  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
+  "tool_bad_param": "参数 {param} 有误：{problem}",
+  "tool_required": "不能为空",
+  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+  "tool_not_text": "必须是文本，收到的是 {kind}",
+  "tool_not_json": "不是有效的 JSON（{detail}）",
+  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+  "tool_not_choice": "必须是 {choices} 之一",
+  "tool_catalog": "任务目录无效：{problems}",
+  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+  "tool_unknown_task": "目录里没有任务 {task}",
+  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
+  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
+ },
+ "en": {
+  "ack_values": "OK, noted {values}.",
+  "ask_default": "What is your {slot}?",
+  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+  "confirm_none": "Shall I go ahead with {task}?",
+  "confirm_with": "; together with {task}: {values}",
+  "check": "Just to check: {values}. Is that right?",
+  "check_clear": "clear {slot}",
+  "deny": "OK, which one would you like to change? ({slots})",
+  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
+  "resume": "Let's continue with {task}.",
+  "cancelled": "{task} has been cancelled.",
+  "cascade": "{task} depended on what changed, so it was cancelled too.",
+  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+  "reset": "OK, everything has been cleared.",
+  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+  "handoff": "I am transferring you to a human agent, please wait.",
+  "guard": "One more thing needs confirming first.",
+  "clarify_value": "Just to be sure, the {slot}: {options}?",
+  "or": " or ",
+  "nothing_open": "OK. Anything else I can help with?",
+  "rolled_back": "{slot} is back to {value}.",
+  "rolled_back_empty": "{slot} has been cleared.",
+  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+  "exec_ok": "{task} is done.",
+  "exec_ok_with": " {task} was submitted with it.",
+  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
+  "exec_dry_with": " Together with it: {task}: {values}.",
+  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+  "exec_unknown": "the API did not report success",
+  "none": "none",
+  "value_sep": ", ",
+  "kv": "{slot}: {value}",
+  "yes": "yes",
+  "no": "no",
+  "list_sep": ", ",
+  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
+  "internal": "Sorry, something went wrong on our side. Could you say that again?",
+  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
+  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
+  "tool_bad_param": "Parameter {param} is invalid: {problem}",
+  "tool_required": "must not be empty",
+  "tool_too_long": "is too long ({n} characters, limit {limit})",
+  "tool_not_text": "must be text, got {kind}",
+  "tool_not_json": "is not valid JSON ({detail})",
+  "tool_not_int": "must be an integer from {low} to {high}",
+  "tool_not_choice": "must be one of {choices}",
+  "tool_catalog": "the task catalog is invalid: {problems}",
+  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+  "tool_unknown_task": "the catalog has no task {task}",
+  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
+  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
+ }
+}''')
+
+
+def norm_lang(lang):
+    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
+    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
+
+
+def msg(key, lang="zh", **values):
+    """The text ``key`` in ``lang`` with ``values`` filled in."""
+    table = MESSAGES[norm_lang(lang)]
+    return table[key].format(**values)
+
+
+def sentences(lang, *parts):
+    """Sentences one after another: Chinese runs them together, English needs a space between."""
+    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
+
+
+_defer(locals(), r'''
+def show_value(value, lang="zh"):
+    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
+    if isinstance(value, bool):
+        return msg("yes" if value else "no", lang)
+    if isinstance(value, list):
+        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
+    return str(value)
+''')
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -2838,9 +5765,11 @@ class TaskStack:
     def set_stage(self, task, stage):
         task["stage"] = Stage(stage).value
 
+    _defer(locals(), r'''
     def link(self, task, parent):
         """Make ``task`` a sub-task of ``parent`` (None: of no task)."""
         task["parent_id"] = parent["id"] if parent is not None else None
+    ''')
 
     # ------------------------------------------------------------ what a task holds
 
@@ -2864,9 +5793,11 @@ class TaskStack:
         else:
             task["history"].pop(name, None)
 
+    _defer(locals(), r'''
     def forget_old_values(self, task, keep_slots=False):
         """Drop every old value of the task (``keep_slots``: only the empty lists)."""
         task["history"] = {slot: values for slot, values in task["history"].items() if values} if keep_slots else {}
+    ''')
 
     def mark_shown(self, task, shown):
         """Record the digest of the question that shows the task now (None: no question shows it)."""
@@ -2875,23 +5806,30 @@ class TaskStack:
         else:
             task["shown"] = shown
 
+    _defer(locals(), r'''
     def approve(self, task):
         """A yes to what was shown: the sub-task waits with exactly that approval."""
         if "shown" in task:
             task["approved"] = task["shown"]
+    ''',
 
+    r'''
     def withdraw_approval(self, task):
         task.pop("approved", None)
+    ''',
 
+    r'''
     def hold(self, task, name, value):
         """Hold a value for the user to check (policy "ask"): the next question shows it."""
         task.setdefault("unconfirmed", {})[name] = value
+    ''')
 
     def take_held(self, task):
         """The values held for a check last turn, taken off the task (they are answered or expire now)."""
         held = task.pop("unconfirmed", None)
         return held if isinstance(held, dict) else None
 
+    _defer(locals(), r'''
     def withdraw_trust(self, task):
         """Take back what a task claims without the engine's seal (dskit.integrity.distrust): a pending
         confirmation or a waiting sub-task collects again, what questions showed and held values are
@@ -2906,8 +5844,9 @@ class TaskStack:
             self.forget_old_values(task)
             notes.append(f"{task['id']}: old values dropped")
         return notes
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def remove(self, task, reason, on_removed=None):
         """Take a task off the stack and, recursively, the tasks opened for it (reason "cascade")."""
         if task not in self:
@@ -3489,13 +6428,15 @@ def _clean_timeline(entry):
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
-''')
+''',
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
+r'''
 def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+''')
 
 
 def _encode(state, secret=""):
@@ -3565,9 +6506,10 @@ def _trim(state, room, evict, secret=""):
     if evict and excess() > 0:
         notes.append("LOST " + "; ".join(_evict(state, excess)))
     return excess() <= 0, notes
-''')
+''',
 
 
+r'''
 def _shrink_old_values(state, excess, dropped):
     """Old slot values, the bottom task's first, oldest first, until the state fits."""
     stack = TaskStack(state)
@@ -3582,9 +6524,10 @@ def _shrink_old_values(state, excess, dropped):
                 if need <= 0:
                     need = excess()
         stack.forget_old_values(task, keep_slots=True)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _evict(state, excess):
     """Last resort of :func:`_trim`: suspended tasks (bottom first), then the current task's longest
     values, then everything; returns what was lost. Reached only by states written elsewhere or
@@ -3645,6 +6588,18 @@ def dump_state(state, secret=""):
 ''')
 
 
+def load_trusted(state_in, secret=""):
+    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
+    changed outside the engine claims is not trusted, and ``errors`` says why."""
+    state, errors = load_state(state_in, secret)
+    for error in errors:
+        add_error(state, "state", error)
+    problem = trust_state(state, secret)
+    if problem:
+        add_error(state, "integrity", problem)
+    return state
+
+
 def current_task(state):
     """The task in focus: the top of the stack."""
     return state["task_stack"][-1] if state["task_stack"] else None
@@ -3674,20 +6629,21 @@ def reconcile_state(state, catalog):
 
 r'''
 def _reconcile_slots(state, task, slots):
+    stack = TaskStack(state)
     for slot in list(task["slots"]):
         if slot not in slots:
             add_error(state, "catalog", f"slot {slot!r} of {task['name']} is not in the catalog any more; dropped")
-            del task["slots"][slot]
+            stack.put_value(task, slot, None)
             continue
         value = task["slots"][slot]
         ok, coerced, reason = coerce_slot_value(slots[slot], value)
         if ok and not reason and coerced == value:
             continue
         if ok and not reason:
-            task["slots"][slot] = coerced
+            stack.put_value(task, slot, coerced)
             add_error(state, "state", f"{task['id']}.{slot}: stored value converted to {_short_json(coerced)[:60]}")
         else:
-            del task["slots"][slot]
+            stack.put_value(task, slot, None)
             add_error(state, "state", f"{task['id']}.{slot}: stored value {_short_json(value)[:60]} is invalid "
                                       f"({reason[:100]}); dropped")
 ''',
@@ -3695,15 +6651,17 @@ def _reconcile_slots(state, task, slots):
 
 r'''
 def _reconcile_history(state, task, slots):
+    stack = TaskStack(state)
     invalid = 0
     for slot in list(task["history"]):
-        values = task["history"][slot]
+        values = stack.old_values(task, slot)
         if slot not in slots:
-            del task["history"][slot]
+            stack.set_old_values(task, slot, [])
             continue
         good = [v for v in values if v is None or _stored_ok(slots[slot], v)]
         invalid += len(values) - len(good)
-        task["history"][slot] = good
+        if len(good) != len(values):
+            stack.set_old_values(task, slot, good)
     if invalid:
         add_error(state, "state", f"{task['id']}: {invalid} invalid old value(s) dropped from the slot history")
 ''',
@@ -3735,642 +6693,898 @@ def add_error(state, code, message):
 ''')
 
 
-# ---- dskit/messages.py ----
-# User-facing texts of the engine, Chinese by default, English available.
+# ---- dskit/gaps.py ----
+# Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
 
-MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
- "zh": {
-  "ack_values": "好的，已记下{values}。",
-  "ask_default": "请问您的{slot}是？",
-  "confirm": "请确认：{task}，{values}。确认办理吗？",
-  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
-  "confirm_none": "请确认是否办理「{task}」？",
-  "confirm_with": "；一并提交「{task}」：{values}",
-  "check": "想跟您核对一下：{values}，对吗？",
-  "check_clear": "清空{slot}",
-  "deny": "好的，请问需要修改哪一项？（{slots}）",
-  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
-  "resume": "我们继续刚才的「{task}」。",
-  "cancelled": "已取消「{task}」。",
-  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
-  "evicted": "待办事项太多，已移除最早的「{task}」。",
-  "reset": "好的，已清空当前所有事项。",
-  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
-  "handoff": "正在为您转接人工客服，请稍候。",
-  "guard": "还需要先确认一项信息。",
-  "nothing_open": "好的。还有什么可以帮您？",
-  "rolled_back": "已将{slot}改回{value}。",
-  "rolled_back_empty": "已清空{slot}。",
-  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
-  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
-  "exec_ok": "「{task}」已办理完成。",
-  "exec_ok_with": "「{task}」已一并提交。",
-  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-  "exec_dry_with": "并一起提交「{task}」：{values}。",
-  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
-  "exec_unknown": "接口没有返回成功",
-  "none": "无",
-  "value_sep": "，",
-  "kv": "{slot}：{value}",
-  "yes": "是",
-  "no": "否",
-  "list_sep": "、",
-  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
-  "internal": "抱歉，系统出了点问题，请再说一遍。",
-  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
-  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
-  "tool_bad_param": "参数 {param} 有误：{problem}",
-  "tool_required": "不能为空",
-  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
-  "tool_not_text": "必须是文本，收到的是 {kind}",
-  "tool_not_json": "不是有效的 JSON（{detail}）",
-  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
-  "tool_not_choice": "必须是 {choices} 之一",
-  "tool_catalog": "任务目录无效：{problems}",
-  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
-  "tool_unknown_task": "目录里没有任务 {task}",
-  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
-  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
-  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
-  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
- },
- "en": {
-  "ack_values": "OK, noted {values}.",
-  "ask_default": "What is your {slot}?",
-  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
-  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
-  "confirm_none": "Shall I go ahead with {task}?",
-  "confirm_with": "; together with {task}: {values}",
-  "check": "Just to check: {values}. Is that right?",
-  "check_clear": "clear {slot}",
-  "deny": "OK, which one would you like to change? ({slots})",
-  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
-  "resume": "Let's continue with {task}.",
-  "cancelled": "{task} has been cancelled.",
-  "cascade": "{task} depended on what changed, so it was cancelled too.",
-  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
-  "reset": "OK, everything has been cleared.",
-  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
-  "handoff": "I am transferring you to a human agent, please wait.",
-  "guard": "One more thing needs confirming first.",
-  "nothing_open": "OK. Anything else I can help with?",
-  "rolled_back": "{slot} is back to {value}.",
-  "rolled_back_empty": "{slot} has been cleared.",
-  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
-  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
-  "exec_ok": "{task} is done.",
-  "exec_ok_with": " {task} was submitted with it.",
-  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-  "exec_dry_with": " Together with it: {task}: {values}.",
-  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
-  "exec_unknown": "the API did not report success",
-  "none": "none",
-  "value_sep": ", ",
-  "kv": "{slot}: {value}",
-  "yes": "yes",
-  "no": "no",
-  "list_sep": ", ",
-  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
-  "internal": "Sorry, something went wrong on our side. Could you say that again?",
-  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
-  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
-  "tool_bad_param": "Parameter {param} is invalid: {problem}",
-  "tool_required": "must not be empty",
-  "tool_too_long": "is too long ({n} characters, limit {limit})",
-  "tool_not_text": "must be text, got {kind}",
-  "tool_not_json": "is not valid JSON ({detail})",
-  "tool_not_int": "must be an integer from {low} to {high}",
-  "tool_not_choice": "must be one of {choices}",
-  "tool_catalog": "the task catalog is invalid: {problems}",
-  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
-  "tool_unknown_task": "the catalog has no task {task}",
-  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
-  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
-  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
-  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
- }
-}''')
-
-
-def norm_lang(lang):
-    """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
-    return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-
-
-_defer(locals(), r'''
-def msg(key, lang="zh", **values):
-    """The text ``key`` in ``lang`` with ``values`` filled in."""
-    table = MESSAGES[norm_lang(lang)]
-    return table[key].format(**values)
-''')
-
-
-def sentences(lang, *parts):
-    """Sentences one after another: Chinese runs them together, English needs a space between."""
-    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
-
-
-_defer(locals(), r'''
-def show_value(value, lang="zh"):
-    """A slot value as an end user would read it: lists joined, booleans as 是/否."""
-    if isinstance(value, bool):
-        return msg("yes" if value else "no", lang)
-    if isinstance(value, list):
-        return msg("list_sep", lang).join(show_value(v, lang) for v in value)
-    return str(value)
-''')
-
-
-# ---- dskit/cues.py ----
-# The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
-
-# Phrases built from a no-word that say yes ("没问题": no problem).
-YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
-
-# Whole replies that only say yes or no: small talk, unless they answer a confirmation question.
-YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|行|行的|好|好的|嗯|确认|确定|同意|就这样|就这么办|办吧|不是|不对|不用|不用了|不要|不要了|不行|算了|取消|否|yes|yep|yeah|no|nope|ok|okay|sure|correct|right|confirm|confirmed'.split('|'))
-# Whole messages that are only social: greetings, acknowledgements, thanks, laughter, goodbyes.
-SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
-
-
-# ---------------------------------------------------------------- words, not characters
-#
-# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
-# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
-# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
-# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
-# piece is a word of the act, a filler or a particle; English clauses are read by their words.
-
-_CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
-_PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
-_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
-# "对了" is "by the way", never a yes; matched before 对 so that it wins.
-_NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
-YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问题|没毛病|不错|好|好的|好啊|好呀|好吧|好嘞|好滴|好哒|行|行的|行吧|行啊|可以|可以的|可以啊|可以呀|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这么定了|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|确认办理|确认预订|确认提交|确认下单|确认无误|无误'.split('|'))
-# What a yes may say besides yes: go ahead with it.
-ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
-YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
-ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
-_QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
-# An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
-# 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
-_A_NOT_A = _LazyPattern('_A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
-_QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
-_WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
-# An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
-_SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
-_cues_EN_WORD = _LazyPattern('_cues_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
-
-
-def clauses(raw):
-    """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
-    return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
-
-
-def _question_marks(raw):
-    """The clauses of a message that end with a question mark (kept for the question test)."""
-    return [m.group(1) for m in re.finditer(r"([^，,。.！!；;\n]*?)[？?]", raw)]
-
-
-def is_question(clause):
-    """Whether a clause asks something: an A-not-A form, a question word, a question particle at its
-    end, or (English) an auxiliary or wh-word first."""
-    text = clause.strip().lower()
-    if not text:
-        return False
-    if text.isascii():
-        words = _cues_EN_WORD.findall(text)
-        if not words:
-            return False
-        if words[0] in _WH_EN:
-            return True
-        subjects = _SUBJECTS_EN - ({"it", "that", "this"} if words[0] in ("do", "don't") else set())
-        return words[0] in _QUESTION_WORDS_EN and len(words) > 1 and words[1] in subjects
-    compact = text.replace(" ", "")
-    if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
-        return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(_A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
-        or compact.endswith(_QUESTION_END_ZH)
-
-
-def _asking_word(text, word):
-    """A question word that asks: after a negation it is an indefinite ("不会去做什么", "没什么")."""
-    at = text.find(word)
-    while at >= 0:
-        if not any(n in text[max(0, at - 4):at] for n in ("不", "没", "别", "无")):
-            return True
-        at = text.find(word, at + 1)
-    return False
-
-
-def asks(raw):
-    """Whether a message asks something: a question mark, or a clause that is a question."""
-    return bool(_question_marks(raw)) or any(is_question(c) for c in clauses(raw))
-
-
-def tokenize(text, lexicon):
-    """``text`` (no spaces) cut into words of ``lexicon``, longest first; None when some part is not one."""
-    words = sorted(set(lexicon), key=len, reverse=True)
-    out = []
-    at = 0
-    while at < len(text):
-        word = next((w for w in words if text.startswith(w, at)), None)
-        if word is None:
-            return None
-        out.append(word)
-        at += len(word)
-    return out
-
-
-def _zh_clause_is(clause, acts, extra=()):
-    """A Chinese clause made only of the act's words, fillers, particles and ``extra``, with one of ``acts``
-    (any way of cutting it will do: "那就这么办" is 那 + 就这么办). A clause holding a word that looks like
-    an act but is another word ("对了", "好像", "行李") never is one."""
-    compact = clause.replace(" ", "")
-    if not compact or any(w in compact for w in _NOT_YES_ZH):
-        return False
-    acts_set = set(acts)
-    words = sorted(set(acts + extra + _FILLERS_ZH + _PARTICLES), key=len, reverse=True)
-    reach = {0: False}  # position -> whether some cut up to it holds an act
-    for at in range(len(compact)):
-        if at not in reach:
+def missing_slots(task, spec):
+    """Required slots of an open task that are empty or invalid, in ask order."""
+    missing = []
+    for name, slot in spec.slots.items():
+        if not slot.required:
             continue
-        for word in words:
-            if compact.startswith(word, at):
-                end = at + len(word)
-                reach[end] = reach.get(end, False) or reach[at] or word in acts_set
-    return reach.get(len(compact), False)
+        if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
+            missing.append(name)
+    return missing
 
 
-def _en_clause_is(clause, acts, allowed):
-    """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _cues_EN_WORD.findall(clause)
-    if not words or any(w not in allowed for w in words):
-        return False
-    joined = " " + " ".join(words) + " "
-    return any(f" {a} " in joined for a in acts)
+_defer(locals(), r'''
+def ask_text(spec, slot_name, lang="zh"):
+    """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
+    slot = spec.slots[slot_name]
+    return slot.ask or msg("ask_default", lang, slot=slot.display)
+''')
 
 
-def says_yes(raw):
-    """A yes to a confirmation question: a clause that only says yes (and go ahead), no clause that asks
-    or says no. "好的，订吧" and "Yes, book it" are yes; "对了，有停车场吗" and "Is that right?" are not."""
-    if asks(raw) or says_no(raw):
-        return False
-    found = False
-    for clause in clauses(raw):
-        if clause.isascii():
-            found = found or _en_clause_is(clause, YES_EN + ("go ahead", "do it", "sounds good", "that's it",
-                                                             "please do", "book it", "works for me", "that works"),
-                                          ASSENT_EN)
+# ---- dskit/matching.py ----
+# Finding a value in what the user said: by words and numbers, never across them.
+
+# A free-text value is grounded in a text that holds this share of its characters (numbers aside).
+TEXT_COVERAGE = 0.75
+# Characters that make two otherwise similar names different places or things.
+CONTRAST_CHARS = frozenset("东南西北上下左右前后内外大小新旧老正副男女单双里外头尾")
+_NUMERAL_CHARS = frozenset("零〇一二两三四五六七八九十百千万0123456789")
+_NUMBER_RUN = _LazyPattern('_NUMBER_RUN', r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+")
+_matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
+_SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
+
+
+def _matching_norm(text):
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def segments(text):
+    """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
+    return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
+
+
+def number_tokens(text):
+    """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
+    numerals that does not read as one number counts its digits)."""
+    found = Counter()
+    for match in _NUMBER_RUN.finditer(_matching_norm(text)):
+        token = match.group()
+        if token[0].isdigit():
+            found[float(token)] += 1
+            continue
+        value = parse_cn_number(token)
+        if value is not None:
+            found[float(value)] += 1
         else:
-            found = found or _zh_clause_is(clause, YES_ZH, ACTION_ZH)
+            found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
     return found
 
 
-HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
-HANDOFF_EN = tuple('human|real person|a person|an agent|live agent|representative|operator|someone real|talk to someone|speak to someone'.split('|'))
+# Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
+_SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), ("明天", "明日"), ("昨天", "昨日"),
+             ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
+             ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
+             ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
+             ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
+_SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
+_WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
+_MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
+_PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
+_HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
+# No charge, said as a fee or ticket that is not taken, not needed or waived: "免费" (not "没有门票",
+# which can mean sold out; not "没有钱").
+_FREE = _LazyPattern('_FREE', r"(?:不收取?|不要|不用|不需要?|无需|免)(?:门票费?|票钱|费用?|收费)|没有(?:门票费用?|费用|收费)"
+                   r"|免票|不要钱|不用钱|不收钱")
+# A bound after a number (and its unit), spelled another way: "50元以内" and "50元之内" are "50元以下",
+# "4分及以上" is "4分以上"; and "20元一下", the pinyin input method's common slip for 以下, after digits.
+_AMOUNT = r"(\d+(?:\.\d+)?\s*(?:元|块|人|小时|分钟|分|天|公里|米|岁|间|张|晚|个)?)"
+_BELOW_SLIP = _LazyPattern('_BELOW_SLIP', _AMOUNT + "一下")
+_BELOW = _LazyPattern('_BELOW', _AMOUNT + "(?:以内|之内|及以下|或以下)")
+_ABOVE = _LazyPattern('_ABOVE', _AMOUNT + "(?:及以上|或以上)")
+# A range of numbers ("100-150", "200到300"), and what may not follow it for it to stand for the same
+# range with the value's unit: another unit.
+_RANGE = _LazyPattern('_RANGE', r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)(?![\d.])")
+_RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)\s*(元|人|小时|分钟|天|公里)")
+_UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
 
 
-_defer(locals(), r'''
-def asks_for_human(raw):
-    """A clause that asks for a person ("转人工", "let me talk to a human"), not a question about one
-    ("人工客服几点下班？")."""
-    for clause in clauses(raw):
-        if _question_clause(raw, clause):
-            continue
-        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
-                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
-            return True
-    return False
-''')
+def normal_form(text):
+    """A text in its normal spelling, for comparing a model's normalised value with the user's words:
+    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
+    0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
+    周五), no charge as 免费 (不收门票, 没有门票费), and a bound as 以下/以上 (50元以内 -> 50元以下)."""
+    out = _FREE.sub("免费", _BELOW_SLIP.sub(r"\1以下", _matching_norm(text)))
+    for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
+        if spelling in out and spelling != _SYNONYM_OF[spelling]:
+            out = out.replace(spelling, _SYNONYM_OF[spelling])
+    out = _WEEKDAY.sub(r"周\1", out)
+
+    def arabic(match):
+        value = parse_cn_number(match.group())
+        return str(value) if value is not None else match.group()
+    out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
+    out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
+    return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
 
 
-HESITATION = tuple('想想|考虑|等等|等一下|稍等|再看看|再说|犹豫|let me think|wait|hold on|hang on|not sure'.split('|'))
-
-
-def says_refusal(raw):
-    """A plain no ("不对", "先别办", "no, that's wrong"): it says no, not yes, and does not hesitate ("我再
-    想想" keeps a question open)."""
-    text = raw.lower()
-    return says_no(text) and not says_yes(text) and not any(h in text for h in HESITATION)
-
-
-def only_yes(raw):
-    """A message that says yes and nothing else ("没错，就这么订", "Yes, book it"): every clause a yes or
-    small talk. Then a change the model read into it is the model's, not the user's."""
-    if not says_yes(raw):
+def range_said(normal, said):
+    """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
+    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
+    normal forms (:func:`normal_form`): the value's and the text's."""
+    wanted = _RANGE_VALUE.fullmatch(normal)
+    if not wanted:
         return False
-    for clause in clauses(raw):
-        if clause.isascii():
-            if not _en_clause_is(clause, YES_EN + ("go ahead", "do it", "book it", "please do", "thanks"), ASSENT_EN):
-                return False
-        elif not _zh_clause_is(clause, YES_ZH + SOCIAL_REPLIES + ACTION_ZH):
-            return False
-    return True
-
-
-_NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
-_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
-# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
-_NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
-
-
-def says_no(raw):
-    """Whether a message says no anywhere ("没问题", "不错" and "no problem" say yes; "不过" is "but")."""
-    text = _blank_a_not_a(raw.lower())  # "好不好？" asks
-    for phrase in _NOT_NO:
-        text = text.replace(phrase, " ")
-    if any(w in text for w in _NO_ZH):
-        return True
-    words = " " + " ".join(_cues_EN_WORD.findall(text)) + " "
-    return any(f" {w} " in words for w in _NO_EN)
-
-
-CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
-_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|了|吧|啦|掉|先|还是|要'.split('|'))
-CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
-_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
-
-
-# "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
-_STOP_DOING = _LazyPattern('_STOP_DOING', r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
-                         r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
-# A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
-WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
-WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
-_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
-
-
-def _question_clause(raw, clause):
-    return clause in (c.strip().lower() for c in _question_marks(raw)) or is_question(clause)
-
-
-def _cancel_clause(clause, task_words):
-    """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
-    if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _cues_EN_WORD.findall(t.lower()))
-        if not _en_clause_is(clause, CANCEL_EN, allowed):
-            return ""
-        return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
-            not _en_clause_is(clause, tuple(c for c in CANCEL_EN if c not in WEAK_CANCEL_EN), allowed) else "strong"
-    compact = clause.replace(" ", "").rstrip("".join(_PARTICLES))
-    objects = _CANCEL_OBJECTS_ZH + tuple(t for t in task_words if not t.isascii())
-    if _zh_clause_is(clause, CANCEL_ZH, objects):
-        pieces = tokenize(compact, CANCEL_ZH + objects + _FILLERS_ZH + _PARTICLES) or []
-        return "strong" if any(p in CANCEL_ZH and p not in WEAK_CANCEL_ZH for p in pieces) else "weak"
-    return "strong" if _STOP_DOING.search(compact) and not any(w in compact for w in ("太", "别太", "那么")) else ""
-
-
-def says_cancel(raw, task_words=()):
-    """A clause that drops a task: cancel words with references to the task ("取消订餐", "这个预订不要了",
-    "cancel the booking"), or the task's verb stopped ("这顿饭不吃了"); a bare dismissal ("算了", "never
-    mind") only when the message says nothing else ("算了算了，辣的也行" keeps the booking). Never a
-    preference that starts with a cancel word ("不要辣的", "Don't forget the high chair"), never a question."""
-    weak = content = False
-    for clause in clauses(raw):
-        kind = _cancel_clause(clause, task_words)
-        if kind and _question_clause(raw, clause):
-            return False
-        if kind == "strong":
-            return True
-        weak = weak or kind == "weak"
-        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
-                and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
-            content = True
-    return weak and not content
-
-
-def says_cancel_clause(raw, task_words=()):
-    """:func:`says_cancel` by a clause that stops the task itself ("他那边宽带先不装了", "这个不要了",
-    "cancel that"); a bare dismissal ("算了", "不用了谢谢") is not enough here."""
-    return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
-
-
-RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
-_RESET_OBJECTS_ZH = tuple('全部|所有|一切|都|吧|了|一下|我们|咱们|再|要|想|还是|一遍|一次|信息|内容|记录|东西|数据|的|掉|帮我|给我|请'.split('|'))
-RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
-
-
-_defer(locals(), r'''
-def says_reset(raw):
-    """A clause that asks to start over, and nothing else ("全部重来", "start over"; not "reset my account
-    password", not "从头到尾都要安静")."""
-    parts = clauses(raw)
-    for index, clause in enumerate(parts):
-        found = _en_clause_is(clause, RESET_EN, _RESET_ALLOWED_EN) if clause.isascii() else \
-            _zh_clause_is(clause, RESET_ZH, _RESET_OBJECTS_ZH)
-        if found:  # "start over? no no, keep everything" asks, then refuses
-            return not _question_clause(raw, clause) and not any(says_no(c) for c in parts[index + 1:])
+    for found in _RANGE.finditer(said):
+        if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
+            rest = said[found.end():].lstrip()
+            if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
+                return True
     return False
-''')
 
 
-REVERT_PHRASES = tuple('原来的|原来那个|之前的|之前那个|刚才的|刚才那个|改回|恢复|撤回|撤销修改|回到原来|还是原来|还是之前|还是刚才|换回|变回|照旧|不改了|别改了|change it back|back to|undo|as before|previous|original|revert|go back'.split('|'))
+def _words(text):
+    return _matching_WORD.findall(_matching_norm(text))
+
+
+# What turns a place name into the name of another thing — a road, a street, a county, a campus ("南京路" is a
+# road in Shanghai, "长沙县" a county of Changsha, "Houston Street" a street in New York) — after the name,
+# with a position or an ordinal between them ("四川北路", "中山一路"). A station, an airport, 市 or 省 stay
+# the place's own ("杭州东站", "北京市").
+_OTHER_THING_ZH = tuple('大道|大街|胡同|路|街|巷|弄|桥|广场|公园|县|区|镇|乡|村|小区|花园|大厦|商场|大学|学院|医院|中学|小学'.split('|'))
+_POSITION_ZH = "东西南北中一二三四五六七八九十"
+# Besides those, what makes an option's word the name of a place ("大巴车站", "高铁新城"): the engine's own
+# reading of an option (dskit.backup) never takes a word that heads one.
+_PLACE_NOUNS_ZH = ("车站", "站", "新城", "城", "中心", "公司", "店")
+_OTHER_THING_EN = frozenset('street|st|road|rd|avenue|ave|boulevard|blvd|drive|dr|lane|ln|way|place|square|bridge|county|heights|plaza|court|terrace|parkway|highway|alley|university|college|hospital'.split('|'))
+
+
+def inside_longer_name(folded, end, cuts, places=False):
+    """Whether a Chinese match ending at ``end`` is the head of a longer name that names another thing: the
+    text goes on, within the same stretch of words, with at most two characters of position or order and
+    then a word such as 路, 街, 县, 区, 大学 (:data:`_OTHER_THING_ZH`); with ``places``, also a station, a town
+    or a shop (:data:`_PLACE_NOUNS_ZH`)."""
+    at = end
+    for _ in range(3):
+        if at in cuts or at >= len(folded):
+            return False
+        if folded.startswith(_OTHER_THING_ZH, at) or places and folded.startswith(_PLACE_NOUNS_ZH, at):
+            return True
+        if folded[at] not in _POSITION_ZH:
+            return False
+        at += 1
+    return False
+
+
+def words_match(value, text):
+    """An English (ASCII) value in a text, by whole words: all of them in a row — never as the head of a
+    longer name ("Houston Street" does not say Houston) —, or (a value of several words) three quarters of
+    its longer words, at least two, as whole words of the text."""
+    value_words = _words(value)
+    text_words = _words(text)
+    if not value_words or not text_words:
+        return False
+    size = len(value_words)
+    if any(text_words[i:i + size] == value_words and (i + size >= len(text_words)
+                                                      or text_words[i + size] not in _OTHER_THING_EN)
+           for i in range(len(text_words) - size + 1)):
+        return True
+    long_words = [w for w in value_words if len(w) >= 3]
+    present = set(text_words)
+    return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
+        and number_tokens(value) - number_tokens(text) == Counter()
+
+
+def _number_cut(folded, start, end, cuts):
+    """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
+    user's own spaces and punctuation (``cuts``) end a number, and so does the end of what reads as one
+    number ("周二一桌" is Tuesday, then one table: "二一" is no number)."""
+    return any(0 < at < len(folded) and at not in cuts and folded[at - 1] in _NUMERAL_CHARS
+               and folded[at] in _NUMERAL_CHARS and _one_number_across(folded, at) for at in (start, end))
+
+
+def _one_number_across(folded, at):
+    """Whether the run of numerals around ``at`` reads as one number (or one range) across it."""
+    left, right = at, at
+    while left > 0 and folded[left - 1] in _NUMERAL_CHARS:
+        left -= 1
+    while right < len(folded) and folded[right] in _NUMERAL_CHARS:
+        right += 1
+    run = folded[left:right]
+    return run.isdigit() or any(read.start == 0 and read.end == len(run) for read in read_numbers(run))
+
+
+def _cuts(pieces):
+    cuts, at = set(), 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        cuts.add(at)
+    return cuts
+
+
+def exact_match(target, text, value=None, places=False):
+    """A folded value inside a text: whole numbers, never the head of a longer name
+    (:func:`inside_longer_name`; ``places`` as there), and across the user's punctuation only where the value
+    has punctuation too (``value``: the value as written), or with two or more characters on each side."""
+    own = _cuts(segments(value)) if value is not None else set()
+    pieces = segments(text)
+    folded = "".join(pieces)
+    cuts = _cuts(pieces)
+    start = folded.find(target)
+    while start >= 0:
+        end = start + len(target)
+        inner = sorted(c for c in cuts if start < c < end and c - start not in own)
+        lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
+        cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
+        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word \
+                and not inside_longer_name(folded, end, cuts, places):
+            return True
+        start = folded.find(target, start + 1)
+    return False
+
+
+def _kept_in_place(target, index, piece):
+    """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
+    ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
+    return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
+
+
+# Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
+# stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
+DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
+
+
+def near_match(target, text):
+    """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
+    quarters of its characters, a two-character run of it, the same numbers, and every contrast
+    character it has."""
+    letters = [ch for ch in target if ch not in _NUMERAL_CHARS]
+    if len(target) < 3 or not letters or number_tokens(target) - number_tokens(text) != Counter():
+        return False
+    for piece in segments(text):  # within one stretch of the user's words, never gathered across them
+        present = set(piece)
+        if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
+            continue
+        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
+            continue
+        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
+        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
+                target[i:i + 2] in piece for i in range(len(target) - 1)):
+            return True
+    return False
+
+
+def _in_order(letters, piece):
+    """How many of the value's characters the text holds in the value's order (the longest common
+    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
+    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
+    row = [0] * (len(piece) + 1)
+    for ch in letters:
+        previous = 0  # row[j - 1] of the row above
+        for j, other in enumerate(piece, 1):
+            above = row[j]
+            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
+            previous = above
+    return row[-1]
+
+
+# ---- dskit/grounding.py ----
+# Grounding: whether what the model proposes can be traced to what the user said.
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+# Recent user turns a value may come from, besides this message.
+RECENT_TURNS = 4
+
+_CN_NUM = "零〇一二两三四五六七八九十百千万"
+
+# Dates, against the reference date.
+_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
+              "昨天": -1, "yesterday": -1, "前天": -2}
+_WEEKDAYS = json.loads(r'''{
+ "一": 0,
+ "二": 1,
+ "三": 2,
+ "四": 3,
+ "五": 4,
+ "六": 5,
+ "日": 6,
+ "天": 6,
+ "末": 5,
+ "1": 0,
+ "2": 1,
+ "3": 2,
+ "4": 3,
+ "5": 4,
+ "6": 5,
+ "7": 6
+}''')
+# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
+_ISO_MONTH_RE = _LazyPattern('_ISO_MONTH_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
+_MONTH_DAY_RE = _LazyPattern('_MONTH_DAY_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
+_MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
+_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
+                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+class Evidence:
+    """What the user said that the engine may trust this turn."""
+
+    message: str  # this turn's message, folded
+    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
+    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
+    raw_recent: tuple[str, ...] = ()
+    reference: date | None = None
+    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
+    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
+    cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
+
+    _defer(locals(), r'''
+    def keeping_recent(self, keep):
+        """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
+        field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
+        return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
+                        raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
+                        offered=self.offered, offers=self.offers, cased=self.cased)
+    ''')
+
+    def texts(self, recent):
+        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
+        pairs = [(self.message, self.raw)]
+        if recent:
+            pairs += list(zip(self.recent, self.raw_recent))
+        return pairs
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = tuple('message|recent|raw|raw_recent|reference|offered|offers|cased'.split('|'))
+
+    def __init__(
+        self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
+        offered=offered, offers=offers, cased=cased,
+    ):
+        object.__setattr__(self, 'message', message)
+        object.__setattr__(self, 'recent', recent)
+        object.__setattr__(self, 'raw', raw)
+        object.__setattr__(self, 'raw_recent', raw_recent)
+        object.__setattr__(self, 'reference', reference)
+        object.__setattr__(self, 'offered', offered)
+        object.__setattr__(self, 'offers', offers)
+        object.__setattr__(self, 'cased', cased)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
+            f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
+            f", reference={self.reference!r}" f", offered={self.offered!r}"
+            f", offers={self.offers!r}" f", cased={self.cased!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+                self.offers, self.cased,
+            ) == (other.message, other.recent, other.raw, other.raw_recent, other.reference,
+                other.offered, other.offers, other.cased,
+            )
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((
+            self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
+            self.offers, self.cased,
+        ))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+def one_shift_said(raw):
+    """Whether the message states one shift of a time plainly, the direction not negated
+    (:func:`dskit.clock.shift_said` with this engine's negation scope)."""
+    return shift_said(raw, negated_at)
+
+
+def fold(text):
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _raw(text):
+    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+
+
+def parse_reference_date(value):
+    """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and value.lstrip()[:1].isdecimal():  # what \s* then \d needs: no compile for ""
+        match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
+        if match:
+            try:
+                return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+            except ValueError:
+                return None
+    return None
 
 
 _defer(locals(), r'''
-def says_revert(raw):
-    """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
-    text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
+def make_evidence(query, recent=(), reference_date=None, offered="",
+                  offers=()):
+    """The evidence of a turn; None (grounding off) when there is no user message at all.
+
+    ``recent``: earlier user messages, oldest first (a history's user turns); only the last
+    :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
+    counted from; without it, only dates the user wrote out in full are normalised. ``offered``: the
+    assistant's last reply; ``offers``: the values it offered per slot (dskit.offers).
+    """
+    if query is None:
+        return None
+    message = query if isinstance(query, str) else str(query)
+    earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
+    earlier = earlier[-RECENT_TURNS:][::-1]
+    return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
+                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date),
+                    offered=_raw(offered) if isinstance(offered, str) else "",
+                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3),
+                    cased=unicodedata.normalize("NFKC", message[:MAX_EVIDENCE_CHARS]))
 ''')
 
 
-_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
+# ---------------------------------------------------------------- numbers, times, dates
+
+def _grounding_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
 
 
-def is_social(raw):
-    """Whether a message is only greetings, acknowledgements, thanks or yes/no words, in any mix
-    ("好的谢谢", "谢谢哈", "hi there", "ok cool")."""
-    parts = clauses(raw)
-    if not parts:
+# A slot that counts people: its name, label or description says so.
+_PEOPLE_WORDS = tuple('人数|几位|几个人|多少人|people|persons|guests|party size|travelers|travellers|passengers|headcount'.split('|'))
+
+
+def _add_months(day, months):
+    index = day.year * 12 + day.month - 1 + months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _iso(day):
+    return day.isoformat()
+
+
+def dates_in(raw, reference):
+    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
+    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
+    found = set()
+    for match in _ISO_DATE_RE.finditer(raw):
+        try:
+            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
+        except ValueError:
+            pass
+    for match in _ISO_MONTH_RE.finditer(raw):
+        if 1 <= int(match.group(2)) <= 12:
+            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
+    if reference is None:
+        return found
+    for word, days in _DAY_WORDS.items():
+        if word in raw:
+            found.add(_iso(reference + timedelta(days=days)))
+    monday = reference - timedelta(days=reference.weekday())
+    for match in _WEEKDAY_RE.finditer(raw):
+        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
+        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
+        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _EN_WEEKDAY_RE.finditer(raw):
+        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
+        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
+        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
+    for match in _MONTH_DAY_RE.finditer(raw):
+        month, day = _grounding_number(match.group(1)), _grounding_number(match.group(2))
+        for year in (reference.year, reference.year + 1):
+            try:
+                found.add(_iso(date(year, int(month or 0), int(day or 0))))
+            except ValueError:
+                pass
+    for match in _DAY_ONLY_RE.finditer(raw):
+        day = _grounding_number(match.group(1))
+        for months in (0, 1):
+            try:
+                first = date.fromisoformat(_add_months(reference, months) + "-01")
+                found.add(_iso(first.replace(day=int(day or 0))))
+            except ValueError:
+                pass
+    for word, months in _MONTH_WORDS.items():
+        if word in raw:
+            found.add(_add_months(reference, months))
+    for match in _MONTH_RE.finditer(raw):
+        month = _grounding_number(match.group(1))
+        if month is not None and 1 <= month <= 12:
+            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+    return found
+
+
+def date_spans(raw):
+    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
+    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
+    # Each pattern called by name: a code node compiles a module pattern on its first use only
+    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
+    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
+             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
+    spans = [(m.start(), m.end()) for m in found]
+    for word in _DAY_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    kept = []
+    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
+        if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+
+
+# ---------------------------------------------------------------- values
+
+def text_grounded(value, folded, raw=None):
+    """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
+    as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
+    contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
+    folded text is read as one word."""
+    target = "".join(segments(str(value)))  # folded, a decimal point kept inside its number
+    if not target or not folded:
+        return False
+    text = raw if raw is not None else folded
+    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
+        return words_match(str(value), text)
+    if exact_match(target, text, str(value)):
         return True
-    for clause in parts:
-        if clause.isascii():
-            words = _cues_EN_WORD.findall(clause)
-            if any(w not in _SOCIAL_EN_WORDS for w in words):
-                return False
-        elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
+    if target in "".join(segments(text)):  # there, but only as part of other words ("八号" in "十八号")
+        return False
+    if near_match(target, text):
+        return True
+    normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
+    said = normal_form(text)
+    if exact_match("".join(segments(normal)), said, normal) or range_said(normal, said):
+        return True
+    pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
+    return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
+
+
+def _windows(text):
+    folded = fold(text)
+    if len(folded) <= 2:
+        return {folded} if folded else set()
+    if folded.isascii():
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+
+
+def common_words(task, slot):
+    """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
+    message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
+    "quiet table")."""
+    words = set()
+    for text in (task.name.replace("_", " "), task.label,
+                 *(t for other in task.slots.values() if other.name != slot
+                   for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
+        if text:
+            words |= _windows(text)
+    return frozenset(words)
+
+
+# Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
+_QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
+_GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
+
+
+def slot_words(spec):
+    """The words that name a slot: its label and name; for a slot without a label (the catalog gives
+    it none), also the content words of its description and its question ("电话" for a slot
+    ``contact`` whose question is "请问您的联系电话是？")."""
+    texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
+    words = set()
+    for index, text in enumerate(t for t in texts if t):
+        found = _windows(text)
+        if index > 0 and not spec.label:
+            found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
+        words |= found
+    return words
+
+
+def slot_touched(spec, folded, common=frozenset()):
+    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
+    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
+    if not folded:
+        return False
+    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
+    if any(fold(name) and fold(name) in folded for name in names):
+        return True
+    if any(w in folded for w in slot_words(spec) - common):
+        return True
+    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
+    return any(fold(o) and fold(o) in folded for o in options)
+
+
+# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
+_QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
+
+
+def slot_mentions(spec, raw, common=frozenset(),
+                  asked=False):
+    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
+    with ``asked``, the content words of the slot's question name it too."""
+    found = []
+    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
+        set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
+    for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
+        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
+            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
+            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
+    spans = []
+    for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def bool_said(spec, raw, common=frozenset(), asked=False):
+    """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
+    ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
+    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
+    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
+    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
+    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
+             if not asks_about(raw, a, b) or _topic_answer(raw, a, b) is not None]
+    if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
+        return None  # not named, or "无所谓": neither yes nor no
+    return any(_answered(raw, start, end) for start, end in spans)
+
+
+def _topic_answer(raw, start, end):
+    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
+    bare answer; None otherwise."""
+    rest = raw[end:].lstrip()
+    alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
+    if alone and rest[:1] in "？?，,":
+        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
+    return None
+
+
+def _answered(raw, start, end):
+    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
+    answer = _topic_answer(raw, start, end)
+    return answer if answer is not None else not negated_at(raw, start, end)
+
+
+_BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|是的|对|可以|yes|yeah|sure|please|yes please|ok|okay'.split('|'))
+_BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
+
+
+def bare_answer(raw):
+    """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
+    text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
+    if text in _BARE_NO:
+        return False
+    if text in _BARE_YES:
+        return True
+    return None
+
+
+def other_slot_value(task, slot, value):
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
+    spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
+                                      for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
+
+
+# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
+# all the value says.
+_FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|side|of|some|place|please|maybe|preferably|ideally'.split('|'))
+_FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
+
+
+def _option_and_filler(option, value):
+    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
+    for the area's "downtown"): the option's, not a value of another slot."""
+    if option.isascii():
+        words, option_words = value.lower().split(), option.lower().split()
+        size = len(option_words)
+        for i in range(len(words) - size + 1):
+            if words[i:i + size] == option_words:
+                rest = words[:i] + words[i + size:]
+                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
+        return False
+    folded, target = fold(value), fold(option)
+    if not target or target not in folded or folded == target:
+        return False
+    rest = folded.replace(target, "", 1)
+    for filler in _FILLER_ZH:
+        rest = rest.replace(filler, "")
+    return not rest
+
+
+def _option_grounded(spec, value, folded, raw=None):
+    """An option value whose text or one of whose aliases the text holds, as a whole word or number
+    ("三百兆" does not hold the option 百兆)."""
+    if value not in spec.enum and value not in spec.aliases.values():
+        return False  # not an option: a number or a text is grounded by its own rules
+    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
+    text = raw if raw is not None else folded
+    # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
+    targets = [("".join(segments(w)), w) for w in words]
+    return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
+
+
+def _one_value_grounded(spec, value, old, folded, raw, ev,
+                        asked, current, common):
+    if spec.type == "boolean":
+        said = bool_said(spec, raw, common, asked and current)
+        if said is None and asked and current:
+            said = bare_answer(raw)
+        return said is not None and said == bool(value)
+    if _option_grounded(spec, value, folded, raw):
+        return True
+    if spec.type in ("integer", "number"):
+        if not isinstance(value, (int, float)):
+            return False
+        if float(value) in numbers_in(raw, counts=True, people=counts_people(spec)):
+            return True
+        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
+            and any(abs(float(value) - float(old)) == n for n in changes_in(raw) if n)
+    if not isinstance(value, str):
+        return False
+    if is_clock(value):  # a time is read by the clock grammar, never found as text ("11:15 at night" is 23:15)
+        clock = clock_form(value)
+        answered = asked and current and any(clock in c.values() for c in answered_hours(raw))
+        return clock in times_in(raw) or answered or (current and clock in shifted_times(old, raw))
+    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
+        return True
+    return text_grounded(value, folded, raw)
+
+
+def counts_people(spec):
+    """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
+    words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
+    return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
+
+
+def value_grounded(spec, value, ev, *, old=None, asked=False,
+                   recent=True, common=frozenset()):
+    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
+    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
+    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
+    ``common``: words that do not name the slot (:func:`common_words`)."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
+                   for index, (folded, raw) in enumerate(ev.texts(recent))):
             return False
     return True
 
 
-# ---------------------------------------------------------------- accepting what was offered
-
-REFERENCE_ZH = tuple('就这|就它|就那|这个|那个|这家|那家|这里|那里|这儿|那儿|它|该|这座|那座|这所|那所|这款|那款|这种|那种|这条|那条|这位|前者|后者|就去|就选|就要|就订|就住|就吃|就买|就用|那就|就它了|就这个|选这|要这|定这|推荐的|你说的|刚说的|上面的|第一|第二|第三|第四|第五|最后一'.split('|'))
-REFERENCE_EN = tuple("that one|this one|the first|the second|the third|the last|that|this|it|those|them|the one|sounds good|let's go with|go with|i'll take|we'll take".split('|'))
-_ORDINALS = json.loads(r'''{
- "第一": 0,
- "第1": 0,
- "头一": 0,
- "第二": 1,
- "第2": 1,
- "第三": 2,
- "第3": 2,
- "第四": 3,
- "第4": 3,
- "第五": 4,
- "第5": 4,
- "the first": 0,
- "first one": 0,
- "the second": 1,
- "second one": 1,
- "the third": 2,
- "third one": 2,
- "the fourth": 3,
- "the fifth": 4
-}''')
+def confirm_grounded(ev):
+    """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
+    says yes, none that asks or says no."""
+    return says_yes(ev.raw)
 
 
-# "这" followed by anything but these points at a thing ("这餐馆", "这酒店"): 这样, 这么, 这次 ... do not.
-_THIS = _LazyPattern('_THIS', r"这(?![样么次会时边种般些])")
+def asks_something(ev):
+    """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
+    return asks(ev.raw)
 
 
-def refers_back(raw):
-    """Whether a message points back at something just offered ("这家", "这餐馆", "它的地址", "他家",
-    "那里", "that one") and does not refuse it ("不要这家", "不去那儿" refuse)."""
-    text = raw.lower()
-    spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
-    spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
-    return any(not negated_at(text, start, end) for start, end in spans)
+_defer(locals(), r'''
+def cancel_grounded(ev, spec):
+    """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
+    references to the task, never a preference that starts with one ("不要辣的")."""
+    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+''')
 
 
-# An earlier request's time or place taken into this one ("广州那天天气怎么样": the day of the route).
-EARLIER_TIME_PLACE_ZH = tuple('那天|当天|同一天|同天|那时|那会|那边|那地方|同一个地方|同样|一样'.split('|'))
-EARLIER_TIME_PLACE_EN = ("that day", "same day", "same time", "same place", "there")
+def task_words(spec):
+    """The words that name a task: its label, name (also with spaces) and display name, and the leading
+    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
+    宽带办理: "路由器不要了" drops the rental)."""
+    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
+    label = spec.label or ""
+    if label and not label.isascii():
+        words += [label[:end] for end in range(2, len(label))]
+    return tuple(words)
 
 
-def points_back(raw):
-    """Whether a message takes something said before into this one: what :func:`refers_back` finds, or an
-    earlier request's time or place ("那天", "同一天", "same day", "there")."""
-    text = raw.lower()
-    return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
-            or refers_back(text))
+_defer(locals(), r'''
+def reset_grounded(ev):
+    """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
+    return says_reset(ev.raw)
+''',
 
 
-def says_accept(raw):
-    """Whether a message takes something the assistant offered: it refers back to it ("就这家", "它的
-    地址是？", "that one") or says yes, and refuses nothing ("不要那家" does not accept)."""
-    return refers_back(raw) or says_yes(raw)
+r'''
+def revert_said(ev):
+    """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
+    return says_revert(ev.raw)
+''')
 
 
-# The longest (in letters and digits) an elliptical question about the thing just recommended is taken to be.
-DETAIL_MAX_CHARS = 20
-# A detail of a place or thing: what a user asks for about the one the assistant just recommended.
-_DETAILS = tuple('地址|电话|号码|联系方式|价格|多少钱|价位|营业|开门|门票|票价|时长|多久|评分|周边|附近|周围|提供|设施|怎么走|怎么去|在哪|哪里|房价|address|phone|number|price|cost|open|hours|rating|nearby|around'.split('|'))
-# Asking for it: a question, or "give me / tell me".
-_ASKING = _LazyPattern('_ASKING', r"[?？]|吗|呢|什么|多少|多久|几点|哪|怎么|给我|发我|告诉我|说说|说一下|查查|查一下|看看|"
-                     r"\b(?:what|where|how|when|give me|send me|tell me)\b")
-# ...and nothing that looks elsewhere: another one, a change, a refusal, a new search ("给我推荐一个",
-# "帮我找一家"), or a requirement, which carries a number ("评分4.5分以上的").
-_ELSEWHERE = _LazyPattern('_ELSEWHERE', r"别的|其他|其它|另外|另一|换|不要|不想|不去|不喜欢|不行|算了|不满意|推荐|找|一家|一个|[0-9]"
-                        r"|\b(?:another|other|else|instead|recommend|find|search)\b")
-
-
-def asks_detail(raw):
-    """Whether a message asks for a detail of something without naming it ("把地址给我吧", "价格呢？",
-    "酒店周边有餐馆吗？") and looks nowhere else ("有别的吗" asks for another). Right after the assistant
-    recommended one thing, that thing is what it asks about (dskit.offers). Such a question is short
-    (:data:`DETAIL_MAX_CHARS` letters) and names nothing in brackets: "匹夫涮肉城(黄村店)的营业时间是？" asks
-    about the place it names."""
-    text = raw.lower()
-    letters = "".join(ch for ch in text if ch.isalnum())
-    return len(letters) <= DETAIL_MAX_CHARS and not any(b in text for b in "(（[【") \
-        and any(d in text for d in _DETAILS) and bool(_ASKING.search(text)) and not _ELSEWHERE.search(text) \
-        and not says_no(raw)
-
-
-# Asking the assistant to pick one: "给我推荐一个…的景点", "帮我找一家", "这些酒店中哪家…？", "这几个景点中哪几个…？".
-# Not "哪些" or "别的": "这个景点周边都有哪些餐馆？" asks about what is around the thing it takes.
-_ASKS_FOR_A_PICK = _LazyPattern('_ASKS_FOR_A_PICK', r"(?:推荐|找)[^，,。.！!？?；;]{0,3}?[一几两个家]|哪家|哪几"
-                              r"|\b(?:which (?:one|of)|recommend)\b")
-
-
-def asks_for_a_pick(raw):
-    """Whether a message asks the assistant to choose or find one (or another) rather than taking one it
-    offered: a yes or a "这家" in such a message ("好的，请在这家酒店周边景点里给我推荐一个…") points at what it
-    acknowledges or where to look, not at the thing it will be given."""
-    return bool(_ASKS_FOR_A_PICK.search(raw.lower()))
-
-
-def offered_index(raw):
-    """The ordinal a message picks ("第二个" -> 1, "the first" -> 0), None when it names none."""
-    text = raw.lower()
-    found = [(text.find(k), v) for k, v in _ORDINALS.items() if k in text]
-    return min(found)[1] if found else None
-
-
-# ---------------------------------------------------------------- negation near a word
-
-NEGATION_BEFORE_ZH = tuple('不要|不用|不需要|无需|不必|没有|没|不|别|免|无|不涉及|不含|不包含|不参加|不带|不想要|不会'.split('|'))
-# A negation right after the slot ("包间不要", "包间就不用了", "包间不考虑") or ending its clause ("高风险的项目一个都没有").
-NEGATION_AFTER_ZH = ("不", "没", "无", "免", "别")
-NEGATION_END_ZH = tuple('没有|不包括|不包含|不需要|不要|不用|不考虑|没必要|不含|不涉及|免了|算了|不必|不用了|不要了|不需要了|不必了'.split('|'))
-NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|nah|nope".split('|'))
-INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
-# "不知道他家几点营业": what is negated is the knowing, not the thing after it.
-_NOT_NEGATION = tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚'.split('|')) + NOT_NEGATING_ZH
-_DEGREE = ("太", "很", "那么", "特别", "怎么")  # "不要太吵的包间": the negation is of the adjective
-
-
-def _clause_span(text, start, end):
-    left = max((text.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (text.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    return left, min(rights) if rights else len(text)
-
-
-def _blank(text, phrases):
-    for phrase in phrases:
-        text = text.replace(phrase, " " * len(phrase))
-    return text
-
-
-# A-not-A questions (_A_NOT_A) ask, they do not refuse: "有没有包间", "要不要", "可不可以", and the split
-# "有包间没有" / "这家有停车场没有啊" (a clause with 有 that ends in 没有, before a question or an exclamation).
-_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-
-
-def _blank_a_not_a(text):
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold)."""
-    text = _A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    return _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-
-
-def negated_at(raw, start, end):
-    """Whether the words at ``raw[start:end]`` are negated in their clause: a negation shortly before them
-    ("不要包间", "不会去做什么高风险运动", "we won't do any high-risk sports"), right after them ("包间不要",
-    "包间不考虑") or ending the clause ("高风险的项目一个都没有", "private room not needed"). A negation of an
-    adjective ("不要太吵的包间") is not one of the slot; the scope ends at the clause's punctuation."""
-    text = _blank_a_not_a(_blank(raw.lower(), _NOT_NEGATION))
-    left, right = _clause_span(text, start, end)
-    before, after = text[left:start], text[end:right]
-    if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_before, words_after = _cues_EN_WORD.findall(before)[-4:], _cues_EN_WORD.findall(after)[:3]
-        return any(w in NEGATION_EN for w in words_before) or any(w in ("not", "no", "unnecessary", "needed")
-                                                                   and w != "needed" for w in words_after)
-    window = before[-8:]
-    for cue in sorted(NEGATION_BEFORE_ZH, key=len, reverse=True):
-        at = window.rfind(cue)
-        if at >= 0 and not window[at + len(cue):].lstrip("要想").startswith(_DEGREE):
+def task_mentioned(spec, catalog, folded):
+    """Whether a text names the task: its label or name, two characters of its label that no other
+    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
+    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
+    "宽带连不上")."""
+    if not folded:
+        return False
+    for name in (spec.name.replace("_", " "), spec.label):
+        if name and fold(name) in folded:
             return True
-    near = after.lstrip(" 的也就都还")[:3]
-    tail = after.rstrip(" 啊吧呀")
-    if near[:1] in NEGATION_AFTER_ZH or any(tail.endswith(n) or tail.rstrip("了的").endswith(n) for n in NEGATION_END_ZH):
+    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
+    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
+    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
         return True
-    return any(w in NEGATION_EN for w in _cues_EN_WORD.findall(before)[-3:])
+    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
+        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
+        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
+            return True
+    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
 
 
-def indifferent_at(raw, start, end):
-    """Whether the clause of ``raw[start:end]`` says it does not matter ("安静不安静无所谓")."""
-    text = raw.lower()
-    left, right = _clause_span(text, start, end)
-    return any(p in text[left:right] for p in INDIFFERENT)
+# Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
+_FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
+_FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
+
+
+def asks_about_task(spec, folded):
+    """Whether a text shares a content word with the task's own words (label, name, description,
+    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
+    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
+    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
+    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
+    return any(w in folded for w in words
+               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
+
+
+def _grounding_task_words(spec):
+    """Two-character words (English: words) of a task's description and examples, digits left out."""
+    words = set()
+    for text in (spec.description, *spec.examples):
+        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+    return words
 
 
 # ---- dskit/wordfind.py ----
@@ -4711,6 +7925,2860 @@ def noise_is_question(text):
     """True when a message ends as a question."""
     return _is_question(text)
 ''')
+
+
+# ---- dskit/offers.py ----
+# Offered values: what the assistant put in front of the user, which a "就这家" may take.
+
+MAX_OFFERS = 8
+MAX_OFFERED_VALUES = 12
+MAX_OFFER_CHARS = 200
+# How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
+_ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
+# What makes a reply a list of several: 、, a comma and a space ("A, B, C"), "or", a numbered list. A Chinese
+# comma alone (NFKC makes it ",") joins the clauses of one recommendation.
+_LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
+
+
+_defer(locals(), r'''
+def clean_offers(raw):
+    """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
+    out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
+    items = []
+    if isinstance(raw, dict):
+        items = [{"task": "", "slot": k, "values": v} for k, v in raw.items()]
+    elif isinstance(raw, list):
+        items = [dict(zip(("task", "slot", "values"), o)) if isinstance(o, list) and len(o) == 3 else o for o in raw]
+    kept = []
+    for item in items[:MAX_OFFERS]:
+        if not isinstance(item, dict) or not isinstance(item.get("slot"), str) or not item["slot"]:
+            continue
+        values = item.get("values") if isinstance(item.get("values"), list) else [item.get("values")]
+        values = [v[:MAX_OFFER_CHARS] if isinstance(v, str) else v for v in values[:MAX_OFFERED_VALUES]
+                  if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        task = item.get("task") if isinstance(item.get("task"), str) else ""
+        if values:
+            kept.append([task[:64], item["slot"][:64], values])
+    return kept
+''')
+
+
+def take_offers(state):
+    """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
+    last one turn). Call after the turn counter moved on."""
+    offers = state.pop("offers", None)
+    if not isinstance(offers, dict) or offers.get("turn") != state["turn"] - 1:
+        return ()
+    return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
+
+
+def _found(value, text):
+    target = str(value)
+    folded = "".join(segments(target))
+    return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
+
+
+def _listed(text):
+    return [item for item in _ITEMS.split(text) if item and item.strip()]
+
+
+def _one_thing(text):
+    """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
+    "有A、B、C" and "A, B, 或 C" do not)."""
+    return not _LIST_MARKS.search(text)
+
+
+# What a figure is made of besides its digits: units, bounds and the marks of a range.
+_FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
+
+
+def _a_figure(value):
+    """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
+    (the place's price), not the thing a detail question or a reference back takes. A name with a digit
+    in it ("798艺术区", "速8酒店") is a thing."""
+    text = str(value)
+    return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
+
+
+def _takes_outright(raw):
+    """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
+    the message takes the offered thing, not only asks about it."""
+    return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
+
+
+def _asks_for_a_pick(raw):
+    """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
+    no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
+    return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
+                                           for c in clauses(raw))
+
+
+def offer_accepted(task, slot, value, raw, offers, offered_text,
+                   asked):
+    """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
+    ``raw`` accepts it (see the module's rules)."""
+    if not raw:
+        return False
+    accepts = says_accept(raw)  # a reference back or a yes, refusing nothing
+    detail = asks_detail(raw)  # or a detail asked of the one thing recommended
+    if not accepts and not detail:
+        return False
+    index = offered_index(raw) if accepts else None
+    if index is None and _asks_for_a_pick(raw):
+        return False
+    for o_task, o_slot, values in offers:
+        if o_slot == slot and o_task in ("", task) and value in values:
+            if accepts:
+                return index is None or (index < len(values) and values[index] == value)
+            return len(values) == 1 and not _a_figure(value)
+    if offered_text and _found(value, offered_text):
+        # a question about the thing takes the thing, never one of its figures ("这家餐馆的周边有哪些景点啊？" after
+        # "推荐您去人均消费68元的讲礼驴肉馆" is not a budget of 68元); a figure is taken for the slot asked last
+        # turn, or when the message also takes the thing outright ("好呀，就去这个地方了，…")
+        if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
+            if index is None:
+                return True
+            items = _listed(offered_text)
+            return index < len(items) and _found(value, items[index])
+        return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
+    return False
+
+
+# ---- dskit/slot_shapes.py ----
+# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
+
+# ---------------------------------------------------------------- slot shapes
+
+def pattern_takes(pattern, text):
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def time_slots(task):
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+
+
+_defer(locals(), r'''
+def as_clock(spec, raw):
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+        return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+''')
+
+
+def owner_elsewhere(task, slot, value):
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+
+
+# A question word is never a value: what the user asks about is not what they want.
+_INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|多少钱|多少|多大|什么|啥|哪些|哪个|哪家|哪里|哪儿|几点|几个|几位|几号|几|"
+                            r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
+
+
+# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+def is_interrogative(value):
+    """A question word given as a value ("多长时间", "几点"): what the user asks about, not what they want."""
+    return isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()) is not None
+
+
+_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
+_DESCRIBING = ("的", *_PLACE_WORDS)
+
+
+_defer(locals(), r'''
+def describes_its_kind(task, spec, value):
+    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
+    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
+    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
+    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
+    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
+    if spec.type != "string" or spec.enum or spec.pattern:
+        return False
+    text = value.strip()
+    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
+    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
+    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
+''')
+
+
+def is_name_slot(task, name):
+    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
+    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
+    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
+    spec = task.slots.get(name)
+    if spec is None:
+        return False
+    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
+    for word in (name.lower(), spec.label.lower()):
+        for end in ("名称", "name"):
+            if word.endswith(end):
+                head = word[:-len(end)].rstrip(" _-")
+                if not head or any(head in kind for kind in kinds):
+                    return True
+    return False
+
+
+_defer(locals(), r'''
+def names_another_slot(task, name, value):
+    """Whether a value written as the task's name mentions another of its slots by label: the user's
+    whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
+    游玩时间 are slots of their own). Name slots only (:func:`is_name_slot`), labels of two characters or
+    more that are not plain English (a word like "date" is in names: "Date Night Bistro")."""
+    if not is_name_slot(task, name):
+        return False
+    return any(other != name and len(label) >= 2 and not label.isascii() and label in value
+               for other, slot in task.slots.items() for label in {other, slot.label} if label)
+''')
+
+
+# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
+# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
+_ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
+_DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
+
+
+def date_slots(task):
+    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
+    label, question or description says date ("出发日期", "date", "哪天")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
+
+
+def said_instead(task, name, value, ev, old):
+    """The date or clock time the user said, for a slot the model gave a date or time the user did not
+    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
+    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
+    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
+    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    if not isinstance(value, str) or len(value) > 16:
+        return None
+    if is_clock(value):
+        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
+        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
+
+
+def date_said(task, name, ev):
+    """The one date the message states, not negated, for the task's only date slot ``name``: as written
+    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
+    raw = ev.raw
+    spans = date_spans(raw)
+    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
+        return next(iter(days)) if len(days) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
+
+
+# A number as people bound it in words: "不超过200元", "4.5分以上", "3天左右". The model keeps the number and
+# often drops the rest ("4.5", "4.5以上", ">=4.5" for "评分4.5分以上"), which changes what the user asked for.
+_BOUND_BEFORE = r"(?:不超过|不高于|不低于|不少于|不多于|至少|至多|最多|最少|低于|高于|超过|大于|小于)"
+_UNIT = r"(?:分钟|小时|公里|平米|分|元|块|人|位|个|天|晚|岁|星|折|米|间|层)"
+_BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内|之内|左右|起)"
+_NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
+
+
+def _number_spelling(value, said):
+    """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
+    words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
+    one way (以上, 以内, 不超过 — dropping those changes what was asked; a unit or 左右 does not, and the
+    model's "3天" for "3天左右" stays), with no other unit or bound than the value's own. Anything else is
+    left as the model wrote it."""
+    value_phrases = [m for m in _NUMBER_PHRASE.finditer(value) if m.group(2)]
+    if len(value_phrases) != 1:
+        return value
+    own = value_phrases[0]
+    if value.replace(own.group(0), "", 1).strip(" >=<≥≤~+～"):
+        return value  # other words beside the number: not only a number
+    phrases = {m.group(0).strip() for m in _NUMBER_PHRASE.finditer(said)
+               if m.group(2) == own.group(2) and (m.group(1) or m.group(4) not in (None, "左右"))}
+    if len(phrases) != 1:
+        return value
+    phrase = next(iter(phrases))
+    theirs = _NUMBER_PHRASE.fullmatch(phrase)
+    for group in (1, 3, 4):  # the model's own unit or bound must be the user's ("或以上" is "以上")
+        if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
+            return value
+    return phrase
+
+
+def _same_bound(word):
+    return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
+
+
+def users_spelling(value, raw):
+    """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
+    with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
+    those); a number with the unit and bound the user said it with ("4.5以上" -> "4.5分以上",
+    :func:`_number_spelling`). A value the model capitalised is left as it is."""
+    if isinstance(value, str) and any(ch.isdigit() for ch in value):
+        spelled = _number_spelling(value, unicodedata.normalize("NFKC", raw))
+        if spelled != value:
+            return spelled
+    if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
+        return value
+    lowered = raw.lower()
+    if len(lowered) != len(raw):  # a character whose lower case is longer: positions would not line up
+        return value
+    start = lowered.find(value)
+    while start >= 0:
+        end = start + len(value)
+        if (start == 0 or not lowered[start - 1].isalnum()) and (end == len(raw) or not lowered[end].isalnum()):
+            return raw[start:end]
+        start = lowered.find(value, start + 1)
+    return value
+
+
+# What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
+_STATES = _LazyPattern('_STATES', r"\s*[就也还]?\s*(?:是(?!否|不是)|为|叫|：|:)\s*")
+# Where a clause ends, and what trails a value without being part of it ("…拨号音了吧").
+_CLAUSE_END = _LazyPattern('_CLAUSE_END', r"[，,。．.！!？?；;、\s]")
+_TRAILING = "吧啊呀呢哦啦嘛了的哈"
+# The words a user puts before a value that are not part of it ("地址是在…", "故障是我家…": the model
+# that leaves them out is right).
+_NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大约|应该|可能|好像|一个|那个|这个|这边|那边'.split('|'))
+_KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
+
+
+def stated_whole(task, spec, value, raw):
+    """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
+    "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
+    act on). Stated means after the slot's Chinese label or a two-character-or-longer start or end of it
+    ("故障" for 故障现象, "地址" for 报修地址; not a piece another slot's label has too: "酒店" names no one
+    slot of 酒店名称, 酒店设施) and 是/为/叫/a colon (not 是否), to the end of the clause, trailing
+    particles dropped. The part the model left out is two to eight letters, no digits or punctuation, and
+    does not begin with a word that is not the value ("在", "我家", "大概"), and the whole stays within the
+    slot's length; anything else, and values that are not plain text (options, patterns, numbers), stay as
+    the model wrote them."""
+    label = spec.label.strip()
+    if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
+            and not label.isascii() and not spec.enum and not spec.pattern and raw):
+        return value
+    core = value.strip()
+    others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
+    words = {word for n in range(2, len(label)) for word in (label[:n], label[-n:])
+             if not any(word in other for other in others)} | {label}
+    for word in sorted(words, key=len, reverse=True):
+        start = raw.find(word)
+        while start >= 0:
+            joint = _STATES.match(raw, start + len(word))
+            if joint is not None:
+                rest = raw[joint.end():]
+                end = _CLAUSE_END.search(rest)
+                said = (rest[:end.start()] if end else rest).rstrip(_TRAILING)
+                left = said[:-len(core)] if said.endswith(core) else ""
+                if (_KEPT_PART[0] <= len(left) <= _KEPT_PART[1] and left.isalpha()
+                        and not left.startswith(_NOT_THE_VALUE) and len(said) <= spec.max_length):
+                    return said
+            start = raw.find(word, start + 1)
+    return value
+
+
+# ---- dskit/slot_writes.py ----
+# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
+
+UNSET = object()  # a slot's value before the turn, when it had none
+
+
+class SlotWrites:
+    """The slot changes of one turn (the turn's only way to write a slot value)."""
+
+    _defer(locals(), r'''
+    def __init__(self, state, stack, catalog, lang, emit):
+        self.state = state
+        self.stack = stack
+        self.catalog = catalog
+        self.lang = lang
+        self.emit = emit  # the turn's ledger: a rollback is announced there
+        # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
+        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
+        self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
+        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
+        self.changes: list[SlotChange] = []
+    ''')
+
+    def changed_in(self, task):
+        return self.changed.get(task["id"], [])
+
+    def changed_keys(self):
+        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
+        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
+
+    _defer(locals(), r'''
+    def changed_lately(self, task, slot):
+        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
+        if (task["id"], slot) in self.touched:
+            return True
+        state = self.state
+        key = f"{task['id']}.{slot}"
+        return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
+                   for entry in state["timeline"] if isinstance(entry, dict))
+    ''')
+
+    def _touch(self, task, name, op):
+        """Remember a slot's value and history before its first change this turn."""
+        key = (task["id"], name)
+        if key not in self.touched:
+            self.touched[key] = (task["slots"].get(name, UNSET), self.stack.old_values(task, name), [])
+        self.touched[key][2].append(op)
+
+    _defer(locals(), r'''
+    def set(self, task, name, value):
+        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
+        old = task["slots"].get(name)
+        if value is None and name not in task["slots"]:
+            return False
+        if value is not None and name in task["slots"] and old == value:
+            return False
+        self._touch(task, name, "delete" if value is None else "set")
+        self.stack.set_old_values(task, name, self.stack.old_values(task, name) + [old])
+        self.stack.put_value(task, name, value)
+        if value is not None:
+            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
+        self.changed.setdefault(task["id"], []).append(name)
+        return True
+    ''',
+
+    r'''
+    def rollback(self, task, slot):
+        """Put the slot's previous value back (the caller checked that there is one)."""
+        self._touch(task, slot, "rollback")
+        history = self.stack.old_values(task, slot)
+        previous = history.pop()
+        self.stack.set_old_values(task, slot, history)
+        self.stack.put_value(task, slot, previous)
+        self.changed.setdefault(task["id"], []).append(slot)
+        self.rolled_back.add((task["id"], slot))
+    ''',
+
+    r'''
+    def resolve(self):
+        """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
+        the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
+        kept (a rollback next turn returns to the value before this turn), the notice says the final
+        value, and the sub-tasks watching the slot are cancelled once."""
+        for (task_id, name), (before, history, ops) in self.touched.items():
+            task = self.stack.find(task_id)
+            if task is None:
+                continue
+            final = task["slots"].get(name, UNSET)
+            if final == before:
+                self._unchanged(task, name, history)
+                continue
+            if len(ops) > 1 and ops[-1] != "rollback":
+                self.stack.set_old_values(task, name, history + [None if before is UNSET else before])
+            if ops[-1] == "rollback":
+                self._rollback_notice(task, name, final)
+            else:
+                self.rolled_back.discard((task_id, name))
+            self.changes.append({"task_id": task_id, "slot": name, "op": ops[-1]})
+            if before is not UNSET and before is not None:
+                self._cascade(task, name)
+        self.touched.clear()
+    ''')
+
+    def all_changes(self):
+        """The turn's changes: the resolved ones, then writes made after the resolution (a held value
+        the user said yes to), each once."""
+        pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
+                   for (task_id, name), (before, _history, ops) in self.touched.items()
+                   if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
+        return self.changes + pending
+
+    _defer(locals(), r'''
+    def _unchanged(self, task, name, history):
+        self.stack.set_old_values(task, name, history)
+        self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
+        self.rolled_back.discard((task["id"], name))
+    ''',
+
+    r'''
+    def _rollback_notice(self, task, name, final):
+        display = self.catalog.tasks[task["name"]].slots[name].display
+        self.emit(notice("rolled_back_empty", slot=display) if final is UNSET else
+                  notice("rolled_back", slot=display, value=show_value(final, self.lang)))
+    ''',
+
+    r'''
+    def _cascade(self, task, slot):
+        """A changed or deleted value invalidates the sub-tasks opened for the old one."""
+        for child in self.stack.children(task):
+            watched = self.catalog.tasks[child["name"]].depends_on_slots
+            if not watched or slot in watched:
+                self.stack.remove(child, "cascade")
+    ''')
+
+
+# ---- dskit/turn.py ----
+# One turn in progress: what the commands of a message see, and the ledger of what they did.
+
+# Why a task left the stack, when the user is told (dskit.messages has a sentence for each).
+TOLD_REASONS = ("cancelled", "cascade", "evicted")
+
+
+class Before:
+    """What stood before the user's message, read once when the turn starts: the slot asked last turn
+    ("task_id.slot"), the open tasks, the task on top, the tasks whose confirmation question the user
+    saw, and the values held for the user to check (task id -> {slot: value})."""
+
+    asked: str
+    existing_ids: frozenset
+    top_id: str | None
+    confirming: frozenset
+    held: dict
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('asked', 'existing_ids', 'top_id', 'confirming', 'held')
+
+    def __init__(self, asked, existing_ids, top_id, confirming, held):
+        object.__setattr__(self, 'asked', asked)
+        object.__setattr__(self, 'existing_ids', existing_ids)
+        object.__setattr__(self, 'top_id', top_id)
+        object.__setattr__(self, 'confirming', confirming)
+        object.__setattr__(self, 'held', held)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(asked={self.asked!r}"
+            f", existing_ids={self.existing_ids!r}" f", top_id={self.top_id!r}"
+            f", confirming={self.confirming!r}" f", held={self.held!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.asked, self.existing_ids, self.top_id, self.confirming, self.held) == (other.asked, other.existing_ids, other.top_id, other.confirming, other.held)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.asked, self.existing_ids, self.top_id, self.confirming, self.held))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Ledger:
+    """The effects of one turn, in the order they were applied (refusals and notes included), and what
+    the decision reads off them."""
+
+    def __init__(self):
+        self.effects: list[Effect] = []
+
+    def add(self, effect):
+        self.effects.append(effect)
+
+    def of(self, kind):
+        return [e for e in self.effects if isinstance(e, kind)]
+
+    def last(self, kind):
+        found = self.of(kind)
+        return found[-1] if found else None
+
+    # ------------------------------------------------------------ read off the effects
+
+    def applied(self):
+        """The ``applied`` log: one line per effect that has one."""
+        return [line for line in (e.entry() for e in self.effects) if line]
+
+    _defer(locals(), r'''
+    def dropped(self):
+        """Every command, or part of one, not applied, with the reason."""
+        out = []
+        for effect in self.effects:
+            if isinstance(effect, Refused):
+                reason = f"not grounded: {effect.reason}" if effect.grounding else effect.reason
+                out.append({"command": effect.command, "reason": reason})
+            elif isinstance(effect, ValueHeld):
+                out.append({"command": short_text({"task_id": effect.task_id, "slot": effect.slot,
+                                                   "value": effect.value}),
+                            "reason": f"held for the user to check: {effect.reason}"})
+        return out
+    ''')
+
+    def notices(self, lang):
+        return [msg(e.key, lang, **dict(e.values)) for e in self.of(Noticed)]
+
+    @property
+    def progress(self):
+        """Whether the turn moved a task on (then small talk does not take it)."""
+        return any(e.progress for e in self.effects)
+
+    @property
+    def faq(self):
+        found = self.last(FaqAsked)
+        return found.question if found is not None else None
+
+    @property
+    def chitchat(self):
+        return bool(self.of(SmallTalk))
+
+    @property
+    def handoff(self):
+        found = self.last(HandoffAsked)
+        return found.reason if found is not None else None
+
+    @property
+    def confirmed_id(self):
+        found = self.last(Confirmed)
+        return found.task_id if found is not None else None
+
+    @property
+    def denied_id(self):
+        found = self.last(Denied)
+        return found.task_id if found is not None else None
+
+    @property
+    def clarified(self):
+        return self.last(Clarified)
+
+    @property
+    def unapplied(self):
+        """A change the model read into this message was refused as not said (a refused yes is not one)."""
+        return any(isinstance(e, Refused) and e.grounding and not e.confirm for e in self.effects)
+
+    def ended(self):
+        """Tasks that left the stack this turn -> why (cancelled, cascade, evicted, reset, executed)."""
+        return {e.task_id: e.reason for e in self.of(TaskEnded)}
+
+    _defer(locals(), r'''
+    def late_starts(self):
+        return {e.name for e in self.of(TaskOpened) if e.late}
+    ''')
+
+    def answered_held(self):
+        return {e.task_id for e in self.of(HeldAnswered)}
+
+
+class Turn:
+    """Everything one turn reads, and its ledger; the decision is read off it at the end."""
+
+    _defer(locals(), r'''
+    def __init__(self, state, catalog, lang, evidence=None, said=""):
+        self.state = state
+        self.catalog = catalog
+        self.lang = lang
+        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
+        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
+        self.log = Ledger()
+        self.stack = TaskStack(state, on_removed=self.task_ended)
+        top = self.stack.top()
+        self.before = Before(
+            asked=state["counters"].get("asking") or "",
+            existing_ids=frozenset(self.stack.ids()),
+            top_id=top["id"] if top else None,
+            confirming=frozenset(self.stack.in_stage(Stage.CONFIRMING)),
+            held={t["id"]: held for t in list(self.stack.tasks) if (held := self.stack.take_held(t)) is not None})
+        self.writes = SlotWrites(state, self.stack, catalog, lang, self.log.add)
+        self.commands: tuple = ()  # the whole answer, as typed commands (a start is checked with its set_slots)
+    ''',
+
+    r'''
+    def task_ended(self, task, reason):
+        """A task left the stack (the stack reports each, parents before the tasks opened for them, cascades
+        included): recorded, and told when the reason is one the user is told."""
+        self.log.add(TaskEnded(task["id"], task["name"], reason))
+        if reason in TOLD_REASONS:
+            self.log.add(notice(reason, task=self.spec(task).display))
+    ''')
+
+    # ------------------------------------------------------------ reading
+
+    def spec(self, task):
+        return self.catalog.tasks[task["name"]]
+
+    def task_ref(self):
+        top = self.stack.top()
+        return task_ref(top, self.spec(top).display) if top is not None else None
+
+    _defer(locals(), r'''
+    def resumed_ref(self, task):
+        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
+    ''')
+
+    def ended_list(self):
+        return [{"task_id": k, "reason": v} for k, v in self.log.ended().items()]
+
+    def held_open(self):
+        """Values held for a check last turn that this turn has not answered, of tasks still open."""
+        if self.log.of(StackCleared):
+            return {}
+        answered = self.log.answered_held()
+        return {task_id: values for task_id, values in self.before.held.items()
+                if task_id not in answered}
+
+    _defer(locals(), r'''
+    def target(self, task_name, slot):
+        """The open task a slot goes to: the named one, else the nearest from the top that has it.
+
+        Without a task name, tasks open before this message come first: a task started in the same
+        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
+        """
+        tasks = list(reversed(self.stack.tasks))
+        if not task_name:
+            tasks.sort(key=lambda t: t["id"] not in self.before.existing_ids)
+        for task in tasks:
+            if task_name and task["name"] != task_name:
+                continue
+            if task_name or slot in self.spec(task).slots:
+                return task
+        return None
+    ''')
+
+
+# ---- dskit/admission.py ----
+# Admission: the named rules, in order, that judge every effect a command proposes.
+
+# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
+RECENT_EXECUTION_TURNS = 3
+
+
+class Verdict:
+    """What a rule says of a proposed effect (see the module's list of outcomes)."""
+
+    outcome: str
+    effect: Any = None  # admit/read: the effect as it is applied; clarify/hold: the question or the held value
+    reason: str = ""
+    grounding: bool = True  # refused for the user's words (else: it cannot apply)
+    also: tuple = ()  # effects recorded with it: a note, a notice, a FAQ to answer
+    item: str = ""  # what a refusal names ("": the command)
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('outcome', 'effect', 'reason', 'grounding', 'also', 'item')
+
+    def __init__(
+        self, outcome, effect=effect, reason=reason, grounding=grounding, also=also, item=item,
+    ):
+        object.__setattr__(self, 'outcome', outcome)
+        object.__setattr__(self, 'effect', effect)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'also', also)
+        object.__setattr__(self, 'item', item)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(outcome={self.outcome!r}" f", effect={self.effect!r}"
+            f", reason={self.reason!r}" f", grounding={self.grounding!r}" f", also={self.also!r}"
+            f", item={self.item!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.outcome, self.effect, self.reason, self.grounding, self.also, self.item,
+            ) == (other.outcome, other.effect, other.reason, other.grounding, other.also, other.item)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.outcome, self.effect, self.reason, self.grounding, self.also, self.item))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+def admit(effect, *also):
+    return Verdict("admit", effect, also=also)
+
+
+def refuse(reason, *also, grounding=True, item=""):
+    return Verdict("refuse", reason=reason, grounding=grounding, also=also, item=item)
+
+
+def read(effect, *also):
+    return Verdict("read", effect, also=also)
+
+
+def clarify(question, reason, *also):
+    return Verdict("clarify", question, reason=reason, also=also)
+
+
+def judge(turn, effect):
+    """The verdict of the rules listed for the effect's kind, in order; an effect no rule stops is
+    admitted as it stands."""
+    notes = ()
+    for rule in RULES.get(type(effect), ()):
+        verdict = rule(turn, effect)
+        if verdict is None:
+            continue
+        if verdict.outcome != "read":
+            return _admission_held(turn, effect, Verdict(verdict.outcome, verdict.effect, verdict.reason, verdict.grounding,
+                                               notes + verdict.also, verdict.item))
+        effect, notes = verdict.effect, notes + verdict.also
+    return admit(effect, *notes)
+
+
+def _admission_held(turn, effect, verdict):
+    """Under the catalog's policy "ask", a value the user's words do not support is held for them to check
+    (the next question shows it, and only a yes stores it) instead of refused."""
+    if verdict.outcome != "refuse" or not verdict.grounding or not isinstance(effect, SlotSet) \
+            or effect.source != "model" or turn.catalog.policy.ungrounded != "ask":
+        return verdict
+    held = ValueHeld(effect.task_id, effect.slot, effect.value, verdict.reason)
+    return Verdict("hold", held, verdict.reason, also=verdict.also)
+
+
+# ---------------------------------------------------------------- who said it (shared by the rules)
+
+def _task(turn, task_id):
+    return turn.stack.find(task_id)
+
+
+def _item(turn, effect):
+    return short_text({"task": _task(turn, effect.task_id)["name"], "slot": effect.slot, "value": effect.value})
+
+
+def held_as_name(turn, entries, value):
+    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    for kind, slots in entries:
+        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
+        if spec is not None and isinstance(slots, dict) and any(
+                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
+                for slot, held in slots.items()):
+            return spec
+    return None
+
+
+def evidence_for(turn, task):
+    """The turn's evidence without the recent messages that asked for another kind of task and not
+    ``task`` (:func:`given_to_another`); this message always counts."""
+    ev = turn.evidence
+    others = [other for other in turn.catalog.tasks.values() if other.name != task.name]
+    keep = [index for index, folded in enumerate(ev.recent)
+            if task_mentioned(task, turn.catalog, folded)
+            or not any(task_mentioned(other, turn.catalog, folded) for other in others)]
+    if len(keep) == len(ev.recent):
+        return ev
+    return ev.keeping_recent(keep)
+
+
+def given_to_another(turn, task_spec, spec, value, old,
+                     common):
+    """Whether a value of the user's recent messages (not this one) was said only in messages that asked
+    for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
+    to the weather, not to the trip planned a message later: where it starts is asked). A message that
+    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes what it points at from
+    any request, and a place some task, open or done, is named by may still be what this one is near
+    (the sight the user chose is 周边景点 of the hotel they ask for next)."""
+    if points_back(turn.evidence.raw):
+        return False
+    narrowed = evidence_for(turn, task_spec)
+    if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):
+        return False
+    named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
+    named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
+    return held_as_name(turn, named, value) is None
+
+
+def held_elsewhere(turn, task, name, value):
+    """Whether a value of the user's recent messages was given for another task: one of the same kind —
+    open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
+    again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
+    ("评分4.5分以上" asked of a restaurant is that restaurant's rating, not the hotel's asked for two
+    messages later). Another kind of task may share it in another slot (a hotel's name is also where the
+    taxi goes), and a place some task is named by may be what several are near (the sight chosen is
+    周边景点 of the hotel and of the restaurant). A value a task that ran holds may be what the next one
+    refers to ("广州那天天气怎么样": the day of the route that ran)."""
+    if holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
+             + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
+        return True
+    others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
+    if not any((t.get("slots") or {}).get(name) == value for t in others):
+        return False
+    return held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
+
+
+def holds(value, tasks, skip=None):
+    """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
+    ``skip`` = (task name, slot)."""
+    for entry in tasks:
+        slots = entry.get("slots")
+        name = entry.get("name") or entry.get("task")
+        if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
+            return True
+    return False
+
+
+def offered_value(turn, task_name, slot, value, asked):
+    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
+    A value of the reply's text that another slot already holds was shown back, not offered (a
+    confirmation question repeats the booking's "Somewhere downtown"): it never moves to this slot."""
+    ev = turn.evidence
+    if ev is None:
+        return False
+    if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
+        return True
+    shown_back = holds(value, turn.stack.tasks, skip=(task_name, slot))
+    spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
+    asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
+    # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
+    return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
+                                                                 asked)
+
+
+# ---------------------------------------------------------------- readings of a command's values
+
+_defer(locals(), r'''
+def value_readings(turn, task, slots):
+    """A command's values for one task as the message reads them, with a note for each reading: a clock
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot — or,
+    when the command gives the time a value of its own, is trimmed from the other value — and
+    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
+    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
+    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
+    if turn.evidence is None:
+        return slots, []
+    notes = []
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if len(clocks) == 1:
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if rest == raw or clock is None and clocks[0] not in slots:
+                continue
+            if clocks[0] in slots:  # the time has a value of its own: the date keeps only the date's words
+                notes.append(Noted(f"trim {task['id']}.{name}"))
+                slots = {**slots, name: rest}
+            else:
+                notes.append(Noted(f"split {task['id']}.{name}"))
+                slots = {**slots, name: rest, clocks[0]: clock}
+            break
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
+    return moved, notes
+''')
+
+
+# The form of words that name a kind of thing rather than one thing ("川菜", "日本料理", "Thai food"), of words
+# that name one place ("翠华餐厅", "利苑酒家", "Luigi's Bistro"), and the verbs that take a kind (吃 X: what is eaten).
+_KIND_ENDS = tuple('菜|料理|料|风味|口味|小吃|餐|锅|烤|food|cuisine|dishes|style'.split('|'))
+# A kind named by a people's adjective ("Mexican", "Japanese", "Turkish", "Thai"): the suffixes that make one,
+# and the few that have none.
+_PEOPLES = _LazyPattern('_PEOPLES', r"^[a-z]+(?:an|ese|ish|ic)$|^(?:thai|greek|french|dutch|swiss|basque|cajun)$")
+_NAME_ENDS = tuple("餐厅|酒家|饭庄|饭店|酒楼|食府|楼|馆|坊|店|居|轩|阁|斋|记|村|厨房|restaurant|bistro|grill|cafe|café|kitchen|house|diner|bar|pub|tavern|eatery|trattoria|'s".split('|'))
+_KIND_VERBS = tuple('吃|尝|来点|想吃|eat|have some|fancy|craving'.split('|'))
+
+
+_defer(locals(), r'''
+def words_form(task, kind_slot, words, raw):
+    """"kind" when words given to several slots name a kind of thing — they end as the kind slot's own label
+    does, or as a kind does ("川菜" for 菜系, "西餐", "火锅", "Thai food"), they are a people's adjective
+    ("Mexican", "Japanese"), or they are what is eaten ("想吃海鲜") —, else "name": one place ("翠华餐厅",
+    "鼎泰丰", "Wagamama")."""
+    text = words.strip().lower()
+    label = task.slots[kind_slot].label.lower()
+    kind_ends = _KIND_ENDS + tuple(ch for ch in label if "\u4e00" <= ch <= "\u9fff" and ch not in "系类型") + \
+        ((label,) if label.isascii() and label else ())
+    if text.endswith(kind_ends) or _PEOPLES.match(text):
+        return "kind"
+    if text.endswith(_NAME_ENDS):
+        return "name"
+    at = raw.find(text)
+    before = raw[:at].rstrip() if at >= 0 else ""
+    if before.endswith(_KIND_VERBS):
+        return "kind"
+    return "name"  # a word of no kind's form is a name ("鼎泰丰", "大董", "Wagamama")
+''',
+
+
+r'''
+def _names_one_place(task, slot):
+    """A slot that holds the name of one thing: a name slot, or one whose label or name is a kind of place
+    ("餐厅", "restaurant", "酒店")."""
+    spec = task.slots[slot]
+    return is_name_slot(task, slot) or any(word and word.lower().endswith(_NAME_ENDS + ("酒店", "hotel", "shop"))
+                                           for word in (spec.label, spec.name.replace("_", " ")))
+''',
+
+
+r'''
+def shared_words(turn, task, slots):
+    """Slots given the same words in one command ("订全聚德" as both the cuisine and the restaurant, "我要报修，
+    宽带特别慢" as both the address and the fault): one thing the user said fills one slot. Which one: the
+    slot asked last turn (the answer goes there), else — between a slot that names one place and one that
+    holds a kind — the form of the words (:func:`words_form`: a kind to the kind's slot, a name to the
+    name's). When neither tells, none gets them: the next question asks the first of them, and the answer
+    goes there. Returns slot -> why it gets nothing."""
+    if turn.evidence is None:
+        return {}
+    spec = turn.spec(task)
+    by_text = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in spec.slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    refused = {}
+    for words, names in by_text.items():
+        if len(names) < 2:
+            continue
+        owner = next((n for n in names if turn.before.asked == f"{task['id']}.{n}"), "")
+        named = [n for n in names if _names_one_place(spec, n)]
+        kinds = [n for n in names if n not in named]
+        if not owner and len(named) == 1 and len(kinds) == 1:
+            form = words_form(spec, kinds[0], words, turn.evidence.raw)
+            owner = named[0] if form == "name" else kinds[0] if form == "kind" else ""
+        for name in names:
+            if name != owner:
+                refused[name] = f"{name}: the same words were given to several slots" + (
+                    f"; they name the {spec.slots[owner].display}" if owner else "")
+    return refused
+''')
+
+
+# ---------------------------------------------------------------- rules for a slot's value
+
+def checked_by_user(turn, effect):
+    """A value held for the user to check, which they said yes to when it was shown (the yes itself was
+    judged: :func:`yes_said`, :func:`held_as_shown`)."""
+    return admit(effect) if effect.source == "held" else None
+
+
+_defer(locals(), r'''
+def part_of_day_period(turn, task, slot):
+    """The part of the day the user already gave for this task's time: the half of the day of the time it
+    holds, else the last part of the day said in the user's recent messages about this task ("明天晚上…"
+    a turn before "八点"); "" when they gave none."""
+    old = task["slots"].get(slot)
+    if is_clock(old):
+        return half_of_day(old)
+    for text in evidence_for(turn, turn.spec(task)).raw_recent:
+        periods = periods_in(text)
+        if periods:
+            return periods[-1][2]
+    return ""
+''',
+
+
+r'''
+def hour_in_users_part_of_day(turn, effect):
+    """An hour said bare ("八点", "改成七点": no part of the day governs it in this message) takes the part
+    of the day the user already gave for this task, whichever half the model wrote: a value the user
+    gave, never a guess. With none given, the model's reading of the two stands."""
+    if turn.evidence is None or not is_clock(effect.value):
+        return None
+    task = _task(turn, effect.task_id)
+    if effect.slot not in time_slots(turn.spec(task)):
+        return None
+    readings = read_clocks(turn.evidence.raw) or (
+        answered_hours(turn.evidence.raw) if turn.before.asked == f"{task['id']}.{effect.slot}" else [])
+    value = clock_form(effect.value)
+    if len(readings) != 1 or readings[0].period or value not in readings[0].values():
+        return None
+    period = part_of_day_period(turn, task, effect.slot)
+    if not period:
+        return None
+    clock = readings[0]
+    users = f"{hours_in_period(clock.hour, period)[0]:02d}:{clock.minute:02d}"
+    if users == value or users not in clock.values():
+        return None
+    return read(SlotSet(effect.task_id, effect.slot, users, effect.source),
+                Noted(f"part of the day kept {task['id']}.{effect.slot}={users}"))
+''')
+
+
+def value_unchanged(turn, effect):
+    """The value the slot holds already: nothing changes, nothing to judge."""
+    if turn.evidence is None or effect.value == _task(turn, effect.task_id)["slots"].get(effect.slot):
+        return admit(effect)
+    return None
+
+
+def deletion_named(turn, effect):
+    """A deletion: the message must name the slot or the value it removes."""
+    if effect.value is not None:
+        return None
+    task = _task(turn, effect.task_id)
+    spec = turn.spec(task).slots[effect.slot]
+    old = task["slots"].get(effect.slot)
+    ev = turn.evidence
+    if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
+        return admit(effect)
+    return refuse(f"{effect.slot}: the message does not mention this slot; its value stays", item=_item(turn, effect))
+
+
+def question_is_not_value(turn, effect):
+    """A question word is never a value: what the user asks about is not what they want ("能玩多长时间？")."""
+    if is_interrogative(effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
+                      item=_item(turn, effect))
+    return None
+
+
+_defer(locals(), r'''
+def _spans_of(spec, value, raw):
+    """Where the message says a value as written: the value's text, or a word of its option (an alias)."""
+    words = {str(item).lower() for item in (value if isinstance(value, list) else [value]) if item is not None}
+    words |= {str(alias).lower() for alias, target in spec.aliases.items() if target in (
+        value if isinstance(value, list) else [value])}
+    spans = []
+    for word in (w for w in words if w.strip()):
+        start = raw.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    return spans
+''')
+
+
+# A question that selects among things by what it wants of them: "哪家有辣炒蛏子", "哪个的评分是4.5分以上", "有没有
+# 门票免费的", "有评分4.5分以上的吗", "which one has a pool" — what it names is what is wanted.
+_SELECTS = _LazyPattern('_SELECTS', r"哪(?:家|个|一家|一个|些|间|位|里有|儿有)|谁家|有没有[^。？?]*的|有[^，,。？?]*的(?:吗|么|呢)"
+                      r"|\bwhich\b|\bany (?:ones?|of them|places?)\b")
+
+
+_defer(locals(), r'''
+def _checks_its_slot(spec, raw, start, end):
+    """A question that puts the value to the slot itself ("门票是免费的吗", "评分是4.5分以上的吗": the slot's
+    label before its value) checks the value the user wants; a question about a thing that is the value
+    ("湘菜贵不贵", "有海鲜吗") asks about it."""
+    label = spec.label.lower()
+    return len(label) >= 2 and label in raw[max(0, start - 12):start]
+''',
+
+
+r'''
+def _in_a_plan(raw, start, end):
+    """Words inside a condition the user sets out ("我要是从A打车到B的话…", "if we go on Friday, …") state a
+    plan: what the question then asks is about that plan, whose terms are wanted."""
+    sentence = _sentence(raw, start, end)
+    offset = raw.find(sentence)
+    at = start - offset
+    opens = [sentence.find(w) for w in ("要是", "如果", "假如", "if ") if 0 <= sentence.find(w) < at]
+    return bool(opens) and ("的话" in sentence[at:] or sentence[at:].lstrip().startswith((",", "，")) or
+                            sentence.startswith("if "))
+''',
+
+
+r'''
+def _sentence(raw, start, end):
+    """The sentence of ``raw[start:end]``: between the marks that end one (not the commas of its clauses)."""
+    left = max((raw.rfind(ch, 0, start) for ch in "。！!？?\n"), default=-1) + 1
+    rights = [i for i in (raw.find(ch, end) for ch in "。！!？?\n") if i >= 0]
+    return raw[left:min(rights) if rights else len(raw)]
+''',
+
+
+r'''
+def _seeks_the_tasks_thing(task, raw, start, end):
+    """A question sentence that names the thing the task is about — its label, its name, or the end of its
+    label ("酒店" of 订酒店) — seeks one ("有门票免费的景点吗", "有什么好酒店", "哪里有人均150元…的餐馆，推荐一个"):
+    its words are what the user wants of it."""
+    clause = _sentence(raw, start, end)  # the sentence, not the clause: "哪里有人均150元的，…的餐馆"
+    label = task.label or ""
+    things = {label, task.name.replace("_", " ")} | {label[n:] for n in range(1, len(label) - 1)
+                                                       if not label.isascii()}
+    return any(len(word) >= 2 and word.lower() in clause for word in things)
+''',
+
+
+r'''
+def asked_about_not_wanted(turn, effect):
+    """A value the message says only inside questions about a thing — not asking for an action — is what
+    the user asks about, not what they want ("湘菜贵不贵？", "有海鲜吗？", "千兆一个月多少钱？", "Do you do Thai
+    food?"); "能订周五的吗" and "could we have a quiet table?" ask for it, a question that names the task's thing
+    seeks one ("有门票免费的景点吗"), and an enquiry (a task that runs without a yes) is asked by a question
+    whose words are its terms. Yes/no slots are read the same way
+    by their own rule (:func:`dskit.grounding.bool_said`)."""
+    if turn.evidence is None or effect.value is None or isinstance(effect.value, bool):
+        return None
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if not task_spec.confirm:  # an enquiry is asked by a question: what it names are its terms ("北京明天下雨吗")
+        return None
+    if is_name_slot(task_spec, effect.slot):  # a question about a named thing names what the user means
+        return None
+    spec = task_spec.slots[effect.slot]
+    raw = turn.evidence.raw
+    spans = _spans_of(spec, effect.value, raw)
+    if spans and all(asks_about(raw, start, end) and not _seeks_the_tasks_thing(task_spec, raw, start, end)
+                     and not _SELECTS.search(_sentence(raw, start, end))
+                     and not asks_for_action(_sentence(raw, start, end))
+                     and not _checks_its_slot(spec, raw, start, end)
+                     and not _in_a_plan(raw, start, end) for start, end in spans):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks about, not what they want",
+                      item=_item(turn, effect))
+    return None
+''')
+
+
+def description_is_not_name(turn, effect):
+    """A free-text value that describes the thing instead of naming it ("颐和园周边的酒店" for a hotel's name)."""
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if isinstance(effect.value, str) and describes_its_kind(task_spec, task_spec.slots[effect.slot], effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} describes one, it does not name it",
+                      item=_item(turn, effect))
+    return None
+
+
+def request_is_not_name(turn, effect):
+    """A name slot given the whole request ("评分4.5分以上…的景点" as the sight's name)."""
+    task_spec = turn.spec(_task(turn, effect.task_id))
+    if isinstance(effect.value, str) and names_another_slot(task_spec, effect.slot, effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} states what is wanted, it does not name it",
+                      item=_item(turn, effect))
+    return None
+
+
+def value_of_another_slot(turn, effect):
+    """Another slot's option or alias, or a bare clock time for a slot without a pattern: that slot's."""
+    owner = owner_elsewhere(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value)
+    if owner:
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is a value of {owner}", item=_item(turn, effect))
+    return None
+
+
+_defer(locals(), r'''
+def name_of_another_task(turn, effect):
+    """A name another kind of task holds as its own: one place is one kind of thing (the hotel the user asks
+    the sights around is not the sight's name). Name slots only, of tasks of another kind, open or done."""
+    task = _task(turn, effect.task_id)
+    if not is_name_slot(turn.spec(task), effect.slot):
+        return None
+    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
+    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
+                if isinstance(d, dict) and d.get("task") != task["name"]]
+    other = held_as_name(turn, entries, effect.value)
+    if other is not None:
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is the {other.display}'s name",
+                      item=_item(turn, effect))
+    return None
+''')
+
+
+def one_count_of_several(turn, effect):
+    """The message states two sizes of the party and the model took one ("我们五六个人", "6 or 7 of us"):
+    which one the user means is not the engine's to settle — one short question asks, the rest of the turn
+    is kept."""
+    task = _task(turn, effect.task_id)
+    spec = turn.spec(task).slots[effect.slot]
+    if not counts_people(spec) or not isinstance(effect.value, (int, float)) or isinstance(effect.value, bool):
+        return None
+    sizes = sorted(party_sizes(turn.evidence.raw))
+    if len(sizes) < 2 or float(effect.value) not in sizes:
+        return None
+    shown = msg("or", turn.lang).join(str(int(v)) if v == int(v) else str(v) for v in sizes)
+    question = msg("clarify_value", turn.lang, slot=spec.display, options=shown)
+    return clarify(Clarified(task["id"], effect.slot, question, tuple(sizes)),
+                   f"{effect.slot}: the message states {shown}")
+
+
+def value_said(turn, effect):
+    """The part of the value the user's words support: said in this message (or as the answer to the slot
+    asked), said in a recent message — for a slot filled for the first time, or named in this message,
+    and not given there for another task —, or offered and accepted. Admitted in the user's own spelling
+    (their capitals, units and bounds; the whole of a value they stated); a list keeps the items said."""
+    ev = turn.evidence
+    task = _task(turn, effect.task_id)
+    task_spec = turn.spec(task)
+    name, value = effect.slot, effect.value
+    spec = task_spec.slots[name]
+    old = task["slots"].get(name)
+    common = common_words(task_spec, name)
+    asked = turn.before.asked == f"{task['id']}.{name}"
+    # A change of a value, or a slot that held one before, must be touched by this message; a slot
+    # filled for the first time may take a value the user gave in a recent turn — for a task open
+    # before this message or named in it, never for one a model opened on its own.
+    first_fill = old is None and not task["history"].get(name) and (
+        task["id"] in turn.before.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
+        or task["name"] in turn.log.late_starts())
+    items = value if isinstance(value, list) else [value]
+    kept = [item for item in items
+            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
+            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
+                and (first_fill or slot_touched(spec, ev.message)) and not held_elsewhere(turn, task, name, item)
+                and not given_to_another(turn, task_spec, spec, item, old, common))
+            or offered_value(turn, task["name"], name, item, asked)]
+    if not kept:
+        return None
+    rest = [item for item in items if item not in kept]
+    if not spec.enum and not spec.pattern:
+        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
+    admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
+    if isinstance(value, list) and rest:
+        return admit(admitted, _refused_part(turn, effect, f"{name}: {short_text(rest)} is not in what the user said"))
+    return admit(admitted)
+
+
+def _refused_part(turn, effect, reason):
+    return Refused(_item(turn, effect), reason, grounding=True)
+
+
+def user_value_instead(turn, effect):
+    """A date or clock time the user did not say, for a slot whose one date or time the message states:
+    the model aimed at the right slot and wrote the value wrong; the user's is written (as said, or worked
+    out from the reference date for a pattern). Otherwise the value is refused: not in what the user said."""
+    task = _task(turn, effect.task_id)
+    instead = said_instead(turn.spec(task), effect.slot, effect.value, turn.evidence, task["slots"].get(effect.slot))
+    if instead is not None:
+        return admit(SlotSet(effect.task_id, effect.slot, instead, effect.source),
+                     Noted(f"repair {task['id']}.{effect.slot}={short_text(instead)}"))
+    return refuse(f"{effect.slot}: {short_text(effect.value)} is not in what the user said", item=_item(turn, effect))
+
+
+# ---------------------------------------------------------------- rules for a start
+
+def _recent_run(turn, spec):
+    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
+    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
+           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
+    return ran[-1] if ran else None
+
+
+def said_values(turn, spec, slots, before,
+                earlier=None):
+    """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
+    (the user's last message as evidence), a value said there counts as said too."""
+    given = grounded = 0
+    for name, raw in slots.items():
+        slot = spec.slots.get(name)
+        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
+        if not ok or before.get(name) == value:
+            continue
+        given += 1
+        asked = turn.before.asked.endswith(f".{name}")
+        common = common_words(spec, name)
+        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
+                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
+                or offered_value(turn, spec.name, name, value, asked)
+                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+                and not owner_elsewhere(spec, name, value):
+            grounded += 1
+    return given, grounded
+
+
+def _said_last_message(turn, spec, slots):
+    """(values given, values said in this message or the last one) for a start the user asked for in
+    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
+    model started the rental one message late. None unless that message names the task, states it (no
+    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
+    message does not say no either. The user said it once; a late model does not make them say it again."""
+    ev = turn.evidence
+    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
+        return None
+    last, now = ev.raw_recent[0], ev.raw
+    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
+        return None
+    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
+    if any(spec.name in str(a) for e in entries for a in e.get("applied") or ()):
+        return None
+    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
+    return said_values(turn, spec, slots, {}, earlier)
+
+
+def start_not_dropped(turn, effect):
+    """A start in a message that drops the task or denies wanting it, and gives it no value ("宽带先不装了",
+    "no need to check the bill": every clause that names it denies its doing, :func:`_denies_doing`)."""
+    spec = turn.catalog.tasks[effect.name]
+    raw = turn.evidence.raw
+    naming = [c for c in clauses(raw) if task_mentioned(spec, turn.catalog, fold(c))]
+    dropped = says_cancel_clause(raw, task_words(spec)) or bool(naming) and all(_denies_doing(spec, c)
+                                                                              for c in naming)
+    if dropped and not said_values(turn, spec, dict(effect.given), {})[1]:
+        return refuse(f"start of {spec.name}: the message drops it and gives it no value")
+    return None
+
+
+def start_requested(turn, effect):
+    """A message that asks for nothing — thanks, a goodbye, a remark about a past visit or the weather
+    (:func:`dskit.cues.asks_for_nothing`) — opens no task, whatever task or value it mentions."""
+    if asks_for_nothing(turn.evidence.raw):
+        return refuse(f"start of {effect.name}: the message asks for nothing (thanks, a goodbye or a remark)")
+    return None
+
+
+def _denies_doing(task, clause):
+    """A clause that names the task and denies wanting or doing it: the doing of its label, or its own name,
+    stands under a negation ("no need to check the bill", "不用查话费", "话费不查了")."""
+    text = clause.lower()
+    label = (task.label or "").lower()
+    spots = [text.find(w.lower()) for w in task_words(task) if len(w) >= 2 and w.lower() in text]
+    spots += [text.find(verb) for verb in DOING_ZH + DOING_EN if verb in label and verb in text]
+    return bool(spots) and any(negated_at(text, at, at + 1) for at in spots)
+
+
+def _ends_with_thing(task, clause):
+    """A clause that ends with the task's thing ("做土豆片好吃的餐馆", "你之前提过的酒店周围的餐馆里") describes the
+    one wanted: a noun phrase, not a remark about one."""
+    text = clause.strip().rstrip("里中内上的呢吧啊呀")
+    label = (task.label or "").lower()
+    return any(len(word) >= 2 and text.endswith(word) for word in {label} | {label[n:] for n in range(1, len(label) - 1)})
+
+
+def start_named(turn, effect):
+    """A message that names the task asks for it — unless it asks for another task and every clause that
+    names this one only remarks on it ("帮我报修…，三月份话费已经交了", "办个千兆宽带，这个月话费没问题")."""
+    spec = turn.catalog.tasks[effect.name]
+    if not task_mentioned(spec, turn.catalog, turn.evidence.message):
+        return None
+    parts = clauses(turn.evidence.raw)
+    naming = [c for c in parts if task_mentioned(spec, turn.catalog, fold(c))]
+    others = [t for t in turn.catalog.tasks.values() if t.name != spec.name]
+    asking = [c for c in parts if c not in naming and requests_in(c)]
+    asks_another = bool(asking) and all(any(task_mentioned(t, turn.catalog, fold(c)) for t in others)
+                                        for c in asking)
+    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if naming and (asks_another or runs_at_once) and all(remarks_in(c) and not _ends_with_thing(spec, c)
+                                                         for c in naming):
+        return refuse(f"start of {spec.name}: the message only remarks on it")
+    return admit(effect)
+
+
+def start_asked_again(turn, effect):
+    """A task that is open or just ran is started again only when the message gives it a new value."""
+    spec = turn.catalog.tasks[effect.name]
+    open_task = turn.stack.named(spec.name)
+    ran = _recent_run(turn, spec)
+    if open_task is None and not ran:
+        return None
+    before = open_task["slots"] if open_task else (ran.get("slots") or {})
+    if said_values(turn, spec, dict(effect.given), before)[1] > 0:
+        return admit(effect)
+    why = "it is already open" if open_task is not None else "it has just run"
+    return refuse(f"start of {spec.name}: {why} and the message does not ask for it again")
+
+
+def start_values_said(turn, effect):
+    """A new task the message does not name: refused when none or most of its values were not said —
+    unless the user asked for it in their last message, which nothing acted on."""
+    spec = turn.catalog.tasks[effect.name]
+    slots = dict(effect.given)
+    given, grounded = said_values(turn, spec, slots, {})
+    if slots and (not grounded or grounded * 2 < given):
+        late = _said_last_message(turn, spec, slots)
+        if late is not None and late[1] and late[1] * 2 >= late[0]:
+            return admit(TaskOpened(effect.task_id, effect.name, effect.label, effect.parent_id, effect.source,
+                                    effect.given, late=True),
+                         Noted(f"start {spec.name}: asked for in the user's last message"))
+    if slots and not grounded:  # values for slots it does not even have count too
+        return refuse(f"start of {spec.name}: none of its values is in the message, nor the task's name")
+    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
+        return refuse(f"start of {spec.name}: most of its values are not in the message, nor the task's name")
+    return None
+
+
+def start_not_small_talk(turn, effect):
+    """A new task with no value, on small talk, or one that would run at once (a read-only enquiry on
+    "你好") unless the message asks about it."""
+    ev = turn.evidence
+    spec = turn.catalog.tasks[effect.name]
+    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
+    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
+        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
+    if not effect.given and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
+        why = "it would run at once" if runs_at_once else "the message is small talk"
+        return refuse(f"start of {spec.name}: {why}, and the message neither names it nor gives a value")
+    if not effect.given and not any(requests_in(c) for c in clauses(ev.raw)):
+        return refuse(f"start of {spec.name}: the message neither names it, gives it a value nor asks for anything")
+    return None
+
+
+# ---------------------------------------------------------------- take-backs, cancel, reset
+
+_defer(locals(), r'''
+def rollback_said(turn, effect):
+    """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
+    back to, or names the slot — but never while it states the slot's *current* value and not the
+    previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
+    value given last turn or this one: "人数还是按原来的吧" after a change that was never applied must not
+    empty a value the user gave long ago."""
+    ev = turn.evidence
+    if ev is None:
+        return None
+    task = _task(turn, effect.task_id)
+    slot = effect.slot
+    previous = task["history"][slot][-1]
+    no = refuse(f"{slot}: the message does not take this slot back")
+    task_spec = turn.spec(task)
+    spec = task_spec.slots[slot]
+    if previous is None and not turn.writes.changed_lately(task, slot):
+        return no
+    common = common_words(task_spec, slot)
+    current = task["slots"].get(slot)
+    said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
+    said_current = current is not None and current != previous and spec.type != "boolean" \
+        and value_grounded(spec, current, ev, recent=False, common=common)
+    if said_current and not said_previous:
+        return no
+    return None if slot_touched(spec, ev.message) or revert_said(ev) or said_previous else no
+''',
+
+
+r'''
+def cancel_said(turn, effect):
+    """A cancellation: the message drops something."""
+    if turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(_task(turn, effect.task_id))):
+        return None
+    return refuse("the message does not drop a task")
+''',
+
+
+r'''
+def reset_said(turn, effect):
+    """A reset: the message asks to start over."""
+    return None if turn.evidence is None or reset_grounded(turn.evidence) else \
+        refuse("the message does not ask to start over")
+''')
+
+
+# ---------------------------------------------------------------- a yes
+
+def yes_beside_refused_change(turn, effect):
+    """"换一家吧，行": the yes is not to what was shown when a change in the same message was refused (a bare
+    "没错，就这么订" is, whatever the model added)."""
+    if turn.evidence is not None and turn.log.unapplied and not only_yes(turn.evidence.raw):
+        return refuse("refused: a change in the same message was not applied, so the values shown are not what "
+                      "the user asked for", grounding=False)
+    return None
+
+
+def yes_said(turn, effect):
+    """A yes: the message says so. A message that asks instead is answered; the confirmation stays pending."""
+    if turn.evidence is None or confirm_grounded(turn.evidence):
+        return None
+    faq = (FaqAsked(turn.said, note="faq (the message asks)"),) \
+        if asks_something(turn.evidence) and turn.log.faq is None else ()
+    return refuse("the message does not say yes", *faq)
+
+
+_defer(locals(), r'''
+def required_slots_filled(turn, effect):
+    """The guard: whatever the model says, nothing runs with a required slot empty."""
+    task = _task(turn, effect.task_id)
+    missing = missing_slots(task, turn.spec(task))
+    return refuse(f"refused: required slot {missing[0]} is empty", notice("guard"), grounding=False) if missing \
+        else None
+''',
+
+
+r'''
+def something_shown(turn, effect):
+    """A yes runs only what a confirmation question showed, unchanged this turn."""
+    task = _task(turn, effect.task_id)
+    if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
+            or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
+        return refuse("nothing has been shown for confirmation yet", grounding=False)
+    return None
+''',
+
+
+r'''
+def shown_unchanged(turn, effect):
+    """The values are the ones the confirmation question showed (dskit.integrity); else shown again."""
+    task = _task(turn, effect.task_id)
+    if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
+        return refuse("refused: the values are not the ones the confirmation question showed; they are shown again",
+                      grounding=False)
+    return None
+''',
+
+
+r'''
+def held_as_shown(turn, effect):
+    """A yes to held values stores only those the check question showed."""
+    if not effect.accepted:
+        return None
+    task = _task(turn, effect.task_id)
+    held = turn.before.held[effect.task_id]
+    if task.get("shown") != shown_digest(task, [], held):
+        return refuse("held values are not the ones the check question showed", grounding=False,
+                      item=short_text({"task_id": task["id"], "slots": held}))
+    return None
+''')
+
+
+def _yes_only(rule):
+    """A rule about a yes, applied to a held check only when the user answers yes to it."""
+    def applies(turn, effect):
+        return rule(turn, effect) if effect.accepted else None
+    applies.__name__ = rule.__name__
+    return applies
+
+
+def _with_evidence(rule):
+    """A rule about the user's words: with no evidence (replaying stored commands) it has nothing to say."""
+    def applies(turn, effect):
+        return None if turn.evidence is None else rule(turn, effect)
+    applies.__name__ = rule.__name__
+    return applies
+
+
+# ---------------------------------------------------------------- the rules, in order
+
+RULES: dict[type, tuple] = {
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value, asked_about_not_wanted,
+              description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
+              _with_evidence(one_count_of_several), _with_evidence(value_said), _with_evidence(user_value_instead)),
+    TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),
+                 _with_evidence(start_asked_again),
+                 _with_evidence(start_values_said), _with_evidence(start_not_small_talk)),
+    TaskFocused: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again)),
+    SlotRolledBack: (rollback_said,),
+    TaskRemoved: (cancel_said,),
+    StackCleared: (reset_said,),
+    Confirmed: (yes_beside_refused_change, yes_said, required_slots_filled, something_shown, shown_unchanged),
+    HeldAnswered: (_yes_only(yes_beside_refused_change), _yes_only(yes_said), held_as_shown),
+}
+
+
+# ---- dskit/reducer.py ----
+# The one reducer: every admitted effect is applied to the state here, and written into the ledger.
+
+def reduce(turn, effect):
+    """Apply one admitted effect to the turn's state and record it in the ledger (a slot set to the value it
+    holds changes nothing and is not recorded)."""
+    if isinstance(effect, SlotSet) and not _changes(turn, effect):
+        return
+    handler = _HANDLERS.get(type(effect))
+    turn.log.add(effect)
+    if handler is not None:
+        handler(turn, effect)
+
+
+def _changes(turn, effect):
+    task = turn.stack.find(effect.task_id)
+    held = task["slots"].get(effect.slot) if task is not None else None
+    return task is not None and (held != effect.value or (effect.value is None) != (effect.slot not in task["slots"]))
+
+
+# ---------------------------------------------------------------- the stack
+
+_defer(locals(), r'''
+def _opened(turn, effect):
+    parent = turn.stack.find(effect.parent_id) if effect.parent_id else None
+    task = turn.stack.new_task(effect.name, effect.label, parent=parent)
+    if task["id"] != effect.task_id:  # the command proposed the state's next id: anything else is a bug
+        raise RuntimeError(f"task opened as {task['id']}, proposed as {effect.task_id}")
+    turn.stack.push(task)
+''',
+
+
+r'''
+def _focused(turn, effect):
+    turn.stack.push(turn.stack.find(effect.task_id))
+''',
+
+
+r'''
+def _linked(turn, effect):
+    turn.stack.link(turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id))
+''',
+
+
+r'''
+def _removed(turn, effect):
+    turn.stack.remove(turn.stack.find(effect.task_id), effect.reason)
+''',
+
+
+r'''
+def _cleared(turn, effect):
+    turn.stack.clear("reset")
+    turn.state["counters"] = new_counters()
+    turn.state["handoff"] = None
+    turn.log.add(notice("reset"))
+''')
+
+
+def _stage(turn, effect):
+    task = turn.stack.find(effect.task_id)
+    turn.stack.set_stage(task, Stage(effect.stage))
+    if effect.shown is not None:
+        turn.stack.mark_shown(task, effect.shown or None)
+    if effect.withdrawn:
+        turn.stack.withdraw_approval(task)
+
+
+_defer(locals(), r'''
+def _waits(turn, effect):
+    task, parent = turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id)
+    turn.log.add(notice("waiting", task=turn.spec(task).display, parent=turn.spec(parent).display))
+    turn.stack.place_below(task, parent)
+    turn.stack.set_stage(task, Stage.WAITING)
+''')
+
+
+def _limited(turn, effect):
+    turn.stack.evict(effect.limit)
+
+
+# ---------------------------------------------------------------- values
+
+def _slot_set(turn, effect):
+    turn.writes.set(turn.stack.find(effect.task_id), effect.slot, effect.value)
+
+
+_defer(locals(), r'''
+def _rolled_back(turn, effect):
+    turn.writes.rollback(turn.stack.find(effect.task_id), effect.slot)
+''',
+
+
+r'''
+def _reducer_held(turn, effect):
+    turn.stack.hold(turn.stack.find(effect.task_id), effect.slot, effect.value)
+''',
+
+
+r'''
+def _confirmed(turn, effect):
+    turn.stack.approve(turn.stack.find(effect.task_id))  # what this yes covered (a sub-task waits with it)
+''',
+
+
+r'''
+def _reducer_denied(turn, effect):
+    turn.stack.set_stage(turn.stack.find(effect.task_id), Stage.COLLECTING)
+''',
+
+
+# ---------------------------------------------------------------- the decision
+
+r'''
+def _asked(turn, effect):
+    turn.state["counters"]["asking"] = f"{effect.task_id}.{effect.slot}" if effect.slot else None
+''',
+
+
+r'''
+def _ask_failed(turn, effect):
+    failed = turn.state["counters"]["failed_asks"]
+    failed[effect.key] = failed.get(effect.key, 0) + 1
+''',
+
+
+r'''
+def _handed_off(turn, effect):
+    turn.state["handoff"] = {"reason": effect.reason, "turn": turn.state["turn"]}
+    turn.state["counters"] = new_counters()
+''',
+
+
+r'''
+def _executed(turn, effect):
+    task = turn.stack.find(effect.task_id)
+    for entry in [task] + [turn.stack.find(i) for i in effect.subtask_ids]:
+        turn.stack.take(entry)
+        turn.log.add(TaskEnded(entry["id"], entry["name"], "executed"))
+    turn.state["done"].append({**effect.payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
+                               "parent_id": task.get("parent_id")})
+    del turn.state["done"][:-MAX_DONE]
+''')
+
+
+def _understood(turn, effect):
+    turn.state["counters"]["parse_failures"] = 0
+
+
+_defer(locals(), r'''
+def _not_understood(turn, effect):
+    counters = turn.state["counters"]
+    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
+    add_error(turn.state, "understanding", effect.error)
+''')
+
+
+def _recorded(turn, effect):
+    turn.state["timeline"].append(effect.line)
+    del turn.state["timeline"][:-MAX_TIMELINE]
+
+
+# Effects with no handler are recorded in the ledger only (what the decision reads): FaqAsked, SmallTalk,
+# HandoffAsked, Clarified, Refused, Noticed, Noted, HeldAnswered, TaskEnded.
+_HANDLERS = {kind: handler for kind, handler in (
+    (TaskOpened, _opened), (TaskFocused, _focused), (TaskLinked, _linked), (TaskRemoved, _removed),
+    (StackCleared, _cleared), (StageSet, _stage), (SubtaskWaits, _waits), (StackLimited, _limited),
+    (SlotSet, _slot_set), (SlotRolledBack, _rolled_back), (ValueHeld, _reducer_held), (Confirmed, _confirmed),
+    (Denied, _reducer_denied), (Asked, _asked), (AskFailed, _ask_failed), (HandedOff, _handed_off), (Executed, _executed),
+    (Understood, _understood), (NotUnderstood, _not_understood), (TurnRecorded, _recorded),
+)}
+
+
+# ---- dskit/commands.py ----
+# The commands of the understanding contract: one typed value per command, and the registry.
+
+MAX_TEXT = 2000
+# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
+RESOLVED_FROM = 4
+
+
+def command_text(value):
+    """A text field of a command (a question, a reason), trimmed and bounded."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+class Command:
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
+
+    kind = ""
+    aliases: tuple = ()
+    order = 9
+    meaning: dict | None = None  # None: described with another command in the prompt
+    title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
+    ''',
+
+    r'''
+    def wire(self):
+        """The command as the model would write it (for logs, refusals and the classic adapter): its kind and
+        its fields that hold something."""
+        fields = ((name, getattr(self, name)) for name in self.__match_args__ if name != "source")
+        return {"type": self.kind, **{name: dict(value) if isinstance(value, dict) else value
+                                       for name, value in fields if value is not None}}
+    ''',
+
+    r'''
+    def __str__(self):
+        return short_text(self.wire())
+    ''')
+
+
+def run(turn, command):
+    """Judge each effect the command proposes, apply what is admitted; the number applied.
+
+    A refusal is recorded with its reason — unless the engine proposed it (``source`` "engine"): the
+    engine's own reading that the rules refuse leaves nothing in the turn."""
+    proposal = command.propose(turn)
+    applied = 0
+    try:
+        effect = next(proposal)
+        while True:
+            ok = settle(turn, effect, command)
+            applied += ok
+            effect = proposal.send(ok)
+    except StopIteration:
+        return applied
+
+
+def settle(turn, effect, command):
+    """One proposed effect through the admission rules and the reducer; True when it was applied."""
+    engine = command.source == "engine"
+    if isinstance(effect, (Refused, Noted)):  # records, not changes: nothing to judge
+        if not engine:
+            reduce(turn, effect)
+        return False
+    verdict = judge(turn, effect)
+    if verdict.outcome == "admit":
+        for extra in verdict.also:
+            reduce(turn, extra)
+        reduce(turn, verdict.effect)
+        return True
+    if engine:
+        return False
+    for extra in verdict.also:
+        reduce(turn, extra)
+    if verdict.outcome == "clarify":
+        reduce(turn, verdict.effect)
+    elif verdict.outcome == "hold":
+        reduce(turn, verdict.effect)
+    else:
+        reduce(turn, Refused(verdict.item or str(command), verdict.reason, grounding=verdict.grounding,
+                             confirm=isinstance(effect, Confirmed)))
+    return False
+
+
+_defer(locals(), r'''
+def next_task_id(turn):
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+''',
+
+
+r'''
+def _pairs(slots):
+    return tuple(slots.items())
+''')
+
+
+# ---------------------------------------------------------------- tasks
+
+class StartTask(Command):
+    task: str
+    slots: dict
+    source: str = "model"
+    kind = "start_task"
+    aliases = ("start", "start_flow", "new_task")
+    order = 2
+    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
+               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
+                     "gave, with their values)"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if task is None:
+            return "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        spec = turn.catalog.tasks[self.task]
+        task = turn.stack.named(spec.name)
+        if task is None:
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots=__dskit_missing, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def answer_slots(turn, spec, own):
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+''',
+
+
+r'''
+def start_all(turn, starts):
+    """Several starts keep the first-mentioned on top; tasks started together find their parents."""
+    for command in reversed(starts):
+        run(turn, command)
+    for task in turn.stack.tasks:  # "办宽带，顺便租个路由器": a parent started beside it
+        if task["id"] not in turn.before.existing_ids and task.get("parent_id") is None:
+            depends_on = turn.spec(task).depends_on
+            parent = turn.stack.named(depends_on) if depends_on else None
+            if parent is not None and parent is not task:
+                reduce(turn, TaskLinked(task["id"], parent["id"]))
+''',
+
+
+r'''
+def _orphans(turn, parent):
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
+''')
+
+
+class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
+        if task is None:
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
+            return
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Reset(Command):
+    source: str = "model"
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slots
+
+class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
+    kind = "set_slots"
+    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
+    order = 3
+    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
+               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
+                     "gets null"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return "set_slots needs a slots object"
+        if not slots:
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
+            return
+        groups = {}
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
+            if task is None:
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
+                continue
+            groups.setdefault(task["id"], (task, {}))[1][slot] = value
+        for task, slots in groups.values():
+            yield from slot_effects(turn, task, slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
+            return
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
+            return
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def slot_by_word(spec, key):
+    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
+    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
+    task must match, the word must be two characters or more (a whole word, for English), and it must not
+    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
+    was the model's own."""
+    word = key.strip()
+    if len(word) < 2 or word in spec.slots:
+        return ""
+    found = set()
+    for name, slot in spec.slots.items():
+        for own in (name, slot.label):
+            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
+                found.add(name)
+    return found.pop() if len(found) == 1 else ""
+''',
+
+
+r'''
+def slot_effects(turn, task, slots, source="model"):
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
+    spec = turn.spec(task)
+    named = dict(slots)
+    for key in slots:
+        if key in spec.slots or not isinstance(key, str):
+            continue
+        name = slot_by_word(spec, key)
+        if name and name not in named:
+            named[name] = named.pop(key)
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
+        if name not in spec.slots:
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
+            continue
+        if name in shared:
+            yield Refused(item, shared[name], grounding=True)
+            continue
+        value = None
+        if raw is not None:
+            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
+            if not ok:
+                yield Refused(item, f"{name}: {reason}")
+                continue
+            if reason:  # a list slot kept its valid items
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
+''')
+
+
+class FillSlot(Command):
+    """The engine's own reading of one value the model left out (dskit.backup): not a command the model
+    writes (it is not registered), judged by the same rules as the model's."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "engine"
+    kind = "fill_slot"
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.stack.find(self.task_id)
+        spec = turn.spec(task).slots.get(self.slot) if task is not None else None
+        if spec is None:
+            return
+        ok, coerced, reason = coerce_slot_value(spec, self.value)
+        if ok and not reason and task["slots"].get(self.slot) != coerced:
+            yield SlotSet(self.task_id, self.slot, coerced, source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            yield from StartTask(self.task, {}, self.source).propose(turn)
+            return
+        task = turn.stack.top()
+        if task is None:
+            yield Refused(str(self), "no open task to confirm")
+            return
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
+            return
+        yield Confirmed(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
+''')
+
+
+class Deny(Command):
+    source: str = "model"
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            yield Refused(str(self), "nothing to deny")
+            return
+        yield Denied(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- outside the tasks
+
+class Faq(Command):
+    question: str = ""
+    source: str = "model"
+    kind = "faq"
+    aliases = ("knowledge", "knowledge_answer", "question")
+    order = 6
+    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
+               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("question")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'source')
+
+    def __init__(self, question=question, source=source):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.source) == (other.question, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Chitchat(Command):
+    source: str = "model"
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
+    kind = "handoff"
+    aliases = ("human_handoff", "transfer")
+    order = 5
+    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("reason")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'source')
+
+    def __init__(self, reason=reason, source=source):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.source) == (other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class CannotHandle(Command):
+    source: str = "model"
+    kind = "cannot_handle"
+    aliases = ("unknown", "fallback")
+    order = 7
+    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
+        yield Refused(str(self), "ignored: other commands were understood")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- the registry
+
+REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
+
+
+_defer(locals(), r'''
+def command_lines(lang):
+    """The understanding prompt's list of commands, one line each, in registry order."""
+    sep = "：" if lang == "zh" else ": "
+    return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
+''')
+
+
+def is_cannot_handle(command):
+    return isinstance(command, CannotHandle)
+
+
+_defer(locals(), r'''
+def apply_commands(turn, commands):
+    """Run a message's commands in the fixed order (equal places keep the model's order); the slot
+    changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
+    turn.commands = tuple(commands)
+    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (p[1].order, p[0]))]
+    resolved = False
+    index = 0
+    while index < len(ordered):
+        kind = type(ordered[index])
+        end = index + 1
+        while end < len(ordered) and type(ordered[end]) is kind:
+            end += 1
+        if not resolved and kind.order >= RESOLVED_FROM:
+            turn.writes.resolve()
+            resolved = True
+        if kind is StartTask:
+            start_all(turn, ordered[index:end])
+        else:
+            for command in ordered[index:end]:
+                run(turn, command)
+        index = end
+    if not resolved:
+        turn.writes.resolve()
+    _expire_held(turn)
+''')
+
+
+def _expire_held(turn):
+    """Held values the user did not say yes to are forgotten (they were asked about once)."""
+    for task_id, values in turn.held_open().items():
+        reduce(turn, Refused(short_text({"task_id": task_id, "slots": values}),
+                             "held values not confirmed by the user; dropped"))
 
 
 # ---- dskit/summary.py ----
@@ -5397,28 +11465,6 @@ def history_update(old_history="", summary="", user_query="", answer="",
 ''')
 
 
-# ---- dskit/gaps.py ----
-# Slot gaps: which required slots a task still lacks, in the order the catalog asks them.
-
-def missing_slots(task, spec):
-    """Required slots of an open task that are empty or invalid, in ask order."""
-    missing = []
-    for name, slot in spec.slots.items():
-        if not slot.required:
-            continue
-        if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
-            missing.append(name)
-    return missing
-
-
-_defer(locals(), r'''
-def ask_text(spec, slot_name, lang="zh"):
-    """The question for a slot: its ``ask`` verbatim, or a generic one built from its label."""
-    slot = spec.slots[slot_name]
-    return slot.ask or msg("ask_default", lang, slot=slot.display)
-''')
-
-
 # ---- dskit/views.py ----
 # Every projection of (state, decision): what the model reads, what a workflow wires, how a turn counts.
 
@@ -6099,4883 +12145,6 @@ def assemble_context(*, system="", state="", memory="", history="",
 ''')
 
 
-# ---- dskit/clock.py ----
-# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
-
-_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
-_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
-                       r"(\s{0,2}分)?")
-_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
-_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
-_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
-                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
-                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
-_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_CLAUSE_MARKS = "，,。.！!？?；;\n"
-
-# The part of the day each English word names.
-_EN_PERIOD_WORDS = json.loads(r'''{
- "morning": "morning",
- "mornings": "morning",
- "breakfast": "morning",
- "brunch": "morning",
- "a.m.": "morning",
- "am": "morning",
- "noon": "noon",
- "midday": "noon",
- "lunch": "noon",
- "lunchtime": "noon",
- "afternoon": "afternoon",
- "evening": "evening",
- "tonight": "evening",
- "dinner": "evening",
- "supper": "evening",
- "p.m.": "evening",
- "pm": "evening",
- "night": "night",
- "midnight": "night"
-}''')
-_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
-_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
-                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
-                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
-_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
-_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
-                                                                                  reverse=True)) + r")(?![a-z])")
-# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
-_GRADE_BEFORE = "最太提稍更较越不很挺偏"
-_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
-
-
-class ClockTime:
-    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
-    ("" when none does) and where the hour phrase stands."""
-
-    hour: int
-    minute: int
-    period: str
-    start: int
-    end: int
-
-    def values(self):
-        """The times (HH:MM) this reading can mean, in order of likelihood."""
-        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
-
-    def __init__(self, hour, minute, period, start, end):
-        object.__setattr__(self, 'hour', hour)
-        object.__setattr__(self, 'minute', minute)
-        object.__setattr__(self, 'period', period)
-        object.__setattr__(self, 'start', start)
-        object.__setattr__(self, 'end', end)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
-            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.hour, self.minute, self.period, self.start, self.end))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-def hours_in_period(hour, period):
-    """The 24-hour clock hours an hour said within a part of the day can be."""
-    if hour > 12 or hour == 0:
-        return (hour % 24,)
-    if period in ("morning", "am"):
-        return (0 if hour == 12 and period == "am" else hour,)
-    if period == "small":
-        return (0 if hour == 12 else hour,)
-    if period == "noon":
-        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
-    if period == "afternoon":
-        return (hour if hour == 12 else hour + 12,)
-    if period == "evening":
-        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
-    if period == "night":
-        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
-    if period == "pm":
-        return (hour if hour == 12 else hour + 12,)
-    return (hour,) if hour == 12 else (hour, hour + 12)
-
-
-# ---------------------------------------------------------------- parts of the day
-
-def _zh_periods(raw):
-    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
-    found = []
-    for index, char in enumerate(raw):
-        if char == "午":
-            before, after = raw[index - 1:index], raw[index + 1:index + 2]
-            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
-                      else "night" if after == "夜" else "noon")
-            start = index - 1 if before in ("上", "下", "中", "正") else index
-            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
-        elif char == "昏":  # 黄昏: dusk
-            found.append((index, index + 1, "evening"))
-        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
-            found.append((index, index + 2, "noon"))
-        elif char == "凌" and raw[index + 1:index + 2] == "晨":
-            found.append((index, index + 2, "small"))
-        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
-            if char in "早晚" and _grades(raw, index):
-                continue
-            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
-            found.append((index, index + 1, period))
-        elif raw.startswith(("下班", "放学", "收工"), index):
-            found.append((index, index + 2, "evening"))
-    return found
-
-
-def _grades(raw, index):
-    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
-    the day ("晚上", "早茶", "今晚", "早8点")."""
-    before, rest = raw[index - 1:index], raw[index + 1:]
-    if before and before in _GRADE_BEFORE:
-        return True
-    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
-        return False  # "早8点", "晚七点": the part of the day right before its hour
-    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
-
-
-def _en_periods(lower):
-    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
-             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
-    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
-    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
-    return found
-
-
-def periods_in(raw):
-    """Every part of the day the text names, as (start, end, part) in order."""
-    lower = raw.lower()
-    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
-    if any(ch.isascii() and ch.isalpha() for ch in lower):
-        found += _en_periods(lower)
-    return sorted(found)
-
-
-def _clause_of(raw, at):
-    left = max((raw.rfind(ch, 0, at) for ch in _CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (raw.find(ch, at) for ch in _CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(raw)
-
-
-def _governing(raw, start, end, periods, hours):
-    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
-    left, right = _clause_of(raw, start)
-    before = [p for p in periods if left <= p[0] and p[1] <= start]
-    if before:
-        return before[-1][2]
-    after = [p for p in periods if end <= p[0] and p[1] <= right]
-    if after:
-        return after[0][2]
-    for side in (left - 1, right + 1):
-        if side < 0 or side > len(raw):
-            continue
-        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
-        if (near_left, near_right) == (left, right):
-            continue
-        if any(near_left <= h[0] < near_right for h in hours):
-            continue
-        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
-        if near:
-            return near[-1][2] if side < left else near[0][2]
-    return ""
-
-
-# ---------------------------------------------------------------- hour phrases
-
-def _clock_number(token):
-    if not token:
-        return None
-    if token[0].isdigit():
-        try:
-            return float(token)
-        except ValueError:
-            return None
-    value = parse_cn_number(token)
-    return None if value is None else float(value)
-
-
-def _minutes(token):
-    if not token:
-        return 0
-    if token == "半":
-        return 30
-    if token == "一刻":
-        return 15
-    if token == "三刻":
-        return 45
-    value = _clock_number(token)
-    return int(value) if value is not None and 0 <= value < 60 else -1
-
-
-# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
-# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
-_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
-
-
-def _a_bit(raw, match):
-    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
-    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
-    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
-    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
-        return False
-    after = raw[match.end():match.end() + 1]
-    if after and after in "点儿都也":
-        return True
-    before = raw[:match.start(1)].rstrip()[-1:]
-    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
-
-
-def _hour_phrases(raw):
-    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
-    found = []
-    for match in _ZH_CLOCK.finditer(raw):
-        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
-        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
-            continue
-        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
-        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
-        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
-                and len(match.group(2)) == 1:
-            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
-    lower = raw.lower()
-    if not any(ch.isascii() and ch.isalpha() for ch in lower):
-        return found
-    for match in _EN_CLOCK.finditer(lower):
-        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
-        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
-            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
-            found.append((match.start(), match.end(), hour, minute, period))
-    for match in _EN_SPOKEN.finditer(lower):
-        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
-        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
-                                                                        or match.group(6)):
-            continue
-        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
-            continue
-        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
-        minute = 0 if not fraction else 30 if fraction == "half" else 15
-        if direction == "to":
-            hour, minute = hour - 1, 60 - minute
-        if 0 <= hour <= 24:
-            found.append((match.start(), match.end(), hour % 24, minute, ""))
-    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
-        if any(s <= match.start(1) < e for s, e, *_ in found):
-            continue
-        word = match.group(1)
-        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
-        if 1 <= hour <= 24:
-            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
-    return found
-
-
-def read_clocks(raw):
-    """Every time of day the text states, each with the part of the day that governs it."""
-    phrases = sorted(_hour_phrases(raw))
-    if not phrases:
-        return []
-    periods = periods_in(raw)
-    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
-            for start, end, hour, minute, suffix in phrases]
-
-
-# What makes a lone number a count of something else than hours: "Six, please" answers "What time?", "six
-# people" does not.
-_UNIT_AFTER = _LazyPattern('_UNIT_AFTER', r"\s*(?:个|位|人|名|份|张|间|天|晚|元|块|号|日|月|年|people|persons|guests|of us|adults|kids"
-                         r"|days?|nights?|rooms?|tables?|dollars?|yuan)", re.IGNORECASE)
-
-
-def answered_hours(raw):
-    """A lone hour given as the answer to "what time?": the message's one number, a whole number from 1 to
-    24 with no unit after it ("Six, please", "8吧", "2 then"), read like a bare hour. Only for a message that
-    answers a time slot asked last turn; any other message's numbers are not hours."""
-    numbers = read_numbers(raw)
-    if len(numbers) != 1 or numbers[0].other is not None or read_clocks(raw):
-        return []
-    number = numbers[0]
-    if number.value != int(number.value) or not 1 <= number.value <= 24 or _UNIT_AFTER.match(raw, number.end):
-        return []
-    periods = periods_in(raw)
-    return [ClockTime(int(number.value) % 24, 0, _governing(raw, number.start, number.end, periods, []),
-                      number.start, number.end)]
-
-
-def times_in(raw):
-    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
-    bare noon or midnight ("中午", "at midnight") when no hour is said."""
-    found = {value for clock in read_clocks(raw) for value in clock.values()}
-    if not found:
-        lower = raw.lower()
-        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
-            found.add("12:00")
-        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
-            found.add("00:00")
-    return found
-
-
-def is_clock(value):
-    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
-    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
-
-
-def clock_form(value):
-    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
-    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
-    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
-
-
-def half_of_day(value):
-    """"am" or "pm" for a clock value (12:00 and later is pm), "" for anything else."""
-    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
-    return "" if match is None else "pm" if int(match.group(1)) >= 12 else "am"
-
-
-def in_half(value, half):
-    """The clock value moved into the half of the day ``half`` ("08:00", "pm" -> "20:00")."""
-    hour, minute = value.split(":")
-    hour_value = int(hour) % 12 + (12 if half == "pm" else 0)
-    return f"{hour_value:02d}:{minute}"
-
-
-def clock_value(text):
-    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
-    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
-    a slot that wants HH:MM."""
-    if not isinstance(text, str) or len(text) > 40:
-        return None
-    found = times_in(text.lower())
-    return next(iter(found)) if len(found) == 1 else None
-
-
-def split_clock(text):
-    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
-    "20:00"), "周日中午" -> ("周日", "12:00"); (text, None) when it names no single clock time."""
-    if not isinstance(text, str) or len(text) > 60:
-        return text, None
-    raw = text.lower()
-    clocks = read_clocks(raw)
-    periods = periods_in(raw)
-    if len(clocks) > 1 or not clocks and not periods:
-        return text, None
-    clock = next(iter(clocks[0].values())) if clocks and len(clocks[0].values()) == 1 else \
-        None if clocks else clock_value(raw)
-    if clock is None:
-        return text, None
-    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
-    rest = "".join(ch for index, ch in enumerate(raw) if not any(s <= index < e for s, e in spans))
-    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
-    return (rest, clock) if rest else (text, None)
-
-
-def same_half_day(value, old, raw):
-    """An hour said without a part of the day ("改成七点") keeps the half of the day of the time it
-    replaces: 20:00 -> "七点" is 19:00, not the 07:00 a model may write. Only an hour the message says bare
-    (no part of the day governs it: "午后两点" is 14:00 whatever stood before); any other value comes back
-    as it is."""
-    if not (is_clock(value) and is_clock(old)) or half_of_day(value) == half_of_day(old):
-        return value
-    value = clock_form(value)
-    other = in_half(value, half_of_day(old))
-    for clock in read_clocks(raw):
-        if not clock.period and value in clock.values() and other in clock.values():
-            return other
-    return value
-
-
-# ---------------------------------------------------------------- shifts of a time
-
-_DURATION_RE = _LazyPattern(
-    '_DURATION_RE', rf"(半|\d{{1,3}}|[{CN_NUMERAL_CHARS}]{{1,4}})\s{{0,2}}个?\s{{0,2}}(半)?\s{{0,2}}(小时|钟头|分钟|分)"
-    r"|\b(an?|\d{1,3}|half an?)\s(hours?|minutes?|mins?)\b")
-_EARLIER = tuple('提前|提早|早点|早一|往前|前移|earlier|before'.split('|'))
-_LATER = tuple('推迟|延后|推后|晚点|晚一|往后|延迟|后移|later|after'.split('|'))
-
-
-def durations_in(raw):
-    """(minutes, signs) of the shifts the text states: "提前一小时" -> ({60}, {-1})."""
-    minutes = set()
-    for match in _DURATION_RE.finditer(raw):
-        if match.group(3):
-            amount, half, unit = match.group(1), match.group(2), match.group(3)
-            value = 0.5 if amount == "半" else _clock_number(amount)
-            if value is None:
-                continue
-            total = value * 60 if unit in ("小时", "钟头") else value
-            minutes.add(int(total + (30 if half else 0)))
-        else:
-            amount, unit = match.group(4), match.group(5)
-            value = 0.5 if amount.startswith("half") else 1 if amount in ("a", "an") else float(amount)
-            minutes.add(int(value * 60 if unit.startswith("hour") else value))
-    signs = set()
-    if any(w in raw for w in _EARLIER):
-        signs.add(-1)
-    if any(w in raw for w in _LATER):
-        signs.add(1)
-    return minutes, signs or {-1, 1}
-
-
-def shift_said(raw, negated_at=None):
-    """Whether the message states one shift of a time plainly: one duration and one direction
-    ("推迟半小时", "half an hour later"), the direction not negated ("不用提前一小时了" is none;
-    ``negated_at`` reads negation, dskit.cues)."""
-    words = [w for w in _EARLIER + _LATER if w in raw]
-    if not words:
-        return False
-    minutes, _ = durations_in(raw)
-    spans = [(m.start(), m.end()) for w in words for m in re.finditer(re.escape(w), raw)]
-    return len(minutes) == 1 and len({w in _LATER for w in words}) == 1 \
-        and not (negated_at is not None and any(negated_at(raw, start, end) for start, end in spans))
-
-
-def shifted_times(old, raw):
-    """The times ``old`` (HH:MM) becomes by the shifts the message states ("提前一小时" -> 18:00 from 19:00;
-    both directions when it names none)."""
-    match = _TIME_VALUE.match(old) if isinstance(old, str) else None
-    if not match:
-        return set()
-    base = int(match.group(1)) * 60 + int(match.group(2))
-    minutes, signs = durations_in(raw)
-    return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
-
-
-# ---- dskit/effects.py ----
-# Effects: what a turn does to the state, as values.
-
-class Effect:
-    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
-
-    progress = True
-
-    def entry(self):
-        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
-        return ""
-
-
-# ---------------------------------------------------------------- the stack
-
-class TaskOpened(Effect):
-    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
-    the user's last message, which nothing acted on."""
-
-    task_id: str
-    name: str
-    label: str
-    parent_id: str | None = None
-    source: str = "model"
-    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
-    late: bool = False
-
-    def entry(self):
-        return _logged(self.source, f"start {self.task_id}:{self.name}")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
-
-    def __init__(
-        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
-    ):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'name', name)
-        object.__setattr__(self, 'label', label)
-        object.__setattr__(self, 'parent_id', parent_id)
-        object.__setattr__(self, 'source', source)
-        object.__setattr__(self, 'given', given)
-        object.__setattr__(self, 'late', late)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
-            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
-            f", given={self.given!r}" f", late={self.late!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (
-                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
-                self.late,
-            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((
-            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
-            self.late,
-        ))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class TaskFocused(Effect):
-    """An open task comes back to the top."""
-
-    task_id: str
-    name: str
-    source: str = "model"
-    given: tuple = ()
-
-    def entry(self):
-        return _logged(self.source, f"focus {self.task_id}:{self.name}")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'name', 'source', 'given')
-
-    def __init__(self, task_id, name, source=source, given=given):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'name', name)
-        object.__setattr__(self, 'source', source)
-        object.__setattr__(self, 'given', given)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
-            f", source={self.source!r}" f", given={self.given!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.name, self.source, self.given))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class TaskLinked(Effect):
-    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
-
-    task_id: str
-    parent_id: str
-    progress = False
-
-    def entry(self):
-        return f"link {self.task_id}->{self.parent_id}"
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'parent_id')
-
-    def __init__(self, task_id, parent_id):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'parent_id', parent_id)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
-            ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.parent_id))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class TaskRemoved(Effect):
-    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
-
-    task_id: str
-    name: str
-    reason: str
-    source: str = "model"
-
-    def entry(self):
-        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'name', 'reason', 'source')
-
-    def __init__(self, task_id, name, reason, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'name', name)
-        object.__setattr__(self, 'reason', reason)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
-            f", reason={self.reason!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.name, self.reason, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class TaskEnded(Effect):
-    """A task left the stack (what happened, cascades included: recorded by the reducer)."""
-
-    task_id: str
-    name: str
-    reason: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'name', 'reason')
-
-    def __init__(self, task_id, name, reason):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'name', name)
-        object.__setattr__(self, 'reason', reason)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
-            f", reason={self.reason!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.name, self.reason) == (other.task_id, other.name, other.reason)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.name, self.reason))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class StackCleared(Effect):
-    """Every task leaves, the counters start again: the user starts over."""
-
-    source: str = "model"
-
-    def entry(self):
-        return _logged(self.source, "reset")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('source',)
-
-    def __init__(self, source=source):
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,) == (other.source,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.source,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class StageSet(Effect):
-    """A task's stage changes; ``shown``: the digest of the question that shows it now ("" clears it,
-    None leaves it); ``withdrawn``: the approval its own yes gave is taken back."""
-
-    task_id: str
-    stage: str
-    shown: str | None = None
-    withdrawn: bool = False
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'stage', 'shown', 'withdrawn')
-
-    def __init__(self, task_id, stage, shown=shown, withdrawn=withdrawn):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'stage', stage)
-        object.__setattr__(self, 'shown', shown)
-        object.__setattr__(self, 'withdrawn', withdrawn)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", stage={self.stage!r}"
-            f", shown={self.shown!r}" f", withdrawn={self.withdrawn!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.stage, self.shown, self.withdrawn) == (other.task_id, other.stage, other.shown, other.withdrawn)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.stage, self.shown, self.withdrawn))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class SubtaskWaits(Effect):
-    """A complete sub-task waits right below its open parent, to be submitted with it."""
-
-    task_id: str
-    parent_id: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'parent_id')
-
-    def __init__(self, task_id, parent_id):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'parent_id', parent_id)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
-            ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.parent_id))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class StackLimited(Effect):
-    """Past the catalog's stack limit, the oldest tasks that are not in focus are dropped."""
-
-    limit: int
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('limit',)
-
-    def __init__(self, limit):
-        object.__setattr__(self, 'limit', limit)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(limit={self.limit!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.limit,) == (other.limit,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.limit,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- the decision
-
-class Asked(Effect):
-    """The reply asks this slot ("" slot: it asks nothing): the next turn can tell a failed ask."""
-
-    task_id: str
-    slot: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot')
-
-    def __init__(self, task_id, slot):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot) == (other.task_id, other.slot)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class AskFailed(Effect):
-    """The slot asked last turn is still empty and the message gave the task nothing."""
-
-    key: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('key',)
-
-    def __init__(self, key):
-        object.__setattr__(self, 'key', key)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(key={self.key!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.key,) == (other.key,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.key,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class HandedOff(Effect):
-    """The conversation goes to a person: the counters start again."""
-
-    reason: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('reason',)
-
-    def __init__(self, reason):
-        object.__setattr__(self, 'reason', reason)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(reason={self.reason!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.reason,) == (other.reason,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.reason,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Executed(Effect):
-    """A task and the sub-tasks waiting for it leave the stack as one pending submission."""
-
-    task_id: str
-    subtask_ids: tuple
-    payload: dict
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'subtask_ids', 'payload')
-
-    def __init__(self, task_id, subtask_ids, payload):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'subtask_ids', subtask_ids)
-        object.__setattr__(self, 'payload', payload)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}"
-            f", subtask_ids={self.subtask_ids!r}" f", payload={self.payload!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.subtask_ids, self.payload) == (other.task_id, other.subtask_ids, other.payload)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.subtask_ids, self.payload))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Understood(Effect):
-    """The model's answer (or, with ``by_engine``, only the engine's own reading of the message) could be
-    used: unreadable answers in a row start counting again."""
-
-    by_engine: bool = False
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('by_engine',)
-
-    def __init__(self, by_engine=by_engine):
-        object.__setattr__(self, 'by_engine', by_engine)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(by_engine={self.by_engine!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.by_engine,) == (other.by_engine,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.by_engine,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class NotUnderstood(Effect):
-    """The model's answer could not be used: one more in a row, and the reason in the state's errors."""
-
-    error: str
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('error',)
-
-    def __init__(self, error):
-        object.__setattr__(self, 'error', error)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(error={self.error!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.error,) == (other.error,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.error,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class TurnRecorded(Effect):
-    """The turn's line in the state's timeline (what changed, what was applied and dropped, the action)."""
-
-    entry: dict
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('entry',)
-
-    def __init__(self, entry):
-        object.__setattr__(self, 'entry', entry)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(entry={self.entry!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.entry,) == (other.entry,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.entry,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- slot values
-
-class SlotSet(Effect):
-    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
-    "refile", "read as": logged beside it)."""
-
-    task_id: str
-    slot: str
-    value: Any
-    source: str = "model"
-
-    def entry(self):
-        if self.source == "held":
-            return f"checked {self.task_id}.{self.slot}"
-        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
-            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
-        return _logged(self.source, text)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot', 'value', 'source')
-
-    def __init__(self, task_id, slot, value, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'value', value)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
-            f", value={self.value!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot, self.value, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class SlotRolledBack(Effect):
-    """A slot goes back to its previous value."""
-
-    task_id: str
-    slot: str
-    source: str = "model"
-
-    def entry(self):
-        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot', 'source')
-
-    def __init__(self, task_id, slot, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
-            f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class ValueHeld(Effect):
-    """A value the user did not clearly say, held for them to check (policy "ask")."""
-
-    task_id: str
-    slot: str
-    value: Any
-    reason: str
-    progress = False
-
-    def entry(self):
-        return f"hold {self.task_id}.{self.slot}"
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot', 'value', 'reason')
-
-    def __init__(self, task_id, slot, value, reason):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'value', value)
-        object.__setattr__(self, 'reason', reason)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
-            f", value={self.value!r}" f", reason={self.reason!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot, self.value, self.reason) == (other.task_id, other.slot, other.value, other.reason)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot, self.value, self.reason))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class HeldAnswered(Effect):
-    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
-    with source "held"), a no drops them."""
-
-    task_id: str
-    accepted: bool
-
-    def entry(self):
-        return "" if self.accepted else f"deny held {self.task_id}"
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'accepted')
-
-    def __init__(self, task_id, accepted):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'accepted', accepted)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
-            ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.accepted))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- yes, no, questions
-
-class Confirmed(Effect):
-    """A yes to the confirmation question: the task runs with what it showed."""
-
-    task_id: str
-    source: str = "model"
-
-    def entry(self):
-        return _logged(self.source, f"confirm {self.task_id}")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'source')
-
-    def __init__(self, task_id, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.source) == (other.task_id, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Denied(Effect):
-    """A no to the confirmation question: the task collects again."""
-
-    task_id: str
-    source: str = "model"
-
-    def entry(self):
-        return _logged(self.source, f"deny {self.task_id}")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'source')
-
-    def __init__(self, task_id, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.source) == (other.task_id, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class FaqAsked(Effect):
-    """A knowledge question to answer; the pending question waits."""
-
-    question: str
-    note: str = "faq"
-    progress = False
-
-    def entry(self):
-        return self.note
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('question', 'note')
-
-    def __init__(self, question, note=note):
-        object.__setattr__(self, 'question', question)
-        object.__setattr__(self, 'note', note)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.question, self.note) == (other.question, other.note)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.question, self.note))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class SmallTalk(Effect):
-    """Greetings, small talk, feelings."""
-
-    note: str = "chitchat"
-    progress = False
-
-    def entry(self):
-        return self.note
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('note',)
-
-    def __init__(self, note=note):
-        object.__setattr__(self, 'note', note)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.note,) == (other.note,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.note,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class HandoffAsked(Effect):
-    """The user asks for a person."""
-
-    reason: str
-    note: str = "handoff"
-    progress = False
-
-    def entry(self):
-        return self.note
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('reason', 'note')
-
-    def __init__(self, reason, note=note):
-        object.__setattr__(self, 'reason', reason)
-        object.__setattr__(self, 'note', note)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.reason, self.note) == (other.reason, other.note)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.reason, self.note))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Clarified(Effect):
-    """A short question instead of a value the engine cannot settle (which half of the day, which of two
-    numbers, which of two places): the rest of the turn is kept, the slot waits for the answer."""
-
-    task_id: str
-    slot: str
-    question: str
-    options: tuple = ()
-    progress = False
-
-    def entry(self):
-        return f"clarify {self.task_id}.{self.slot}"
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot', 'question', 'options')
-
-    def __init__(self, task_id, slot, question, options=options):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'question', question)
-        object.__setattr__(self, 'options', options)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
-            f", question={self.question!r}" f", options={self.options!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot, self.question, self.options) == (other.task_id, other.slot, other.question, other.options)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot, self.question, self.options))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- what is said about the turn
-
-class Refused(Effect):
-    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
-    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
-    otherwise it could not apply (no such task, an invalid value)."""
-
-    command: str
-    reason: str
-    grounding: bool = False
-    confirm: bool = False
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
-
-    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
-        object.__setattr__(self, 'command', command)
-        object.__setattr__(self, 'reason', reason)
-        object.__setattr__(self, 'grounding', grounding)
-        object.__setattr__(self, 'confirm', confirm)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
-            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.command, self.reason, self.grounding, self.confirm))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Noticed(Effect):
-    """A sentence the reply leads with (``key`` in dskit.messages, with its values)."""
-
-    key: str
-    values: tuple = ()
-    progress = False
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('key', 'values')
-
-    def __init__(self, key, values=values):
-        object.__setattr__(self, 'key', key)
-        object.__setattr__(self, 'values', values)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(key={self.key!r}" f", values={self.values!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.key, self.values) == (other.key, other.values)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.key, self.values))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Noted(Effect):
-    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
-
-    text: str
-    progress = False
-
-    def entry(self):
-        return self.text
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('text',)
-
-    def __init__(self, text):
-        object.__setattr__(self, 'text', text)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.text,) == (other.text,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.text,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-def _logged(source, text):
-    return f"backup {text}" if source == "engine" else text
-
-
-def notice(key, **values):
-    """A :class:`Noticed` with its values as sorted pairs (a frozen effect holds no dict)."""
-    return Noticed(key, tuple(sorted(values.items())))
-
-
-# ---- dskit/counts.py ----
-# What a number counts: a count of people, of other things, a part of a party, or no count at all.
-
-# What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is not
-# eight people, "十八号" not eighteen), nor is a floor, a room or a line.
-_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
-                          r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
-# A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
-_NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
-# The classifiers and nouns a Chinese count stands before (量词): a lone 一 counts only before one of them.
-_CLASSIFIERS = "个位名人口份张间晚天元块次件台辆套瓶杯碗盘道本斤桌场家只条双对岁周层楼号"
-# What follows a count of something other than people: "买一份" is one policy, "两桌" two tables.
-_NOT_PEOPLE = _LazyPattern('_NOT_PEOPLE', r"\s{0,2}(?:份|张|间|晚|天|元|块|次|件|台|辆|套|瓶|杯|碗|盘|道|本|斤|公斤|公里|米|岁|小时|分钟"
-                         r"|周|个月|个小时|个星期|桌|场|家|只|条|双|对|个?菜|个?包间|个?房间"
-                         r"|rooms?\b|tables?\b|nights?\b|days?\b|dollars?\b|yuan\b|hours?\b|minutes?\b|years?\b|dishes\b)",
-                         re.IGNORECASE)
-# Counts of a kind of person: a part of the party when the party itself is counted.
-_KIND_ZH = tuple('老人|老年人|小孩|孩子|小朋友|儿童|宝宝|婴儿|学生|大人|成人|女士|男士|吃素|素食|残疾人'.split('|'))
-_KIND_AFTER = _LazyPattern('_KIND_AFTER', r"\s{0,2}(?:个|位|名)?\s{0,2}(?:" + "|".join(_KIND_ZH) + r")"
-                         r"|\s(?:kids?|children|child|toddlers?|babies|baby|infants?|seniors?|adults?|vegetarians?"
-                         r"|vegans?|students?|teens?|teenagers?)\b", re.IGNORECASE)
-# The whole: "一共", "总共", "加起来", "合计", "a party of", "in total", "altogether".
-_WHOLE_BEFORE = _LazyPattern('_WHOLE_BEFORE', r"(?:一共|总共|共计|合计|总计|加起来|加上|共|party of|table for|total of)\s{0,3}"
-                           r"[^，,。.；;\d]{0,2}$", re.IGNORECASE)
-_WHOLE_AFTER = _LazyPattern('_WHOLE_AFTER', r"[^，,。.；;]{0,12}?(?:\bin total\b|\baltogether\b|\ball together\b|\ball told\b|\btotal\b)",
-                          re.IGNORECASE)
-# A part: "其中2个", "包括两个小孩", "including", "with 7 kids", "two of them".
-_PART_BEFORE = _LazyPattern('_PART_BEFORE', r"(?:其中|当中|包括|包含|含|里面|里头|including|among them|of whom|\bwith)[^，,。.；;\d]{0,3}$",
-                          re.IGNORECASE)
-_PART_AFTER = _LazyPattern('_PART_AFTER', r"\s*(?:of (?:them|whom)|among them|个?是(?:小孩|孩子|儿童|老人))", re.IGNORECASE)
-
-
-def _counts(raw):
-    """The numbers of the text that count something (see the module's list of what is not a count)."""
-    hours = {clock.start for clock in read_clocks(raw)}
-    kept = []
-    for number in read_numbers(raw):
-        if number.start in hours or _NOT_A_COUNT.match(raw, number.end) \
-                or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
-            continue
-        if raw[number.start:number.end] == "一" and raw[number.end:number.end + 1] not in _CLASSIFIERS:
-            continue  # "一下", "一起", "一行", "一共": 一 begins a word here
-        kept.append(number)
-    return kept
-
-
-def _role(raw, number):
-    """What a count of a people slot's message is: "thing", "whole", "part", "kind" or "people"."""
-    if _NOT_PEOPLE.match(raw, number.end):
-        return "thing"
-    if _WHOLE_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _WHOLE_AFTER.match(raw, number.end):
-        return "whole"
-    if _PART_BEFORE.search(raw[max(0, number.start - 12):number.start]) or _PART_AFTER.match(raw, number.end):
-        return "part"
-    return "kind" if _KIND_AFTER.match(raw, number.end) else "people"
-
-
-def party_sizes(raw):
-    """The sizes of the party a message states (see the module's rule of the whole and its parts)."""
-    roles = {}
-    for number in _counts(raw):
-        roles.setdefault(_role(raw, number), []).append(number)
-    for role in ("whole", "people"):
-        if role in roles:
-            return {value for number in roles[role] for value in number.values()}
-    kinds = roles.get("kind", [])
-    if len(kinds) > 1 and all(k.other is None for k in kinds):
-        return {sum(k.value for k in kinds)}
-    return {value for number in kinds + roles.get("part", []) for value in number.values()}
-
-
-def numbers_in(raw, counts=False, people=False):
-    """Every number the text states, each read whole ("十五" is 15, never 5; "三四个" is 3 or 4); with
-    ``counts``, only those that count something; with ``people`` too, the size of the party
-    (:func:`party_sizes`)."""
-    if people:
-        return party_sizes(raw)
-    numbers = _counts(raw) if counts else read_numbers(raw)
-    return {value for number in numbers for value in number.values()}
-
-
-# ---- dskit/matching.py ----
-# Finding a value in what the user said: by words and numbers, never across them.
-
-# A free-text value is grounded in a text that holds this share of its characters (numbers aside).
-TEXT_COVERAGE = 0.75
-# Characters that make two otherwise similar names different places or things.
-CONTRAST_CHARS = frozenset("东南西北上下左右前后内外大小新旧老正副男女单双里外头尾")
-_NUMERAL_CHARS = frozenset("零〇一二两三四五六七八九十百千万0123456789")
-_NUMBER_RUN = _LazyPattern('_NUMBER_RUN', r"\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+")
-_matching_WORD = _LazyPattern('_matching_WORD', r"[a-z0-9]+(?:'[a-z]+)?")
-_SEPARATOR = _LazyPattern('_SEPARATOR', r"(?<!\d)\.|\.(?!\d)|[^\w.]|_")  # a decimal point stays inside its number
-
-
-def _matching_norm(text):
-    return unicodedata.normalize("NFKC", text).lower()
-
-
-def segments(text):
-    """The folded pieces of a text between its spaces and punctuation ("去北京，南京" -> 去北京, 南京)."""
-    return [piece for piece in _SEPARATOR.split(_matching_norm(text)) if piece]
-
-
-def number_tokens(text):
-    """Every whole number a text states, as numbers: "文三路5号三单元" -> {3: 2, 5: 1} (a run of Chinese
-    numerals that does not read as one number counts its digits)."""
-    found = Counter()
-    for match in _NUMBER_RUN.finditer(_matching_norm(text)):
-        token = match.group()
-        if token[0].isdigit():
-            found[float(token)] += 1
-            continue
-        value = parse_cn_number(token)
-        if value is not None:
-            found[float(value)] += 1
-        else:
-            found.update(float(parse_cn_number(ch) or 0) for ch in token if ch not in "十百千万")
-    return found
-
-
-# Spellings of one meaning (relative days and months, weekdays): each group's first is its normal form.
-_SYNONYMS = (("本月", "这个月", "这月", "当月"), ("今天", "今日"), ("明天", "明日"), ("昨天", "昨日"),
-             ("明天早上", "明早", "明天上午", "明儿早上"), ("今天早上", "今早"), ("今天晚上", "今晚"),
-             ("明天晚上", "明晚"), ("下月", "下个月"), ("上月", "上个月"), ("下周", "下个星期", "下星期", "下礼拜"),
-             ("本周", "这周", "这个星期", "这星期", "这礼拜"), ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天"),
-             ("1.5小时", "一个半小时", "一个半钟头", "1个半小时"), ("0.5小时", "半个小时", "半小时", "半个钟头"))
-_SYNONYM_OF = {s: group[0] for group in _SYNONYMS for s in sorted(group, key=len, reverse=True)}
-_WEEKDAY = _LazyPattern('_WEEKDAY', r"(?:星期|礼拜)([一二三四五六])")
-_MONEY = _LazyPattern('_MONEY', r"(\d+(?:\.\d+)?)\s*(?:块钱|块|元钱|元|rmb|yuan)")
-_PEOPLE = _LazyPattern('_PEOPLE', r"(\d+)\s*(?:个人|位|名|口人|人)")
-_HOURS = _LazyPattern('_HOURS', r"(\d+(?:\.\d+)?)\s*个?(?:小时|钟头)")
-# No charge, said as a fee or ticket that is not taken, not needed or waived: "免费" (not "没有门票",
-# which can mean sold out; not "没有钱").
-_FREE = _LazyPattern('_FREE', r"(?:不收取?|不要|不用|不需要?|无需|免)(?:门票费?|票钱|费用?|收费)|没有(?:门票费用?|费用|收费)"
-                   r"|免票|不要钱|不用钱|不收钱")
-# A bound after a number (and its unit), spelled another way: "50元以内" and "50元之内" are "50元以下",
-# "4分及以上" is "4分以上"; and "20元一下", the pinyin input method's common slip for 以下, after digits.
-_AMOUNT = r"(\d+(?:\.\d+)?\s*(?:元|块|人|小时|分钟|分|天|公里|米|岁|间|张|晚|个)?)"
-_BELOW_SLIP = _LazyPattern('_BELOW_SLIP', _AMOUNT + "一下")
-_BELOW = _LazyPattern('_BELOW', _AMOUNT + "(?:以内|之内|及以下|或以下)")
-_ABOVE = _LazyPattern('_ABOVE', _AMOUNT + "(?:及以上|或以上)")
-# A range of numbers ("100-150", "200到300"), and what may not follow it for it to stand for the same
-# range with the value's unit: another unit.
-_RANGE = _LazyPattern('_RANGE', r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)(?![\d.])")
-_RANGE_VALUE = _LazyPattern('_RANGE_VALUE', r"(\d+(?:\.\d+)?)\s*(?:-|~|到|至)\s*(\d+(?:\.\d+)?)\s*(元|人|小时|分钟|天|公里)")
-_UNIT_START = frozenset("元块人位个小分天公米岁号点层楼月年日周星%:：")
-
-
-def normal_form(text):
-    """A text in its normal spelling, for comparing a model's normalised value with the user's words:
-    numerals as Arabic numbers (十八 -> 18), 块/元钱 as 元, 位/个人 as 人, 个小时/钟头 as 小时 (半个小时 ->
-    0.5小时), one spelling per relative day, month or weekday (这个月 -> 本月, 明早 -> 明天早上, 星期五 ->
-    周五), no charge as 免费 (不收门票, 没有门票费), and a bound as 以下/以上 (50元以内 -> 50元以下)."""
-    out = _FREE.sub("免费", _BELOW_SLIP.sub(r"\1以下", _matching_norm(text)))
-    for spelling in sorted(_SYNONYM_OF, key=len, reverse=True):
-        if spelling in out and spelling != _SYNONYM_OF[spelling]:
-            out = out.replace(spelling, _SYNONYM_OF[spelling])
-    out = _WEEKDAY.sub(r"周\1", out)
-
-    def arabic(match):
-        value = parse_cn_number(match.group())
-        return str(value) if value is not None else match.group()
-    out = re.sub(r"[零〇一二两三四五六七八九十百千万]+", arabic, out)
-    out = _HOURS.sub(r"\1小时", _PEOPLE.sub(r"\1人", _MONEY.sub(r"\1元", out)))
-    return _ABOVE.sub(r"\1以上", _BELOW.sub(r"\1以下", out))
-
-
-def range_said(normal, said):
-    """A range with its unit ("100-150元") said as the same range without one ("票价100-150的",
-    "200-300之间"): the unit is the slot's, as long as the user gave the range no other unit. Both are
-    normal forms (:func:`normal_form`): the value's and the text's."""
-    wanted = _RANGE_VALUE.fullmatch(normal)
-    if not wanted:
-        return False
-    for found in _RANGE.finditer(said):
-        if (float(found.group(1)), float(found.group(2))) == (float(wanted.group(1)), float(wanted.group(2))):
-            rest = said[found.end():].lstrip()
-            if not rest or rest[0] not in _UNIT_START or rest.startswith(wanted.group(3)):
-                return True
-    return False
-
-
-def _words(text):
-    return _matching_WORD.findall(_matching_norm(text))
-
-
-def words_match(value, text):
-    """An English (ASCII) value in a text, by whole words: all of them in a row, or (a value of several
-    words) three quarters of its longer words, at least two, as whole words of the text."""
-    value_words = _words(value)
-    text_words = _words(text)
-    if not value_words or not text_words:
-        return False
-    size = len(value_words)
-    if any(text_words[i:i + size] == value_words for i in range(len(text_words) - size + 1)):
-        return True
-    long_words = [w for w in value_words if len(w) >= 3]
-    present = set(text_words)
-    return len(long_words) >= 2 and sum(w in present for w in long_words) >= max(2, -(-len(long_words) * 3 // 4)) \
-        and number_tokens(value) - number_tokens(text) == Counter()
-
-
-def _number_cut(folded, start, end, cuts):
-    """Whether a match [start, end) cuts a number of the text in two ("八号" inside "十八号"); the
-    user's own spaces and punctuation (``cuts``) end a number."""
-    return (0 < start and start not in cuts and folded[start - 1] in _NUMERAL_CHARS and folded[start] in _NUMERAL_CHARS) \
-        or (end < len(folded) and end not in cuts and folded[end] in _NUMERAL_CHARS and folded[end - 1] in _NUMERAL_CHARS)
-
-
-def _cuts(pieces):
-    cuts, at = set(), 0
-    for piece in pieces[:-1]:
-        at += len(piece)
-        cuts.add(at)
-    return cuts
-
-
-def exact_match(target, text, value=None):
-    """A folded value inside a text: whole numbers, and across the user's punctuation only where the
-    value has punctuation too (``value``: the value as written), or with two or more characters on
-    each side of it."""
-    own = _cuts(segments(value)) if value is not None else set()
-    pieces = segments(text)
-    folded = "".join(pieces)
-    cuts = _cuts(pieces)
-    start = folded.find(target)
-    while start >= 0:
-        end = start + len(target)
-        inner = sorted(c for c in cuts if start < c < end and c - start not in own)
-        lengths = [b - a for a, b in zip([start] + inner, inner + [end])]
-        cut_word = end < len(folded) and end not in cuts and folded[end - 1:end + 1] in DIRECTION_WORDS
-        if not _number_cut(folded, start, end, cuts) and (not inner or min(lengths) >= 2) and not cut_word:
-            return True
-        start = folded.find(target, start + 1)
-    return False
-
-
-def _kept_in_place(target, index, piece):
-    """Whether the text holds the value's character at ``index`` beside one of its neighbours in the value
-    ("北口" or "路北" for the second 北 of "北苑路北口"): a contrast is compared where it stands."""
-    return any(target[a:b] in piece for a, b in ((index - 1, index + 1), (index, index + 2)) if a >= 0 and b <= len(target))
-
-
-# Words that start with a direction: a value ending in that direction, followed by the rest of such a word,
-# stops inside it ("杭州西湖" does not hold "杭州西"; "去北京南站" holds "北京南" before 站, "去海南玩" holds 海南).
-DIRECTION_WORDS = frozenset('东京|东莞|东北|东方|东城|东营|东海|东湖|东山|东风|东四|东单|东直|东三|西湖|西安|西宁|西藏|西单|西直|西城|西双|西山|西沙|西溪|西塘|西昌|西四|南京|南昌|南宁|南通|南充|南阳|南平|南海|南山|南湖|南锣|南沙|南岸|南开|北京|北海|北戴|北碚|北湖|北山|北辰|北苑|北仑|北大|上海|上饶|下沙|大连|大理|大同|小店|前门|后海|中关'.split('|'))
-
-
-def near_match(target, text):
-    """A Chinese value the user said in slightly other words ("固话无拨号音" for "固话没有拨号音"): three
-    quarters of its characters, a two-character run of it, the same numbers, and every contrast
-    character it has."""
-    letters = [ch for ch in target if ch not in _NUMERAL_CHARS]
-    if len(target) < 3 or not letters or number_tokens(target) - number_tokens(text) != Counter():
-        return False
-    for piece in segments(text):  # within one stretch of the user's words, never gathered across them
-        present = set(piece)
-        if any(ch in CONTRAST_CHARS and not _kept_in_place(target, i, piece) for i, ch in enumerate(target)):
-            continue
-        if sum(1 for ch in letters if ch in present) < TEXT_COVERAGE * len(letters):
-            continue
-        once = list(dict.fromkeys(letters))  # "1天 - 2天" for "1-2天": a repeated character is one
-        if _in_order(once, piece) >= TEXT_COVERAGE * len(once) and any(
-                target[i:i + 2] in piece for i in range(len(target) - 1)):
-            return True
-    return False
-
-
-def _in_order(letters, piece):
-    """How many of the value's characters the text holds in the value's order (the longest common
-    subsequence): a paraphrase keeps the user's order ("固话无拨号音" for "固话没有拨号音"); a value made of
-    the user's words put back to front is the model's own ("宽带故障" for "故障现象是宽带无法上网")."""
-    row = [0] * (len(piece) + 1)
-    for ch in letters:
-        previous = 0  # row[j - 1] of the row above
-        for j, other in enumerate(piece, 1):
-            above = row[j]
-            row[j] = previous + 1 if ch == other else max(row[j], row[j - 1])
-            previous = above
-    return row[-1]
-
-
-# ---- dskit/grounding.py ----
-# Grounding: whether what the model proposes can be traced to what the user said.
-
-# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
-# must not make every value look grounded or cost seconds of matching.
-MAX_EVIDENCE_CHARS = 2_000
-# Recent user turns a value may come from, besides this message.
-RECENT_TURNS = 4
-
-_CN_NUM = "零〇一二两三四五六七八九十百千万"
-
-# Dates, against the reference date.
-_DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "tomorrow": 1, "后天": 2, "大后天": 3,
-              "昨天": -1, "yesterday": -1, "前天": -2}
-_WEEKDAYS = json.loads(r'''{
- "一": 0,
- "二": 1,
- "三": 2,
- "四": 3,
- "五": 4,
- "六": 5,
- "日": 6,
- "天": 6,
- "末": 5,
- "1": 0,
- "2": 1,
- "3": 2,
- "4": 3,
- "5": 4,
- "6": 5,
- "7": 6
-}''')
-# "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
-_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
-_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
-_ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
-_ISO_MONTH_RE = _LazyPattern('_ISO_MONTH_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})(?!\d)")
-_MONTH_DAY_RE = _LazyPattern('_MONTH_DAY_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月\s{{0,2}}(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}[日号]")
-_MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
-_MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
-                "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
-_DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
-
-class Evidence:
-    """What the user said that the engine may trust this turn."""
-
-    message: str  # this turn's message, folded
-    recent: tuple[str, ...] = ()  # earlier user turns, newest first, folded
-    raw: str = ""  # this turn's message as said (lower case), for the time and date rules
-    raw_recent: tuple[str, ...] = ()
-    reference: date | None = None
-    offered: str = ""  # the assistant's last reply (lower case): what it offered, for "就这家" (dskit.offers)
-    offers: tuple = ()  # structured offers of the last reply: ((task, slot, (values...)), ...)
-    cased: str = ""  # this turn's message as said, in its own letter case (``raw`` before lower-casing)
-
-    _defer(locals(), r'''
-    def keeping_recent(self, keep):
-        """The same evidence with only the recent turns at ``keep`` (indexes into ``recent``). Written out
-        field by field, not with ``dataclasses.replace``: a code node carries this class as a plain one."""
-        return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
-                        raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
-                        offered=self.offered, offers=self.offers, cased=self.cased)
-    ''')
-
-    def texts(self, recent):
-        """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
-        pairs = [(self.message, self.raw)]
-        if recent:
-            pairs += list(zip(self.recent, self.raw_recent))
-        return pairs
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = tuple('message|recent|raw|raw_recent|reference|offered|offers|cased'.split('|'))
-
-    def __init__(
-        self, message, recent=recent, raw=raw, raw_recent=raw_recent, reference=reference,
-        offered=offered, offers=offers, cased=cased,
-    ):
-        object.__setattr__(self, 'message', message)
-        object.__setattr__(self, 'recent', recent)
-        object.__setattr__(self, 'raw', raw)
-        object.__setattr__(self, 'raw_recent', raw_recent)
-        object.__setattr__(self, 'reference', reference)
-        object.__setattr__(self, 'offered', offered)
-        object.__setattr__(self, 'offers', offers)
-        object.__setattr__(self, 'cased', cased)
-
-    _defer(locals(), r'''
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(message={self.message!r}" f", recent={self.recent!r}"
-            f", raw={self.raw!r}" f", raw_recent={self.raw_recent!r}"
-            f", reference={self.reference!r}" f", offered={self.offered!r}"
-            f", offers={self.offers!r}" f", cased={self.cased!r}" ")"
-        )
-    ''',
-
-    r'''
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (
-                self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
-                self.offers, self.cased,
-            ) == (other.message, other.recent, other.raw, other.raw_recent, other.reference,
-                other.offered, other.offers, other.cased,
-            )
-        return NotImplemented
-    ''',
-
-    r'''
-    def __hash__(self):
-        return hash((
-            self.message, self.recent, self.raw, self.raw_recent, self.reference, self.offered,
-            self.offers, self.cased,
-        ))
-    ''',
-
-    r'''
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-    ''',
-
-    r'''
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-    ''')
-
-
-def one_shift_said(raw):
-    """Whether the message states one shift of a time plainly, the direction not negated
-    (:func:`dskit.clock.shift_said` with this engine's negation scope)."""
-    return shift_said(raw, negated_at)
-
-
-def fold(text):
-    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
-    digits and CJK characters (spaces, punctuation and symbols do not count)."""
-    if not isinstance(text, str):
-        text = "" if text is None else str(text)
-    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
-    return "".join(ch for ch in text if ch.isalnum())
-
-
-def _raw(text):
-    return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
-
-
-def parse_reference_date(value):
-    """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and value.lstrip()[:1].isdecimal():  # what \s* then \d needs: no compile for ""
-        match = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", value)
-        if match:
-            try:
-                return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
-            except ValueError:
-                return None
-    return None
-
-
-_defer(locals(), r'''
-def make_evidence(query, recent=(), reference_date=None, offered="",
-                  offers=()):
-    """The evidence of a turn; None (grounding off) when there is no user message at all.
-
-    ``recent``: earlier user messages, oldest first (a history's user turns); only the last
-    :data:`RECENT_TURNS` count. ``reference_date``: "YYYY-MM-DD" (or a date) that 明天/上个月 are
-    counted from; without it, only dates the user wrote out in full are normalised. ``offered``: the
-    assistant's last reply; ``offers``: the values it offered per slot (dskit.offers).
-    """
-    if query is None:
-        return None
-    message = query if isinstance(query, str) else str(query)
-    earlier = [r if isinstance(r, str) else str(r) for r in (recent or []) if r]
-    earlier = earlier[-RECENT_TURNS:][::-1]
-    return Evidence(message=fold(message), recent=tuple(fold(r) for r in earlier), raw=_raw(message),
-                    raw_recent=tuple(_raw(r) for r in earlier), reference=parse_reference_date(reference_date),
-                    offered=_raw(offered) if isinstance(offered, str) else "",
-                    offers=tuple(o for o in (offers or ()) if isinstance(o, tuple) and len(o) == 3),
-                    cased=unicodedata.normalize("NFKC", message[:MAX_EVIDENCE_CHARS]))
-''')
-
-
-# ---------------------------------------------------------------- numbers, times, dates
-
-def _grounding_number(token):
-    if not token:
-        return None
-    if token[0].isdigit():
-        try:
-            return float(token)
-        except ValueError:
-            return None
-    value = parse_cn_number(token)
-    return None if value is None else float(value)
-
-
-# A slot that counts people: its name, label or description says so.
-_PEOPLE_WORDS = tuple('人数|几位|几个人|多少人|people|persons|guests|party size|travelers|travellers|passengers|headcount'.split('|'))
-
-
-def _add_months(day, months):
-    index = day.year * 12 + day.month - 1 + months
-    return f"{index // 12:04d}-{index % 12 + 1:02d}"
-
-
-def _iso(day):
-    return day.isoformat()
-
-
-def dates_in(raw, reference):
-    """Dates (YYYY-MM-DD) and months (YYYY-MM) the text states, relative ones against ``reference``:
-    明天, 后天, 周五 (this week's and the next), 下周三, 3月5号, 上个月, 3月份; and dates written in full."""
-    found = set()
-    for match in _ISO_DATE_RE.finditer(raw):
-        try:
-            found.add(_iso(date(int(match.group(1)), int(match.group(2)), int(match.group(3)))))
-        except ValueError:
-            pass
-    for match in _ISO_MONTH_RE.finditer(raw):
-        if 1 <= int(match.group(2)) <= 12:
-            found.add(f"{int(match.group(1)):04d}-{int(match.group(2)):02d}")
-    if reference is None:
-        return found
-    for word, days in _DAY_WORDS.items():
-        if word in raw:
-            found.add(_iso(reference + timedelta(days=days)))
-    monday = reference - timedelta(days=reference.weekday())
-    for match in _WEEKDAY_RE.finditer(raw):
-        prefix, day = match.group(1) or "", _WEEKDAYS[match.group(2)]
-        weeks = {"下下": 2, "下下个": 2, "下": 1, "下个": 1, "上": -1, "上个": -1}.get(prefix)
-        offsets = {weeks} if weeks is not None else {0} if prefix else {0, 1}
-        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
-    for match in _EN_WEEKDAY_RE.finditer(raw):
-        prefix, day = (match.group(1) or "").strip(), _EN_WEEKDAYS.index(match.group(2))
-        offsets = {"next": {1}, "last": {-1}, "this": {0}}.get(prefix, {0, 1})
-        found.update(_iso(monday + timedelta(days=7 * w + day)) for w in offsets)
-    for match in _MONTH_DAY_RE.finditer(raw):
-        month, day = _grounding_number(match.group(1)), _grounding_number(match.group(2))
-        for year in (reference.year, reference.year + 1):
-            try:
-                found.add(_iso(date(year, int(month or 0), int(day or 0))))
-            except ValueError:
-                pass
-    for match in _DAY_ONLY_RE.finditer(raw):
-        day = _grounding_number(match.group(1))
-        for months in (0, 1):
-            try:
-                first = date.fromisoformat(_add_months(reference, months) + "-01")
-                found.add(_iso(first.replace(day=int(day or 0))))
-            except ValueError:
-                pass
-    for word, months in _MONTH_WORDS.items():
-        if word in raw:
-            found.add(_add_months(reference, months))
-    for match in _MONTH_RE.finditer(raw):
-        month = _grounding_number(match.group(1))
-        if month is not None and 1 <= month <= 12:
-            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
-    return found
-
-
-def date_spans(raw):
-    """Where the text states a date ("下周三", "明天", "3月5号", "saturday"), in order; of overlapping
-    words the longest ("大后天" holds "后天"): what a slot that keeps the user's words would hold."""
-    # Each pattern called by name: a code node compiles a module pattern on its first use only
-    # (dskit.tooling.codegen.lean), which a tuple of the patterns would defeat.
-    found = (*_ISO_DATE_RE.finditer(raw), *_WEEKDAY_RE.finditer(raw), *_EN_WEEKDAY_RE.finditer(raw),
-             *_MONTH_DAY_RE.finditer(raw), *_DAY_ONLY_RE.finditer(raw))
-    spans = [(m.start(), m.end()) for m in found]
-    for word in _DAY_WORDS:
-        start = raw.find(word)
-        while start >= 0:
-            spans.append((start, start + len(word)))
-            start = raw.find(word, start + 1)
-    kept = []
-    for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
-        if not any(start < e and s < end for s, e in kept):
-            kept.append((start, end))
-    return sorted(kept)
-
-
-# ---------------------------------------------------------------- values
-
-def text_grounded(value, folded, raw=None):
-    """A free-text value in what the user said (:mod:`dskit.matching`): English by whole words, Chinese
-    as a part of the text that cuts no number and joins no two words, or nearly (same numbers, same
-    contrasts). ``raw``: the text as said (its spaces and punctuation mark the words); without it the
-    folded text is read as one word."""
-    target = "".join(segments(str(value)))  # folded, a decimal point kept inside its number
-    if not target or not folded:
-        return False
-    text = raw if raw is not None else folded
-    if target.isascii():  # 26 letters are in any sentence: English is matched by its words
-        return words_match(str(value), text)
-    if exact_match(target, text, str(value)):
-        return True
-    if target in "".join(segments(text)):  # there, but only as part of other words ("八号" in "十八号")
-        return False
-    if near_match(target, text):
-        return True
-    normal = normal_form(str(value))  # "本月" for "这个月", "100元" for "一百块": the normal form of what was said
-    said = normal_form(text)
-    if exact_match("".join(segments(normal)), said, normal) or range_said(normal, said):
-        return True
-    pieces = segments(str(value))  # "中式餐厅 早餐服务": several things said apart, each said
-    return len(pieces) > 1 and all(text_grounded(piece, folded, raw) for piece in pieces)
-
-
-def _windows(text):
-    folded = fold(text)
-    if len(folded) <= 2:
-        return {folded} if folded else set()
-    if folded.isascii():
-        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
-    return {folded[i:i + 2] for i in range(len(folded) - 1)}
-
-
-def common_words(task, slot):
-    """Words of a task's label and of its other slots' names, labels, descriptions and questions: a
-    message that says them does not name ``slot`` ("table" in "book us a table" does not name the slot
-    "quiet table")."""
-    words = set()
-    for text in (task.name.replace("_", " "), task.label,
-                 *(t for other in task.slots.values() if other.name != slot
-                   for t in (other.name.replace("_", " "), other.label, other.description, other.ask))):
-        if text:
-            words |= _windows(text)
-    return frozenset(words)
-
-
-# Characters of the words that carry no meaning of their own in a question or description ("请问您的…是").
-_QUESTION_FUNCTION_CHARS = frozenset("的是您你请问吗呢了吧一个哪几多少什么怎这那要需和或与及在为把被给让")
-_GENERIC_WORDS = frozenset('用户|原话|保留|输出|填写|告诉|提供|说明|格式|例如|比如'.split('|'))
-
-
-def slot_words(spec):
-    """The words that name a slot: its label and name; for a slot without a label (the catalog gives
-    it none), also the content words of its description and its question ("电话" for a slot
-    ``contact`` whose question is "请问您的联系电话是？")."""
-    texts = [spec.name.replace("_", " ")] + ([spec.label] if spec.label else [spec.description, spec.ask])
-    words = set()
-    for index, text in enumerate(t for t in texts if t):
-        found = _windows(text)
-        if index > 0 and not spec.label:
-            found = {w for w in found if w.isascii() or not (set(w) & _QUESTION_FUNCTION_CHARS or w in _GENERIC_WORDS)}
-        words |= found
-    return words
-
-
-def slot_touched(spec, folded, common=frozenset()):
-    """Whether a text names the slot: its label or name, two characters (English: a word) of it that
-    are not ``common`` ("地址" for 安装地址; see :func:`common_words`), or one of its options or aliases."""
-    if not folded:
-        return False
-    names = {spec.name.replace("_", " ")} | ({spec.label} if spec.label else set())
-    if any(fold(name) and fold(name) in folded for name in names):
-        return True
-    if any(w in folded for w in slot_words(spec) - common):
-        return True
-    options = [str(o) for o in spec.enum] + [str(a) for a in spec.aliases]
-    return any(fold(o) and fold(o) in folded for o in options)
-
-
-# English words of a question that name nothing ("Will the trip include climbing?" is named by "climbing").
-_QUESTION_STOPWORDS = frozenset('will|would|the|your|you|any|other|include|includes|does|have|has|want|need|like|please|there|which|what|this|that|with|for|and|are|trip|should|could|can'.split('|'))
-
-
-def slot_mentions(spec, raw, common=frozenset(),
-                  asked=False):
-    """Where a text names the slot (as :func:`slot_touched` finds it), as (start, end) spans of ``raw``;
-    with ``asked``, the content words of the slot's question name it too."""
-    found = []
-    extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
-        set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
-    for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
-            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
-            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
-    spans = []
-    for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
-
-
-def bool_said(spec, raw, common=frozenset(), asked=False):
-    """The yes or no a message gives a yes/no slot it names: True when it names the slot un-negated
-    ("要个包间"), False when every mention is negated ("不要包间", "包间就不用了", "no private room"),
-    None when it does not name it, says it does not matter, or only asks about it ("你们包间有最低消费
-    吗？" is a question, not a wish). ``asked``: the slot was asked last turn, so the content words of its
-    question name it too ("No climbing" answers "Will the trip include climbing …?")."""
-    spans = [(a, b) for a, b in slot_mentions(spec, raw, common, asked)
-             if not _in_question(raw, a, b) or _topic_answer(raw, a, b) is not None]
-    if not spans or any(indifferent_at(raw, start, end) for start, end in spans):
-        return None  # not named, or "无所谓": neither yes nor no
-    return any(_answered(raw, start, end) for start, end in spans)
-
-
-def _in_question(raw, start, end):
-    """Whether the words at ``raw[start:end]`` stand in a clause that asks something."""
-    left = max((raw.rfind(ch, 0, start) for ch in "，,。.！!？?；;\n"), default=-1) + 1
-    rights = [i for i in (raw.find(ch, end) for ch in "，,。.！!？?；;\n") if i >= 0]
-    right = min(rights) if rights else len(raw)
-    return raw[right:right + 1] in ("？", "?") or asks(raw[left:right])
-
-
-def _topic_answer(raw, start, end):
-    """A mention alone in its clause, answered right after ("包间？不需要", "private room? nah"): that
-    bare answer; None otherwise."""
-    rest = raw[end:].lstrip()
-    alone = not raw[:start].rstrip().rstrip("，,。.！!？?；;") or raw[:start].rstrip()[-1:] in "，,。.！!？?；;"
-    if alone and rest[:1] in "？?，,":
-        return bare_answer(re.split(r"[，,。.！!？?；;]", rest[1:].strip())[0])
-    return None
-
-
-def _answered(raw, start, end):
-    """The polarity of one mention: the answer after it when it stands alone as a topic, else negated or not."""
-    answer = _topic_answer(raw, start, end)
-    return answer if answer is not None else not negated_at(raw, start, end)
-
-
-_BARE_YES = tuple('要|需要|有|要的|需要的|有的|要吧|好|好的|是|是的|对|可以|yes|yeah|sure|please|yes please|ok|okay'.split('|'))
-_BARE_NO = tuple('不要|不用|不需要|没有|无|不|不是|不用了|不要了|不需要了|不考虑|没必要|不包括|no|nope|no thanks|no thank you|none|nah|no need|not needed'.split('|'))
-
-
-def bare_answer(raw):
-    """A bare yes or no to the question just asked ("要", "不用了", "no thanks"); None for anything else."""
-    text = re.sub(r"[\s，,。.！!~]+", " ", raw.lower()).strip().rstrip("吧啊呀的了").strip()
-    if text in _BARE_NO:
-        return False
-    if text in _BARE_YES:
-        return True
-    return None
-
-
-def other_slot_value(task, slot, value):
-    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
-    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
-    of one value (["城东"] for a slot that takes one text) is that value."""
-    spec = task.slots.get(slot)
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
-        return ""
-    target = fold(value)
-    for other in task.slots.values():
-        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
-                                      for w in (*other.enum, *other.aliases)):
-            return other.name
-    return ""
-
-
-# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
-# all the value says.
-_FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|side|of|some|place|please|maybe|preferably|ideally'.split('|'))
-_FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
-
-
-def _option_and_filler(option, value):
-    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
-    for the area's "downtown"): the option's, not a value of another slot."""
-    if option.isascii():
-        words, option_words = value.lower().split(), option.lower().split()
-        size = len(option_words)
-        for i in range(len(words) - size + 1):
-            if words[i:i + size] == option_words:
-                rest = words[:i] + words[i + size:]
-                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
-        return False
-    folded, target = fold(value), fold(option)
-    if not target or target not in folded or folded == target:
-        return False
-    rest = folded.replace(target, "", 1)
-    for filler in _FILLER_ZH:
-        rest = rest.replace(filler, "")
-    return not rest
-
-
-def _option_grounded(spec, value, folded, raw=None):
-    """An option value whose text or one of whose aliases the text holds, as a whole word or number
-    ("三百兆" does not hold the option 百兆)."""
-    if value not in spec.enum and value not in spec.aliases.values():
-        return False  # not an option: a number or a text is grounded by its own rules
-    words = [str(value)] + [str(alias) for alias, target in spec.aliases.items() if target == value]
-    text = raw if raw is not None else folded
-    # Compared as text_grounded does: folded with a decimal point kept inside its number ("4.5分")
-    targets = [("".join(segments(w)), w) for w in words]
-    return any(t and (words_match(w, text) if t.isascii() else exact_match(t, text, w)) for t, w in targets)
-
-
-def _one_value_grounded(spec, value, old, folded, raw, ev,
-                        asked, current, common):
-    if spec.type == "boolean":
-        said = bool_said(spec, raw, common, asked and current)
-        if said is None and asked and current:
-            said = bare_answer(raw)
-        return said is not None and said == bool(value)
-    if _option_grounded(spec, value, folded, raw):
-        return True
-    if spec.type in ("integer", "number"):
-        if not isinstance(value, (int, float)):
-            return False
-        numbers = numbers_in(raw, counts=True, people=counts_people(spec))
-        if float(value) in numbers:
-            return True
-        return current and isinstance(old, (int, float)) and not isinstance(old, bool) \
-            and any(abs(float(value) - float(old)) == n for n in numbers if n)
-    if not isinstance(value, str):
-        return False
-    if is_clock(value):  # a time is read by the clock grammar, never found as text ("11:15 at night" is 23:15)
-        clock = clock_form(value)
-        answered = asked and current and any(clock in c.values() for c in answered_hours(raw))
-        return clock in times_in(raw) or answered or (current and clock in shifted_times(old, raw))
-    if _DATE_VALUE.match(value) and value in dates_in(raw, ev.reference):
-        return True
-    return text_grounded(value, folded, raw)
-
-
-def counts_people(spec):
-    """Whether a number slot counts people (its name, label or description says so): "一份" fills none."""
-    words = f"{spec.name} {spec.label} {spec.description}".lower().replace("_", " ")
-    return spec.type in ("integer", "number") and any(word in words for word in _PEOPLE_WORDS)
-
-
-def value_grounded(spec, value, ev, *, old=None, asked=False,
-                   recent=True, common=frozenset()):
-    """Whether ``value`` (already coerced to the slot) is traceable to this message, or with
-    ``recent`` to a recent user turn too. ``old``: the slot's value before, for relative changes
-    ("提前一小时"); ``asked``: the slot was asked last turn, so a bare "要"/"不用" answers it;
-    ``common``: words that do not name the slot (:func:`common_words`)."""
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if not any(_one_value_grounded(spec, item, old, folded, raw, ev, asked, index == 0, common)
-                   for index, (folded, raw) in enumerate(ev.texts(recent))):
-            return False
-    return True
-
-
-def confirm_grounded(ev):
-    """A yes to a confirmation question, said as words (:func:`dskit.cues.says_yes`): a clause that only
-    says yes, none that asks or says no."""
-    return says_yes(ev.raw)
-
-
-def asks_something(ev):
-    """Whether the message asks a question (then it is not a yes by itself: the question is answered)."""
-    return asks(ev.raw)
-
-
-_defer(locals(), r'''
-def cancel_grounded(ev, spec):
-    """A cancellation, said as words (:func:`dskit.cues.says_cancel`): a clause of cancel words and
-    references to the task, never a preference that starts with one ("不要辣的")."""
-    return says_cancel(ev.raw, () if spec is None else task_words(spec))
-''')
-
-
-def task_words(spec):
-    """The words that name a task: its label, name (also with spaces) and display name, and the leading
-    words of a Chinese label, which name the thing the task is about ("路由器" of 路由器租赁, "宽带" of
-    宽带办理: "路由器不要了" drops the rental)."""
-    words = [w for w in (spec.label, spec.name, spec.name.replace("_", " "), spec.display) if w]
-    label = spec.label or ""
-    if label and not label.isascii():
-        words += [label[:end] for end in range(2, len(label))]
-    return tuple(words)
-
-
-_defer(locals(), r'''
-def reset_grounded(ev):
-    """Starting over, said as a clause of its own (:func:`dskit.cues.says_reset`)."""
-    return says_reset(ev.raw)
-''',
-
-
-r'''
-def revert_said(ev):
-    """Words that take a change back (:func:`dskit.cues.says_revert`; a bare 还是 is not one)."""
-    return says_revert(ev.raw)
-''')
-
-
-def task_mentioned(spec, catalog, folded):
-    """Whether a text names the task: its label or name, two characters of its label that no other
-    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
-    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
-    "宽带连不上")."""
-    if not folded:
-        return False
-    for name in (spec.name.replace("_", " "), spec.label):
-        if name and fold(name) in folded:
-            return True
-    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
-    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
-    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
-        return True
-    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
-        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
-        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
-            return True
-    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
-
-
-# Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
-_FUNCTION_CHARS = frozenset("我你您他她它的是了吗呢吧啊呀么一下个请帮给在有和与就也都还要想能可以这那")
-_FUNCTION_WORDS = set('the|and|for|you|your|what|how|can|please|with|this|that|is|are|my|me|want|would|like|need'.split('|'))
-
-
-def asks_about_task(spec, folded):
-    """Whether a text shares a content word with the task's own words (label, name, description,
-    examples): "卡里还剩多少钱" with an enquiry whose example is "我的账户余额是多少" ("多少"). Weaker
-    than :func:`task_mentioned` (the word may be another task's too): it only tells a question *about*
-    the task from one about anything else ("拉萨冷不冷啊" shares nothing with a balance enquiry)."""
-    words = _grounding_task_words(spec) | _windows(spec.label or "") | _windows(spec.name.replace("_", " "))
-    return any(w in folded for w in words
-               if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
-
-
-def _grounding_task_words(spec):
-    """Two-character words (English: words) of a task's description and examples, digits left out."""
-    words = set()
-    for text in (spec.description, *spec.examples):
-        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
-    return words
-
-
-# ---- dskit/offers.py ----
-# Offered values: what the assistant put in front of the user, which a "就这家" may take.
-
-MAX_OFFERS = 8
-MAX_OFFERED_VALUES = 12
-MAX_OFFER_CHARS = 200
-# How the assistant lists several options in a reply ("A、B 或 C", "1. A 2. B").
-_ITEMS = _LazyPattern('_ITEMS', r"[、，,；;/\n]|或者|或是|还是|\bor\b|\d+[.、)]")
-# What makes a reply a list of several: 、, a comma and a space ("A, B, C"), "or", a numbered list. A Chinese
-# comma alone (NFKC makes it ",") joins the clauses of one recommendation.
-_LIST_MARKS = _LazyPattern('_LIST_MARKS', r"[、;；/\n]|,\s|或者|或是|以及|\bor\b|(?<![\d.])\d{1,2}(?:[、)]|\.(?!\d))")
-
-
-_defer(locals(), r'''
-def clean_offers(raw):
-    """Offers in their stored form, [[task, slot, [values]], ...], bounded; anything malformed is left
-    out. Accepts {"slot": [values]}, [{"task", "slot", "values"}] or the stored form."""
-    items = []
-    if isinstance(raw, dict):
-        items = [{"task": "", "slot": k, "values": v} for k, v in raw.items()]
-    elif isinstance(raw, list):
-        items = [dict(zip(("task", "slot", "values"), o)) if isinstance(o, list) and len(o) == 3 else o for o in raw]
-    kept = []
-    for item in items[:MAX_OFFERS]:
-        if not isinstance(item, dict) or not isinstance(item.get("slot"), str) or not item["slot"]:
-            continue
-        values = item.get("values") if isinstance(item.get("values"), list) else [item.get("values")]
-        values = [v[:MAX_OFFER_CHARS] if isinstance(v, str) else v for v in values[:MAX_OFFERED_VALUES]
-                  if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-        task = item.get("task") if isinstance(item.get("task"), str) else ""
-        if values:
-            kept.append([task[:64], item["slot"][:64], values])
-    return kept
-''')
-
-
-def take_offers(state):
-    """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
-    last one turn). Call after the turn counter moved on."""
-    offers = state.pop("offers", None)
-    if not isinstance(offers, dict) or offers.get("turn") != state["turn"] - 1:
-        return ()
-    return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
-
-
-def _found(value, text):
-    target = str(value)
-    folded = "".join(segments(target))
-    return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
-
-
-def _listed(text):
-    return [item for item in _ITEMS.split(text) if item and item.strip()]
-
-
-def _one_thing(text):
-    """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
-    "有A、B、C" and "A, B, 或 C" do not)."""
-    return not _LIST_MARKS.search(text)
-
-
-# What a figure is made of besides its digits: units, bounds and the marks of a range.
-_FIGURE_WORDS = _LazyPattern('_FIGURE_WORDS', r"分钟|小时|公里|以上|以下|以内|之内|左右|[元块分人位个天晚星折岁间层米起\s.\-~～至到、,，:：%]")
-
-
-def _a_figure(value):
-    """A number with its unit ("人均119元", "4.5分以上", "2小时 - 4小时") is one of the offered thing's figures
-    (the place's price), not the thing a detail question or a reference back takes. A name with a digit
-    in it ("798艺术区", "速8酒店") is a thing."""
-    text = str(value)
-    return any(c.isdigit() for c in text) and not _FIGURE_WORDS.sub("", re.sub(r"\d", "", text))
-
-
-def _takes_outright(raw):
-    """A clause that points back or says yes without asking anything ("就这家吧", "好呀", "这个点也可以"):
-    the message takes the offered thing, not only asks about it."""
-    return any((refers_back(clause) or only_yes(clause)) and not asks(clause) for clause in clauses(raw))
-
-
-def _asks_for_a_pick(raw):
-    """The message asks the assistant to pick one ("好的，请在这家酒店附近给我推荐一个…", "这几家里哪家有包间？") and
-    no clause of it points back at a thing without asking that ("行，就去这儿，再帮我找一家酒店" takes 这儿)."""
-    return asks_for_a_pick(raw) and not any(refers_back(c) and not only_yes(c) and not asks_for_a_pick(c)
-                                           for c in clauses(raw))
-
-
-def offer_accepted(task, slot, value, raw, offers, offered_text,
-                   asked):
-    """Whether ``value`` for (task, slot) was offered in the assistant's last reply and the message
-    ``raw`` accepts it (see the module's rules)."""
-    if not raw:
-        return False
-    accepts = says_accept(raw)  # a reference back or a yes, refusing nothing
-    detail = asks_detail(raw)  # or a detail asked of the one thing recommended
-    if not accepts and not detail:
-        return False
-    index = offered_index(raw) if accepts else None
-    if index is None and _asks_for_a_pick(raw):
-        return False
-    for o_task, o_slot, values in offers:
-        if o_slot == slot and o_task in ("", task) and value in values:
-            if accepts:
-                return index is None or (index < len(values) and values[index] == value)
-            return len(values) == 1 and not _a_figure(value)
-    if offered_text and _found(value, offered_text):
-        # a question about the thing takes the thing, never one of its figures ("这家餐馆的周边有哪些景点啊？" after
-        # "推荐您去人均消费68元的讲礼驴肉馆" is not a budget of 68元); a figure is taken for the slot asked last
-        # turn, or when the message also takes the thing outright ("好呀，就去这个地方了，…")
-        if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
-            if index is None:
-                return True
-            items = _listed(offered_text)
-            return index < len(items) and _found(value, items[index])
-        return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
-    return False
-
-
-# ---- dskit/slot_shapes.py ----
-# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
-
-# ---------------------------------------------------------------- slot shapes
-
-def pattern_takes(pattern, text):
-    try:
-        return re.fullmatch(pattern, text) is not None
-    except re.error:
-        return False
-
-
-def time_slots(task):
-    """The task's time slots: string slots whose pattern takes HH:MM."""
-    return [n for n, s in task.slots.items()
-            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
-
-
-def as_clock(spec, raw):
-    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
-    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
-        return raw
-    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
-        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
-    clock = clock_value(raw)
-    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
-
-
-def owner_elsewhere(task, slot, value):
-    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
-    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
-    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
-    owner = other_slot_value(task, slot, value)
-    spec = task.slots.get(slot)
-    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
-        return owner
-    return next((n for n in time_slots(task) if n != slot), "")
-
-
-# A question word is never a value: what the user asks about is not what they want.
-_INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|多少钱|多少|多大|什么|啥|哪些|哪个|哪家|哪里|哪儿|几点|几个|几位|几号|几|"
-                            r"怎么样|怎样|如何|what|which|where|when|how (?:long|much|many))[?？]?")
-
-
-# A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
-def is_interrogative(value):
-    """A question word given as a value ("多长时间", "几点"): what the user asks about, not what they want."""
-    return isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()) is not None
-
-
-_PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
-_DESCRIBING = ("的", *_PLACE_WORDS)
-
-
-def describes_its_kind(task, spec, value):
-    """Whether a free-text value describes the thing its slot holds instead of naming it: it ends with
-    the kind of thing — the slot's label or the task's (without a leading word of place: 周边景点 -> 景点) —
-    right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
-    "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
-    "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
-    if spec.type != "string" or spec.enum or spec.pattern:
-        return False
-    text = value.strip()
-    kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
-    kinds |= {kind.removeprefix(word) for kind in kinds for word in _PLACE_WORDS if kind.startswith(word)}
-    return any(len(kind) >= 2 and text.endswith(kind) and text[:-len(kind)].endswith(_DESCRIBING) for kind in kinds)
-
-
-def is_name_slot(task, name):
-    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
-    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
-    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
-    spec = task.slots.get(name)
-    if spec is None:
-        return False
-    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
-    for word in (name.lower(), spec.label.lower()):
-        for end in ("名称", "name"):
-            if word.endswith(end):
-                head = word[:-len(end)].rstrip(" _-")
-                if not head or any(head in kind for kind in kinds):
-                    return True
-    return False
-
-
-def names_another_slot(task, name, value):
-    """Whether a value written as the task's name mentions another of its slots by label: the user's
-    whole request, not a name ("评分4.5分以上可以游玩时间3天的景点游玩" as the sight's name, while 评分 and
-    游玩时间 are slots of their own). Name slots only (:func:`is_name_slot`), labels of two characters or
-    more that are not plain English (a word like "date" is in names: "Date Night Bistro")."""
-    if not is_name_slot(task, name):
-        return False
-    return any(other != name and len(label) >= 2 and not label.isascii() and label in value
-               for other, slot in task.slots.items() for label in {other, slot.label} if label)
-
-
-# What a model writes when it turns the user's date or time into its own: "2023-03-14" for "下周三" (a
-# small model makes relative dates absolute, with a year it invents), "20:00" for "晚上六点".
-_ISO_DATE = _LazyPattern('_ISO_DATE', r"\d{4}-\d{1,2}-\d{1,2}")
-_DATE_SLOT = _LazyPattern('_DATE_SLOT', r"\bdates?\b|\bday\b|日期|哪天|哪一天|几号")
-
-
-def date_slots(task):
-    """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
-    label, question or description says date ("出发日期", "date", "哪天")."""
-    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
-        pattern_takes(s.pattern, "2026-12-02") if s.pattern
-        else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
-
-
-def said_instead(task, name, value, ev, old):
-    """The date or clock time the user said, for a slot the model gave a date or time the user did not
-    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
-    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
-    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
-    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
-    if not isinstance(value, str) or len(value) > 16:
-        return None
-    if is_clock(value):
-        clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
-        return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
-    return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
-
-
-def date_said(task, name, ev):
-    """The one date the message states, not negated, for the task's only date slot ``name``: as written
-    ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
-    raw = ev.raw
-    spans = date_spans(raw)
-    if date_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
-        return None
-    start, end = spans[0]
-    if task.slots[name].pattern:
-        days = {d for d in dates_in(raw[start:end], ev.reference) if len(d) == 10}
-        return next(iter(days)) if len(days) == 1 else None
-    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
-
-
-# A number as people bound it in words: "不超过200元", "4.5分以上", "3天左右". The model keeps the number and
-# often drops the rest ("4.5", "4.5以上", ">=4.5" for "评分4.5分以上"), which changes what the user asked for.
-_BOUND_BEFORE = r"(?:不超过|不高于|不低于|不少于|不多于|至少|至多|最多|最少|低于|高于|超过|大于|小于)"
-_UNIT = r"(?:分钟|小时|公里|平米|分|元|块|人|位|个|天|晚|岁|星|折|米|间|层)"
-_BOUND_AFTER = r"(?:及以上|或以上|及以下|或以下|以上|以下|以内|之内|左右|起)"
-_NUMBER_PHRASE = _LazyPattern('_NUMBER_PHRASE', rf"({_BOUND_BEFORE})?\s*(\d+(?:\.\d+)?)\s*({_UNIT})?\s*({_BOUND_AFTER})?")
-
-
-def _number_spelling(value, said):
-    """A free-text value that is only a number with a unit or a bound ("4.5以上", "4.5", "≥4.5") in the
-    words the user bound that number with ("4.5分以上"): one number, said once in a phrase that bounds it
-    one way (以上, 以内, 不超过 — dropping those changes what was asked; a unit or 左右 does not, and the
-    model's "3天" for "3天左右" stays), with no other unit or bound than the value's own. Anything else is
-    left as the model wrote it."""
-    value_phrases = [m for m in _NUMBER_PHRASE.finditer(value) if m.group(2)]
-    if len(value_phrases) != 1:
-        return value
-    own = value_phrases[0]
-    if value.replace(own.group(0), "", 1).strip(" >=<≥≤~+～"):
-        return value  # other words beside the number: not only a number
-    phrases = {m.group(0).strip() for m in _NUMBER_PHRASE.finditer(said)
-               if m.group(2) == own.group(2) and (m.group(1) or m.group(4) not in (None, "左右"))}
-    if len(phrases) != 1:
-        return value
-    phrase = next(iter(phrases))
-    theirs = _NUMBER_PHRASE.fullmatch(phrase)
-    for group in (1, 3, 4):  # the model's own unit or bound must be the user's ("或以上" is "以上")
-        if own.group(group) and _same_bound(own.group(group)) != _same_bound(theirs.group(group)):
-            return value
-    return phrase
-
-
-def _same_bound(word):
-    return {"及以上": "以上", "或以上": "以上", "及以下": "以下", "或以下": "以下", "之内": "以内"}.get(word or "", word)
-
-
-def users_spelling(value, raw):
-    """A free-text value in the user's own spelling: an English value the model wrote all in lower case,
-    with the capitals the user wrote it with ("thai" -> "Thai", "monday" -> "Monday" when the user wrote
-    those); a number with the unit and bound the user said it with ("4.5以上" -> "4.5分以上",
-    :func:`_number_spelling`). A value the model capitalised is left as it is."""
-    if isinstance(value, str) and any(ch.isdigit() for ch in value):
-        spelled = _number_spelling(value, unicodedata.normalize("NFKC", raw))
-        if spelled != value:
-            return spelled
-    if not (isinstance(value, str) and value.isascii() and value == value.lower() and value.strip()):
-        return value
-    lowered = raw.lower()
-    if len(lowered) != len(raw):  # a character whose lower case is longer: positions would not line up
-        return value
-    start = lowered.find(value)
-    while start >= 0:
-        end = start + len(value)
-        if (start == 0 or not lowered[start - 1].isalnum()) and (end == len(raw) or not lowered[end].isalnum()):
-            return raw[start:end]
-        start = lowered.find(value, start + 1)
-    return value
-
-
-# What may stand between a slot's word and its value: "故障是…", "地址：…", "餐厅叫…", "故障就是…".
-_STATES = _LazyPattern('_STATES', r"\s*[就也还]?\s*(?:是(?!否|不是)|为|叫|：|:)\s*")
-# Where a clause ends, and what trails a value without being part of it ("…拨号音了吧").
-_CLAUSE_END = _LazyPattern('_CLAUSE_END', r"[，,。．.！!？?；;、\s]")
-_TRAILING = "吧啊呀呢哦啦嘛了的哈"
-# The words a user puts before a value that are not part of it ("地址是在…", "故障是我家…": the model
-# that leaves them out is right).
-_NOT_THE_VALUE = tuple('在|就|还|也|都|要|有|我|你|他|她|大概|大约|应该|可能|好像|一个|那个|这个|这边|那边'.split('|'))
-_KEPT_PART = (2, 8)  # what the model left out of a stated value: two to eight letters
-
-
-def stated_whole(task, spec, value, raw):
-    """The whole of what the user stated as a free-text slot's value, when the model wrote only its end:
-    "故障是固话没有拨号音" gives the fault "固话没有拨号音", not "没有拨号音" (which the technician cannot
-    act on). Stated means after the slot's Chinese label or a two-character-or-longer start or end of it
-    ("故障" for 故障现象, "地址" for 报修地址; not a piece another slot's label has too: "酒店" names no one
-    slot of 酒店名称, 酒店设施) and 是/为/叫/a colon (not 是否), to the end of the clause, trailing
-    particles dropped. The part the model left out is two to eight letters, no digits or punctuation, and
-    does not begin with a word that is not the value ("在", "我家", "大概"), and the whole stays within the
-    slot's length; anything else, and values that are not plain text (options, patterns, numbers), stay as
-    the model wrote them."""
-    label = spec.label.strip()
-    if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
-            and not label.isascii() and not spec.enum and not spec.pattern and raw):
-        return value
-    core = value.strip()
-    others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
-    words = {word for n in range(2, len(label)) for word in (label[:n], label[-n:])
-             if not any(word in other for other in others)} | {label}
-    for word in sorted(words, key=len, reverse=True):
-        start = raw.find(word)
-        while start >= 0:
-            joint = _STATES.match(raw, start + len(word))
-            if joint is not None:
-                rest = raw[joint.end():]
-                end = _CLAUSE_END.search(rest)
-                said = (rest[:end.start()] if end else rest).rstrip(_TRAILING)
-                left = said[:-len(core)] if said.endswith(core) else ""
-                if (_KEPT_PART[0] <= len(left) <= _KEPT_PART[1] and left.isalpha()
-                        and not left.startswith(_NOT_THE_VALUE) and len(said) <= spec.max_length):
-                    return said
-            start = raw.find(word, start + 1)
-    return value
-
-
-# ---- dskit/slot_writes.py ----
-# Slot writes of one turn: every change of a slot's value, its old values, and one outcome per slot.
-
-UNSET = object()  # a slot's value before the turn, when it had none
-
-
-class SlotWrites:
-    """The slot changes of one turn (the turn's only way to write a slot value)."""
-
-    _defer(locals(), r'''
-    def __init__(self, state, stack, catalog, lang, emit):
-        self.state = state
-        self.stack = stack
-        self.catalog = catalog
-        self.lang = lang
-        self.emit = emit  # the turn's ledger: a rollback is announced there
-        # (task_id, slot) -> (value before the turn or UNSET, its history before the turn, ops this turn)
-        self.touched: dict[tuple[str, str], tuple[Any, list, list[str]]] = {}
-        self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
-        self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
-        self.changes: list[SlotChange] = []
-    ''')
-
-    def changed_in(self, task):
-        return self.changed.get(task["id"], [])
-
-    def changed_keys(self):
-        """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
-        return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
-
-    _defer(locals(), r'''
-    def changed_lately(self, task, slot):
-        """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
-        if (task["id"], slot) in self.touched:
-            return True
-        state = self.state
-        key = f"{task['id']}.{slot}"
-        return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
-                   for entry in state["timeline"] if isinstance(entry, dict))
-    ''')
-
-    def _touch(self, task, name, op):
-        """Remember a slot's value and history before its first change this turn."""
-        key = (task["id"], name)
-        if key not in self.touched:
-            self.touched[key] = (task["slots"].get(name, UNSET), self.stack.old_values(task, name), [])
-        self.touched[key][2].append(op)
-
-    _defer(locals(), r'''
-    def set(self, task, name, value):
-        """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
-        old = task["slots"].get(name)
-        if value is None and name not in task["slots"]:
-            return False
-        if value is not None and name in task["slots"] and old == value:
-            return False
-        self._touch(task, name, "delete" if value is None else "set")
-        self.stack.set_old_values(task, name, self.stack.old_values(task, name) + [old])
-        self.stack.put_value(task, name, value)
-        if value is not None:
-            self.state["counters"]["failed_asks"].pop(f"{task['id']}.{name}", None)
-        self.changed.setdefault(task["id"], []).append(name)
-        return True
-    ''',
-
-    r'''
-    def rollback(self, task, slot):
-        """Put the slot's previous value back (the caller checked that there is one)."""
-        self._touch(task, slot, "rollback")
-        history = self.stack.old_values(task, slot)
-        previous = history.pop()
-        self.stack.set_old_values(task, slot, history)
-        self.stack.put_value(task, slot, previous)
-        self.changed.setdefault(task["id"], []).append(slot)
-        self.rolled_back.add((task["id"], slot))
-    ''',
-
-    r'''
-    def resolve(self):
-        """One outcome per slot and turn: the final value against the value before the turn. Unchanged:
-        the history is as it was, and nothing is acknowledged or announced. Changed: one old value is
-        kept (a rollback next turn returns to the value before this turn), the notice says the final
-        value, and the sub-tasks watching the slot are cancelled once."""
-        for (task_id, name), (before, history, ops) in self.touched.items():
-            task = self.stack.find(task_id)
-            if task is None:
-                continue
-            final = task["slots"].get(name, UNSET)
-            if final == before:
-                self._unchanged(task, name, history)
-                continue
-            if len(ops) > 1 and ops[-1] != "rollback":
-                self.stack.set_old_values(task, name, history + [None if before is UNSET else before])
-            if ops[-1] == "rollback":
-                self._rollback_notice(task, name, final)
-            else:
-                self.rolled_back.discard((task_id, name))
-            self.changes.append({"task_id": task_id, "slot": name, "op": ops[-1]})
-            if before is not UNSET and before is not None:
-                self._cascade(task, name)
-        self.touched.clear()
-    ''')
-
-    def all_changes(self):
-        """The turn's changes: the resolved ones, then writes made after the resolution (a held value
-        the user said yes to), each once."""
-        pending = [{"task_id": task_id, "slot": name, "op": ops[-1]}
-                   for (task_id, name), (before, _history, ops) in self.touched.items()
-                   if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
-        return self.changes + pending
-
-    _defer(locals(), r'''
-    def _unchanged(self, task, name, history):
-        self.stack.set_old_values(task, name, history)
-        self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
-        self.rolled_back.discard((task["id"], name))
-    ''',
-
-    r'''
-    def _rollback_notice(self, task, name, final):
-        display = self.catalog.tasks[task["name"]].slots[name].display
-        self.emit(notice("rolled_back_empty", slot=display) if final is UNSET else
-                  notice("rolled_back", slot=display, value=show_value(final, self.lang)))
-    ''',
-
-    r'''
-    def _cascade(self, task, slot):
-        """A changed or deleted value invalidates the sub-tasks opened for the old one."""
-        for child in self.stack.children(task):
-            watched = self.catalog.tasks[child["name"]].depends_on_slots
-            if not watched or slot in watched:
-                self.stack.remove(child, "cascade")
-    ''')
-
-
-# ---- dskit/turn.py ----
-# One turn in progress: what the commands of a message see, and the ledger of what they did.
-
-# Why a task left the stack, when the user is told (dskit.messages has a sentence for each).
-TOLD_REASONS = ("cancelled", "cascade", "evicted")
-
-
-class Before:
-    """What stood before the user's message, read once when the turn starts: the slot asked last turn
-    ("task_id.slot"), the open tasks, the task on top, the tasks whose confirmation question the user
-    saw, and the values held for the user to check (task id -> {slot: value})."""
-
-    asked: str
-    existing_ids: frozenset
-    top_id: str | None
-    confirming: frozenset
-    held: dict
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('asked', 'existing_ids', 'top_id', 'confirming', 'held')
-
-    def __init__(self, asked, existing_ids, top_id, confirming, held):
-        object.__setattr__(self, 'asked', asked)
-        object.__setattr__(self, 'existing_ids', existing_ids)
-        object.__setattr__(self, 'top_id', top_id)
-        object.__setattr__(self, 'confirming', confirming)
-        object.__setattr__(self, 'held', held)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(asked={self.asked!r}"
-            f", existing_ids={self.existing_ids!r}" f", top_id={self.top_id!r}"
-            f", confirming={self.confirming!r}" f", held={self.held!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.asked, self.existing_ids, self.top_id, self.confirming, self.held) == (other.asked, other.existing_ids, other.top_id, other.confirming, other.held)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.asked, self.existing_ids, self.top_id, self.confirming, self.held))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Ledger:
-    """The effects of one turn, in the order they were applied (refusals and notes included), and what
-    the decision reads off them."""
-
-    def __init__(self):
-        self.effects: list[Effect] = []
-
-    def add(self, effect):
-        self.effects.append(effect)
-
-    def of(self, kind):
-        return [e for e in self.effects if isinstance(e, kind)]
-
-    def last(self, kind):
-        found = self.of(kind)
-        return found[-1] if found else None
-
-    # ------------------------------------------------------------ read off the effects
-
-    def applied(self):
-        """The ``applied`` log: one line per effect that has one."""
-        return [line for line in (e.entry() for e in self.effects) if line]
-
-    def dropped(self):
-        """Every command, or part of one, not applied, with the reason."""
-        out = []
-        for effect in self.effects:
-            if isinstance(effect, Refused):
-                reason = f"not grounded: {effect.reason}" if effect.grounding else effect.reason
-                out.append({"command": effect.command, "reason": reason})
-            elif isinstance(effect, ValueHeld):
-                out.append({"command": short_text({"task_id": effect.task_id, "slot": effect.slot,
-                                                   "value": effect.value}),
-                            "reason": f"held for the user to check: {effect.reason}"})
-        return out
-
-    def notices(self, lang):
-        return [msg(e.key, lang, **dict(e.values)) for e in self.of(Noticed)]
-
-    @property
-    def progress(self):
-        """Whether the turn moved a task on (then small talk does not take it)."""
-        return any(e.progress for e in self.effects)
-
-    @property
-    def faq(self):
-        found = self.last(FaqAsked)
-        return found.question if found is not None else None
-
-    @property
-    def chitchat(self):
-        return bool(self.of(SmallTalk))
-
-    @property
-    def handoff(self):
-        found = self.last(HandoffAsked)
-        return found.reason if found is not None else None
-
-    @property
-    def confirmed_id(self):
-        found = self.last(Confirmed)
-        return found.task_id if found is not None else None
-
-    @property
-    def denied_id(self):
-        found = self.last(Denied)
-        return found.task_id if found is not None else None
-
-    @property
-    def clarified(self):
-        return self.last(Clarified)
-
-    @property
-    def unapplied(self):
-        """A change the model read into this message was refused as not said (a refused yes is not one)."""
-        return any(isinstance(e, Refused) and e.grounding and not e.confirm for e in self.effects)
-
-    def ended(self):
-        """Tasks that left the stack this turn -> why (cancelled, cascade, evicted, reset, executed)."""
-        return {e.task_id: e.reason for e in self.of(TaskEnded)}
-
-    def late_starts(self):
-        return {e.name for e in self.of(TaskOpened) if e.late}
-
-    def answered_held(self):
-        return {e.task_id for e in self.of(HeldAnswered)}
-
-
-class Turn:
-    """Everything one turn reads, and its ledger; the decision is read off it at the end."""
-
-    _defer(locals(), r'''
-    def __init__(self, state, catalog, lang, evidence=None, said=""):
-        self.state = state
-        self.catalog = catalog
-        self.lang = lang
-        self.evidence = evidence  # what the user said; None: grounding off (docs/grounding.md)
-        self.said = said  # the message as the model restated it (or as said): the question of an FAQ
-        self.log = Ledger()
-        self.stack = TaskStack(state, on_removed=self.task_ended)
-        top = self.stack.top()
-        self.before = Before(
-            asked=state["counters"].get("asking") or "",
-            existing_ids=frozenset(self.stack.ids()),
-            top_id=top["id"] if top else None,
-            confirming=frozenset(self.stack.in_stage(Stage.CONFIRMING)),
-            held={t["id"]: held for t in list(self.stack.tasks) if (held := self.stack.take_held(t)) is not None})
-        self.writes = SlotWrites(state, self.stack, catalog, lang, self.log.add)
-        self.commands: tuple = ()  # the whole answer, as typed commands (a start is checked with its set_slots)
-    ''')
-
-    def task_ended(self, task, reason):
-        """A task left the stack (the stack reports each, parents before the tasks opened for them, cascades
-        included): recorded, and told when the reason is one the user is told."""
-        self.log.add(TaskEnded(task["id"], task["name"], reason))
-        if reason in TOLD_REASONS:
-            self.log.add(notice(reason, task=self.spec(task).display))
-
-    # ------------------------------------------------------------ reading
-
-    def spec(self, task):
-        return self.catalog.tasks[task["name"]]
-
-    def task_ref(self):
-        top = self.stack.top()
-        return task_ref(top, self.spec(top).display) if top is not None else None
-
-    _defer(locals(), r'''
-    def resumed_ref(self, task):
-        return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
-    ''')
-
-    def ended_list(self):
-        return [{"task_id": k, "reason": v} for k, v in self.log.ended().items()]
-
-    def held_open(self):
-        """Values held for a check last turn that this turn has not answered, of tasks still open."""
-        if self.log.of(StackCleared):
-            return {}
-        answered = self.log.answered_held()
-        return {task_id: values for task_id, values in self.before.held.items()
-                if task_id not in answered}
-
-    _defer(locals(), r'''
-    def target(self, task_name, slot):
-        """The open task a slot goes to: the named one, else the nearest from the top that has it.
-
-        Without a task name, tasks open before this message come first: a task started in the same
-        message got its own slots in its start_task ("订周六的，顺便查下北京天气": 周六 is the booking's).
-        """
-        tasks = list(reversed(self.stack.tasks))
-        if not task_name:
-            tasks.sort(key=lambda t: t["id"] not in self.before.existing_ids)
-        for task in tasks:
-            if task_name and task["name"] != task_name:
-                continue
-            if task_name or slot in self.spec(task).slots:
-                return task
-        return None
-    ''')
-
-
-# ---- dskit/admission.py ----
-# Admission: the named rules, in order, that judge every effect a command proposes.
-
-# A task that ran this many turns ago or less "just ran": starting it again must be asked for.
-RECENT_EXECUTION_TURNS = 3
-
-
-class Verdict:
-    """What a rule says of a proposed effect (see the module's list of outcomes)."""
-
-    outcome: str
-    effect: Any = None  # admit/read: the effect as it is applied; clarify/hold: the question or the held value
-    reason: str = ""
-    grounding: bool = True  # refused for the user's words (else: it cannot apply)
-    also: tuple = ()  # effects recorded with it: a note, a notice, a FAQ to answer
-    item: str = ""  # what a refusal names ("": the command)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('outcome', 'effect', 'reason', 'grounding', 'also', 'item')
-
-    def __init__(
-        self, outcome, effect=effect, reason=reason, grounding=grounding, also=also, item=item,
-    ):
-        object.__setattr__(self, 'outcome', outcome)
-        object.__setattr__(self, 'effect', effect)
-        object.__setattr__(self, 'reason', reason)
-        object.__setattr__(self, 'grounding', grounding)
-        object.__setattr__(self, 'also', also)
-        object.__setattr__(self, 'item', item)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(outcome={self.outcome!r}" f", effect={self.effect!r}"
-            f", reason={self.reason!r}" f", grounding={self.grounding!r}" f", also={self.also!r}"
-            f", item={self.item!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (
-                self.outcome, self.effect, self.reason, self.grounding, self.also, self.item,
-            ) == (other.outcome, other.effect, other.reason, other.grounding, other.also, other.item)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.outcome, self.effect, self.reason, self.grounding, self.also, self.item))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-def admit(effect, *also):
-    return Verdict("admit", effect, also=also)
-
-
-def refuse(reason, *also, grounding=True, item=""):
-    return Verdict("refuse", reason=reason, grounding=grounding, also=also, item=item)
-
-
-def read(effect, *also):
-    return Verdict("read", effect, also=also)
-
-
-def judge(turn, effect):
-    """The verdict of the rules listed for the effect's kind, in order; an effect no rule stops is
-    admitted as it stands."""
-    notes = ()
-    for rule in RULES.get(type(effect), ()):
-        verdict = rule(turn, effect)
-        if verdict is None:
-            continue
-        if verdict.outcome != "read":
-            return _admission_held(turn, effect, Verdict(verdict.outcome, verdict.effect, verdict.reason, verdict.grounding,
-                                               notes + verdict.also, verdict.item))
-        effect, notes = verdict.effect, notes + verdict.also
-    return admit(effect, *notes)
-
-
-def _admission_held(turn, effect, verdict):
-    """Under the catalog's policy "ask", a value the user's words do not support is held for them to check
-    (the next question shows it, and only a yes stores it) instead of refused."""
-    if verdict.outcome != "refuse" or not verdict.grounding or not isinstance(effect, SlotSet) \
-            or effect.source != "model" or turn.catalog.policy.ungrounded != "ask":
-        return verdict
-    held = ValueHeld(effect.task_id, effect.slot, effect.value, verdict.reason)
-    return Verdict("hold", held, verdict.reason, also=verdict.also)
-
-
-# ---------------------------------------------------------------- who said it (shared by the rules)
-
-def _task(turn, task_id):
-    return turn.stack.find(task_id)
-
-
-def _item(turn, effect):
-    return short_text({"task": _task(turn, effect.task_id)["name"], "slot": effect.slot, "value": effect.value})
-
-
-def held_as_name(turn, entries, value):
-    """The first task of ``entries`` ((task name, slots) pairs) that holds ``value`` in a name slot."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    for kind, slots in entries:
-        spec = turn.catalog.task(kind) if isinstance(kind, str) else None
-        if spec is not None and isinstance(slots, dict) and any(
-                is_name_slot(spec, slot) and isinstance(held, str) and held.strip() == value.strip()
-                for slot, held in slots.items()):
-            return spec
-    return None
-
-
-def evidence_for(turn, task):
-    """The turn's evidence without the recent messages that asked for another kind of task and not
-    ``task`` (:func:`given_to_another`); this message always counts."""
-    ev = turn.evidence
-    others = [other for other in turn.catalog.tasks.values() if other.name != task.name]
-    keep = [index for index, folded in enumerate(ev.recent)
-            if task_mentioned(task, turn.catalog, folded)
-            or not any(task_mentioned(other, turn.catalog, folded) for other in others)]
-    if len(keep) == len(ev.recent):
-        return ev
-    return ev.keeping_recent(keep)
-
-
-def given_to_another(turn, task_spec, spec, value, old,
-                     common):
-    """Whether a value of the user's recent messages (not this one) was said only in messages that asked
-    for another kind of task and not this one: it was given for that task ("查一下上海今天的天气" gives 上海
-    to the weather, not to the trip planned a message later: where it starts is asked). A message that
-    points back ("那天", "那里", "same day": :func:`dskit.cues.points_back`) takes what it points at from
-    any request, and a place some task, open or done, is named by may still be what this one is near
-    (the sight the user chose is 周边景点 of the hotel they ask for next)."""
-    if points_back(turn.evidence.raw):
-        return False
-    narrowed = evidence_for(turn, task_spec)
-    if narrowed is turn.evidence or value_grounded(spec, value, narrowed, old=old, recent=True, common=common):
-        return False
-    named = [(t["name"], t.get("slots")) for t in turn.stack.tasks]
-    named += [(d.get("task"), d.get("slots")) for d in turn.state["done"] if isinstance(d, dict)]
-    return held_as_name(turn, named, value) is None
-
-
-def held_elsewhere(turn, task, name, value):
-    """Whether a value of the user's recent messages was given for another task: one of the same kind —
-    open, or one of the last that ran — holds it ("西湖区文三路100号" for their own broadband is not given
-    again for a new one, "我爸家里也要装一个"), or a task of another kind holds it in a slot of the same name
-    ("评分4.5分以上" asked of a restaurant is that restaurant's rating, not the hotel's asked for two
-    messages later). Another kind of task may share it in another slot (a hotel's name is also where the
-    taxi goes), and a place some task is named by may be what several are near (the sight chosen is
-    周边景点 of the hotel and of the restaurant). A value a task that ran holds may be what the next one
-    refers to ("广州那天天气怎么样": the day of the route that ran)."""
-    if holds(value, [t for t in turn.stack.tasks if t is not task and t["name"] == task["name"]]
-             + [d for d in turn.state["done"][-3:] if isinstance(d, dict) and d.get("task") == task["name"]]):
-        return True
-    others = [t for t in turn.stack.tasks if t is not task and t["name"] != task["name"]]
-    if not any((t.get("slots") or {}).get(name) == value for t in others):
-        return False
-    return held_as_name(turn, [(t["name"], t.get("slots")) for t in turn.stack.tasks], value) is None
-
-
-def holds(value, tasks, skip=None):
-    """Whether one of ``tasks`` (open ones, or ``done`` entries) holds ``value`` in a slot other than
-    ``skip`` = (task name, slot)."""
-    for entry in tasks:
-        slots = entry.get("slots")
-        name = entry.get("name") or entry.get("task")
-        if isinstance(slots, dict) and any(held == value and (name, slot) != skip for slot, held in slots.items()):
-            return True
-    return False
-
-
-def offered_value(turn, task_name, slot, value, asked):
-    """A value the assistant's last reply offered for this slot, which the message accepts (dskit.offers).
-    A value of the reply's text that another slot already holds was shown back, not offered (a
-    confirmation question repeats the booking's "Somewhere downtown"): it never moves to this slot."""
-    ev = turn.evidence
-    if ev is None:
-        return False
-    if offer_accepted(task_name, slot, value, ev.raw, ev.offers, "", asked):  # a structured offer
-        return True
-    shown_back = holds(value, turn.stack.tasks, skip=(task_name, slot))
-    spec = turn.catalog.tasks[task_name].slots.get(slot) if task_name in turn.catalog.tasks else None
-    asked_about = spec is not None and asks(ev.raw) and slot_touched(spec, ev.message)
-    # "这家酒店的价格是多少？" asks for the price the reply may name: a question about a slot gives it nothing
-    return not shown_back and not asked_about and offer_accepted(task_name, slot, value, ev.raw, (), ev.offered,
-                                                                 asked)
-
-
-# ---------------------------------------------------------------- readings of a command's values
-
-def value_readings(turn, task, slots):
-    """A command's values for one task as the message reads them, with a note for each reading: a clock
-    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot, and
-    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
-    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
-    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
-    if turn.evidence is None:
-        return slots, []
-    notes = []
-    spec = turn.spec(task)
-    clocks = time_slots(spec)
-    if len(clocks) == 1 and clocks[0] not in slots:
-        for name, raw in slots.items():
-            slot = spec.slots.get(name)
-            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
-                continue
-            rest, clock = split_clock(raw)
-            if clock is not None:
-                notes.append(Noted(f"split {task['id']}.{name}"))
-                slots = {**slots, name: rest, clocks[0]: clock}
-                break
-    moved = dict(slots)
-    for name, raw in slots.items():
-        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
-        if owner and owner not in moved:
-            moved[owner] = raw
-            del moved[name]
-            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
-    return moved, notes
-
-
-_defer(locals(), r'''
-def shared_words(turn, task, slots):
-    """Slots given the same text in one command ("我要报修，宽带特别慢" as both the address and the
-    fault): one thing the user said fills one slot, so which one is unknown and none is filled,
-    unless one of them was asked last turn (the answer goes there)."""
-    if turn.evidence is None:
-        return set()
-    by_text = {}
-    for name, raw in slots.items():
-        if isinstance(raw, str) and name in turn.spec(task).slots and raw.strip():
-            by_text.setdefault(raw.strip(), []).append(name)
-    shared = {n for names in by_text.values() if len(names) > 1 for n in names}
-    return {n for n in shared if turn.before.asked != f"{task['id']}.{n}"}
-''')
-
-
-# ---------------------------------------------------------------- rules for a slot's value
-
-def checked_by_user(turn, effect):
-    """A value held for the user to check, which they said yes to when it was shown (the yes itself was
-    judged: :func:`yes_said`, :func:`held_as_shown`)."""
-    return admit(effect) if effect.source == "held" else None
-
-
-def part_of_day_period(turn, task, slot):
-    """The part of the day the user already gave for this task's time: the half of the day of the time it
-    holds, else the last part of the day said in the user's recent messages about this task ("明天晚上…"
-    a turn before "八点"); "" when they gave none."""
-    old = task["slots"].get(slot)
-    if is_clock(old):
-        return half_of_day(old)
-    for text in evidence_for(turn, turn.spec(task)).raw_recent:
-        periods = periods_in(text)
-        if periods:
-            return periods[-1][2]
-    return ""
-
-
-def hour_in_users_part_of_day(turn, effect):
-    """An hour said bare ("八点", "改成七点": no part of the day governs it in this message) takes the part
-    of the day the user already gave for this task, whichever half the model wrote: a value the user
-    gave, never a guess. With none given, the model's reading of the two stands."""
-    if turn.evidence is None or not is_clock(effect.value):
-        return None
-    task = _task(turn, effect.task_id)
-    if effect.slot not in time_slots(turn.spec(task)):
-        return None
-    readings = read_clocks(turn.evidence.raw) or (
-        answered_hours(turn.evidence.raw) if turn.before.asked == f"{task['id']}.{effect.slot}" else [])
-    value = clock_form(effect.value)
-    if len(readings) != 1 or readings[0].period or value not in readings[0].values():
-        return None
-    period = part_of_day_period(turn, task, effect.slot)
-    if not period:
-        return None
-    clock = readings[0]
-    users = f"{hours_in_period(clock.hour, period)[0]:02d}:{clock.minute:02d}"
-    if users == value or users not in clock.values():
-        return None
-    return read(SlotSet(effect.task_id, effect.slot, users, effect.source),
-                Noted(f"part of the day kept {task['id']}.{effect.slot}={users}"))
-
-
-def value_unchanged(turn, effect):
-    """The value the slot holds already: nothing changes, nothing to judge."""
-    if turn.evidence is None or effect.value == _task(turn, effect.task_id)["slots"].get(effect.slot):
-        return admit(effect)
-    return None
-
-
-def deletion_named(turn, effect):
-    """A deletion: the message must name the slot or the value it removes."""
-    if effect.value is not None:
-        return None
-    task = _task(turn, effect.task_id)
-    spec = turn.spec(task).slots[effect.slot]
-    old = task["slots"].get(effect.slot)
-    ev = turn.evidence
-    if slot_touched(spec, ev.message) or text_grounded(str(old), ev.message, ev.raw):
-        return admit(effect)
-    return refuse(f"{effect.slot}: the message does not mention this slot; its value stays", item=_item(turn, effect))
-
-
-def question_is_not_value(turn, effect):
-    """A question word is never a value: what the user asks about is not what they want ("能玩多长时间？")."""
-    if is_interrogative(effect.value):
-        return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
-                      item=_item(turn, effect))
-    return None
-
-
-def description_is_not_name(turn, effect):
-    """A free-text value that describes the thing instead of naming it ("颐和园周边的酒店" for a hotel's name)."""
-    task_spec = turn.spec(_task(turn, effect.task_id))
-    if isinstance(effect.value, str) and describes_its_kind(task_spec, task_spec.slots[effect.slot], effect.value):
-        return refuse(f"{effect.slot}: {short_text(effect.value)} describes one, it does not name it",
-                      item=_item(turn, effect))
-    return None
-
-
-def request_is_not_name(turn, effect):
-    """A name slot given the whole request ("评分4.5分以上…的景点" as the sight's name)."""
-    task_spec = turn.spec(_task(turn, effect.task_id))
-    if isinstance(effect.value, str) and names_another_slot(task_spec, effect.slot, effect.value):
-        return refuse(f"{effect.slot}: {short_text(effect.value)} states what is wanted, it does not name it",
-                      item=_item(turn, effect))
-    return None
-
-
-def value_of_another_slot(turn, effect):
-    """Another slot's option or alias, or a bare clock time for a slot without a pattern: that slot's."""
-    owner = owner_elsewhere(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value)
-    if owner:
-        return refuse(f"{effect.slot}: {short_text(effect.value)} is a value of {owner}", item=_item(turn, effect))
-    return None
-
-
-def name_of_another_task(turn, effect):
-    """A name another kind of task holds as its own: one place is one kind of thing (the hotel the user asks
-    the sights around is not the sight's name). Name slots only, of tasks of another kind, open or done."""
-    task = _task(turn, effect.task_id)
-    if not is_name_slot(turn.spec(task), effect.slot):
-        return None
-    entries = [(t["name"], t.get("slots")) for t in turn.state["task_stack"] if t["name"] != task["name"]]
-    entries += [(d.get("task"), d.get("slots")) for d in turn.state["done"]
-                if isinstance(d, dict) and d.get("task") != task["name"]]
-    other = held_as_name(turn, entries, effect.value)
-    if other is not None:
-        return refuse(f"{effect.slot}: {short_text(effect.value)} is the {other.display}'s name",
-                      item=_item(turn, effect))
-    return None
-
-
-def value_said(turn, effect):
-    """The part of the value the user's words support: said in this message (or as the answer to the slot
-    asked), said in a recent message — for a slot filled for the first time, or named in this message,
-    and not given there for another task —, or offered and accepted. Admitted in the user's own spelling
-    (their capitals, units and bounds; the whole of a value they stated); a list keeps the items said."""
-    ev = turn.evidence
-    task = _task(turn, effect.task_id)
-    task_spec = turn.spec(task)
-    name, value = effect.slot, effect.value
-    spec = task_spec.slots[name]
-    old = task["slots"].get(name)
-    common = common_words(task_spec, name)
-    asked = turn.before.asked == f"{task['id']}.{name}"
-    # A change of a value, or a slot that held one before, must be touched by this message; a slot
-    # filled for the first time may take a value the user gave in a recent turn — for a task open
-    # before this message or named in it, never for one a model opened on its own.
-    first_fill = old is None and not task["history"].get(name) and (
-        task["id"] in turn.before.existing_ids or task_mentioned(task_spec, turn.catalog, ev.message)
-        or task["name"] in turn.log.late_starts())
-    items = value if isinstance(value, list) else [value]
-    kept = [item for item in items
-            if value_grounded(spec, item, ev, old=old, asked=asked, recent=False, common=common)
-            or (value_grounded(spec, item, ev, old=old, recent=True, common=common)
-                and (first_fill or slot_touched(spec, ev.message)) and not held_elsewhere(turn, task, name, item)
-                and not given_to_another(turn, task_spec, spec, item, old, common))
-            or offered_value(turn, task["name"], name, item, asked)]
-    if not kept:
-        return None
-    rest = [item for item in items if item not in kept]
-    if not spec.enum and not spec.pattern:
-        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
-    admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
-    if isinstance(value, list) and rest:
-        return admit(admitted, _refused_part(turn, effect, f"{name}: {short_text(rest)} is not in what the user said"))
-    return admit(admitted)
-
-
-def _refused_part(turn, effect, reason):
-    return Refused(_item(turn, effect), reason, grounding=True)
-
-
-def user_value_instead(turn, effect):
-    """A date or clock time the user did not say, for a slot whose one date or time the message states:
-    the model aimed at the right slot and wrote the value wrong; the user's is written (as said, or worked
-    out from the reference date for a pattern). Otherwise the value is refused: not in what the user said."""
-    task = _task(turn, effect.task_id)
-    instead = said_instead(turn.spec(task), effect.slot, effect.value, turn.evidence, task["slots"].get(effect.slot))
-    if instead is not None:
-        return admit(SlotSet(effect.task_id, effect.slot, instead, effect.source),
-                     Noted(f"repair {task['id']}.{effect.slot}={short_text(instead)}"))
-    return refuse(f"{effect.slot}: {short_text(effect.value)} is not in what the user said", item=_item(turn, effect))
-
-
-# ---------------------------------------------------------------- rules for a start
-
-def _recent_run(turn, spec):
-    """The last execution of the task within RECENT_EXECUTION_TURNS, if any."""
-    ran = [d for d in turn.state["done"] if d.get("task") == spec.name
-           and turn.state["turn"] - int(d.get("turn") or 0) <= RECENT_EXECUTION_TURNS]
-    return ran[-1] if ran else None
-
-
-def said_values(turn, spec, slots, before,
-                earlier=None):
-    """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
-    (the user's last message as evidence), a value said there counts as said too."""
-    given = grounded = 0
-    for name, raw in slots.items():
-        slot = spec.slots.get(name)
-        ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok or before.get(name) == value:
-            continue
-        given += 1
-        asked = turn.before.asked.endswith(f".{name}")
-        common = common_words(spec, name)
-        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
-                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
-                or offered_value(turn, spec.name, name, value, asked)
-                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
-                and not owner_elsewhere(spec, name, value):
-            grounded += 1
-    return given, grounded
-
-
-def _said_last_message(turn, spec, slots):
-    """(values given, values said in this message or the last one) for a start the user asked for in
-    their last message, which nothing acted on: "再配一个路由器，AX3000就行" got no usable command, and the
-    model started the rental one message late. None unless that message names the task, states it (no
-    question, no no, no cancel) and the last turn applied nothing to a task of that name, and this
-    message does not say no either. The user said it once; a late model does not make them say it again."""
-    ev = turn.evidence
-    if not ev.recent or not task_mentioned(spec, turn.catalog, ev.recent[0]):
-        return None
-    last, now = ev.raw_recent[0], ev.raw
-    if any(asks(last) or says_no(last) or says_refusal(text) or says_cancel_clause(text) for text in (last, now)):
-        return None
-    entries = [e for e in turn.state["timeline"][-1:] if isinstance(e, dict)]
-    if any(spec.name in str(a) for e in entries for a in e.get("applied") or ()):
-        return None
-    earlier = Evidence(message=ev.recent[0], raw=last, reference=ev.reference, cased=last)
-    return said_values(turn, spec, slots, {}, earlier)
-
-
-def start_not_dropped(turn, effect):
-    """A start in a message that drops the task and gives it no value ("宽带先不装了")."""
-    spec = turn.catalog.tasks[effect.name]
-    if says_cancel_clause(turn.evidence.raw, task_words(spec)) and not said_values(turn, spec, dict(effect.given),
-                                                                                  {})[1]:
-        return refuse(f"start of {spec.name}: the message drops it and gives it no value")
-    return None
-
-
-def start_named(turn, effect):
-    """A message that names the task asks for it."""
-    spec = turn.catalog.tasks[effect.name]
-    return admit(effect) if task_mentioned(spec, turn.catalog, turn.evidence.message) else None
-
-
-def start_asked_again(turn, effect):
-    """A task that is open or just ran is started again only when the message gives it a new value."""
-    spec = turn.catalog.tasks[effect.name]
-    open_task = turn.stack.named(spec.name)
-    ran = _recent_run(turn, spec)
-    if open_task is None and not ran:
-        return None
-    before = open_task["slots"] if open_task else (ran.get("slots") or {})
-    if said_values(turn, spec, dict(effect.given), before)[1] > 0:
-        return admit(effect)
-    why = "it is already open" if open_task is not None else "it has just run"
-    return refuse(f"start of {spec.name}: {why} and the message does not ask for it again")
-
-
-def start_values_said(turn, effect):
-    """A new task the message does not name: refused when none or most of its values were not said —
-    unless the user asked for it in their last message, which nothing acted on."""
-    spec = turn.catalog.tasks[effect.name]
-    slots = dict(effect.given)
-    given, grounded = said_values(turn, spec, slots, {})
-    if slots and (not grounded or grounded * 2 < given):
-        late = _said_last_message(turn, spec, slots)
-        if late is not None and late[1] and late[1] * 2 >= late[0]:
-            return admit(TaskOpened(effect.task_id, effect.name, effect.label, effect.parent_id, effect.source,
-                                    effect.given, late=True),
-                         Noted(f"start {spec.name}: asked for in the user's last message"))
-    if slots and not grounded:  # values for slots it does not even have count too
-        return refuse(f"start of {spec.name}: none of its values is in the message, nor the task's name")
-    if grounded * 2 < given:  # "home" -> "work" on a message that only says "Saturday"
-        return refuse(f"start of {spec.name}: most of its values are not in the message, nor the task's name")
-    return None
-
-
-def start_not_small_talk(turn, effect):
-    """A new task with no value, on small talk, or one that would run at once (a read-only enquiry on
-    "你好") unless the message asks about it."""
-    ev = turn.evidence
-    spec = turn.catalog.tasks[effect.name]
-    runs_at_once = not spec.confirm and not any(s.required for s in spec.slots.values())
-    if runs_at_once and asks(ev.raw) and asks_about_task(spec, ev.message) and not is_social(ev.raw):
-        runs_at_once = False  # "顺便问下我卡里还剩多少钱": a question about the enquiry is asking for it
-    if not effect.given and (runs_at_once or is_social(ev.raw) or noise_user_signal(ev.raw, "") in ("social", "empty")):
-        why = "it would run at once" if runs_at_once else "the message is small talk"
-        return refuse(f"start of {spec.name}: {why}, and the message neither names it nor gives a value")
-    return None
-
-
-# ---------------------------------------------------------------- take-backs, cancel, reset
-
-def rollback_said(turn, effect):
-    """A rollback the message asks for: it says "back" (还是原来的, 改回去, undo), names the value it goes
-    back to, or names the slot — but never while it states the slot's *current* value and not the
-    previous one ("还是五个人" after 4 -> 5 keeps five: 还是 is "still"). Back to *empty* only undoes a
-    value given last turn or this one: "人数还是按原来的吧" after a change that was never applied must not
-    empty a value the user gave long ago."""
-    ev = turn.evidence
-    if ev is None:
-        return None
-    task = _task(turn, effect.task_id)
-    slot = effect.slot
-    previous = task["history"][slot][-1]
-    no = refuse(f"{slot}: the message does not take this slot back")
-    task_spec = turn.spec(task)
-    spec = task_spec.slots[slot]
-    if previous is None and not turn.writes.changed_lately(task, slot):
-        return no
-    common = common_words(task_spec, slot)
-    current = task["slots"].get(slot)
-    said_previous = previous is not None and value_grounded(spec, previous, ev, recent=False, common=common)
-    said_current = current is not None and current != previous and spec.type != "boolean" \
-        and value_grounded(spec, current, ev, recent=False, common=common)
-    if said_current and not said_previous:
-        return no
-    return None if slot_touched(spec, ev.message) or revert_said(ev) or said_previous else no
-
-
-def cancel_said(turn, effect):
-    """A cancellation: the message drops something."""
-    if turn.evidence is None or cancel_grounded(turn.evidence, turn.spec(_task(turn, effect.task_id))):
-        return None
-    return refuse("the message does not drop a task")
-
-
-def reset_said(turn, effect):
-    """A reset: the message asks to start over."""
-    return None if turn.evidence is None or reset_grounded(turn.evidence) else \
-        refuse("the message does not ask to start over")
-
-
-# ---------------------------------------------------------------- a yes
-
-def yes_beside_refused_change(turn, effect):
-    """"换一家吧，行": the yes is not to what was shown when a change in the same message was refused (a bare
-    "没错，就这么订" is, whatever the model added)."""
-    if turn.evidence is not None and turn.log.unapplied and not only_yes(turn.evidence.raw):
-        return refuse("refused: a change in the same message was not applied, so the values shown are not what "
-                      "the user asked for", grounding=False)
-    return None
-
-
-def yes_said(turn, effect):
-    """A yes: the message says so. A message that asks instead is answered; the confirmation stays pending."""
-    if turn.evidence is None or confirm_grounded(turn.evidence):
-        return None
-    faq = (FaqAsked(turn.said, note="faq (the message asks)"),) \
-        if asks_something(turn.evidence) and turn.log.faq is None else ()
-    return refuse("the message does not say yes", *faq)
-
-
-def required_slots_filled(turn, effect):
-    """The guard: whatever the model says, nothing runs with a required slot empty."""
-    task = _task(turn, effect.task_id)
-    missing = missing_slots(task, turn.spec(task))
-    return refuse(f"refused: required slot {missing[0]} is empty", notice("guard"), grounding=False) if missing \
-        else None
-
-
-def something_shown(turn, effect):
-    """A yes runs only what a confirmation question showed, unchanged this turn."""
-    task = _task(turn, effect.task_id)
-    if task["stage"] != Stage.CONFIRMING or turn.writes.changed_in(task) \
-            or any(turn.writes.changed_in(sub) for sub in turn.stack.waiting_under(task)):
-        return refuse("nothing has been shown for confirmation yet", grounding=False)
-    return None
-
-
-def shown_unchanged(turn, effect):
-    """The values are the ones the confirmation question showed (dskit.integrity); else shown again."""
-    task = _task(turn, effect.task_id)
-    if task.get("shown") != shown_digest(task, turn.stack.waiting_under(task)):
-        return refuse("refused: the values are not the ones the confirmation question showed; they are shown again",
-                      grounding=False)
-    return None
-
-
-def held_as_shown(turn, effect):
-    """A yes to held values stores only those the check question showed."""
-    if not effect.accepted:
-        return None
-    task = _task(turn, effect.task_id)
-    held = turn.before.held[effect.task_id]
-    if task.get("shown") != shown_digest(task, [], held):
-        return refuse("held values are not the ones the check question showed", grounding=False,
-                      item=short_text({"task_id": task["id"], "slots": held}))
-    return None
-
-
-def _yes_only(rule):
-    """A rule about a yes, applied to a held check only when the user answers yes to it."""
-    def applies(turn, effect):
-        return rule(turn, effect) if effect.accepted else None
-    applies.__name__ = rule.__name__
-    return applies
-
-
-def _with_evidence(rule):
-    """A rule about the user's words: with no evidence (replaying stored commands) it has nothing to say."""
-    def applies(turn, effect):
-        return None if turn.evidence is None else rule(turn, effect)
-    applies.__name__ = rule.__name__
-    return applies
-
-
-# ---------------------------------------------------------------- the rules, in order
-
-RULES: dict[type, tuple] = {
-    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
-              description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
-              _with_evidence(value_said), _with_evidence(user_value_instead)),
-    TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again),
-                 _with_evidence(start_values_said), _with_evidence(start_not_small_talk)),
-    TaskFocused: (_with_evidence(start_not_dropped), _with_evidence(start_named), _with_evidence(start_asked_again)),
-    SlotRolledBack: (rollback_said,),
-    TaskRemoved: (cancel_said,),
-    StackCleared: (reset_said,),
-    Confirmed: (yes_beside_refused_change, yes_said, required_slots_filled, something_shown, shown_unchanged),
-    HeldAnswered: (_yes_only(yes_beside_refused_change), _yes_only(yes_said), held_as_shown),
-}
-
-
-# ---- dskit/reducer.py ----
-# The one reducer: every admitted effect is applied to the state here, and written into the ledger.
-
-def reduce(turn, effect):
-    """Apply one admitted effect to the turn's state and record it in the ledger."""
-    handler = _HANDLERS.get(type(effect))
-    turn.log.add(effect)
-    if handler is not None:
-        handler(turn, effect)
-
-
-# ---------------------------------------------------------------- the stack
-
-def _opened(turn, effect):
-    parent = turn.stack.find(effect.parent_id) if effect.parent_id else None
-    task = turn.stack.new_task(effect.name, effect.label, parent=parent)
-    if task["id"] != effect.task_id:  # the command proposed the state's next id: anything else is a bug
-        raise RuntimeError(f"task opened as {task['id']}, proposed as {effect.task_id}")
-    turn.stack.push(task)
-
-
-def _focused(turn, effect):
-    turn.stack.push(turn.stack.find(effect.task_id))
-
-
-def _linked(turn, effect):
-    turn.stack.link(turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id))
-
-
-def _removed(turn, effect):
-    turn.stack.remove(turn.stack.find(effect.task_id), effect.reason)
-
-
-def _cleared(turn, effect):
-    turn.stack.clear("reset")
-    turn.state["counters"] = new_counters()
-    turn.state["handoff"] = None
-    turn.log.add(notice("reset"))
-
-
-def _stage(turn, effect):
-    task = turn.stack.find(effect.task_id)
-    turn.stack.set_stage(task, Stage(effect.stage))
-    if effect.shown is not None:
-        turn.stack.mark_shown(task, effect.shown or None)
-    if effect.withdrawn:
-        turn.stack.withdraw_approval(task)
-
-
-def _waits(turn, effect):
-    task, parent = turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id)
-    turn.log.add(notice("waiting", task=turn.spec(task).display, parent=turn.spec(parent).display))
-    turn.stack.place_below(task, parent)
-    turn.stack.set_stage(task, Stage.WAITING)
-
-
-def _limited(turn, effect):
-    turn.stack.evict(effect.limit)
-
-
-# ---------------------------------------------------------------- values
-
-def _slot_set(turn, effect):
-    turn.writes.set(turn.stack.find(effect.task_id), effect.slot, effect.value)
-
-
-def _rolled_back(turn, effect):
-    turn.writes.rollback(turn.stack.find(effect.task_id), effect.slot)
-
-
-def _reducer_held(turn, effect):
-    turn.stack.hold(turn.stack.find(effect.task_id), effect.slot, effect.value)
-
-
-def _confirmed(turn, effect):
-    turn.stack.approve(turn.stack.find(effect.task_id))  # what this yes covered (a sub-task waits with it)
-
-
-def _denied(turn, effect):
-    turn.stack.set_stage(turn.stack.find(effect.task_id), Stage.COLLECTING)
-
-
-# ---------------------------------------------------------------- the decision
-
-def _asked(turn, effect):
-    turn.state["counters"]["asking"] = f"{effect.task_id}.{effect.slot}" if effect.slot else None
-
-
-def _ask_failed(turn, effect):
-    failed = turn.state["counters"]["failed_asks"]
-    failed[effect.key] = failed.get(effect.key, 0) + 1
-
-
-def _handed_off(turn, effect):
-    turn.state["handoff"] = {"reason": effect.reason, "turn": turn.state["turn"]}
-    turn.state["counters"] = new_counters()
-
-
-def _executed(turn, effect):
-    task = turn.stack.find(effect.task_id)
-    for entry in [task] + [turn.stack.find(i) for i in effect.subtask_ids]:
-        turn.stack.take(entry)
-        turn.log.add(TaskEnded(entry["id"], entry["name"], "executed"))
-    turn.state["done"].append({**effect.payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
-                               "parent_id": task.get("parent_id")})
-    del turn.state["done"][:-MAX_DONE]
-
-
-def _understood(turn, effect):
-    turn.state["counters"]["parse_failures"] = 0
-
-
-def _not_understood(turn, effect):
-    counters = turn.state["counters"]
-    counters["parse_failures"] = counters.get("parse_failures", 0) + 1
-    add_error(turn.state, "understanding", effect.error)
-
-
-def _recorded(turn, effect):
-    turn.state["timeline"].append(effect.entry)
-    del turn.state["timeline"][:-MAX_TIMELINE]
-
-
-# Effects with no handler are recorded in the ledger only (what the decision reads): FaqAsked, SmallTalk,
-# HandoffAsked, Clarified, Refused, Noticed, Noted, HeldAnswered, TaskEnded.
-_HANDLERS = {kind: handler for kind, handler in (
-    (TaskOpened, _opened), (TaskFocused, _focused), (TaskLinked, _linked), (TaskRemoved, _removed),
-    (StackCleared, _cleared), (StageSet, _stage), (SubtaskWaits, _waits), (StackLimited, _limited),
-    (SlotSet, _slot_set), (SlotRolledBack, _rolled_back), (ValueHeld, _reducer_held), (Confirmed, _confirmed),
-    (Denied, _denied), (Asked, _asked), (AskFailed, _ask_failed), (HandedOff, _handed_off), (Executed, _executed),
-    (Understood, _understood), (NotUnderstood, _not_understood), (TurnRecorded, _recorded),
-)}
-
-
-# ---- dskit/commands.py ----
-# The commands of the understanding contract: one typed value per command, and the registry.
-
-MAX_TEXT = 2000
-# Commands at or past this place in the order see the slot changes resolved (one outcome per slot).
-RESOLVED_FROM = 4
-
-
-def command_text(value):
-    """A text field of a command (a question, a reason), trimmed and bounded."""
-    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
-
-
-class Command:
-    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
-
-    kind = ""
-    aliases: tuple = ()
-    order = 9
-    meaning: dict | None = None  # None: described with another command in the prompt
-    title = ""  # the name the prompt gives it, when not ``kind``
-    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
-    source = "model"  # "engine": read by the engine itself (dskit.backup)
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
-        return cls()
-
-    def propose(self, turn):
-        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
-        return iter(())
-
-    def wire(self):
-        """The command as the model would write it (for logs and refusals)."""
-        return {"type": self.kind}
-
-    def __str__(self):
-        return short_text(self.wire())
-
-
-def run(turn, command):
-    """Judge each effect the command proposes, apply what is admitted; the number applied.
-
-    A refusal is recorded with its reason — unless the engine proposed it (``source`` "engine"): the
-    engine's own reading that the rules refuse leaves nothing in the turn."""
-    proposal = command.propose(turn)
-    applied = 0
-    try:
-        effect = next(proposal)
-        while True:
-            ok = settle(turn, effect, command)
-            applied += ok
-            effect = proposal.send(ok)
-    except StopIteration:
-        return applied
-
-
-def settle(turn, effect, command):
-    """One proposed effect through the admission rules and the reducer; True when it was applied."""
-    engine = command.source == "engine"
-    if isinstance(effect, (Refused, Noted)):  # records, not changes: nothing to judge
-        if not engine:
-            reduce(turn, effect)
-        return False
-    verdict = judge(turn, effect)
-    if verdict.outcome == "admit":
-        for extra in verdict.also:
-            reduce(turn, extra)
-        reduce(turn, verdict.effect)
-        return True
-    if engine:
-        return False
-    for extra in verdict.also:
-        reduce(turn, extra)
-    if verdict.outcome == "clarify":
-        reduce(turn, verdict.effect)
-    elif verdict.outcome == "hold":
-        reduce(turn, verdict.effect)
-    else:
-        reduce(turn, Refused(verdict.item or str(command), verdict.reason, grounding=verdict.grounding,
-                             confirm=isinstance(effect, Confirmed)))
-    return False
-
-
-def next_task_id(turn):
-    """The id the next task opened gets (the reducer gives it the same)."""
-    return f"t{turn.state['next_task_seq']}"
-
-
-def _pairs(slots):
-    return tuple(slots.items())
-
-
-# ---------------------------------------------------------------- tasks
-
-class StartTask(Command):
-    task: str
-    slots: dict
-    source: str = "model"
-    kind = "start_task"
-    aliases = ("start", "start_flow", "new_task")
-    order = 2
-    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
-               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
-                     "gave, with their values)"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        slots = raw.get("slots")
-        if task is None:
-            return "start_task needs a task"
-        if slots is not None and not isinstance(slots, dict):
-            return "slots must be an object"
-        return cls(task, dict(slots or {}))
-
-    def wire(self):
-        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
-
-    def propose(self, turn):
-        spec = turn.catalog.tasks[self.task]
-        task = turn.stack.named(spec.name)
-        if task is None:
-            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
-            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
-                                      parent["id"] if parent is not None else None, source=self.source,
-                                      given=_pairs(answer_slots(turn, spec, self.slots)))
-            if not opened:
-                return
-            task = turn.stack.top()
-            for orphan in _orphans(turn, task):
-                yield TaskLinked(orphan["id"], task["id"])
-        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
-                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
-            return
-        if self.slots:
-            yield from slot_effects(turn, task, self.slots, self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __dskit_missing = object()
-    __match_args__ = ('task', 'slots', 'source')
-
-    def __init__(self, task, slots=__dskit_missing, source=source):
-        object.__setattr__(self, 'task', task)
-        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
-            f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task, self.slots, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-def answer_slots(turn, spec, own):
-    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
-    same message that go to the new task (named, or for a slot no task open before the message has).
-    A start split into start_task + set_slots is judged as one."""
-    slots = dict(own)
-    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
-    for other in turn.commands:
-        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
-            continue
-        for name, value in other.slots.items():
-            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
-                    name in turn.spec(t).slots for t in earlier)):
-                slots[name] = value
-    return slots
-
-
-def start_all(turn, starts):
-    """Several starts keep the first-mentioned on top; tasks started together find their parents."""
-    for command in reversed(starts):
-        run(turn, command)
-    for task in turn.stack.tasks:  # "办宽带，顺便租个路由器": a parent started beside it
-        if task["id"] not in turn.before.existing_ids and task.get("parent_id") is None:
-            depends_on = turn.spec(task).depends_on
-            parent = turn.stack.named(depends_on) if depends_on else None
-            if parent is not None and parent is not task:
-                reduce(turn, TaskLinked(task["id"], parent["id"]))
-
-
-def _orphans(turn, parent):
-    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
-    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
-    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
-            and turn.spec(t).depends_on == parent["name"]]
-
-
-class CancelTask(Command):
-    task: str | None = None
-    source: str = "model"
-    kind = "cancel_task"
-    aliases = ("cancel", "cancel_flow")
-    order = 1
-    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        return cls(task)
-
-    def wire(self):
-        return {"type": self.kind, "task": self.task}
-
-    def propose(self, turn):
-        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
-        if task is None:
-            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
-            return
-        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task', 'source')
-
-    def __init__(self, task=task, source=source):
-        object.__setattr__(self, 'task', task)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task, self.source) == (other.task, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Reset(Command):
-    source: str = "model"
-    kind = "reset"
-    aliases = ("restart", "clear")
-    order = 0
-    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
-
-    def propose(self, turn):
-        yield StackCleared(source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('source',)
-
-    def __init__(self, source=source):
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,) == (other.source,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.source,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- slots
-
-class SetSlots(Command):
-    task: str | None
-    slots: dict
-    source: str = "model"
-    kind = "set_slots"
-    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
-    order = 3
-    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
-               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
-                     "gets null"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        slots = raw.get("slots")
-        if not isinstance(slots, dict):
-            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
-            if isinstance(raw.get("slot"), str) and "value" in raw:
-                slots = {raw["slot"]: raw["value"]}
-            else:
-                return "set_slots needs a slots object"
-        if not slots:
-            return "set_slots has no slots"
-        return cls(task, dict(slots))
-
-    def wire(self):
-        return {"type": self.kind, "task": self.task, "slots": dict(self.slots)}
-
-    def propose(self, turn):
-        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
-            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
-            return
-        groups = {}
-        for slot, value in self.slots.items():
-            task = turn.target(self.task, slot)
-            if task is None:
-                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
-                continue
-            groups.setdefault(task["id"], (task, {}))[1][slot] = value
-        for task, slots in groups.values():
-            yield from slot_effects(turn, task, slots, self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task', 'slots', 'source')
-
-    def __init__(self, task, slots, source=source):
-        object.__setattr__(self, 'task', task)
-        object.__setattr__(self, 'slots', slots)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
-            f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task, self.slots, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class RollbackSlot(Command):
-    task: str | None
-    slot: str
-    source: str = "model"
-    kind = "rollback_slot"
-    aliases = ("rollback", "undo", "undo_slot")
-    order = 3
-    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
-               "en": "the user takes back the last change of a slot. Fields: task, slot"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        slot = raw.get("slot")
-        if not isinstance(slot, str) or not slot.strip():
-            return "rollback_slot needs a slot"
-        return cls(task, slot.strip())
-
-    def wire(self):
-        return {"type": self.kind, "task": self.task, "slot": self.slot}
-
-    def propose(self, turn):
-        task = turn.target(self.task, self.slot)
-        if task is None or self.slot not in turn.spec(task).slots:
-            yield Refused(str(self), f"no open task has slot {self.slot!r}")
-            return
-        if not task["history"].get(self.slot):
-            yield Refused(str(self), f"{self.slot} has no earlier value")
-            return
-        yield SlotRolledBack(task["id"], self.slot, source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task', 'slot', 'source')
-
-    def __init__(self, task, slot, source=source):
-        object.__setattr__(self, 'task', task)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
-            f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task, self.slot, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-_defer(locals(), r'''
-def slot_by_word(spec, key):
-    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
-    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
-    task must match, the word must be two characters or more (a whole word, for English), and it must not
-    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
-    was the model's own."""
-    word = key.strip()
-    if len(word) < 2 or word in spec.slots:
-        return ""
-    found = set()
-    for name, slot in spec.slots.items():
-        for own in (name, slot.label):
-            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
-                found.add(name)
-    return found.pop() if len(found) == 1 else ""
-''')
-
-
-def slot_effects(turn, task, slots, source="model"):
-    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
-    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
-    coerced to their slots, then proposed one by one for the rules to judge."""
-    spec = turn.spec(task)
-    named = dict(slots)
-    for key in slots:
-        if key in spec.slots or not isinstance(key, str):
-            continue
-        name = slot_by_word(spec, key)
-        if name and name not in named:
-            named[name] = named.pop(key)
-            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
-    named, notes = value_readings(turn, task, named)
-    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
-        yield note
-    shared = shared_words(turn, task, named)
-    for name, raw in named.items():
-        item = short_text({"task": task["name"], "slot": name, "value": raw})
-        if name not in spec.slots:
-            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
-            continue
-        if name in shared:
-            yield Refused(item, f"{name}: the same words were given to several slots", grounding=True)
-            continue
-        value = None
-        if raw is not None:
-            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
-            if not ok:
-                yield Refused(item, f"{name}: {reason}")
-                continue
-            if reason:  # a list slot kept its valid items
-                yield Refused(item, f"{name}: partly kept; {reason}")
-        yield SlotSet(task["id"], name, value, source=source)
-
-
-class FillSlot(Command):
-    """The engine's own reading of one value the model left out (dskit.backup): not a command the model
-    writes (it is not registered), judged by the same rules as the model's."""
-
-    task_id: str
-    slot: str
-    value: Any
-    source: str = "engine"
-    kind = "fill_slot"
-
-    def wire(self):
-        return {"type": self.kind, "task_id": self.task_id, "slot": self.slot, "value": self.value}
-
-    def propose(self, turn):
-        task = turn.stack.find(self.task_id)
-        spec = turn.spec(task).slots.get(self.slot) if task is not None else None
-        if spec is None:
-            return
-        ok, coerced, reason = coerce_slot_value(spec, self.value)
-        if ok and not reason and task["slots"].get(self.slot) != coerced:
-            yield SlotSet(self.task_id, self.slot, coerced, source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task_id', 'slot', 'value', 'source')
-
-    def __init__(self, task_id, slot, value, source=source):
-        object.__setattr__(self, 'task_id', task_id)
-        object.__setattr__(self, 'slot', slot)
-        object.__setattr__(self, 'value', value)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
-            f", value={self.value!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task_id, self.slot, self.value, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- yes and no
-
-class Confirm(Command):
-    task: str | None = None
-    source: str = "model"
-    kind = "confirm"
-    aliases = ("affirm", "yes")
-    order = 4
-    title = "confirm / deny"
-    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        return cls(task)
-
-    def wire(self):
-        return {"type": self.kind, "task": self.task} if self.task else {"type": self.kind}
-
-    def propose(self, turn):
-        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
-            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
-            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
-            yield from StartTask(self.task, {}, self.source).propose(turn)
-            return
-        task = turn.stack.top()
-        if task is None:
-            yield Refused(str(self), "no open task to confirm")
-            return
-        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
-            if (yield HeldAnswered(task["id"], True)):
-                yield from _held_values(turn, task)
-            return
-        yield Confirmed(task["id"], source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('task', 'source')
-
-    def __init__(self, task=task, source=source):
-        object.__setattr__(self, 'task', task)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.task, self.source) == (other.task, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.task, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-def _held_values(turn, task):
-    """The user said yes to the values shown for checking: they are stored as if said (held in the state
-    string, which anyone may edit: each is checked against its slot again)."""
-    slots = turn.spec(task).slots
-    for name, value in turn.before.held[task["id"]].items():
-        if name not in slots:
-            continue
-        if value is not None:
-            ok, coerced, reason = coerce_slot_value(slots[name], value)
-            if not ok or reason or coerced != value:
-                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
-                              f"{name}: held value is invalid")
-                continue
-        yield SlotSet(task["id"], name, value, source="held")
-
-
-class Deny(Command):
-    source: str = "model"
-    kind = "deny"
-    aliases = ("no", "reject")
-    order = 4
-
-    def propose(self, turn):
-        task = turn.stack.top()
-        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
-            yield HeldAnswered(task["id"], False)
-            return
-        if task is None or task["stage"] != Stage.CONFIRMING:
-            yield Refused(str(self), "nothing to deny")
-            return
-        yield Denied(task["id"], source=self.source)
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('source',)
-
-    def __init__(self, source=source):
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,) == (other.source,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.source,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- outside the tasks
-
-class Faq(Command):
-    question: str = ""
-    source: str = "model"
-    kind = "faq"
-    aliases = ("knowledge", "knowledge_answer", "question")
-    order = 6
-    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
-               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        return cls(command_text(raw.get("question")))
-
-    def wire(self):
-        return {"type": self.kind, "question": self.question}
-
-    def propose(self, turn):
-        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
-                       note="backup faq" if self.source == "engine" else "faq")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('question', 'source')
-
-    def __init__(self, question=question, source=source):
-        object.__setattr__(self, 'question', question)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (
-            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
-        )
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.question, self.source) == (other.question, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.question, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Chitchat(Command):
-    source: str = "model"
-    kind = "chitchat"
-    aliases = ("chat", "smalltalk")
-    order = 6
-    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
-
-    def propose(self, turn):
-        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('source',)
-
-    def __init__(self, source=source):
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,) == (other.source,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.source,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Handoff(Command):
-    reason: str = ""
-    source: str = "model"
-    kind = "handoff"
-    aliases = ("human_handoff", "transfer")
-    order = 5
-    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
-
-    @classmethod
-    def read(cls, raw, task, catalog):
-        return cls(command_text(raw.get("reason")))
-
-    def wire(self):
-        return {"type": self.kind, "reason": self.reason}
-
-    def propose(self, turn):
-        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('reason', 'source')
-
-    def __init__(self, reason=reason, source=source):
-        object.__setattr__(self, 'reason', reason)
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.reason, self.source) == (other.reason, other.source)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.reason, self.source))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class CannotHandle(Command):
-    source: str = "model"
-    kind = "cannot_handle"
-    aliases = ("unknown", "fallback")
-    order = 7
-    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
-
-    def propose(self, turn):
-        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
-        yield Refused(str(self), "ignored: other commands were understood")
-
-    # Written out by the bundler from @dataclass(frozen=True): the same
-    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
-    __match_args__ = ('source',)
-
-    def __init__(self, source=source):
-        object.__setattr__(self, 'source', source)
-
-    def __repr__(self):
-        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.source,) == (other.source,)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((self.source,))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-# ---------------------------------------------------------------- the registry
-
-REGISTRY: dict[str, type] = {}
-COMMAND_ALIASES: dict[str, str] = {}
-
-
-def register(command):
-    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
-    in a language fails here, when the engine is imported, never in a user's turn."""
-    for key, texts in command.texts.items():
-        missing = [lang for lang in MESSAGES if not texts.get(lang)]
-        if missing:
-            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
-    for key, texts in command.texts.items():
-        for lang, table in MESSAGES.items():
-            table.setdefault(key, texts[lang])
-    REGISTRY[command.kind] = command
-    for alias in command.aliases:
-        COMMAND_ALIASES[alias] = command.kind
-    return command
-
-
-for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
-                 CannotHandle):
-    register(_command)
-
-
-_defer(locals(), r'''
-def command_lines(lang):
-    """The understanding prompt's list of commands, one line each, in registry order."""
-    sep = "：" if lang == "zh" else ": "
-    return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
-''')
-
-
-def is_cannot_handle(command):
-    return isinstance(command, CannotHandle)
-
-
-_defer(locals(), r'''
-def apply_commands(turn, commands):
-    """Run a message's commands in the fixed order (equal places keep the model's order); the slot
-    changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
-    turn.commands = tuple(commands)
-    ordered = [c for _, c in sorted(enumerate(commands), key=lambda p: (p[1].order, p[0]))]
-    resolved = False
-    index = 0
-    while index < len(ordered):
-        kind = type(ordered[index])
-        end = index + 1
-        while end < len(ordered) and type(ordered[end]) is kind:
-            end += 1
-        if not resolved and kind.order >= RESOLVED_FROM:
-            turn.writes.resolve()
-            resolved = True
-        if kind is StartTask:
-            start_all(turn, ordered[index:end])
-        else:
-            for command in ordered[index:end]:
-                run(turn, command)
-        index = end
-    if not resolved:
-        turn.writes.resolve()
-    _expire_held(turn)
-''')
-
-
-def _expire_held(turn):
-    """Held values the user did not say yes to are forgotten (they were asked about once)."""
-    for task_id, values in turn.held_open().items():
-        reduce(turn, Refused(short_text({"task_id": task_id, "slots": values}),
-                             "held values not confirmed by the user; dropped"))
-
-
 # ---- dskit/backup.py ----
 # The engine backs up the model on what it can see for itself.
 
@@ -10990,11 +12159,12 @@ def _one(found):
 
 r'''
 def _options_named(spec, raw):
-    """The words of an enum slot's options and aliases the message names -> the option each stands for."""
+    """The words of an enum slot's options and aliases the message names -> the option each stands for;
+    never a word that heads the name of a place ("大巴车站", "高铁新城" name no mode of transport)."""
     found = {}
     for word, target in [(str(o), o) for o in spec.enum] + [(str(a), t) for a, t in spec.aliases.items()]:
         folded = "".join(segments(word))
-        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word)):
+        if folded and (words_match(word, raw) if folded.isascii() else exact_match(folded, raw, word, places=True)):
             found[word] = target
     return found
 ''',
@@ -11293,6 +12463,51 @@ def _assent(turn):
 
 
 r'''
+def _plain_request(turn):
+    """"我想订个餐厅", "can you book me a repair?" with no command (or only small talk): the one catalog task
+    the message names and asks for (:func:`dskit.cues.requests_in`) opens, as if the model had started it —
+    judged by the start's own rules. Opened rather than asked about: its first question (the first slot it
+    needs) shows the user what opened, and "不用了" drops it."""
+    ev = turn.evidence
+    if not any(requests_in(clause) and (not is_question(clause) or asks_for_action(clause))
+               for clause in clauses(ev.raw)):
+        return False  # a question about something is answered, not taken for a task
+    scores = {spec.name: 2 * _doing_said(spec, ev.raw) + _label_said(spec, turn.catalog, ev.message, ev.raw)
+              for spec in turn.catalog.tasks.values() if turn.stack.named(spec.name) is None}
+    best = max(scores.values(), default=0)
+    named = [name for name, score in scores.items() if score == best]
+    return best > 0 and len(named) == 1 and run(turn, StartTask(named[0], {}, source="engine")) > 0
+''',
+
+
+r'''
+def _label_said(spec, catalog, folded, raw):
+    """Whether the message says the task's label, or a piece of it no other task's label has — two
+    characters ("宽带" of 宽带办理), or for English a word of three letters or more ("fault" of Report a
+    fault): its own words, not words its examples happen to share."""
+    label = spec.label or spec.name.replace("_", " ")
+    others = [t.label or t.name.replace("_", " ") for t in catalog.tasks.values() if t.name != spec.name]
+    if fold(label) and fold(label) in folded:
+        return True
+    if label.isascii():
+        taken = {w for other in others for w in re.findall(r"[a-z]{3,}", other.lower())}
+        return any(words_match(w, raw) for w in re.findall(r"[a-z]{3,}", label.lower()) if w not in taken)
+    taken = {fold(o)[i:i + 2] for o in others for i in range(len(fold(o)) - 1)}
+    own = fold(label)
+    return any(own[i:i + 2] in folded and own[i:i + 2] not in taken for i in range(len(own) - 1))
+''',
+
+
+r'''
+def _doing_said(spec, raw):
+    """Whether the message says the doing of the task's label ("修" of 故障报修 in "约个师傅修宽带", "订" of 订餐
+    in "订个位"): its verb names the task more surely than an object another task shares."""
+    label = spec.label or ""
+    return any(verb in label and verb in raw for verb in DOING_ZH)
+''',
+
+
+r'''
 def backup_fill(turn, readable=True):
     """Fill what the model left out (see the module's rules); True when the engine read something.
 
@@ -11305,6 +12520,8 @@ def backup_fill(turn, readable=True):
         return False
     if asks_for_human(ev.raw):
         return run(turn, Handoff("user_request", source="engine")) > 0
+    if readable and _plain_request(turn):  # an unreadable answer is a failure the not-understood policy counts
+        return True
     if asks(ev.raw):  # a question the model left unanswered is answered; nothing is filled from it
         if readable and turn.log.faq is None and not turn.log.chitchat and is_social(ev.raw):
             # "在吗", "有人吗": a greeting asked as a question, nothing to look up
@@ -11490,13 +12707,15 @@ def _step_of(turn, task, resumed):
     return step
 
 
+_defer(locals(), r'''
 def _shown(turn, task):
     """The digest of what the question about to be asked shows (dskit.integrity)."""
     held = task.get("unconfirmed")
     return shown_digest(task, [] if held else turn.stack.waiting_under(task), held or None)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _resume_prefix(turn, task, question):
     """The question of a task the user comes back to, led by "we continue with ..."."""
     return msg("resume", turn.lang, task=turn.spec(task).display) + question
@@ -11531,6 +12750,8 @@ def _decide(turn):
         return _handoff(turn, log.handoff)
     _count_failed_ask(turn)
     top = turn.stack.top()
+    if log.clarified is not None and turn.stack.find(log.clarified.task_id) is not None:
+        return _clarify(turn, top)
     resumed = (top is not None and top["id"] in turn.before.existing_ids and top["id"] != turn.before.top_id
                and turn.before.top_id in log.ended())
     step = Step("chitchat") if top is None else _step_of(turn, top, resumed)
@@ -11552,6 +12773,20 @@ def _decide(turn):
     question = _resume_prefix(turn, top, step.question) if resumed else step.question
     decision = base(turn, step.action, slot=step.slot, question=question,
                     resumed=turn.resumed_ref(top) if resumed else None)
+    return _with_missing(turn, decision, top)
+''',
+
+
+r'''
+def _clarify(turn, top):
+    """One short question settles what the engine could not (which of two slots the user's words fill): the
+    rest of the turn is kept, nothing runs, and no confirmation stands while the question is out."""
+    question = turn.log.clarified
+    if top is not None and top["stage"] == Stage.CONFIRMING:
+        reduce(turn, StageSet(top["id"], Stage.COLLECTING.value, shown=""))
+    if top is not None:
+        _asking(turn, top, None)
+    decision = base(turn, "clarify", slot=question.slot, question=question.question)
     return _with_missing(turn, decision, top)
 ''',
 
@@ -11919,8 +13154,9 @@ def since_reset(state, recent):
     not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
     turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
     to matter. ``state["turn"]`` is this turn's number."""
+    logged = {StackCleared().entry(), StackCleared(source="engine").entry()}  # how a reset is logged
     resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
-              and any(str(a) in ("reset", "backup reset") for a in entry.get("applied") or ())]
+              and any(str(a) in logged for a in entry.get("applied") or ())]
     if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])
@@ -11932,18 +13168,6 @@ def catalog_mark(text):
     """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
     very same text checked by the very same rules."""
     return digest(["dskit.catalog", CATALOG_RULES, text])
-
-
-def load_trusted(state_in, secret=""):
-    """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
-    changed outside the engine claims is not trusted, and ``errors`` says why."""
-    state, errors = load_state(state_in, secret)
-    for error in errors:
-        add_error(state, "state", error)
-    problem = trust_state(state, secret)
-    if problem:
-        add_error(state, "integrity", problem)
-    return state
 
 
 _defer(locals(), r'''

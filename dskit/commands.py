@@ -546,10 +546,8 @@ def register(command: type) -> type:
     return command
 
 
-for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
-                 CannotHandle):
-    register(_command)
-COMMAND_TYPES = tuple(REGISTRY)
+COMMAND_TYPES = tuple(register(command).kind for command in (
+    StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset, CannotHandle))
 
 
 def command_lines(lang: str) -> str:
