@@ -1374,9 +1374,9 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
   "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
   "exec_ok": "{task} is done.",
-  "exec_ok_with": " {task} was submitted with it.",
+  "exec_ok_with": "{task} was submitted with it.",
   "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-  "exec_dry_with": " Together with it: {task}: {values}.",
+  "exec_dry_with": "Together with it: {task}: {values}.",
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
   "none": "none",
@@ -1418,6 +1418,22 @@ def msg(key, lang="zh", **values):
     return table[key].format(**values)
 
 
+def sentences(lang, *parts):
+    """Sentences one after another: Chinese runs them together, English needs a space between.
+
+    Every place that puts one engine sentence after another goes through here ("Let's continue with
+    Book a cleaning." then "What phone number ..."): joined with "" they read "cleaning.What". A part
+    that already ends (or the next that starts) with white space gets no second space."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and norm_lang(lang) == "en" and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+    return text
+
+
 def show_value(value, lang="zh"):
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
@@ -1457,10 +1473,11 @@ def execute_reply(catalog, payload, *, called, ok, detail="",
     label, values = _payload_parts(cat, payload, lang)
     subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        return msg("exec_dry", lang, task=label, values=values) + "".join(
-            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
+        return sentences(lang, msg("exec_dry", lang, task=label, values=values),
+                         *(msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks))
     if ok:
-        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+        return sentences(lang, msg("exec_ok", lang, task=label),
+                         *(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks))
     also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
     return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 ''')

@@ -88,9 +88,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
         "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
         "exec_ok": "{task} is done.",
-        "exec_ok_with": " {task} was submitted with it.",
+        "exec_ok_with": "{task} was submitted with it.",
         "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-        "exec_dry_with": " Together with it: {task}: {values}.",
+        "exec_dry_with": "Together with it: {task}: {values}.",
         "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
         "exec_unknown": "the API did not report success",
         "none": "none",
@@ -136,8 +136,19 @@ def msg(key: str, lang: str = "zh", **values: object) -> str:
 
 
 def sentences(lang: str, *parts: str) -> str:
-    """Sentences one after another: Chinese runs them together, English needs a space between."""
-    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
+    """Sentences one after another: Chinese runs them together, English needs a space between.
+
+    Every place that puts one engine sentence after another goes through here ("Let's continue with
+    Book a cleaning." then "What phone number ..."): joined with "" they read "cleaning.What". A part
+    that already ends (or the next that starts) with white space gets no second space."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and norm_lang(lang) == "en" and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+    return text
 
 
 def show_value(value: object, lang: str = "zh") -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from .catalog import Catalog, TaskSpec, load_catalog
 from .gaps import missing_slots
 from .jsonish import loads_strict_or_none
-from .messages import msg, norm_lang, show_value
+from .messages import msg, norm_lang, sentences, show_value
 from .records import Decision, new_decision, task_ref
 from .state import current_task, load_state, state_problem
 from .text import escape_invisible, one_line
@@ -294,10 +294,11 @@ def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail
     label, values = _payload_parts(cat, payload, lang)
     subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        return msg("exec_dry", lang, task=label, values=values) + "".join(
-            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
+        return sentences(lang, msg("exec_dry", lang, task=label, values=values),
+                         *(msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks))
     if ok:
-        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+        return sentences(lang, msg("exec_ok", lang, task=label),
+                         *(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks))
     also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
     return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 
