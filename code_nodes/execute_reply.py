@@ -1320,8 +1320,11 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
   "exec_ok": "「{task}」已办理完成。",
   "exec_ok_with": "「{task}」已一并提交。",
-  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+  "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+  "exec_dry_with": "「{task}」{values}也没有提交。",
+  "exec_dry_values": "（{values}）",
+  "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
   "waiting": "「{task}」会在「{parent}」办理后一起提交。",
   "exec_unknown": "接口没有返回成功",
   "none": "无",
@@ -1375,8 +1378,11 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
   "exec_ok": "{task} is done.",
   "exec_ok_with": "{task} was submitted with it.",
-  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-  "exec_dry_with": "Together with it: {task}: {values}.",
+  "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+  "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+  "exec_dry_with": "{task}{values} was not submitted either.",
+  "exec_dry_values": " ({values})",
+  "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
   "none": "none",
@@ -1455,26 +1461,54 @@ def values_text(spec, slots, lang, names=None):
     return msg("value_sep", lang).join(parts)
 
 
+def _payload_spec(cat, payload):
+    payload = payload if isinstance(payload, dict) else {}
+    return payload, cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+
+
 def _payload_parts(cat, payload, lang):
     """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
-    payload = payload if isinstance(payload, dict) else {}
-    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    payload, spec = _payload_spec(cat, payload)
     slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
     return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
+def _dry_values(values, lang):
+    """The values after a task's name in the no-API reply, in brackets; nothing when it has none."""
+    return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
+
+
+def no_api_reply(catalog, payload, lang=None):
+    """What the user is told when a task is to run and no task API is connected: said plainly, in the
+    catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
+    is no answer to give, since the answer would have come from the API; sub-tasks are named.
+
+    Why not "I would now do ...": the user asked for something and must not take it as done, and an
+    enquiry ("opening hours on Saturday?") has nothing to be done, only an answer nobody can give.
+    What the app builder must set is the Chatflow's to add (the code-node Chatflows name TASK_API_URL,
+    ``exec_dry_builder``): the plugin layout has no such variable."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    label, values = _payload_parts(cat, payload, lang)
+    key = "exec_dry_read" if _payload_spec(cat, payload)[1].read_only else "exec_dry"
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
+    return sentences(lang, msg(key, lang, task=label, values=_dry_values(values, lang)),
+                     *(msg("exec_dry_with", lang, task=sub, values=_dry_values(sub_values, lang))
+                       for sub, sub_values in subtasks))
 
 
 _defer(locals(), r'''
 def execute_reply(catalog, payload, *, called, ok, detail="",
                   lang=None):
     """What the user is told about an executed task: done, failed (never passed off as success), or,
-    when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
+    when no task API is configured, that nothing was done (:func:`no_api_reply`) and what the app
+    builder must set; sub-tasks submitted with it are named."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
-    label, values = _payload_parts(cat, payload, lang)
+    label, _ = _payload_parts(cat, payload, lang)
     subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        return sentences(lang, msg("exec_dry", lang, task=label, values=values),
-                         *(msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks))
+        return sentences(lang, no_api_reply(cat, payload, lang), msg("exec_dry_builder", lang))
     if ok:
         return sentences(lang, msg("exec_ok", lang, task=label),
                          *(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks))

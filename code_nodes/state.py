@@ -24,6 +24,8 @@
 #                            a secret environment variable that keys the state's seal: a state changed outside the engine then starts clean (docs/state-format.md); unset or '': a plain digest, whose failure only withdraws pending confirmations
 #        summary          <- {{#conversation.summary#}} (optional/可选)
 #                            the rolling summary: bind it (with `history`) and a turn whose reply is this node's `question` also keeps the memory here, as the history node would (`memory_ready`); unbound, it never does
+#        conversation_id  <- {{#sys.conversation_id#}} (optional/可选)
+#                            Dify's conversation id: it keys an execution for the task API (`execute_key`, the payload's `idempotency_key`: the same key is the same submission); unbound, executions carry no key
 #      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
 #      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
 #        reference_date      = ""      the day relative dates (明天, 上个月) count from, YYYY-MM-DD; '' = today by the sandbox's clock
@@ -42,7 +44,8 @@
 #        current_task_slots  string   JSON object of the current task's filled slots in catalog order ({} if none; the empty required ones are in missing_slots)
 #        slot                string   the slot being asked ('' if none)
 #        missing_slots       string   JSON array of required slots still missing
-#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the API (subtasks: the sub-tasks submitted with it); else {}
+#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots, subtasks, idempotency_key} for the API (subtasks: the sub-tasks submitted with it); else {}
+#        execute_key         string   when next_action is execute: the execution's idempotency key (conversation, task, approval; also the payload's idempotency_key): send it as the Idempotency-Key header ('' otherwise, or when conversation_id is unbound)
 #        execute_task        string   name of the task to execute ('' otherwise): branch to its API on it
 #        faq_question        string   when next_action is faq: the question for the knowledge base
 #        handoff_reason      string   when next_action is handoff: why (user_request, max_attempts, not_understood, ...)
@@ -53,6 +56,7 @@
 #        decision            string   the whole decision as JSON (for logs and advanced templates)
 #        error               string   '' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)
 #        follow_up           string   on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending question, to show after the answer and give the history node ('' otherwise)
+#        no_api_reply        string   when next_action is execute: the reply when no task API is connected — nothing was done, or (a read-only enquiry) no answer can be given, in the catalog's labels ('' otherwise)
 #        memory_ready        boolean  this node kept the memory of the turn (`summary` bound and the reply is `question`): the outputs below are the history node's, and that node need not run
 #        history             string   when memory_ready: the new history (the history node's `history`)
 #        summary             string   when memory_ready: the new summary
@@ -2230,6 +2234,28 @@ def shown_digest(task, subtasks=(), held=None):
 ''')
 
 
+def execution_key(conversation_id, payload):
+    """The idempotency key of an execution: the conversation, the task and its approval.
+
+    Why: a task API that acted but answered too late (a read timeout) is recorded as a failure, the
+    task goes back to its confirmation, and the next yes submits it again. The key lets the API
+    recognise the second request as the same submission and answer it again without acting twice.
+    The approval is the digest of what runs — the task, its values and the sub-tasks submitted with it,
+    :func:`shown_digest` of the payload, what the user's yes covered — so a retry of the same approval
+    has the same key, and a task run again with other values (a new approval), another task or another
+    conversation has another. Task ids never repeat within a conversation (a reset keeps the counter).
+    "" without a conversation id or a task id: a key that two conversations could share is worse than
+    none."""
+    conversation = conversation_id.strip() if isinstance(conversation_id, str) else ""
+    task_id = payload.get("task_id") if isinstance(payload, dict) else None
+    if not conversation or not isinstance(task_id, str) or not task_id:
+        return ""
+    subtasks = [s for s in payload.get("subtasks") or [] if isinstance(s, dict)]
+    approval = shown_digest({"id": task_id, "name": payload.get("task"), "slots": payload.get("slots")},
+                            [{"id": s.get("task_id"), "name": s.get("task"), "slots": s.get("slots")} for s in subtasks])
+    return "dskit-" + digest({"conversation": conversation, "task": task_id, "approval": approval})
+
+
 def seal_of(state, secret=""):
     sealed = {key: state.get(key) for key in _SEALED_KEYS}
     if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
@@ -3183,8 +3209,11 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
   "exec_ok": "「{task}」已办理完成。",
   "exec_ok_with": "「{task}」已一并提交。",
-  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+  "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+  "exec_dry_with": "「{task}」{values}也没有提交。",
+  "exec_dry_values": "（{values}）",
+  "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
   "waiting": "「{task}」会在「{parent}」办理后一起提交。",
   "exec_unknown": "接口没有返回成功",
   "none": "无",
@@ -3238,8 +3267,11 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
   "exec_ok": "{task} is done.",
   "exec_ok_with": "{task} was submitted with it.",
-  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-  "exec_dry_with": "Together with it: {task}: {values}.",
+  "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+  "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+  "exec_dry_with": "{task}{values} was not submitted either.",
+  "exec_dry_values": " ({values})",
+  "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
   "none": "none",
@@ -5029,6 +5061,7 @@ WORKFLOW_OUTPUTS: dict[str, str] = json.loads(r'''{
  "slot": "string",
  "missing_slots": "array[string]",
  "execute_payload": "object",
+ "execute_key": "string",
  "execute_task": "string",
  "faq_question": "string",
  "handoff_reason": "string",
@@ -5038,7 +5071,8 @@ WORKFLOW_OUTPUTS: dict[str, str] = json.loads(r'''{
  "stack_depth": "number",
  "decision": "object",
  "error": "string",
- "follow_up": "string"
+ "follow_up": "string",
+ "no_api_reply": "string"
 }''')
 
 _WORDS = json.loads(r'''{
@@ -5239,12 +5273,17 @@ def task_outputs(state, catalog):
 
 r'''
 def workflow_outputs(new_state, decision, catalog, error="", *,
-                     state=None):
+                     state=None, conversation_id=""):
     """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
-    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
+    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again.
+    ``conversation_id`` (Dify's ``sys.conversation_id``) keys an execution for the task API
+    (:func:`dskit.integrity.execution_key`: ``execute_key``, and ``idempotency_key`` in the payload)."""
     if state is None:
         state, _ = load_state(new_state)
-    execute = decision.get("execute") or {}
+    execute = dict(decision.get("execute") or {})
+    key = execution_key(conversation_id, execute) if execute else ""
+    if key:
+        execute["idempotency_key"] = key
     return {
         "sys_context_str": new_state,
         "next_action": decision.get("next_action") or "fallback",
@@ -5252,7 +5291,8 @@ def workflow_outputs(new_state, decision, catalog, error="", *,
         **task_outputs(state, catalog),
         "slot": decision.get("slot") or "",
         "missing_slots": list(decision.get("missing_slots") or []),
-        "execute_payload": dict(execute),
+        "execute_payload": execute,
+        "execute_key": key,
         "execute_task": execute.get("task") or "",
         "faq_question": (decision.get("faq") or {}).get("question") or "",
         "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
@@ -5263,6 +5303,7 @@ def workflow_outputs(new_state, decision, catalog, error="", *,
         "decision": dict(decision),
         "error": error or decision.get("error") or "",
         "follow_up": follow_up(decision),
+        "no_api_reply": no_api_reply(catalog, execute, decision.get("lang")) if execute and catalog else "",
     }
 ''')
 
@@ -5320,10 +5361,46 @@ def values_text(spec, slots, lang, names=None):
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
     return msg("value_sep", lang).join(parts)
-''',
+''')
 
 
-r'''
+def _payload_spec(cat, payload):
+    payload = payload if isinstance(payload, dict) else {}
+    return payload, cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+
+
+def _payload_parts(cat, payload, lang):
+    """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
+    payload, spec = _payload_spec(cat, payload)
+    slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+    return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
+def _dry_values(values, lang):
+    """The values after a task's name in the no-API reply, in brackets; nothing when it has none."""
+    return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
+
+
+def no_api_reply(catalog, payload, lang=None):
+    """What the user is told when a task is to run and no task API is connected: said plainly, in the
+    catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
+    is no answer to give, since the answer would have come from the API; sub-tasks are named.
+
+    Why not "I would now do ...": the user asked for something and must not take it as done, and an
+    enquiry ("opening hours on Saturday?") has nothing to be done, only an answer nobody can give.
+    What the app builder must set is the Chatflow's to add (the code-node Chatflows name TASK_API_URL,
+    ``exec_dry_builder``): the plugin layout has no such variable."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    label, values = _payload_parts(cat, payload, lang)
+    key = "exec_dry_read" if _payload_spec(cat, payload)[1].read_only else "exec_dry"
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
+    return sentences(lang, msg(key, lang, task=label, values=_dry_values(values, lang)),
+                     *(msg("exec_dry_with", lang, task=sub, values=_dry_values(sub_values, lang))
+                       for sub, sub_values in subtasks))
+
+
+_defer(locals(), r'''
 def history_tag(decision):
     """The history's hint for a turn: "essential" when the machine made progress on a task, "chat"
     when it applied only a question, small talk or a handoff, "" when it applied nothing."""
@@ -10040,7 +10117,7 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
                lang="", query=None, history="", reference_date="",
                state_secret="", summary=None, max_turns=10, max_bytes=150_000,
                summary_max_tokens=SUMMARY_MAX_TOKENS, llm_summary=False,
-               history_lang="zh"):
+               history_lang="zh", conversation_id=""):
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -10051,7 +10128,8 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
     state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
     language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
-    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    unexpected. ``conversation_id`` (``sys.conversation_id``) keys an execution for the task API
+    (``execute_key``, :func:`dskit.integrity.execution_key`). Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
     With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
     reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history
@@ -10069,7 +10147,7 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
 r'''
 def _state_turn(understanding, sys_context_str, task_catalog, lang, query, history,
                 reference_date, state_secret, summary, max_turns, max_bytes,
-                summary_max_tokens, llm_summary, history_lang):
+                summary_max_tokens, llm_summary, history_lang, conversation_id):
     """:func:`state_node`'s turn on the state text as given."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
@@ -10094,8 +10172,8 @@ def _state_turn(understanding, sys_context_str, task_catalog, lang, query, histo
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(result.text)} characters, over Dify's limit")
-        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state),
-                          STATE_NODE_OUTPUTS)
+        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state,
+                                           conversation_id=text_in(conversation_id)), STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
     if summary is not None and replies_itself(outputs):
@@ -10231,6 +10309,7 @@ def main(
     history: str = "",
     state_secret: str = "",
     summary: str | None = None,
+    conversation_id: str = "",
     reference_date: str = "",
     max_turns: int = 10,
     max_bytes: int = 56000,
@@ -10248,6 +10327,7 @@ def main(
         history=history,
         state_secret=state_secret,
         summary=summary,
+        conversation_id=conversation_id,
         reference_date=reference_date,
         max_turns=max_turns,
         max_bytes=max_bytes,

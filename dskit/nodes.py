@@ -116,7 +116,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
                state_secret: Any = "", summary: Any = None, max_turns: Any = 10, max_bytes: Any = 150_000,
                summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False,
-               history_lang: Any = "zh") -> dict:
+               history_lang: Any = "zh", conversation_id: Any = "") -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -127,7 +127,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
     state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
     language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
-    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    unexpected. ``conversation_id`` (``sys.conversation_id``) keys an execution for the task API
+    (``execute_key``, :func:`dskit.integrity.execution_key`). Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
     With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
     reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history
@@ -143,7 +144,7 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
 
 def _state_turn(understanding: Any, sys_context_str: Any, task_catalog: Any, lang: Any, query: Any, history: Any,
                 reference_date: Any, state_secret: Any, summary: Any, max_turns: Any, max_bytes: Any,
-                summary_max_tokens: Any, llm_summary: Any, history_lang: Any) -> dict:
+                summary_max_tokens: Any, llm_summary: Any, history_lang: Any, conversation_id: Any) -> dict:
     """:func:`state_node`'s turn on the state text as given."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
@@ -168,8 +169,8 @@ def _state_turn(understanding: Any, sys_context_str: Any, task_catalog: Any, lan
         if len(result.text) > NODE_MAX_STRING:
             return _failed_turn(state_in, "internal", language or catalog.language,
                                 f"new state is {len(result.text)} characters, over Dify's limit")
-        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state),
-                          STATE_NODE_OUTPUTS)
+        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state,
+                                           conversation_id=text_in(conversation_id)), STATE_NODE_OUTPUTS)
     except Exception as exc:  # noqa: BLE001
         return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
     if summary is not None and replies_itself(outputs):

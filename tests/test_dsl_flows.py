@@ -224,6 +224,40 @@ def test_task_api_receives_the_execute_payload(texts: dict, api) -> None:  # noq
     assert payload["task"] == "account_balance" and payload["task_id"] and payload["slots"] == {}
 
 
+WEATHER = ScenarioTurn("帮我查下北京天气", {"rewritten_query": "查询北京天气", "commands": [
+    {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]})
+RETRY = ScenarioTurn("再试一次", {"rewritten_query": "重试", "commands": [{"type": "confirm"}]})
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_a_retry_after_a_late_answer_is_the_same_submission(texts: dict, api, layout: str) -> None:  # noqa: ANN001
+    """Issue 39: the task API acts, then its answer is lost (here the connection closes, as a read timeout
+    looks to Dify); the turn records a failure and the user's "再试一次" submits again — with the same
+    Idempotency-Key header, also the payload's idempotency_key, so the API answers it again without acting
+    twice. Another conversation asking the same gets another key."""
+    catalog = default_catalog()
+    keys = []
+    for conversation_id in (f"{layout}-conv-a", f"{layout}-conv-b"):
+        conversation = Conversation(texts[layout], env={"TASK_API_URL": api.base_url + "/late"},
+                                    conversation_id=conversation_id)
+        before = len(api.requests)
+        failed = conversation.turn(WEATHER.user, turn_script(WEATHER, layout, catalog, ""))
+        assert "办理失败" in failed.answer and "call_api" in failed.path
+        retried = conversation.turn(RETRY.user, turn_script(RETRY, layout, catalog, "weather"))
+        assert retried.answer.startswith("「查询天气」已办理完成"), retried.answer
+        sent = [(payload, headers) for (path, payload), headers in
+                zip(api.requests[before:], api.headers[before:], strict=True)]
+        assert len(sent) == 2
+        (first, first_headers), (second, second_headers) = sent
+        key = first_headers["idempotency-key"]
+        assert key.startswith("dskit-") and key == first["idempotency_key"]
+        assert second_headers["idempotency-key"] == key == second["idempotency_key"]
+        assert second["task_id"] == first["task_id"] and second["slots"] == first["slots"]
+        keys.append(key)
+    assert keys[0] != keys[1]  # the same task and values in another conversation: another submission
+    assert [key for key in api.acted if key in keys] == keys  # the API acted once per conversation
+
+
 def test_classic_derivation_refuses_what_it_cannot_express() -> None:
     catalog = default_catalog()
     two = {"commands": [{"type": "chitchat"}, {"type": "faq", "question": "q"}]}

@@ -194,6 +194,11 @@ STATE = NodeSpec(
                   "would (`memory_ready`); unbound, it never does", "滚动摘要：绑定它（及 `history`）后，回复即本节点 "
                   "`question` 的轮次也在这里更新记忆，与历史节点相同（见 `memory_ready`）；不绑定则从不更新",
                   optional=True, default="None", annotation="str | None"),
+        NodeInput("conversation_id", Bind("sys", "conversation_id"), "Dify's conversation id: it keys an "
+                  "execution for the task API (`execute_key`, the payload's `idempotency_key`: the same key is the "
+                  "same submission); unbound, executions carry no key", "Dify 的会话 ID：用作本次办理的幂等键"
+                  "（`execute_key`、payload 的 `idempotency_key`：同一个键就是同一次提交）；不绑定则不带幂等键",
+                  optional=True),
     ),
     settings=(
         NodeSetting("reference_date", '""', "the day relative dates (明天, 上个月) count from, YYYY-MM-DD; "
@@ -214,9 +219,13 @@ STATE = NodeSpec(
            "the empty required ones are in missing_slots)", "当前任务已填词槽的 JSON 对象，按目录顺序（无则为 {}；仍缺的必填词槽见 missing_slots）"),
         _s("slot", "the slot being asked ('' if none)", "正在追问的词槽（无则为空）"),
         _s("missing_slots", "JSON array of required slots still missing", "仍缺的必填词槽（JSON 数组）"),
-        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the "
-           "API (subtasks: the sub-tasks submitted with it); else {}",
-           "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots, subtasks}（subtasks：一并提交的子任务）；否则为 {}"),
+        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots, subtasks, "
+           "idempotency_key} for the API (subtasks: the sub-tasks submitted with it); else {}",
+           "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots, subtasks, idempotency_key}（subtasks：一并提交的子任务）；否则为 {}"),
+        _s("execute_key", "when next_action is execute: the execution's idempotency key (conversation, task, "
+           "approval; also the payload's idempotency_key): send it as the Idempotency-Key header ('' otherwise, or "
+           "when conversation_id is unbound)", "next_action 为 execute 时：本次办理的幂等键（会话、任务、确认内容；即 payload 的 "
+           "idempotency_key），作为 Idempotency-Key 请求头发送（否则为空；未绑定 conversation_id 时也为空）"),
         _s("execute_task", "name of the task to execute ('' otherwise): branch to its API on it",
            "要执行的任务名（否则为空）：按它分支到对应接口"),
         _s("faq_question", "when next_action is faq: the question for the knowledge base",
@@ -236,6 +245,9 @@ STATE = NodeSpec(
         _s("follow_up", "on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending "
            "question, to show after the answer and give the history node ('' otherwise)",
            "由模型回答的 FAQ 或闲聊轮次：空一行再接未完成任务的问题，显示在回答之后，并交给历史节点（其他轮次为空）"),
+        _s("no_api_reply", "when next_action is execute: the reply when no task API is connected — nothing was done, "
+           "or (a read-only enquiry) no answer can be given, in the catalog's labels ('' otherwise)",
+           "next_action 为 execute 时：未接入任务接口时的回复——没有真正办理，或（只读查询）无法给出结果，用目录里的显示名（其他轮次为空）"),
         NodeOutput("memory_ready", "boolean", "this node kept the memory of the turn (`summary` bound and the reply "
                    "is `question`): the outputs below are the history node's, and that node need not run",
                    "本节点已更新本轮记忆（绑定了 `summary` 且回复就是 `question`）：以下输出即历史节点的输出，无需再运行历史节点"),

@@ -233,7 +233,7 @@ def _state_node(flow: Flow, understanding: list[str]) -> None:
         "task_catalog": ["env", "TASK_CATALOG"],
         "query": ["sys", "query"], "history": ["conversation", "history"],
         "state_secret": ["env", "STATE_SECRET"], "summary": ["conversation", "summary"],
-        "llm_summary": ["env", "LLM_SUMMARY"],
+        "llm_summary": ["env", "LLM_SUMMARY"], "conversation_id": ["sys", "conversation_id"],
     }, "状态机", "按理解结果更新任务栈并决定下一步（追问/确认/执行/FAQ/闲聊/转人工/兜底）；只应用用户说过的值和动作。"
        "回复就是它的话术时（追问、确认等），它同时更新历史和摘要并生成下一轮提示词，历史节点不再运行。"
        "Applies the understanding's commands to the task stack and decides the next action; only what the "
@@ -267,8 +267,11 @@ def _execute_branch(flow: Flow) -> None:
                                         "TASK_API_URL is set."))
     flow.add("call_api", n.http_request(
         n.ref(["env", "TASK_API_URL"]), n.ref(["state", "execute_payload"]), title="调用任务接口",
-        desc="POST {task_id, task, label, slots}；失败时输出默认值而不中断。POSTs the task; on failure it "
-             "outputs defaults (status_code 0, error_message) instead of stopping the run."))
+        headers={"Idempotency-Key": n.ref(["state", "execute_key"])},
+        desc="POST {task_id, task, label, slots, subtasks, idempotency_key}，请求头 Idempotency-Key：同一个键就是同一次"
+             "提交（重试时不要重复办理）；失败时输出默认值而不中断。POSTs the task with its Idempotency-Key header (the "
+             "same key is the same submission: a retry must not act twice); on failure it outputs defaults "
+             "(status_code 0, error_message) instead of stopping the run."))
     _code_node(flow, "result", "result", {
         "sys_context_str": ["state", "sys_context_str"],
         "execute_payload": ["state", "execute_payload"],
