@@ -22,6 +22,8 @@
 #                            the task catalog (JSON text)
 #        memory           <- <memory lookup>.text (optional/可选)
 #                            long-term memory lines, if you have any
+#        reply_pending    <- {{#conversation.reply_pending#}} (optional/可选)
+#                            the last turn's FAQ or small-talk answer (see the state node): put, on one line, where the history waits for it
 #      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
 #      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
 #        total_budget    = 3000    token budget of the whole context
@@ -38,8 +40,10 @@
 #        error         string   '' when fine; else e.g. a broken catalog (its section is left out)
 #        head          string   `context` up to the message, ending in "> " (the form the history node's `prompt_head` has)
 #        message       string   the message as `context` ends with it: one line, cut to 1,000 tokens
+#        pending       string   the last turn's model answer on one line, when the history waits for it; `context` is `head` + `pending` + `tail` + `message`
+#        tail          string   the rest of the head after `pending` ('' when nothing is pending)
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
-#        sys_context_str, history, summary
+#        sys_context_str, history, summary, reply_pending
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
 # Compiled on first call / 首次调用时才编译: 282 functions and methods, those that fewer than half
@@ -3247,6 +3251,13 @@ _LABEL = _LazyPattern(
     '_LABEL', rf"^(?P<role>(?P<user>{_USER_ROLES})|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
 _SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
+# Where a reply goes that a model gives after the memory of its turn is written: a Chatflow's FAQ or
+# small-talk answer comes after the state node, which keeps the memory, and no code runs after it
+# (dskit/tooling/dslbuild/flows.py). The state node stores the turn with this mark where the answer
+# goes; the answer itself is stored apart (the ``reply_pending`` variable) and put in its place by
+# :func:`fill_pending` on the next turn. A private-use character: nothing a user types keeps it
+# (:func:`append_turn` drops it from what they say) and one-line rendering leaves it as it is.
+PENDING_MARK = "\ue000"
 
 
 def _clean(text):
@@ -3842,7 +3853,7 @@ def assemble_context(*, system="", state="", memory="", history="",
     kept_turns, noise_removed = [], 0
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
-        if info["tag"] == "noise":
+        if info["tag"] == "noise" and PENDING_MARK not in turn["assistant"]:  # a reply to come is shown
             cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget
@@ -6620,15 +6631,22 @@ def _total_budget(total_budget):
 
 CONTEXT_NODE_OUTPUTS = {"context": "string", "instructions": "string", "state_text": "string", "tokens": "number",
                         "over_budget": "boolean", "report": "string", "error": "string", "head": "string",
-                        "message": "string"}
+                        "message": "string", "pending": "string", "tail": "string"}
 
 
 def context_node(query="", sys_context_str="", history="", summary="",
                  task_catalog="", memory="", total_budget=CONTEXT_TOTAL_BUDGET,
                  history_budget=CONTEXT_ZONE_BUDGETS["history"],
-                 memory_budget=CONTEXT_ZONE_BUDGETS["memory"], lang=""):
+                 memory_budget=CONTEXT_ZONE_BUDGETS["memory"], lang="",
+                 reply_pending=""):
     """The understanding LLM's prompt (:func:`dskit.prompts.understanding_prompt`) and, alone, the
     model's view of the state (``state_text``, for the classic layout's prompts).
+
+    ``reply_pending``: the last turn's model answer, which the history waits for where the engine left
+    its mark (:data:`dskit.history.PENDING_MARK`). The prompt is built with the mark and the answer, on
+    one line, takes its place: ``head`` + ``pending`` + ``tail`` + ``message`` is the text the previous
+    turn's stored prompt reads around the stored answer (:func:`next_prompt`), and ``context`` is that
+    text. No mark in the prompt: ``pending`` and ``tail`` are "".
 
     ``context`` is ``head`` followed by ``message`` (the message on one line, cut to size): a Chatflow
     whose LLM reads ``head`` + ``message`` here and, on other turns, a head built at the end of the
@@ -6651,10 +6669,12 @@ def context_node(query="", sys_context_str="", history="", summary="",
             catalog, state_in, text_in(query), history=text_in(history), summary=_summary(summary),
             memory=text_in(memory), total_budget=_total_budget(total_budget),
             budgets=_context_budgets(history_budget, memory_budget), lang=language)
-        outputs = {"context": prompt["user"], "instructions": prompt["system"],
+        head, mark, tail = prompt["head"].partition(PENDING_MARK)
+        said = one_line(reply_pending) if mark else ""
+        outputs = {"context": prompt["user"].replace(PENDING_MARK, said), "instructions": prompt["system"],
                    "state_text": state_text(state_in, catalog, language), "tokens": prompt["tokens"],
                    "over_budget": prompt["over_budget"], "report": json_out(prompt["report"], 100_000), "error": error,
-                   "head": prompt["head"], "message": prompt["message"]}
+                   "head": head, "message": prompt["message"], "pending": said, "tail": tail}
     except Exception as exc:  # noqa: BLE001
         outputs = {"context": text_in(query)[:2000], "instructions": understanding_instructions(language),
                    "error": text_out(f"{type(exc).__name__}: {exc}", 2000), "head": "",
@@ -6671,6 +6691,7 @@ def main(
     summary: str = "",
     task_catalog: str = "",
     memory: str = "",
+    reply_pending: str = "",
     total_budget: int = 3000,
     history_budget: int = 360,
     memory_budget: int = 400,
@@ -6685,6 +6706,7 @@ def main(
         summary=summary,
         task_catalog=task_catalog,
         memory=memory,
+        reply_pending=reply_pending,
         total_budget=total_budget,
         history_budget=history_budget,
         memory_budget=memory_budget,

@@ -37,12 +37,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 48 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 50 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 48 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 50 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -1327,6 +1327,7 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
   "waiting": "「{task}」会在「{parent}」办理后一起提交。",
   "exec_unknown": "接口没有返回成功",
+  "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
   "none": "无",
   "value_sep": "，",
   "kv": "{slot}：{value}",
@@ -1385,6 +1386,7 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
+  "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
   "none": "none",
   "value_sep": ", ",
   "kv": "{slot}: {value}",
@@ -1424,6 +1426,7 @@ def msg(key, lang="zh", **values):
     return table[key].format(**values)
 
 
+_defer(locals(), r'''
 def sentences(lang, *parts):
     """Sentences one after another: Chinese runs them together, English needs a space between.
 
@@ -1438,6 +1441,7 @@ def sentences(lang, *parts):
             text += " "
         text += part
     return text
+''')
 
 
 def show_value(value, lang="zh"):
@@ -1478,6 +1482,7 @@ def _dry_values(values, lang):
     return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
 
 
+_defer(locals(), r'''
 def no_api_reply(catalog, payload, lang=None):
     """What the user is told when a task is to run and no task API is connected: said plainly, in the
     catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
@@ -1495,9 +1500,10 @@ def no_api_reply(catalog, payload, lang=None):
     return sentences(lang, msg(key, lang, task=label, values=_dry_values(values, lang)),
                      *(msg("exec_dry_with", lang, task=sub, values=_dry_values(sub_values, lang))
                        for sub, sub_values in subtasks))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def execute_reply(catalog, payload, *, called, ok, detail="",
                   lang=None):
     """What the user is told about an executed task: done, failed (never passed off as success), or,

@@ -1116,18 +1116,16 @@ def dump_state(state, secret=""):
     return text if text is not None else _encode(new_state(), secret)
 
 
-_defer(locals(), r'''
 def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
     del state["errors"][:-MAX_ERRORS]
-''',
 
 
 # ---- dskit/turn.py ----
 # One turn in progress: what the commands of a message see and what they leave for the decision.
 
-r'''
+_defer(locals(), r'''
 def short_text(command):
     """A command as a short string for the timeline and the decision. Never raises."""
     try:
@@ -1185,17 +1183,19 @@ def error_text(exc):
         return scrub_surrogates(str(exc))[:MAX_ERROR_TEXT]
     except Exception:  # noqa: BLE001
         return ""
-''')
+''',
 
 
+r'''
 def _as_text(value):
     try:
         return value if isinstance(value, str) else str(value)
     except Exception:  # noqa: BLE001
         return ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def record_result(state_str, task_id, ok, detail="", *, lang="zh",
                   secret=""):
     """Write a task API's outcome back into the state; a failed task returns to the top, awaiting a retry.

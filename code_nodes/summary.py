@@ -38,6 +38,7 @@
 #        added_facts    number   fact lines added back because the LLM dropped their values
 #        prompt_system  string   the next turn's understanding system prompt ('' when not built): write it back
 #        prompt_head    string   the next turn's understanding user prompt up to the message, ending in "> ": the LLM reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)
+#        prompt_tail    string   when this turn's reply is a model's answer still to come (a FAQ or small-talk turn the state node keeps): the rest of the head after where that answer goes — the LLM reads `prompt_head`, `{{#conversation.reply_pending#}}`, `prompt_tail`, then the message; '' on other turns
 #        prompt_state   string   the model's view of the state after this turn (for the classic layout's classifier and extractor); '' when not built
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
 #        summary
@@ -3336,6 +3337,13 @@ _LABEL = _LazyPattern(
     '_LABEL', rf"^(?P<role>(?P<user>{_USER_ROLES})|{_BOT_ROLES})(?:[ \t]*\[(?P<tag>[a-z]+)\])?[ \t]*[:：][ \t]?",
     re.I | re.M)
 _SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
+# Where a reply goes that a model gives after the memory of its turn is written: a Chatflow's FAQ or
+# small-talk answer comes after the state node, which keeps the memory, and no code runs after it
+# (dskit/tooling/dslbuild/flows.py). The state node stores the turn with this mark where the answer
+# goes; the answer itself is stored apart (the ``reply_pending`` variable) and put in its place by
+# :func:`fill_pending` on the next turn. A private-use character: nothing a user types keeps it
+# (:func:`append_turn` drops it from what they say) and one-line rendering leaves it as it is.
+PENDING_MARK = "\ue000"
 
 
 def _clean(text):
@@ -3435,7 +3443,8 @@ def render_history_for_model(turns):
 # is given the catalog and the state (dskit.nodes.history_node, dskit.nodes.next_prompt): the LLM's
 # system prompt, the head its user prompt starts with, the state view. :func:`history_update` knows
 # no catalog and leaves them empty.
-NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_state": "string"}
+NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_tail": "string",
+                       "prompt_state": "string"}
 
 
 # ---- dskit/gaps.py ----
@@ -3932,7 +3941,7 @@ def assemble_context(*, system="", state="", memory="", history="",
     kept_turns, noise_removed = [], 0
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
-        if info["tag"] == "noise":
+        if info["tag"] == "noise" and PENDING_MARK not in turn["assistant"]:  # a reply to come is shown
             cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget
@@ -6710,7 +6719,12 @@ def next_prompt(sys_context_str, history, summary, task_catalog, memory="",
     after it and the new history and summary, exactly as the context node builds it at the start of
     the next turn (:func:`dskit.prompts.understanding_head`, same budgets and settings): outputs
     :data:`dskit.history.NEXT_PROMPT_OUTPUTS` — the LLM's system prompt, the head its user prompt
-    starts with, and the state view the classic layout's classifier and extractor read.
+    starts with, and the state view the classic layout's classifier and extractor read. When the
+    history's last turn waits for a model's answer (:data:`dskit.history.PENDING_MARK`), the head ends
+    where that answer goes and ``prompt_tail`` holds the rest (its follow-up question, the message
+    header): the LLM reads head, the stored answer (``reply_pending``), tail, then the message — the
+    bytes the context node builds once the answer is known (:func:`context_node`). Otherwise
+    ``prompt_tail`` is "".
 
     Every output is "" when the prompt cannot be built here — no catalog or state given, a broken
     catalog, a text over Dify's string limit, anything unexpected: the next turn then finds the prompt
@@ -6727,7 +6741,10 @@ def next_prompt(sys_context_str, history, summary, task_catalog, memory="",
         head = understanding_head(catalog, state_in, history=text_in(history), summary=_summary(summary),
                                   memory=text_in(memory), total_budget=_total_budget(total_budget),
                                   budgets=_context_budgets(history_budget, memory_budget), lang=language)
-        out = {"prompt_system": head["system"], "prompt_head": head["head"],
+        before, mark, after = head["head"].partition(PENDING_MARK)
+        if PENDING_MARK in text_in(history) and not mark:
+            return empty  # the turn whose answer is to come did not fit: the context node builds the prompt
+        out = {"prompt_system": head["system"], "prompt_head": before, "prompt_tail": after,
                "prompt_state": state_text(state_in, catalog, language)}
     except Exception:  # noqa: BLE001 - CatalogError and anything else: the context node builds it
         return empty
