@@ -192,3 +192,23 @@ def test_the_command_is_listed(capsys) -> None:
         main(["bench", "turn", "--help"])
     out = capsys.readouterr().out
     assert stop.value.code == 0 and "--no-time" in out and "sandbox-0.2.14" in out
+
+
+def test_the_recorded_issue_39_figures_count_fewer_nodes_and_runs() -> None:
+    """Issue 39, recorded the same way before (the Chatflows of 73ec4ea, measured with this bench's --dsl) and
+    after (dify-sandbox 0.2.14's start, Python 3.10): counts, never times — an ordinary turn 14 -> 8 nodes,
+    the first message 2 -> 1 sandbox runs (none before the model), FAQ 3 -> 1. Each record prices its nodes
+    at the same DIFY_NODE_MS."""
+    before = json.loads(bench.RECORD.with_name("turn_issue39_before.json").read_text(encoding="utf-8"))
+    after = json.loads(bench.RECORD.with_name("turn_sandbox-0.2.14_py3.10.json").read_text(encoding="utf-8"))
+    for recorded in (before, after):
+        assert recorded["scenario"]["dify_node_ms"] == bench.DIFY_NODE_MS and recorded["recorded"]["dskit_commit"]
+        assert set(recorded["layouts"]["fast"]) == set(bench.KINDS)
+    old, new = before["layouts"]["fast"], after["layouts"]["fast"]
+    assert (old["ask"]["nodes_executed"], new["ask"]["nodes_executed"]) == (14, 8)
+    assert (old["first"]["sandbox_nodes"], old["first"]["sandbox_before_llm"]) == (2, 1)
+    assert (new["first"]["sandbox_nodes"], new["first"]["sandbox_before_llm"]) == (1, 0)
+    assert (old["faq"]["sandbox_nodes"], new["faq"]["sandbox_nodes"]) == (3, 1)
+    for kind in bench.KINDS:
+        assert new[kind]["nodes_executed"] < old[kind]["nodes_executed"], kind
+        assert new[kind]["sandbox_nodes"] <= old[kind]["sandbox_nodes"], kind

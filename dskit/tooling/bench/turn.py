@@ -29,6 +29,11 @@ of a turn — if-else, aggregators, assigners 10-20 ms each, plus the gaps betwe
 every node of each turn and prices each at :data:`DIFY_NODE_MS`, that measurement's 300 ms over 15
 nodes; what our nodes add to a turn is then the nodes beyond start, the model and the answer at that
 price, plus the sandbox runs as timed here (issue 39's goal for an ordinary turn: 250 ms).
+
+Records next to this module: ``turn_before.json`` (issue 22's starting point), ``turn_after.json`` (``python -I
+-S file.py``), ``turn_sandbox-<release>_py<version>.json`` (``--runner``), and ``turn_issue39_before.json``: the
+Chatflows before issue 39 (commit 73ec4ea's dsl/, through ``--dsl``) with sandbox 0.2.14's start on Python 3.10,
+beside ``turn_sandbox-0.2.14_py3.10.json`` after it.
 """
 
 from __future__ import annotations
