@@ -24,6 +24,12 @@
 #                            a secret environment variable that keys the state's seal: a state changed outside the engine then starts clean (docs/state-format.md); unset or '': a plain digest, whose failure only withdraws pending confirmations
 #        summary          <- {{#conversation.summary#}} (optional/可选)
 #                            the rolling summary: bind it (with `history`) and a turn whose reply is this node's `question` also keeps the memory here, as the history node would (`memory_ready`); unbound, it never does
+#        reply_pending    <- {{#conversation.reply_pending#}} (optional/可选)
+#                            the last turn's FAQ or small-talk answer, stored by the Chatflow after it: bind it (with `summary`) and this node keeps the memory of a FAQ or small-talk turn too, with a mark where the model's answer goes, and puts the stored answer in its place on the next turn; store this node's `reply_pending`, or the model's answer when one came, in the variable of that name
+#        api_url          <- {{#env.TASK_API_URL#}} (optional/可选)
+#                            the task API's address: bound and empty, an execution is answered here (`reply`: nothing was done, `no_api_reply` and a line for the app builder) and the memory kept; unbound, an execution's reply is left to the execute branch
+#        conversation_id  <- {{#sys.conversation_id#}} (optional/可选)
+#                            Dify's conversation id: it keys an execution for the task API (`execute_key`, the payload's `idempotency_key`: the same key is the same submission); unbound, executions carry no key
 #      Settings: edit the default in main() at the end of this file, or bind a variable of that name.
 #      设置项：修改文件末尾 main() 中的默认值，或绑定同名输入变量。
 #        reference_date      = ""      the day relative dates (明天, 上个月) count from, YYYY-MM-DD; '' = today by the sandbox's clock
@@ -42,7 +48,8 @@
 #        current_task_slots  string   JSON object of the current task's filled slots in catalog order ({} if none; the empty required ones are in missing_slots)
 #        slot                string   the slot being asked ('' if none)
 #        missing_slots       string   JSON array of required slots still missing
-#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the API (subtasks: the sub-tasks submitted with it); else {}
+#        execute_payload     string   when next_action is execute: JSON {task_id, task, label, slots, subtasks, idempotency_key} for the API (subtasks: the sub-tasks submitted with it); else {}
+#        execute_key         string   when next_action is execute: the execution's idempotency key (conversation, task, approval; also the payload's idempotency_key): send it as the Idempotency-Key header ('' otherwise, or when conversation_id is unbound)
 #        execute_task        string   name of the task to execute ('' otherwise): branch to its API on it
 #        faq_question        string   when next_action is faq: the question for the knowledge base
 #        handoff_reason      string   when next_action is handoff: why (user_request, max_attempts, not_understood, ...)
@@ -53,7 +60,8 @@
 #        decision            string   the whole decision as JSON (for logs and advanced templates)
 #        error               string   '' when fine; else why the turn fell back (e.g. a broken catalog: state unchanged)
 #        follow_up           string   on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending question, to show after the answer and give the history node ('' otherwise)
-#        memory_ready        boolean  this node kept the memory of the turn (`summary` bound and the reply is `question`): the outputs below are the history node's, and that node need not run
+#        no_api_reply        string   when next_action is execute: the reply when no task API is connected — nothing was done, or (a read-only enquiry) no answer can be given, in the catalog's labels ('' otherwise)
+#        memory_ready        boolean  this node kept the memory of the turn (`summary` bound; every turn but an execution with a task API, and with `reply_pending` bound a FAQ or small-talk turn too): the outputs below are the history node's, and that node need not run
 #        history             string   when memory_ready: the new history (the history node's `history`)
 #        summary             string   when memory_ready: the new summary
 #        overflow            string   when memory_ready: the turns that left the window
@@ -62,19 +70,22 @@
 #        summary_prompt      string   when memory_ready: user prompt for the summary LLM
 #        prompt_system       string   the next turn's understanding system prompt ('' when not built): write it back
 #        prompt_head         string   the next turn's understanding user prompt up to the message, ending in "> ": the LLM reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)
+#        prompt_tail         string   when this turn's reply is a model's answer still to come (a FAQ or small-talk turn the state node keeps): the rest of the head after where that answer goes — the LLM reads `prompt_head`, `{{#conversation.reply_pending#}}`, `prompt_tail`, then the message; '' on other turns
 #        prompt_state        string   the model's view of the state after this turn (for the classic layout's classifier and extractor); '' when not built
+#        reply               string   when memory_ready: what the reply says when this node writes it — the question, the no-task-API reply, or on a FAQ turn what to say when the knowledge base found nothing; '' when a model or the task API answers
+#        reply_pending       string   on a FAQ or small-talk turn (`reply_pending` bound): what to store in `conversation.reply_pending` when no model answered (the not-found reply); '' otherwise
 #   4. Conversation variables (type string, default '') / 会话变量（字符串，默认空）:
-#        sys_context_str, history, summary
-#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG, STATE_SECRET (secret/密钥)
+#        sys_context_str, history, summary, reply_pending
+#   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG, STATE_SECRET (secret/密钥), TASK_API_URL
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 651 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 763 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 651 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 763 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -614,9 +625,10 @@ def _attempt(
     except _JsonishFail as fail:
         return None, 0, max(fail.pos, strict_fail), False
     return value, end, -1, False
-''')
+''',
 
 
+r'''
 def _keys(prefer_keys):
     if isinstance(prefer_keys, str):
         return (prefer_keys,)
@@ -624,9 +636,10 @@ def _keys(prefer_keys):
         return tuple(key for key in prefer_keys if isinstance(key, str))  # type: ignore[union-attr]
     except TypeError:
         return ()
+''',
 
 
-_defer(locals(), r'''
+r'''
 def extract_json(text, prefer_keys=()):
     """Return ``(value, error)``: the JSON object (or list) found in ``text`` and ``""``, or
     ``(None, reason)``. Never raises.
@@ -656,9 +669,10 @@ def extract_json(text, prefer_keys=()):
         return jsonish_scrub(value), error
     except Exception as exc:  # last line of defence: the code node must not fail
         return None, f"could not read JSON ({type(exc).__name__})"
-''')
+''',
 
 
+r'''
 def loads_strict_or_none(text):
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
@@ -670,6 +684,7 @@ def loads_strict_or_none(text):
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
+''')
 
 
 # ---- dskit/limits.py ----
@@ -696,6 +711,7 @@ _ASCII_HEADER = 48
 _WIDE_HEADER = 72
 
 
+_defer(locals(), r'''
 def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
@@ -706,15 +722,19 @@ def segment_size(text):
     except UnicodeEncodeError:
         width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
+''',
 
 
+r'''
 def char_width(text):
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
     return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
+''',
 
 
+r'''
 def string_excess(text, reserve=0):
     """How many characters ``text`` must lose to be both a code-node output and a conversation
     variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
@@ -722,9 +742,10 @@ def string_excess(text, reserve=0):
     over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
     over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
     return max(0, over_length, -(-over_size // width))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def fits_dify_string(text):
     """Whether ``text`` can be written by a code node into a conversation variable and read back."""
     return string_excess(text) == 0
@@ -1297,6 +1318,7 @@ _BREAKS = "".join(LINE_BREAK_CHARS)
 LINE_MARK = " ⏎ "
 
 
+_defer(locals(), r'''
 def clean_text(value, max_chars=None):
     """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
     characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
@@ -1307,6 +1329,7 @@ def clean_text(value, max_chars=None):
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
     return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+''')
 
 
 def without_controls(text):
@@ -1457,9 +1480,10 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
-''')
+''',
 
 
+r'''
 def estimate_tokens(text):
     """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
     if not isinstance(text, str) or not text:
@@ -1467,9 +1491,10 @@ def estimate_tokens(text):
     counts = token_counts(text)
     total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
     return max(1, math.ceil(total))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def truncate_to_tokens(text, max_tokens, marker="…"):
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -1820,6 +1845,7 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
+    _defer(locals(), r'''
     def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -1828,6 +1854,7 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -2128,9 +2155,10 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
-''')
+''',
 
 
+r'''
 def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
@@ -2143,9 +2171,10 @@ def _data(data):
     except (ValueError, TypeError) as exc:
         return None, f"$: not valid JSON ({str(exc)[:200]})"
     return jsonish_scrub(data), ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
@@ -2346,17 +2375,20 @@ def _check_policy_choice(key, value):
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
-''')
+''',
 
 
+r'''
 def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
         return raw["confirm"]
     return not raw.get("read_only", False)
+''',
 
 
+r'''
 def _build_slot(name, raw):
     return SlotSpec(
         name=name,
@@ -2373,8 +2405,10 @@ def _build_slot(name, raw):
         pattern=raw.get("pattern", ""),
         max_length=raw.get("max_length", DEFAULT_MAX_LENGTH),
     )
+''',
 
 
+r'''
 def _build_task(name, raw):
     return TaskSpec(
         name=name,
@@ -2388,6 +2422,7 @@ def _build_task(name, raw):
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
     )
+''')
 
 
 # The version of the rules :func:`_validate` applies. A state remembers the mark of the catalog text
@@ -2427,9 +2462,10 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
-''')
+''',
 
 
+r'''
 def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
@@ -2441,6 +2477,7 @@ def _build(source, mark):
         language=source.get("language", "zh"),
         mark=mark,
     )
+''')
 
 
 # ---------------------------------------------------------------- value coercion
@@ -2596,13 +2633,15 @@ def coerce_slot_value(spec, value):
         return False, None, f"unusable value ({type(exc).__name__})"
 
 
+_defer(locals(), r'''
 def slot_is_valid(spec, value):
     """Whether a stored value still satisfies the slot (the catalog may have changed since)."""
     ok, coerced, reason = coerce_slot_value(spec, value)
     return ok and coerced == value and not reason
+''',
 
 
-_defer(locals(), r'''
+r'''
 def catalog_compact(catalog):
     """The catalog as a few compact lines for an LLM prompt: tasks, slots, types and allowed values
     (what the model needs to name tasks and fill slots; nothing the engine decides)."""
@@ -3953,9 +3992,11 @@ class Effect:
 
     progress = True
 
+    _defer(locals(), r'''
     def entry(self):
         """Its line in the decision's ``applied`` log; "" when it is not logged there."""
         return ""
+    ''')
 
 
 # ---------------------------------------------------------------- the stack
@@ -4246,8 +4287,10 @@ class StackCleared(Effect):
 
     source: str = "model"
 
+    _defer(locals(), r'''
     def entry(self):
         return _logged(self.source, "reset")
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -4393,10 +4436,12 @@ class StackLimited(Effect):
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('limit',)
 
+    _defer(locals(), r'''
     def __init__(self, limit):
         object.__setattr__(self, 'limit', limit)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def __repr__(self):
         return (f"{type(self).__qualname__}(limit={self.limit!r}" ")")
     ''',
@@ -4702,10 +4747,12 @@ class TurnRecorded(Effect):
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('line',)
 
+    _defer(locals(), r'''
     def __init__(self, line):
         object.__setattr__(self, 'line', line)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def __repr__(self):
         return (f"{type(self).__qualname__}(line={self.line!r}" ")")
     ''',
@@ -4744,12 +4791,14 @@ class SlotSet(Effect):
     value: Any
     source: str = "model"
 
+    _defer(locals(), r'''
     def entry(self):
         if self.source == "held":
             return f"checked {self.task_id}.{self.slot}"
         text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
             f"set {self.task_id}.{self.slot}={short_text(self.value)}"
         return _logged(self.source, text)
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -5393,11 +5442,13 @@ class Noted(Effect):
     ''')
 
 
+_defer(locals(), r'''
 def _logged(source, text):
     return f"backup {text}" if source == "engine" else text
+''',
 
 
-_defer(locals(), r'''
+r'''
 def notice(key, **values):
     """A :class:`Noticed` with its values as sorted pairs (a frozen effect holds no dict)."""
     return Noticed(key, tuple(sorted(values.items())))
@@ -5436,10 +5487,14 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
   "exec_ok": "「{task}」已办理完成。",
   "exec_ok_with": "「{task}」已一并提交。",
-  "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-  "exec_dry_with": "并一起提交「{task}」：{values}。",
+  "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+  "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+  "exec_dry_with": "「{task}」{values}也没有提交。",
+  "exec_dry_values": "（{values}）",
+  "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
   "waiting": "「{task}」会在「{parent}」办理后一起提交。",
   "exec_unknown": "接口没有返回成功",
+  "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
   "none": "无",
   "value_sep": "，",
   "kv": "{slot}：{value}",
@@ -5492,11 +5547,15 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
   "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
   "exec_ok": "{task} is done.",
-  "exec_ok_with": " {task} was submitted with it.",
-  "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-  "exec_dry_with": " Together with it: {task}: {values}.",
+  "exec_ok_with": "{task} was submitted with it.",
+  "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+  "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+  "exec_dry_with": "{task}{values} was not submitted either.",
+  "exec_dry_values": " ({values})",
+  "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
+  "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
   "none": "none",
   "value_sep": ", ",
   "kv": "{slot}: {value}",
@@ -5536,12 +5595,25 @@ def msg(key, lang="zh", **values):
     return table[key].format(**values)
 
 
-def sentences(lang, *parts):
-    """Sentences one after another: Chinese runs them together, English needs a space between."""
-    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
-
-
 _defer(locals(), r'''
+def sentences(lang, *parts):
+    """Sentences one after another: Chinese runs them together, English needs a space between.
+
+    Every place that puts one engine sentence after another goes through here ("Let's continue with
+    Book a cleaning." then "What phone number ..."): joined with "" they read "cleaning.What". A part
+    that already ends (or the next that starts) with white space gets no second space."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and norm_lang(lang) == "en" and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+    return text
+''',
+
+
+r'''
 def show_value(value, lang="zh"):
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
@@ -5635,15 +5707,17 @@ def task_record(task_id, name, label, *, opened_turn, stage=Stage.COLLECTING,
     """A task as it sits on the stack: new (no slots yet) or restored (a failed execution's slots)."""
     return {"id": task_id, "name": name, "label": label, "stage": Stage(stage).value, "slots": dict(slots or {}),
             "history": {}, "parent_id": parent_id, "opened_turn": opened_turn}
-''')
+''',
 
 
+r'''
 def task_ref(task, label=""):
     """The decision's ``task`` for a stack entry (``label``: the catalog's display name, if known)."""
     if task is None:
         return None
     return {"id": task["id"], "name": task["name"], "label": label or task.get("label") or task["name"],
             "stage": task["stage"]}
+''')
 
 
 def new_decision(next_action, *, lang, turn, **fields):
@@ -5681,9 +5755,11 @@ class TaskStack:
     tasks opened for them, so the caller can say what ended and why.
     """
 
+    _defer(locals(), r'''
     def __init__(self, state, on_removed=None):
         self._state = state
         self._on_removed = on_removed
+    ''')
 
     # ------------------------------------------------------------ reading
 
@@ -5700,36 +5776,45 @@ class TaskStack:
     r'''
     def __contains__(self, task):
         return any(task is t for t in self.tasks)
-    ''')
+    ''',
 
+    r'''
     def top(self):
         """The task in focus."""
         return self.tasks[-1] if self.tasks else None
+    ''',
 
+    r'''
     def find(self, task_id):
         """The open task with this id."""
         return next((t for t in self.tasks if t["id"] == task_id), None)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def named(self, name):
         """The open task of this catalog name nearest the top."""
         return next((t for t in reversed(self.tasks) if t["name"] == name), None)
-    ''')
+    ''',
 
+    r'''
     def ids(self):
         return {t["id"] for t in self.tasks}
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def children(self, task):
         """The tasks opened for ``task``, bottom first."""
         return [t for t in self.tasks if t.get("parent_id") == task["id"]]
-    ''')
+    ''',
 
+    r'''
     def open_parent(self, task):
         """The task's parent while that parent is still open (not executed, cancelled or evicted)."""
         parent_id = task.get("parent_id")
         return self.find(parent_id) if isinstance(parent_id, str) and parent_id != task["id"] else None
+    ''',
 
+    r'''
     def waiting_under(self, parent):
         """The waiting sub-tasks of ``parent`` and theirs, parents first: they go with its execution."""
         found = []
@@ -5739,14 +5824,17 @@ class TaskStack:
                 found.append(task)
                 ids.add(task["id"])
         return found
+    ''',
 
+    r'''
     def in_stage(self, stage):
         """Ids of the open tasks in ``stage``."""
         return {t["id"] for t in self.tasks if t.get("stage") == stage}
+    ''',
 
     # ------------------------------------------------------------ editing
 
-    _defer(locals(), r'''
+    r'''
     def new_task(self, name, label, *, parent=None):
         """A new task record with the state's next id (not yet on the stack)."""
         task = task_record(f"t{self._state['next_task_seq']}", name, label, opened_turn=self._state["turn"],
@@ -5760,30 +5848,37 @@ class TaskStack:
         """Put a task on top, moving it there when it is open already (the one below is suspended)."""
         self._detach(task)
         self.tasks.append(task)
-    ''')
+    ''',
 
+    r'''
     def set_stage(self, task, stage):
         task["stage"] = Stage(stage).value
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def link(self, task, parent):
         """Make ``task`` a sub-task of ``parent`` (None: of no task)."""
         task["parent_id"] = parent["id"] if parent is not None else None
-    ''')
+    ''',
 
     # ------------------------------------------------------------ what a task holds
 
+    r'''
     def put_value(self, task, name, value):
         """Set a slot's value; None deletes it."""
         if value is None:
             task["slots"].pop(name, None)
         else:
             task["slots"][name] = value
+    ''',
 
+    r'''
     def old_values(self, task, name):
         """The slot's old values, oldest first (a copy)."""
         return list(task["history"].get(name) or [])
+    ''',
 
+    r'''
     def set_old_values(self, task, name, values):
         """Replace the slot's old values, bounded (:func:`bound_history`); an empty list forgets them."""
         kept = list(values)
@@ -5792,21 +5887,24 @@ class TaskStack:
             task["history"][name] = kept
         else:
             task["history"].pop(name, None)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def forget_old_values(self, task, keep_slots=False):
         """Drop every old value of the task (``keep_slots``: only the empty lists)."""
         task["history"] = {slot: values for slot, values in task["history"].items() if values} if keep_slots else {}
-    ''')
+    ''',
 
+    r'''
     def mark_shown(self, task, shown):
         """Record the digest of the question that shows the task now (None: no question shows it)."""
         if shown is None:
             task.pop("shown", None)
         else:
             task["shown"] = shown
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def approve(self, task):
         """A yes to what was shown: the sub-task waits with exactly that approval."""
         if "shown" in task:
@@ -5822,14 +5920,16 @@ class TaskStack:
     def hold(self, task, name, value):
         """Hold a value for the user to check (policy "ask"): the next question shows it."""
         task.setdefault("unconfirmed", {})[name] = value
-    ''')
+    ''',
 
+    r'''
     def take_held(self, task):
         """The values held for a check last turn, taken off the task (they are answered or expire now)."""
         held = task.pop("unconfirmed", None)
         return held if isinstance(held, dict) else None
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def withdraw_trust(self, task):
         """Take back what a task claims without the engine's seal (dskit.integrity.distrust): a pending
         confirmation or a waiting sub-task collects again, what questions showed and held values are
@@ -5911,27 +6011,31 @@ class TaskStack:
     def pop_bottom(self):
         """Drop the bottom task with nothing said (the state's last resort against its size limit)."""
         return self.tasks.pop(0)
-    ''')
+    ''',
 
+    r'''
     def suspend_below_top(self):
         """Every task below the top is SUSPENDED, except a sub-task WAITING for its parent."""
         for task in self.tasks[:-1]:
             if task["stage"] != Stage.WAITING:
                 self.set_stage(task, Stage.SUSPENDED)
+    ''',
 
     # ------------------------------------------------------------ internals
 
-    _defer(locals(), r'''
+    r'''
     def _index(self, task):
         return next((i for i, t in enumerate(self.tasks) if t is task), len(self.tasks))
-    ''')
+    ''',
 
+    r'''
     def _detach(self, task):
         index = next((i for i, t in enumerate(self.tasks) if t is task), None)
         if index is not None:
             del self.tasks[index]
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def _removed(self, task, reason, on_removed):
         report = on_removed or self._on_removed
         if report is not None:
@@ -5939,6 +6043,7 @@ class TaskStack:
     ''')
 
 
+_defer(locals(), r'''
 def bound_history(history):
     """Keep a slot's old values within MAX_SLOT_HISTORY entries and SLOT_HISTORY_MAX_CHARS of JSON,
     dropping the oldest first; the newest one always stays (the one a take-back returns to)."""
@@ -5949,6 +6054,7 @@ def bound_history(history):
         if total > SLOT_HISTORY_MAX_CHARS and index < len(history) - 1:
             del history[:index + 1]
             return
+''')
 
 
 # ---- dskit/integrity.py ----
@@ -5962,6 +6068,7 @@ _SEALED_KEYS = ("task_stack", "done", "counters", "next_task_seq", "handoff", "o
 CHECKED_KEY = "catalog_checked"
 
 
+_defer(locals(), r'''
 def digest(value, secret=""):
     """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
@@ -5972,9 +6079,10 @@ def digest(value, secret=""):
 
         return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
     return sha256_hex(raw)[:DIGEST_CHARS]
+''',
 
 
-_defer(locals(), r'''
+r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -6002,21 +6110,50 @@ def shown_digest(task, subtasks=(), held=None):
     return digest({"task": [task.get("id"), task.get("name"), task.get("slots")],
                    "with": [[s.get("id"), s.get("name"), s.get("slots")] for s in subtasks],
                    "held": held or {}})
-''')
+''',
 
 
+r'''
+def execution_key(conversation_id, payload):
+    """The idempotency key of an execution: the conversation, the task and its approval.
+
+    Why: a task API that acted but answered too late (a read timeout) is recorded as a failure, the
+    task goes back to its confirmation, and the next yes submits it again. The key lets the API
+    recognise the second request as the same submission and answer it again without acting twice.
+    The approval is the digest of what runs — the task, its values and the sub-tasks submitted with it,
+    :func:`shown_digest` of the payload, what the user's yes covered — so a retry of the same approval
+    has the same key, and a task run again with other values (a new approval), another task or another
+    conversation has another. Task ids never repeat within a conversation (a reset keeps the counter).
+    "" without a conversation id or a task id: a key that two conversations could share is worse than
+    none."""
+    conversation = conversation_id.strip() if isinstance(conversation_id, str) else ""
+    task_id = payload.get("task_id") if isinstance(payload, dict) else None
+    if not conversation or not isinstance(task_id, str) or not task_id:
+        return ""
+    subtasks = [s for s in payload.get("subtasks") or [] if isinstance(s, dict)]
+    approval = shown_digest({"id": task_id, "name": payload.get("task"), "slots": payload.get("slots")},
+                            [{"id": s.get("task_id"), "name": s.get("task"), "slots": s.get("slots")} for s in subtasks])
+    return "dskit-" + digest({"conversation": conversation, "task": task_id, "approval": approval})
+''',
+
+
+r'''
 def seal_of(state, secret=""):
     sealed = {key: state.get(key) for key in _SEALED_KEYS}
     if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
         sealed[CHECKED_KEY] = state[CHECKED_KEY]
     return digest(sealed, secret)
+''',
 
 
+r'''
 def seal(state, secret=""):
     """Write the state's seal (the engine calls it on every state it writes)."""
     state["seal"] = seal_of(state, secret)
+''',
 
 
+r'''
 def seal_problem(state, secret=""):
     """Why the state's seal does not hold ("" when it does, or when there is nothing to trust yet)."""
     if not state["task_stack"] and not state["done"]:
@@ -6027,14 +6164,17 @@ def seal_problem(state, secret=""):
     if not same_digest(found, seal_of(state, secret), secret):
         return "the state was changed outside the engine (its seal does not match)"
     return ""
+''',
 
 
+r'''
 def _seal_holds(state, secret):
     found = state.get("seal")
     return isinstance(found, str) and same_digest(found, seal_of(state, secret), secret)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def same_digest(found, expected, secret):
     """Whether a seal holds. With a secret, a constant-time comparison (a timing must not tell how much
     of a forged seal is right) that also takes a seal written with non-ASCII characters (which
@@ -6113,11 +6253,14 @@ _state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|
 _DONE_STATUS = ("pending", "success", "failed")
 
 
+_defer(locals(), r'''
 def new_counters():
     """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
     return {"parse_failures": 0, "failed_asks": {}, "asking": None}
+''',
 
 
+r'''
 def new_state():
     """A clean state: no task, nothing counted."""
     return {
@@ -6134,9 +6277,10 @@ def new_state():
         "errors": [],
         "timeline": [],
     }
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
 ''',
@@ -6193,14 +6337,16 @@ def _decode(text):
     if isinstance(data, dict):
         data.pop(SOUND_KEY, None)  # a mark that did not hold (sound_body) says nothing about the rest
     return data, ""
-''')
+''',
 
 
+r'''
 def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -6217,18 +6363,20 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
-''')
+''',
 
 
+r'''
 def _mark_and_body(text):
     """(the mark, the text without it) of a text that begins with one, else ("", text)."""
     end = len(_SOUND_HEAD) + DIGEST_CHARS
     if text.startswith(_SOUND_HEAD) and text[end:end + 2] == '",':
         return text[len(_SOUND_HEAD):end], "{" + text[end + 2:]
     return "", text
+''',
 
 
-_defer(locals(), r'''
+r'''
 def unmarked(text):
     """A state text without its mark, so that it is read defensively; any other value as it is."""
     return _mark_and_body(text)[1] if isinstance(text, str) else text
@@ -6436,17 +6584,20 @@ def _clean_timeline(entry):
 r'''
 def _json_len(value):
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-''')
+''',
 
 
+r'''
 def _encode(state, secret=""):
     state.pop(SOUND_KEY, None)  # a dict decoded straight from a state text carries the mark of that text
     seal(state, secret)  # what the engine writes is sealed (dskit.integrity)
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     text = scrub_surrogates(text)  # last line of defence: every entry point already removes them
     return f"{_SOUND_HEAD}{_sound_mark(text, secret)}\",{text[1:]}"  # read back as it is (sound_body)
+''',
 
 
+r'''
 def _sync_derived(state):
     """Recompute the fields that follow from the stack, kept for people who read the state: the lock and the focus."""
     stack = TaskStack(state)
@@ -6455,9 +6606,10 @@ def _sync_derived(state):
     state["global_intent_lock"] = "LOCKED" if top else "UNLOCKED"
     stack.suspend_below_top()  # a sub-task waiting for its parent says so (docs/design.md)
     _forget_closed_counters(state)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _forget_closed_counters(state):
     """Counters of tasks no longer open are dropped when the state is written, by the same rule as when
     it is read (:func:`_repair_counters`): a state must read back exactly as written, or its seal would
@@ -6585,9 +6737,10 @@ def dump_state(state, secret=""):
     fits Dify's limits; never raises for a state this module produced."""
     text = fit_state(state, evict=True, secret=secret)
     return text if text is not None else _encode(new_state(), secret)
-''')
+''',
 
 
+r'''
 def load_trusted(state_in, secret=""):
     """The incoming state, loaded defensively, with its seal checked (dskit.integrity): what a state
     changed outside the engine claims is not trusted, and ``errors`` says why."""
@@ -6598,14 +6751,17 @@ def load_trusted(state_in, secret=""):
     if problem:
         add_error(state, "integrity", problem)
     return state
+''',
 
 
+r'''
 def current_task(state):
     """The task in focus: the top of the stack."""
     return state["task_stack"][-1] if state["task_stack"] else None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def reconcile_state(state, catalog):
     """Hold a loaded state to the current catalog: drop what it no longer knows (a task or slot
     removed since) and every value it does not accept, saying so in ``errors``.
@@ -7025,14 +7181,16 @@ class Evidence:
         return Evidence(message=self.message, recent=tuple(self.recent[i] for i in keep), raw=self.raw,
                         raw_recent=tuple(self.raw_recent[i] for i in keep), reference=self.reference,
                         offered=self.offered, offers=self.offers, cased=self.cased)
-    ''')
+    ''',
 
+    r'''
     def texts(self, recent):
         """(folded, raw) texts to search: this message, and the recent turns with ``recent``."""
         pairs = [(self.message, self.raw)]
         if recent:
             pairs += list(zip(self.recent, self.raw_recent))
         return pairs
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -7092,10 +7250,12 @@ class Evidence:
     ''')
 
 
+_defer(locals(), r'''
 def one_shift_said(raw):
     """Whether the message states one shift of a time plainly, the direction not negated
     (:func:`dskit.clock.shift_said` with this engine's negation scope)."""
     return shift_said(raw, negated_at)
+''')
 
 
 def fold(text):
@@ -7107,10 +7267,13 @@ def fold(text):
     return "".join(ch for ch in text if ch.isalnum())
 
 
+_defer(locals(), r'''
 def _raw(text):
     return unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+''',
 
 
+r'''
 def parse_reference_date(value):
     """A reference date from a date, or "YYYY-MM-DD" text (anything else: None)."""
     if isinstance(value, date):
@@ -7123,9 +7286,10 @@ def parse_reference_date(value):
             except ValueError:
                 return None
     return None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def make_evidence(query, recent=(), reference_date=None, offered="",
                   offers=()):
     """The evidence of a turn; None (grounding off) when there is no user message at all.
@@ -7960,9 +8124,10 @@ def clean_offers(raw):
         if values:
             kept.append([task[:64], item["slot"][:64], values])
     return kept
-''')
+''',
 
 
+r'''
 def take_offers(state):
     """The offers of the assistant's last reply, for this turn's evidence (removed from the state: they
     last one turn). Call after the turn counter moved on."""
@@ -7970,6 +8135,7 @@ def take_offers(state):
     if not isinstance(offers, dict) or offers.get("turn") != state["turn"] - 1:
         return ()
     return tuple((task, slot, tuple(values)) for task, slot, values in clean_offers(offers.get("items")))
+''')
 
 
 def _found(value, text):
@@ -8092,9 +8258,11 @@ _INTERROGATIVE = _LazyPattern('_INTERROGATIVE', r"(?:多长时间|多长|多久|
 
 
 # A 的 or a word of place before the kind of thing a description ends with: "环境好点的酒店", "颐和园周边的酒店".
+_defer(locals(), r'''
 def is_interrogative(value):
     """A question word given as a value ("多长时间", "几点"): what the user asks about, not what they want."""
     return isinstance(value, str) and _INTERROGATIVE.fullmatch(value.strip().lower()) is not None
+''')
 
 
 _PLACE_WORDS = ("周边", "附近", "旁边", "周围", "一带")
@@ -8314,16 +8482,20 @@ class SlotWrites:
         self.changed: dict[str, list[str]] = {}  # task id -> slots changed this turn (in order)
         self.rolled_back: set[tuple[str, str]] = set()  # already told in a notice: not acknowledged again
         self.changes: list[SlotChange] = []
-    ''')
+    ''',
 
+    r'''
     def changed_in(self, task):
         return self.changed.get(task["id"], [])
+    ''',
 
+    r'''
     def changed_keys(self):
         """"task_id.slot" of every slot whose value this turn changed (the timeline keeps them)."""
         return [f"{task_id}.{name}" for task_id, names in self.changed.items() for name in dict.fromkeys(names)]
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def changed_lately(self, task, slot):
         """Whether the slot changed this turn or the turn before (the timeline's ``changed``)."""
         if (task["id"], slot) in self.touched:
@@ -8332,16 +8504,18 @@ class SlotWrites:
         key = f"{task['id']}.{slot}"
         return any(entry.get("turn") == state["turn"] - 1 and key in (entry.get("changed") or [])
                    for entry in state["timeline"] if isinstance(entry, dict))
-    ''')
+    ''',
 
+    r'''
     def _touch(self, task, name, op):
         """Remember a slot's value and history before its first change this turn."""
         key = (task["id"], name)
         if key not in self.touched:
             self.touched[key] = (task["slots"].get(name, UNSET), self.stack.old_values(task, name), [])
         self.touched[key][2].append(op)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def set(self, task, name, value):
         """Set (or with None delete) one slot, keeping the value it replaces; True if it changed."""
         old = task["slots"].get(name)
@@ -8394,8 +8568,9 @@ class SlotWrites:
             if before is not UNSET and before is not None:
                 self._cascade(task, name)
         self.touched.clear()
-    ''')
+    ''',
 
+    r'''
     def all_changes(self):
         """The turn's changes: the resolved ones, then writes made after the resolution (a held value
         the user said yes to), each once."""
@@ -8403,8 +8578,9 @@ class SlotWrites:
                    for (task_id, name), (before, _history, ops) in self.touched.items()
                    if (task := self.stack.find(task_id)) is not None and task["slots"].get(name, UNSET) != before]
         return self.changes + pending
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def _unchanged(self, task, name, history):
         self.stack.set_old_values(task, name, history)
         self.changed[task["id"]] = [n for n in self.changed.get(task["id"], []) if n != name]
@@ -8450,14 +8626,16 @@ class Before:
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('asked', 'existing_ids', 'top_id', 'confirming', 'held')
 
+    _defer(locals(), r'''
     def __init__(self, asked, existing_ids, top_id, confirming, held):
         object.__setattr__(self, 'asked', asked)
         object.__setattr__(self, 'existing_ids', existing_ids)
         object.__setattr__(self, 'top_id', top_id)
         object.__setattr__(self, 'confirming', confirming)
         object.__setattr__(self, 'held', held)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(asked={self.asked!r}"
@@ -8493,26 +8671,36 @@ class Ledger:
     """The effects of one turn, in the order they were applied (refusals and notes included), and what
     the decision reads off them."""
 
+    _defer(locals(), r'''
     def __init__(self):
         self.effects: list[Effect] = []
+    ''',
 
+    r'''
     def add(self, effect):
         self.effects.append(effect)
+    ''',
 
+    r'''
     def of(self, kind):
         return [e for e in self.effects if isinstance(e, kind)]
+    ''',
 
+    r'''
     def last(self, kind):
         found = self.of(kind)
         return found[-1] if found else None
+    ''',
 
     # ------------------------------------------------------------ read off the effects
 
+    r'''
     def applied(self):
         """The ``applied`` log: one line per effect that has one."""
         return [line for line in (e.entry() for e in self.effects) if line]
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def dropped(self):
         """Every command, or part of one, not applied, with the reason."""
         out = []
@@ -8525,10 +8713,12 @@ class Ledger:
                                                    "value": effect.value}),
                             "reason": f"held for the user to check: {effect.reason}"})
         return out
-    ''')
+    ''',
 
+    r'''
     def notices(self, lang):
         return [msg(e.key, lang, **dict(e.values)) for e in self.of(Noticed)]
+    ''')
 
     @property
     def progress(self):
@@ -8568,17 +8758,21 @@ class Ledger:
         """A change the model read into this message was refused as not said (a refused yes is not one)."""
         return any(isinstance(e, Refused) and e.grounding and not e.confirm for e in self.effects)
 
+    _defer(locals(), r'''
     def ended(self):
         """Tasks that left the stack this turn -> why (cancelled, cascade, evicted, reset, executed)."""
         return {e.task_id: e.reason for e in self.of(TaskEnded)}
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def late_starts(self):
         return {e.name for e in self.of(TaskOpened) if e.late}
-    ''')
+    ''',
 
+    r'''
     def answered_held(self):
         return {e.task_id for e in self.of(HeldAnswered)}
+    ''')
 
 
 class Turn:
@@ -8611,25 +8805,32 @@ class Turn:
         self.log.add(TaskEnded(task["id"], task["name"], reason))
         if reason in TOLD_REASONS:
             self.log.add(notice(reason, task=self.spec(task).display))
-    ''')
+    ''',
 
     # ------------------------------------------------------------ reading
 
+    r'''
     def spec(self, task):
         return self.catalog.tasks[task["name"]]
+    ''',
 
+    r'''
     def task_ref(self):
         top = self.stack.top()
         return task_ref(top, self.spec(top).display) if top is not None else None
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def resumed_ref(self, task):
         return {"task_id": task["id"], "task": task["name"], "label": self.spec(task).display}
-    ''')
+    ''',
 
+    r'''
     def ended_list(self):
         return [{"task_id": k, "reason": v} for k, v in self.log.ended().items()]
+    ''',
 
+    r'''
     def held_open(self):
         """Values held for a check last turn that this turn has not answered, of tasks still open."""
         if self.log.of(StackCleared):
@@ -8637,8 +8838,9 @@ class Turn:
         answered = self.log.answered_held()
         return {task_id: values for task_id, values in self.before.held.items()
                 if task_id not in answered}
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def target(self, task_name, slot):
         """The open task a slot goes to: the named one, else the nearest from the top that has it.
 
@@ -8976,18 +9178,20 @@ def shared_words(turn, task, slots):
                 refused[name] = f"{name}: the same words were given to several slots" + (
                     f"; they name the {spec.slots[owner].display}" if owner else "")
     return refused
-''')
+''',
 
 
 # ---------------------------------------------------------------- rules for a slot's value
 
+r'''
 def checked_by_user(turn, effect):
     """A value held for the user to check, which they said yes to when it was shown (the yes itself was
     judged: :func:`yes_said`, :func:`held_as_shown`)."""
     return admit(effect) if effect.source == "held" else None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def part_of_day_period(turn, task, slot):
     """The part of the day the user already gave for this task's time: the half of the day of the time it
     holds, else the last part of the day said in the user's recent messages about this task ("明天晚上…"
@@ -9027,14 +9231,16 @@ def hour_in_users_part_of_day(turn, effect):
         return None
     return read(SlotSet(effect.task_id, effect.slot, users, effect.source),
                 Noted(f"part of the day kept {task['id']}.{effect.slot}={users}"))
-''')
+''',
 
 
+r'''
 def value_unchanged(turn, effect):
     """The value the slot holds already: nothing changes, nothing to judge."""
     if turn.evidence is None or effect.value == _task(turn, effect.task_id)["slots"].get(effect.slot):
         return admit(effect)
     return None
+''')
 
 
 def deletion_named(turn, effect):
@@ -9050,15 +9256,17 @@ def deletion_named(turn, effect):
     return refuse(f"{effect.slot}: the message does not mention this slot; its value stays", item=_item(turn, effect))
 
 
+_defer(locals(), r'''
 def question_is_not_value(turn, effect):
     """A question word is never a value: what the user asks about is not what they want ("能玩多长时间？")."""
     if is_interrogative(effect.value):
         return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
                       item=_item(turn, effect))
     return None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _spans_of(spec, value, raw):
     """Where the message says a value as written: the value's text, or a word of its option (an alias)."""
     words = {str(item).lower() for item in (value if isinstance(value, list) else [value]) if item is not None}
@@ -9151,9 +9359,10 @@ def asked_about_not_wanted(turn, effect):
         return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks about, not what they want",
                       item=_item(turn, effect))
     return None
-''')
+''',
 
 
+r'''
 def description_is_not_name(turn, effect):
     """A free-text value that describes the thing instead of naming it ("颐和园周边的酒店" for a hotel's name)."""
     task_spec = turn.spec(_task(turn, effect.task_id))
@@ -9161,8 +9370,10 @@ def description_is_not_name(turn, effect):
         return refuse(f"{effect.slot}: {short_text(effect.value)} describes one, it does not name it",
                       item=_item(turn, effect))
     return None
+''',
 
 
+r'''
 def request_is_not_name(turn, effect):
     """A name slot given the whole request ("评分4.5分以上…的景点" as the sight's name)."""
     task_spec = turn.spec(_task(turn, effect.task_id))
@@ -9170,17 +9381,20 @@ def request_is_not_name(turn, effect):
         return refuse(f"{effect.slot}: {short_text(effect.value)} states what is wanted, it does not name it",
                       item=_item(turn, effect))
     return None
+''',
 
 
+r'''
 def value_of_another_slot(turn, effect):
     """Another slot's option or alias, or a bare clock time for a slot without a pattern: that slot's."""
     owner = owner_elsewhere(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value)
     if owner:
         return refuse(f"{effect.slot}: {short_text(effect.value)} is a value of {owner}", item=_item(turn, effect))
     return None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def name_of_another_task(turn, effect):
     """A name another kind of task holds as its own: one place is one kind of thing (the hotel the user asks
     the sights around is not the sight's name). Name slots only, of tasks of another kind, open or done."""
@@ -9629,9 +9843,10 @@ def _cleared(turn, effect):
     turn.state["counters"] = new_counters()
     turn.state["handoff"] = None
     turn.log.add(notice("reset"))
-''')
+''',
 
 
+r'''
 def _stage(turn, effect):
     task = turn.stack.find(effect.task_id)
     turn.stack.set_stage(task, Stage(effect.stage))
@@ -9639,28 +9854,33 @@ def _stage(turn, effect):
         turn.stack.mark_shown(task, effect.shown or None)
     if effect.withdrawn:
         turn.stack.withdraw_approval(task)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _waits(turn, effect):
     task, parent = turn.stack.find(effect.task_id), turn.stack.find(effect.parent_id)
     turn.log.add(notice("waiting", task=turn.spec(task).display, parent=turn.spec(parent).display))
     turn.stack.place_below(task, parent)
     turn.stack.set_stage(task, Stage.WAITING)
-''')
+''',
 
 
+r'''
 def _limited(turn, effect):
     turn.stack.evict(effect.limit)
+''',
 
 
 # ---------------------------------------------------------------- values
 
+r'''
 def _slot_set(turn, effect):
     turn.writes.set(turn.stack.find(effect.task_id), effect.slot, effect.value)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _rolled_back(turn, effect):
     turn.writes.rollback(turn.stack.find(effect.task_id), effect.slot)
 ''',
@@ -9715,24 +9935,28 @@ def _executed(turn, effect):
     turn.state["done"].append({**effect.payload, "status": "pending", "detail": "", "turn": turn.state["turn"],
                                "parent_id": task.get("parent_id")})
     del turn.state["done"][:-MAX_DONE]
-''')
+''',
 
 
+r'''
 def _understood(turn, effect):
     turn.state["counters"]["parse_failures"] = 0
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _not_understood(turn, effect):
     counters = turn.state["counters"]
     counters["parse_failures"] = counters.get("parse_failures", 0) + 1
     add_error(turn.state, "understanding", effect.error)
-''')
+''',
 
 
+r'''
 def _recorded(turn, effect):
     turn.state["timeline"].append(effect.line)
     del turn.state["timeline"][:-MAX_TIMELINE]
+''')
 
 
 # Effects with no handler are recorded in the ledger only (what the decision reads): FaqAsked, SmallTalk,
@@ -9754,9 +9978,11 @@ MAX_TEXT = 2000
 RESOLVED_FROM = 4
 
 
+_defer(locals(), r'''
 def command_text(value):
     """A text field of a command (a question, a reason), trimmed and bounded."""
     return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+''')
 
 
 class Command:
@@ -10713,40 +10939,21 @@ REGISTRY: dict[str, type] = {}
 COMMAND_ALIASES: dict[str, str] = {}
 
 
-def register(command):
-    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
-    in a language fails here, when the engine is imported, never in a user's turn."""
-    for key, texts in command.texts.items():
-        missing = [lang for lang in MESSAGES if not texts.get(lang)]
-        if missing:
-            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
-    for key, texts in command.texts.items():
-        for lang, table in MESSAGES.items():
-            table.setdefault(key, texts[lang])
-    REGISTRY[command.kind] = command
-    for alias in command.aliases:
-        COMMAND_ALIASES[alias] = command.kind
-    return command
-
-
-for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
-                 CannotHandle):
-    register(_command)
-
-
 _defer(locals(), r'''
 def command_lines(lang):
     """The understanding prompt's list of commands, one line each, in registry order."""
     sep = "：" if lang == "zh" else ": "
     return "\n".join(f"- {c.title or c.kind}{sep}{c.meaning[lang]}" for c in REGISTRY.values() if c.meaning)
-''')
+''',
 
 
+r'''
 def is_cannot_handle(command):
     return isinstance(command, CannotHandle)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def apply_commands(turn, commands):
     """Run a message's commands in the fixed order (equal places keep the model's order); the slot
     changes are resolved to one outcome per slot before confirm, deny and the rest are read."""
@@ -10771,14 +10978,16 @@ def apply_commands(turn, commands):
     if not resolved:
         turn.writes.resolve()
     _expire_held(turn)
-''')
+''',
 
 
+r'''
 def _expire_held(turn):
     """Held values the user did not say yes to are forgotten (they were asked about once)."""
     for task_id, values in turn.held_open().items():
         reduce(turn, Refused(short_text({"task_id": task_id, "slots": values}),
                              "held values not confirmed by the user; dropped"))
+''')
 
 
 # ---- dskit/summary.py ----
@@ -11113,21 +11322,42 @@ _LABEL = _LazyPattern(
     re.I | re.M)
 _SPLIT = _LazyPattern('_SPLIT', r"^[ \t]*-{3,}[ \t]*$", re.M)
 _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
+# Where a reply goes that a model gives after the memory of its turn is written: a Chatflow's FAQ or
+# small-talk answer comes after the state node, which keeps the memory, and no code runs after it
+# (dskit/tooling/dslbuild/flows.py). The state node stores the turn with this mark where the answer
+# goes; the answer itself is stored apart (the ``reply_pending`` variable) and put in its place by
+# :func:`fill_pending` on the next turn. A private-use character: nothing a user types keeps it
+# (:func:`append_turn` drops it from what they say) and one-line rendering leaves it as it is.
+PENDING_MARK = "\ue000"
 
 
 _defer(locals(), r'''
 def history_size(text):
     """Bytes ``text`` takes as a Dify variable: max(sys.getsizeof, UTF-8 length)."""
     return max(sys.getsizeof(text), len(text.encode("utf-8", "replace")))
-''')
+''',
 
 
+r'''
 def _clean(text):
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
+''',
 
 
-_defer(locals(), r'''
+r'''
+def fill_pending(history, reply):
+    """The history with the reply that came after it was written put where the engine left its mark
+    (:data:`PENDING_MARK`), made safe to store as every reply is; no mark: the history as it is. An
+    empty ``reply`` removes the mark (a turn that stopped before its answer was saved)."""
+    text = _clean(history)
+    if PENDING_MARK not in text:
+        return text
+    return text.replace(PENDING_MARK, _content(_clean(reply).replace(PENDING_MARK, "")))
+''',
+
+
+r'''
 def _content(text):
     """Message text made safe to store: no separator lines, no lines that look like a role label."""
     text = _SPLIT.sub("- - -", _clean(text).strip())
@@ -11210,21 +11440,25 @@ def parse_history(text):
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
-''')
+''',
 
 
+r'''
 def recent_user_messages(history, count):
     """The user's messages in a history string, oldest first: the last ``count`` (for grounding)."""
     return [t["user"] for t in parse_history(history) if t.get("user")][-count:] if count > 0 else []
+''',
 
 
+r'''
 def last_assistant_message(history):
     """The assistant's last reply in a history string ("" when there is none): what it offered last."""
     turns = [t for t in parse_history(history) if t.get("assistant")]
     return turns[-1]["assistant"] if turns else ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def render_turn(turn):
     """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""
@@ -11353,7 +11587,7 @@ def append_turn(history, user, assistant, *, essential=None,
     limit = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
     early, turns = turns[:-limit], turns[-limit:]  # a foreign history of thousands of turns
     hint = noise_hint_tag(tag) or noise_hint_tag(essential)
-    user_text, bot_text = _clean(user).strip(), _clean(assistant).strip()
+    user_text, bot_text = _clean(user).replace(PENDING_MARK, "").strip(), _clean(assistant).strip()
     if user_text or bot_text:
         if hint == "chat":  # resolved now, while the previous reply is known, and stored
             prev = turns[-1]["assistant"] if turns else ""
@@ -11400,7 +11634,8 @@ def history_for_model(history, lang="zh"):
 # is given the catalog and the state (dskit.nodes.history_node, dskit.nodes.next_prompt): the LLM's
 # system prompt, the head its user prompt starts with, the state view. :func:`history_update` knows
 # no catalog and leaves them empty.
-NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_state": "string"}
+NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_tail": "string",
+                       "prompt_state": "string"}
 HISTORY_NODE_OUTPUTS = {
     "history": "string", "model_history": "string", "summary": "string", "overflow": "string",
     "overflow_turns": "number", "turns": "number", "tag": "string", "summary_due": "boolean",
@@ -11481,6 +11716,7 @@ WORKFLOW_OUTPUTS: dict[str, str] = json.loads(r'''{
  "slot": "string",
  "missing_slots": "array[string]",
  "execute_payload": "object",
+ "execute_key": "string",
  "execute_task": "string",
  "faq_question": "string",
  "handoff_reason": "string",
@@ -11490,7 +11726,8 @@ WORKFLOW_OUTPUTS: dict[str, str] = json.loads(r'''{
  "stack_depth": "number",
  "decision": "object",
  "error": "string",
- "follow_up": "string"
+ "follow_up": "string",
+ "no_api_reply": "string"
 }''')
 
 _WORDS = json.loads(r'''{
@@ -11691,12 +11928,17 @@ def task_outputs(state, catalog):
 
 r'''
 def workflow_outputs(new_state, decision, catalog, error="", *,
-                     state=None):
+                     state=None, conversation_id=""):
     """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
-    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
+    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again.
+    ``conversation_id`` (Dify's ``sys.conversation_id``) keys an execution for the task API
+    (:func:`dskit.integrity.execution_key`: ``execute_key``, and ``idempotency_key`` in the payload)."""
     if state is None:
         state, _ = load_state(new_state)
-    execute = decision.get("execute") or {}
+    execute = dict(decision.get("execute") or {})
+    key = execution_key(conversation_id, execute) if execute else ""
+    if key:
+        execute["idempotency_key"] = key
     return {
         "sys_context_str": new_state,
         "next_action": decision.get("next_action") or "fallback",
@@ -11704,7 +11946,8 @@ def workflow_outputs(new_state, decision, catalog, error="", *,
         **task_outputs(state, catalog),
         "slot": decision.get("slot") or "",
         "missing_slots": list(decision.get("missing_slots") or []),
-        "execute_payload": dict(execute),
+        "execute_payload": execute,
+        "execute_key": key,
         "execute_task": execute.get("task") or "",
         "faq_question": (decision.get("faq") or {}).get("question") or "",
         "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
@@ -11715,6 +11958,7 @@ def workflow_outputs(new_state, decision, catalog, error="", *,
         "decision": dict(decision),
         "error": error or decision.get("error") or "",
         "follow_up": follow_up(decision),
+        "no_api_reply": no_api_reply(catalog, execute, decision.get("lang")) if execute and catalog else "",
     }
 ''')
 
@@ -11772,6 +12016,50 @@ def values_text(spec, slots, lang, names=None):
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
     return msg("value_sep", lang).join(parts)
+''',
+
+
+r'''
+def _payload_spec(cat, payload):
+    payload = payload if isinstance(payload, dict) else {}
+    return payload, cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+''',
+
+
+r'''
+def _payload_parts(cat, payload, lang):
+    """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
+    payload, spec = _payload_spec(cat, payload)
+    slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
+    return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+''',
+
+
+r'''
+def _dry_values(values, lang):
+    """The values after a task's name in the no-API reply, in brackets; nothing when it has none."""
+    return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
+''',
+
+
+r'''
+def no_api_reply(catalog, payload, lang=None):
+    """What the user is told when a task is to run and no task API is connected: said plainly, in the
+    catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
+    is no answer to give, since the answer would have come from the API; sub-tasks are named.
+
+    Why not "I would now do ...": the user asked for something and must not take it as done, and an
+    enquiry ("opening hours on Saturday?") has nothing to be done, only an answer nobody can give.
+    What the app builder must set is the Chatflow's to add (the code-node Chatflows name TASK_API_URL,
+    ``exec_dry_builder``): the plugin layout has no such variable."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    label, values = _payload_parts(cat, payload, lang)
+    key = "exec_dry_read" if _payload_spec(cat, payload)[1].read_only else "exec_dry"
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
+    return sentences(lang, msg(key, lang, task=label, values=_dry_values(values, lang)),
+                     *(msg("exec_dry_with", lang, task=sub, values=_dry_values(sub_values, lang))
+                       for sub, sub_values in subtasks))
 ''',
 
 
@@ -12110,7 +12398,7 @@ def assemble_context(*, system="", state="", memory="", history="",
     kept_turns, noise_removed = [], 0
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
-        if info["tag"] == "noise":
+        if info["tag"] == "noise" and PENDING_MARK not in turn["assistant"]:  # a reply to come is shown
             cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget
@@ -12695,9 +12983,10 @@ def _held_text(turn, task, held):
              msg("kv", turn.lang, slot=slots[n].display, value=show_value(v, turn.lang))
              for n, v in held.items() if n in slots]
     return msg("value_sep", turn.lang).join(parts)
-''')
+''',
 
 
+r'''
 def _step_of(turn, task, resumed):
     """The task's next step, with its stage applied; a confirmation or check question records what it
     shows (dskit.integrity), so that a yes runs exactly that."""
@@ -12705,9 +12994,10 @@ def _step_of(turn, task, resumed):
     stage = step.stage.value if step.stage is not None else task["stage"]
     reduce(turn, StageSet(task["id"], stage, shown=_shown(turn, task) if step.action == "confirm" else ""))
     return step
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _shown(turn, task):
     """The digest of what the question about to be asked shows (dskit.integrity)."""
     held = task.get("unconfirmed")
@@ -12718,7 +13008,7 @@ def _shown(turn, task):
 r'''
 def _resume_prefix(turn, task, question):
     """The question of a task the user comes back to, led by "we continue with ..."."""
-    return msg("resume", turn.lang, task=turn.spec(task).display) + question
+    return sentences(turn.lang, msg("resume", turn.lang, task=turn.spec(task).display), question)
 ''',
 
 
@@ -12814,14 +13104,16 @@ def base(turn, action, **fields):
                         ended=turn.ended_list(), progress=log.progress, **fields)
 
 
+_defer(locals(), r'''
 def _with_missing(turn, decision, top):
     if top is not None:
         decision["missing_slots"] = missing_slots(top, turn.spec(top))
         decision["task"] = turn.task_ref()
     return decision
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _count_failed_ask(turn):
     """The slot asked last turn is still empty and the user gave nothing for the task: one failed ask.
 
@@ -12931,6 +13223,7 @@ def not_understood(turn, error):
 MAX_COMMANDS = 20
 
 
+_defer(locals(), r'''
 def _command_type(raw):
     for key in ("type", "command", "action", "intent"):
         value = raw.get(key)
@@ -12938,9 +13231,10 @@ def _command_type(raw):
             name = value.strip().lower().replace("-", "_").replace(" ", "_")
             return COMMAND_ALIASES.get(name, name)
     return ""
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _resolve_task(catalog, value):
     """A task name from the catalog (its label is accepted too): (name, reason if unknown)."""
     if value is None or value == "":
@@ -13110,12 +13404,14 @@ class TurnResult:
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('state', 'text', 'decision')
 
+    _defer(locals(), r'''
     def __init__(self, state, text, decision):
         self.state = state
         self.text = text
         self.decision = decision
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def __repr__(self):
         return (
             f"{type(self).__qualname__}(state={self.state!r}" f", text={self.text!r}"
@@ -13161,16 +13457,18 @@ def since_reset(state, recent):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])
     return list(recent[-after:]) if after else []
-''')
+''',
 
 
+r'''
 def catalog_mark(text):
     """The mark of a catalog's JSON text under these rules (dskit.catalog.CATALOG_RULES): equal marks, the
     very same text checked by the very same rules."""
     return digest(["dskit.catalog", CATALOG_RULES, text])
+''',
 
 
-_defer(locals(), r'''
+r'''
 def kept_turn(state_in, catalog, lang, key, code, error,
               secret=""):
     """A turn that changes nothing: the incoming state (held to the catalog) with the error recorded,
@@ -13276,6 +13574,7 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
+_defer(locals(), r'''
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -13291,16 +13590,20 @@ def text_in(value):
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
+''',
 
 
+r'''
 def _scientific(text):
     """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
     a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
     run, and a state or a reply never starts with a digit)."""
     head = text[1:2] if text[:1] == "-" else text[:1]
     return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
+''',
 
 
+r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -13309,8 +13612,10 @@ def text_out(value, limit=NODE_MAX_STRING):
     if _scientific(text):
         text += " "
     return text
+''',
 
 
+r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -13320,6 +13625,7 @@ def json_out(value, limit=NODE_MAX_STRING):
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
+''')
 
 
 def node_types(kinds):
@@ -13508,10 +13814,12 @@ class TurnInputs:
     length: int = 0  # the message's length, for the user-facing sentence
     offered: str = ""  # the assistant's last reply: what it offered ("就这家" accepts a value of it)
 
+    _defer(locals(), r'''
     def step_args(self):
         """The grounding keyword arguments of :func:`dskit.machine.step`."""
         return {"query": self.query, "recent": list(self.recent), "reference_date": self.reference_date,
                 "offered": self.offered}
+    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -13573,13 +13881,15 @@ class TurnInputs:
     ''')
 
 
+_defer(locals(), r'''
 def _turn_inputs_text(value):
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def turn_inputs(query, history="", reference_date="", *, today=None):
     """The turn's user inputs from raw surface values (anything: never raises).
 
@@ -13612,7 +13922,9 @@ def turn_inputs(query, history="", reference_date="", *, today=None):
 # history node's outputs a Chatflow reads after the turn, and whether they were built.
 MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
     "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
-STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
+# What a Chatflow shows and stores of the reply when this node writes it (:func:`state_node`).
+REPLY_OUTPUTS = {"reply": "string", "reply_pending": "string"}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -13622,13 +13934,15 @@ SUMMARY_TAIL_CHARS = 20_000
 TURN_MAX_CHARS = 100_000
 
 
+_defer(locals(), r'''
 def _lang(lang):
     """A ``lang`` input: "" (follow the catalog) -> None, else zh or en."""
     text = text_in(lang).strip()
     return norm_lang(text) if text else None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _catalog_lang(task_catalog):
     """The catalog's language when it can be read at all (for texts when the catalog is broken)."""
     data = loads_strict_or_none(task_catalog)
@@ -13640,18 +13954,20 @@ r'''
 def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
-''')
+''',
 
 
+r'''
 def _marked_catalog(task_catalog, checked):
     """The state node's catalog: marked, and built without its checks when ``checked`` (the state's
     ``catalog_checked``) is the text's own mark (dskit.catalog.load_catalog). A separate function, so the
     other nodes, which never need the mark, do not bundle hashlib for it."""
     source = task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog)
     return load_catalog(source, checked, catalog_mark(source)) if isinstance(source, str) else load_catalog(source)
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _summary(summary):
     return tail_lines(summary, SUMMARY_TAIL_LINES, SUMMARY_TAIL_CHARS)
 ''',
@@ -13663,8 +13979,8 @@ r'''
 def _failed_turn(state_text_in, key, lang, error, **values):
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
-                   STATE_NODE_OUTPUTS)
+    outputs = failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language)
+    return conform({**outputs, "reply": outputs["question"]}, STATE_NODE_OUTPUTS)
 ''',
 
 
@@ -13706,7 +14022,8 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
                lang="", query=None, history="", reference_date="",
                state_secret="", summary=None, max_turns=10, max_bytes=150_000,
                summary_max_tokens=SUMMARY_MAX_TOKENS, llm_summary=False,
-               history_lang="zh"):
+               history_lang="zh", conversation_id="", reply_pending=None,
+               api_url=None):
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -13717,26 +14034,71 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
     state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
     language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
-    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    unexpected. ``conversation_id`` (``sys.conversation_id``) keys an execution for the task API
+    (``execute_key``, :func:`dskit.integrity.execution_key`). Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
-    With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
-    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history
-    node's work here — the same :func:`history_node` call, with that reply and ``max_turns`` ...
-    ``history_lang`` as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
-    confirm turn the history node, a second sandbox run compiling much of this code again, is then
-    not needed: the Chatflows' ``has_memory`` branch reads the flag. Every other turn leaves
-    ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
-    small-talk answer) and the history node after the answer keeps it.
+    With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``) this node
+    also does the history node's work — the same :func:`history_node` call, with ``max_turns`` ...
+    ``history_lang`` as its settings — on every turn whose reply is known here or comes from a model
+    right after it, and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`): so that an ordinary turn,
+    and a FAQ or small-talk turn, runs no second code node compiling much of this code again.
+
+    - its own ``question`` (:func:`dskit.views.replies_itself`: ask, confirm, handoff, fallback, notices,
+      a turn that could not run) is the reply, ``reply``;
+    - with ``reply_pending`` bound (the conversation variable that holds the last turn's model answer), a
+      FAQ or small-talk answer, which a model gives after this node: the turn is recorded with
+      :data:`dskit.history.PENDING_MARK` where the answer goes, the Chatflow stores the answer in
+      ``reply_pending``, and the next turn's nodes put it in its place (:func:`dskit.history.fill_pending`;
+      the next prompt reads it between ``prompt_head`` and ``prompt_tail``). ``reply`` is then what the
+      Chatflow says when the knowledge base finds nothing, ``reply_pending`` the same text to store;
+    - with ``api_url`` bound and empty (no task API): an execution's reply, ``no_api_reply`` with the line
+      for the app builder, then the next question.
+
+    An execution with a task API leaves ``memory_ready`` false and those outputs empty: its outcome comes
+    later, and :func:`outcome_node` keeps the memory with it.
     """
-    return _again_unmarked(_state_turn, dict(locals()))
+    args = dict(locals())
+    if PENDING_MARK in text_in(history):  # the last turn's model answer, in its place (none: the mark goes)
+        args["history"] = fill_pending(history, "" if reply_pending is None else reply_pending)
+    outputs, remembered, catalog = _again_unmarked(_state_turn, args)
+    if summary is None or remembered is None:
+        return outputs
+    pending = remembered == PENDING_MARK
+    memory = history_node(old_history=args["history"], summary=summary, user_query=query, answer=remembered,
+                          follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
+                          max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
+                          llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],
+                          task_catalog=catalog)
+    outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
+    return outputs
+''',
+
+
+r'''
+def _own_reply(outputs, decision, pending_mode, api_url):
+    """(``reply``, what the memory records as the reply) when this node keeps the memory of the turn;
+    None when the reply comes from a task API (:func:`state_node`)."""
+    action, lang = outputs["next_action"], norm_lang(decision.get("lang"))
+    if replies_itself(outputs):
+        return outputs["question"], outputs["question"]
+    if pending_mode and action in ("faq", "chitchat"):
+        return (msg("faq_none", lang) if action == "faq" else ""), PENDING_MARK
+    if action == "execute" and api_url is not None and not text_in(api_url).strip():
+        question = outputs["question"]
+        text = sentences(lang, outputs["no_api_reply"], msg("exec_dry_builder", lang))
+        reply = text + ("\n\n" + question if question else "")
+        return reply, reply
+    return None
 ''',
 
 
 r'''
 def _state_turn(understanding, sys_context_str, task_catalog, lang, query, history,
                 reference_date, state_secret, summary, max_turns, max_bytes,
-                summary_max_tokens, llm_summary, history_lang):
-    """:func:`state_node`'s turn on the state text as given."""
+                summary_max_tokens, llm_summary, history_lang, conversation_id,
+                reply_pending, api_url):
+    """:func:`state_node`'s turn on the state text as given: (outputs, what the memory records as the
+    reply or None, the catalog for the memory)."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
     secret = text_in(state_secret)
@@ -13745,32 +14107,38 @@ def _state_turn(understanding, sys_context_str, task_catalog, lang, query, histo
         catalog = _marked_catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
-        return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
+        return _failed(_failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000)), task_catalog)
     except Exception as exc:  # noqa: BLE001 - a code node must not raise
-        return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
+        return _failed(_failed_turn(state_in, "broken_catalog", language,
+                                    f"catalog: {type(exc).__name__}: {exc}"[:2000]), task_catalog)
     inputs = turn_inputs(text_in(query), text_in(history), text_in(reference_date))
     if inputs.problem:  # the same refusal the plugin tools give (dskit.turn_inputs)
         key = "message_too_long" if inputs.problem_input == "query" else "internal"
-        return _failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
-                            limit=MAX_QUERY_CHARS)
+        return _failed(_failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
+                                    limit=MAX_QUERY_CHARS), catalog)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
         result = run_turn(state_in, raw, catalog, lang=language, secret=secret, loaded=loaded,
                           **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
-            return _failed_turn(state_in, "internal", language or catalog.language,
-                                f"new state is {len(result.text)} characters, over Dify's limit")
-        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state),
-                          STATE_NODE_OUTPUTS)
+            return _failed(_failed_turn(state_in, "internal", language or catalog.language,
+                                        f"new state is {len(result.text)} characters, over Dify's limit"), catalog)
+        outputs = workflow_outputs(result.text, result.decision, catalog, state=result.state,
+                                   conversation_id=text_in(conversation_id))
+        own = _own_reply(outputs, result.decision, reply_pending is not None, api_url)
+        reply, remembered = own if own is not None else ("", None)
+        pending = reply if remembered == PENDING_MARK else ""
+        return conform({**outputs, "reply": reply, "reply_pending": pending}, STATE_NODE_OUTPUTS), remembered, catalog
     except Exception as exc:  # noqa: BLE001
-        return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
-    if summary is not None and replies_itself(outputs):
-        memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
-                              decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
-                              summary_max_tokens=summary_max_tokens, llm_summary=llm_summary, lang=history_lang,
-                              sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
-        outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
-    return outputs
+        return _failed(_failed_turn(state_in, "internal", language or catalog.language,
+                                    f"{type(exc).__name__}: {exc}"[:2000]), catalog)
+''',
+
+
+r'''
+def _failed(outputs, catalog):
+    """A turn that could not run keeps the memory too: its reply is its question."""
+    return outputs, outputs["question"], catalog
 ''',
 
 
@@ -13863,7 +14231,12 @@ def next_prompt(sys_context_str, history, summary, task_catalog, memory="",
     after it and the new history and summary, exactly as the context node builds it at the start of
     the next turn (:func:`dskit.prompts.understanding_head`, same budgets and settings): outputs
     :data:`dskit.history.NEXT_PROMPT_OUTPUTS` — the LLM's system prompt, the head its user prompt
-    starts with, and the state view the classic layout's classifier and extractor read.
+    starts with, and the state view the classic layout's classifier and extractor read. When the
+    history's last turn waits for a model's answer (:data:`dskit.history.PENDING_MARK`), the head ends
+    where that answer goes and ``prompt_tail`` holds the rest (its follow-up question, the message
+    header): the LLM reads head, the stored answer (``reply_pending``), tail, then the message — the
+    bytes the context node builds once the answer is known (:func:`context_node`). Otherwise
+    ``prompt_tail`` is "".
 
     Every output is "" when the prompt cannot be built here — no catalog or state given, a broken
     catalog, a text over Dify's string limit, anything unexpected: the next turn then finds the prompt
@@ -13880,7 +14253,10 @@ def next_prompt(sys_context_str, history, summary, task_catalog, memory="",
         head = understanding_head(catalog, state_in, history=text_in(history), summary=_summary(summary),
                                   memory=text_in(memory), total_budget=_total_budget(total_budget),
                                   budgets=_context_budgets(history_budget, memory_budget), lang=language)
-        out = {"prompt_system": head["system"], "prompt_head": head["head"],
+        before, mark, after = head["head"].partition(PENDING_MARK)
+        if PENDING_MARK in text_in(history) and not mark:
+            return empty  # the turn whose answer is to come did not fit: the context node builds the prompt
+        out = {"prompt_system": head["system"], "prompt_head": before, "prompt_tail": after,
                "prompt_state": state_text(state_in, catalog, language)}
     except Exception:  # noqa: BLE001 - CatalogError and anything else: the context node builds it
         return empty
@@ -13897,6 +14273,9 @@ def main(
     history: str = "",
     state_secret: str = "",
     summary: str | None = None,
+    reply_pending: str | None = None,
+    api_url: str | None = None,
+    conversation_id: str = "",
     reference_date: str = "",
     max_turns: int = 10,
     max_bytes: int = 56000,
@@ -13914,6 +14293,9 @@ def main(
         history=history,
         state_secret=state_secret,
         summary=summary,
+        reply_pending=reply_pending,
+        api_url=api_url,
+        conversation_id=conversation_id,
         reference_date=reference_date,
         max_turns=max_turns,
         max_bytes=max_bytes,

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 
 from .catalog import Catalog
-from .history import parse_history, render_history_for_model
+from .history import PENDING_MARK, parse_history, render_history_for_model
 from .messages import norm_lang
 from .noise import noise_tag_turns
 from .summary import (SUMMARY_MAX_LINES, summary_fact_line, summary_fact_lines, summary_is_fact, summary_ranks,
@@ -315,7 +315,7 @@ def assemble_context(*, system: str = "", state: str = "", memory: str = "", his
     kept_turns, noise_removed = [], 0
     prev = older[-1]["assistant"] if older else ""
     for turn, info in zip(turns, noise_tag_turns(turns)):
-        if info["tag"] == "noise":
+        if info["tag"] == "noise" and PENDING_MARK not in turn["assistant"]:  # a reply to come is shown
             cut.append(_cut("history", "noise turn", turn, info["reason"]))
             noise_removed += 1
         else:  # no single message can take more than the whole budget

@@ -121,7 +121,7 @@ def _shown(turn: Turn, task: dict) -> str:
 
 def _resume_prefix(turn: Turn, task: dict, question: str) -> str:
     """The question of a task the user comes back to, led by "we continue with ..."."""
-    return msg("resume", turn.lang, task=turn.spec(task).display) + question
+    return sentences(turn.lang, msg("resume", turn.lang, task=turn.spec(task).display), question)
 
 
 # ---------------------------------------------------------------- the decision

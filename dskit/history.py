@@ -44,6 +44,13 @@ _LABEL = re.compile(
     re.I | re.M)
 _SPLIT = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
 _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
+# Where a reply goes that a model gives after the memory of its turn is written: a Chatflow's FAQ or
+# small-talk answer comes after the state node, which keeps the memory, and no code runs after it
+# (dskit/tooling/dslbuild/flows.py). The state node stores the turn with this mark where the answer
+# goes; the answer itself is stored apart (the ``reply_pending`` variable) and put in its place by
+# :func:`fill_pending` on the next turn. A private-use character: nothing a user types keeps it
+# (:func:`append_turn` drops it from what they say) and one-line rendering leaves it as it is.
+PENDING_MARK = "\ue000"
 
 
 def history_size(text: str) -> int:
@@ -54,6 +61,16 @@ def history_size(text: str) -> int:
 def _clean(text: object) -> str:
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
+
+
+def fill_pending(history: object, reply: object) -> str:
+    """The history with the reply that came after it was written put where the engine left its mark
+    (:data:`PENDING_MARK`), made safe to store as every reply is; no mark: the history as it is. An
+    empty ``reply`` removes the mark (a turn that stopped before its answer was saved)."""
+    text = _clean(history)
+    if PENDING_MARK not in text:
+        return text
+    return text.replace(PENDING_MARK, _content(_clean(reply).replace(PENDING_MARK, "")))
 
 
 def _content(text: str) -> str:
@@ -261,7 +278,7 @@ def append_turn(history: object, user: object, assistant: object, *, essential: 
     limit = bounded_int(max_turns, HISTORY_MAX_TURNS, 1, 1000) + HISTORY_MAX_OVERFLOW_TURNS
     early, turns = turns[:-limit], turns[-limit:]  # a foreign history of thousands of turns
     hint = noise_hint_tag(tag) or noise_hint_tag(essential)
-    user_text, bot_text = _clean(user).strip(), _clean(assistant).strip()
+    user_text, bot_text = _clean(user).replace(PENDING_MARK, "").strip(), _clean(assistant).strip()
     if user_text or bot_text:
         if hint == "chat":  # resolved now, while the previous reply is known, and stored
             prev = turns[-1]["assistant"] if turns else ""
@@ -305,7 +322,8 @@ def history_for_model(history: object, lang: str = "zh") -> str:
 # is given the catalog and the state (dskit.nodes.history_node, dskit.nodes.next_prompt): the LLM's
 # system prompt, the head its user prompt starts with, the state view. :func:`history_update` knows
 # no catalog and leaves them empty.
-NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_state": "string"}
+NEXT_PROMPT_OUTPUTS = {"prompt_system": "string", "prompt_head": "string", "prompt_tail": "string",
+                       "prompt_state": "string"}
 HISTORY_NODE_OUTPUTS = {
     "history": "string", "model_history": "string", "summary": "string", "overflow": "string",
     "overflow_turns": "number", "turns": "number", "tag": "string", "summary_due": "boolean",

@@ -73,6 +73,28 @@ def shown_digest(task: dict, subtasks: list[dict] = (), held: dict | None = None
                    "held": held or {}})
 
 
+def execution_key(conversation_id: str, payload: dict) -> str:
+    """The idempotency key of an execution: the conversation, the task and its approval.
+
+    Why: a task API that acted but answered too late (a read timeout) is recorded as a failure, the
+    task goes back to its confirmation, and the next yes submits it again. The key lets the API
+    recognise the second request as the same submission and answer it again without acting twice.
+    The approval is the digest of what runs — the task, its values and the sub-tasks submitted with it,
+    :func:`shown_digest` of the payload, what the user's yes covered — so a retry of the same approval
+    has the same key, and a task run again with other values (a new approval), another task or another
+    conversation has another. Task ids never repeat within a conversation (a reset keeps the counter).
+    "" without a conversation id or a task id: a key that two conversations could share is worse than
+    none."""
+    conversation = conversation_id.strip() if isinstance(conversation_id, str) else ""
+    task_id = payload.get("task_id") if isinstance(payload, dict) else None
+    if not conversation or not isinstance(task_id, str) or not task_id:
+        return ""
+    subtasks = [s for s in payload.get("subtasks") or [] if isinstance(s, dict)]
+    approval = shown_digest({"id": task_id, "name": payload.get("task"), "slots": payload.get("slots")},
+                            [{"id": s.get("task_id"), "name": s.get("task"), "slots": s.get("slots")} for s in subtasks])
+    return "dskit-" + digest({"conversation": conversation, "task": task_id, "approval": approval})
+
+
 def seal_of(state: dict, secret: str = "") -> str:
     sealed = {key: state.get(key) for key in _SEALED_KEYS}
     if state.get(CHECKED_KEY):  # sealed only when set, so the seals of states without it stay as they were
@@ -145,4 +167,4 @@ def trust_state(state: dict, secret: str = "") -> str:
     return f"{problem}; nothing in it acts without asking again" + (f" ({'; '.join(notes)[:200]})" if notes else "")
 
 
-__all__ = ["CHECKED_KEY", "trust_state", "digest", "same_digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]
+__all__ = ["CHECKED_KEY", "trust_state", "digest", "execution_key", "same_digest", "shown_digest", "seal", "seal_of", "seal_problem", "distrust", "DIGEST_CHARS"]

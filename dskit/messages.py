@@ -35,10 +35,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
         "exec_ok": "「{task}」已办理完成。",
         "exec_ok_with": "「{task}」已一并提交。",
-        "exec_dry": "（未配置 TASK_API_URL，未真正办理）将为您办理「{task}」：{values}。",
-        "exec_dry_with": "并一起提交「{task}」：{values}。",
+        "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+        "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+        "exec_dry_with": "「{task}」{values}也没有提交。",
+        "exec_dry_values": "（{values}）",
+        "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
         "waiting": "「{task}」会在「{parent}」办理后一起提交。",
         "exec_unknown": "接口没有返回成功",
+        "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
         "none": "无",
         "value_sep": "，",
         "kv": "{slot}：{value}",
@@ -92,11 +96,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
         "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
         "exec_ok": "{task} is done.",
-        "exec_ok_with": " {task} was submitted with it.",
-        "exec_dry": "(TASK_API_URL is not set, nothing was done) I would now do {task}: {values}.",
-        "exec_dry_with": " Together with it: {task}: {values}.",
+        "exec_ok_with": "{task} was submitted with it.",
+        "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+        "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+        "exec_dry_with": "{task}{values} was not submitted either.",
+        "exec_dry_values": " ({values})",
+        "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
         "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
         "exec_unknown": "the API did not report success",
+        "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
         "none": "none",
         "value_sep": ", ",
         "kv": "{slot}: {value}",
@@ -140,8 +148,19 @@ def msg(key: str, lang: str = "zh", **values: object) -> str:
 
 
 def sentences(lang: str, *parts: str) -> str:
-    """Sentences one after another: Chinese runs them together, English needs a space between."""
-    return (" " if norm_lang(lang) == "en" else "").join(p for p in parts if p)
+    """Sentences one after another: Chinese runs them together, English needs a space between.
+
+    Every place that puts one engine sentence after another goes through here ("Let's continue with
+    Book a cleaning." then "What phone number ..."): joined with "" they read "cleaning.What". A part
+    that already ends (or the next that starts) with white space gets no second space."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and norm_lang(lang) == "en" and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+    return text
 
 
 def show_value(value: object, lang: str = "zh") -> str:

@@ -16,17 +16,18 @@ from typing import Any
 from .catalog import Catalog, CatalogError, load_catalog
 from .classic import classic_commands, merge_params
 from .context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from .history import HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, history_update, parse_history
+from .history import (HISTORY_NODE_OUTPUTS, NEXT_PROMPT_OUTPUTS, PENDING_MARK, fill_pending, history_update,
+                      parse_history)
 from .integrity import CHECKED_KEY
 from .machine import catalog_mark, record_result, run_turn
 from .jsonish import loads_strict_or_none
-from .messages import msg, norm_lang
+from .messages import msg, norm_lang, sentences
 from .node_io import (NODE_MAX_STRING, conform, json_out, keep_state, node_types, tail_lines, text_in, text_out,
                       truthy)
 from .prompts import understanding_head, understanding_instructions, understanding_prompt
 from .state import dump_state, load_state, load_trusted, unmarked
 from .summary import SUMMARY_MAX_TOKENS, summary_accept
-from .text import bounded_int
+from .text import bounded_int, one_line
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
 from .views import (WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, replies_itself, state_text,
                     workflow_outputs)
@@ -35,7 +36,9 @@ from .views import (WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag
 # history node's outputs a Chatflow reads after the turn, and whether they were built.
 MEMORY_OUTPUTS = {"memory_ready": "boolean", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
     "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt", *NEXT_PROMPT_OUTPUTS)}}
-STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
+# What a Chatflow shows and stores of the reply when this node writes it (:func:`state_node`).
+REPLY_OUTPUTS = {"reply": "string", "reply_pending": "string"}
+STATE_NODE_OUTPUTS = {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
 # A summary the engine wrote is a few dozen lines under 5 KB; a longer one was edited or came from
 # elsewhere. Its newest part is kept so that trimming it stays fast inside the sandbox's time limit.
 SUMMARY_TAIL_LINES = 100
@@ -79,8 +82,8 @@ def _summary(summary: Any) -> str:
 def _failed_turn(state_text_in: str, key: str, lang: str | None, error: str, **values: Any) -> dict:
     """Outputs for a turn that could not run: state unchanged, a polite fallback, the error named."""
     language = lang or "zh"
-    return conform(failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language),
-                   STATE_NODE_OUTPUTS)
+    outputs = failed_outputs(_kept_state(state_text_in), msg(key, language, **values), error, language)
+    return conform({**outputs, "reply": outputs["question"]}, STATE_NODE_OUTPUTS)
 
 
 def _kept_state(state_text: str) -> str:
@@ -116,7 +119,8 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
                lang: Any = "", query: Any = None, history: Any = "", reference_date: Any = "",
                state_secret: Any = "", summary: Any = None, max_turns: Any = 10, max_bytes: Any = 150_000,
                summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False,
-               history_lang: Any = "zh") -> dict:
+               history_lang: Any = "zh", conversation_id: Any = "", reply_pending: Any = None,
+               api_url: Any = None) -> dict:
     """One dialogue turn: the understanding LLM's raw text + the state + the catalog -> new state + decision.
 
     ``query`` (the user's message) and ``history`` (for their recent messages) let the engine apply
@@ -127,24 +131,67 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     ``state_secret`` (a Dify secret environment variable, "" when unset) keys the state's seal, so a
     state changed outside the engine starts clean (dskit.integrity). ``lang`` "" means the catalog's
     language. A broken catalog leaves the state untouched and says so in ``error``; so does anything
-    unexpected. Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
+    unexpected. ``conversation_id`` (``sys.conversation_id``) keys an execution for the task API
+    (``execute_key``, :func:`dskit.integrity.execution_key`). Outputs: :data:`dskit.views.WORKFLOW_OUTPUTS`.
 
-    With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``), a turn whose
-    reply is this node's own ``question`` (:func:`dskit.views.replies_itself`) also does the history
-    node's work here — the same :func:`history_node` call, with that reply and ``max_turns`` ...
-    ``history_lang`` as its settings — and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`). On an ordinary ask or
-    confirm turn the history node, a second sandbox run compiling much of this code again, is then
-    not needed: the Chatflows' ``has_memory`` branch reads the flag. Every other turn leaves
-    ``memory_ready`` false and those outputs empty: its reply comes later (a task API, a FAQ or
-    small-talk answer) and the history node after the answer keeps it.
+    With ``summary`` bound (the rolling summary; unbound is ``None``, an empty one ``""``) this node
+    also does the history node's work — the same :func:`history_node` call, with ``max_turns`` ...
+    ``history_lang`` as its settings — on every turn whose reply is known here or comes from a model
+    right after it, and says so in ``memory_ready`` (:data:`MEMORY_OUTPUTS`): so that an ordinary turn,
+    and a FAQ or small-talk turn, runs no second code node compiling much of this code again.
+
+    - its own ``question`` (:func:`dskit.views.replies_itself`: ask, confirm, handoff, fallback, notices,
+      a turn that could not run) is the reply, ``reply``;
+    - with ``reply_pending`` bound (the conversation variable that holds the last turn's model answer), a
+      FAQ or small-talk answer, which a model gives after this node: the turn is recorded with
+      :data:`dskit.history.PENDING_MARK` where the answer goes, the Chatflow stores the answer in
+      ``reply_pending``, and the next turn's nodes put it in its place (:func:`dskit.history.fill_pending`;
+      the next prompt reads it between ``prompt_head`` and ``prompt_tail``). ``reply`` is then what the
+      Chatflow says when the knowledge base finds nothing, ``reply_pending`` the same text to store;
+    - with ``api_url`` bound and empty (no task API): an execution's reply, ``no_api_reply`` with the line
+      for the app builder, then the next question.
+
+    An execution with a task API leaves ``memory_ready`` false and those outputs empty: its outcome comes
+    later, and :func:`outcome_node` keeps the memory with it.
     """
-    return _again_unmarked(_state_turn, dict(locals()))
+    args = dict(locals())
+    if PENDING_MARK in text_in(history):  # the last turn's model answer, in its place (none: the mark goes)
+        args["history"] = fill_pending(history, "" if reply_pending is None else reply_pending)
+    outputs, remembered, catalog = _again_unmarked(_state_turn, args)
+    if summary is None or remembered is None:
+        return outputs
+    pending = remembered == PENDING_MARK
+    memory = history_node(old_history=args["history"], summary=summary, user_query=query, answer=remembered,
+                          follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
+                          max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
+                          llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],
+                          task_catalog=catalog)
+    outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
+    return outputs
+
+
+def _own_reply(outputs: dict, decision: dict, pending_mode: bool, api_url: Any) -> tuple[str, str] | None:
+    """(``reply``, what the memory records as the reply) when this node keeps the memory of the turn;
+    None when the reply comes from a task API (:func:`state_node`)."""
+    action, lang = outputs["next_action"], norm_lang(decision.get("lang"))
+    if replies_itself(outputs):
+        return outputs["question"], outputs["question"]
+    if pending_mode and action in ("faq", "chitchat"):
+        return (msg("faq_none", lang) if action == "faq" else ""), PENDING_MARK
+    if action == "execute" and api_url is not None and not text_in(api_url).strip():
+        question = outputs["question"]
+        text = sentences(lang, outputs["no_api_reply"], msg("exec_dry_builder", lang))
+        reply = text + ("\n\n" + question if question else "")
+        return reply, reply
+    return None
 
 
 def _state_turn(understanding: Any, sys_context_str: Any, task_catalog: Any, lang: Any, query: Any, history: Any,
                 reference_date: Any, state_secret: Any, summary: Any, max_turns: Any, max_bytes: Any,
-                summary_max_tokens: Any, llm_summary: Any, history_lang: Any) -> dict:
-    """:func:`state_node`'s turn on the state text as given."""
+                summary_max_tokens: Any, llm_summary: Any, history_lang: Any, conversation_id: Any,
+                reply_pending: Any, api_url: Any) -> tuple[dict, str | None, Any]:
+    """:func:`state_node`'s turn on the state text as given: (outputs, what the memory records as the
+    reply or None, the catalog for the memory)."""
     state_in = text_in(sys_context_str)
     language = _lang(lang)
     secret = text_in(state_secret)
@@ -153,32 +200,36 @@ def _state_turn(understanding: Any, sys_context_str: Any, task_catalog: Any, lan
         catalog = _marked_catalog(task_catalog, loaded.get(CHECKED_KEY, ""))
     except CatalogError as exc:
         fallback_lang = language or _catalog_lang(text_in(task_catalog))
-        return _failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000))
+        return _failed(_failed_turn(state_in, "broken_catalog", fallback_lang, text_out(str(exc), 2000)), task_catalog)
     except Exception as exc:  # noqa: BLE001 - a code node must not raise
-        return _failed_turn(state_in, "broken_catalog", language, f"catalog: {type(exc).__name__}: {exc}"[:2000])
+        return _failed(_failed_turn(state_in, "broken_catalog", language,
+                                    f"catalog: {type(exc).__name__}: {exc}"[:2000]), task_catalog)
     inputs = turn_inputs(text_in(query), text_in(history), text_in(reference_date))
     if inputs.problem:  # the same refusal the plugin tools give (dskit.turn_inputs)
         key = "message_too_long" if inputs.problem_input == "query" else "internal"
-        return _failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
-                            limit=MAX_QUERY_CHARS)
+        return _failed(_failed_turn(state_in, key, language or catalog.language, inputs.problem, n=inputs.length,
+                                    limit=MAX_QUERY_CHARS), catalog)
     try:
         raw = understanding if isinstance(understanding, (dict, list)) else text_in(understanding)
         result = run_turn(state_in, raw, catalog, lang=language, secret=secret, loaded=loaded,
                           **inputs.step_args())
         if len(result.text) > NODE_MAX_STRING:
-            return _failed_turn(state_in, "internal", language or catalog.language,
-                                f"new state is {len(result.text)} characters, over Dify's limit")
-        outputs = conform(workflow_outputs(result.text, result.decision, catalog, state=result.state),
-                          STATE_NODE_OUTPUTS)
+            return _failed(_failed_turn(state_in, "internal", language or catalog.language,
+                                        f"new state is {len(result.text)} characters, over Dify's limit"), catalog)
+        outputs = workflow_outputs(result.text, result.decision, catalog, state=result.state,
+                                   conversation_id=text_in(conversation_id))
+        own = _own_reply(outputs, result.decision, reply_pending is not None, api_url)
+        reply, remembered = own if own is not None else ("", None)
+        pending = reply if remembered == PENDING_MARK else ""
+        return conform({**outputs, "reply": reply, "reply_pending": pending}, STATE_NODE_OUTPUTS), remembered, catalog
     except Exception as exc:  # noqa: BLE001
-        return _failed_turn(state_in, "internal", language or catalog.language, f"{type(exc).__name__}: {exc}"[:2000])
-    if summary is not None and replies_itself(outputs):
-        memory = history_node(old_history=history, summary=summary, user_query=query, answer=outputs["question"],
-                              decision=outputs["decision"], max_turns=max_turns, max_bytes=max_bytes,
-                              summary_max_tokens=summary_max_tokens, llm_summary=llm_summary, lang=history_lang,
-                              sys_context_str=outputs["sys_context_str"], task_catalog=catalog)
-        outputs.update({name: memory[name] for name in MEMORY_OUTPUTS if name in memory}, memory_ready=True)
-    return outputs
+        return _failed(_failed_turn(state_in, "internal", language or catalog.language,
+                                    f"{type(exc).__name__}: {exc}"[:2000]), catalog)
+
+
+def _failed(outputs: dict, catalog: Any) -> tuple[dict, str, Any]:
+    """A turn that could not run keeps the memory too: its reply is its question."""
+    return outputs, outputs["question"], catalog
 
 
 # ---------------------------------------------------------------- result node
@@ -240,6 +291,42 @@ def execute_reply_node(execute_payload: Any = "", question: Any = "", api_url: A
     except Exception:  # noqa: BLE001 - a code node must never stop the Chatflow
         return conform({"reply": msg("internal", "zh"), "sys_context_str": keep_state(state_in)},
                        EXECUTE_REPLY_OUTPUTS)
+
+
+# ---------------------------------------------------------------- outcome node (a task API's answer)
+
+OUTCOME_NODE_OUTPUTS = {"sys_context_str": "string", "reply": "string", "reply_pending": "string", "ok": "boolean",
+                        "error": "string", **{name: HISTORY_NODE_OUTPUTS[name] for name in (
+                            "history", "summary", "overflow", "summary_due", "summary_system", "summary_prompt",
+                            *NEXT_PROMPT_OUTPUTS)}}
+
+
+def outcome_node(sys_context_str: Any = "", execute_payload: Any = "", ok: Any = "", detail: Any = "",
+                 error_message: Any = "", api_url: Any = "", question: Any = "", task_catalog: Any = "",
+                 state_secret: Any = "", old_history: Any = "", reply_pending: Any = "", summary: Any = "",
+                 user_query: Any = "", decision: Any = "", max_turns: Any = 10, max_bytes: Any = 150_000,
+                 summary_max_tokens: Any = SUMMARY_MAX_TOKENS, llm_summary: Any = False,
+                 history_lang: Any = "zh") -> dict:
+    """A task API's answer, in one code run after the call: recorded in the state (:func:`result_node`),
+    told to the user (:func:`execute_reply_node`) and kept in the memory with the next prompt
+    (:func:`history_node`; ``old_history`` with the last turn's ``reply_pending`` put in its place).
+
+    Why one node: the execute branch ran these as three sandbox runs, each compiling much of the engine
+    again (issue 39); the outputs are theirs. ``ok`` is the HTTP node's status code, ``detail`` its body.
+    Never raises: each part keeps what came in when it fails.
+    """
+    recorded = result_node(sys_context_str, execute_payload, ok, detail, state_secret)
+    said = execute_reply_node(execute_payload, question, api_url, sys_context_str, recorded["sys_context_str"],
+                              recorded["ok"], ok, error_message, task_catalog)
+    history = fill_pending(old_history, reply_pending) if PENDING_MARK in text_in(old_history) else old_history
+    memory = history_node(old_history=history, summary=summary, user_query=user_query, answer=said["reply"],
+                          decision=decision, max_turns=max_turns, max_bytes=max_bytes,
+                          summary_max_tokens=summary_max_tokens, llm_summary=llm_summary, lang=history_lang,
+                          sys_context_str=said["sys_context_str"], task_catalog=task_catalog)
+    outputs = {name: memory[name] for name in OUTCOME_NODE_OUTPUTS if name in memory}
+    outputs.update(sys_context_str=said["sys_context_str"], reply=said["reply"], reply_pending="",
+                   ok=recorded["ok"], error=recorded["error"])
+    return conform(outputs, OUTCOME_NODE_OUTPUTS)
 
 
 # ---------------------------------------------------------------- classic adapter node
@@ -382,7 +469,12 @@ def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: 
     after it and the new history and summary, exactly as the context node builds it at the start of
     the next turn (:func:`dskit.prompts.understanding_head`, same budgets and settings): outputs
     :data:`dskit.history.NEXT_PROMPT_OUTPUTS` — the LLM's system prompt, the head its user prompt
-    starts with, and the state view the classic layout's classifier and extractor read.
+    starts with, and the state view the classic layout's classifier and extractor read. When the
+    history's last turn waits for a model's answer (:data:`dskit.history.PENDING_MARK`), the head ends
+    where that answer goes and ``prompt_tail`` holds the rest (its follow-up question, the message
+    header): the LLM reads head, the stored answer (``reply_pending``), tail, then the message — the
+    bytes the context node builds once the answer is known (:func:`context_node`). Otherwise
+    ``prompt_tail`` is "".
 
     Every output is "" when the prompt cannot be built here — no catalog or state given, a broken
     catalog, a text over Dify's string limit, anything unexpected: the next turn then finds the prompt
@@ -399,7 +491,10 @@ def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: 
         head = understanding_head(catalog, state_in, history=text_in(history), summary=_summary(summary),
                                   memory=text_in(memory), total_budget=_total_budget(total_budget),
                                   budgets=_context_budgets(history_budget, memory_budget), lang=language)
-        out = {"prompt_system": head["system"], "prompt_head": head["head"],
+        before, mark, after = head["head"].partition(PENDING_MARK)
+        if PENDING_MARK in text_in(history) and not mark:
+            return empty  # the turn whose answer is to come did not fit: the context node builds the prompt
+        out = {"prompt_system": head["system"], "prompt_head": before, "prompt_tail": after,
                "prompt_state": state_text(state_in, catalog, language)}
     except Exception:  # noqa: BLE001 - CatalogError and anything else: the context node builds it
         return empty
@@ -410,15 +505,22 @@ def next_prompt(sys_context_str: Any, history: Any, summary: Any, task_catalog: 
 
 CONTEXT_NODE_OUTPUTS = {"context": "string", "instructions": "string", "state_text": "string", "tokens": "number",
                         "over_budget": "boolean", "report": "string", "error": "string", "head": "string",
-                        "message": "string"}
+                        "message": "string", "pending": "string", "tail": "string"}
 
 
 def context_node(query: Any = "", sys_context_str: Any = "", history: Any = "", summary: Any = "",
                  task_catalog: Any = "", memory: Any = "", total_budget: Any = CONTEXT_TOTAL_BUDGET,
                  history_budget: Any = CONTEXT_ZONE_BUDGETS["history"],
-                 memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], lang: Any = "") -> dict:
+                 memory_budget: Any = CONTEXT_ZONE_BUDGETS["memory"], lang: Any = "",
+                 reply_pending: Any = "") -> dict:
     """The understanding LLM's prompt (:func:`dskit.prompts.understanding_prompt`) and, alone, the
     model's view of the state (``state_text``, for the classic layout's prompts).
+
+    ``reply_pending``: the last turn's model answer, which the history waits for where the engine left
+    its mark (:data:`dskit.history.PENDING_MARK`). The prompt is built with the mark and the answer, on
+    one line, takes its place: ``head`` + ``pending`` + ``tail`` + ``message`` is the text the previous
+    turn's stored prompt reads around the stored answer (:func:`next_prompt`), and ``context`` is that
+    text. No mark in the prompt: ``pending`` and ``tail`` are "".
 
     ``context`` is ``head`` followed by ``message`` (the message on one line, cut to size): a Chatflow
     whose LLM reads ``head`` + ``message`` here and, on other turns, a head built at the end of the
@@ -441,10 +543,12 @@ def context_node(query: Any = "", sys_context_str: Any = "", history: Any = "", 
             catalog, state_in, text_in(query), history=text_in(history), summary=_summary(summary),
             memory=text_in(memory), total_budget=_total_budget(total_budget),
             budgets=_context_budgets(history_budget, memory_budget), lang=language)
-        outputs = {"context": prompt["user"], "instructions": prompt["system"],
+        head, mark, tail = prompt["head"].partition(PENDING_MARK)
+        said = one_line(reply_pending) if mark else ""
+        outputs = {"context": prompt["user"].replace(PENDING_MARK, said), "instructions": prompt["system"],
                    "state_text": state_text(state_in, catalog, language), "tokens": prompt["tokens"],
                    "over_budget": prompt["over_budget"], "report": json_out(prompt["report"], 100_000), "error": error,
-                   "head": prompt["head"], "message": prompt["message"]}
+                   "head": head, "message": prompt["message"], "pending": said, "tail": tail}
     except Exception as exc:  # noqa: BLE001
         outputs = {"context": text_in(query)[:2000], "instructions": understanding_instructions(language),
                    "error": text_out(f"{type(exc).__name__}: {exc}", 2000), "head": "",

@@ -20,8 +20,9 @@ from typing import Any
 
 from .catalog import Catalog, TaskSpec, load_catalog
 from .gaps import missing_slots
+from .integrity import execution_key
 from .jsonish import loads_strict_or_none
-from .messages import msg, norm_lang, show_value
+from .messages import msg, norm_lang, sentences, show_value
 from .records import Decision, new_decision, task_ref
 from .state import current_task, load_state, state_problem
 from .text import escape_invisible, one_line
@@ -38,7 +39,8 @@ WORKFLOW_OUTPUTS: dict[str, str] = {
     "current_task_slots": "object",  # its filled slots in catalog order, {} when none
     "slot": "string",  # the slot asked now, "" when none
     "missing_slots": "array[string]",  # required slots still empty, in ask order
-    "execute_payload": "object",  # {task_id, task, label, slots, subtasks} when executing, else {}
+    "execute_payload": "object",  # {task_id, task, label, slots, subtasks, idempotency_key} when executing, else {}
+    "execute_key": "string",  # the execution's idempotency key (send it as the Idempotency-Key header), else ""
     "execute_task": "string",  # the name of the task to execute, "" otherwise
     "faq_question": "string",
     "handoff_reason": "string",
@@ -49,6 +51,7 @@ WORKFLOW_OUTPUTS: dict[str, str] = {
     "decision": "object",  # the whole decision (docs/engine-api.md)
     "error": "string",  # "" when the turn ran; else why it fell back (the state is unchanged)
     "follow_up": "string",  # after a FAQ or small-talk answer: "\n\n" + the open task's question, else ""
+    "no_api_reply": "string",  # on an execute turn: the reply when no task API is connected, else ""
 }
 
 _WORDS = {
@@ -202,12 +205,17 @@ def task_outputs(state: dict, catalog: Catalog | None) -> dict[str, Any]:
 
 
 def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None, error: str = "", *,
-                     state: dict | None = None) -> dict[str, Any]:
+                     state: dict | None = None, conversation_id: str = "") -> dict[str, Any]:
     """The outputs of a turn, as :data:`WORKFLOW_OUTPUTS` describes them. ``state``: ``new_state``
-    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again."""
+    already loaded (a :class:`dskit.machine.TurnResult` carries both), so it is not decoded again.
+    ``conversation_id`` (Dify's ``sys.conversation_id``) keys an execution for the task API
+    (:func:`dskit.integrity.execution_key`: ``execute_key``, and ``idempotency_key`` in the payload)."""
     if state is None:
         state, _ = load_state(new_state)
-    execute = decision.get("execute") or {}
+    execute = dict(decision.get("execute") or {})
+    key = execution_key(conversation_id, execute) if execute else ""
+    if key:
+        execute["idempotency_key"] = key
     return {
         "sys_context_str": new_state,
         "next_action": decision.get("next_action") or "fallback",
@@ -215,7 +223,8 @@ def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None
         **task_outputs(state, catalog),
         "slot": decision.get("slot") or "",
         "missing_slots": list(decision.get("missing_slots") or []),
-        "execute_payload": dict(execute),
+        "execute_payload": execute,
+        "execute_key": key,
         "execute_task": execute.get("task") or "",
         "faq_question": (decision.get("faq") or {}).get("question") or "",
         "handoff_reason": (decision.get("handoff") or {}).get("reason") or "",
@@ -226,6 +235,7 @@ def workflow_outputs(new_state: str, decision: Decision, catalog: Catalog | None
         "decision": dict(decision),
         "error": error or decision.get("error") or "",
         "follow_up": follow_up(decision),
+        "no_api_reply": no_api_reply(catalog, execute, decision.get("lang")) if execute and catalog else "",
     }
 
 
@@ -277,27 +287,56 @@ def values_text(spec: TaskSpec, slots: dict, lang: str, names: list[str] | None 
     return msg("value_sep", lang).join(parts)
 
 
+def _payload_spec(cat: Catalog, payload: Any) -> tuple[dict, TaskSpec]:
+    payload = payload if isinstance(payload, dict) else {}
+    return payload, cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+
+
 def _payload_parts(cat: Catalog, payload: Any, lang: str) -> tuple[str, str]:
     """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
-    payload = payload if isinstance(payload, dict) else {}
-    spec = cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
+    payload, spec = _payload_spec(cat, payload)
     slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
     return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
+
+
+def _dry_values(values: str, lang: str) -> str:
+    """The values after a task's name in the no-API reply, in brackets; nothing when it has none."""
+    return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
+
+
+def no_api_reply(catalog: Any, payload: dict, lang: str | None = None) -> str:
+    """What the user is told when a task is to run and no task API is connected: said plainly, in the
+    catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
+    is no answer to give, since the answer would have come from the API; sub-tasks are named.
+
+    Why not "I would now do ...": the user asked for something and must not take it as done, and an
+    enquiry ("opening hours on Saturday?") has nothing to be done, only an answer nobody can give.
+    What the app builder must set is the Chatflow's to add (the code-node Chatflows name TASK_API_URL,
+    ``exec_dry_builder``): the plugin layout has no such variable."""
+    cat = load_catalog(catalog)
+    lang = norm_lang(lang or cat.language)
+    label, values = _payload_parts(cat, payload, lang)
+    key = "exec_dry_read" if _payload_spec(cat, payload)[1].read_only else "exec_dry"
+    subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
+    return sentences(lang, msg(key, lang, task=label, values=_dry_values(values, lang)),
+                     *(msg("exec_dry_with", lang, task=sub, values=_dry_values(sub_values, lang))
+                       for sub, sub_values in subtasks))
 
 
 def execute_reply(catalog: Any, payload: dict, *, called: bool, ok: bool, detail: str = "",
                   lang: str | None = None) -> str:
     """What the user is told about an executed task: done, failed (never passed off as success), or,
-    when no task API is configured, what would have been done; sub-tasks submitted with it are named."""
+    when no task API is configured, that nothing was done (:func:`no_api_reply`) and what the app
+    builder must set; sub-tasks submitted with it are named."""
     cat = load_catalog(catalog)
     lang = norm_lang(lang or cat.language)
-    label, values = _payload_parts(cat, payload, lang)
+    label, _ = _payload_parts(cat, payload, lang)
     subtasks = [_payload_parts(cat, sub, lang) for sub in payload.get("subtasks") or [] if isinstance(sub, dict)]
     if not called:
-        return msg("exec_dry", lang, task=label, values=values) + "".join(
-            msg("exec_dry_with", lang, task=sub, values=sub_values) for sub, sub_values in subtasks)
+        return sentences(lang, no_api_reply(cat, payload, lang), msg("exec_dry_builder", lang))
     if ok:
-        return msg("exec_ok", lang, task=label) + "".join(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks)
+        return sentences(lang, msg("exec_ok", lang, task=label),
+                         *(msg("exec_ok_with", lang, task=sub) for sub, _ in subtasks))
     also = "".join(msg("exec_failed_also", lang, task=sub) for sub, _ in subtasks)
     return msg("exec_failed", lang, task=label, detail=(detail.strip() or msg("exec_unknown", lang))[:200], also=also)
 

@@ -4,19 +4,20 @@ Dify (langgenius/dify, api/core/workflow/nodes/llm/node.py, ``LLMNode.handle_lis
 the knowledge context into a basic prompt message only when the retrieval returned something::
 
     if context:
-        template = message.text.replace(...context placeholder..., context)
+        template = message.text.replace("{#context#}", context)
     else:
         template = message.text
     segment_group = variable_pool.convert_template(template)
 
 and ``convert_template`` replaces only ``{{#node.var#}}`` selectors (a dot and a node id:
 ``VARIABLE_PATTERN`` in graphon/variables/template_resolution.py, the same as Dify's), so with an
-empty or missing knowledge base a prompt holding ``{{#context#}}`` reaches the model verbatim. graphon
-substitutes an empty string instead (graphon/nodes/llm/llm_utils.py), so no graphon run can see it.
-This test renders each prompt with Dify's rule, for an empty and a non-empty context, and finds no
-placeholder: the FAQ answer reads the passages through the ``faq_knowledge`` template node, whose
-output is always set — the very text Dify and graphon make of the passages for the context, and an
-empty string when there are none — so the prompt is the same in Dify and graphon, byte for byte.
+empty or missing knowledge base a prompt holding ``{{#context#}}`` reaches the model verbatim (and a
+filled one keeps the outer braces: "{passages}"). graphon substitutes the whole placeholder, an empty
+string when there is nothing, so no graphon run can see it. This test renders each prompt with Dify's
+rule, for an empty and a non-empty context, and finds no placeholder. The code-node Chatflows' FAQ
+answer reads ``{{#context#}}`` — and runs only on the branch of an if-else whose condition is that its
+context variable is not empty (``has_passages``: issue 39, a template node before it was one more
+sandbox run), so Dify always fills it; the plugin layout's reads the ``faq_knowledge`` template's text.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ PLACEHOLDER = re.compile(r"\{\{?#[^#]*#\}\}?")
 
 
 def render_like_dify(text: str, context: str) -> str:
-    """One basic prompt message as Dify renders it: the context only when non-empty, then every
-    ``{{#node.var#}}`` selector by its value (here: a stand-in naming the selector)."""
-    template = text.replace(CONTEXT_PLACEHOLDER, context) if context else text
+    """One basic prompt message as Dify renders it: the context only when non-empty (Dify replaces
+    ``{#context#}``, inside the placeholder's outer braces), then every ``{{#node.var#}}`` selector by its
+    value (here: a stand-in naming the selector)."""
+    template = text.replace("{#context#}", context) if context else text
     return VARIABLE_PATTERN.sub(lambda m: f"<{m.group(1)}>", template)
 
 
@@ -55,6 +57,26 @@ def prompt_texts(doc: dict[str, Any]) -> list[tuple[str, str]]:
         elif data.get("type") in {"question-classifier", "parameter-extractor"}:
             out.append((node["id"], data.get("instruction") or ""))
     return out
+
+
+def guarded_by_its_context(doc: dict[str, Any], node_id: str) -> bool:
+    """Whether LLM node ``node_id`` runs only when its context variable is not empty: its context is
+    enabled, and every edge into it leaves an if-else case whose conditions (all of them) include that
+    variable "not empty"."""
+    nodes = {n["id"]: n["data"] for n in doc["workflow"]["graph"]["nodes"]}
+    context = nodes[node_id].get("context") or {}
+    selector = list(context.get("variable_selector") or [])
+    edges = [e for e in doc["workflow"]["graph"]["edges"] if e["target"] == node_id]
+    if not context.get("enabled") or not selector or not edges:
+        return False
+    for edge in edges:
+        source = nodes[edge["source"]]
+        case = next((c for c in source.get("cases") or [] if c.get("case_id") == edge["sourceHandle"]), None)
+        if source.get("type") != "if-else" or case is None or case.get("logical_operator") != "and" or not any(
+                c.get("variable_selector") == selector and c.get("comparison_operator") == "not empty"
+                for c in case.get("conditions") or []):
+            return False
+    return True
 
 
 def _documents() -> dict[str, dict[str, Any]]:
@@ -77,29 +99,33 @@ DOCS = _documents()
 
 
 def test_the_renderer_sees_what_dify_leaves_behind() -> None:
-    """The old FAQ prompt, rendered with an empty context, shows the model the raw placeholder."""
+    """A prompt reading the context, rendered with an empty one, shows the model the raw placeholder."""
     old = "## Knowledge\n{{#context#}}\n{{#state.faq_question#}}"
     assert CONTEXT_PLACEHOLDER in render_like_dify(old, "")
-    assert render_like_dify(old, "passage") == "## Knowledge\npassage\n<state.faq_question>"
+    assert render_like_dify(old, "passage") == "## Knowledge\n{passage}\n<state.faq_question>"
 
 
 @pytest.mark.parametrize("name", sorted(DOCS))
 @pytest.mark.parametrize("context", ["", "Passage one.\n\nPassage two."])
 def test_no_prompt_shows_a_placeholder_to_the_model(name, context) -> None:
+    """A node that reads the context runs only with a non-empty one (below): rendered with that."""
     texts = prompt_texts(DOCS[name])
     assert texts, name
     for node_id, text in texts:
-        rendered = render_like_dify(text, context)
+        guarded = CONTEXT_PLACEHOLDER in text and guarded_by_its_context(DOCS[name], node_id)
+        rendered = render_like_dify(text, context or ("Passage." if guarded else ""))
         assert not PLACEHOLDER.search(rendered), f"{name} {node_id}: {rendered[:200]!r}"
 
 
 @pytest.mark.parametrize("name", sorted(DOCS))
-def test_no_prompt_depends_on_the_context_block(name) -> None:
-    """No model node reads ``{{#context#}}`` at all: the same prompt in Dify and in graphon."""
-    for node in DOCS[name]["workflow"]["graph"]["nodes"]:
-        data = node["data"]
-        if data.get("type") == "llm":
-            assert all(CONTEXT_PLACEHOLDER not in m.get("text", "") for m in data["prompt_template"]), node["id"]
+def test_a_prompt_reads_the_context_only_where_it_is_never_empty(name) -> None:
+    """A model node reading ``{{#context#}}`` runs only on the branch that found passages; the code-node
+    layouts' FAQ answer does, the plugin layout's reads the template's text."""
+    readers = [node["id"] for node in DOCS[name]["workflow"]["graph"]["nodes"] if node["data"].get("type") == "llm"
+               and any(CONTEXT_PLACEHOLDER in m.get("text", "") for m in node["data"]["prompt_template"])]
+    for node_id in readers:
+        assert guarded_by_its_context(DOCS[name], node_id), (name, node_id)
+    assert readers == ([] if "plugin" in name else ["faq_answer"]), name
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

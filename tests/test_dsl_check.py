@@ -67,7 +67,7 @@ def test_if_else_case_without_edge(fast: dict) -> None:
     doc["workflow"]["graph"]["edges"] = [e for e in _edges(doc)
                                          if not (e["source"] == "route" and e["sourceHandle"] == "faq")]
     problems = check_dsl(doc)
-    assert _has(problems, "route", "data.cases[2]", "'faq' has no edge")
+    assert _has(problems, "route", "data.cases[0]", "'faq' has no edge")
 
 
 def test_if_else_else_branch_without_edge(fast: dict) -> None:
@@ -142,30 +142,30 @@ def test_assigner_writes_unknown_conversation_variable(fast: dict) -> None:
 
 def test_grouped_aggregator_read_without_output(fast: dict) -> None:
     doc = copy.deepcopy(fast)
-    _node(doc, "save_state")["data"]["items"][0]["value"] = ["reply", "sys_context_str"]
-    assert _has(check_dsl(doc), "save_state", "data.items[0].value", "[reply, sys_context_str, output]")
+    _node(doc, "save_all")["data"]["items"][0]["value"] = ["reply", "sys_context_str"]
+    assert _has(check_dsl(doc), "save_all", "data.items[0].value", "[reply, sys_context_str, output]")
 
 
 def test_code_variable_not_in_main_signature(fast: dict) -> None:
     # Generated nodes take **extra, so a hand-edited main() without it is what this check catches.
     doc = copy.deepcopy(fast)
-    data = _node(doc, "execute_reply")["data"]
+    data = _node(doc, "outcome")["data"]
     data["code"] = data["code"].replace("    **extra,\n) -> dict:", ") -> dict:")
     assert "**extra" not in data["code"].split("def main(", 1)[1].split(") -> dict:", 1)[0]
     data["variables"].append({"variable": "bogus", "value_selector": ["sys", "query"]})
-    assert _has(check_dsl(doc), "execute_reply", "data.variables", "'bogus' is declared but main() has no such")
+    assert _has(check_dsl(doc), "outcome", "data.variables", "'bogus' is declared but main() has no such")
 
 
 def test_code_output_declared_but_not_returned_static(fast: dict) -> None:
     """A main() returning dict literals is checked without running anything."""
     doc = copy.deepcopy(fast)
-    data = _node(doc, "execute_reply")["data"]
+    data = _node(doc, "outcome")["data"]
     data["code"] = "def main(**inputs) -> dict:\n    return {" + ", ".join(
         f"{name!r}: ''" for name in data["outputs"]) + "}\n"
     data["outputs"]["answer"] = {"type": "string", "children": None}
-    assert _has(check_dsl(doc), "execute_reply", "data.outputs", "'answer' is declared but main() does not return")
+    assert _has(check_dsl(doc), "outcome", "data.outputs", "'answer' is declared but main() does not return")
     data["code"] = data["code"].replace("'reply': '', ", "")
-    assert _has(check_dsl(doc), "execute_reply", "data.outputs", "'reply' is declared but main() does not return")
+    assert _has(check_dsl(doc), "outcome", "data.outputs", "'reply' is declared but main() does not return")
 
 
 def test_code_output_returned_but_not_declared_dynamic(fast: dict) -> None:
@@ -185,8 +185,8 @@ def test_code_output_type_mismatch_dynamic(fast: dict) -> None:
 
 def test_code_syntax_error(fast: dict) -> None:
     doc = copy.deepcopy(fast)
-    _node(doc, "execute_reply")["data"]["code"] += "\ndef broken(:\n"
-    assert _has(check_dsl(doc), "execute_reply", "data.code", "syntax error")
+    _node(doc, "outcome")["data"]["code"] += "\ndef broken(:\n"
+    assert _has(check_dsl(doc), "outcome", "data.code", "syntax error")
 
 
 def test_unreachable_node(fast: dict) -> None:
@@ -200,8 +200,6 @@ def test_unreachable_node(fast: dict) -> None:
 def test_path_that_never_answers(fast: dict) -> None:
     doc = copy.deepcopy(fast)
     edges = [e for e in _edges(doc) if "answer" not in (e["source"], e["target"])]
-    edges.append({"id": "skip", "source": "save_state", "sourceHandle": "source", "target": "history",
-                  "targetHandle": "target"})
     doc["workflow"]["graph"]["edges"] = edges
     problems = check_dsl(doc)
     assert _has(problems, "save", "", "without an answer node")

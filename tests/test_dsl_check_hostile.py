@@ -28,9 +28,9 @@ def fast() -> dict[str, Any]:
 
 
 def _with_code(doc: dict[str, Any], code: str) -> dict[str, Any]:
-    """``doc`` with the execute_reply node's code replaced (its outputs cannot be read statically)."""
+    """``doc`` with the outcome node's code replaced (its outputs cannot be read statically)."""
     doc = copy.deepcopy(doc)
-    node = next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == "execute_reply")
+    node = next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == "outcome")
     node["data"]["code"] = code
     return doc
 
@@ -67,7 +67,7 @@ def test_run_code_runs_it_under_difys_restrictions(tmp_path: Path, fast: dict, c
     marker = tmp_path / "ran"
     problems = check_dsl(_with_code(fast, _evil(marker)[case]), run_code=True)
     assert not marker.exists()
-    found = [p for p in problems if p.node == "execute_reply" and p.field == "data.code"]
+    found = [p for p in problems if p.node == "outcome" and p.field == "data.code"]
     assert found and ("refused" in found[0].message or "blocked" in found[0].message), problems
 
 
@@ -126,7 +126,7 @@ def test_absurd_nesting_is_one_problem() -> None:
 def test_code_that_python_cannot_parse_is_one_problem(fast: dict) -> None:
     for code in ("def main():\n    return {}\x00\n", "x = " + "(" * 5_000 + ")" * 5_000 + "\ndef main(): return {}\n"):
         problems = check_dsl(_with_code(fast, code))
-        assert any(p.node == "execute_reply" and p.field == "data.code" for p in problems)
+        assert any(p.node == "outcome" and p.field == "data.code" for p in problems)
 
 
 @pytest.mark.parametrize(("name", "data"), [

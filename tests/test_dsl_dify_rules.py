@@ -218,8 +218,9 @@ def test_files_for_dify_1_7_use_numbers_for_booleans(docs: dict) -> None:
     ``Literal["string", "number", "object", "array[...]"]`` (api/core/workflow/nodes/code/entities.py)."""
     target = Target((1, 7))
     problems = check_dsl(docs["fast"], target=target)
-    assert _has(problems, "history", "data.outputs.summary_due.type", "needs Dify 1.8")
+    assert _has(problems, "state", "data.outputs.memory_ready.type", "needs Dify 1.8")
     assert _has(problems, "need_summary", "data.cases[0].conditions[0]", "needs Dify 1.8")
+    assert _has(problems, "route", "data.cases[2].conditions[0]", "needs Dify 1.8")  # memory_ready is false
     old = build_fast(FlowOptions(target=target)).to_dict()
     assert old["version"] == "0.3.1" and check_dsl(old, target=target) == []
     assert all("boolean" not in spec["type"] for n in old["workflow"]["graph"]["nodes"] if n["data"]["type"] == "code"
@@ -260,10 +261,11 @@ def test_the_history_cap_fits_the_minimum_release(docs: dict) -> None:
     default = next(s for s in HISTORY.settings if s.name == "max_bytes").default
     assert int(default) == HISTORY_CODE_NODE_MAX_BYTES <= CODE_MAX_STRING_LENGTH - 20_000
     doc = copy.deepcopy(docs["fast"])
-    data = _node(doc, "history")["data"]
-    assert f"max_bytes: int = {HISTORY_CODE_NODE_MAX_BYTES}" in data["code"]
-    data["code"] = data["code"].replace(f"max_bytes: int = {HISTORY_CODE_NODE_MAX_BYTES}", "max_bytes: int = 150000")
-    assert _has(check_dsl(doc), "history", "data.code", "80,000-character limit")
+    for node_id in ("state", "outcome"):  # the nodes that keep the memory
+        data = _node(doc, node_id)["data"]
+        assert f"max_bytes: int = {HISTORY_CODE_NODE_MAX_BYTES}" in data["code"]
+        data["code"] = data["code"].replace(f"max_bytes: int = {HISTORY_CODE_NODE_MAX_BYTES}", "max_bytes: int = 150000")
+        assert _has(check_dsl(doc), node_id, "data.code", "80,000-character limit")
 
 
 @pytest.fixture(scope="module")
@@ -298,26 +300,32 @@ def test_no_history_output_exceeds_the_minimum_releases_limits(history_main, tur
 
 
 def test_the_state_is_saved_before_the_answer_in_every_layout(docs: dict) -> None:
+    """Every answer node comes right after an assigner that writes the state; no assigner after an answer
+    writes it (the code-node layouts write the state, the memory and the next prompt in one assigner)."""
     for doc in docs.values():
         nodes = {n["id"]: n["data"] for n in doc["workflow"]["graph"]["nodes"]}
-        order = [e["target"] for e in doc["workflow"]["graph"]["edges"] if e["source"] == "save_state"]
-        assert order == ["answer"]
-        writes = [i["variable_selector"][1] for i in nodes["save_state"]["items"]]
-        assert "sys_context_str" in writes
-        assert "sys_context_str" not in [i["variable_selector"][1] for i in nodes["save"]["items"]]
+        edges = doc["workflow"]["graph"]["edges"]
+        answers = [node for node, data in nodes.items() if data["type"] == "answer"]
+        assert answers
+        for answer in answers:
+            (before,) = [e["source"] for e in edges if e["target"] == answer]
+            assert nodes[before]["type"] == "assigner", answer
+            assert "sys_context_str" in [i["variable_selector"][1] for i in nodes[before]["items"]], answer
+        for node, data in nodes.items():
+            if data["type"] == "assigner" and all(e["target"] != answer for e in edges if e["source"] == node
+                                                  for answer in answers):
+                assert "sys_context_str" not in [i["variable_selector"][1] for i in data["items"]], node
 
 
 def _old_layout(doc: dict[str, Any]) -> dict[str, Any]:
-    """The layout before issue 9: the state written at the very end, behind history and summary."""
+    """The layout before issue 9: the state written at the very end, behind the summary's nodes."""
     doc = copy.deepcopy(doc)
     graph = doc["workflow"]["graph"]
-    state_items = _node(doc, "save_state")["data"]["items"]
-    graph["nodes"] = [n for n in graph["nodes"] if n["id"] != "save_state"]
-    graph["edges"] = [e for e in graph["edges"] if "save_state" not in (e["source"], e["target"])]
-    graph["edges"].append({"id": "reply-answer", "source": "reply", "sourceHandle": "source", "target": "answer",
-                           "targetHandle": "target", "type": "custom", "data": {}})
-    _node(doc, "save")["data"]["items"] += state_items
-    for node_id in ("history", "summary_check", "summarize"):
+    save_all = _node(doc, "save_all")["data"]
+    state_items = [i for i in save_all["items"] if i["variable_selector"][1] == "sys_context_str"]
+    save_all["items"] = [i for i in save_all["items"] if i not in state_items]
+    _node(doc, "save_summary")["data"]["items"] += state_items
+    for node_id in ("summary_check", "summarize"):
         data = _node(doc, node_id)["data"]
         data.pop("error_strategy", None)
         data.pop("default_value", None)
@@ -327,8 +335,8 @@ def _old_layout(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_check_dsl_refuses_a_state_saved_behind_fallible_nodes(docs: dict) -> None:
     problems = check_dsl(_old_layout(docs["fast"]))
-    assert _has(problems, "save", "data.items", "writes conversation.sys_context_str after the answer")
-    for node_id in ("history", "summarize", "summary_check"):
+    assert _has(problems, "save_summary", "data.items", "writes conversation.sys_context_str after the answer")
+    for node_id in ("summarize", "summary_check"):
         assert _has(problems, node_id, "data.error_strategy", "never writes")
     doc = copy.deepcopy(docs["fast"])
     del _node(doc, "summarize")["data"]["error_strategy"]
@@ -361,20 +369,21 @@ def _ten_turns() -> tuple[str, str]:
 CHITCHAT = json.dumps({"rewritten_query": "你好", "commands": [{"type": "chitchat"}]}, ensure_ascii=False)
 
 
-class _FailingHistory:
-    """A code executor whose history node fails every time (as dify-sandbox's seccomp failure does)."""
+class _Failing:
+    """A code executor whose ``node`` code node fails every time (as dify-sandbox's seccomp failure does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, node: str) -> None:
         from dskit.tooling.codegen.sandbox import LocalCodeExecutor
 
         self.inner = LocalCodeExecutor()
-        self.history_runs = 0
+        self.marker = f"dskit code node: {node}"
+        self.runs = 0
 
     def execute(self, *, language: Any, code: str, inputs: Any) -> Any:
         from dskit.tooling.codegen.sandbox import CodeNodeError
 
-        if "dskit code node: history" in code[:400]:
-            self.history_runs += 1
+        if self.marker in code[:400]:
+            self.runs += 1
             raise CodeNodeError("error: bad system call (SIGSYS)")
         return self.inner.execute(language=language, code=code, inputs=inputs)
 
@@ -405,28 +414,30 @@ def test_a_summary_model_that_raises_keeps_the_new_state_and_the_memory() -> Non
     assert "第0轮" in result.variables["summary"]  # the extractive summary took the overflow
 
 
-def test_a_history_node_that_fails_keeps_the_new_state() -> None:
+def test_a_summary_check_that_fails_keeps_the_new_state_and_the_memory() -> None:
+    """The summary is due (the window is full): the state, the history and the extractive summary are saved
+    before the answer, so a summary check failing for good (two retries, then its fail branch) loses
+    nothing but the LLM's better summary."""
     from dskit.tooling.dslbuild.builder import dump_yaml
 
-    executor = _FailingHistory()
-    conversation, _ = _conversation(dump_yaml(build_fast().to_dict()), code_executor=executor)
-    result = conversation.turn("我想订明天晚上7点的餐厅", {"understand": UNDERSTAND})
-    assert result.succeeded and executor.history_runs == 0  # an ask turn: the state node kept the memory
-    old_history, old_state = result.variables["history"], result.variables["sys_context_str"]
-    result = conversation.turn("你好呀", {"understand": CHITCHAT, "chat_answer": "你好！"})
-    assert result.succeeded and result.answer.startswith("你好！")  # small talk: the history node keeps it
-    assert executor.history_runs == 3  # two retries, then the fail branch
-    assert "book_restaurant" in result.variables["sys_context_str"]
-    assert result.variables["sys_context_str"] != old_state  # the new state is kept
-    assert result.variables["history"] == old_history  # the memory as it was, nothing half-written
+    executor = _Failing("summary")
+    conversation, old_history = _conversation(dump_yaml(build_fast().to_dict()), code_executor=executor)
+    old_state = conversation.variables["sys_context_str"]
+    result = conversation.turn("我想订明天晚上7点的餐厅", {"understand": UNDERSTAND, "summarize": "新的摘要"})
+    assert result.succeeded and executor.runs == 3 and "summary_check" in result.errors
+    assert "book_restaurant" in result.variables["sys_context_str"] != old_state  # the new state is kept
+    assert "订明天晚上7点" in result.variables["history"] and result.variables["history"] != old_history
+    assert "第0轮" in result.variables["summary"]  # the extractive summary took the overflow
+    assert result.variables["prompt_head"]  # and the next prompt built with it
 
 
-def test_the_old_layout_lost_the_state_when_the_history_node_failed(docs: dict) -> None:
+def test_the_old_layout_lost_the_state_when_the_summary_check_failed(docs: dict) -> None:
     """Why the rule exists: the same failure in the layout before issue 9 shows a reply and loses the turn."""
     from dskit.tooling.dslbuild.builder import dump_yaml
 
-    conversation, _ = _conversation(dump_yaml(_old_layout(docs["fast"])), code_executor=_FailingHistory())
+    conversation, _ = _conversation(dump_yaml(_old_layout(docs["fast"])), code_executor=_Failing("summary"))
     before = conversation.variables["sys_context_str"]
-    result = conversation.turn("我想订明天晚上7点的餐厅", {"understand": UNDERSTAND}, raise_on_error=False)
+    result = conversation.turn("我想订明天晚上7点的餐厅", {"understand": UNDERSTAND, "summarize": "新的摘要"},
+                               raise_on_error=False)
     assert result.answer and not result.succeeded
     assert result.variables["sys_context_str"] == before

@@ -91,10 +91,15 @@ def test_document_basics(docs: dict, layout: str) -> None:
     assert doc["version"] == "0.3.1" and doc["kind"] == "app"  # Dify 1.8 imports it without a confirmation
     assert doc["app"]["mode"] == "advanced-chat"
     conv = {v["name"]: v for v in doc["workflow"]["conversation_variables"]}
-    # Derived from the state, only the next turn's prompt is stored, and only what the layout's prompts read.
+    # Derived from the state, only the next turn's prompt is stored, and only what the layout's prompts read
+    # (with the last turn's model answer and the head's rest after it: issue 39).
     prompt = {"fast": {"prompt_system", "prompt_head"}, "classic": {"prompt_head", "prompt_state"}}[layout]
-    assert set(conv) == {"history", "summary", "sys_context_str"} | prompt
-    assert all(v["value_type"] == "string" and v["value"] == "" for v in conv.values())
+    assert set(conv) == {"history", "summary", "sys_context_str", "prompt_tail", "reply_pending"} | prompt
+    assert all(v["value_type"] == "string" for v in conv.values())
+    # a new conversation starts with the prompt of an empty one, the context node's for this catalog
+    fresh = context_node("", "", "", "", json.dumps(default_catalog(), ensure_ascii=False))
+    wanted = {"prompt_system": fresh["instructions"], "prompt_head": fresh["head"], "prompt_state": fresh["state_text"]}
+    assert {name: v["value"] for name, v in conv.items() if v["value"]} == {name: wanted[name] for name in prompt}
     env = {v["name"]: v["value"] for v in doc["workflow"]["environment_variables"]}
     assert env["TASK_API_URL"] == ""
     catalog = json.loads(env["TASK_CATALOG"])
@@ -224,6 +229,40 @@ def test_task_api_receives_the_execute_payload(texts: dict, api) -> None:  # noq
     assert payload["task"] == "account_balance" and payload["task_id"] and payload["slots"] == {}
 
 
+WEATHER = ScenarioTurn("帮我查下北京天气", {"rewritten_query": "查询北京天气", "commands": [
+    {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]})
+RETRY = ScenarioTurn("再试一次", {"rewritten_query": "重试", "commands": [{"type": "confirm"}]})
+
+
+@pytest.mark.parametrize("layout", ["fast", "classic"])
+def test_a_retry_after_a_late_answer_is_the_same_submission(texts: dict, api, layout: str) -> None:  # noqa: ANN001
+    """Issue 39: the task API acts, then its answer is lost (here the connection closes, as a read timeout
+    looks to Dify); the turn records a failure and the user's "再试一次" submits again — with the same
+    Idempotency-Key header, also the payload's idempotency_key, so the API answers it again without acting
+    twice. Another conversation asking the same gets another key."""
+    catalog = default_catalog()
+    keys = []
+    for conversation_id in (f"{layout}-conv-a", f"{layout}-conv-b"):
+        conversation = Conversation(texts[layout], env={"TASK_API_URL": api.base_url + "/late"},
+                                    conversation_id=conversation_id)
+        before = len(api.requests)
+        failed = conversation.turn(WEATHER.user, turn_script(WEATHER, layout, catalog, ""))
+        assert "办理失败" in failed.answer and "call_api" in failed.path
+        retried = conversation.turn(RETRY.user, turn_script(RETRY, layout, catalog, "weather"))
+        assert retried.answer.startswith("「查询天气」已办理完成"), retried.answer
+        sent = [(payload, headers) for (path, payload), headers in
+                zip(api.requests[before:], api.headers[before:], strict=True)]
+        assert len(sent) == 2
+        (first, first_headers), (second, second_headers) = sent
+        key = first_headers["idempotency-key"]
+        assert key.startswith("dskit-") and key == first["idempotency_key"]
+        assert second_headers["idempotency-key"] == key == second["idempotency_key"]
+        assert second["task_id"] == first["task_id"] and second["slots"] == first["slots"]
+        keys.append(key)
+    assert keys[0] != keys[1]  # the same task and values in another conversation: another submission
+    assert [key for key in api.acted if key in keys] == keys  # the API acted once per conversation
+
+
 def test_classic_derivation_refuses_what_it_cannot_express() -> None:
     catalog = default_catalog()
     two = {"commands": [{"type": "chitchat"}, {"type": "faq", "question": "q"}]}
@@ -260,7 +299,8 @@ def test_every_llm_node_reads_the_state_through_the_prompt_aggregator(docs: dict
     for raw in ("{{#env.TASK_CATALOG#}}", "{{#conversation.sys_context_str#}}", "{{#conversation.current_task",
                 "{{#context.", "{{#conversation.prompt_"):
         assert raw not in text, raw
-    user = "{{#prompt.head.output#}}{{#prompt.message.output#}}"
+    user = ("{{#prompt.head.output#}}{{#prompt.pending.output#}}{{#prompt.tail.output#}}"
+            "{{#prompt.message.output#}}")
     wanted = {"fast": [user, "{{#prompt.system.output#}}"], "classic": [user, "{{#prompt.state.output#}}"]}[layout]
     for ref in wanted:
         assert ref in text, ref
@@ -290,38 +330,30 @@ def test_opening_statement_names_the_catalog_tasks(docs: dict) -> None:
 # --------------------------------------------------------------------------------------------- before the model
 
 UNDERSTANDING_NODE = {"fast": "understand", "classic": "rewrite"}
-PROMPT_TURNS = [  # a booking: the first turn, two ordinary ones (the state node keeps the memory), the
-    # execution (the history node keeps it; here it fails), a one-line message that must rebuild the prompt,
-    # and a message with a line break
-    ScenarioTurn("我想订明天晚上七点的位子", {"rewritten_query": "订明天19:00的位子", "commands": [
-        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "明天", "time": "19:00"}}]}),
-    ScenarioTurn("四个人", {"rewritten_query": "四个人", "commands": [{"type": "set_slots", "slots": {"people": 4}}]}),
-    ScenarioTurn("就订江南小馆", {"rewritten_query": "订江南小馆", "commands": [
-        {"type": "set_slots", "slots": {"restaurant": "江南小馆"}}]}),
-    ScenarioTurn("好的，订吧", {"rewritten_query": "确认预订", "commands": [{"type": "confirm"}]}),
-    ScenarioTurn("北京天气怎么样", {"rewritten_query": "查询北京天气", "commands": [
-        {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]}),
-    ScenarioTurn("再帮我查一下\n上海的天气", {"rewritten_query": "查询上海天气", "commands": [
-        {"type": "start_task", "task": "weather", "slots": {"city": "上海"}}]}),
+FAQ_ONE_LINE = "包间最低消费800元，需提前一天预订。"
+FAQ_TWO_LINES = "包间最低消费800元。\n需提前一天预订。"
+PROMPT_TURNS = [  # (turn, whether the context node runs before the model) — a booking: the first message (the
+    # file's own prompt for an empty conversation), two ordinary turns, a FAQ answered on one line and the turn
+    # after it (the answer read between the stored head and tail), the execution (no task API: the state node
+    # says it), a FAQ answered on two lines and the turn after it (the answer is put on one line by the context
+    # node), and a message with a line break
+    (ScenarioTurn("我想订明天晚上七点的位子", {"rewritten_query": "订明天19:00的位子", "commands": [
+        {"type": "start_task", "task": "book_restaurant", "slots": {"date": "明天", "time": "19:00"}}]}), False),
+    (ScenarioTurn("四个人", {"rewritten_query": "四个人", "commands": [{"type": "set_slots", "slots": {"people": 4}}]}),
+     False),
+    (ScenarioTurn("你们包间有最低消费吗？", {"rewritten_query": "包间有最低消费吗？", "commands": [
+        {"type": "faq", "question": "包间有最低消费吗？"}]}, llm={"faq_answer": FAQ_ONE_LINE}), False),
+    (ScenarioTurn("就订江南小馆", {"rewritten_query": "订江南小馆", "commands": [
+        {"type": "set_slots", "slots": {"restaurant": "江南小馆"}}]}), False),
+    (ScenarioTurn("好的，订吧", {"rewritten_query": "确认预订", "commands": [{"type": "confirm"}]}), False),
+    (ScenarioTurn("包间要提前多久订？", {"rewritten_query": "包间要提前多久预订？", "commands": [
+        {"type": "faq", "question": "包间要提前多久预订？"}]}, llm={"faq_answer": FAQ_TWO_LINES}), False),
+    (ScenarioTurn("北京天气怎么样", {"rewritten_query": "查询北京天气", "commands": [
+        {"type": "start_task", "task": "weather", "slots": {"city": "北京"}}]}), True),
+    (ScenarioTurn("再帮我查一下\n上海的天气", {"rewritten_query": "查询上海天气", "commands": [
+        {"type": "start_task", "task": "weather", "slots": {"city": "上海"}}]}), True),
 ]
-HISTORY_FAILS_AT = 3  # the execution: its reply is the task's outcome, so the history node keeps the memory
-
-
-class HistoryFails:
-    """The tooling's code runner; while ``failing`` is set, the history node fails on every attempt (as a
-    sandbox failure would), so it takes its fail branch."""
-
-    def __init__(self) -> None:
-        self.inner = LocalCodeExecutor()
-        self.failing = False
-
-    def execute(self, *, language: object, code: str, inputs: Any) -> Any:
-        if self.failing and "old_history" in inputs:
-            raise CodeNodeError("injected: the history node fails")
-        return self.inner.execute(language=language, code=code, inputs=inputs)
-
-    def is_execution_error(self, error: Exception) -> bool:
-        return self.inner.is_execution_error(error)
+FAQ_PASSAGES = [{"title": "包间", "content": "本店包间需提前一天预订，最低消费800元。"}]
 
 
 def _code_before(result, layout: str, types: dict[str, str]) -> list[str]:
@@ -332,52 +364,63 @@ def _code_before(result, layout: str, types: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize("layout", ["fast", "classic"])
 def test_only_a_turn_without_a_stored_prompt_runs_a_code_node_before_the_model(texts: dict, docs: dict,
                                                                                layout: str) -> None:
-    """Issue 22: the second turn of a conversation calls the model with no code node before it, with the
-    very prompt the context node would have built (built by the state node on an ask or confirm turn, by
-    the history node after an execution); after the history node fails the stored prompt is empty, and
-    the next turn rebuilds it through the context node; so does a message with a line break."""
+    """Issues 22 and 39: every turn calls the model with the very prompt the context node would build for
+    the stored state, memory and last model answer — the first message with the file's own prompt for an
+    empty conversation, a turn after a FAQ answer with that answer between the stored head and tail — and
+    no code node runs before the model, but on a turn whose message or last model answer has a line break
+    (the context node puts it on one line)."""
     catalog = default_catalog()
     catalog_json = json.dumps(catalog, ensure_ascii=False)
     types = {n["id"]: n["data"]["type"] for n in _nodes(docs[layout])}
-    executor = HistoryFails()
-    conversation = Conversation(texts[layout], code_executor=executor)
-    code_before = []
-    for index, turn in enumerate(PROMPT_TURNS):
+    conversation = Conversation(texts[layout], knowledge=lambda query: FAQ_PASSAGES)
+    for index, (turn, via_context) in enumerate(PROMPT_TURNS):
         before = dict(conversation.variables)
-        executor.failing = index == HISTORY_FAILS_AT
-        result = conversation.turn(turn.user, turn_script(turn, layout, catalog, focused_task(before)[0]),
-                                   raise_on_error=False)
-        assert result.succeeded and result.answer, (index, result.errors)
-        code_before.append(_code_before(result, layout, types))
-        built = context_node(turn.user, before["sys_context_str"], before["history"], before["summary"], catalog_json)
+        result = conversation.turn(turn.user, turn_script(turn, layout, catalog, focused_task(before)[0]))
+        assert _code_before(result, layout, types) == (["context"] if via_context else []), index
+        built = context_node(turn.user, before["sys_context_str"], before["history"], before["summary"], catalog_json,
+                             reply_pending=before["reply_pending"])
         calls = {call.node_id: call.request for call in result.llm_calls}
         assert calls[UNDERSTANDING_NODE[layout]].user == built["context"], index  # byte for byte
         if layout == "fast":
             assert calls["understand"].system == built["instructions"]
         else:
             assert built["state_text"] in "".join(text for _, text in calls["classify"].messages)
-        assert ("history" in result.path) == (result.output("state", "memory_ready") is False), index
-        if index in (1, 2):  # ask and confirm: the state node kept the memory, the history node never ran
-            assert result.output("state", "memory_ready") is True and "history" not in result.path, index
-        if index == HISTORY_FAILS_AT:  # the history node failed: the state is saved, the memory kept, no prompt
-            assert "history" in result.errors and result.variables["prompt_head"] == ""
-            assert result.variables["history"] == before["history"]
-            assert result.variables["sys_context_str"] != before["sys_context_str"]
-        else:
-            assert result.variables["prompt_head"] and not _prompt_failures(result.variables, catalog), index
-    assert code_before == [["context"], [], [], [], ["context"], ["context"]]
+        assert result.output("state", "memory_ready") is True and "history" not in result.path, index
+        assert result.variables["prompt_head"] and not _prompt_failures(result.variables, catalog), index
+    pending = [t.request.user for t in conversation.turns[3].llm_calls if t.node_id == UNDERSTANDING_NODE[layout]][0]
+    assert f"assistant: {FAQ_ONE_LINE} ⏎  ⏎ " in pending  # the stored answer in its place, before the follow-up
+    assert "包间最低消费800元。 ⏎ 需提前一天预订。" in conversation.turns[6].llm_calls[0].request.user  # one line
     assert "> 再帮我查一下 ⏎ 上海的天气" in conversation.turns[-1].llm_calls[0].request.user  # one line
 
 
+def test_an_edited_catalog_sends_the_first_message_through_the_context_node(texts: dict, docs: dict) -> None:
+    """The file's own first prompt shows the catalog it was generated with: once TASK_CATALOG is edited in
+    Dify, the first message's prompt is built by the context node from the catalog in use."""
+    catalog = default_catalog()
+    edited = {**catalog, "tasks": {name: spec for name, spec in catalog["tasks"].items() if name != "weather"}}
+    edited_json = json.dumps(edited, ensure_ascii=False)
+    types = {n["id"]: n["data"]["type"] for n in _nodes(docs["fast"])}
+    conversation = Conversation(texts["fast"], env={"TASK_CATALOG": edited_json})
+    turn = PROMPT_TURNS[0][0]
+    result = conversation.turn(turn.user, turn_script(turn, "fast", edited, ""))
+    assert _code_before(result, "fast", types) == ["context"]
+    assert result.llm_calls[0].request.user == context_node(turn.user, "", "", "", edited_json)["context"]
+    assert "weather" not in result.llm_calls[0].request.user
+
+
 def test_an_ordinary_turn_runs_one_sandbox_node(texts: dict, docs: dict) -> None:
-    """An ask or confirm turn after the first: the state node alone in the sandbox (code or template) — it
-    keeps the memory itself — and the model is the first thing that runs after two Dify nodes."""
+    """An ask or confirm turn, the first message and a FAQ turn: the state node alone in the sandbox (code or
+    template) — it keeps the memory itself — and the model is the first thing that runs after two Dify
+    nodes; an ordinary turn runs eight nodes in all (issue 39: fourteen before)."""
     catalog = default_catalog()
     types = {n["id"]: n["data"]["type"] for n in _nodes(docs["fast"])}
-    conversation = Conversation(texts["fast"])
-    for turn in PROMPT_TURNS[:3]:
+    conversation = Conversation(texts["fast"], knowledge=lambda query: FAQ_PASSAGES)
+    for turn, _ in PROMPT_TURNS[:4]:
         before = dict(conversation.variables)
         result = conversation.turn(turn.user, turn_script(turn, "fast", catalog, focused_task(before)[0]))
-    assert result.output("state", "next_action") == "confirm"
-    assert [n for n in result.path if types[n] in {"code", "template-transform"}] == ["state"]
-    assert result.path[:4] == ["start", "has_prompt", "prompt", "understand"]
+        assert [n for n in result.path if types[n] in {"code", "template-transform"}] == ["state"], turn.user
+        assert result.path[:4] == ["start", "has_prompt", "prompt", "understand"]
+    first, ask, faq, confirm = conversation.turns
+    assert confirm.output("state", "next_action") == "confirm" and faq.output("state", "next_action") == "faq"
+    for ordinary in (first, ask, confirm):
+        assert ordinary.path == ["start", "has_prompt", "prompt", "understand", "state", "route", "save", "answer"]

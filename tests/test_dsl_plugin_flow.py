@@ -173,7 +173,37 @@ def test_seed000_booking_and_a_faq_run_through_the_real_tools(plugin_run) -> Non
     assert r5.output("track_state", "next_action") == "execute"
     execute = r5.output("track_state", "execute_payload")
     assert execute["slots"]["restaurant"] == "老地方粤菜馆" and execute["slots"]["people"] == 2
-    assert "老地方粤菜馆" in r5.answer and "time=19:00" in r5.answer
+    # what will be done in the catalog's labels, as the fast Chatflow says it (issue 39: not "time=19:00")
+    assert "「订餐」" in r5.answer and "时间：19:00" in r5.answer and "餐厅：老地方粤菜馆" in r5.answer
+    assert "=" not in r5.answer and "没有真正办理" in r5.answer
     assert focused_task(conv.variables) == ("", {})
     assert conv.variables["history"].count("老地方粤菜馆") >= 1
     assert len(daemon.llm_requests) == 6  # one understanding call per turn, through the plugin
+
+
+@pytest.mark.parametrize("name", ["bike_repair_en", "pet_clinic_zh"])
+def test_the_execute_reply_shows_labels_in_the_catalogs_language(name: str) -> None:
+    """The plugin Chatflow's execute branch shows track_state's no_api_reply (slot labels, the catalog's
+    language), never the payload's keys; the tool computes it as the state node does."""
+    from dskit.tooling.dslbuild.code_sources import shipped_code_nodes
+    from dskit.tooling.dslbuild.flows import FlowOptions
+    from dskit.tooling.dslbuild.plugin_flow import build_plugin
+    from dskit.views import workflow_outputs
+    from dskit.catalog import load_catalog
+    from dskit.records import new_decision
+
+    catalog = json.loads((PLUGIN_ROOT / "examples" / "catalogs" / f"{name}.json").read_text(encoding="utf-8"))
+    options = FlowOptions(catalog_json=json.dumps(catalog, ensure_ascii=False), lang=catalog["language"],
+                          localized=True)
+    with shipped_code_nodes():
+        doc = build_plugin(options).to_dict()
+    node = next(n for n in doc["workflow"]["graph"]["nodes"] if n["id"] == "exec_reply")["data"]
+    assert ["track_state", "no_api_reply"] in [v["value_selector"] for v in node["variables"]]
+    assert "items()" not in node["template"] and "=" not in node["template"].replace("{%", "").replace("%}", "")
+    task, spec = next(iter(catalog["tasks"].items()))
+    slot, slot_spec = next(iter(spec["slots"].items()))
+    payload = {"task_id": "t1", "task": task, "label": spec.get("label") or task, "slots": {slot: "X1"}, "subtasks": []}
+    decision = new_decision("execute", lang=catalog["language"], turn=1, question="", execute=payload)
+    text = workflow_outputs("", decision, load_catalog(catalog))["no_api_reply"]
+    assert f"{slot_spec.get('label') or slot}" in text and f"{slot}=" not in text, text
+    assert ("Nothing was done" in text) if catalog["language"] == "en" else ("没有真正办理" in text), text

@@ -31,7 +31,7 @@ LLM_TYPES = {"llm", "question-classifier", "parameter-extractor"}
 class ChatflowApp:
     """The fast Chatflow in graphon, one Conversation per Dify conversation id, on a scripted model."""
 
-    def __init__(self, model_url: str, fail_on: str = "") -> None:
+    def __init__(self, model_url: str, fail_on: str = "", knowledge: list | None = None) -> None:
         import yaml
 
         self.text = SHIPPED["fast"].read_text(encoding="utf-8")
@@ -41,12 +41,14 @@ class ChatflowApp:
         self.conversations: dict[str, Conversation] = {}
         self.fail_on = fail_on
         self.turns: list = []  # graphon's TurnResult of every turn, in order
+        self.knowledge = list(knowledge or [])  # what the app's knowledge base finds (none: the FAQ model is not called)
 
     def __call__(self, conversation_id: str, query: str) -> AppTurn:
         if query == self.fail_on:
             raise AppFailure("Node 理解：改写+路由+槽位 run failed: model timed out")
         conversation = self.conversations.setdefault(conversation_id, Conversation(
-            self.text, responder=ClientResponder(self.client, node_parameters(self.doc))))
+            self.text, responder=ClientResponder(self.client, node_parameters(self.doc)),
+            knowledge=(lambda q: self.knowledge) if self.knowledge else None))
         result = conversation.turn(query)
         nodes = [(node, self.types[node], node) for node in result.path if self.types.get(node) in LLM_TYPES]
         shown, usage = {}, {"prompt_tokens": 0, "completion_tokens": 0, "latency": 1.5}
@@ -63,7 +65,8 @@ class ChatflowApp:
 @pytest.mark.parametrize("mode", ["blocking", "streaming"])
 def test_a_dify_app_is_scored_like_the_flow_target(mode: str) -> None:
     suite = load_suite(SUITE_DIR / "zh_travel_insurance.yaml")
-    with fake_openai(("answer", model())) as llm, fake_dify(app := ChatflowApp(llm.base_url)) as dify:
+    with fake_openai(("answer", model())) as llm, \
+            fake_dify(app := ChatflowApp(llm.base_url, knowledge=suite.knowledge)) as dify:
         run = run_suites(DifyTarget(dify.base_url, dify.api_key, mode=mode), [suite])
     figures = run.figures()
     assert figures["turn_accuracy"] == 1.0 and figures["wrongful_executions"] == 0 and figures["errors"] == 0

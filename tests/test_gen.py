@@ -86,7 +86,8 @@ def test_spec_matches_its_entry_function(spec):
 def test_spec_outputs_equal_what_the_engine_returns():
     declared = {"context": nodes.CONTEXT_NODE_OUTPUTS, "state": nodes.STATE_NODE_OUTPUTS, "classic_adapter": nodes.CLASSIC_ADAPTER_OUTPUTS,
                 "result": nodes.RESULT_NODE_OUTPUTS, "history": HISTORY_NODE_OUTPUTS,
-                "summary": nodes.SUMMARY_NODE_OUTPUTS, "execute_reply": nodes.EXECUTE_REPLY_OUTPUTS}
+                "summary": nodes.SUMMARY_NODE_OUTPUTS, "execute_reply": nodes.EXECUTE_REPLY_OUTPUTS,
+                "outcome": nodes.OUTCOME_NODE_OUTPUTS}
     assert sorted(declared) == sorted(spec.name for spec in NODE_SPECS)
     for name, types in declared.items():
         assert spec_by_name(name).output_types() == types, name

@@ -147,7 +147,7 @@ def test_code_nodes_wait_submit_and_reply():
     assert done["execute_task"] == "install_broadband" and payload["subtasks"][0]["task"] == "router_rental"
     reply = execute_reply_node(done["execute_payload"], done["question"], "", done["sys_context_str"],
                                task_catalog=TELECOM_TEXT)
-    assert "并一起提交「路由器租赁」：型号：AX3000。" in reply["reply"]
+    assert "「路由器租赁」（型号：AX3000）也没有提交。" in reply["reply"]
     failed = result_node(done["sys_context_str"], done["execute_payload"], "503")
     stack = json.loads(failed["sys_context_str"])["task_stack"]
     assert [(t["name"], t["stage"]) for t in stack] == [("router_rental", "WAITING"), ("install_broadband", "CONFIRMING")]

@@ -17,7 +17,7 @@ from dskit.context import CONTEXT_HEADERS
 from dskit.history import append_turn
 from dskit.machine import step
 from dskit.node_io import node_types
-from dskit.nodes import MEMORY_OUTPUTS, STATE_NODE_OUTPUTS, context_node, state_node
+from dskit.nodes import MEMORY_OUTPUTS, REPLY_OUTPUTS, STATE_NODE_OUTPUTS, context_node, state_node
 from dskit.prompts import understanding_prompt
 from dskit.views import WORKFLOW_OUTPUTS, history_tag, state_text, value_text
 from enginekit import Dialogue, cmd, set_, start
@@ -120,9 +120,9 @@ def test_any_slot_value_stays_on_its_line(value) -> None:
 # ---------------------------------------------------------------- one set of outputs
 
 def test_workflow_outputs_are_the_code_nodes_outputs() -> None:
-    # the plugin's outputs, then the memory the node keeps on turns whose reply is its own question
-    assert STATE_NODE_OUTPUTS == {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS}
-    assert not set(WORKFLOW_OUTPUTS) & set(MEMORY_OUTPUTS)
+    # the plugin's outputs, then the memory the node keeps, and the reply it writes (issue 39)
+    assert STATE_NODE_OUTPUTS == {**node_types(WORKFLOW_OUTPUTS), **MEMORY_OUTPUTS, **REPLY_OUTPUTS}
+    assert not set(WORKFLOW_OUTPUTS) & set(MEMORY_OUTPUTS) and not set(WORKFLOW_OUTPUTS) & set(REPLY_OUTPUTS)
     assert set(STATE_NODE_OUTPUTS) >= {"current_task", "current_task_slots", "execute_payload", "next_action"}
 
 

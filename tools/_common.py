@@ -277,11 +277,19 @@ def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
 # ---------------------------------------------------------------- dialogue outputs
 
 
-def decision_payload(result: Any, catalog: Catalog) -> dict:
+def decision_payload(result: Any, catalog: Catalog, conversation_id: Any = "") -> dict:
     """What the state tools return for a :class:`dskit.machine.TurnResult`: :func:`dskit.views.workflow_outputs`,
     the same names and values the state code node has (its objects and arrays are JSON text there,
-    objects here); the new state is not decoded again."""
-    return workflow_outputs(result.text, result.decision, catalog, state=result.state)
+    objects here); the new state is not decoded again. ``conversation_id`` (the tool session's) keys an
+    execution for the task API (``execute_key``)."""
+    return workflow_outputs(result.text, result.decision, catalog, state=result.state,
+                            conversation_id=conversation_id if isinstance(conversation_id, str) else "")
+
+
+def session_conversation(tool: Any) -> str:
+    """The Dify conversation the tool runs in ("" outside a Chatflow, or when the session has none)."""
+    value = getattr(getattr(tool, "session", None), "conversation_id", None)
+    return value if isinstance(value, str) else ""
 
 
 def decision_defaults(params: Mapping[str, Any]) -> dict:

@@ -18,7 +18,8 @@ from dskit.prompts import understanding_prompt
 from dskit.turn_inputs import MAX_QUERY_CHARS
 from dskit.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
-                           grounding_params, run_tool, state_param, text_param)
+                           grounding_params, run_tool, session_conversation, state_param,
+                           text_param)
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param, repair
 
 _RETRY = {
@@ -54,7 +55,8 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
     except ModelCallError as exc:
         raise ParamError("model", str(exc), lang, message=str(exc)) from None
     result = run_turn(state, answer, catalog, lang=lang, parsed=parsed, **grounding)
-    payload = decision_payload(result, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
+    payload = decision_payload(result, catalog, session_conversation(tool)) | {
+        "understanding": answer, "attempts": attempts, "usage": usage}
     return payload, result.decision.get("question") or ""
 
 

@@ -180,7 +180,8 @@ def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     state = turn1["sys_context_str"]
     return {
         "state": {"understanding": second, "sys_context_str": state, "task_catalog": catalog,  # as the Chatflows
-                  "query": "两位，晚上7点", "history": history, "summary": ""},  # bind it: it keeps the memory too
+                  "query": "两位，晚上7点", "history": history, "summary": "",  # bind it: it keeps the memory too
+                  "reply_pending": "", "api_url": "", "conversation_id": "conversation-1"},
         "history": {"old_history": history, "summary": "", "user_query": "两位，晚上7点", "answer": turn2["question"],
                     "decision": turn2["decision"], "sys_context_str": turn2["sys_context_str"],
                     "task_catalog": catalog},  # as the Chatflows bind it: it builds the next prompt too
@@ -192,6 +193,11 @@ def typical_inputs(scripts: dict[str, Any]) -> dict[str, dict[str, Any]]:
                    json.dumps({"task_id": "t1", "task": "book_restaurant", "label": "订餐", "slots": {}})},
         "execute_reply": {"execute_payload": "", "question": turn2["question"], "api_url": "",
                           "sys_context_str": turn2["sys_context_str"], "task_catalog": catalog},
+        "outcome": {"sys_context_str": turn2["sys_context_str"], "ok": "200", "detail": "ok", "error_message": "",
+                    "execute_payload": json.dumps({"task_id": "t1", "task": "book_restaurant", "label": "订餐",
+                                                   "slots": {}}), "api_url": "http://127.0.0.1/api",
+                    "question": turn2["question"], "task_catalog": catalog, "old_history": history,
+                    "reply_pending": "", "summary": "", "user_query": "两位，晚上7点", "decision": turn2["decision"]},
         "summary": {"llm_text": "- 用户要订周五晚上7点两位的餐厅", "summary": "",
                     "overflow": "用户：我想订周五晚上的餐厅\n助手：" + turn1["question"], "history": history,
                     "sys_context_str": turn2["sys_context_str"], "task_catalog": catalog},

@@ -1,4 +1,4 @@
-"""``dskit bench turn``: what one turn of each kind costs in sandbox runs, per Chatflow layout.
+"""``dskit bench turn``: what one turn of each kind costs in nodes and sandbox runs, per Chatflow layout.
 
 Why: in a real Dify every code node, and every template-transform node (Dify renders Jinja2 in the same
 sandbox), starts a fresh interpreter and compiles its code on every call (../shared/docs/dify-facts.md,
@@ -21,6 +21,19 @@ dify-sandbox release starts it (:mod:`.sandbox_start`: up to 0.2.14 every byte o
 through a Python XOR loop), interleaved with a bare ``def main(): return {}`` run the same way, round
 after round, medians; a busy machine slows them alike, so the multiples of the bare start are the figures to compare. Times are
 printed, never asserted: tests check the counts.
+
+Every node a turn runs costs Dify time of its own, sandbox or not (issue 39, measured against a real
+Dify 1.12.1 API with a scripted model: the fast Chatflow's turn spent a median 588 ms outside the model
+where an app of start -> LLM -> answer spent 41 ms; about 300 ms of it was Dify running the 14-18 nodes
+of a turn — if-else, aggregators, assigners 10-20 ms each, plus the gaps between them). The bench counts
+every node of each turn and prices each at :data:`DIFY_NODE_MS`, that measurement's 300 ms over 15
+nodes; what our nodes add to a turn is then the nodes beyond start, the model and the answer at that
+price, plus the sandbox runs as timed here (issue 39's goal for an ordinary turn: 250 ms).
+
+Records next to this module: ``turn_before.json`` (issue 22's starting point), ``turn_after.json`` (``python -I
+-S file.py``), ``turn_sandbox-<release>_py<version>.json`` (``--runner``), and ``turn_issue39_before.json``: the
+Chatflows before issue 39 (commit 73ec4ea's dsl/, through ``--dsl``) with sandbox 0.2.14's start on Python 3.10,
+beside ``turn_sandbox-0.2.14_py3.10.json`` after it.
 """
 
 from __future__ import annotations
@@ -41,6 +54,16 @@ from typing import Any
 from dskit.tooling.bench.sandbox_start import RUNNERS, prepare
 
 SANDBOX_TYPES = frozenset({"code", "template-transform"})
+# Dify's own time for one node of a turn — its run and the gap before the next — from issue 39's
+# measurement on a real Dify 1.12.1 API (idle machine, scripted model answering in 2 ms, 3 conversations
+# of 6 turns): about 300 ms for the 14-18 nodes of a turn, if-else, aggregators and assigners 10-20 ms
+# each plus the gaps: 300 ms / 15 nodes. A sandbox node costs its run on top (timed here).
+DIFY_NODE_MS = 20.0
+# The app everything is compared with: start -> LLM -> answer (41 ms outside the model in that measurement).
+BASELINE_NODES = 3
+BASELINE_MEASURED_MS = 41.0
+# Issue 39's goal: our nodes add at most this much to an ordinary turn, by the method above.
+ORDINARY_GOAL_MS = 250.0
 # The LLM node that reads the user's message in each layout: what runs before it delays the model.
 UNDERSTANDING_NODE = {"fast": "understand", "classic": "rewrite"}
 LAYOUTS = ("fast", "classic")
@@ -135,7 +158,9 @@ class TurnRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "turn": self.index, "next_action": self.next_action,
-                "nodes_executed": len(self.nodes), "path": self.nodes, "llm_calls": self.llm_nodes,
+                "nodes_executed": len(self.nodes), "nodes_added": len(self.nodes) - BASELINE_NODES,
+                "dify_node_ms": round(len(self.nodes) * DIFY_NODE_MS, 1),
+                "path": self.nodes, "llm_calls": self.llm_nodes,
                 "sandbox_nodes": len(self.sandbox),
                 "sandbox_before_llm": sum(run.before_llm for run in self.sandbox),
                 "code_bytes": sum(run.code_bytes for run in self.sandbox),
@@ -276,18 +301,20 @@ def time_programs(programs: Mapping[str, str], rounds: int, python: str, runner:
 
 
 def measure(layouts: Sequence[str] = LAYOUTS, *, rounds: int = 5, python: str | None = None,
-            timed: bool = True, runner: str = "file") -> dict[str, Any]:
+            timed: bool = True, runner: str = "file", dsl: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Counts per turn kind and layout; with ``timed``, fresh-interpreter ms and multiples of the bare start."""
     from dskit.tooling.codegen.sandbox import dify_program  # noqa: PLC0415
     from dskit.tooling.dslrun.taskapi import task_api  # noqa: PLC0415
 
     python = python or sys.executable
     with task_api() as api:
-        records = {layout: run_layout(layout, api_base=api.base_url) for layout in layouts}
+        records = {layout: run_layout(layout, (dsl or {}).get(layout), api_base=api.base_url) for layout in layouts}
     report: dict[str, Any] = {"scenario": {
         "conversation": [turn.user for turn in script()], "task_api_conversation": [t.user for t in API_SCRIPT],
         "understanding_node": {layout: UNDERSTANDING_NODE[layout] for layout in layouts},
-        "sandbox_types": sorted(SANDBOX_TYPES), "rounds": rounds if timed else 0}, "layouts": {}}
+        "sandbox_types": sorted(SANDBOX_TYPES), "rounds": rounds if timed else 0,
+        "dify_node_ms": DIFY_NODE_MS, "baseline_nodes": BASELINE_NODES,
+        "baseline_measured_ms": BASELINE_MEASURED_MS, "ordinary_goal_ms": ORDINARY_GOAL_MS}, "layouts": {}}
     programs: dict[str, str] = {"bare": dify_program(BARE_NODE, {})} if timed else {}
     for layout, turns in records.items():
         for record in turns:
@@ -315,12 +342,38 @@ def measure(layouts: Sequence[str] = LAYOUTS, *, rounds: int = 5, python: str | 
                                        "after_llm": round(sum(split["after"]), 1),
                                        "total": round(sum(split["before"]) + sum(split["after"]), 1)}
                 entry["x_bare"] = {key: round(value / bare, 2) for key, value in entry["sandbox_ms"].items()}
+                entry.update(priced(entry))
             kinds[record.kind] = entry
         report["layouts"][layout] = kinds
     return report
 
 
+def priced(entry: Mapping[str, Any]) -> dict[str, float]:
+    """A timed turn by issue 39's method: Dify's time for every node, plus the sandbox runs as timed;
+    ``added_ms`` is what our nodes add to start -> LLM -> answer (its three nodes at the same price), and
+    ``x_baseline`` the turn outside the model as a multiple of that app's."""
+    outside = entry["dify_node_ms"] + entry["sandbox_ms"]["total"]
+    baseline = BASELINE_NODES * DIFY_NODE_MS
+    return {"outside_model_ms": round(outside, 1), "added_ms": round(outside - baseline, 1),
+            "x_baseline": round(outside / baseline, 2)}
+
+
 # ---------------------------------------------------------------------------------------------- output
+
+
+def ordinary_line(layout: str, kinds: Mapping[str, Any]) -> str:
+    """One line on the ordinary (ask) turn against issue 39's goal."""
+    ask = kinds.get("ask")
+    if ask is None:
+        return ""
+    text = (f"{layout}: an ordinary turn runs {ask['nodes_executed']} nodes ({ask['nodes_added']} beyond start, "
+            f"the model and the answer: {ask['nodes_added'] * DIFY_NODE_MS:.0f} ms at {DIFY_NODE_MS:.0f} ms a node, "
+            f"issue 39) and {ask['sandbox_nodes']} sandbox run(s), {ask['sandbox_before_llm']} before the model")
+    if "added_ms" in ask:
+        verdict = "within" if ask["added_ms"] <= ORDINARY_GOAL_MS else "over"
+        text += (f"; our nodes add {ask['added_ms']:.0f} ms ({verdict} the {ORDINARY_GOAL_MS:.0f} ms goal), the turn "
+                 f"outside the model is {ask['x_baseline']:.2f}× start→LLM→answer's")
+    return text
 
 
 def print_table(report: Mapping[str, Any]) -> None:
@@ -339,26 +392,30 @@ def print_table(report: Mapping[str, Any]) -> None:
     for layout, kinds in report["layouts"].items():
         table = Table(title=f"{layout} Chatflow: one turn of each kind (before / after the understanding call "
                             f"`{report['scenario']['understanding_node'][layout]}`)")
-        for column in ("turn", "next action", "nodes run", "LLM calls", "sandbox before", "sandbox after",
-                       "code KB before", "code KB after", "compiled KB before", "compiled KB after"):
+        for column in ("turn", "next action", "nodes run", f"Dify ms (×{DIFY_NODE_MS:.0f})", "LLM calls",
+                       "sandbox before", "sandbox after", "code KB before", "code KB after", "compiled KB before",
+                       "compiled KB after"):
             table.add_column(column, justify="left" if column in ("turn", "next action") else "right")
         if timed:
-            for column in ("ms before", "ms after", "× bare before", "× bare after", "× bare turn"):
+            for column in ("ms before", "ms after", "× bare before", "× bare after", "× bare turn",
+                           "outside model ms", "added ms", "× start→LLM→answer"):
                 table.add_column(column, justify="right")
         for kind, entry in kinds.items():
             before, total = entry["sandbox_before_llm"], entry["sandbox_nodes"]
             bytes_before = entry["code_bytes_before_llm"]
             compiled_before = entry["compiled_bytes_before_llm"]
-            row = [kind, entry["next_action"], str(entry["nodes_executed"]), str(len(entry["llm_calls"])),
-                   str(before), str(total - before), f"{bytes_before / 1000:.1f}",
+            row = [kind, entry["next_action"], str(entry["nodes_executed"]), f"{entry['dify_node_ms']:.0f}",
+                   str(len(entry["llm_calls"])), str(before), str(total - before), f"{bytes_before / 1000:.1f}",
                    f"{(entry['code_bytes'] - bytes_before) / 1000:.1f}", f"{compiled_before / 1000:.1f}",
                    f"{(entry['compiled_bytes'] - compiled_before) / 1000:.1f}"]
             if timed:
                 ms, ratio = entry["sandbox_ms"], entry["x_bare"]
                 row += [f"{ms['before_llm']:.0f}", f"{ms['after_llm']:.0f}", f"{ratio['before_llm']:.2f}",
-                        f"{ratio['after_llm']:.2f}", f"{ratio['total']:.2f}"]
+                        f"{ratio['after_llm']:.2f}", f"{ratio['total']:.2f}", f"{entry['outside_model_ms']:.0f}",
+                        f"{entry['added_ms']:.0f}", f"{entry['x_baseline']:.2f}"]
             table.add_row(*row)
         console.print(table)
+        console.print(ordinary_line(layout, kinds))
         nodes = Table(title=f"{layout}: sandbox runs per turn")
         for column in ("turn", "node", "type", "code bytes", "compiled bytes", "before LLM") + (
                 ("ms", "× bare") if timed else ()):
@@ -376,7 +433,9 @@ def print_table(report: Mapping[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     layouts = args.layout or list(LAYOUTS)
-    report = measure(layouts, rounds=args.rounds, python=args.python, timed=not args.no_time, runner=args.runner)
+    dsl = {layout: Path(path).read_text(encoding="utf-8") for layout, path in (args.dsl or [])}
+    report = measure(layouts, rounds=args.rounds, python=args.python, timed=not args.no_time, runner=args.runner,
+                     dsl=dsl)
     if args.record:
         from datetime import UTC, datetime  # noqa: PLC0415
 
@@ -396,15 +455,19 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "turn",
-        help="per kind of turn: nodes run, sandbox runs and code compiled before/after the model, fresh-"
-             "interpreter time as multiples of a bare node's start",
+        help="per kind of turn: every node run (priced at Dify's own cost a node, issue 39), sandbox runs and "
+             "code compiled before/after the model, fresh-interpreter time as multiples of a bare node's start",
         description="Runs one scripted conversation through each Chatflow layout in graphon (the first message, "
                     "ask, FAQ, small talk, confirm, execute with and without a task API, a turn with the summary "
                     "due) and, per "
-                    "kind of turn, counts the nodes run, the sandbox runs (code and template-transform) and the "
+                    "kind of turn, counts every node run (priced at Dify's own 20 ms a node, measured in issue 39), "
+                    "the sandbox runs (code and template-transform) and the "
                     "bytes of code they compile, split before/after the understanding LLM call; then times each "
                     "sandbox run in a fresh `python -I -S file.py` against a bare node started the same way.")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--dsl", nargs=2, action="append", metavar=("LAYOUT", "FILE"), default=None,
+                        help="measure this Chatflow file as LAYOUT (repeatable; default: dsl/*.yml), e.g. an "
+                             "earlier version's to compare")
     parser.add_argument("--layout", action="append", choices=LAYOUTS, default=None,
                         help="layout(s) to measure (repeatable; default both)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (default 5)")

@@ -146,6 +146,11 @@ _NEXT_PROMPT_OUTPUTS = (
     _s("prompt_head", "the next turn's understanding user prompt up to the message, ending in \"> \": the LLM "
        "reads it followed by `{{#sys.query#}}`; '' when not built (the next turn then runs the context node)",
        "下一轮理解 LLM 用户提示词中消息之前的部分（以“> ”结尾）：LLM 读它再接 `{{#sys.query#}}`；未生成时为空（下一轮改由上下文节点生成）"),
+    _s("prompt_tail", "when this turn's reply is a model's answer still to come (a FAQ or small-talk turn the "
+       "state node keeps): the rest of the head after where that answer goes — the LLM reads `prompt_head`, "
+       "`{{#conversation.reply_pending#}}`, `prompt_tail`, then the message; '' on other turns",
+       "本轮回复是稍后才有的模型回答时（状态机节点记下的 FAQ 或闲聊轮次）：提示词中该回答之后的部分——LLM 依次读 `prompt_head`、"
+       "`{{#conversation.reply_pending#}}`、`prompt_tail` 和消息；其他轮次为空"),
     _s("prompt_state", "the model's view of the state after this turn (for the classic layout's classifier "
        "and extractor); '' when not built", "本轮之后的状态视图（供经典布局的问题分类器和参数提取器使用）；未生成时为空"),
 )
@@ -194,6 +199,24 @@ STATE = NodeSpec(
                   "would (`memory_ready`); unbound, it never does", "滚动摘要：绑定它（及 `history`）后，回复即本节点 "
                   "`question` 的轮次也在这里更新记忆，与历史节点相同（见 `memory_ready`）；不绑定则从不更新",
                   optional=True, default="None", annotation="str | None"),
+        NodeInput("reply_pending", Bind("conversation", "reply_pending"), "the last turn's FAQ or small-talk answer, "
+                  "stored by the Chatflow after it: bind it (with `summary`) and this node keeps the memory of a FAQ "
+                  "or small-talk turn too, with a mark where the model's answer goes, and puts the stored answer in "
+                  "its place on the next turn; store this node's `reply_pending`, or the model's answer when one "
+                  "came, in the variable of that name", "上一轮的 FAQ 或闲聊回答（由 Chatflow 在回答之后保存）：绑定它（及 "
+                  "`summary`）后，本节点也为 FAQ、闲聊轮次更新记忆，在模型回答的位置留下标记，下一轮再把保存的回答放进去；"
+                  "把本节点的 `reply_pending`（模型回答了就用模型的回答）写入同名会话变量", optional=True, default="None",
+                  annotation="str | None"),
+        NodeInput("api_url", Bind("env", "TASK_API_URL"), "the task API's address: bound and empty, an execution "
+                  "is answered here (`reply`: nothing was done, `no_api_reply` and a line for the app builder) and "
+                  "the memory kept; unbound, an execution's reply is left to the execute branch",
+                  "任务接口地址：绑定且为空时，办理轮次在这里回复（`reply`：没有真正办理，即 `no_api_reply` 加一行给应用搭建者的提示）"
+                  "并更新记忆；不绑定则办理的回复交给执行分支", optional=True, default="None", annotation="str | None"),
+        NodeInput("conversation_id", Bind("sys", "conversation_id"), "Dify's conversation id: it keys an "
+                  "execution for the task API (`execute_key`, the payload's `idempotency_key`: the same key is the "
+                  "same submission); unbound, executions carry no key", "Dify 的会话 ID：用作本次办理的幂等键"
+                  "（`execute_key`、payload 的 `idempotency_key`：同一个键就是同一次提交）；不绑定则不带幂等键",
+                  optional=True),
     ),
     settings=(
         NodeSetting("reference_date", '""', "the day relative dates (明天, 上个月) count from, YYYY-MM-DD; "
@@ -214,9 +237,13 @@ STATE = NodeSpec(
            "the empty required ones are in missing_slots)", "当前任务已填词槽的 JSON 对象，按目录顺序（无则为 {}；仍缺的必填词槽见 missing_slots）"),
         _s("slot", "the slot being asked ('' if none)", "正在追问的词槽（无则为空）"),
         _s("missing_slots", "JSON array of required slots still missing", "仍缺的必填词槽（JSON 数组）"),
-        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots, subtasks} for the "
-           "API (subtasks: the sub-tasks submitted with it); else {}",
-           "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots, subtasks}（subtasks：一并提交的子任务）；否则为 {}"),
+        _s("execute_payload", "when next_action is execute: JSON {task_id, task, label, slots, subtasks, "
+           "idempotency_key} for the API (subtasks: the sub-tasks submitted with it); else {}",
+           "next_action 为 execute 时：给接口用的 JSON {task_id, task, label, slots, subtasks, idempotency_key}（subtasks：一并提交的子任务）；否则为 {}"),
+        _s("execute_key", "when next_action is execute: the execution's idempotency key (conversation, task, "
+           "approval; also the payload's idempotency_key): send it as the Idempotency-Key header ('' otherwise, or "
+           "when conversation_id is unbound)", "next_action 为 execute 时：本次办理的幂等键（会话、任务、确认内容；即 payload 的 "
+           "idempotency_key），作为 Idempotency-Key 请求头发送（否则为空；未绑定 conversation_id 时也为空）"),
         _s("execute_task", "name of the task to execute ('' otherwise): branch to its API on it",
            "要执行的任务名（否则为空）：按它分支到对应接口"),
         _s("faq_question", "when next_action is faq: the question for the knowledge base",
@@ -236,9 +263,14 @@ STATE = NodeSpec(
         _s("follow_up", "on a FAQ or small-talk turn answered by a model: a blank line and the open task's pending "
            "question, to show after the answer and give the history node ('' otherwise)",
            "由模型回答的 FAQ 或闲聊轮次：空一行再接未完成任务的问题，显示在回答之后，并交给历史节点（其他轮次为空）"),
-        NodeOutput("memory_ready", "boolean", "this node kept the memory of the turn (`summary` bound and the reply "
-                   "is `question`): the outputs below are the history node's, and that node need not run",
-                   "本节点已更新本轮记忆（绑定了 `summary` 且回复就是 `question`）：以下输出即历史节点的输出，无需再运行历史节点"),
+        _s("no_api_reply", "when next_action is execute: the reply when no task API is connected — nothing was done, "
+           "or (a read-only enquiry) no answer can be given, in the catalog's labels ('' otherwise)",
+           "next_action 为 execute 时：未接入任务接口时的回复——没有真正办理，或（只读查询）无法给出结果，用目录里的显示名（其他轮次为空）"),
+        NodeOutput("memory_ready", "boolean", "this node kept the memory of the turn (`summary` bound; every turn "
+                   "but an execution with a task API, and with `reply_pending` bound a FAQ or small-talk turn too): "
+                   "the outputs below are the history node's, and that node need not run",
+                   "本节点已更新本轮记忆（绑定了 `summary`；除调用任务接口的办理之外的轮次，绑定 `reply_pending` 时也包括 FAQ 和闲聊轮次）："
+                   "以下输出即历史节点的输出，无需再运行历史节点"),
         _s("history", "when memory_ready: the new history (the history node's `history`)",
            "memory_ready 时：新历史（即历史节点的 `history`）"),
         _s("summary", "when memory_ready: the new summary", "memory_ready 时：新摘要"),
@@ -248,6 +280,13 @@ STATE = NodeSpec(
         _s("summary_system", "when memory_ready: system prompt for the summary LLM", "memory_ready 时：摘要 LLM 的系统提示词"),
         _s("summary_prompt", "when memory_ready: user prompt for the summary LLM", "memory_ready 时：摘要 LLM 的用户提示词"),
         *_NEXT_PROMPT_OUTPUTS,
+        _s("reply", "when memory_ready: what the reply says when this node writes it — the question, the no-task-API "
+           "reply, or on a FAQ turn what to say when the knowledge base found nothing; '' when a model or the task "
+           "API answers", "memory_ready 时：由本节点写的回复——问题、未接入任务接口时的回复，或 FAQ 轮次知识库没有找到时要说的话；"
+           "由模型或任务接口回答时为空"),
+        _s("reply_pending", "on a FAQ or small-talk turn (`reply_pending` bound): what to store in "
+           "`conversation.reply_pending` when no model answered (the not-found reply); '' otherwise",
+           "FAQ 或闲聊轮次（绑定了 `reply_pending`）：没有模型回答时写入 `conversation.reply_pending` 的内容（没有找到的回复）；否则为空"),
     ),
     writes=(WriteBack("sys_context_str", "sys_context_str"),),
     notes_en=("The outputs are the plugin's `update_dialogue_state` / `track_state` outputs with the same names "
@@ -384,17 +423,22 @@ _NEXT_PROMPT_SETTINGS = (
 )
 _NEXT_PROMPT_NOTE_EN = (
     "The next turn's prompt: bind `sys_context_str` (the state after this turn) and `task_catalog`, write "
-    "`prompt_system` and `prompt_head` (and `prompt_state` if other prompts read the state) into conversation "
-    "variables of the same names, clear `prompt_head` where the state is saved, and give the understanding LLM "
-    "the system prompt `{{#conversation.prompt_system#}}` and the user prompt "
-    "`{{#conversation.prompt_head#}}{{#sys.query#}}`. An IF/ELSE before the LLM sends a turn through "
-    "`context.py` when `prompt_head` is empty (the first turn) or the message has a line break. "
-    "The Chatflows in dsl/ are wired this way: no code node runs before the model on an ordinary turn.")
+    "`prompt_system`, `prompt_head` and `prompt_tail` (and `prompt_state` if other prompts read the state) into "
+    "conversation variables of the same names in the assigner that writes the state, and give the understanding "
+    "LLM the system prompt `{{#conversation.prompt_system#}}` and the user prompt "
+    "`{{#conversation.prompt_head#}}{{#conversation.reply_pending#}}{{#conversation.prompt_tail#}}{{#sys.query#}}` "
+    "(`reply_pending`: the last FAQ or small-talk answer, see the state node; '' otherwise). An IF/ELSE before the "
+    "LLM sends a turn through `context.py` when `prompt_head` is empty or the message or `reply_pending` has a line "
+    "break. The Chatflows in dsl/ are wired this way, and start a conversation with `prompt_*` set to the prompt of "
+    "an empty conversation: no code node runs before the model.")
 _NEXT_PROMPT_NOTE_ZH = (
-    "下一轮提示词：绑定 `sys_context_str`（本轮之后的状态）和 `task_catalog`，把 `prompt_system`、`prompt_head`（其他提示词要读状态时再加 "
-    "`prompt_state`）写回同名会话变量，在保存状态的变量赋值里清空 `prompt_head`，理解 LLM 的系统提示词用 "
-    "`{{#conversation.prompt_system#}}`，用户提示词用 `{{#conversation.prompt_head#}}{{#sys.query#}}`。在 LLM 之前加条件分支："
-    "`prompt_head` 为空（首轮）或消息中有换行时改走 `context.py`。dsl/ 中的 Chatflow 就是这样连接的：普通轮次在模型之前不运行任何代码节点。")
+    "下一轮提示词：绑定 `sys_context_str`（本轮之后的状态）和 `task_catalog`，在写回状态的同一个变量赋值里把 `prompt_system`、"
+    "`prompt_head`、`prompt_tail`（其他提示词要读状态时再加 `prompt_state`）写回同名会话变量，理解 LLM 的系统提示词用 "
+    "`{{#conversation.prompt_system#}}`，用户提示词用 "
+    "`{{#conversation.prompt_head#}}{{#conversation.reply_pending#}}{{#conversation.prompt_tail#}}{{#sys.query#}}`"
+    "（`reply_pending`：上一轮的 FAQ 或闲聊回答，见状态机节点；否则为空）。在 LLM 之前加条件分支：`prompt_head` 为空，"
+    "或消息、`reply_pending` 中有换行时改走 `context.py`。dsl/ 中的 Chatflow 就是这样连接的，新对话的 `prompt_*` 以空对话的提示词开始："
+    "模型之前不运行任何代码节点。")
 
 
 # The history node's default byte cap. Dify 1.8 fails a code node whose string output is longer than
@@ -524,6 +568,9 @@ CONTEXT = NodeSpec(
         NodeInput("task_catalog", CATALOG, "the task catalog (JSON text)", "任务目录（JSON 文本）"),
         NodeInput("memory", Bind("node", "memory lookup", "text", "记忆检索"),
                   "long-term memory lines, if you have any", "长期记忆（如有）", optional=True),
+        NodeInput("reply_pending", Bind("conversation", "reply_pending"), "the last turn's FAQ or small-talk answer "
+                  "(see the state node): put, on one line, where the history waits for it",
+                  "上一轮的 FAQ 或闲聊回答（见状态机节点）：写成一行，放进历史中等它的位置", optional=True),
     ),
     settings=(
         NodeSetting("total_budget", "3000", "token budget of the whole context", "整个上下文的 token 预算", "int"),
@@ -547,11 +594,73 @@ CONTEXT = NodeSpec(
            "has)", "`context` 中消息之前的部分，以“> ”结尾（与历史节点的 `prompt_head` 同形）"),
         _s("message", "the message as `context` ends with it: one line, cut to 1,000 tokens",
            "`context` 末尾的消息：一行，截到 1,000 token"),
+        _s("pending", "the last turn's model answer on one line, when the history waits for it; `context` is `head` "
+           "+ `pending` + `tail` + `message`", "历史在等上一轮模型回答时：写成一行的该回答；`context` 即 `head` + `pending` + `tail` + `message`"),
+        _s("tail", "the rest of the head after `pending` ('' when nothing is pending)", "`pending` 之后的其余部分（没有待补回答时为空）"),
     ),
 )
 
+OUTCOME = NodeSpec(
+    name="outcome",
+    title_en="Task outcome (result + reply + memory)",
+    title_zh="办理结果（回写 + 话术 + 记忆）",
+    entry="dskit.nodes:outcome_node",
+    summary_en="After the execute branch called the task's API, in one sandbox run: records success or failure "
+               "in the state (a failed task waits for a retry), tells the user (never passing a failure off as "
+               "success), and keeps the memory with the next prompt — `result.py`, `execute_reply.py` and "
+               "`history.py` together.",
+    summary_zh="执行分支调用接口之后，一次沙箱运行完成：把成功或失败写回状态（失败的任务等待重试），告诉用户结果（绝不冒充成功），"
+               "并更新记忆、生成下一轮提示词——即 `result.py`、`execute_reply.py` 和 `history.py` 合在一起。",
+    inputs=(
+        NodeInput("sys_context_str", Bind("node", "state node", "sys_context_str", "状态机节点"),
+                  "the state node's new state", "状态机节点输出的新状态"),
+        NodeInput("execute_payload", Bind("node", "state node", "execute_payload", "状态机节点"),
+                  "the state node's execute_payload", "状态机节点的 execute_payload"),
+        NodeInput("ok", Bind("node", "API call", "status_code", "接口调用"),
+                  "the HTTP status (2xx = success)", "HTTP 状态码（2xx 为成功）"),
+        NodeInput("detail", Bind("node", "API call", "body", "接口调用"), "the API's answer (first 300 chars kept)",
+                  "接口返回内容（保留前 300 字）", optional=True),
+        NodeInput("error_message", Bind("node", "API call", "error_message", "接口调用"),
+                  "the HTTP node's error message, if any", "HTTP 节点的错误信息（如有）", optional=True),
+        NodeInput("api_url", Bind("env", "TASK_API_URL"), "the task API's address", "任务接口地址"),
+        NodeInput("question", Bind("node", "state node", "question", "状态机节点"),
+                  "the next question after the task (asked only when it succeeded)", "办理后的下一个问题（只在成功时接上）"),
+        NodeInput("task_catalog", CATALOG, "the task catalog (labels, language, the next prompt)",
+                  "任务目录（显示名、语言、下一轮提示词）"),
+        SECRET,
+        NodeInput("old_history", Bind("conversation", "history"), "the history so far", "已有历史"),
+        NodeInput("reply_pending", Bind("conversation", "reply_pending"), "the last turn's FAQ or small-talk answer "
+                  "(see the state node)", "上一轮的 FAQ 或闲聊回答（见状态机节点）", optional=True),
+        NodeInput("summary", Bind("conversation", "summary"), "the rolling summary so far", "已有摘要"),
+        NodeInput("user_query", QUERY, "the user's message of this turn", "本轮用户输入"),
+        NodeInput("decision", Bind("node", "state node", "decision", "状态机节点"),
+                  "the state node's decision", "状态机节点的 decision", optional=True),
+    ),
+    settings=(
+        *_HISTORY_SETTINGS,
+        NodeSetting("history_lang", '"zh"', "language of the summary texts (the history node's `lang`)",
+                    "摘要文字的语言（即历史节点的 `lang`）"),
+    ),
+    outputs=(
+        _s("sys_context_str", "the state with the outcome recorded: write it back", "记录结果后的状态：写回会话变量"),
+        _s("reply", "the text for the user", "给用户的回复"),
+        _s("reply_pending", "always '': nothing waits for a model", "总是为空：没有要等的模型回答"),
+        NodeOutput("ok", "boolean", "whether the task succeeded", "任务是否成功"),
+        _s("error", "'' when the outcome was recorded; else why not", "记录了结果时为空；否则说明原因"),
+        _s("history", "the new history: write it back", "新历史：写回会话变量"),
+        _s("summary", "the new summary: write it back", "新摘要：写回会话变量"),
+        _s("overflow", "the turns that left the window", "移出窗口的轮次"),
+        NodeOutput("summary_due", "boolean", "run the summary LLM (as the history node's)", "需要运行摘要 LLM（同历史节点）"),
+        _s("summary_system", "system prompt for the summary LLM", "摘要 LLM 的系统提示词"),
+        _s("summary_prompt", "user prompt for the summary LLM", "摘要 LLM 的用户提示词"),
+        *_NEXT_PROMPT_OUTPUTS,
+    ),
+    writes=(WriteBack("sys_context_str", "sys_context_str"), WriteBack("history", "history"),
+            WriteBack("summary", "summary")),
+)
+
 # The nodes ``dskit gen`` writes, in README order.
-NODE_SPECS: list[NodeSpec] = [HISTORY, CONTEXT, STATE, CLASSIC_ADAPTER, RESULT, EXECUTE_REPLY, SUMMARY]
+NODE_SPECS: list[NodeSpec] = [HISTORY, CONTEXT, STATE, CLASSIC_ADAPTER, RESULT, EXECUTE_REPLY, OUTCOME, SUMMARY]
 
 
 def spec_by_name(name: str) -> NodeSpec:

@@ -347,6 +347,15 @@ class _Graph:
             return {"source", "success-branch", "fail-branch"}
         return {"source"}
 
+    def _after_answers(self) -> set[str]:
+        """Nodes that run only after the turn was answered: every path from start to them passes an
+        answer node. An open branch there ends a run whose reply was given; before it, a path must not
+        end (:meth:`flow_problems` says where one does)."""
+        try:
+            return self._reachable() - self._reachable(stop_at_answers=True)
+        except Exception:  # noqa: BLE001 - a broken graph is reported elsewhere
+            return set()
+
     def _required_handles(self, node_id: str) -> list[tuple[str, str]]:
         """(handle, field) pairs that must each have an edge."""
         data = self.data[node_id]
@@ -382,9 +391,12 @@ class _Graph:
                     problems.append(Problem(str(src), f"{where}.sourceHandle",
                                             f"{handle!r} is not an output branch of this node "
                                             f"(valid: {sorted(self._valid_handles(str(src)))})"))
+        answered = self._after_answers()
         for node_id in self.nodes:
             wired = {handle for handle, _ in self.succ[node_id]}
             for handle, field in self._required_handles(node_id):
+                if handle == "false" and node_id in answered:
+                    continue  # after the answer an else branch may end the run ("no LLM summary due")
                 if handle not in wired:
                     problems.append(Problem(node_id, field, f"branch {handle!r} has no edge"))
         return problems

@@ -30,8 +30,8 @@ CONVERSATION_VARIABLES = (
                                             "(task stack, slots, slot history) as JSON."),
 )
 
-# The next turn's prompt (dskit.nodes.next_prompt), written by the ``save`` assigner at the end of a turn;
-# ``prompt_head`` is cleared where the state is saved, so a prompt never outlives the state it shows.
+# The next turn's prompt (dskit.nodes.next_prompt), written with the state by one assigner, so a prompt never
+# outlives the state it shows; a new conversation's starts as the file's prompt for an empty conversation.
 PROMPT_VARIABLES = {
     "prompt_system": ConversationVariable(
         "prompt_system", "下一轮理解 LLM 的系统提示词（每轮末尾生成）。The understanding LLM's system prompt for the "
@@ -43,10 +43,18 @@ PROMPT_VARIABLES = {
     "prompt_state": ConversationVariable(
         "prompt_state", "下一轮提示词中的状态视图（每轮末尾生成）。The model's view of the state for the next "
                         "turn's prompts, built at the end of every turn."),
+    "prompt_tail": ConversationVariable(
+        "prompt_tail", "FAQ、闲聊轮次之后：下一轮提示词中上一轮模型回答之后的部分。After a FAQ or small-talk turn: "
+                       "the next prompt's rest after where that turn's model answer goes."),
+    "reply_pending": ConversationVariable(
+        "reply_pending", "上一轮的 FAQ 或闲聊回答，下一轮补进历史。The last turn's FAQ or small-talk answer, put into "
+                         "the history on the next turn."),
 }
 
 
-def declare_conversation_variables(flow: Flow, prompt: tuple[str, ...] = ()) -> None:
-    """Declare the state, the memory and the ``prompt`` variables this layout's prompts read."""
+def declare_conversation_variables(flow: Flow, prompt: tuple[str, ...] = (),
+                                   defaults: dict[str, str] | None = None) -> None:
+    """Declare the state, the memory and the ``prompt`` variables this layout's prompts read; ``defaults``:
+    the values a new conversation starts with (the prompt of an empty conversation), else ''."""
     for var in CONVERSATION_VARIABLES + tuple(PROMPT_VARIABLES[name] for name in prompt):
-        flow.conversation_var(var.name, var.description, "")
+        flow.conversation_var(var.name, var.description, (defaults or {}).get(var.name, ""))

@@ -151,9 +151,10 @@ def aggregator(variables: Sequence[Selector], *, title: str, desc: str = "", out
 
 
 def http_request(url: str, body_json: str, *, title: str, desc: str = "",
-                 default_outputs: Mapping[str, Any] | None = None, timeout_s: int = 10
-                 ) -> dict[str, Any]:
-    """A POST with a JSON body; failures take default values instead of stopping the run.
+                 default_outputs: Mapping[str, Any] | None = None, timeout_s: int = 10,
+                 headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A POST with a JSON body and ``headers`` besides its Content-Type (Dify's ``key:value`` lines, a
+    value may hold ``{{#node.var#}}``); failures take default values instead of stopping the run.
 
     ``error_strategy: default-value`` is Dify's "on failure: output default values": a refused
     connection or a non-2xx status then gives ``status_code`` 0 and ``error_message``, which the
@@ -169,7 +170,8 @@ def http_request(url: str, body_json: str, *, title: str, desc: str = "",
         "method": "post",
         "url": url,
         "authorization": {"type": "no-auth", "config": None},
-        "headers": "Content-Type:application/json",
+        "headers": "\n".join(f"{key}:{value}" for key, value in
+                              {"Content-Type": "application/json", **dict(headers or {})}.items()),
         "params": "",
         "body": {"type": "json", "data": [{"id": "body", "key": "", "type": "text", "value": body_json}]},
         "timeout": {"connect": timeout_s, "read": timeout_s, "write": timeout_s,

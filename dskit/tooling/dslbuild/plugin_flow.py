@@ -12,8 +12,9 @@ layout: the user's model reads the message with our understanding prompt (a reve
 the plugin), then the state machine decides. ``compress_history`` replaces the history and summary
 nodes; ``recall`` feeds the user's long-term memory to the FAQ and chitchat answers. The file needs
 the plugin installed (a ``package`` dependency: ``dskit build`` makes the .difypkg) and the model
-provider (a ``marketplace`` dependency). The execute branch replies with what would be done; a
-real task API goes between ``route`` and ``exec_reply`` (see the fast layout's ``call_api``).
+provider (a ``marketplace`` dependency). The execute branch says plainly that nothing was done
+(``track_state``'s ``no_api_reply``, in the catalog's labels); a real task API goes between ``route``
+and ``exec_reply`` (see the fast layout's ``call_api``).
 
 The package dependency names the package exactly, ``dskit/dialogue_state_kit:0.2.0@<checksum>``:
 Dify's plugin daemon refuses the whole missing-dependency check for an identifier without its
@@ -140,17 +141,14 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
        "next_action; the else branch replies with the engine's text."))
     flow.edge("track_state", "route")
 
-    opening, comma, closing = ("（", "，", "）") if lang == "zh" else (" (", ", ", ")")
-    slots = (opening + "{% for k, v in item.slots.items() %}{{ k }}={{ v }}{% if not loop.last %}" + comma
-             + "{% endif %}{% endfor %}" + closing)
+    # what the user reads of the task is track_state's no_api_reply, in the catalog's labels as the fast
+    # Chatflow shows them (never the payload's slot keys), then the next question
     flow.add("exec_reply", n.template(
-        "{{ question }}{% if execute and execute.task %}\n\n" + ("将办理：" if lang == "zh" else "To do: ")
-        + "{% for item in [execute] + (execute.subtasks or []) %}{% if not loop.first %}"
-        + ("；一并提交：" if lang == "zh" else "; with it: ") + "{% endif %}{{ item.label or item.task }}"
-        + slots + "{% endfor %}{% endif %}",
-        [("question", ["track_state", "question"]), ("execute", ["track_state", "execute_payload"])],
-        title="办理话术", desc="说明将要办理的任务和一并提交的子任务（接口调用可加在此前）。Says what will be "
-                               "done, sub-tasks included."))
+        "{{ text }}{% if question %}\n\n{{ question }}{% endif %}",
+        [("text", ["track_state", "no_api_reply"]), ("question", ["track_state", "question"])],
+        title="办理话术", desc="说明任务没有真正办理（未接入任务接口；只读查询则说明无法给出结果），用目录里的显示名，再接下一个问题"
+                               "（接口调用可加在此前）。Says the task was not carried out (no task API; a read-only "
+                               "enquiry cannot be answered), in the catalog's labels, then the next question."))
     flow.edge("route", "exec_reply", "execute")
 
     flow.add("faq_search", n.knowledge_retrieval(["track_state", "faq_question"], title="知识库检索",

@@ -5,8 +5,12 @@ built up to the message at the end of each turn by the history node (or, when no
 ``context`` code node), so the DSL and the plugin send the model the same text. The LLM nodes read it
 through the ``prompt`` aggregator (:mod:`.flows`): ``head`` + ``message`` is the whole user prompt,
 ``state`` the model's view of the state alone, which the classic layout's classifier and extractor
-read. The other prompts are short on purpose: FAQ and chitchat answers are appended to the engine's
-pending question by a template, so the model never has to remember the task.
+read. The other prompts are short on purpose: the answer node shows a FAQ or small-talk answer
+followed by the engine's pending question, so the model never has to remember the task.
+
+The FAQ answer reads the retrieved passages through Dify's LLM context (``{{#context#}}``), which Dify
+fills only when the retrieval found something (api/core/workflow/nodes/llm/node.py); the Chatflows call
+the FAQ model only then (``has_passages``), and say the engine's "not found" sentence otherwise.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ MAX_TOKENS = {"understand": 512, "rewrite": 160, "classify": 160, "extract": 512
               "chat_answer": 120, "summarize": 600}
 
 # The understanding prompt as the ``prompt`` aggregator gives it (:func:`.flows.prompt_nodes`): the head
-# (catalog, state, summary, recent turns, the latest-message header) and the message after it.
+# (catalog, state, summary, recent turns, the latest-message header) and the message after it; after a
+# FAQ or small-talk turn the head stops where the model's answer goes in the last turn, and that answer
+# (``pending``) and the rest of the head (``tail``) come before the message ("" on other turns).
 PROMPT_SYSTEM = ref(["prompt", "system", "output"])
-CONTEXT = ref(["prompt", "head", "output"]) + ref(["prompt", "message", "output"])
+CONTEXT = (ref(["prompt", "head", "output"]) + ref(["prompt", "pending", "output"]) + ref(["prompt", "tail", "output"])
+           + ref(["prompt", "message", "output"]))
 STATE = ref(["prompt", "state", "output"])  # the model's view of the state alone
 SUMMARY = ref(["conversation", "summary"])
 QUERY = ref(["sys", "query"])
@@ -58,16 +65,18 @@ EXTRACT = {
 }
 
 
-# The FAQ answer reads the passages through this template node's output, never through Dify's
-# ``{{#context#}}``: real Dify substitutes ``{{#context#}}`` only when the retrieval returned something
-# (api/core/workflow/nodes/llm/node.py: the context is filled only when non-empty), so with an empty or
-# missing knowledge base the model would read the raw placeholder, while graphon substitutes "".
+# The plugin layout's FAQ answer reads the passages through this template node's output, never through
+# Dify's ``{{#context#}}``: real Dify substitutes ``{{#context#}}`` only when the retrieval returned
+# something (api/core/workflow/nodes/llm/node.py: the context is filled only when non-empty), so with an
+# empty or missing knowledge base the model would read the raw placeholder, while graphon substitutes "".
 # The template builds the very text Dify and graphon make of a retrieval result for the context (each
-# passage's summary, if any, and content, one per line, the whole stripped): the prompt a model sees is
-# byte for byte the one recorded before (tests/cassettes), and an empty retrieval gives "" in Dify too.
+# passage's summary, if any, and content, one per line, the whole stripped). The code-node layouts read
+# the context itself, behind an if-else that calls the model only when passages were found (a template
+# is one more sandbox run: issue 39).
 _PASSAGES = ("{% filter trim %}{% for item in result %}{% if item.summary is defined and item.summary %}{{ item.summary }}\n{% endif %}"
              "{{ item.content }}\n{% endfor %}{% endfilter %}")
 KNOWLEDGE_TEMPLATE = {"zh": _PASSAGES, "en": _PASSAGES}
+CONTEXT_PLACEHOLDER = "{{#context#}}"  # Dify's LLM context, filled from the node's context variable
 
 
 def faq_prompt(lang: str, question_ref: str, knowledge_ref: str) -> dict[str, str]:

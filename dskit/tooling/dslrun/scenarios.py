@@ -268,22 +268,29 @@ def check_turn(turn: ScenarioTurn, result: TurnResult, before: Mapping[str, Any]
 
 
 # The prompt variables of the code-node layouts and the context node's output each must equal.
-PROMPT_VARIABLES = {"prompt_system": "instructions", "prompt_head": "head", "prompt_state": "state_text"}
+PROMPT_VARIABLES = {"prompt_system": "instructions", "prompt_head": "head", "prompt_tail": "tail",
+                    "reply_pending": "pending", "prompt_state": "state_text"}
 
 
 def _prompt_failures(variables: Mapping[str, Any], catalog: Mapping[str, Any]) -> list[str]:
     """The prompt a turn leaves for the next one is, byte for byte, the one the context node would build
-    at the start of the next turn from the stored state, history and summary (so the model reads the
-    same text whichever of the two made it)."""
+    at the start of the next turn from the stored state, history, summary and last model answer (so the
+    model reads the same text whichever of the two made it). A model answer that is not one line is
+    never read as stored: the next turn runs the context node, which puts it on one line."""
     from dskit.nodes import context_node  # noqa: PLC0415
+    from dskit.text import LINE_BREAK_CHARS  # noqa: PLC0415
 
     stored = {name: variables[name] for name in PROMPT_VARIABLES if name in variables}
     if not stored:
         return []  # the plugin layout keeps no prompt
     if not stored.get("prompt_head"):
         return ["no prompt was left for the next turn (prompt_head is empty)"]
+    pending = str(stored.get("reply_pending") or "")
+    if any(char in pending for char in LINE_BREAK_CHARS):
+        stored.pop("reply_pending")  # read through the context node, on one line
     built = context_node("next message", variables.get("sys_context_str") or "", variables.get("history") or "",
-                         variables.get("summary") or "", json.dumps(catalog, ensure_ascii=False))
+                         variables.get("summary") or "", json.dumps(catalog, ensure_ascii=False),
+                         reply_pending=pending)
     return [f"conversation.{name} is not the context node's {PROMPT_VARIABLES[name]} for the stored state and memory"
             for name, value in stored.items() if value != built[PROMPT_VARIABLES[name]]]
 
@@ -340,7 +347,7 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
         failures.append(f"conversation variables changed shape: {sorted(variables)}")
     if not result.answer.strip():
         failures.append("empty answer")
-    history = str(variables.get("history") or "")
+    history = memory_text(variables)
     last = history.split("\n\n---\n\n")[-1]
     if turn.user.strip() not in last or result.answer.strip() not in last:
         failures.append(f"history's last turn {last[:120]!r} is not this turn")
@@ -349,27 +356,43 @@ def _invariant_failures(turn: ScenarioTurn, result: TurnResult, before: Mapping[
         failures.append("sys_context_str is not a state")
         return failures
     summary_ran = SUMMARY_NODE in result.path
-    if summary_ran and variables.get("summary") != result.output("summary_check", "summary"):
+    if summary_ran and "summary_check" in result.outputs and \
+            variables.get("summary") != result.output("summary_check", "summary"):
         failures.append("the LLM summary ran but conversation.summary is not its checked result")
-    memory_node = "history" if "history" in result.path else STATE_NODE
+    memory_node = next((node for node in MEMORY_NODES if node in result.path), STATE_NODE)
     if not summary_ran and variables.get("summary") != result.output(memory_node, "summary"):
         failures.append(f"conversation.summary is not the {memory_node} node's summary")
     return failures + _memory_failures(result)
 
 
+# The nodes that keep the memory when the state node does not: the code-node layouts' outcome node after a
+# task API call, the history node of Chatflows built before issue 39.
+MEMORY_NODES = ("outcome", "history")
+
+
+def memory_text(variables: Mapping[str, Any]) -> str:
+    """The history as the next turn reads it: the stored text with the last turn's model answer put
+    where the state node left its mark (:func:`dskit.history.fill_pending`)."""
+    from dskit.history import fill_pending  # noqa: PLC0415
+
+    return fill_pending(variables.get("history") or "", variables.get("reply_pending") or "")
+
+
 def _memory_failures(result: TurnResult) -> list[str]:
-    """The state node keeps the memory itself exactly on the turns whose reply is its ``question``
-    (:func:`dskit.views.replies_itself` against the Chatflow's ``route``): then the history node does
-    not run; on every other turn it does. (That the stored history holds the reply the user saw — a
-    FAQ or small-talk answer with its follow-up — is checked for every layout above.)"""
-    if "has_memory" not in result.path:
-        return []  # a layout without the branch (the plugin's)
+    """The state node keeps the memory itself on every turn but an execution that calls the task API,
+    whose outcome node keeps it; no history node runs; on an ordinary turn (the route's ``own`` branch)
+    the reply is the state node's ``reply``. (That the stored memory holds the reply the user saw — a FAQ
+    or small-talk answer with its follow-up — is checked for every layout above.)"""
+    if STATE_NODE not in result.outputs or "route" not in result.path:
+        return []  # a layout without the state node's memory (the plugin's)
     ready = bool(result.output(STATE_NODE, "memory_ready"))
     failures = []
-    if ready and result.answer != result.output(STATE_NODE, "question"):
-        failures.append("the state node kept the memory of a turn whose reply is not its question")
-    if ready == ("history" in result.path):
-        failures.append(f"memory_ready is {ready} but the history node {'ran' if ready else 'did not run'}")
+    if ready == ("outcome" in result.path):
+        failures.append(f"memory_ready is {ready} but the outcome node {'ran' if ready else 'did not run'}")
+    if "history" in result.path:
+        failures.append("the history node ran")
+    if "save" in result.path and result.answer != result.output(STATE_NODE, "reply"):
+        failures.append("an ordinary turn's answer is not the state node's reply")
     return failures
 
 

@@ -7,7 +7,14 @@ state node's ``execute_payload`` as JSON body:
 - ``/ok``: 200 ``{"ok": true, "order_id": ...}``;
 - ``/fail``: 500 ``{"ok": false, "error": "..."}``;
 - ``/flaky``: 503 on every odd-numbered call for a task id, 200 on the next (a retry succeeds);
-- ``/drop``: closes the connection without answering (an unreachable service).
+- ``/drop``: closes the connection without answering (an unreachable service);
+- ``/late``: an API that honours ``Idempotency-Key`` and answers too late: the first request with a key
+  acts (an order is made) and then closes the connection without answering, as a read timeout looks to
+  the caller; a request with a key it has seen is the same submission, answered again (200, the same
+  order) without acting twice — what docs/dify.md asks of a task API.
+
+Every request is kept with its headers (``requests``, ``headers``); ``acted`` lists the keys ``/late``
+acted on, once each.
 """
 
 from __future__ import annotations
@@ -27,7 +34,10 @@ class TaskApi:
 
     base_url: str
     requests: list[tuple[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
+    orders: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> the order made for it
+    acted: list[str] = field(default_factory=list)
 
 
 def _handler(api: TaskApi) -> type[BaseHTTPRequestHandler]:
@@ -51,7 +61,9 @@ def _handler(api: TaskApi) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 payload = raw
             api.requests.append((self.path, payload))
+            api.headers.append({name.lower(): value for name, value in self.headers.items()})
             task_id = str(payload.get("task_id")) if isinstance(payload, dict) else ""
+            key = self.headers.get("Idempotency-Key") or ""
             if self.path == "/ok":
                 self._reply(200, {"ok": True, "order_id": f"order-{task_id}"})
             elif self.path == "/fail":
@@ -63,6 +75,13 @@ def _handler(api: TaskApi) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._reply(503, {"ok": False, "error": "temporarily unavailable"})
             elif self.path == "/drop":
+                self.close_connection = True
+                self.connection.close()
+            elif self.path == "/late" and key in api.orders:  # the same submission: answer again, act not
+                self._reply(200, {"ok": True, "order_id": api.orders[key], "repeated": True})
+            elif self.path == "/late":
+                api.orders[key] = f"order-{task_id}-{len(api.orders) + 1}"
+                api.acted.append(key)
                 self.close_connection = True
                 self.connection.close()
             else:

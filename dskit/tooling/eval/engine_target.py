@@ -12,8 +12,10 @@ Per turn it does what the fast Chatflow's nodes do, with the same engine functio
 4. the reply: the decision's question, or for an execution ``execute_reply_node`` without a task API
    (the dry-run text) — what the Chatflow answers on those branches;
 5. the memory: the turn appended to the history, overflow rolled into an extractive summary — done by
-   ``state_node`` itself when the reply is its question (``memory_ready``, the Chatflows' ``has_memory``
-   branch), else by ``history_node``, the ``history`` node; both with ``LLM_SUMMARY=false``.
+   ``state_node`` itself when the reply is its question (``memory_ready``, the Chatflows' ``own``
+   branch), else by ``history_node`` (what the Chatflows' ``outcome`` node does after a task API call);
+   both with ``LLM_SUMMARY=false``. Its FAQ and small-talk turns record the engine's question as the
+   reply, where the Chatflow records a model's answer (docs/dsl.md, "A model answer after the memory").
 
 What it leaves out, to stay the quick reference: the FAQ and chitchat answer LLMs (their turns answer
 with the engine's pending question) and the LLM summary. ``dskit eval --target flow`` runs them all.
