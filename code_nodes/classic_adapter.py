@@ -30,12 +30,12 @@
 #        sys_context_str
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 250 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 290 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 250 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 290 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -127,10 +127,9 @@ _defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-''',
+''')
 
 
-r'''
 def has_surrogates(text):
     """Whether ``text`` holds a surrogate code point (U+D800-U+DFFF): exactly the code points that UTF-8
     cannot encode. Why not ``_SURROGATE.search``: re compiles a class of that range in pure Python, a
@@ -140,19 +139,16 @@ def has_surrogates(text):
     except UnicodeEncodeError:
         return True
     return False
-''',
 
 
-r'''
 def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not has_surrogates(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -184,10 +180,9 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
-''',
+''')
 
 
-r'''
 def loads_strict_or_none(text):
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
@@ -199,7 +194,6 @@ def loads_strict_or_none(text):
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
-''')
 
 
 # ---- dskit/limits.py ----
@@ -226,7 +220,6 @@ _ASCII_HEADER = 48
 _WIDE_HEADER = 72
 
 
-_defer(locals(), r'''
 def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
@@ -237,7 +230,6 @@ def segment_size(text):
     except UnicodeEncodeError:
         width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
-''')
 
 
 # ---- dskit/numerals.py ----
@@ -323,14 +315,12 @@ _REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017
 _RANGE_POINTS = 16
 
 
-_defer(locals(), r'''
 def _parse(pattern):
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
         import sre_parse as parser
     return parser.parse(pattern)
-''')
 
 
 class _RedosInfo:
@@ -344,28 +334,24 @@ class _RedosInfo:
 
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
-    _defer(locals(), r'''
     def __init__(self, first=0, last=0, chars=0, heads=0, tails=0,
                  nullable=True):
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
-    ''')
 
 
 class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
-    _defer(locals(), r'''
     def __init__(self, tree):
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
         self.problems: list[str] = []
-    ''',
 
     # ------------------------------------------------------------ character sets
 
-    r'''
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -389,9 +375,8 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
-    ''',
+    ''')
 
-    r'''
     def _mask(self, accepts):
         mask = 0
         for index, char in enumerate(self.sample):
@@ -399,9 +384,7 @@ class _RedosChecker:
             if accepts(char) or (len(other) == 1 and other != char and accepts(other)):
                 mask |= 1 << index
         return mask
-    ''',
 
-    r'''
     def _class_mask(self, name, av):
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
@@ -413,11 +396,10 @@ class _RedosChecker:
         items = av[1:] if negate else av
         mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
-    ''',
 
     # ------------------------------------------------------------ the walk
 
-    r'''
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -537,7 +519,6 @@ class _RedosChecker:
     ''')
 
 
-_defer(locals(), r'''
 def _children(name, av):
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
@@ -553,10 +534,9 @@ def _children(name, av):
     if name in ("ASSERT", "ASSERT_NOT"):
         return [av[1]]
     return []
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -613,17 +593,15 @@ _defer(locals(), r'''
 def without_controls(text):
     """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
     return _CONTROL.sub("", text)
-''',
+''')
 
 
-r'''
 def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def short_text(value):
     """A command or value as a short string for the timeline, the decision and refusal reasons. Never
     raises."""
@@ -700,10 +678,9 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
-''',
+''')
 
 
-r'''
 def estimate_tokens(text):
     """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
     if not isinstance(text, str) or not text:
@@ -711,7 +688,6 @@ def estimate_tokens(text):
     counts = token_counts(text)
     total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
     return max(1, math.ceil(total))
-''')
 
 
 # ---- dskit/catalog.py ----
@@ -1040,7 +1016,6 @@ class Catalog:
     # The mark of the JSON text it was loaded from (dskit.machine.catalog_mark), when the caller gave it.
     mark: str = ""
 
-    _defer(locals(), r'''
     def task(self, name):
         """The task called ``name`` (or whose label is ``name``), else None."""
         if name in self.tasks:
@@ -1049,7 +1024,6 @@ class Catalog:
             if spec.label and spec.label == name:
                 return spec
         return None
-    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -1093,13 +1067,11 @@ class Catalog:
     ''')
 
 
-_defer(locals(), r'''
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1128,10 +1100,9 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
-''',
+''')
 
 
-r'''
 def _value_fits_type(value, slot_type):
     if slot_type == "string":
         return isinstance(value, str)
@@ -1140,10 +1111,9 @@ def _value_fits_type(value, slot_type):
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -1218,10 +1188,9 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
-''',
+''')
 
 
-r'''
 def _enum_key(item):
     """What the engine tells enum values apart by: text stripped and case-folded as :func:`_match_enum`
     compares it, numbers by value (1 and 1.0 are one), booleans as themselves."""
@@ -1230,10 +1199,9 @@ def _enum_key(item):
     if isinstance(item, bool):
         return ("bool", item)
     return ("number", item) if _is_number(item) else ("other", repr(item))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _enum_duplicates(path, enum):
     """An enum value that repeats an earlier one, also in another case ("Cash", "cash"): refused.
 
@@ -1352,10 +1320,9 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
-''',
+''')
 
 
-r'''
 def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
@@ -1368,10 +1335,8 @@ def _data(data):
     except (ValueError, TypeError) as exc:
         return None, f"$: not valid JSON ({str(exc)[:200]})"
     return jsonish_scrub(data), ""
-''',
 
 
-r'''
 def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
@@ -1382,10 +1347,9 @@ def template_syntax(text):
         return ""
     start, _delimiter = min(found)
     return text[start:start + 30]
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1410,10 +1374,9 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
-''',
+''')
 
 
-r'''
 def _template_problems(data):
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
@@ -1424,10 +1387,9 @@ def _template_problems(data):
                             "and Dify ({{#...#}}) or Jinja2 ({{ }}, {% %}, {# #}) would render it where it "
                             "becomes a class name or part of a prompt - remove the braces")
     return problems
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1572,20 +1534,17 @@ def _check_policy_choice(key, value):
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
-''',
+''')
 
 
-r'''
 def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
         return raw["confirm"]
     return not raw.get("read_only", False)
-''',
 
 
-r'''
 def _build_slot(name, raw):
     return SlotSpec(
         name=name,
@@ -1602,10 +1561,8 @@ def _build_slot(name, raw):
         pattern=raw.get("pattern", ""),
         max_length=raw.get("max_length", DEFAULT_MAX_LENGTH),
     )
-''',
 
 
-r'''
 def _build_task(name, raw):
     return TaskSpec(
         name=name,
@@ -1619,10 +1576,9 @@ def _build_task(name, raw):
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
     )
-''',
 
 
-r'''
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1652,10 +1608,9 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
-''',
+''')
 
 
-r'''
 def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
@@ -1667,7 +1622,6 @@ def _build(source, mark):
         language=source.get("language", "zh"),
         mark=mark,
     )
-''')
 
 
 # ---------------------------------------------------------------- value coercion
@@ -2473,6 +2427,105 @@ class TaskLinked(Effect):
     ''')
 
 
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, "reset")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 # ---------------------------------------------------------------- slot values
 
 class SlotSet(Effect):
@@ -2534,7 +2587,209 @@ class SlotSet(Effect):
     ''')
 
 
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    _defer(locals(), r'''
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 # ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
 
 
 class FaqAsked(Effect):
@@ -2572,6 +2827,52 @@ class FaqAsked(Effect):
     r'''
     def __hash__(self):
         return hash((self.question, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.note,))
     ''',
 
     r'''
@@ -2741,6 +3042,135 @@ def _logged(source, text):
 ''')
 
 
+# ---- dskit/messages.py ----
+# User-facing texts of the engine, Chinese by default, English available.
+
+MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
+ "zh": {
+  "ack_values": "好的，已记下{values}。",
+  "ask_default": "请问您的{slot}是？",
+  "confirm": "请确认：{task}，{values}。确认办理吗？",
+  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+  "confirm_none": "请确认是否办理「{task}」？",
+  "confirm_with": "；一并提交「{task}」：{values}",
+  "check": "想跟您核对一下：{values}，对吗？",
+  "check_clear": "清空{slot}",
+  "deny": "好的，请问需要修改哪一项？（{slots}）",
+  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
+  "resume": "我们继续刚才的「{task}」。",
+  "cancelled": "已取消「{task}」。",
+  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+  "evicted": "待办事项太多，已移除最早的「{task}」。",
+  "reset": "好的，已清空当前所有事项。",
+  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+  "handoff": "正在为您转接人工客服，请稍候。",
+  "guard": "还需要先确认一项信息。",
+  "clarify_value": "想确认一下{slot}：{options}？",
+  "or": "还是",
+  "nothing_open": "好的。还有什么可以帮您？",
+  "rolled_back": "已将{slot}改回{value}。",
+  "rolled_back_empty": "已清空{slot}。",
+  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+  "exec_ok": "「{task}」已办理完成。",
+  "exec_ok_with": "「{task}」已一并提交。",
+  "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+  "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+  "exec_dry_with": "「{task}」{values}也没有提交。",
+  "exec_dry_values": "（{values}）",
+  "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
+  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+  "exec_unknown": "接口没有返回成功",
+  "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
+  "none": "无",
+  "value_sep": "，",
+  "kv": "{slot}：{value}",
+  "yes": "是",
+  "no": "否",
+  "list_sep": "、",
+  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+  "internal": "抱歉，系统出了点问题，请再说一遍。",
+  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
+  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
+  "tool_bad_param": "参数 {param} 有误：{problem}",
+  "tool_required": "不能为空",
+  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+  "tool_not_text": "必须是文本，收到的是 {kind}",
+  "tool_not_json": "不是有效的 JSON（{detail}）",
+  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+  "tool_not_choice": "必须是 {choices} 之一",
+  "tool_catalog": "任务目录无效：{problems}",
+  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+  "tool_unknown_task": "目录里没有任务 {task}",
+  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
+  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
+ },
+ "en": {
+  "ack_values": "OK, noted {values}.",
+  "ask_default": "What is your {slot}?",
+  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+  "confirm_none": "Shall I go ahead with {task}?",
+  "confirm_with": "; together with {task}: {values}",
+  "check": "Just to check: {values}. Is that right?",
+  "check_clear": "clear {slot}",
+  "deny": "OK, which one would you like to change? ({slots})",
+  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
+  "resume": "Let's continue with {task}.",
+  "cancelled": "{task} has been cancelled.",
+  "cascade": "{task} depended on what changed, so it was cancelled too.",
+  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+  "reset": "OK, everything has been cleared.",
+  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+  "handoff": "I am transferring you to a human agent, please wait.",
+  "guard": "One more thing needs confirming first.",
+  "clarify_value": "Just to be sure, the {slot}: {options}?",
+  "or": " or ",
+  "nothing_open": "OK. Anything else I can help with?",
+  "rolled_back": "{slot} is back to {value}.",
+  "rolled_back_empty": "{slot} has been cleared.",
+  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+  "exec_ok": "{task} is done.",
+  "exec_ok_with": "{task} was submitted with it.",
+  "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+  "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+  "exec_dry_with": "{task}{values} was not submitted either.",
+  "exec_dry_values": " ({values})",
+  "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
+  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+  "exec_unknown": "the API did not report success",
+  "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
+  "none": "none",
+  "value_sep": ", ",
+  "kv": "{slot}: {value}",
+  "yes": "yes",
+  "no": "no",
+  "list_sep": ", ",
+  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
+  "internal": "Sorry, something went wrong on our side. Could you say that again?",
+  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
+  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
+  "tool_bad_param": "Parameter {param} is invalid: {problem}",
+  "tool_required": "must not be empty",
+  "tool_too_long": "is too long ({n} characters, limit {limit})",
+  "tool_not_text": "must be text, got {kind}",
+  "tool_not_json": "is not valid JSON ({detail})",
+  "tool_not_int": "must be an integer from {low} to {high}",
+  "tool_not_choice": "must be one of {choices}",
+  "tool_catalog": "the task catalog is invalid: {problems}",
+  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+  "tool_unknown_task": "the catalog has no task {task}",
+  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
+  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
+ }
+}''')
+
+
 # ---- dskit/records.py ----
 # The engine's typed records: a task on the stack, and the decision of a turn.
 
@@ -2794,7 +3224,6 @@ def bound_history(history):
 DIGEST_CHARS = 24
 
 
-_defer(locals(), r'''
 def digest(value, secret=""):
     """A short, stable digest of JSON data; an HMAC when ``secret`` is set."""
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
@@ -2805,10 +3234,9 @@ def digest(value, secret=""):
 
         return hmac.new(secret.encode("utf-8", "surrogatepass"), raw, hashlib.sha256).hexdigest()[:DIGEST_CHARS]
     return sha256_hex(raw)[:DIGEST_CHARS]
-''',
 
 
-r'''
+_defer(locals(), r'''
 def sha256_hex(raw):
     """SHA-256 of ``raw`` in hex, from CPython's own SHA-2 module when it has one.
 
@@ -2872,14 +3300,11 @@ _state_TOP_KEYS = tuple('format|version|turn|global_intent_lock|current_task_id|
 _DONE_STATUS = ("pending", "success", "failed")
 
 
-_defer(locals(), r'''
 def new_counters():
     """Counters of the handoff policy: unusable outputs in a row, failed asks per slot, the slot being asked."""
     return {"parse_failures": 0, "failed_asks": {}, "asking": None}
-''',
 
 
-r'''
 def new_state():
     """A clean state: no task, nothing counted."""
     return {
@@ -2896,10 +3321,9 @@ def new_state():
         "errors": [],
         "timeline": [],
     }
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _state_text(value, limit=_SHORT_TEXT):
     return value[:limit] if isinstance(value, str) else ""
 ''',
@@ -2956,16 +3380,14 @@ def _decode(text):
     if isinstance(data, dict):
         data.pop(SOUND_KEY, None)  # a mark that did not hold (sound_body) says nothing about the rest
     return data, ""
-''',
+''')
 
 
-r'''
 def _sound_mark(body, secret):
     return digest([STATE_FORMAT, STATE_RULES, body], secret)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def sound_body(text, secret=""):
     """The state text without its mark when the mark holds ("the engine wrote exactly this, under these
     rules, with this secret"), else None.
@@ -2982,20 +3404,18 @@ def sound_body(text, secret=""):
         return None
     found, body = _mark_and_body(text)
     return body if found and same_digest(found, _sound_mark(body, secret), secret) else None
-''',
+''')
 
 
-r'''
 def _mark_and_body(text):
     """(the mark, the text without it) of a text that begins with one, else ("", text)."""
     end = len(_SOUND_HEAD) + DIGEST_CHARS
     if text.startswith(_SOUND_HEAD) and text[end:end + 2] == '",':
         return text[len(_SOUND_HEAD):end], "{" + text[end + 2:]
     return "", text
-''',
 
 
-r'''
+_defer(locals(), r'''
 def load_state(text, secret=""):
     """Decode a state string: (state, errors). Never raises.
 
@@ -3188,20 +3608,18 @@ def _clean_timeline(entry):
             "applied": items(entry.get("applied")), "dropped": items(entry.get("dropped")),
             "action": _state_text(entry.get("action"), 40),
             "task": entry["task"][:64] if isinstance(entry.get("task"), str) else None}
-''',
+''')
 
 
 # ---------------------------------------------------------------- writing within Dify's limits
 
 
-r'''
 def current_task(state):
     """The task in focus: the top of the stack."""
     return state["task_stack"][-1] if state["task_stack"] else None
-''',
 
 
-r'''
+_defer(locals(), r'''
 def add_error(state, code, message):
     """Keep an error visible in the state (the last few only)."""
     state["errors"].append({"turn": state["turn"], "code": code, "message": message[:MAX_ERROR_TEXT]})
@@ -3497,18 +3915,16 @@ class Command:
     def propose(self, turn):
         """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
         return iter(())
-    ''',
+    ''')
 
-    r'''
     def wire(self):
         """The command as the model would write it (for logs, refusals and the classic adapter): its kind and
         its fields that hold something."""
         fields = ((name, getattr(self, name)) for name in self.__match_args__ if name != "source")
         return {"type": self.kind, **{name: dict(value) if isinstance(value, dict) else value
                                        for name, value in fields if value is not None}}
-    ''',
 
-    r'''
+    _defer(locals(), r'''
     def __str__(self):
         return short_text(self.wire())
     ''')
@@ -3639,6 +4055,111 @@ def _orphans(turn, parent):
 ''')
 
 
+class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
+        if task is None:
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
+            return
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Reset(Command):
+    source: str = "model"
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 # ---------------------------------------------------------------- slots
 
 class SetSlots(Command):
@@ -3722,6 +4243,76 @@ class SetSlots(Command):
     ''')
 
 
+class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
+            return
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
+            return
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 _defer(locals(), r'''
 def slot_by_word(spec, key):
     """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
@@ -3779,6 +4370,147 @@ def slot_effects(turn, task, slots, source="model"):
 ''')
 
 
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            yield from StartTask(self.task, {}, self.source).propose(turn)
+            return
+        task = turn.stack.top()
+        if task is None:
+            yield Refused(str(self), "no open task to confirm")
+            return
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
+            return
+        yield Confirmed(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
+''')
+
+
+class Deny(Command):
+    source: str = "model"
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            yield Refused(str(self), "nothing to deny")
+            return
+        yield Denied(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 # ---------------------------------------------------------------- outside the tasks
 
 class Faq(Command):
@@ -3826,6 +4558,53 @@ class Faq(Command):
     r'''
     def __hash__(self):
         return hash((self.question, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Chitchat(Command):
+    source: str = "model"
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
     ''',
 
     r'''
@@ -3944,6 +4723,29 @@ class CannotHandle(Command):
 # ---------------------------------------------------------------- the registry
 
 REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
+del _command  # not a command of its own: the deferred bundle lists every class a module name holds
 
 
 # ---- dskit/classic.py ----
@@ -4017,13 +4819,10 @@ TASK_PARAMETER_KEYS = ("task", "intent", "task_name", "任务")
 _EMPTY = tuple('|null|none|nil|undefined|无|空|未知|unknown|n/a'.split('|'))
 
 
-_defer(locals(), r'''
 def _classic_norm(text):
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
-''',
 
 
-r'''
 def class_of(class_name):
     """The non-task class a class name stands for (its id, label or a synonym), else None."""
     name = _classic_norm(class_name)
@@ -4031,18 +4830,14 @@ def class_of(class_name):
         if name in {_classic_norm(w) for w in (entry.id, entry.label_zh, entry.label_en, *entry.synonyms)}:
             return entry
     return None
-''',
 
 
-r'''
 def _is_empty(value):
     if value is None or value == [] or value == {}:
         return True
     return isinstance(value, str) and value.strip().lower() in _EMPTY
-''',
 
 
-r'''
 def merge_params(params, params_json):
     """Extractor outputs: the extra input variables, merged over an optional JSON object."""
     merged = {}
@@ -4053,10 +4848,8 @@ def merge_params(params, params_json):
         if isinstance(key, str) and not key.startswith("__"):
             merged[key] = value
     return merged
-''',
 
 
-r'''
 def _pick_task(catalog, class_name, params):
     """The catalog task a classifier class (or an extractor's task/intent parameter) names."""
     spec = catalog.task(class_name.strip()) if class_name.strip() else None
@@ -4068,10 +4861,9 @@ def _pick_task(catalog, class_name, params):
                 if spec is not None:
                     break
     return spec
-''',
 
 
-r'''
+_defer(locals(), r'''
 def classic_commands(class_name, params, query, catalog, state):
     """The understanding commands for one classified, extracted message, as the model would write them."""
     entry = class_of(class_name)
@@ -4103,7 +4895,6 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-_defer(locals(), r'''
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -4119,20 +4910,16 @@ def text_in(value):
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
-''',
 
 
-r'''
 def _scientific(text):
     """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
     a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
     run, and a state or a reply never starts with a digit)."""
     head = text[1:2] if text[:1] == "-" else text[:1]
     return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
-''',
 
 
-r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -4141,10 +4928,8 @@ def text_out(value, limit=NODE_MAX_STRING):
     if _scientific(text):
         text += " "
     return text
-''',
 
 
-r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -4154,23 +4939,20 @@ def json_out(value, limit=NODE_MAX_STRING):
     if len(text) > limit:
         text = json.dumps({"truncated": True, "chars": len(text)})
     return text
-''',
 
 
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-r'''
 def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
-''',
 
 
 # ---------------------------------------------------------------- classic adapter node
 
 
-r'''
+_defer(locals(), r'''
 def classic_adapter_node(class_name="", query="", task_catalog="",
                          sys_context_str="", params_json="", **params):
     """A question classifier's class + a parameter extractor's outputs -> the understanding contract.

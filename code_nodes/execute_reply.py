@@ -37,12 +37,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 94 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 276 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 94 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 276 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -51,7 +51,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
+from enum import Enum
 
 
 # ---- compiled on first use (dskit/tooling/codegen/lean.py) ----
@@ -132,10 +134,9 @@ _defer(locals(), r'''
 def _join_pair(match):
     high, low = match.group()
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-''',
+''')
 
 
-r'''
 def has_surrogates(text):
     """Whether ``text`` holds a surrogate code point (U+D800-U+DFFF): exactly the code points that UTF-8
     cannot encode. Why not ``_SURROGATE.search``: re compiles a class of that range in pure Python, a
@@ -145,19 +146,16 @@ def has_surrogates(text):
     except UnicodeEncodeError:
         return True
     return False
-''',
 
 
-r'''
 def scrub_surrogates(text):
     """``text`` without surrogate code points: a high+low pair becomes its character, a lone one U+FFFD."""
     if not has_surrogates(text):
         return text
     return _SURROGATE.sub("\ufffd", _SURROGATE_PAIR.sub(_join_pair, text))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def jsonish_scrub(value):
     """Scrub every string of a decoded JSON value in place (keys too); returns the value.
 
@@ -216,7 +214,6 @@ _ASCII_HEADER = 48
 _WIDE_HEADER = 72
 
 
-_defer(locals(), r'''
 def segment_size(text):
     """What Dify's ``Segment.size`` reports for ``text`` (``sys.getsizeof``), never underestimated."""
     if text.isascii():
@@ -227,19 +224,15 @@ def segment_size(text):
     except UnicodeEncodeError:
         width = 4 if max(text) > "\uffff" else 2  # a character beyond the BMP (no regex: see dskit.text)
     return _WIDE_HEADER + (len(text) + 1) * width
-''',
 
 
-r'''
 def char_width(text):
     """Bytes per character in ``segment_size``: 1, 2 or 4."""
     if text.isascii():
         return 1
     return max(1, (segment_size(text) - _WIDE_HEADER) // (len(text) + 1))
-''',
 
 
-r'''
 def string_excess(text, reserve=0):
     """How many characters ``text`` must lose to be both a code-node output and a conversation
     variable of Dify 1.8.0, with room for ``reserve`` more characters (0 when it already fits)."""
@@ -247,13 +240,79 @@ def string_excess(text, reserve=0):
     over_length = len(text) + reserve - CODE_MAX_STRING_LENGTH
     over_size = segment_size(text) + reserve * width - MAX_VARIABLE_SIZE
     return max(0, over_length, -(-over_size // width))
+
+
+def fits_dify_string(text):
+    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
+    return string_excess(text) == 0
+
+
+# ---- dskit/numerals.py ----
+# Numbers as people write them, read by a small grammar: Arabic, Chinese numerals, English words.
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+CN_NUMERAL_CHARS = "".join(_CN_DIGITS) + "".join(_CN_UNITS)
+
+
+# ---------------------------------------------------------------- Chinese
+
+_defer(locals(), r'''
+def _section(text):
+    """A Chinese number below ten thousand ("三千零五", "二十", "十五", "一百二"), or None."""
+    value, unit_before, digit, zero = 0, 10_000, None, False
+    for index, char in enumerate(text):
+        if char in ("零", "〇"):
+            if digit is not None:
+                return None  # "二零" is a run of digits, not one number
+            zero = True
+            continue
+        if char in _CN_DIGITS:
+            if digit is not None:
+                return None  # two digits side by side: not one number
+            if char == "两" and index + 1 == len(text) and value:
+                return None  # a trailing 两 ("十两") is not a digit of the number
+            digit = _CN_DIGITS[char]
+            continue
+        unit = _CN_UNITS[char]
+        if unit >= unit_before or unit > 1000:
+            return None
+        if digit is None and not (unit == 10 and index == 0):
+            return None  # a unit with no digit before it, but the leading 十 of "十五"
+        value += (1 if digit is None else digit) * unit
+        unit_before, digit, zero = unit, None, False
+    if digit is not None:
+        # "二十五": ones; "一百二" / "三千五": the colloquial next unit down (not after a 零: "一百零二" is 102)
+        value += digit * (unit_before // 10 if unit_before in (100, 1000) and not zero else 1)
+    elif zero:
+        return None  # a trailing 零 says nothing
+    return value
 ''',
 
 
 r'''
-def fits_dify_string(text):
-    """Whether ``text`` can be written by a code node into a conversation variable and read back."""
-    return string_excess(text) == 0
+def parse_cn_number(text):
+    """A Chinese numeral as one whole number ("三" 3, "十二" 12, "两百零五" 205, "三万五千" 35,000, "一百二"
+    120); None when the text is not one number ("三四" is a range, "二零" digits, "十两" not a numeral)."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
+        return None
+    if text in ("零", "〇"):
+        return 0
+    if len(text) == 1 and text in _CN_UNITS and text != "十":
+        return None
+    for big in ("亿", "万"):
+        if big in text:
+            head, _, tail = text.partition(big)
+            high = parse_cn_number(head) if head else None
+            if high is None or (big == "万" and "亿" in tail):
+                return None
+            if not tail:
+                return high * _CN_UNITS[big]
+            if len(tail) == 1 and tail in _CN_DIGITS:  # "两万五": 25,000
+                return high * _CN_UNITS[big] + _CN_DIGITS[tail] * _CN_UNITS[big] // 10
+            low = parse_cn_number(tail.lstrip("零〇"))
+            return None if low is None else high * _CN_UNITS[big] + low
+    return _section(text)
 ''')
 
 
@@ -271,14 +330,12 @@ _REPRESENTATIVES = ("\x85\xa0\xaa\xb2\xb5\xba\xc0\xd7\xdf\xe9\xf7\xff\u0100\u017
 _RANGE_POINTS = 16
 
 
-_defer(locals(), r'''
 def _parse(pattern):
     """The standard library's parse tree of ``pattern`` (raises re.error like re.compile)."""
     parser = getattr(re, "_parser", None)
     if parser is None:  # Python 3.10 (the Dify sandbox's up to dify-sandbox 0.2.12)
         import sre_parse as parser
     return parser.parse(pattern)
-''')
 
 
 class _RedosInfo:
@@ -292,28 +349,24 @@ class _RedosInfo:
 
     __slots__ = ("first", "last", "chars", "heads", "tails", "nullable")
 
-    _defer(locals(), r'''
     def __init__(self, first=0, last=0, chars=0, heads=0, tails=0,
                  nullable=True):
         self.first, self.last, self.chars = first, last, chars
         self.heads, self.tails, self.nullable = heads, tails, nullable
-    ''')
 
 
 class _RedosChecker:
     """One pattern's check: walks the parse tree once, collecting problems."""
 
-    _defer(locals(), r'''
     def __init__(self, tree):
         self.ignore_case = bool(tree.state.flags & re.IGNORECASE)
         self.sample = self._sample(tree)
         self.everything = (1 << len(self.sample)) - 1
         self.problems: list[str] = []
-    ''',
 
     # ------------------------------------------------------------ character sets
 
-    r'''
+    _defer(locals(), r'''
     def _sample(self, tree):
         points = {chr(i) for i in range(128)} | set(_REPRESENTATIVES)
         stack = [tree]
@@ -337,9 +390,8 @@ class _RedosChecker:
                         self.ignore_case = True
                     stack.extend(_children(name, av))
         return sorted(points)
-    ''',
+    ''')
 
-    r'''
     def _mask(self, accepts):
         mask = 0
         for index, char in enumerate(self.sample):
@@ -347,9 +399,7 @@ class _RedosChecker:
             if accepts(char) or (len(other) == 1 and other != char and accepts(other)):
                 mask |= 1 << index
         return mask
-    ''',
 
-    r'''
     def _class_mask(self, name, av):
         if name == "LITERAL":
             return self._mask(lambda c: ord(c) == av)
@@ -361,11 +411,10 @@ class _RedosChecker:
         items = av[1:] if negate else av
         mask = self._mask(lambda c: any(_item_accepts(str(o), a, c) for o, a in items))
         return self.everything & ~mask if negate else mask
-    ''',
 
     # ------------------------------------------------------------ the walk
 
-    r'''
+    _defer(locals(), r'''
     def sequence(self, items, iterated):
         """Info of a concatenation; checks rule 2 (inside an iterated body) or rule 4 (outside)."""
         infos = [self.node(str(op), av, iterated) for op, av in items]
@@ -485,7 +534,6 @@ class _RedosChecker:
     ''')
 
 
-_defer(locals(), r'''
 def _children(name, av):
     """The sub-pattern lists under one parse-tree node."""
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
@@ -501,10 +549,9 @@ def _children(name, av):
     if name in ("ASSERT", "ASSERT_NOT"):
         return [av[1]]
     return []
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _item_accepts(op, av, char):
     """Whether one item of a character class ``[...]`` accepts ``char`` (unknown items accept all)."""
     code = ord(char)
@@ -547,16 +594,40 @@ def redos_problem(pattern):
     except Exception:  # noqa: BLE001 - a tree shape this check does not know: left to the length cap
         return ""
     return checker.problems[0] if checker.problems else ""
-''',
+''')
 
 
 # ---- dskit/text.py ----
 # Text hygiene shared by the engine: clean text from anything, one-line rendering, bounded integers.
 
-r'''
+# Control characters other than tab and newline.
+_CONTROL = _LazyPattern('_CONTROL', r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+_defer(locals(), r'''
+def without_controls(text):
+    """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
+    return _CONTROL.sub("", text)
+''')
+
+
 def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_defer(locals(), r'''
+def short_text(value):
+    """A command or value as a short string for the timeline, the decision and refusal reasons. Never
+    raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
 ''')
 
 
@@ -622,10 +693,9 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
-''',
+''')
 
 
-r'''
 def estimate_tokens(text):
     """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
     if not isinstance(text, str) or not text:
@@ -633,7 +703,6 @@ def estimate_tokens(text):
     counts = token_counts(text)
     total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
     return max(1, math.ceil(total))
-''')
 
 
 # ---- dskit/catalog.py ----
@@ -688,6 +757,9 @@ ZONE_HEADERS_TOKENS = 24
 ASK_MAX_TOKENS = PROMPT_HISTORY_TOKENS
 # The app's name: Dify keeps an app's name in 255 characters, and ``dskit new`` adds the layout after it.
 NAME_MAX_CHARS = LABEL_MAX_CHARS
+# Numbers and booleans are never written with more characters than this; longer text is refused
+# before any parsing (no regular expression ever sees it).
+_SCALAR_TEXT_MAX = 100
 _TASK_KEYS = set('label|description|kind|confirm|read_only|depends_on|depends_on_slots|slots|examples'.split('|'))
 _SLOT_KEYS = set('type|required|ask|label|description|enum|aliases|multiple|minimum|maximum|pattern|max_length'.split('|'))
 _POLICY_DEFAULTS = {"max_attempts": 3, "max_parse_failures": 3, "max_stack": 5}
@@ -1012,13 +1084,11 @@ class Catalog:
     ''')
 
 
-_defer(locals(), r'''
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _show(value, limit=40):
     """A value quoted for a reason or a problem, cut short: reasons are stored in the state's timeline."""
     try:
@@ -1047,10 +1117,9 @@ def slot_max_chars(slot):
     else:
         longest = 24  # the longest repr of a float or an integer within ±2^63
     return longest * (MAX_SLOT_ITEMS if slot.get("multiple") is True else 1)
-''',
+''')
 
 
-r'''
 def _value_fits_type(value, slot_type):
     if slot_type == "string":
         return isinstance(value, str)
@@ -1059,10 +1128,9 @@ def _value_fits_type(value, slot_type):
     if slot_type == "number":
         return _is_number(value)
     return isinstance(value, bool)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _check_slot(path, name, slot):
     """Every problem of one slot definition."""
     problems = []
@@ -1137,10 +1205,9 @@ def _check_slot(path, name, slot):
     if isinstance(slot.get("pattern"), str) and slot.get("pattern"):
         problems += _check_pattern(f"{path}.pattern", slot["pattern"], slot_type)
     return problems
-''',
+''')
 
 
-r'''
 def _enum_key(item):
     """What the engine tells enum values apart by: text stripped and case-folded as :func:`_match_enum`
     compares it, numbers by value (1 and 1.0 are one), booleans as themselves."""
@@ -1149,10 +1216,9 @@ def _enum_key(item):
     if isinstance(item, bool):
         return ("bool", item)
     return ("number", item) if _is_number(item) else ("other", repr(item))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _enum_duplicates(path, enum):
     """An enum value that repeats an earlier one, also in another case ("Cash", "cash"): refused.
 
@@ -1271,10 +1337,9 @@ def _check_cycles(tasks):
             seen.append(node)
             node = tasks[node].get("depends_on") if isinstance(tasks[node], dict) else None
     return problems
-''',
+''')
 
 
-r'''
 def _data(data):
     """The catalog as a private, surrogate-free JSON value: (data, problem)."""
     try:
@@ -1287,10 +1352,8 @@ def _data(data):
     except (ValueError, TypeError) as exc:
         return None, f"$: not valid JSON ({str(exc)[:200]})"
     return jsonish_scrub(data), ""
-''',
 
 
-r'''
 def template_syntax(text):
     """The first template delimiter in ``text`` with a little context ('' when none): see
     :data:`TEMPLATE_DELIMITERS`. Plain ``str.find`` per delimiter, so linear in the text's length."""
@@ -1301,10 +1364,9 @@ def template_syntax(text):
         return ""
     start, _delimiter = min(found)
     return text[start:start + 30]
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _texts(data):
     """(JSON path, text) of every catalog text that can reach a prompt, a class name, an answer or a
     template: names and descriptions, labels, ask texts, examples, enum values and aliases."""
@@ -1329,10 +1391,9 @@ def _texts(data):
             for alias, target in (aliases.items() if isinstance(aliases, dict) else ()):
                 texts += [(f"{where}.aliases", alias), (f"{where}.aliases.{alias}", target)]
     return texts
-''',
+''')
 
 
-r'''
 def _template_problems(data):
     """Catalog text holding template syntax (:data:`TEMPLATE_DELIMITERS`), one problem per text."""
     problems = []
@@ -1343,10 +1404,9 @@ def _template_problems(data):
                             "and Dify ({{#...#}}) or Jinja2 ({{ }}, {% %}, {# #}) would render it where it "
                             "becomes a class name or part of a prompt - remove the braces")
     return problems
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _validate(data):
     if not isinstance(data, dict):
         return ["$: must be a JSON object"]
@@ -1491,20 +1551,17 @@ def _check_policy_choice(key, value):
     if value in choices:
         return []
     return [f"$.policy.{key}: must be one of " + ", ".join(f'"{c}"' for c in choices)]
-''',
+''')
 
 
-r'''
 def confirm_default(raw):
     """Whether a task asks the user to confirm before it runs: its ``confirm``, else yes unless it is
     ``read_only`` (an enquiry changes nothing, so it may run at once; anything else acts for the user)."""
     if isinstance(raw.get("confirm"), bool):
         return raw["confirm"]
     return not raw.get("read_only", False)
-''',
 
 
-r'''
 def _build_slot(name, raw):
     return SlotSpec(
         name=name,
@@ -1521,10 +1578,8 @@ def _build_slot(name, raw):
         pattern=raw.get("pattern", ""),
         max_length=raw.get("max_length", DEFAULT_MAX_LENGTH),
     )
-''',
 
 
-r'''
 def _build_task(name, raw):
     return TaskSpec(
         name=name,
@@ -1538,10 +1593,9 @@ def _build_task(name, raw):
         slots={s: _build_slot(s, v) for s, v in (raw.get("slots") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
     )
-''',
 
 
-r'''
+_defer(locals(), r'''
 def load_catalog(source, checked="", mark=""):
     """Validate and build a catalog from JSON text, a dict or a Catalog; raises CatalogError.
 
@@ -1571,10 +1625,9 @@ def load_catalog(source, checked="", mark=""):
     if problems:
         raise CatalogError(problems)
     return _build(source, mark)
-''',
+''')
 
 
-r'''
 def _build(source, mark):
     """The Catalog of valid catalog data."""
     policy = {**_POLICY_DEFAULTS, **{k: v for k, v in (source.get("policy") or {}).items()
@@ -1586,10 +1639,173 @@ def _build(source, mark):
         language=source.get("language", "zh"),
         mark=mark,
     )
-''',
 
 
 # ---------------------------------------------------------------- value coercion
+
+_catalog_TRUE_WORDS = set('true|yes|y|1|是|是的|对|要|需要|有|好|好的|可以|包含|确认'.split('|'))
+_catalog_FALSE_WORDS = set('false|no|n|0|否|不|不是|不要|不需要|没有|无|不包含|不用'.split('|'))
+# Units people and models attach to counts and amounts: "3人", "两位", "5个", "100元".
+_NUMBER_SUFFIX_RE = _LazyPattern('_NUMBER_SUFFIX_RE', r"\s*(个人|人|位|个|名|张|间|晚|天|元|块|岁|次|份|件|台|辆|间房)$")
+
+
+_defer(locals(), r'''
+def _coerce_number(value, integer):
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool):
+        return False, None, f"expected {kind}, got a boolean"
+    if isinstance(value, str):
+        text = _NUMBER_SUFFIX_RE.sub("", value.strip().replace(",", ""))
+        cn = parse_cn_number(text)
+        if cn is not None:
+            value = cn
+        else:
+            try:
+                value = float(text) if not re.fullmatch(r"[+-]?\d+", text) else int(text)
+            except ValueError:
+                return False, None, f"expected {kind}, got {_show(value)}"
+    if not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+        return False, None, f"expected {kind}, got {type(value).__name__}"
+    if abs(value) >= NUMBER_LIMIT:
+        return False, None, f"{value} is outside ±2^63"
+    if integer:
+        if isinstance(value, float):
+            if not value.is_integer():
+                return False, None, f"expected an integer, got {value}"
+            value = int(value)
+    return True, value, ""
+''',
+
+
+r'''
+def _coerce_boolean(value):
+    if isinstance(value, bool):
+        return True, value, ""
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return True, bool(value), ""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _catalog_TRUE_WORDS:
+            return True, True, ""
+        if word in _catalog_FALSE_WORDS:
+            return True, False, ""
+    return False, None, f"expected true or false, got {_show(value)}"
+''',
+
+
+r'''
+def _apply_aliases(spec, value):
+    """Map a synonym to its canonical value ("市区" -> "市中心"), exact first, then case-insensitive."""
+    if not spec.aliases or not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text in spec.aliases:
+        return spec.aliases[text]
+    lowered = text.lower()
+    for alias, target in spec.aliases.items():
+        if alias.lower() == lowered:
+            return target
+    return value
+''',
+
+
+r'''
+def _match_enum(spec, value):
+    if not spec.enum or value in spec.enum:
+        return True, value, ""
+    if isinstance(value, str):
+        for option in spec.enum:
+            if isinstance(option, str) and option.lower() == value.strip().lower():
+                return True, option, ""
+    allowed = "、".join(str(v) for v in spec.enum[:10]) + ("…" if len(spec.enum) > 10 else "")
+    return False, None, f"{_show(value)} is not one of: {allowed[:200]}"
+''',
+
+
+r'''
+def _clean_text(text):
+    """Text as a slot stores it: no lone surrogates, no control characters, no surrounding space."""
+    return without_controls(scrub_surrogates(text)).strip()
+''',
+
+
+r'''
+def _coerce_one(spec, value):
+    """Coerce a single (non-list) value to the slot's type, aliases, enum, range and pattern.
+
+    Text is measured before anything else reads it: a value longer than the slot takes is refused
+    before aliases, number words or the slot's pattern run on it.
+    """
+    if isinstance(value, str):
+        limit = spec.max_length if spec.type == "string" else _SCALAR_TEXT_MAX
+        if len(value) > 2 * limit + 100:  # the exact check follows once spaces are stripped
+            return False, None, f"text of {len(value)} characters, longer than the {limit} this slot takes"
+        value = _clean_text(value)
+    value = _apply_aliases(spec, value)
+    if spec.type == "string":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return False, None, f"expected text, got {type(value).__name__}"
+        value = _clean_text(str(value))
+        if not value:
+            return False, None, "empty text"
+        if len(value) > spec.max_length:
+            return False, None, f"text of {len(value)} characters, longer than the {spec.max_length} this slot takes"
+    elif spec.type in ("integer", "number"):
+        ok, value, reason = _coerce_number(value, spec.type == "integer")
+        if not ok:
+            return ok, value, reason
+        if spec.minimum is not None and value < spec.minimum:
+            return False, None, f"{value} is below the minimum {spec.minimum}"
+        if spec.maximum is not None and value > spec.maximum:
+            return False, None, f"{value} is above the maximum {spec.maximum}"
+    else:
+        ok, value, reason = _coerce_boolean(value)
+        if not ok:
+            return ok, value, reason
+    ok, value, reason = _match_enum(spec, value)
+    if not ok:
+        return ok, value, reason
+    if spec.pattern and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
+        return False, None, f"{_show(value)} does not match the pattern {spec.pattern[:100]}"
+    return True, value, ""
+''',
+
+
+r'''
+def coerce_slot_value(spec, value):
+    """Coerce ``value`` for ``spec``: (ok, value, reason). Never raises.
+
+    A ``multiple`` slot takes a list (a single value becomes a one-item list); invalid items are
+    dropped and named in the reason, the rest kept; a list with no valid item is refused.
+    """
+    try:
+        if value is None:
+            return False, None, "no value"
+        if not spec.multiple:
+            if isinstance(value, (list, tuple)):
+                if len(value) == 1:
+                    value = value[0]
+                else:
+                    return False, None, "expected one value, got a list"
+            return _coerce_one(spec, value)
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        kept, reasons = [], []
+        for item in items:
+            if len(kept) >= MAX_SLOT_ITEMS:
+                reasons.append(f"only the first {MAX_SLOT_ITEMS} items are kept")
+                break
+            ok, coerced, reason = _coerce_one(spec, item)
+            if ok and coerced not in kept:
+                kept.append(coerced)
+            elif not ok:
+                reasons.append(reason)
+        more = f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
+        if not kept:
+            return False, None, ("; ".join(reasons[:3]) + more) or "empty list"
+        return True, kept, "; ".join(reasons[:3]) + more
+    except Exception as exc:  # a value no rule foresaw must not stop the turn
+        return False, None, f"unusable value ({type(exc).__name__})"
+''',
 
 
 r'''
@@ -1624,6 +1840,1222 @@ def catalog_compact(catalog):
                 parts.append(slot.description)
             lines.append("    " + "; ".join(parts))
     return "\n".join(lines)
+''')
+
+
+# ---- dskit/clock.py ----
+# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
+
+_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
+_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
+                       r"(\s{0,2}分)?")
+_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
+_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
+                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+# The part of the day each English word names.
+_EN_PERIOD_WORDS = json.loads(r'''{
+ "morning": "morning",
+ "mornings": "morning",
+ "breakfast": "morning",
+ "brunch": "morning",
+ "a.m.": "morning",
+ "am": "morning",
+ "noon": "noon",
+ "midday": "noon",
+ "lunch": "noon",
+ "lunchtime": "noon",
+ "afternoon": "afternoon",
+ "evening": "evening",
+ "tonight": "evening",
+ "dinner": "evening",
+ "supper": "evening",
+ "p.m.": "evening",
+ "pm": "evening",
+ "night": "night",
+ "midnight": "night"
+}''')
+_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
+_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
+                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
+                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
+_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
+_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
+                                                                                  reverse=True)) + r")(?![a-z])")
+# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
+_GRADE_BEFORE = "最太提稍更较越不很挺偏"
+_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
+
+
+class ClockTime:
+    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
+    ("" when none does) and where the hour phrase stands."""
+
+    hour: int
+    minute: int
+    period: str
+    start: int
+    end: int
+
+    _defer(locals(), r'''
+    def values(self):
+        """The times (HH:MM) this reading can mean, in order of likelihood."""
+        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
+
+    _defer(locals(), r'''
+    def __init__(self, hour, minute, period, start, end):
+        object.__setattr__(self, 'hour', hour)
+        object.__setattr__(self, 'minute', minute)
+        object.__setattr__(self, 'period', period)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
+            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.hour, self.minute, self.period, self.start, self.end))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def hours_in_period(hour, period):
+    """The 24-hour clock hours an hour said within a part of the day can be."""
+    if hour > 12 or hour == 0:
+        return (hour % 24,)
+    if period in ("morning", "am"):
+        return (0 if hour == 12 and period == "am" else hour,)
+    if period == "small":
+        return (0 if hour == 12 else hour,)
+    if period == "noon":
+        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
+    if period == "afternoon":
+        return (hour if hour == 12 else hour + 12,)
+    if period == "evening":
+        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
+    if period == "night":
+        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
+    if period == "pm":
+        return (hour if hour == 12 else hour + 12,)
+    return (hour,) if hour == 12 else (hour, hour + 12)
+''',
+
+
+# ---------------------------------------------------------------- parts of the day
+
+r'''
+def _zh_periods(raw):
+    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
+    found = []
+    for index, char in enumerate(raw):
+        if char == "午":
+            before, after = raw[index - 1:index], raw[index + 1:index + 2]
+            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
+                      else "night" if after == "夜" else "noon")
+            start = index - 1 if before in ("上", "下", "中", "正") else index
+            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
+        elif char == "昏":  # 黄昏: dusk
+            found.append((index, index + 1, "evening"))
+        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
+            found.append((index, index + 2, "noon"))
+        elif char == "凌" and raw[index + 1:index + 2] == "晨":
+            found.append((index, index + 2, "small"))
+        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
+            if char in "早晚" and _grades(raw, index):
+                continue
+            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
+            tail = 1 if raw[index + 1:index + 2] and raw[index + 1] in "上晨间里饭餐茶宵" else 0  # 早上, 晚饭, 夜里
+            found.append((index, index + 1 + tail, period))
+        elif raw.startswith(("下班", "放学", "收工"), index):
+            found.append((index, index + 2, "evening"))
+    return found
+''',
+
+
+r'''
+def _grades(raw, index):
+    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
+    the day ("晚上", "早茶", "今晚", "早8点")."""
+    before, rest = raw[index - 1:index], raw[index + 1:]
+    if before and before in _GRADE_BEFORE:
+        return True
+    if before and before in "明今昨一大清":  # 明早, 今晚, 一早, 大清早: a part of the day, whatever follows
+        return False
+    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
+        return False  # "早8点", "晚七点": the part of the day right before its hour
+    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
+''',
+
+
+r'''
+def _en_periods(lower):
+    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
+             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
+    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
+    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
+    return found
+''',
+
+
+r'''
+def periods_in(raw):
+    """Every part of the day the text names, as (start, end, part) in order."""
+    lower = raw.lower()
+    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _en_periods(lower)
+    return sorted(found)
+''',
+
+
+r'''
+def _clause_of(raw, at):
+    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(raw)
+''',
+
+
+r'''
+def _governing(raw, start, end, periods, hours):
+    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
+    left, right = _clause_of(raw, start)
+    before = [p for p in periods if left <= p[0] and p[1] <= start]
+    if before:
+        return before[-1][2]
+    after = [p for p in periods if end <= p[0] and p[1] <= right]
+    if after:
+        return after[0][2]
+    for side in (left - 1, right + 1):
+        if side < 0 or side > len(raw):
+            continue
+        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        if (near_left, near_right) == (left, right):
+            continue
+        if any(near_left <= h[0] < near_right for h in hours):
+            continue
+        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
+        if near:
+            return near[-1][2] if side < left else near[0][2]
+    return ""
+''',
+
+
+# ---------------------------------------------------------------- hour phrases
+
+r'''
+def _clock_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+''',
+
+
+r'''
+def _minutes(token):
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _clock_number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+''')
+
+
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
+
+
+_defer(locals(), r'''
+def _a_bit(raw, match):
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
+    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
+        return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
+    before = raw[:match.start(1)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+''',
+
+
+r'''
+def _hour_phrases(raw):
+    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
+    found = []
+    for match in _ZH_CLOCK.finditer(raw):
+        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
+            continue
+        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
+                and len(match.group(2)) == 1:
+            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
+    lower = raw.lower()
+    if not any(ch.isascii() and ch.isalpha() for ch in lower):
+        return found
+    for match in _EN_CLOCK.finditer(lower):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
+            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
+            found.append((match.start(), match.end(), hour, minute, period))
+    for match in _EN_SPOKEN.finditer(lower):
+        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
+        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
+                                                                        or match.group(6)):
+            continue
+        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.append((match.start(), match.end(), hour % 24, minute, ""))
+    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
+        if any(s <= match.start(1) < e for s, e, *_ in found):
+            continue
+        word = match.group(1)
+        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
+        if 1 <= hour <= 24:
+            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
+    return found
+''',
+
+
+r'''
+def read_clocks(raw):
+    """Every time of day the text states, each with the part of the day that governs it."""
+    phrases = sorted(_hour_phrases(raw))
+    if not phrases:
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
+            for start, end, hour, minute, suffix in phrases]
+''',
+
+
+r'''
+def times_in(raw):
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
+    bare noon or midnight ("中午", "at midnight") when no hour is said."""
+    found = {value for clock in read_clocks(raw) for value in clock.values()}
+    if not found:
+        lower = raw.lower()
+        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
+            found.add("12:00")
+        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
+            found.add("00:00")
+    return found
+''',
+
+
+r'''
+def is_clock(value):
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+''',
+
+
+r'''
+def clock_form(value):
+    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
+''',
+
+
+r'''
+def clock_value(text):
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(text.lower())
+    return next(iter(found)) if len(found) == 1 else None
+''',
+
+
+r'''
+def split_clock(text):
+    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"), "周日三点半" -> ("周日", None): the words of one time of day
+    are taken out even when they leave its half of the day open; (text, None) when the text names no
+    time of day, or several, or nothing but one."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = text.lower()
+    clocks = read_clocks(raw)
+    periods = periods_in(raw)
+    if len(clocks) > 1 or not clocks and not periods:
+        return text, None
+    values = clocks[0].values() if clocks else ()
+    clock = values[0] if len(values) == 1 else None if clocks else clock_value(raw)
+    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
+    source = text if len(text) == len(raw) else raw  # cut from the text as written (its letter case)
+    rest = "".join(ch for index, ch in enumerate(source) if not any(s <= index < e for s, e in spans))
+    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
+    return (rest, clock) if rest else (text, None)
+''')
+
+
+# ---- dskit/effects.py ----
+# Effects: what a turn does to the state, as values.
+
+class Effect:
+    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
+
+    progress = True
+
+    _defer(locals(), r'''
+    def entry(self):
+        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
+        return ""
+    ''')
+
+
+# ---------------------------------------------------------------- the stack
+
+class TaskOpened(Effect):
+    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
+    the user's last message, which nothing acted on."""
+
+    task_id: str
+    name: str
+    label: str
+    parent_id: str | None = None
+    source: str = "model"
+    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
+    late: bool = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"start {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
+
+    def __init__(
+        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
+    ):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'parent_id', parent_id)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+        object.__setattr__(self, 'late', late)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
+            f", given={self.given!r}" f", late={self.late!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+                self.late,
+            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((
+            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+            self.late,
+        ))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskFocused(Effect):
+    """An open task comes back to the top."""
+
+    task_id: str
+    name: str
+    source: str = "model"
+    given: tuple = ()
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"focus {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'source', 'given')
+
+    def __init__(self, task_id, name, source=source, given=given):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", source={self.source!r}" f", given={self.given!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.source, self.given))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskLinked(Effect):
+    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return f"link {self.task_id}->{self.parent_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, "reset")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slot values
+
+class SlotSet(Effect):
+    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
+    "refile", "read as": logged beside it)."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        if self.source == "held":
+            return f"checked {self.task_id}.{self.slot}"
+        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
+            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
+        return _logged(self.source, text)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    _defer(locals(), r'''
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class FaqAsked(Effect):
+    """A knowledge question to answer; the pending question waits."""
+
+    question: str
+    note: str = "faq"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'note')
+
+    def __init__(self, question, note=note):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.note) == (other.question, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.note,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HandoffAsked(Effect):
+    """The user asks for a person."""
+
+    reason: str
+    note: str = "handoff"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'note')
+
+    def __init__(self, reason, note=note):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.note) == (other.reason, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- what is said about the turn
+
+class Refused(Effect):
+    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
+    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
+    otherwise it could not apply (no such task, an invalid value)."""
+
+    command: str
+    reason: str
+    grounding: bool = False
+    confirm: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
+
+    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
+        object.__setattr__(self, 'command', command)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'confirm', confirm)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
+            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.command, self.reason, self.grounding, self.confirm))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Noted(Effect):
+    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
+
+    text: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.text
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('text',)
+
+    _defer(locals(), r'''
+    def __init__(self, text):
+        object.__setattr__(self, 'text', text)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.text,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _logged(source, text):
+    return f"backup {text}" if source == "engine" else text
 ''')
 
 
@@ -1756,22 +3188,18 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
 }''')
 
 
-_defer(locals(), r'''
 def norm_lang(lang):
     """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-''',
 
 
-r'''
 def msg(key, lang="zh", **values):
     """The text ``key`` in ``lang`` with ``values`` filled in."""
     table = MESSAGES[norm_lang(lang)]
     return table[key].format(**values)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def sentences(lang, *parts):
     """Sentences one after another: Chinese runs them together, English needs a space between.
 
@@ -1786,10 +3214,9 @@ def sentences(lang, *parts):
             text += " "
         text += part
     return text
-''',
+''')
 
 
-r'''
 def show_value(value, lang="zh"):
     """A slot value as an end user would read it: lists joined, booleans as 是/否."""
     if isinstance(value, bool):
@@ -1797,7 +3224,1146 @@ def show_value(value, lang="zh"):
     if isinstance(value, list):
         return msg("list_sep", lang).join(show_value(v, lang) for v in value)
     return str(value)
+
+
+# ---- dskit/records.py ----
+# The engine's typed records: a task on the stack, and the decision of a turn.
+
+class Stage(str, Enum):
+    """Where a task on the stack is. The top task is COLLECTING or CONFIRMING; the others are SUSPENDED,
+    except a sub-task that is complete and waits for its parent to execute (WAITING; docs/design.md).
+
+    The state stores the plain value (``Stage.WAITING.value``); a stored string compares equal to its
+    member, so ``task["stage"] == Stage.WAITING`` reads a loaded state as it is.
+    """
+
+    COLLECTING = "COLLECTING"
+    CONFIRMING = "CONFIRMING"
+    SUSPENDED = "SUSPENDED"
+    WAITING = "WAITING"
+
+
+# ---- dskit/grounding.py ----
+# Grounding: whether what the model proposes can be traced to what the user said.
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+
+
+_defer(locals(), r'''
+def fold(text):
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
 ''',
+
+
+# ---------------------------------------------------------------- values
+
+
+r'''
+def other_slot_value(task, slot, value):
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
+    spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
+                                      for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
+''')
+
+
+# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
+# all the value says.
+_FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|side|of|some|place|please|maybe|preferably|ideally'.split('|'))
+_FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
+
+
+_defer(locals(), r'''
+def _option_and_filler(option, value):
+    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
+    for the area's "downtown"): the option's, not a value of another slot."""
+    if option.isascii():
+        words, option_words = value.lower().split(), option.lower().split()
+        size = len(option_words)
+        for i in range(len(words) - size + 1):
+            if words[i:i + size] == option_words:
+                rest = words[:i] + words[i + size:]
+                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
+        return False
+    folded, target = fold(value), fold(option)
+    if not target or target not in folded or folded == target:
+        return False
+    rest = folded.replace(target, "", 1)
+    for filler in _FILLER_ZH:
+        rest = rest.replace(filler, "")
+    return not rest
+''',
+
+
+# ---- dskit/slot_shapes.py ----
+# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
+
+# ---------------------------------------------------------------- slot shapes
+
+r'''
+def pattern_takes(pattern, text):
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+''',
+
+
+r'''
+def time_slots(task):
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+''',
+
+
+r'''
+def as_clock(spec, raw):
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+        return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+''',
+
+
+r'''
+def owner_elsewhere(task, slot, value):
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+''',
+
+
+r'''
+def is_name_slot(task, name):
+    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
+    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
+    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
+    spec = task.slots.get(name)
+    if spec is None:
+        return False
+    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
+    for word in (name.lower(), spec.label.lower()):
+        for end in ("名称", "name"):
+            if word.endswith(end):
+                head = word[:-len(end)].rstrip(" _-")
+                if not head or any(head in kind for kind in kinds):
+                    return True
+    return False
+''',
+
+
+# ---- dskit/admission.py ----
+# Admission: the named rules, in order, that judge every effect a command proposes.
+
+# ---------------------------------------------------------------- readings of a command's values
+
+r'''
+def value_readings(turn, task, slots):
+    """A command's values for one task as the message reads them, with a note for each reading: a clock
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot — or,
+    when the command gives the time a value of its own, is trimmed from the other value — and
+    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
+    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
+    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
+    if turn.evidence is None:
+        return slots, []
+    notes = []
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if len(clocks) == 1:
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if rest == raw or clock is None and clocks[0] not in slots:
+                continue
+            if clocks[0] in slots:  # the time has a value of its own: the date keeps only the date's words
+                notes.append(Noted(f"trim {task['id']}.{name}"))
+                slots = {**slots, name: rest}
+            else:
+                notes.append(Noted(f"split {task['id']}.{name}"))
+                slots = {**slots, name: rest, clocks[0]: clock}
+            break
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
+    return moved, notes
+''')
+
+
+# The form of words that name a kind of thing rather than one thing ("川菜", "日本料理", "Thai food"), of words
+# that name one place ("翠华餐厅", "利苑酒家", "Luigi's Bistro"), and the verbs that take a kind (吃 X: what is eaten).
+_KIND_ENDS = tuple('菜|料理|料|风味|口味|小吃|餐|锅|烤|food|cuisine|dishes|style'.split('|'))
+# A kind named by a people's adjective ("Mexican", "Japanese", "Turkish", "Thai"): the suffixes that make one,
+# and the few that have none.
+_PEOPLES = _LazyPattern('_PEOPLES', r"^[a-z]+(?:an|ese|ish|ic)$|^(?:thai|greek|french|dutch|swiss|basque|cajun)$")
+_NAME_ENDS = tuple("餐厅|酒家|饭庄|饭店|酒楼|食府|楼|馆|坊|店|居|轩|阁|斋|记|村|厨房|restaurant|bistro|grill|cafe|café|kitchen|house|diner|bar|pub|tavern|eatery|trattoria|'s".split('|'))
+_KIND_VERBS = tuple('吃|尝|来点|想吃|eat|have some|fancy|craving'.split('|'))
+
+
+_defer(locals(), r'''
+def words_form(task, kind_slot, words, raw):
+    """"kind" when words given to several slots name a kind of thing — they end as the kind slot's own label
+    does, or as a kind does ("川菜" for 菜系, "西餐", "火锅", "Thai food"), they are a people's adjective
+    ("Mexican", "Japanese"), or they are what is eaten ("想吃海鲜") —, else "name": one place ("翠华餐厅",
+    "鼎泰丰", "Wagamama")."""
+    text = words.strip().lower()
+    label = task.slots[kind_slot].label.lower()
+    kind_ends = _KIND_ENDS + tuple(ch for ch in label if "\u4e00" <= ch <= "\u9fff" and ch not in "系类型") + \
+        ((label,) if label.isascii() and label else ())
+    if text.endswith(kind_ends) or _PEOPLES.match(text):
+        return "kind"
+    if text.endswith(_NAME_ENDS):
+        return "name"
+    at = raw.find(text)
+    before = raw[:at].rstrip() if at >= 0 else ""
+    if before.endswith(_KIND_VERBS):
+        return "kind"
+    return "name"  # a word of no kind's form is a name ("鼎泰丰", "大董", "Wagamama")
+''',
+
+
+r'''
+def _names_one_place(task, slot):
+    """A slot that holds the name of one thing: a name slot, or one whose label or name is a kind of place
+    ("餐厅", "restaurant", "酒店")."""
+    spec = task.slots[slot]
+    return is_name_slot(task, slot) or any(word and word.lower().endswith(_NAME_ENDS + ("酒店", "hotel", "shop"))
+                                           for word in (spec.label, spec.name.replace("_", " ")))
+''',
+
+
+r'''
+def shared_words(turn, task, slots):
+    """Slots given the same words in one command ("订全聚德" as both the cuisine and the restaurant, "我要报修，
+    宽带特别慢" as both the address and the fault): one thing the user said fills one slot. Which one: the
+    slot asked last turn (the answer goes there), else — between a slot that names one place and one that
+    holds a kind — the form of the words (:func:`words_form`: a kind to the kind's slot, a name to the
+    name's). When neither tells, none gets them: the next question asks the first of them, and the answer
+    goes there. Returns slot -> why it gets nothing."""
+    if turn.evidence is None:
+        return {}
+    spec = turn.spec(task)
+    by_text = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in spec.slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    refused = {}
+    for words, names in by_text.items():
+        if len(names) < 2:
+            continue
+        owner = next((n for n in names if turn.before.asked == f"{task['id']}.{n}"), "")
+        named = [n for n in names if _names_one_place(spec, n)]
+        kinds = [n for n in names if n not in named]
+        if not owner and len(named) == 1 and len(kinds) == 1:
+            form = words_form(spec, kinds[0], words, turn.evidence.raw)
+            owner = named[0] if form == "name" else kinds[0] if form == "kind" else ""
+        for name in names:
+            if name != owner:
+                refused[name] = f"{name}: the same words were given to several slots" + (
+                    f"; they name the {spec.slots[owner].display}" if owner else "")
+    return refused
+''')
+
+
+# ---- dskit/commands.py ----
+# The commands of the understanding contract: one typed value per command, and the registry.
+
+MAX_TEXT = 2000
+
+
+_defer(locals(), r'''
+def command_text(value):
+    """A text field of a command (a question, a reason), trimmed and bounded."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+''')
+
+
+class Command:
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
+
+    kind = ""
+    aliases: tuple = ()
+    order = 9
+    meaning: dict | None = None  # None: described with another command in the prompt
+    title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
+    ''',
+
+    r'''
+    def wire(self):
+        """The command as the model would write it (for logs, refusals and the classic adapter): its kind and
+        its fields that hold something."""
+        fields = ((name, getattr(self, name)) for name in self.__match_args__ if name != "source")
+        return {"type": self.kind, **{name: dict(value) if isinstance(value, dict) else value
+                                       for name, value in fields if value is not None}}
+    ''',
+
+    r'''
+    def __str__(self):
+        return short_text(self.wire())
+    ''')
+
+
+_defer(locals(), r'''
+def next_task_id(turn):
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+''',
+
+
+r'''
+def _pairs(slots):
+    return tuple(slots.items())
+''')
+
+
+# ---------------------------------------------------------------- tasks
+
+class StartTask(Command):
+    task: str
+    slots: dict
+    source: str = "model"
+    kind = "start_task"
+    aliases = ("start", "start_flow", "new_task")
+    order = 2
+    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
+               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
+                     "gave, with their values)"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if task is None:
+            return "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        spec = turn.catalog.tasks[self.task]
+        task = turn.stack.named(spec.name)
+        if task is None:
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots=__dskit_missing, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def answer_slots(turn, spec, own):
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+''',
+
+
+r'''
+def _orphans(turn, parent):
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
+''')
+
+
+class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
+        if task is None:
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
+            return
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Reset(Command):
+    source: str = "model"
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slots
+
+class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
+    kind = "set_slots"
+    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
+    order = 3
+    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
+               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
+                     "gets null"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return "set_slots needs a slots object"
+        if not slots:
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
+            return
+        groups = {}
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
+            if task is None:
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
+                continue
+            groups.setdefault(task["id"], (task, {}))[1][slot] = value
+        for task, slots in groups.values():
+            yield from slot_effects(turn, task, slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
+            return
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
+            return
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def slot_by_word(spec, key):
+    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
+    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
+    task must match, the word must be two characters or more (a whole word, for English), and it must not
+    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
+    was the model's own."""
+    word = key.strip()
+    if len(word) < 2 or word in spec.slots:
+        return ""
+    found = set()
+    for name, slot in spec.slots.items():
+        for own in (name, slot.label):
+            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
+                found.add(name)
+    return found.pop() if len(found) == 1 else ""
+''',
+
+
+r'''
+def slot_effects(turn, task, slots, source="model"):
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
+    spec = turn.spec(task)
+    named = dict(slots)
+    for key in slots:
+        if key in spec.slots or not isinstance(key, str):
+            continue
+        name = slot_by_word(spec, key)
+        if name and name not in named:
+            named[name] = named.pop(key)
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
+        if name not in spec.slots:
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
+            continue
+        if name in shared:
+            yield Refused(item, shared[name], grounding=True)
+            continue
+        value = None
+        if raw is not None:
+            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
+            if not ok:
+                yield Refused(item, f"{name}: {reason}")
+                continue
+            if reason:  # a list slot kept its valid items
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
+''')
+
+
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            yield from StartTask(self.task, {}, self.source).propose(turn)
+            return
+        task = turn.stack.top()
+        if task is None:
+            yield Refused(str(self), "no open task to confirm")
+            return
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
+            return
+        yield Confirmed(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
+''')
+
+
+class Deny(Command):
+    source: str = "model"
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            yield Refused(str(self), "nothing to deny")
+            return
+        yield Denied(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- outside the tasks
+
+class Faq(Command):
+    question: str = ""
+    source: str = "model"
+    kind = "faq"
+    aliases = ("knowledge", "knowledge_answer", "question")
+    order = 6
+    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
+               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("question")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'source')
+
+    def __init__(self, question=question, source=source):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.source) == (other.question, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Chitchat(Command):
+    source: str = "model"
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
+    kind = "handoff"
+    aliases = ("human_handoff", "transfer")
+    order = 5
+    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("reason")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'source')
+
+    def __init__(self, reason=reason, source=source):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.source) == (other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class CannotHandle(Command):
+    source: str = "model"
+    kind = "cannot_handle"
+    aliases = ("unknown", "fallback")
+    order = 7
+    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
+        yield Refused(str(self), "ignored: other commands were understood")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- the registry
+
+REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
+del _command  # not a command of its own: the deferred bundle lists every class a module name holds
 
 
 # ---- dskit/views.py ----
@@ -1805,39 +4371,31 @@ def show_value(value, lang="zh"):
 
 # ---------------------------------------------------------------- what the user reads of a task
 
-r'''
 def values_text(spec, slots, lang, names=None):
     """Slot values as an end user reads them, in catalog order: "日期：周五，人数：3"."""
     parts = [msg("kv", lang, slot=spec.slots[n].display if n in spec.slots else n, value=show_value(slots[n], lang))
              for n in (names if names is not None else list(spec.slots)) if n in slots]
     return msg("value_sep", lang).join(parts)
-''',
 
 
-r'''
 def _payload_spec(cat, payload):
     payload = payload if isinstance(payload, dict) else {}
     return payload, cat.tasks.get(payload.get("task")) or TaskSpec(name=str(payload.get("task") or ""))
-''',
 
 
-r'''
 def _payload_parts(cat, payload, lang):
     """(label, values text) of an execute payload or one of its sub-tasks, whatever its shape."""
     payload, spec = _payload_spec(cat, payload)
     slots = payload.get("slots") if isinstance(payload.get("slots"), dict) else {}
     return str(payload.get("label") or spec.display), values_text(spec, slots, lang, list(slots)) or msg("none", lang)
-''',
 
 
-r'''
 def _dry_values(values, lang):
     """The values after a task's name in the no-API reply, in brackets; nothing when it has none."""
     return msg("exec_dry_values", lang, values=values) if values != msg("none", lang) else ""
-''',
 
 
-r'''
+_defer(locals(), r'''
 def no_api_reply(catalog, payload, lang=None):
     """What the user is told when a task is to run and no task API is connected: said plainly, in the
     catalog's labels, that nothing was done — or, for a read-only enquiry (``read_only``), that there
@@ -1888,7 +4446,6 @@ _node_io_TRUE_WORDS = frozenset('true|yes|y|ok|success|succeeded|1|是|成功'.s
 _node_io_FALSE_WORDS = frozenset('false|no|n|0|fail|failed|failure|error|否|失败'.split('|'))
 
 
-_defer(locals(), r'''
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -1904,20 +4461,16 @@ def text_in(value):
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
-''',
 
 
-r'''
 def _scientific(text):
     """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
     a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
     run, and a state or a reply never starts with a digit)."""
     head = text[1:2] if text[:1] == "-" else text[:1]
     return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
-''',
 
 
-r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -1926,10 +4479,9 @@ def text_out(value, limit=NODE_MAX_STRING):
     if _scientific(text):
         text += " "
     return text
-''',
 
 
-r'''
+_defer(locals(), r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -1969,17 +4521,15 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
-''',
+''')
 
 
-r'''
 def keep_state(state_text):
     """The incoming state, returned unchanged when the turn cannot be processed (if Dify can take it back)."""
     return state_text if fits_dify_string(state_text) and not _scientific(state_text) else ""
-''',
 
 
-r'''
+_defer(locals(), r'''
 def outcome(value):
     """An API outcome read strictly: True, False, or None when it is none of the documented spellings.
 
@@ -2017,17 +4567,15 @@ def truthy(value):
     if not isinstance(value, (bool, int, float, str)):
         value = text_in(value)
     return outcome(value) is True
-''',
+''')
 
 
 # ---- dskit/nodes.py ----
 # Code-node entry functions: the engine as Dify code nodes call it.
 
-r'''
 def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
-''')
 
 
 # ---------------------------------------------------------------- execute reply node

@@ -64,12 +64,12 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 216 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 382 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 216 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 382 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -219,10 +219,9 @@ def jsonish_scrub(value):
                 del item[key]
                 item[scrub_surrogates(key)] = child
     return value
-''',
+''')
 
 
-r'''
 def loads_strict_or_none(text):
     """``json.loads`` of the stripped text, or ``None`` when it is not exactly one JSON value."""
     if not isinstance(text, str):
@@ -234,7 +233,6 @@ def loads_strict_or_none(text):
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
-''')
 
 
 # ---- dskit/limits.py ----
@@ -280,6 +278,7 @@ def segment_size(text):
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+CN_NUMERAL_CHARS = "".join(_CN_DIGITS) + "".join(_CN_UNITS)
 
 
 # ---------------------------------------------------------------- Chinese
@@ -648,7 +647,6 @@ _BREAKS = "".join(LINE_BREAK_CHARS)
 LINE_MARK = " ⏎ "
 
 
-_defer(locals(), r'''
 def clean_text(value, max_chars=None):
     """Any input as a clean string: str() of non-strings, lone surrogates replaced, control
     characters out, line ends as "\\n". ``max_chars`` keeps the tail of an over-long text."""
@@ -659,25 +657,19 @@ def clean_text(value, max_chars=None):
         text = text[-max_chars:]
     text = text.encode("utf-8", "replace").decode("utf-8", "replace")
     return without_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
-''',
 
 
-r'''
 def without_controls(text):
     """``text`` without C0 control characters (but tab, line feed and carriage return) and DEL."""
     return _CONTROL.sub("", text)
-''',
 
 
-r'''
 def _invisible(char):
     """Zero-width and direction marks (Unicode "format" characters): invisible, yet they let a line
     that starts with one (``"\\u200bassistant:"``) slip past a check for a role label."""
     return unicodedata.category(char) == "Cf"
-''',
 
 
-r'''
 def one_line(value):
     """User-provided text for a prompt: on one line (breaks shown as ``⏎``), invisible characters out.
 
@@ -686,10 +678,8 @@ def one_line(value):
     """
     text = "".join(ch for ch in clean_text(value) if not _invisible(ch))
     return marked_breaks(text.strip())
-''',
 
 
-r'''
 def marked_breaks(text):
     """``text`` with every line break written as LINE_MARK, ``"\\r\\n"`` as one.
 
@@ -701,10 +691,9 @@ def marked_breaks(text):
     for char in LINE_BREAK_CHARS:
         text = text.replace(char, LINE_MARK)
     return text
-''',
 
 
-r'''
+_defer(locals(), r'''
 def escape_invisible(text):
     """``text`` with line separators and invisible characters written as ``\\uXXXX`` escapes
     (for JSON text, which leaves them raw)."""
@@ -716,10 +705,9 @@ r'''
 def is_int(value):
     """An integer that is not a boolean (JSON's true is not 1 here)."""
     return isinstance(value, int) and not isinstance(value, bool)
-''',
+''')
 
 
-r'''
 def bounded_int(value, default, low=None, high=None):
     """An integer from an int, a float or their text ("3000", "3e3"), clamped to [low, high];
     ``default`` when it is not a finite number (booleans included)."""
@@ -734,6 +722,20 @@ def bounded_int(value, default, low=None, high=None):
     if high is not None:
         number = min(number, high)
     return number
+
+
+_defer(locals(), r'''
+def short_text(value):
+    """A command or value as a short string for the timeline, the decision and refusal reasons. Never
+    raises."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, or a repr that fails
+            text = f"<{type(value).__name__}>"
+    return scrub_surrogates(text[:160])
 ''')
 
 
@@ -799,10 +801,9 @@ def token_counts(text):
     classified = cjk + cjk_punct + counts["word_char"] + digit + punct + space
     counts["other"] = max(0, len(text) - classified)
     return counts
-''',
+''')
 
 
-r'''
 def estimate_tokens(text):
     """Estimated prompt tokens of ``text`` (0 for empty or non-string input). Never raises."""
     if not isinstance(text, str) or not text:
@@ -810,10 +811,9 @@ def estimate_tokens(text):
     counts = token_counts(text)
     total = sum(TOKEN_WEIGHTS[key] * n for key, n in counts.items())
     return max(1, math.ceil(total))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def truncate_to_tokens(text, max_tokens, marker="…"):
     """The longest head of ``text`` whose estimate fits ``max_tokens`` (``marker`` appended when cut).
 
@@ -2004,6 +2004,413 @@ def catalog_compact(catalog):
 ''')
 
 
+# ---- dskit/clock.py ----
+# Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
+
+_HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
+_ZH_CLOCK = _LazyPattern('_ZH_CLOCK', _HOUR + rf"\s{{0,2}}(?:点钟|点|时(?!间|候)|[:：])\s{{0,2}}(半|一刻|三刻|\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})?"
+                       r"(\s{0,2}分)?")
+_EN_CLOCK = _LazyPattern('_EN_CLOCK', r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.|o'clock)")
+_EN_HOUR_WORDS = tuple('one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'.split('|'))
+_EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".join(_EN_HOUR_WORDS) + r")"
+                        r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
+                        r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
+_TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+# The part of the day each English word names.
+_EN_PERIOD_WORDS = json.loads(r'''{
+ "morning": "morning",
+ "mornings": "morning",
+ "breakfast": "morning",
+ "brunch": "morning",
+ "a.m.": "morning",
+ "am": "morning",
+ "noon": "noon",
+ "midday": "noon",
+ "lunch": "noon",
+ "lunchtime": "noon",
+ "afternoon": "afternoon",
+ "evening": "evening",
+ "tonight": "evening",
+ "dinner": "evening",
+ "supper": "evening",
+ "p.m.": "evening",
+ "pm": "evening",
+ "night": "night",
+ "midnight": "night"
+}''')
+_EN_SUFFIX = _LazyPattern('_EN_SUFFIX', r"\d\s?(am|pm|a\.m\.|p\.m\.)(?![a-z])")
+_EN_AT_HOUR = _LazyPattern('_EN_AT_HOUR', r"\b(?:at|around|till|until|by)(?:\s(?:about|around|roughly))?\s(\d{1,2}|"
+                         + "|".join(_EN_HOUR_WORDS) + r")(?:-?ish)?\b(?![:.]?\d)"
+                         r"(?!\s(?:people|persons|guests|of|adults|kids|children|days|nights|hours|minutes|mins|pm|am))")
+_EN_AFTER_WORK = _LazyPattern('_EN_AFTER_WORK', r"\bafter (?:work|school|the office)\b")
+_EN_PERIOD = _LazyPattern('_EN_PERIOD', r"(?<![a-z.])(" + "|".join(re.escape(w) for w in sorted(_EN_PERIOD_WORDS, key=len,
+                                                                                  reverse=True)) + r")(?![a-z])")
+# 早 and 晚 grading something else: "最晚", "太早", "提早", "晚一点", "早些".
+_GRADE_BEFORE = "最太提稍更较越不很挺偏"
+_GRADE_AFTER = tuple('点|一点|些|一些|了|于|到|退|走|起|就|已'.split('|'))
+
+
+class ClockTime:
+    """One time of day a text states: the hour as said, its minutes, the part of the day that governs it
+    ("" when none does) and where the hour phrase stands."""
+
+    hour: int
+    minute: int
+    period: str
+    start: int
+    end: int
+
+    _defer(locals(), r'''
+    def values(self):
+        """The times (HH:MM) this reading can mean, in order of likelihood."""
+        return tuple(f"{h:02d}:{self.minute:02d}" for h in hours_in_period(self.hour, self.period))
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('hour', 'minute', 'period', 'start', 'end')
+
+    _defer(locals(), r'''
+    def __init__(self, hour, minute, period, start, end):
+        object.__setattr__(self, 'hour', hour)
+        object.__setattr__(self, 'minute', minute)
+        object.__setattr__(self, 'period', period)
+        object.__setattr__(self, 'start', start)
+        object.__setattr__(self, 'end', end)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(hour={self.hour!r}" f", minute={self.minute!r}"
+            f", period={self.period!r}" f", start={self.start!r}" f", end={self.end!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.hour, self.minute, self.period, self.start, self.end) == (other.hour, other.minute, other.period, other.start, other.end)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.hour, self.minute, self.period, self.start, self.end))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def hours_in_period(hour, period):
+    """The 24-hour clock hours an hour said within a part of the day can be."""
+    if hour > 12 or hour == 0:
+        return (hour % 24,)
+    if period in ("morning", "am"):
+        return (0 if hour == 12 and period == "am" else hour,)
+    if period == "small":
+        return (0 if hour == 12 else hour,)
+    if period == "noon":
+        return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
+    if period == "afternoon":
+        return (hour if hour == 12 else hour + 12,)
+    if period == "evening":
+        return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
+    if period == "night":
+        return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
+    if period == "pm":
+        return (hour if hour == 12 else hour + 12,)
+    return (hour,) if hour == 12 else (hour, hour + 12)
+''',
+
+
+# ---------------------------------------------------------------- parts of the day
+
+r'''
+def _zh_periods(raw):
+    """(start, end, part of the day) of every Chinese part-of-the-day morpheme in the text."""
+    found = []
+    for index, char in enumerate(raw):
+        if char == "午":
+            before, after = raw[index - 1:index], raw[index + 1:index + 2]
+            period = ("morning" if before == "上" else "afternoon" if before == "下" or after == "后"
+                      else "night" if after == "夜" else "noon")
+            start = index - 1 if before in ("上", "下", "中", "正") else index
+            found.append((start, index + 1 + (1 if after and after in "后夜饭餐间" else 0), period))
+        elif char == "昏":  # 黄昏: dusk
+            found.append((index, index + 1, "evening"))
+        elif char == "中" and raw[index + 1:index + 2] == "饭":  # 中饭: lunch (中餐 is also "Chinese food")
+            found.append((index, index + 2, "noon"))
+        elif char == "凌" and raw[index + 1:index + 2] == "晨":
+            found.append((index, index + 2, "small"))
+        elif char in "早晨晚夜宵" and not (char == "晨" and raw[index - 1:index] == "凌"):
+            if char in "早晚" and _grades(raw, index):
+                continue
+            period = "morning" if char in "早晨" else "night" if char in "夜宵" else "evening"
+            tail = 1 if raw[index + 1:index + 2] and raw[index + 1] in "上晨间里饭餐茶宵" else 0  # 早上, 晚饭, 夜里
+            found.append((index, index + 1 + tail, period))
+        elif raw.startswith(("下班", "放学", "收工"), index):
+            found.append((index, index + 2, "evening"))
+    return found
+''',
+
+
+r'''
+def _grades(raw, index):
+    """Whether the 早 or 晚 at ``index`` grades something ("晚一点", "最早", "提早") instead of naming a part of
+    the day ("晚上", "早茶", "今晚", "早8点")."""
+    before, rest = raw[index - 1:index], raw[index + 1:]
+    if before and before in _GRADE_BEFORE:
+        return True
+    if before and before in "明今昨一大清":  # 明早, 今晚, 一早, 大清早: a part of the day, whatever follows
+        return False
+    if rest[:1] and (rest[:1].isdecimal() or rest[:1] in CN_NUMERAL_CHARS and not rest.startswith("一点")):
+        return False  # "早8点", "晚七点": the part of the day right before its hour
+    return rest.startswith(_GRADE_AFTER) and not rest.startswith(("点心", "点儿饭"))
+''',
+
+
+r'''
+def _en_periods(lower):
+    found = [(m.start(), m.end(), _EN_PERIOD_WORDS[m.group(1)]) for m in _EN_PERIOD.finditer(lower)
+             if m.group(1) not in ("am", "pm", "a.m.", "p.m.")]
+    found += [(m.start(), m.end(), "evening") for m in _EN_AFTER_WORK.finditer(lower)]
+    found += [(m.start(1), m.end(1), "am" if m.group(1)[0] == "a" else "pm") for m in _EN_SUFFIX.finditer(lower)]
+    return found
+''',
+
+
+r'''
+def periods_in(raw):
+    """Every part of the day the text names, as (start, end, part) in order."""
+    lower = raw.lower()
+    found = _zh_periods(raw) if any("\u4e00" <= ch <= "\u9fff" for ch in raw) else []
+    if any(ch.isascii() and ch.isalpha() for ch in lower):
+        found += _en_periods(lower)
+    return sorted(found)
+''',
+
+
+r'''
+def _clause_of(raw, at):
+    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(raw)
+''',
+
+
+r'''
+def _governing(raw, start, end, periods, hours):
+    """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
+    left, right = _clause_of(raw, start)
+    before = [p for p in periods if left <= p[0] and p[1] <= start]
+    if before:
+        return before[-1][2]
+    after = [p for p in periods if end <= p[0] and p[1] <= right]
+    if after:
+        return after[0][2]
+    for side in (left - 1, right + 1):
+        if side < 0 or side > len(raw):
+            continue
+        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        if (near_left, near_right) == (left, right):
+            continue
+        if any(near_left <= h[0] < near_right for h in hours):
+            continue
+        near = [p for p in periods if near_left <= p[0] and p[1] <= near_right]
+        if near:
+            return near[-1][2] if side < left else near[0][2]
+    return ""
+''',
+
+
+# ---------------------------------------------------------------- hour phrases
+
+r'''
+def _clock_number(token):
+    if not token:
+        return None
+    if token[0].isdigit():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    value = parse_cn_number(token)
+    return None if value is None else float(value)
+''',
+
+
+r'''
+def _minutes(token):
+    if not token:
+        return 0
+    if token == "半":
+        return 30
+    if token == "一刻":
+        return 15
+    if token == "三刻":
+        return 45
+    value = _clock_number(token)
+    return int(value) if value is not None and 0 <= value < 60 else -1
+''')
+
+
+# Before a bare "一点", what makes it one o'clock ("还是一点吧", "明天一点", "到一点"); after any other Chinese
+# character it is "a bit" ("安静一点的", "便宜一点", "快一点").
+_CLOCK_BEFORE_ONE = frozenset("到在是为成约至从或和及与订定等天日号今明后午晨钟凌吧了") | frozenset(CN_NUMERAL_CHARS)
+
+
+_defer(locals(), r'''
+def _a_bit(raw, match):
+    """Whether a clock match is the "一点" that means "a bit": the hour 一 with 点 and nothing after it that
+    tells the time (分, 半, 钟), and before it a word that does not set a time — "晚一点"/"早一点" (a bit
+    later, earlier) included; "一点点", "一点儿", "一点都不" never tell a time."""
+    if match.group(1) != "一" or match.group(2) or raw[match.end(1):match.end()].strip() != "点":
+        return False
+    after = raw[match.end():match.end() + 1]
+    if after and after in "点儿都也":
+        return True
+    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
+        return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
+    before = raw[:match.start(1)].rstrip()[-1:]
+    return bool(before) and "\u4e00" <= before <= "\u9fff" and before not in _CLOCK_BEFORE_ONE
+''',
+
+
+r'''
+def _hour_phrases(raw):
+    """(start, end, hour, minute, suffix period) of every hour phrase; ``suffix``: am/pm said with it."""
+    found = []
+    for match in _ZH_CLOCK.finditer(raw):
+        hour, minute = _clock_number(match.group(1)), _minutes(match.group(2))
+        if hour is None or not 0 <= hour <= 24 or hour != int(hour) or _a_bit(raw, match) or minute < 0:
+            continue
+        found.append((match.start(), match.end(), int(hour) % 24 if hour == 24 else int(hour), minute, ""))
+        # "八点三个人": a lone digit after 点 without 分 may start the next phrase, not the minutes
+        if match.group(2) and not match.group(3) and match.group(2) not in ("半", "一刻", "三刻") \
+                and len(match.group(2)) == 1:
+            found.append((match.start(), match.end(1) + 1, int(hour), 0, ""))
+    lower = raw.lower()
+    if not any(ch.isascii() and ch.isalpha() for ch in lower):
+        return found
+    for match in _EN_CLOCK.finditer(lower):
+        hour, minute, suffix = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+        if hour <= 24 and minute <= 59 and not any(s <= match.start() < e for s, e, *_ in found):
+            period = "pm" if suffix.startswith("p") else "am" if suffix.startswith("a") else ""
+            found.append((match.start(), match.end(), hour, minute, period))
+    for match in _EN_SPOKEN.finditer(lower):
+        fraction, direction, hour_text, oclock = match.group(1), match.group(2), match.group(3), match.group(4)
+        if any(s <= match.start() < e for s, e, *_ in found) or not (fraction or oclock or match.group(5)
+                                                                        or match.group(6)):
+            continue
+        if not (fraction or oclock) and lower[:match.start()].rstrip().endswith(" for"):  # "a table for six tonight"
+            continue
+        hour = int(hour_text) if hour_text.isdigit() else _EN_HOUR_WORDS.index(hour_text) + 1
+        minute = 0 if not fraction else 30 if fraction == "half" else 15
+        if direction == "to":
+            hour, minute = hour - 1, 60 - minute
+        if 0 <= hour <= 24:
+            found.append((match.start(), match.end(), hour % 24, minute, ""))
+    for match in _EN_AT_HOUR.finditer(lower):  # "tonight at 8": an hour after "at" with no unit after it
+        if any(s <= match.start(1) < e for s, e, *_ in found):
+            continue
+        word = match.group(1)
+        hour = int(word) if word.isdigit() else _EN_HOUR_WORDS.index(word) + 1
+        if 1 <= hour <= 24:
+            found.append((match.start(1), match.end(1), hour % 24, 0, ""))
+    return found
+''',
+
+
+r'''
+def read_clocks(raw):
+    """Every time of day the text states, each with the part of the day that governs it."""
+    phrases = sorted(_hour_phrases(raw))
+    if not phrases:
+        return []
+    periods = periods_in(raw)
+    return [ClockTime(hour, minute, suffix or _governing(raw, start, end, periods, phrases), start, end)
+            for start, end, hour, minute, suffix in phrases]
+''',
+
+
+r'''
+def times_in(raw):
+    """Clock times the text states, as HH:MM: "晚上七点" -> 19:00, "8点" -> 08:00 and 20:00, "7:30 pm"; a
+    bare noon or midnight ("中午", "at midnight") when no hour is said."""
+    found = {value for clock in read_clocks(raw) for value in clock.values()}
+    if not found:
+        lower = raw.lower()
+        if "中午" in raw or "正午" in raw or re.search(r"\bnoon\b", lower):
+            found.add("12:00")
+        elif "午夜" in raw or re.search(r"\bmidnight\b", lower):
+            found.add("00:00")
+    return found
+''',
+
+
+r'''
+def is_clock(value):
+    """Whether a value is a clock time as slots store it (HH:MM, "7:00" too)."""
+    return isinstance(value, str) and _TIME_VALUE.match(value.strip()) is not None
+''',
+
+
+r'''
+def clock_form(value):
+    """A clock value in the slot's own form, HH:MM ("8:00" -> "08:00"); anything else as it is."""
+    match = _TIME_VALUE.match(value.strip()) if isinstance(value, str) else None
+    return f"{int(match.group(1)):02d}:{match.group(2)}" if match else value
+''',
+
+
+r'''
+def clock_value(text):
+    """The one clock time a text states, as HH:MM ("晚上七点" -> 19:00, "中午" -> 12:00); None when it
+    states none, or several ("8点" is 08:00 or 20:00). For a model that writes the user's words into
+    a slot that wants HH:MM."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = times_in(text.lower())
+    return next(iter(found)) if len(found) == 1 else None
+''',
+
+
+r'''
+def split_clock(text):
+    """(the text without its time-of-day words, the one clock time they name) — "周五晚上8点" -> ("周五",
+    "20:00"), "周日中午" -> ("周日", "12:00"), "周日三点半" -> ("周日", None): the words of one time of day
+    are taken out even when they leave its half of the day open; (text, None) when the text names no
+    time of day, or several, or nothing but one."""
+    if not isinstance(text, str) or len(text) > 60:
+        return text, None
+    raw = text.lower()
+    clocks = read_clocks(raw)
+    periods = periods_in(raw)
+    if len(clocks) > 1 or not clocks and not periods:
+        return text, None
+    values = clocks[0].values() if clocks else ()
+    clock = values[0] if len(values) == 1 else None if clocks else clock_value(raw)
+    spans = ([(clocks[0].start, clocks[0].end)] if clocks else []) + [(s, e) for s, e, _ in periods]
+    source = text if len(text) == len(raw) else raw  # cut from the text as written (its letter case)
+    rest = "".join(ch for index, ch in enumerate(source) if not any(s <= index < e for s, e in spans))
+    rest = re.sub(r"[上里间钟]+$", "", rest.strip(" ，,、的")).strip(" ，,、的")
+    return (rest, clock) if rest else (text, None)
+''')
+
+
 # ---- dskit/cues.py ----
 # The engine's one vocabulary of conversational cues: yes, no, drop it, start over, take it back,
 
@@ -2013,14 +2420,947 @@ YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|
 SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
 
 
+# ---- dskit/effects.py ----
+# Effects: what a turn does to the state, as values.
+
+class Effect:
+    """The common behaviour of effects (a plain class: every effect below is a frozen dataclass)."""
+
+    progress = True
+
+    _defer(locals(), r'''
+    def entry(self):
+        """Its line in the decision's ``applied`` log; "" when it is not logged there."""
+        return ""
+    ''')
+
+
+# ---------------------------------------------------------------- the stack
+
+class TaskOpened(Effect):
+    """A new task of the catalog goes on top (its id is the state's next). ``late``: it was asked for in
+    the user's last message, which nothing acted on."""
+
+    task_id: str
+    name: str
+    label: str
+    parent_id: str | None = None
+    source: str = "model"
+    given: tuple = ()  # the values the start carries, as (slot, value) pairs: the rules weigh them
+    late: bool = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"start {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'label', 'parent_id', 'source', 'given', 'late')
+
+    def __init__(
+        self, task_id, name, label, parent_id=parent_id, source=source, given=given, late=late,
+    ):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'label', label)
+        object.__setattr__(self, 'parent_id', parent_id)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+        object.__setattr__(self, 'late', late)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", label={self.label!r}" f", parent_id={self.parent_id!r}" f", source={self.source!r}"
+            f", given={self.given!r}" f", late={self.late!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (
+                self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+                self.late,
+            ) == (other.task_id, other.name, other.label, other.parent_id, other.source, other.given, other.late)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((
+            self.task_id, self.name, self.label, self.parent_id, self.source, self.given,
+            self.late,
+        ))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskFocused(Effect):
+    """An open task comes back to the top."""
+
+    task_id: str
+    name: str
+    source: str = "model"
+    given: tuple = ()
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"focus {self.task_id}:{self.name}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'source', 'given')
+
+    def __init__(self, task_id, name, source=source, given=given):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'source', source)
+        object.__setattr__(self, 'given', given)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", source={self.source!r}" f", given={self.given!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.source, self.given) == (other.task_id, other.name, other.source, other.given)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.source, self.given))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskLinked(Effect):
+    """A task becomes the sub-task of an open parent (started before it, or beside it)."""
+
+    task_id: str
+    parent_id: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return f"link {self.task_id}->{self.parent_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'parent_id')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, parent_id):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'parent_id', parent_id)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", parent_id={self.parent_id!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.parent_id) == (other.task_id, other.parent_id)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.parent_id))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class TaskRemoved(Effect):
+    """A task leaves the stack, with the tasks opened for it (``reason``: cancelled, evicted, ...)."""
+
+    task_id: str
+    name: str
+    reason: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'name', 'reason', 'source')
+
+    def __init__(self, task_id, name, reason, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'name', name)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", name={self.name!r}"
+            f", reason={self.reason!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.name, self.reason, self.source) == (other.task_id, other.name, other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.name, self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class StackCleared(Effect):
+    """Every task leaves, the counters start again: the user starts over."""
+
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, "reset")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slot values
+
+class SlotSet(Effect):
+    """A slot takes a value; None deletes it. ``note``: how the engine read it ("repair", "split",
+    "refile", "read as": logged beside it)."""
+
+    task_id: str
+    slot: str
+    value: Any
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        if self.source == "held":
+            return f"checked {self.task_id}.{self.slot}"
+        text = f"delete {self.task_id}.{self.slot}" if self.value is None else \
+            f"set {self.task_id}.{self.slot}={short_text(self.value)}"
+        return _logged(self.source, text)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'value', 'source')
+
+    def __init__(self, task_id, slot, value, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'value', value)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", value={self.value!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.value, self.source) == (other.task_id, other.slot, other.value, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.value, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SlotRolledBack(Effect):
+    """A slot goes back to its previous value."""
+
+    task_id: str
+    slot: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"rollback {self.task_id}.{self.slot}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'slot', 'source')
+
+    def __init__(self, task_id, slot, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.slot, self.source) == (other.task_id, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HeldAnswered(Effect):
+    """The user answered the check question: ``accepted`` stores the held values (as SlotSet effects
+    with source "held"), a no drops them."""
+
+    task_id: str
+    accepted: bool
+
+    _defer(locals(), r'''
+    def entry(self):
+        return "" if self.accepted else f"deny held {self.task_id}"
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'accepted')
+
+    _defer(locals(), r'''
+    def __init__(self, task_id, accepted):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'accepted', accepted)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", accepted={self.accepted!r}"
+            ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.accepted) == (other.task_id, other.accepted)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.accepted))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- yes, no, questions
+
+class Confirmed(Effect):
+    """A yes to the confirmation question: the task runs with what it showed."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"confirm {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Denied(Effect):
+    """A no to the confirmation question: the task collects again."""
+
+    task_id: str
+    source: str = "model"
+
+    _defer(locals(), r'''
+    def entry(self):
+        return _logged(self.source, f"deny {self.task_id}")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task_id', 'source')
+
+    def __init__(self, task_id, source=source):
+        object.__setattr__(self, 'task_id', task_id)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task_id={self.task_id!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task_id, self.source) == (other.task_id, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task_id, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class FaqAsked(Effect):
+    """A knowledge question to answer; the pending question waits."""
+
+    question: str
+    note: str = "faq"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'note')
+
+    def __init__(self, question, note=note):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(question={self.question!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.note) == (other.question, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class SmallTalk(Effect):
+    """Greetings, small talk, feelings."""
+
+    note: str = "chitchat"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('note',)
+
+    def __init__(self, note=note):
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.note,) == (other.note,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.note,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class HandoffAsked(Effect):
+    """The user asks for a person."""
+
+    reason: str
+    note: str = "handoff"
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.note
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'note')
+
+    def __init__(self, reason, note=note):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'note', note)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", note={self.note!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.note) == (other.reason, other.note)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.note))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- what is said about the turn
+
+class Refused(Effect):
+    """A command, or a part of one, not applied, with the reason. ``grounding``: refused because the
+    user's words do not support it (then, unless it is a yes, it withdraws a pending confirmation);
+    otherwise it could not apply (no such task, an invalid value)."""
+
+    command: str
+    reason: str
+    grounding: bool = False
+    confirm: bool = False
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('command', 'reason', 'grounding', 'confirm')
+
+    def __init__(self, command, reason, grounding=grounding, confirm=confirm):
+        object.__setattr__(self, 'command', command)
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'grounding', grounding)
+        object.__setattr__(self, 'confirm', confirm)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(command={self.command!r}" f", reason={self.reason!r}"
+            f", grounding={self.grounding!r}" f", confirm={self.confirm!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.command, self.reason, self.grounding, self.confirm) == (other.command, other.reason, other.grounding, other.confirm)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.command, self.reason, self.grounding, self.confirm))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Noted(Effect):
+    """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
+
+    text: str
+    progress = False
+
+    _defer(locals(), r'''
+    def entry(self):
+        return self.text
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('text',)
+
+    _defer(locals(), r'''
+    def __init__(self, text):
+        object.__setattr__(self, 'text', text)
+    ''',
+
+    r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(text={self.text!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.text,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _logged(source, text):
+    return f"backup {text}" if source == "engine" else text
+''')
+
+
 # ---- dskit/messages.py ----
 # User-facing texts of the engine, Chinese by default, English available.
 
-_defer(locals(), r'''
+MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
+ "zh": {
+  "ack_values": "好的，已记下{values}。",
+  "ask_default": "请问您的{slot}是？",
+  "confirm": "请确认：{task}，{values}。确认办理吗？",
+  "confirm_resume": "我们继续刚才的「{task}」：{values}。现在为您办理吗？",
+  "confirm_none": "请确认是否办理「{task}」？",
+  "confirm_with": "；一并提交「{task}」：{values}",
+  "check": "想跟您核对一下：{values}，对吗？",
+  "check_clear": "清空{slot}",
+  "deny": "好的，请问需要修改哪一项？（{slots}）",
+  "unapplied": "抱歉，我没能确定您要修改什么，「{task}」暂未办理，目前是：{values}。请告诉我要修改哪一项。",
+  "resume": "我们继续刚才的「{task}」。",
+  "cancelled": "已取消「{task}」。",
+  "cascade": "「{task}」依赖的信息已变化，已一并取消。",
+  "evicted": "待办事项太多，已移除最早的「{task}」。",
+  "reset": "好的，已清空当前所有事项。",
+  "fallback": "抱歉，我没太理解您的意思，能换个说法再说一遍吗？",
+  "handoff": "正在为您转接人工客服，请稍候。",
+  "guard": "还需要先确认一项信息。",
+  "clarify_value": "想确认一下{slot}：{options}？",
+  "or": "还是",
+  "nothing_open": "好的。还有什么可以帮您？",
+  "rolled_back": "已将{slot}改回{value}。",
+  "rolled_back_empty": "已清空{slot}。",
+  "exec_failed": "抱歉，「{task}」办理失败：{detail}。{also}需要我再试一次吗？",
+  "exec_failed_also": "「{task}」也未提交，重试时会一起提交。",
+  "exec_ok": "「{task}」已办理完成。",
+  "exec_ok_with": "「{task}」已一并提交。",
+  "exec_dry": "没有真正办理：「{task}」{values}要由业务系统办理，这个助手还没有接入。",
+  "exec_dry_read": "抱歉，这个问题我暂时答不了：「{task}」{values}要从业务系统查询，这个助手还没有接入。",
+  "exec_dry_with": "「{task}」{values}也没有提交。",
+  "exec_dry_values": "（{values}）",
+  "exec_dry_builder": "（应用搭建者：请把环境变量 TASK_API_URL 设为任务接口的地址。）",
+  "waiting": "「{task}」会在「{parent}」办理后一起提交。",
+  "exec_unknown": "接口没有返回成功",
+  "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
+  "none": "无",
+  "value_sep": "，",
+  "kv": "{slot}：{value}",
+  "yes": "是",
+  "no": "否",
+  "list_sep": "、",
+  "broken_catalog": "系统配置有误，暂时无法办理，请稍后再试或联系人工客服。",
+  "internal": "抱歉，系统出了点问题，请再说一遍。",
+  "message_too_long": "抱歉，这条消息太长了（{n} 个字），我没有处理。请精简到 {limit} 个字以内再发一次。",
+  "state_full": "抱歉，需要记住的内容太多了，这条消息没有保存。请说得简短一些，或先取消不需要的事项。",
+  "tool_bad_param": "参数 {param} 有误：{problem}",
+  "tool_required": "不能为空",
+  "tool_too_long": "太长（{n} 个字符，上限 {limit}）",
+  "tool_not_text": "必须是文本，收到的是 {kind}",
+  "tool_not_json": "不是有效的 JSON（{detail}）",
+  "tool_not_int": "必须是 {low} 到 {high} 之间的整数",
+  "tool_not_choice": "必须是 {choices} 之一",
+  "tool_catalog": "任务目录无效：{problems}",
+  "tool_bad_state": "不是可用的对话状态（{detail}）。状态未改变；要从头开始，请清空该变量，或把 bad_state 设为 restart",
+  "tool_unknown_task": "目录里没有任务 {task}",
+  "tool_query_required": "不能为空：没有用户本轮的消息，就无法核对模型的指令是否有据（docs/grounding.md），状态未改变。请传入 sys.query",
+  "tool_not_bool": "必须是 true 或 false（也可以写 1/0、yes/no、是/否），收到的是 {value}",
+  "tool_not_outcome": "必须是 true 或 false（也可以写 1/0、yes/no、是/否、success/ok/成功、failed/error/失败，或 HTTP 状态码），收到的是 {value}",
+  "tool_internal": "插件内部错误（{name}），输入和状态都未改变。"
+ },
+ "en": {
+  "ack_values": "OK, noted {values}.",
+  "ask_default": "What is your {slot}?",
+  "confirm": "Please confirm: {task}, {values}. Shall I go ahead?",
+  "confirm_resume": "Let's continue with {task}: {values}. Shall I go ahead now?",
+  "confirm_none": "Shall I go ahead with {task}?",
+  "confirm_with": "; together with {task}: {values}",
+  "check": "Just to check: {values}. Is that right?",
+  "check_clear": "clear {slot}",
+  "deny": "OK, which one would you like to change? ({slots})",
+  "unapplied": "Sorry, I could not tell what you want to change, so {task} is on hold. Now: {values}. Which item should I change?",
+  "resume": "Let's continue with {task}.",
+  "cancelled": "{task} has been cancelled.",
+  "cascade": "{task} depended on what changed, so it was cancelled too.",
+  "evicted": "Too many open tasks: the oldest one, {task}, was dropped.",
+  "reset": "OK, everything has been cleared.",
+  "fallback": "Sorry, I did not quite get that. Could you say it another way?",
+  "handoff": "I am transferring you to a human agent, please wait.",
+  "guard": "One more thing needs confirming first.",
+  "clarify_value": "Just to be sure, the {slot}: {options}?",
+  "or": " or ",
+  "nothing_open": "OK. Anything else I can help with?",
+  "rolled_back": "{slot} is back to {value}.",
+  "rolled_back_empty": "{slot} has been cleared.",
+  "exec_failed": "Sorry, {task} failed: {detail}. {also}Shall I try again?",
+  "exec_failed_also": "{task} was not submitted either; it goes with the retry. ",
+  "exec_ok": "{task} is done.",
+  "exec_ok_with": "{task} was submitted with it.",
+  "exec_dry": "Nothing was done: {task}{values} needs a system this assistant is not connected to yet.",
+  "exec_dry_read": "Sorry, I can't answer that yet: {task}{values} needs a system this assistant is not connected to.",
+  "exec_dry_with": "{task}{values} was not submitted either.",
+  "exec_dry_values": " ({values})",
+  "exec_dry_builder": "(App builder: set the environment variable TASK_API_URL to your task API.)",
+  "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
+  "exec_unknown": "the API did not report success",
+  "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
+  "none": "none",
+  "value_sep": ", ",
+  "kv": "{slot}: {value}",
+  "yes": "yes",
+  "no": "no",
+  "list_sep": ", ",
+  "broken_catalog": "The assistant is misconfigured and cannot help with this right now; please try again later or ask for a human agent.",
+  "internal": "Sorry, something went wrong on our side. Could you say that again?",
+  "message_too_long": "Sorry, that message is too long ({n} characters), so I did not act on it. Please send it again in at most {limit} characters.",
+  "state_full": "Sorry, that is more than I can keep track of, so this message was not saved. Please say it more briefly, or cancel something you no longer need.",
+  "tool_bad_param": "Parameter {param} is invalid: {problem}",
+  "tool_required": "must not be empty",
+  "tool_too_long": "is too long ({n} characters, limit {limit})",
+  "tool_not_text": "must be text, got {kind}",
+  "tool_not_json": "is not valid JSON ({detail})",
+  "tool_not_int": "must be an integer from {low} to {high}",
+  "tool_not_choice": "must be one of {choices}",
+  "tool_catalog": "the task catalog is invalid: {problems}",
+  "tool_bad_state": "is not a usable dialogue state ({detail}). The state is unchanged; to start afresh, clear the variable or set bad_state to restart",
+  "tool_unknown_task": "the catalog has no task {task}",
+  "tool_query_required": "must not be empty: without the user's message of this turn the model's commands cannot be checked against it (docs/grounding.md); the state is unchanged. Pass sys.query",
+  "tool_not_bool": "must be true or false (1/0, yes/no, 是/否 also work), got {value}",
+  "tool_not_outcome": "must be true or false (1/0, yes/no, 是/否, success/ok/成功, failed/error/失败 or an HTTP status code also work), got {value}",
+  "tool_internal": "Internal plugin error ({name}); input and state are unchanged."
+ }
+}''')
+
+
 def norm_lang(lang):
     """"en", "en_US", "en-GB" -> "en"; anything else -> "zh" (the default)."""
     return "en" if isinstance(lang, str) and lang.lower().startswith("en") else "zh"
-''')
 
 
 # ---- dskit/records.py ----
@@ -2497,6 +3837,75 @@ def missing_slots(task, spec):
         if name not in task["slots"] or not slot_is_valid(slot, task["slots"][name]):
             missing.append(name)
     return missing
+''')
+
+
+# ---- dskit/grounding.py ----
+# Grounding: whether what the model proposes can be traced to what the user said.
+
+# Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
+# must not make every value look grounded or cost seconds of matching.
+MAX_EVIDENCE_CHARS = 2_000
+
+
+_defer(locals(), r'''
+def fold(text):
+    """Text as the rules compare it: NFKC (full-width -> half-width), lower case, only letters,
+    digits and CJK characters (spaces, punctuation and symbols do not count)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = unicodedata.normalize("NFKC", text[:MAX_EVIDENCE_CHARS]).lower()
+    return "".join(ch for ch in text if ch.isalnum())
+''',
+
+
+# ---------------------------------------------------------------- values
+
+
+r'''
+def other_slot_value(task, slot, value):
+    """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
+    of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
+    of one value (["城东"] for a slot that takes one text) is that value."""
+    spec = task.slots.get(slot)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if spec is None or spec.enum or not isinstance(value, str) or not fold(value):
+        return ""
+    target = fold(value)
+    for other in task.slots.values():
+        if other.name != slot and any(fold(str(w)) == target or _option_and_filler(str(w), value)
+                                      for w in (*other.enum, *other.aliases)):
+            return other.name
+    return ""
+''')
+
+
+# Words that only place or soften an option ("somewhere downtown", "城东附近"): with them, the option is still
+# all the value says.
+_FILLER_EN = frozenset('somewhere|anywhere|around|near|in|the|a|an|at|area|part|side|of|some|place|please|maybe|preferably|ideally'.split('|'))
+_FILLER_ZH = tuple('附近|一带|周边|周围|那边|这边|区域|地区|那块|这块|那儿|那里|这里|左右|最好|的|吧|在'.split('|'))
+
+
+_defer(locals(), r'''
+def _option_and_filler(option, value):
+    """Whether ``value`` is ``option`` with only placing or softening words around it ("Somewhere downtown"
+    for the area's "downtown"): the option's, not a value of another slot."""
+    if option.isascii():
+        words, option_words = value.lower().split(), option.lower().split()
+        size = len(option_words)
+        for i in range(len(words) - size + 1):
+            if words[i:i + size] == option_words:
+                rest = words[:i] + words[i + size:]
+                return bool(rest) and all(w.strip(".,!?") in _FILLER_EN for w in rest)
+        return False
+    folded, target = fold(value), fold(option)
+    if not target or target not in folded or folded == target:
+        return False
+    rest = folded.replace(target, "", 1)
+    for filler in _FILLER_ZH:
+        rest = rest.replace(filler, "")
+    return not rest
 ''',
 
 
@@ -2507,17 +3916,14 @@ r'''
 def is_word_char(char):
     """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
     return char.isalnum() or char == "_"
-''',
+''')
 
 
-r'''
 def has_any(text, words):
     """``word1|word2|...`` of plain words: whether any of them occurs in ``text``."""
     return any(word in text for word in words)
-''',
 
 
-r'''
 def has_word(text, word, *, left=True, right=True):
     """``\\bword\\b`` (``left``/``right`` say which boundary the pattern has) for a word that begins and
     ends with a word character: an occurrence with no word character just before and/or after it."""
@@ -2529,17 +3935,13 @@ def has_word(text, word, *, left=True, right=True):
             return True
         start = text.find(word, start + 1)
     return False
-''',
 
 
-r'''
 def has_words(text, words):
     """``\\b(?:word1|word2|...)\\b``: whether any of the words occurs between word boundaries."""
     return any(has_word(text, word) for word in words)
-''',
 
 
-r'''
 def has_gap(text, head, tails, limit):
     """``head.{0,limit}[tails]``: ``head``, then at most ``limit`` characters other than a newline (what
     ``.`` matches), then one of the characters ``tails``."""
@@ -2553,10 +3955,9 @@ def has_gap(text, head, tails, limit):
                 break
         start = text.find(head, start + 1)
     return False
-''',
 
 
-r'''
+_defer(locals(), r'''
 def has_counted(text, numerals, units):
     """``[numerals]+\\s*(?:unit1|unit2|...)`` for units that start with neither a numeral nor a space: a
     run of numerals, then any white space (``str.isspace``, re's ``\\s``), then a unit. Only the end of
@@ -2616,35 +4017,27 @@ _CONFIRM_ASK_WORDS = ("请确认", "对吗", "是否", "可以吗", "好吗", "�
 _CONFIRM_ASK_EN = ("confirm", "shall i", "is that right", "is that correct", "go ahead")
 
 
-_defer(locals(), r'''
 def _carries_value(lower):
     """A digit, a Chinese number with a unit, a day or time word, a weekday, a quote mark or an @."""
     return (has_any(lower, _noise_DIGITS) or has_counted(lower, _NUMERALS, _UNITS) or has_any(lower, _VALUE_WORDS)
             or has_gap(lower, "周", _WEEK_DAYS, 0) or has_words(lower, _VALUE_EN))
-''',
 
 
-r'''
 def _corrects(lower):
     """A correction or a take-back word, "不是…是/要" or "还是…吧" within a line."""
     return (has_any(lower, _CORRECTION_WORDS) or has_gap(lower, "不是", "是要", 12) or has_gap(lower, "还是", "吧", 12)
             or has_words(lower, _CORRECTION_EN))
-''',
 
 
-r'''
 def _decides(lower):
     """A decision word ("就这个", "帮我订", "go ahead")."""
     return has_any(lower, _DECISION_WORDS) or has_words(lower, _DECISION_EN) or has_word(lower, "confirm", right=False)
-''',
 
 
-r'''
 def _asks_confirmation(lower):
     """A request for confirmation ("请确认", "确认…吗", "对吗", "shall i")."""
     return (has_any(lower, _CONFIRM_ASK_WORDS) or has_gap(lower, "确认", "吗么", 20) or has_gap(lower, "需要", "吗", 10)
             or has_gap(lower, "确定", "吗", 10) or has_words(lower, _CONFIRM_ASK_EN))
-''')
 
 
 # The previous reply asked a question.
@@ -2661,14 +4054,11 @@ _FAILED = _LazyPattern(
 _STRIP = _LazyPattern('_STRIP', r"[\s\W_]+", re.UNICODE)
 
 
-_defer(locals(), r'''
 def noise_norm(text):
     """The head of a text reduced to letters and digits, lower case: how two messages are compared."""
     return _STRIP.sub("", (text or "")[:NOISE_SCAN_CHARS]).lower()
-''',
 
 
-r'''
 def _is_social(text):
     """True when the message is only greetings, acknowledgements and thanks."""
     rest = noise_norm(text)
@@ -2679,10 +4069,8 @@ def _is_social(text):
     for phrase in _SOCIAL_NORM:
         rest = rest.replace(phrase, "")
     return rest == ""
-''',
 
 
-r'''
 def _is_question(text):
     """Ends in a question mark, or in 吗/呢 with at most one stop after it (string tests: no pattern to
     compile on every run)."""
@@ -2692,10 +4080,9 @@ def _is_question(text):
     if tail[-1:] and tail[-1] in "。.!！":
         tail = tail[:-1]
     return tail.endswith(("吗", "呢"))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def noise_user_signal(user, prev_assistant=""):
     """What the user message does, by rules.
 
@@ -2815,10 +4202,9 @@ def noise_tag_turns(turns):
     for info in out:
         info.pop("signal", None)
     return out
-''',
+''')
 
 
-r'''
 def _mark_corrected(turns, tags):
     """A correction demotes the nearest earlier essential turn (what it corrected) to optional."""
     for i in range(1, len(turns)):
@@ -2828,10 +4214,9 @@ def _mark_corrected(turns, tags):
             if tags[j]["tag"] == "essential" and tags[j]["reason"] != "corrected":
                 tags[j]["tag"], tags[j]["reason"] = "optional", "corrected"
                 break
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _fold_duplicates(turns, tags):
     """The earlier of two consecutive identical user questions (or identical re-asks) becomes noise."""
     for i in range(len(turns) - 1):
@@ -2865,15 +4250,1061 @@ r'''
 def noise_is_question(text):
     """True when a message ends as a question."""
     return _is_question(text)
+''',
+
+
+# ---- dskit/slot_shapes.py ----
+# The forms of a slot's value: what kind of slot it is, and what a value of it looks like.
+
+# ---------------------------------------------------------------- slot shapes
+
+r'''
+def pattern_takes(pattern, text):
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:
+        return False
+''',
+
+
+r'''
+def time_slots(task):
+    """The task's time slots: string slots whose pattern takes HH:MM."""
+    return [n for n, s in task.slots.items()
+            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+''',
+
+
+r'''
+def as_clock(spec, raw):
+    """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
+    (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+        return raw
+    if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
+        return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
+    clock = clock_value(raw)
+    return clock if clock is not None and pattern_takes(spec.pattern, clock) else raw
+''',
+
+
+r'''
+def owner_elsewhere(task, slot, value):
+    """The other slot ``value`` belongs to, "" when none: another slot's option or alias ("城东" as the
+    date is the area's, an alias of 东区), or a bare clock time given to a slot without a pattern
+    ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
+    owner = other_slot_value(task, slot, value)
+    spec = task.slots.get(slot)
+    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+        return owner
+    return next((n for n in time_slots(task) if n != slot), "")
+''',
+
+
+r'''
+def is_name_slot(task, name):
+    """A slot that names the thing its task is about: called or labelled 名称 or "name", or the task's own
+    word before it (酒店名称 in the task 酒店, restaurant_name in book_restaurant). Not a person's name:
+    contact_name, 姓名 and 联系人 name no place, and one person may be in every task."""
+    spec = task.slots.get(name)
+    if spec is None:
+        return False
+    kinds = [kind for kind in (task.name.lower(), task.label.lower()) if kind]
+    for word in (name.lower(), spec.label.lower()):
+        for end in ("名称", "name"):
+            if word.endswith(end):
+                head = word[:-len(end)].rstrip(" _-")
+                if not head or any(head in kind for kind in kinds):
+                    return True
+    return False
+''',
+
+
+# ---- dskit/admission.py ----
+# Admission: the named rules, in order, that judge every effect a command proposes.
+
+# ---------------------------------------------------------------- readings of a command's values
+
+r'''
+def value_readings(turn, task, slots):
+    """A command's values for one task as the message reads them, with a note for each reading: a clock
+    time folded into another value ("周五晚上8点" given as the date) goes to the task's one time slot — or,
+    when the command gives the time a value of its own, is trimmed from the other value — and
+    a value written into the wrong slot goes to the slot it belongs to ("城东" written as the date is the
+    area's, an alias of 东区; a bare "20:00" as the date is the time's) — each only when the command does
+    not fill that slot itself. One thing the user said fills one slot. Grounding only."""
+    if turn.evidence is None:
+        return slots, []
+    notes = []
+    spec = turn.spec(task)
+    clocks = time_slots(spec)
+    if len(clocks) == 1:
+        for name, raw in slots.items():
+            slot = spec.slots.get(name)
+            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+                continue
+            rest, clock = split_clock(raw)
+            if rest == raw or clock is None and clocks[0] not in slots:
+                continue
+            if clocks[0] in slots:  # the time has a value of its own: the date keeps only the date's words
+                notes.append(Noted(f"trim {task['id']}.{name}"))
+                slots = {**slots, name: rest}
+            else:
+                notes.append(Noted(f"split {task['id']}.{name}"))
+                slots = {**slots, name: rest, clocks[0]: clock}
+            break
+    moved = dict(slots)
+    for name, raw in slots.items():
+        owner = owner_elsewhere(spec, name, raw) if name in spec.slots else ""
+        if owner and owner not in moved:
+            moved[owner] = raw
+            del moved[name]
+            notes.append(Noted(f"refile {task['id']}.{name}->{owner}"))
+    return moved, notes
+''')
+
+
+# The form of words that name a kind of thing rather than one thing ("川菜", "日本料理", "Thai food"), of words
+# that name one place ("翠华餐厅", "利苑酒家", "Luigi's Bistro"), and the verbs that take a kind (吃 X: what is eaten).
+_KIND_ENDS = tuple('菜|料理|料|风味|口味|小吃|餐|锅|烤|food|cuisine|dishes|style'.split('|'))
+# A kind named by a people's adjective ("Mexican", "Japanese", "Turkish", "Thai"): the suffixes that make one,
+# and the few that have none.
+_PEOPLES = _LazyPattern('_PEOPLES', r"^[a-z]+(?:an|ese|ish|ic)$|^(?:thai|greek|french|dutch|swiss|basque|cajun)$")
+_NAME_ENDS = tuple("餐厅|酒家|饭庄|饭店|酒楼|食府|楼|馆|坊|店|居|轩|阁|斋|记|村|厨房|restaurant|bistro|grill|cafe|café|kitchen|house|diner|bar|pub|tavern|eatery|trattoria|'s".split('|'))
+_KIND_VERBS = tuple('吃|尝|来点|想吃|eat|have some|fancy|craving'.split('|'))
+
+
+_defer(locals(), r'''
+def words_form(task, kind_slot, words, raw):
+    """"kind" when words given to several slots name a kind of thing — they end as the kind slot's own label
+    does, or as a kind does ("川菜" for 菜系, "西餐", "火锅", "Thai food"), they are a people's adjective
+    ("Mexican", "Japanese"), or they are what is eaten ("想吃海鲜") —, else "name": one place ("翠华餐厅",
+    "鼎泰丰", "Wagamama")."""
+    text = words.strip().lower()
+    label = task.slots[kind_slot].label.lower()
+    kind_ends = _KIND_ENDS + tuple(ch for ch in label if "\u4e00" <= ch <= "\u9fff" and ch not in "系类型") + \
+        ((label,) if label.isascii() and label else ())
+    if text.endswith(kind_ends) or _PEOPLES.match(text):
+        return "kind"
+    if text.endswith(_NAME_ENDS):
+        return "name"
+    at = raw.find(text)
+    before = raw[:at].rstrip() if at >= 0 else ""
+    if before.endswith(_KIND_VERBS):
+        return "kind"
+    return "name"  # a word of no kind's form is a name ("鼎泰丰", "大董", "Wagamama")
+''',
+
+
+r'''
+def _names_one_place(task, slot):
+    """A slot that holds the name of one thing: a name slot, or one whose label or name is a kind of place
+    ("餐厅", "restaurant", "酒店")."""
+    spec = task.slots[slot]
+    return is_name_slot(task, slot) or any(word and word.lower().endswith(_NAME_ENDS + ("酒店", "hotel", "shop"))
+                                           for word in (spec.label, spec.name.replace("_", " ")))
+''',
+
+
+r'''
+def shared_words(turn, task, slots):
+    """Slots given the same words in one command ("订全聚德" as both the cuisine and the restaurant, "我要报修，
+    宽带特别慢" as both the address and the fault): one thing the user said fills one slot. Which one: the
+    slot asked last turn (the answer goes there), else — between a slot that names one place and one that
+    holds a kind — the form of the words (:func:`words_form`: a kind to the kind's slot, a name to the
+    name's). When neither tells, none gets them: the next question asks the first of them, and the answer
+    goes there. Returns slot -> why it gets nothing."""
+    if turn.evidence is None:
+        return {}
+    spec = turn.spec(task)
+    by_text = {}
+    for name, raw in slots.items():
+        if isinstance(raw, str) and name in spec.slots and raw.strip():
+            by_text.setdefault(raw.strip(), []).append(name)
+    refused = {}
+    for words, names in by_text.items():
+        if len(names) < 2:
+            continue
+        owner = next((n for n in names if turn.before.asked == f"{task['id']}.{n}"), "")
+        named = [n for n in names if _names_one_place(spec, n)]
+        kinds = [n for n in names if n not in named]
+        if not owner and len(named) == 1 and len(kinds) == 1:
+            form = words_form(spec, kinds[0], words, turn.evidence.raw)
+            owner = named[0] if form == "name" else kinds[0] if form == "kind" else ""
+        for name in names:
+            if name != owner:
+                refused[name] = f"{name}: the same words were given to several slots" + (
+                    f"; they name the {spec.slots[owner].display}" if owner else "")
+    return refused
 ''')
 
 
 # ---- dskit/commands.py ----
 # The commands of the understanding contract: one typed value per command, and the registry.
 
+MAX_TEXT = 2000
+
+
+_defer(locals(), r'''
+def command_text(value):
+    """A text field of a command (a question, a reason), trimmed and bounded."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) else ""
+''')
+
+
+class Command:
+    """The common behaviour of commands (a plain class: each command below is a frozen dataclass)."""
+
+    kind = ""
+    aliases: tuple = ()
+    order = 9
+    meaning: dict | None = None  # None: described with another command in the prompt
+    title = ""  # the name the prompt gives it, when not ``kind``
+    texts: dict = {}  # its own sentences: key -> {lang: text} (merged into dskit.messages by register)
+    source = "model"  # "engine": read by the engine itself (dskit.backup)
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        """The command, or why the model's JSON cannot be one. ``task`` is the resolved task name."""
+        return cls()
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        """The effects this command proposes, one at a time; each ``yield`` receives whether it was applied."""
+        return iter(())
+    ''',
+
+    r'''
+    def wire(self):
+        """The command as the model would write it (for logs, refusals and the classic adapter): its kind and
+        its fields that hold something."""
+        fields = ((name, getattr(self, name)) for name in self.__match_args__ if name != "source")
+        return {"type": self.kind, **{name: dict(value) if isinstance(value, dict) else value
+                                       for name, value in fields if value is not None}}
+    ''',
+
+    r'''
+    def __str__(self):
+        return short_text(self.wire())
+    ''')
+
+
+_defer(locals(), r'''
+def next_task_id(turn):
+    """The id the next task opened gets (the reducer gives it the same)."""
+    return f"t{turn.state['next_task_seq']}"
+''',
+
+
+r'''
+def _pairs(slots):
+    return tuple(slots.items())
+''')
+
+
+# ---------------------------------------------------------------- tasks
+
+class StartTask(Command):
+    task: str
+    slots: dict
+    source: str = "model"
+    kind = "start_task"
+    aliases = ("start", "start_flow", "new_task")
+    order = 2
+    meaning = {"zh": "用户要办理目录中的一个任务。字段：task（任务名）、slots（用户说了的槽位和值）",
+               "en": "the user asks for a task from the catalog. Fields: task (its name), slots (the slots the user "
+                     "gave, with their values)"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if task is None:
+            return "start_task needs a task"
+        if slots is not None and not isinstance(slots, dict):
+            return "slots must be an object"
+        return cls(task, dict(slots or {}))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        spec = turn.catalog.tasks[self.task]
+        task = turn.stack.named(spec.name)
+        if task is None:
+            parent = turn.stack.named(spec.depends_on) if spec.depends_on else None
+            opened = yield TaskOpened(next_task_id(turn), spec.name, spec.display,
+                                      parent["id"] if parent is not None else None, source=self.source,
+                                      given=_pairs(answer_slots(turn, spec, self.slots)))
+            if not opened:
+                return
+            task = turn.stack.top()
+            for orphan in _orphans(turn, task):
+                yield TaskLinked(orphan["id"], task["id"])
+        elif not (yield TaskFocused(task["id"], spec.name, source=self.source,
+                                    given=_pairs(answer_slots(turn, spec, self.slots)))):
+            return
+        if self.slots:
+            yield from slot_effects(turn, task, self.slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __dskit_missing = object()
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots=__dskit_missing, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', dict() if slots is self.__dskit_missing else slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def answer_slots(turn, spec, own):
+    """The values a start carries in the whole answer: its own, and those of set_slots commands of the
+    same message that go to the new task (named, or for a slot no task open before the message has).
+    A start split into start_task + set_slots is judged as one."""
+    slots = dict(own)
+    earlier = [t for t in turn.stack.tasks if t["id"] in turn.before.existing_ids]
+    for other in turn.commands:
+        if not isinstance(other, SetSlots) or other.task not in (None, spec.name):
+            continue
+        for name, value in other.slots.items():
+            if name in spec.slots and name not in slots and (other.task == spec.name or not any(
+                    name in turn.spec(t).slots for t in earlier)):
+                slots[name] = value
+    return slots
+''',
+
+
+r'''
+def _orphans(turn, parent):
+    """Sub-tasks opened *before* their parent (a router, then the broadband order it is for) become the
+    new parent's while they are still open: they wait for it and go with it, as if opened after it."""
+    return [t for t in turn.stack.tasks if t.get("parent_id") is None and t is not parent
+            and turn.spec(t).depends_on == parent["name"]]
+''')
+
+
+class CancelTask(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "cancel_task"
+    aliases = ("cancel", "cancel_flow")
+    order = 1
+    meaning = {"zh": "用户不要某个任务了。字段：task", "en": "the user drops a task. Field: task"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = next((t for t in reversed(turn.stack.tasks) if not self.task or t["name"] == self.task), None)
+        if task is None:
+            yield Refused(str(self), f"no open task {self.task}" if self.task else "no open task to cancel")
+            return
+        yield TaskRemoved(task["id"], task["name"], "cancelled", source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Reset(Command):
+    source: str = "model"
+    kind = "reset"
+    aliases = ("restart", "clear")
+    order = 0
+    meaning = {"zh": "用户要求全部重来", "en": "the user wants to start over"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield StackCleared(source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- slots
+
+class SetSlots(Command):
+    task: str | None
+    slots: dict
+    source: str = "model"
+    kind = "set_slots"
+    aliases = ("set_slot", "fill_slots", "update_slots", "inform")
+    order = 3
+    meaning = {"zh": "补充或修改已打开任务的槽位。字段：task、slots；用户要去掉某个槽位时它的值写 null",
+               "en": "add to or change the slots of an open task. Fields: task, slots; a slot the user takes away "
+                     "gets null"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slots = raw.get("slots")
+        if not isinstance(slots, dict):
+            # {"type": "set_slots", "slot": "time", "value": "19:00"} is a common variant.
+            if isinstance(raw.get("slot"), str) and "value" in raw:
+                slots = {raw["slot"]: raw["value"]}
+            else:
+                return "set_slots needs a slots object"
+        if not slots:
+            return "set_slots has no slots"
+        return cls(task, dict(slots))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task and turn.target(self.task, "") is None:  # slots for a task not open: a start, checked as one
+            yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
+            return
+        groups = {}
+        for slot, value in self.slots.items():
+            task = turn.target(self.task, slot)
+            if task is None:
+                yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
+                continue
+            groups.setdefault(task["id"], (task, {}))[1][slot] = value
+        for task, slots in groups.values():
+            yield from slot_effects(turn, task, slots, self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slots', 'source')
+
+    def __init__(self, task, slots, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slots', slots)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slots={self.slots!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slots, self.source) == (other.task, other.slots, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slots, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class RollbackSlot(Command):
+    task: str | None
+    slot: str
+    source: str = "model"
+    kind = "rollback_slot"
+    aliases = ("rollback", "undo", "undo_slot")
+    order = 3
+    meaning = {"zh": "用户要撤回某个槽位的上一次修改。字段：task、slot",
+               "en": "the user takes back the last change of a slot. Fields: task, slot"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        slot = raw.get("slot")
+        if not isinstance(slot, str) or not slot.strip():
+            return "rollback_slot needs a slot"
+        return cls(task, slot.strip())
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.target(self.task, self.slot)
+        if task is None or self.slot not in turn.spec(task).slots:
+            yield Refused(str(self), f"no open task has slot {self.slot!r}")
+            return
+        if not task["history"].get(self.slot):
+            yield Refused(str(self), f"{self.slot} has no earlier value")
+            return
+        yield SlotRolledBack(task["id"], self.slot, source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'slot', 'source')
+
+    def __init__(self, task, slot, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'slot', slot)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(task={self.task!r}" f", slot={self.slot!r}"
+            f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.slot, self.source) == (other.task, other.slot, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.slot, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def slot_by_word(spec, key):
+    """The slot a model named by its label or by the last word of its name or label: "设施" for 酒店设施,
+    "类型" for 酒店类型, "人数" for a slot labelled 人数, "type" for hotel_type. Exactly one slot of the
+    task must match, the word must be two characters or more (a whole word, for English), and it must not
+    be another slot's own name; "" otherwise. The value is then admitted like any other: only its name
+    was the model's own."""
+    word = key.strip()
+    if len(word) < 2 or word in spec.slots:
+        return ""
+    found = set()
+    for name, slot in spec.slots.items():
+        for own in (name, slot.label):
+            if own == word or (own.endswith(word) and (not word.isascii() or own[-len(word) - 1] in "_ -")):
+                found.add(name)
+    return found.pop() if len(found) == 1 else ""
+''',
+
+
+r'''
+def slot_effects(turn, task, slots, source="model"):
+    """Slot values for one task: named as the catalog does, read against the message (a clock time folded
+    into another value, a value written into the wrong slot: :func:`dskit.admission.value_readings`),
+    coerced to their slots, then proposed one by one for the rules to judge."""
+    spec = turn.spec(task)
+    named = dict(slots)
+    for key in slots:
+        if key in spec.slots or not isinstance(key, str):
+            continue
+        name = slot_by_word(spec, key)
+        if name and name not in named:
+            named[name] = named.pop(key)
+            yield Noted(f"slot {key!r} read as {task['id']}.{name}")
+    named, notes = value_readings(turn, task, named)
+    for note in notes:  # a plain loop: ``yield from`` a list would refuse what run() sends back
+        yield note
+    shared = shared_words(turn, task, named)
+    for name, raw in named.items():
+        item = short_text({"task": task["name"], "slot": name, "value": raw})
+        if name not in spec.slots:
+            yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
+            continue
+        if name in shared:
+            yield Refused(item, shared[name], grounding=True)
+            continue
+        value = None
+        if raw is not None:
+            ok, value, reason = coerce_slot_value(spec.slots[name], as_clock(spec.slots[name], raw))
+            if not ok:
+                yield Refused(item, f"{name}: {reason}")
+                continue
+            if reason:  # a list slot kept its valid items
+                yield Refused(item, f"{name}: partly kept; {reason}")
+        yield SlotSet(task["id"], name, value, source=source)
+''')
+
+
+# ---------------------------------------------------------------- yes and no
+
+class Confirm(Command):
+    task: str | None = None
+    source: str = "model"
+    kind = "confirm"
+    aliases = ("affirm", "yes")
+    order = 4
+    title = "confirm / deny"
+    meaning = {"zh": "用户对确认问题回答“是”/“不是”", "en": "yes / no to a confirmation question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(task)
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        if self.task in turn.catalog.tasks and turn.stack.named(self.task) is None:
+            # "顺便问下我卡里还剩多少钱" -> confirm account_balance: a yes to a task nobody opened is the model's
+            # way of asking for it, so it is a start, checked as one (a task that just ran is not run again)
+            yield from StartTask(self.task, {}, self.source).propose(turn)
+            return
+        task = turn.stack.top()
+        if task is None:
+            yield Refused(str(self), "no open task to confirm")
+            return
+        if task["id"] in turn.before.held:  # a yes to the values held for checking, not to running the task
+            if (yield HeldAnswered(task["id"], True)):
+                yield from _held_values(turn, task)
+            return
+        yield Confirmed(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('task', 'source')
+
+    def __init__(self, task=task, source=source):
+        object.__setattr__(self, 'task', task)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(task={self.task!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.task, self.source) == (other.task, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.task, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+_defer(locals(), r'''
+def _held_values(turn, task):
+    """The user said yes to the values shown for checking: they are stored as if said (held in the state
+    string, which anyone may edit: each is checked against its slot again)."""
+    slots = turn.spec(task).slots
+    for name, value in turn.before.held[task["id"]].items():
+        if name not in slots:
+            continue
+        if value is not None:
+            ok, coerced, reason = coerce_slot_value(slots[name], value)
+            if not ok or reason or coerced != value:
+                yield Refused(short_text({"task": task["name"], "slot": name, "value": value}),
+                              f"{name}: held value is invalid")
+                continue
+        yield SlotSet(task["id"], name, value, source="held")
+''')
+
+
+class Deny(Command):
+    source: str = "model"
+    kind = "deny"
+    aliases = ("no", "reject")
+    order = 4
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        task = turn.stack.top()
+        if task is not None and task["id"] in turn.before.held:  # no to the values held for checking
+            yield HeldAnswered(task["id"], False)
+            return
+        if task is None or task["stage"] != Stage.CONFIRMING:
+            yield Refused(str(self), "nothing to deny")
+            return
+        yield Denied(task["id"], source=self.source)
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+# ---------------------------------------------------------------- outside the tasks
+
+class Faq(Command):
+    question: str = ""
+    source: str = "model"
+    kind = "faq"
+    aliases = ("knowledge", "knowledge_answer", "question")
+    order = 6
+    meaning = {"zh": "知识性提问（政策、规则、介绍），不改变任务。字段：question",
+               "en": "a knowledge question (policies, rules, descriptions); tasks stay as they are. Field: question"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("question")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield FaqAsked(self.question or (turn.said if self.source == "engine" else ""),
+                       note="backup faq" if self.source == "engine" else "faq")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('question', 'source')
+
+    def __init__(self, question=question, source=source):
+        object.__setattr__(self, 'question', question)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (
+            f"{type(self).__qualname__}(question={self.question!r}" f", source={self.source!r}" ")"
+        )
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.question, self.source) == (other.question, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.question, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Chitchat(Command):
+    source: str = "model"
+    kind = "chitchat"
+    aliases = ("chat", "smalltalk")
+    order = 6
+    meaning = {"zh": "寒暄、闲聊、情绪表达", "en": "greetings, small talk, feelings"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield SmallTalk(note="backup chitchat" if self.source == "engine" else "chitchat")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class Handoff(Command):
+    reason: str = ""
+    source: str = "model"
+    kind = "handoff"
+    aliases = ("human_handoff", "transfer")
+    order = 5
+    meaning = {"zh": "用户要求人工客服。字段：reason", "en": "the user asks for a human. Field: reason"}
+
+    @classmethod
+    def read(cls, raw, task, catalog):
+        return cls(command_text(raw.get("reason")))
+
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        yield HandoffAsked(self.reason or "user_request", note="backup handoff" if self.source == "engine" else "handoff")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('reason', 'source')
+
+    def __init__(self, reason=reason, source=source):
+        object.__setattr__(self, 'reason', reason)
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(reason={self.reason!r}" f", source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason, self.source) == (other.reason, other.source)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.reason, self.source))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
+class CannotHandle(Command):
+    source: str = "model"
+    kind = "cannot_handle"
+    aliases = ("unknown", "fallback")
+    order = 7
+    meaning = {"zh": "完全无法理解", "en": "the message cannot be understood at all"}
+
+    _defer(locals(), r'''
+    def propose(self, turn):
+        # A message of cannot_handle alone is not understood at all (dskit.machine); beside others it is noise.
+        yield Refused(str(self), "ignored: other commands were understood")
+    ''')
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('source',)
+
+    def __init__(self, source=source):
+        object.__setattr__(self, 'source', source)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(source={self.source!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.source,) == (other.source,)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.source,))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 # ---------------------------------------------------------------- the registry
 
 REGISTRY: dict[str, type] = {}
+COMMAND_ALIASES: dict[str, str] = {}
+
+
+def register(command):
+    """Add a command class to the registry: its kind, its aliases and its sentences. A sentence missing
+    in a language fails here, when the engine is imported, never in a user's turn."""
+    for key, texts in command.texts.items():
+        missing = [lang for lang in MESSAGES if not texts.get(lang)]
+        if missing:
+            raise KeyError(f"command {command.kind}: text {key!r} has no {', '.join(missing)} version")
+    for key, texts in command.texts.items():
+        for lang, table in MESSAGES.items():
+            table.setdefault(key, texts[lang])
+    REGISTRY[command.kind] = command
+    for alias in command.aliases:
+        COMMAND_ALIASES[alias] = command.kind
+    return command
+
+
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
+del _command  # not a command of its own: the deferred bundle lists every class a module name holds
 
 
 _defer(locals(), r'''
@@ -3023,10 +5454,9 @@ def summary_fact_lines(turns, lang="zh"):
             lines.append(line)
         prev = turn.get("assistant", "") or ""
     return lines
-''',
+''')
 
 
-r'''
 def summary_units(summary):
     """A summary cut into units that can be dropped one by one: its lines, or sentences of one line."""
     text = (summary or "").strip()
@@ -3036,17 +5466,14 @@ def summary_units(summary):
     if len(lines) == 1 and estimate_tokens(lines[0]) > 60:
         lines = _sentences(lines[0])
     return lines[-SUMMARY_MAX_LINES:]
-''',
 
 
-r'''
 def _size_ok(lines, max_tokens):
     text = "\n".join(lines)
     return estimate_tokens(text) <= max_tokens and len(text.encode("utf-8")) <= SUMMARY_MAX_BYTES
-''',
 
 
-r'''
+_defer(locals(), r'''
 def summary_values(line):
     """The values a summary line carries: numbers, quoted names, and what follows "slot：" pairs."""
     body = re.sub(r"^- ?", "", line)
@@ -3145,10 +5572,9 @@ def summary_trim(lines, max_tokens=SUMMARY_MAX_TOKENS, lang="zh"):
             return [cut] if cut else []
         del kept[0]
     return kept
-''',
+''')
 
 
-r'''
 def summary_merge(summary, new_lines, max_tokens=SUMMARY_MAX_TOKENS,
                   lang="zh"):
     """Old summary + new lines (duplicates skipped), trimmed to the caps."""
@@ -3159,28 +5585,23 @@ def summary_merge(summary, new_lines, max_tokens=SUMMARY_MAX_TOKENS,
             lines.append(line)
             seen.add(line)
     return "\n".join(summary_trim(lines, _max(max_tokens), lang))
-''',
 
 
-r'''
 def _max(max_tokens):
     try:
         value = int(max_tokens)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return SUMMARY_MAX_TOKENS
     return min(max(value, 20), 20_000)
-''',
 
 
-r'''
 def summary_extractive(summary, overflow_turns, max_tokens=SUMMARY_MAX_TOKENS,
                        lang="zh"):
     """Merge overflow turns into the summary without an LLM."""
     return summary_merge(summary, summary_fact_lines(overflow_turns, lang), max_tokens, lang)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def summary_prompt(summary, overflow, lang="zh",
                    max_tokens=SUMMARY_MAX_TOKENS):
     """The LLM prompt that merges ``overflow`` (history text) into ``summary``: {"system", "user"}.
@@ -3225,29 +5646,23 @@ _TRUNC = {"zh": "…（已截断）…", "en": "…(truncated)…"}
 PENDING_MARK = "\ue000"
 
 
-_defer(locals(), r'''
 def history_size(text):
     """Bytes ``text`` takes as a Dify variable: max(sys.getsizeof, UTF-8 length)."""
     return max(sys.getsizeof(text), len(text.encode("utf-8", "replace")))
-''',
 
 
-r'''
 def _clean(text):
     """Any input as clean text (:func:`dskit.text.clean_text`), its tail when it is over-long."""
     return clean_text(text, HISTORY_MAX_INPUT_CHARS)
-''',
 
 
-r'''
 def _content(text):
     """Message text made safe to store: no separator lines, no lines that look like a role label."""
     text = _SPLIT.sub("- - -", _clean(text).strip())
     return _LABEL.sub(lambda m: " " + m.group(0), text)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _from_messages(data):
     """Turns from a JSON message list ([{role, content}] or [{user, assistant}]); None if not one."""
     if isinstance(data, dict):
@@ -3322,26 +5737,21 @@ def parse_history(text):
         return [t for t in turns if t["user"] or t["assistant"]]
     except Exception:  # a code node must never fail on its input
         return []
-''',
+''')
 
 
-r'''
 def render_turn(turn):
     """One turn as stored; a stored tag goes into the user label."""
     tag = turn.get("tag") or ""
     label = f"user [{tag}]" if tag in NOISE_TAGS else "user"
     return f"{label}: {_content(turn.get('user', ''))}\n\nassistant: {_content(turn.get('assistant', ''))}"
-''',
 
 
-r'''
 def render_history(turns):
     """Turns joined by the separator line."""
     return HISTORY_SEPARATOR.join(render_turn(t) for t in turns)
-''',
 
 
-r'''
 def render_history_for_model(turns):
     """Turns as a prompt shows them: each message on one line after its role label, tags not shown.
 
@@ -3350,10 +5760,8 @@ def render_history_for_model(turns):
     """
     return HISTORY_SEPARATOR.join(f"user: {one_line(t.get('user', ''))}\n\nassistant: {one_line(t.get('assistant', ''))}"
                                   for t in turns)
-''',
 
 
-r'''
 def _eviction_order(turns):
     """The order in which turns leave the window: noise first (oldest first, never one of the last
     two turns), then the rest, oldest first. Tags are computed once, on the whole list."""
@@ -3362,10 +5770,9 @@ def _eviction_order(turns):
     noise = [i for i, info in enumerate(tags) if info["tag"] == "noise" and i < protected]
     taken = set(noise)
     return noise + [i for i in range(len(turns)) if i not in taken]
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _shrink(turn, max_bytes, lang):
     """The turn cut (in the middle of the reply first, then of the user text) to fit ``max_bytes``.
 
@@ -3749,13 +6156,12 @@ def state_text(state, catalog=None, lang="zh"):
     if isinstance(data.get("handoff"), dict):
         lines.append(f"- {w['handoff']}{w['colon']}{one_line(data['handoff'].get('reason', ''))}")
     return "\n".join(lines) if lines else w["none"]
-''',
+''')
 
 
 # ---------------------------------------------------------------- what the user reads of a task
 
 
-r'''
 def history_tag(decision):
     """The history's hint for a turn: "essential" when the machine made progress on a task, "chat"
     when it applied only a question, small talk or a handoff, "" when it applied nothing."""
@@ -3764,7 +6170,6 @@ def history_tag(decision):
     if decision.get("progress") is True:
         return "essential"
     return "chat" if decision.get("applied") else ""
-''')
 
 
 # ---- dskit/context.py ----
@@ -4132,7 +6537,6 @@ NODE_MAX_STRING = CODE_MAX_STRING_LENGTH
 _SCIENTIFIC = _LazyPattern('_SCIENTIFIC', r"^-?\d+\.?\d*e[+-]\d+$", re.IGNORECASE)
 
 
-_defer(locals(), r'''
 def text_in(value):
     """Any incoming variable as text: None -> "", objects -> JSON, bytes decoded."""
     if value is None:
@@ -4148,20 +6552,16 @@ def text_in(value):
             return str(value)
         except Exception:  # noqa: BLE001 - a value whose str() fails is simply no text
             return ""
-''',
 
 
-r'''
 def _scientific(text):
     """Whether Dify would read ``text`` as a number in scientific notation. The pattern is tried only on
     a text that starts as a number and holds an e (a code node compiles every pattern it uses on every
     run, and a state or a reply never starts with a digit)."""
     head = text[1:2] if text[:1] == "-" else text[:1]
     return head.isdecimal() and ("e" in text or "E" in text) and _SCIENTIFIC.match(text) is not None
-''',
 
 
-r'''
 def text_out(value, limit=NODE_MAX_STRING):
     """A string Dify will accept as-is: capped, and never mistaken for a number."""
     text = text_in(value)
@@ -4170,10 +6570,9 @@ def text_out(value, limit=NODE_MAX_STRING):
     if _scientific(text):
         text += " "
     return text
-''',
 
 
-r'''
+_defer(locals(), r'''
 def json_out(value, limit=NODE_MAX_STRING):
     """Compact JSON text for a string output; an over-long document becomes a short marker object."""
     try:
@@ -4213,10 +6612,9 @@ def conform(result, types):
         else:
             out[name] = text_out(value)
     return out
-''',
+''')
 
 
-r'''
 def tail_lines(value, max_lines, max_chars):
     """The newest part of a text (a summary the user may have grown): its last lines, within a cap."""
     text = text_in(value)
@@ -4224,7 +6622,6 @@ def tail_lines(value, max_lines, max_chars):
         text = text[-max_chars:]
     lines = text.split("\n")
     return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text
-''')
 
 
 # ---- dskit/prompts.py ----
@@ -4360,41 +6757,33 @@ r'''
 def _catalog(task_catalog):
     """The catalog input (JSON text, an object, or a Catalog already loaded); raises CatalogError."""
     return load_catalog(task_catalog if isinstance(task_catalog, (dict, Catalog)) else text_in(task_catalog))
-''',
+''')
 
 
-r'''
 def _summary(summary):
     return tail_lines(summary, SUMMARY_TAIL_LINES, SUMMARY_TAIL_CHARS)
-''',
 
 
 # ---------------------------------------------------------------- history node
 
-r'''
 def _turn_text(value):
     text = text_in(value)
     return text if len(text) <= TURN_MAX_CHARS else text[:TURN_MAX_CHARS] + "…"
-''',
 
 
-r'''
 def _with_follow_up(answer, follow_up):
     """The reply as shown: the answer, then the follow-up (none after an empty answer, whose place an
     extra answer input takes)."""
     text = text_in(answer)
     return text + text_in(follow_up) if text else text
-''',
 
 
-r'''
 def _history_tag(tag, decision):
     """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
     text = text_in(tag).strip()
     if text:
         return text
     return history_tag(decision if isinstance(decision, dict) else loads_strict_or_none(text_in(decision)))
-''')
 
 
 def history_node(old_history="", summary="", user_query="", answer="",

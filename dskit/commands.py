@@ -546,8 +546,11 @@ def register(command: type) -> type:
     return command
 
 
-COMMAND_TYPES = tuple(register(command).kind for command in (
-    StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset, CannotHandle))
+for _command in (StartTask, SetSlots, RollbackSlot, CancelTask, Confirm, Deny, Faq, Chitchat, Handoff, Reset,
+                 CannotHandle):
+    register(_command)
+del _command  # not a command of its own: the deferred bundle lists every class a module name holds
+COMMAND_TYPES = tuple(REGISTRY)
 
 
 def command_lines(lang: str) -> str:
