@@ -16,10 +16,10 @@ import json
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog, slot_is_valid
-from dskit.commands import COMMAND_TYPES, REGISTRY
-from dskit.limits import fits_dify_string
-from dskit.state import load_state
+from dskit.catalog.catalog import load_catalog, slot_is_valid
+from dskit.turn.commands import COMMAND_TYPES, REGISTRY
+from dskit.base.limits import fits_dify_string
+from dskit.state.state import load_state
 
 CATALOG = load_example_catalog("travel_assistant")
 CATALOG["tasks"].update(load_example_catalog("restaurant")["tasks"])
@@ -65,7 +65,7 @@ def json_junk():
 
 
 def command_strategy(task_names, slot_maps, slots, questions, junk):
-    """Commands of every registered kind (dskit.commands.REGISTRY), plus ``junk`` objects: a command
+    """Commands of every registered kind (dskit.turn.commands.REGISTRY), plus ``junk`` objects: a command
     added to the engine without a generator here fails, so the hostile suites always cover every kind."""
     builders = {
         "start_task": st.builds(lambda t, s: {"type": "start_task", "task": t, "slots": s}, task_names, slot_maps),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dskit.machine import step
-from dskit.state import current_task, load_state
+from dskit.turn.machine import step
+from dskit.state.state import current_task, load_state
 
 
 class Dialogue:

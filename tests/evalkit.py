@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from dskit.context import CONTEXT_HEADERS
+from dskit.context.context import CONTEXT_HEADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 ORACLE = ROOT / "tests" / "fixtures" / "eval" / "oracle.yaml"

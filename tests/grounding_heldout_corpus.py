@@ -441,8 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="list the failed messages")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(args.engine).resolve() if args.engine else ROOT))
-    from dskit.machine import step
-    from dskit.state import load_state
+    from dskit.turn.machine import step
+    from dskit.state.state import load_state
 
     table = tally(step, load_state)
     if args.json:

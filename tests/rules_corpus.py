@@ -1726,8 +1726,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(Path(args.engine).resolve()))
         for name in [m for m in sys.modules if m == "dskit" or m.startswith("dskit.")]:
             del sys.modules[name]
-    from dskit.machine import step
-    from dskit.state import load_state
+    from dskit.turn.machine import step
+    from dskit.state.state import load_state
 
     cases = [c for c in all_cases() if args.only is None or c.cls == CLASSES[args.only]]
     result = tally(step, load_state, cases)

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversarial_kit import catalogs, check_decision, check_written_state, understandings
-from dskit.catalog import CatalogError, load_catalog, validate_catalog
-from dskit.machine import step
+from dskit.catalog.catalog import CatalogError, load_catalog, validate_catalog
+from dskit.turn.machine import step
 
 SETTINGS = settings(max_examples=80, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from adversarial_kit import (BIG_CATALOG, CATALOG, check_decision, check_written_state, explained, filled,
                              state_texts, understandings)
 from conftest import load_example_catalog
-from dskit.catalog import CatalogError, load_catalog
-from dskit.limits import CODE_MAX_STRING_LENGTH, fits_dify_string, segment_size
-from dskit.machine import record_result, step
-from dskit.turn import short_text as _short
-from dskit.state import dump_state, load_state
+from dskit.catalog.catalog import CatalogError, load_catalog
+from dskit.base.limits import CODE_MAX_STRING_LENGTH, fits_dify_string, segment_size
+from dskit.turn.machine import record_result, step
+from dskit.turn.turn import short_text as _short
+from dskit.state.state import dump_state, load_state
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -1,4 +1,4 @@
-"""The standing adversarial suite for the code nodes: every entry function in dskit/nodes.py, called
+"""The standing adversarial suite for the code nodes: every entry function in dskit/surfaces/nodes.py, called
 in-process with the hostile kit's inputs in every variable. No node raises; every output is exactly
 declared, of its Dify type and within Dify 1.8's limits; a state a node writes fits a conversation
 variable; and given UTF-8 text (all Dify can deliver) the state node writes UTF-8 text only.
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversarial_kit import CATALOG, catalogs, json_junk, state_texts, understandings
-from dskit.limits import fits_dify_string
+from dskit.base.limits import fits_dify_string
 from dskit.tooling.codegen.nodespecs import NODE_SPECS, spec_by_name
 from test_adversarial_engine import BASE_STATES
 from test_nodes_kit import assert_outputs, hostile_text

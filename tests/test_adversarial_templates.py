@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.catalog import TEMPLATE_DELIMITERS, CatalogError, load_catalog, template_syntax, validate_catalog
+from dskit.catalog.catalog import TEMPLATE_DELIMITERS, CatalogError, load_catalog, template_syntax, validate_catalog
 from dskit.tooling.cli import main
 from dskit.tooling.dslbuild.check import check_dsl
 from dskit.tooling.dslbuild.flows import FlowOptions, build_classic, build_fast

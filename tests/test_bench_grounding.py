@@ -77,7 +77,7 @@ def test_the_sample_keeps_what_the_user_said_and_beats_answering_nothing() -> No
     # recorded: 93.3% teacher-forced against 55.6% for a model that answers nothing; carried 26.7% against 0
     assert forced["jga"] >= 0.93 and forced["baseline_jga"] < 0.6
     # against the user's wishes (the wizard's own changes left out): 98.9% teacher-forced, 78.9% carried;
-    # 73.3% carried since a question about an offered thing takes none of its figures (dskit.offers): "那太好
+    # 73.3% carried since a question about an offered thing takes none of its figures (dskit.rules.offers): "那太好
     # 了，帮我省钱了啊。它电话是多少？" no longer takes the free attraction's 游玩时间 0.3小时, which the annotators
     # gave the user — the price of keeping "这家餐馆的周边有哪些景点啊？" from taking a restaurant's 人均68元 as the
     # user's budget (the 1.5B model wrote it, and every later turn carried it)

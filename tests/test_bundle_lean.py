@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from dskit.tooling.bench.code_nodes import bench_inputs, typical_inputs
-from dskit.tooling.codegen.bundle import MainParam, bundle
+from dskit.tooling.codegen.bundle import MainParam, bundle, engine_module, engine_paths
 from dskit.tooling.codegen.code_nodes import node_script
 from dskit.tooling.codegen.lean import LAZY_NAME, expand_dataclasses
 from dskit.tooling.codegen.nodespecs import NODE_SPECS
@@ -94,7 +94,7 @@ def test_each_node_leaves_out_the_engine_it_does_not_reach() -> None:
 
 def _engine_dataclasses() -> list[tuple[str, str]]:
     found = []
-    for path in sorted(ENGINE.glob("*.py")):
+    for path in engine_paths(ENGINE).values():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and any("dataclass" in ast.unparse(d) for d in node.decorator_list):
@@ -121,7 +121,7 @@ def _sample(cls: type, original: type) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("module", "name"), _engine_dataclasses())
 def test_a_written_out_dataclass_behaves_like_the_original(module: str, name: str) -> None:
-    original = getattr(importlib.import_module(f"dskit.{module}"), name)
+    original = getattr(importlib.import_module(engine_module(module)), name)
     lean = _expanded(module, name)
     if lean is None:
         pytest.skip(f"{name} is in no node")
@@ -299,7 +299,7 @@ def test_a_typed_dict_used_only_for_its_keys_is_written_out_without_typing(tmp_p
 
 
 def test_the_engine_typed_dicts_a_node_writes_out_list_the_same_keys(lean_mains: dict) -> None:
-    from dskit import records
+    from dskit.state import records
 
     checked = 0
     for main in lean_mains.values():
@@ -438,7 +438,7 @@ def test_every_engine_table_written_as_text_keeps_its_value() -> None:
         return found
 
     rewritten_tables = 0
-    for path in sorted(ENGINE.glob("*.py")):
+    for path in engine_paths(ENGINE).values():
         source = path.read_text(encoding="utf-8")
         lean = word_tables_as_text(without_function_hints(source))
         before, after = ast.parse(source), ast.parse(lean)
@@ -532,7 +532,7 @@ def test_every_engine_dict_written_as_json_keeps_its_value() -> None:
     from dskit.tooling.codegen.lean import dict_tables_as_json
 
     rewritten = 0
-    for path in sorted(ENGINE.glob("*.py")):
+    for path in engine_paths(ENGINE).values():
         source = path.read_text(encoding="utf-8")
         lean = dict_tables_as_json(source)
         if lean == source:

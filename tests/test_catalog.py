@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dskit.catalog import (CatalogError, SlotSpec, catalog_compact, coerce_slot_value, load_catalog,
+from dskit.catalog.catalog import (CatalogError, SlotSpec, catalog_compact, coerce_slot_value, load_catalog,
                            parse_cn_number, validate_catalog)
 from conftest import ROOT, load_example_catalog
 

@@ -16,13 +16,13 @@ import json
 
 import pytest
 
-import dskit.catalog as cat
-from dskit.catalog import CatalogError, load_catalog, validate_catalog
-from dskit.context import CONTEXT_HEADERS, CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from dskit.limits import MAX_VARIABLE_SIZE
-from dskit.nodes import context_node, history_node, state_node
-from dskit.prompts import PROMPT_LATEST_RESERVE_TOKENS
-from dskit.tokens import estimate_tokens
+import dskit.catalog.catalog as cat
+from dskit.catalog.catalog import CatalogError, load_catalog, validate_catalog
+from dskit.context.context import CONTEXT_HEADERS, CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
+from dskit.base.limits import MAX_VARIABLE_SIZE
+from dskit.surfaces.nodes import context_node, history_node, state_node
+from dskit.context.prompts import PROMPT_LATEST_RESERVE_TOKENS
+from dskit.base.tokens import estimate_tokens
 from conftest import load_example_catalog
 
 

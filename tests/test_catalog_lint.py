@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from dskit.catalog import load_catalog
-from dskit.catalog_lint import catalog_warnings, example_in
+from dskit.catalog.catalog import load_catalog
+from dskit.catalog.catalog_lint import catalog_warnings, example_in
 from dskit.tooling.cli import main as cli_main
 from enginekit import Dialogue, cmd, start
 

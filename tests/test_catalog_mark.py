@@ -3,7 +3,7 @@
 Dify runs a code node in a fresh interpreter, so nothing the state node learns survives the run except
 what it writes: the state remembers the mark of the catalog text it was checked against
 (``catalog_checked``, sealed with the state), and the next turn with the very same text builds the
-catalog without checking it again (dskit.catalog.load_catalog). These tests hold the three promises
+catalog without checking it again (dskit.catalog.catalog.load_catalog). These tests hold the three promises
 that makes: the same results, a changed or broken catalog is still caught, and a mark the engine did
 not write (or one made under older rules) never skips the check.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-import dskit.catalog as catalog_module
-from dskit.catalog import CATALOG_RULES
-from dskit.machine import catalog_mark
-from dskit.integrity import seal
-from dskit.nodes import state_node
+import dskit.catalog.catalog as catalog_module
+from dskit.catalog.catalog import CATALOG_RULES
+from dskit.turn.machine import catalog_mark
+from dskit.state.integrity import seal
+from dskit.surfaces.nodes import state_node
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = (ROOT / "examples" / "catalogs" / "restaurant.json").read_text(encoding="utf-8")
@@ -71,7 +71,7 @@ def _without_mark(outputs: dict) -> dict:
     state = json.loads(outputs["sys_context_str"])
     state.pop("catalog_checked", None)
     state.pop("seal", None)
-    state.pop("sound", None)  # the mark of a text read back as it is (dskit.state.sound_body)
+    state.pop("sound", None)  # the mark of a text read back as it is (dskit.state.state.sound_body)
     return {**outputs, "sys_context_str": state}
 
 
@@ -137,25 +137,26 @@ def test_a_seal_written_with_other_characters_is_a_broken_seal_not_a_failed_turn
     assert any(e["code"] == "integrity" and "seal does not match" in e["message"] for e in errors)
 
 
-# The source of what the check accepts: the top of dskit/catalog.py up to the builders and its task list
-# for the model (catalog_compact: what must fit the prompt), dskit/redos.py, dskit/text.py (texts lose their
-# control characters there), dskit/tokens.py and dskit/limits.py (what fits). Recorded with CATALOG_RULES;
+# The source of what the check accepts: the top of dskit/catalog/catalog.py up to the builders and its task list
+# for the model (catalog_compact: what must fit the prompt), dskit/base/redos.py, dskit/base/text.py (texts lose their
+# control characters there), dskit/base/tokens.py and dskit/base/limits.py (what fits). Recorded with CATALOG_RULES;
 # when it changes, the rules may have: bump CATALOG_RULES (a mark made under the old rules then never
 # matches) and record the new digest here. Re-recorded without a bump when catalog.py took its
-# control-character pattern from dskit/text.py (the same character class).
-RULES_DIGEST = {1: "bc87ccbbf5c6b832", 2: "eada7279cea83dc4"}
+# control-character pattern from dskit/base/text.py (the same character class). Since issue 38 also
+# dskit/base/numerals.py (a number value is read by its grammar): CATALOG_RULES 3.
+RULES_DIGEST = {1: "bc87ccbbf5c6b832", 2: "eada7279cea83dc4", 3: "1e50bcaa9cd7a2ee"}
 
 
 def _rules_source() -> str:
-    text = (ROOT / "dskit" / "catalog.py").read_text(encoding="utf-8")
+    text = (ROOT / "dskit" / "catalog" / "catalog.py").read_text(encoding="utf-8")
     return (text[:text.index("\ndef confirm_default(")] + text[text.index("\ndef catalog_compact("):]
-            + "".join((ROOT / "dskit" / name).read_text(encoding="utf-8")
-                      for name in ("redos.py", "text.py", "tokens.py", "limits.py")))
+            + "".join((ROOT / "dskit" / "base" / name).read_text(encoding="utf-8")
+                      for name in ("redos.py", "text.py", "tokens.py", "limits.py", "numerals.py")))
 
 
 def test_changing_the_check_bumps_its_rules_version():
     found = hashlib.sha256(_rules_source().encode()).hexdigest()[:16]
     assert RULES_DIGEST.get(CATALOG_RULES) == found, (
-        f"dskit/catalog.py's checks, dskit/redos.py, text.py, tokens.py or limits.py changed (digest {found}): "
+        f"dskit/catalog/catalog.py's checks, dskit/base/redos.py, text.py, tokens.py or limits.py changed (digest {found}): "
         f"if what a valid catalog is "
         f"changed, bump CATALOG_RULES; either way record {{{CATALOG_RULES}: {found!r}}} in RULES_DIGEST")

@@ -85,7 +85,7 @@ def test_refused_before_running(source, fragment):
 @pytest.mark.parametrize("guarded", ["from _sha2 import sha256", "from _sha256 import sha256", "import tomllib"])
 def test_a_version_specific_module_with_a_fallback_passes(guarded):
     """A module one of the sandbox's Pythons lacks may be tried where ImportError falls back, and the
-    script runs on this Python either way (dskit.integrity.sha256_hex does it for the seal)."""
+    script runs on this Python either way (dskit.state.integrity.sha256_hex does it for the seal)."""
     source = (f"try:\n    {guarded}\nexcept (ImportError, AttributeError):\n    from hashlib import sha256\n\n"
               "def main():\n    return {'ok': 'yes'}\n")
     assert check_source(source) == []
@@ -206,7 +206,7 @@ def test_no_declared_outputs_returns_the_raw_result():
 
 
 def test_large_inputs_and_outputs_round_trip():
-    big = "汉" * 79_000  # under the 80,000-character output cap of Dify 1.8 (dskit/limits.py)
+    big = "汉" * 79_000  # under the 80,000-character output cap of Dify 1.8 (dskit/base/limits.py)
     assert run_code_node(ECHO, {"a": big, "b": "\x00🙂"}, {"r": "string"})["r"] == big + "🙂"
 
 

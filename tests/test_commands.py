@@ -10,16 +10,16 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import load_example_catalog
-from dskit import commands
-from dskit.catalog import load_catalog
-from dskit.commands import (COMMAND_ALIASES, COMMAND_TYPES, REGISTRY, Command, Confirm, SetSlots, StartTask,
+from dskit.turn import commands
+from dskit.catalog.catalog import load_catalog
+from dskit.turn.commands import (COMMAND_ALIASES, COMMAND_TYPES, REGISTRY, Command, Confirm, SetSlots, StartTask,
                             command_lines, register)
-from dskit.effects import Effect, Noted, notice
-from dskit.machine import step
-from dskit.messages import MESSAGES
-from dskit.prompts import understanding_instructions
-from dskit.turn import Turn
-from dskit.understanding import parse_understanding
+from dskit.turn.effects import Effect, Noted, notice
+from dskit.turn.machine import step
+from dskit.base.messages import MESSAGES
+from dskit.context.prompts import understanding_instructions
+from dskit.turn.turn import Turn
+from dskit.turn.understanding import parse_understanding
 
 CATALOG = load_example_catalog("restaurant")
 CONTRACT = ("start_task", "set_slots", "rollback_slot", "cancel_task", "confirm", "deny", "faq", "chitchat",
@@ -37,7 +37,7 @@ def test_every_command_is_a_frozen_dataclass_with_typed_fields(kind):
     cls = REGISTRY[kind]
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     fields = {f.name: f.type for f in dataclasses.fields(cls)}
-    assert fields.get("source") == "str"  # the model's, or the engine's own reading (dskit.backup)
+    assert fields.get("source") == "str"  # the model's, or the engine's own reading (dskit.turn.backup)
     assert all(isinstance(t, str) and t for t in fields.values())  # every field carries its type
 
 
@@ -93,7 +93,7 @@ def test_a_bad_command_is_dropped_with_the_reason_its_class_gives():
 def test_a_command_proposes_effects_and_changes_nothing_itself():
     state, _ = step("", {"commands": [{"type": "start_task", "task": "book_restaurant", "slots": {"people": 2}}]},
                     CATALOG, query="订个位子，两个人")
-    from dskit.state import load_trusted
+    from dskit.state.state import load_trusted
 
     loaded = load_trusted(state)
     before = json.dumps(loaded, sort_keys=True)
@@ -111,14 +111,14 @@ def _confirming() -> str:
 
 
 def test_the_engines_own_reading_is_a_command_judged_like_the_models():
-    """A plain yes the model left out (dskit.backup) is a Confirm with source "engine": judged by the same
+    """A plain yes the model left out (dskit.turn.backup) is a Confirm with source "engine": judged by the same
     rules as the model's, so it runs what was shown, and a yes to values changed since runs nothing."""
     offered = "请确认：订餐，日期：周五。确认办理吗？"
     _, decision = step(_confirming(), {"commands": []}, CATALOG, query="好的", offered=offered)
     assert decision["next_action"] == "execute" and "backup confirm t1" in decision["applied"]
 
-    from dskit.integrity import seal
-    from dskit.state import dump_state, load_state
+    from dskit.state.integrity import seal
+    from dskit.state.state import dump_state, load_state
 
     forged, _ = load_state(_confirming())
     forged["task_stack"][0]["slots"]["people"] = 9  # the values changed after the question showed them
@@ -150,7 +150,7 @@ class _Snooze(Command):
 def test_a_new_command_is_one_class_and_one_register_call(monkeypatch):
     monkeypatch.setattr(commands, "REGISTRY", dict(REGISTRY))
     monkeypatch.setattr(commands, "COMMAND_ALIASES", dict(COMMAND_ALIASES))
-    import dskit.understanding as understanding
+    import dskit.turn.understanding as understanding
 
     monkeypatch.setattr(understanding, "REGISTRY", commands.REGISTRY)
     monkeypatch.setattr(understanding, "COMMAND_ALIASES", commands.COMMAND_ALIASES)
@@ -180,7 +180,7 @@ def test_a_command_missing_a_text_fails_when_it_is_registered_not_in_a_users_tur
 
 
 def test_a_yes_is_a_confirm_and_judged_by_the_rules_in_order():
-    from dskit.admission import rule_names
+    from dskit.rules.admission import rule_names
 
     assert rule_names()["Confirmed"] == ["yes_beside_refused_change", "yes_said", "required_slots_filled",
                                          "something_shown", "shown_unchanged"]

@@ -1,4 +1,4 @@
-"""Context assembly (dskit.context): five zones, per-zone and total budgets, nothing confirmed lost."""
+"""Context assembly (dskit.context.context): five zones, per-zone and total budgets, nothing confirmed lost."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog
-from dskit.context import CONTEXT_ZONES, assemble_context
-from dskit.history import append_turn
-from dskit.machine import step
-from dskit.state import filled_slots, load_state
-from dskit.tokens import estimate_tokens
-from dskit.views import state_text
+from dskit.catalog.catalog import load_catalog
+from dskit.context.context import CONTEXT_ZONES, assemble_context
+from dskit.context.history import append_turn
+from dskit.turn.machine import step
+from dskit.state.state import filled_slots, load_state
+from dskit.base.tokens import estimate_tokens
+from dskit.state.views import state_text
 
 
 def booking_state() -> str:

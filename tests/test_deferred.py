@@ -321,13 +321,13 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # code): of that they compile 187 KB and 182 KB. The state node keeps the memory of an ask or confirm
 # turn too (417 KB): it compiles 300 KB of it on that turn. Since the catalog is checked once per
 # conversation (its checks compiled on first call) the state node compiles 291 KB of 435 KB; the history
-# node 196 KB (the recall rules of issue 20 in dskit.matching and dskit.cues grew what it reads with).
+# node 196 KB (the recall rules of issue 20 in dskit.rules.matching and dskit.rules.cues grew what it reads with).
 # Issue 20's later rules (a yes/no the model left out, a start one message late, a near match in the
 # user's order, "一点" that is "a bit") grew the state node's ordinary turn by about 2 KB (299 -> 301 KB).
 # The rules of the next stop (a message asking for a pick takes no offer, a shift of the time the model left
 # out, a description is not a name: checks every turn with a model write runs, so compiled with the node)
 # grew the state node's ordinary turn 301 -> 306.5 KB, and took the history and context nodes, which bundle
-# dskit.cues, just over 200 and 180 KB (200.3 and 180.1 KB).
+# dskit.rules.cues, just over 200 and 180 KB (200.3 and 180.1 KB).
 # Then the seal computed by CPython's own SHA-2 rather than hashlib (integrity.sha256_hex: ~3 ms less per
 # sealing node, no OpenSSL loaded; about 1 KB more to compile in each) and the checks of every slot write
 # that read an extended slot name and refuse another kind of task's name (commands._slots_by_name,

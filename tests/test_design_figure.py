@@ -6,15 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tooling.design_figure import ENGINE_DIR, GROUPS, draw, engine_imports, layers, reduced
+from dskit.tooling.design_figure import ENGINE_DIR, PARTS, draw, engine_imports, engine_parts, layers, reduced
 
 
-def test_every_engine_module_is_drawn_in_a_colour_group() -> None:
+def test_every_engine_module_is_drawn_in_its_part_s_colour() -> None:
     graph = engine_imports()
-    on_disk = {p.stem for p in ENGINE_DIR.glob("*.py")} - {"__init__", "__main__"}
+    on_disk = {p.stem for p in ENGINE_DIR.rglob("*.py") if "tooling" not in p.parts} - {"__init__", "__main__"}
     assert set(graph) == on_disk
-    grouped = {name for _colour, members in GROUPS.values() for name in members}
-    assert on_disk <= grouped, f"add {sorted(on_disk - grouped)} to GROUPS and redraw docs/design.png"
+    parts = engine_parts()
+    assert {name for name, part in parts.items() if part not in PARTS} == set(), \
+        "every engine module sits in a part folder that PARTS colours; add the part and redraw docs/design.png"
+
+
+def test_a_module_outside_a_part_is_found(tmp_path: Path) -> None:
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "cues.py").write_text("", encoding="utf-8")
+    (tmp_path / "loose.py").write_text("from .rules.cues import x\n", encoding="utf-8")
+    assert engine_parts(tmp_path) == {"cues": "rules", "loose": ""}
+    assert engine_imports(tmp_path)["loose"] == {"cues"}
 
 
 def test_a_module_sits_above_everything_it_imports() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.catalog import _TOP_KEYS
+from dskit.catalog.catalog import _TOP_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 READMES = ("README.md", "README_zh.md")

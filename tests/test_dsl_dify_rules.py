@@ -21,7 +21,7 @@ pytest.importorskip("yaml")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dskit.limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, segment_size  # noqa: E402
+from dskit.base.limits import CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, segment_size  # noqa: E402
 from dskit.tooling.codegen.nodespecs import HISTORY, HISTORY_CODE_NODE_MAX_BYTES  # noqa: E402
 from dskit.tooling.dslbuild.check import Problem, check_dsl  # noqa: E402
 from dskit.tooling.dslbuild.dify_rules import dependency_problems, variable_id_problems  # noqa: E402

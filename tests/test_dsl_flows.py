@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("graphon")
 
-from dskit.nodes import classic_adapter_node, context_node  # noqa: E402
+from dskit.surfaces.nodes import classic_adapter_node, context_node  # noqa: E402
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
 from dskit.tooling.dslbuild.check import check_dsl  # noqa: E402
 from dskit.tooling.dslbuild.flows import (  # noqa: E402
@@ -307,7 +307,7 @@ def test_every_llm_node_reads_the_state_through_the_prompt_aggregator(docs: dict
 
 
 def test_classic_classifier_lists_the_classes_the_adapter_reads() -> None:
-    from dskit.classic import CLASSIC_CLASSES
+    from dskit.surfaces.classic import CLASSIC_CLASSES
     from dskit.tooling.dslbuild.flows import classic_classes
 
     catalog = default_catalog()

@@ -188,9 +188,9 @@ def test_the_execute_reply_shows_labels_in_the_catalogs_language(name: str) -> N
     from dskit.tooling.dslbuild.code_sources import shipped_code_nodes
     from dskit.tooling.dslbuild.flows import FlowOptions
     from dskit.tooling.dslbuild.plugin_flow import build_plugin
-    from dskit.views import workflow_outputs
-    from dskit.catalog import load_catalog
-    from dskit.records import new_decision
+    from dskit.state.views import workflow_outputs
+    from dskit.catalog.catalog import load_catalog
+    from dskit.state.records import new_decision
 
     catalog = json.loads((PLUGIN_ROOT / "examples" / "catalogs" / f"{name}.json").read_text(encoding="utf-8"))
     options = FlowOptions(catalog_json=json.dumps(catalog, ensure_ascii=False), lang=catalog["language"],

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dskit.catalog import CatalogError
-from dskit.machine import record_result, step
-from dskit.state import MAX_STATE_CHARS, load_state
+from dskit.catalog.catalog import CatalogError
+from dskit.turn.machine import record_result, step
+from dskit.state.state import MAX_STATE_CHARS, load_state
 from enginekit import Dialogue, cmd, set_, start
 
 
@@ -306,7 +306,7 @@ def test_english_sentences_are_separated_by_a_space():
     import json as _json
     from pathlib import Path as _Path
 
-    from dskit.machine import step as _step
+    from dskit.turn.machine import step as _step
 
     catalog = _json.loads((_Path(__file__).resolve().parents[1] / "examples/eval/catalogs/restaurant_travel_en.json")
                           .read_text(encoding="utf-8"))

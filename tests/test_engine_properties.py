@@ -10,9 +10,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.integrity import seal_problem
-from dskit.machine import step
-from dskit.state import dump_state, load_state
+from dskit.state.integrity import seal_problem
+from dskit.turn.machine import step
+from dskit.state.state import dump_state, load_state
 from adversarial_kit import changed_slot, command_strategy
 from conftest import load_example_catalog
 

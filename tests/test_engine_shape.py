@@ -22,7 +22,8 @@ MAX_FUNCTION_LINES = 80
 
 
 def _engine_files() -> list[Path]:
-    return sorted(p for p in ENGINE.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    return sorted(p for p in ENGINE.rglob("*.py")
+                  if "tooling" not in p.relative_to(ENGINE).parts and p.name not in ("__init__.py", "__main__.py"))
 
 
 def _sizes(path: Path) -> list[tuple[str, str, int]]:
@@ -126,6 +127,57 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return groups
 
 
+# What each part of the engine may import (the opening docstring of dskit/<part>/__init__.py says the same
+# in words): a part sits above the parts it imports. The one reach upward is declared by module: a rule
+# judges a proposed effect and the turn it would join, so rules may read turn/effects.py and turn/turn.py.
+PART_IMPORTS = {
+    "base": set(),
+    "catalog": {"base"},
+    "state": {"base", "catalog"},
+    "rules": {"base", "catalog", "state", "turn.effects", "turn.turn"},
+    "turn": {"base", "catalog", "state", "rules"},
+    "context": {"base", "catalog", "state", "rules", "turn"},
+    "surfaces": {"base", "catalog", "state", "rules", "turn", "context"},
+}
+
+
+def _part_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from one engine part into another that PART_IMPORTS does not allow ("dskit.<part>.<module>")."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        parts = name.split(".")
+        if len(parts) != 3 or parts[1] == "tooling":
+            continue
+        for target in sorted(targets):
+            other = target.split(".")
+            if len(other) < 2 or other[1] in ("tooling", parts[1]) or other[0] != "dskit":
+                continue
+            allowed = PART_IMPORTS.get(parts[1], set())
+            if other[1] not in allowed and ".".join(other[1:3]) not in allowed:
+                found.append(f"{name} imports {target}")
+    return found
+
+
+def test_every_engine_module_sits_in_a_part_that_says_what_it_holds_and_may_import():
+    loose = [p.name for p in _engine_files() if p.parent == ENGINE]
+    assert loose == [], f"engine modules outside a part folder: {loose}"
+    assert {p.parent.name for p in _engine_files()} == set(PART_IMPORTS)
+    for part in PART_IMPORTS:
+        doc = ast.get_docstring(ast.parse((ENGINE / part / "__init__.py").read_text(encoding="utf-8"))) or ""
+        assert "Holds:" in doc and "May import:" in doc, part
+
+
+def test_each_part_imports_only_what_it_may():
+    assert _part_violations(_module_graph()) == []
+
+
+def test_the_part_check_finds_an_import_upward():
+    graph = {"dskit.base.text": {"dskit.turn.commands"}, "dskit.rules.admission": {"dskit.turn.effects"},
+             "dskit.rules.cues": {"dskit.turn.reducer"}, "dskit.surfaces.nodes": {"dskit.turn.machine"}}
+    assert _part_violations(graph) == ["dskit.base.text imports dskit.turn.commands",
+                                       "dskit.rules.cues imports dskit.turn.reducer"]
+
+
 def test_no_import_cycle_in_dskit():
     """Engine and tooling alike, lazy imports included (a cycle hidden by a lazy import is still one)."""
     assert _cycles(_module_graph()) == []
@@ -135,7 +187,7 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("module", [p.stem for p in _engine_files()])
+@pytest.mark.parametrize("module", [str(p.relative_to(ENGINE).with_suffix("")) for p in _engine_files()])
 def test_engine_modules_import_only_the_standard_library_and_the_engine(module):
     """The engine is what code nodes bundle: it imports the standard library and itself, nothing else."""
     import sys
@@ -174,9 +226,9 @@ def test_no_engine_module_binds_a_name_twice():
 # ---------------------------------------------------------------- the turn's shape (issue 38)
 
 MAX_TURN_ATTRIBUTES = 12
-# Every key a task record may carry (dskit.records.TASK_KEYS): written by dskit.taskstack.TaskStack only.
+# Every key a task record may carry (dskit.state.records.TASK_KEYS): written by dskit.state.taskstack.TaskStack only.
 TASK_WRITERS = {"taskstack.py"}
-# The loader builds a task record from the text it reads (dskit.state._repair_stack): construction, not a change.
+# The loader builds a task record from the text it reads (dskit.state.state._repair_stack): construction, not a change.
 TASK_BUILDERS = {("state.py", "_repair_stack")}
 
 
@@ -190,7 +242,7 @@ def _attributes_set_in_init(path: Path, class_name: str) -> set[str]:
 
 
 def test_a_turn_keeps_no_flag_bag():
-    """What a turn did is read off its ledger of effects (dskit.turn.Ledger), not kept in flags beside it."""
+    """What a turn did is read off its ledger of effects (dskit.turn.turn.Ledger), not kept in flags beside it."""
     names = _attributes_set_in_init(_engine_path("turn.py"), "Turn")
     assert len(names) <= MAX_TURN_ATTRIBUTES, sorted(names)
 
@@ -212,7 +264,7 @@ def task_writes(source: str) -> list[tuple[str, int, str]]:
     """(function, line, code) of every write to a task key outside the allowed writers: an assignment or
     deletion through ``x["slots"]``-like subscripts, ``x.pop("shown")``-like calls, and calls that change a
     task key's container in place (``x["history"].setdefault(...)``)."""
-    from dskit.records import TASK_KEYS
+    from dskit.state.records import TASK_KEYS
 
     def is_key(node: ast.AST) -> bool:
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
@@ -262,7 +314,7 @@ def test_the_task_write_check_finds_a_write():
 
 
 def _command_words() -> set[str]:
-    from dskit.commands import COMMAND_ALIASES, COMMAND_TYPES
+    from dskit.turn.commands import COMMAND_ALIASES, COMMAND_TYPES
 
     return set(COMMAND_TYPES) | set(COMMAND_ALIASES)
 
@@ -289,7 +341,7 @@ def command_type_comparisons(source: str) -> list[tuple[int, str]]:
 
 
 def test_no_command_type_is_compared_as_a_string_outside_the_commands():
-    """A command is a typed value: code outside dskit/commands.py tells commands apart by their class."""
+    """A command is a typed value: code outside dskit/turn/commands.py tells commands apart by their class."""
     offenders = [(path.name, *hit) for path in _engine_files() if path.name != "commands.py"
                  for hit in command_type_comparisons(path.read_text(encoding="utf-8"))]
     assert offenders == []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.state import load_state, new_state
+from dskit.state.state import load_state, new_state
 from dskit.tooling.cli import main
 from dskit.tooling.eval.engine_target import EngineTarget
 from dskit.tooling.eval.flow_target import FlowTarget
@@ -159,7 +159,7 @@ turns:
       task: ""
       execute: {task: book_restaurant, slots: {date: 后天, time: "19:00", people: 3, restaurant: 蜀香阁}}
 """
-# "七点" with no part of the day is 07:00 or 19:00: the model's reading of the two stands (dskit.admission), so
+# "七点" with no part of the day is 07:00 or 19:00: the model's reading of the two stands (dskit.rules.admission), so
 # its wrong choice reaches the confirmation, and a user who does not read it confirms.
 WRONG_SLOT_ANSWER = {"订后天七点的位子，蜀香阁，我们三个人": {"commands": [
     {"type": "start_task", "task": "book_restaurant",

@@ -239,7 +239,7 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # Then a free-text number keeps the bound the user said it with ("4.5以上", "4.5", ">=4.5" for the user's
 # "4.5分以上"; admission.users_spelling): 256/418 (61.2%), changed turns 71/192 (37.0%), none more broken.
 # Then a question about an offered thing takes none of its figures ("这家餐馆的周边有哪些景点啊？" after "人均消费
-# 68元的讲礼驴肉馆" gives no budget; dskit.offers): 259/418 (62.0%), unchanged turns broken 41 -> 38.
+# 68元的讲礼驴肉馆" gives no budget; dskit.rules.offers): 259/418 (62.0%), unchanged turns broken 41 -> 38.
 # Then an answer cut at max_tokens goes on to the state node as in Dify (llm/completion.node_output; the 3
 # refused cut answers recorded again with their text): 8274 turn 2 gets its hotel type and rating (changed
 # turns 71 -> 72), and 10626 turn 2, an unchanged turn the failed call had left alone, takes the cut answer's

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from dskit.views import execute_reply
-from dskit.nodes import execute_reply_node
+from dskit.state.views import execute_reply
+from dskit.surfaces.nodes import execute_reply_node
 from enginekit import Dialogue, cmd, start
 
 PAYLOAD = {"task_id": "t1", "task": "book_restaurant", "label": "订餐",
@@ -28,7 +28,7 @@ def test_a_failure_never_moves_on_and_the_state_keeps_the_task(restaurant):
     d.say(start("book_restaurant", date="周五", time="20:00", people=2, restaurant="老广记"))
     d.say(cmd("confirm"))
     payload = json.dumps(d.decision["execute"], ensure_ascii=False)
-    from dskit.nodes import result_node
+    from dskit.surfaces.nodes import result_node
     recorded = result_node(d.state_str, payload, "503", "")["sys_context_str"]
     out = execute_reply_node(payload, "下一个问题？", "http://api", d.state_str, recorded, False, 503, "",
                              json.dumps(restaurant, ensure_ascii=False))
@@ -59,8 +59,8 @@ def test_the_no_api_reply_is_a_workflow_output_without_the_builders_note(travel)
     d = Dialogue(travel)
     decision = d.say(start("weather", city="北京"))
     assert decision["next_action"] == "execute"
-    from dskit.catalog import load_catalog
-    from dskit.views import workflow_outputs
+    from dskit.catalog.catalog import load_catalog
+    from dskit.state.views import workflow_outputs
     outputs = workflow_outputs(d.state_str, decision, load_catalog(travel))
     assert outputs["no_api_reply"].startswith("抱歉，这个问题我暂时答不了：「查询天气」（城市：北京）")
     assert "TASK_API_URL" not in outputs["no_api_reply"]

@@ -3,7 +3,7 @@
 A state is a conversation variable anyone with access can edit. With a secret (``STATE_SECRET``) the seal
 of every state the engine writes is an HMAC only the engine can compute; a function that writes a state
 must write that seal only over a state it read as trusted, and read any other state as a state node does
-(:func:`dskit.state.load_trusted`: with a secret, a state whose seal fails starts clean). Every public
+(:func:`dskit.state.state.load_trusted`: with a secret, a state whose seal fails starts clean). Every public
 function that takes a state and a secret is fed two forgeries of a booking awaiting its yes — the head
 count edited in the JSON (the seal left stale), and the same edit re-sealed with the plain digest anyone
 can compute — and must never hand back a state whose seal holds under the secret and still carries the
@@ -17,12 +17,12 @@ import json
 import pytest
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog
-from dskit.integrity import seal, seal_problem
-from dskit.machine import kept_turn, record_result, run_turn, step
-from dskit.nodes import result_node, state_node
-from dskit.offers import record_offers
-from dskit.state import load_state
+from dskit.catalog.catalog import load_catalog
+from dskit.state.integrity import seal, seal_problem
+from dskit.turn.machine import kept_turn, record_result, run_turn, step
+from dskit.surfaces.nodes import result_node, state_node
+from dskit.rules.offers import record_offers
+from dskit.state.state import load_state
 
 CATALOG = load_example_catalog("restaurant")
 SECRET = "s3cret-for-tests"

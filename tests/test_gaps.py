@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dskit.gaps import find_gaps
+from dskit.state.gaps import find_gaps
 from enginekit import Dialogue, start
 
 

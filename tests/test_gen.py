@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import dskit.nodes as nodes
-from dskit.history import HISTORY_NODE_OUTPUTS
+import dskit.surfaces.nodes as nodes
+from dskit.context.history import HISTORY_NODE_OUTPUTS
 from dskit.tooling import generated as gen
 from dskit.tooling.cli import main as cli
 from dskit.tooling.codegen.code_nodes import (
@@ -70,7 +70,7 @@ def test_generators_are_an_extension_point(tmp_path, monkeypatch, code_node_gene
 @pytest.mark.parametrize("spec", NODE_SPECS, ids=lambda s: s.name)
 def test_spec_matches_its_entry_function(spec):
     module, _, function = spec.entry.partition(":")
-    assert module == "dskit.nodes"
+    assert module == "dskit.surfaces.nodes"
     entry = getattr(nodes, function)
     parameters = inspect.signature(entry).parameters
     for name in [i.name for i in spec.inputs] + [s.name for s in spec.settings]:
@@ -99,7 +99,7 @@ def test_header_tells_how_to_wire_the_node(spec):
     code = (REPO_ROOT / CODE_NODES_DIR / spec.filename).read_text(encoding="utf-8")
     assert code.startswith(header)
     assert all(line.startswith("#") for line in header.splitlines())
-    assert GENERATED_MARK in header and spec.entry.replace("dskit.nodes:", "dskit/nodes.py:") in header
+    assert GENERATED_MARK in header and spec.entry.replace("dskit.surfaces.nodes:", "dskit/surfaces/nodes.py:") in header
     for item in spec.inputs:
         assert re.search(rf"^#\s+{item.name}\s+<- ", header, re.M), item.name
     for output in spec.outputs:

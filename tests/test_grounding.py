@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog
-from dskit.grounding import (common_words, confirm_grounded, dates_in, durations_in, fold, make_evidence, numbers_in,
+from dskit.catalog.catalog import load_catalog
+from dskit.rules.grounding import (common_words, confirm_grounded, dates_in, durations_in, fold, make_evidence, numbers_in,
                              task_mentioned, text_grounded, times_in, value_grounded)
-from dskit.machine import step
-from dskit.state import load_state
+from dskit.turn.machine import step
+from dskit.state.state import load_state
 
 RESTAURANT = load_example_catalog("restaurant")
 TRAVEL = load_example_catalog("travel_assistant")
@@ -346,7 +346,7 @@ def test_a_time_in_the_users_words_is_stored_as_the_clock_time_it_names():
     assert talk.slots("book_restaurant")["time"] == "19:00"
     talk.turn("改到八点", set_(time="8点"))  # the model's "8点" is 08:00 or 20:00: it is not guessed from it...
     # ...but the message's hour, said without morning or evening, keeps the half of the day of 19:00, and the
-    # engine reads it for the task's only time slot when the model gave nothing usable (dskit.backup)
+    # engine reads it for the task's only time slot when the model gave nothing usable (dskit.turn.backup)
     assert talk.slots("book_restaurant")["time"] == "20:00"
     assert any(a.startswith("backup ") for a in talk.decision["applied"])
 

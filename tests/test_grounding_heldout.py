@@ -12,9 +12,9 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from dskit.catalog import coerce_slot_value, load_catalog  # noqa: E402
-from dskit.machine import step  # noqa: E402
-from dskit.state import load_state  # noqa: E402
+from dskit.catalog.catalog import coerce_slot_value, load_catalog  # noqa: E402
+from dskit.turn.machine import step  # noqa: E402
+from dskit.state.state import load_state  # noqa: E402
 from dskit.tooling.dslbuild.flows import default_catalog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

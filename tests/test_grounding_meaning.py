@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.catalog import load_catalog, parse_cn_number
-from dskit.cues import YES_ZH, asks, says_cancel, says_reset, says_yes
-from dskit.grounding import bool_said, make_evidence, text_grounded, value_grounded, fold
-from dskit.integrity import seal_problem
-from dskit.machine import record_result, step
-from dskit.state import load_state
+from dskit.catalog.catalog import load_catalog, parse_cn_number
+from dskit.rules.cues import YES_ZH, asks, says_cancel, says_reset, says_yes
+from dskit.rules.grounding import bool_said, make_evidence, text_grounded, value_grounded, fold
+from dskit.state.integrity import seal_problem
+from dskit.turn.machine import record_result, step
+from dskit.state.state import load_state
 from grounding_corpus import RESTAURANT, TELECOM, all_cases, run_case
 
 CASES = all_cases()

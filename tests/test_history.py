@@ -1,4 +1,4 @@
-"""History in one string variable (dskit.history): seed 003's format, window, byte cap, recovery."""
+"""History in one string variable (dskit.context.history): seed 003's format, window, byte cap, recovery."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.history import (
+from dskit.context.history import (
     HISTORY_LEGACY,
     HISTORY_NODE_OUTPUTS,
     HISTORY_SEPARATOR,

@@ -1,11 +1,11 @@
-"""The rolling summary (dskit.summary): extractive lines, caps, the LLM prompt and its checks."""
+"""The rolling summary (dskit.context.summary): extractive lines, caps, the LLM prompt and its checks."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.summary import (
+from dskit.context.summary import (
     SUMMARY_MAX_BYTES,
     summary_accept,
     summary_extractive,
@@ -15,7 +15,7 @@ from dskit.summary import (
     summary_superseded,
     summary_trim,
 )
-from dskit.tokens import estimate_tokens
+from dskit.base.tokens import estimate_tokens
 
 BOOKING = [
     {"user": "你好", "assistant": "您好！有什么可以帮您？"},

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 
-from dskit.catalog import load_catalog
-from dskit.integrity import execution_key
-from dskit.machine import record_result
-from dskit.nodes import state_node
-from dskit.views import workflow_outputs
+from dskit.catalog.catalog import load_catalog
+from dskit.state.integrity import execution_key
+from dskit.turn.machine import record_result
+from dskit.surfaces.nodes import state_node
+from dskit.state.views import workflow_outputs
 from enginekit import Dialogue, cmd, set_, start
 
 

@@ -1,4 +1,4 @@
-"""dskit.jsonish: lenient JSON from raw LLM text."""
+"""dskit.base.jsonish: lenient JSON from raw LLM text."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dskit import jsonish
-from dskit.jsonish import extract_json, loads_strict_or_none
+from dskit.base import jsonish
+from dskit.base.jsonish import extract_json, loads_strict_or_none
 
 # ---------------------------------------------------------------- strategies
 
@@ -280,7 +280,7 @@ _ANY_CODE_POINT = st.text(st.one_of(st.characters(exclude_categories=()),
 
 @given(_ANY_CODE_POINT)
 def test_has_surrogates_is_the_surrogate_range_search_it_replaces(text):
-    from dskit.jsonish import has_surrogates, scrub_surrogates
+    from dskit.base.jsonish import has_surrogates, scrub_surrogates
 
     assert has_surrogates(text) == bool(re.search("[\ud800-\udfff]", text))
     assert not has_surrogates(scrub_surrogates(text))

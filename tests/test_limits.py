@@ -1,4 +1,4 @@
-"""dskit.limits measures strings the way Dify 1.8 does (the minimum supported version)."""
+"""dskit.base.limits measures strings the way Dify 1.8 does (the minimum supported version)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.limits import (CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, MIN_DIFY_VERSION, fits_dify_string,
+from dskit.base.limits import (CODE_MAX_STRING_LENGTH, MAX_VARIABLE_SIZE, MIN_DIFY_VERSION, fits_dify_string,
                           segment_size, string_excess)
 
 SAMPLES = ["", "a", "abc" * 1000, "é" * 10, "中文" * 500, "😀", "a😀" * 100, "\x00", "\uffff", "ÿ" * 3]

@@ -1,4 +1,4 @@
-"""Long-term memory (dskit.memory) over a fake of Dify's plugin storage with the daemon's rules."""
+"""Long-term memory (dskit.context.memory) over a fake of Dify's plugin storage with the daemon's rules."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.memory import (
+from dskit.context.memory import (
     MEMORY_KEY_PREFIX,
     MEMORY_LEGACY_PREFIX,
     MEMORY_MAX_KEY_CHARS,

@@ -2,7 +2,7 @@
 
 Plugin storage has get / set / delete / exist only (docs: /work/shared/docs/dify-facts.md §4), and
 Dify runs tool calls of one user at the same time (parallel branches, Agents, several plugin
-instances). Before dskit.kvdoc, with the fake daemon at 5 ms latency, 2 / 4 / 8 parallel
+instances). Before dskit.base.kvdoc, with the fake daemon at 5 ms latency, 2 / 4 / 8 parallel
 ``remember`` calls lost 50% / 75% / 88% of the facts they reported added, each loss left a stored
 record that ``forget all`` never removed, and ``forget all`` racing ``remember`` brought deleted
 facts back in 40 of 40 trials; a failed delete was reported as done.
@@ -26,8 +26,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.kvdoc import KVDocument
-from dskit.memory import MemoryStore
+from dskit.base.kvdoc import KVDocument
+from dskit.context.memory import MemoryStore
 from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 from fakes.interleave import StepScheduler
 from fakes.memory_race import USER, forget_race, orphans_after_forget_all, recalled_texts, remember_race, \

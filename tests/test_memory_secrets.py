@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dskit.memory import MemoryStore
-from dskit.messages import memory_msg
-from dskit.sensitive import sensitive_cn_id, sensitive_kind, sensitive_luhn, sensitive_normalise
+from dskit.context.memory import MemoryStore
+from dskit.base.messages import memory_msg
+from dskit.context.sensitive import sensitive_cn_id, sensitive_kind, sensitive_luhn, sensitive_normalise
 from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.Xx4kN3sQ8mP1rT6vY9wZ2aB5cD7eF0gH"

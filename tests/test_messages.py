@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from dskit.messages import MESSAGES, msg, sentences
+from dskit.base.messages import MESSAGES, msg, sentences
 from conftest import load_example_catalog
 from enginekit import Dialogue, start
 
@@ -63,7 +63,7 @@ def test_a_resumed_task_in_english_says_two_sentences() -> None:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_sub_task_sentences_of_an_execution_are_sentences(lang: str) -> None:
-    from dskit.views import execute_reply
+    from dskit.state.views import execute_reply
 
     catalog = load_example_catalog("telecom")
     task, sub = list(catalog["tasks"])[:2]

@@ -1,4 +1,4 @@
-"""The code-node entry functions (dskit/nodes.py), called in-process: behaviour and fuzzing."""
+"""The code-node entry functions (dskit/surfaces/nodes.py), called in-process: behaviour and fuzzing."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.history import HISTORY_NODE_OUTPUTS
-from dskit.machine import step
-from dskit.nodes import (
+from dskit.context.history import HISTORY_NODE_OUTPUTS
+from dskit.turn.machine import step
+from dskit.surfaces.nodes import (
     CLASSIC_ADAPTER_OUTPUTS,
     MEMORY_OUTPUTS,
     RESULT_NODE_OUTPUTS,
@@ -23,13 +23,13 @@ from dskit.nodes import (
     state_node,
     summary_node,
 )
-from dskit.node_io import conform, text_in, text_out
-from dskit.records import NEXT_ACTIONS
-from dskit.state import load_state
-from dskit.commands import CannotHandle, Chitchat, Faq, Handoff
-from dskit.understanding import parse_understanding
-from dskit.views import follow_up
-from dskit.catalog import load_catalog
+from dskit.surfaces.node_io import conform, text_in, text_out
+from dskit.state.records import NEXT_ACTIONS
+from dskit.state.state import load_state
+from dskit.turn.commands import CannotHandle, Chitchat, Faq, Handoff
+from dskit.turn.understanding import parse_understanding
+from dskit.state.views import follow_up
+from dskit.catalog.catalog import load_catalog
 from test_nodes_kit import (
     FOREIGN_STATE,
     NASTY_TEXTS,
@@ -104,7 +104,7 @@ def test_oversized_or_numeric_looking_state_is_not_echoed():
 
 
 def test_engine_failure_keeps_the_old_state(monkeypatch):
-    import dskit.nodes as nodes
+    import dskit.surfaces.nodes as nodes
 
     opened = state_node(understanding({"type": "start_task", "task": "weather"}), "", TRAVEL)
 

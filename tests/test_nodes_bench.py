@@ -7,7 +7,7 @@ import pytest
 import json
 
 from dskit.tooling.bench.code_nodes import BENCH_TASKS, BENCH_TURNS, bench_catalog, format_report, measure
-from dskit.limits import CODE_MAX_STRING_LENGTH
+from dskit.base.limits import CODE_MAX_STRING_LENGTH
 from dskit.tooling.cli import main as cli
 from dskit.tooling.codegen.nodespecs import NODE_SPECS
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # generation, graphon runs or recorded-model repl
 
 
 def test_bench_catalog_is_valid_and_holds_ten_open_tasks():
-    from dskit.catalog import load_catalog
+    from dskit.catalog.catalog import load_catalog
 
     catalog = load_catalog(bench_catalog())
     assert len(catalog.tasks) == BENCH_TASKS and catalog.policy.max_stack == BENCH_TASKS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from dskit.node_io import NODE_MAX_STRING
+from dskit.surfaces.node_io import NODE_MAX_STRING
 from dskit.tooling.codegen.sandbox import SCIENTIFIC_NOTATION
 
 ROOT = Path(__file__).resolve().parents[1]

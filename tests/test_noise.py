@@ -1,4 +1,4 @@
-"""Noise tags (dskit.noise) on real utterances from the seeds, as a table.
+"""Noise tags (dskit.rules.noise) on real utterances from the seeds, as a table.
 
 Each row: the user's words, the assistant's reply, the reply before it, the tag the rules must give,
 and the seed the user's words come from (checked when ../shared is present).
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dskit.noise import (
+from dskit.rules.noise import (
     noise_carries_value,
     noise_classify,
     noise_hint_tag,

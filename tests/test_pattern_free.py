@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.catalog import SlotSpec
-from dskit.grounding import counts_people
-from dskit import history
-from dskit.history import parse_history
-from dskit.limits import segment_size
-from dskit.text import LINE_BREAK_CHARS, LINE_MARK, escape_invisible, marked_breaks, one_line
-from dskit.views import value_text
+from dskit.catalog.catalog import SlotSpec
+from dskit.rules.grounding import counts_people
+from dskit.context import history
+from dskit.context.history import parse_history
+from dskit.base.limits import segment_size
+from dskit.base.text import LINE_BREAK_CHARS, LINE_MARK, escape_invisible, marked_breaks, one_line
+from dskit.state.views import value_text
 
 _ANY = st.characters(exclude_categories=("Cs",))
 
@@ -30,7 +30,7 @@ def _text(alphabet: list[str], max_size: int = 24) -> st.SearchStrategy[str]:
     return st.lists(st.one_of(st.sampled_from(alphabet), _ANY), max_size=max_size).map("".join)
 
 
-# ---------------------------------------------------------------- dskit.text: line breaks
+# ---------------------------------------------------------------- dskit.base.text: line breaks
 
 _LINE_BREAKS = re.compile(r"\r\n|[" + "".join(LINE_BREAK_CHARS) + "]")
 
@@ -51,7 +51,7 @@ def _is_format(char: str) -> bool:
     return unicodedata.category(char) == "Cf"
 
 
-# ---------------------------------------------------------------- dskit.views: bare values
+# ---------------------------------------------------------------- dskit.state.views: bare values
 
 _BARE = re.compile(r"^[^\s\"'\\,，、;；=\[\]{}()（）⏎]+$")
 _JSON_LIKE = re.compile(r"^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$")
@@ -79,7 +79,7 @@ def test_numbers_and_literals_are_never_bare():
         assert (value_text(value) == value) == bool(_BARE.match(value) and not _JSON_LIKE.match(value))
 
 
-# ---------------------------------------------------------------- dskit.limits: characters beyond the BMP
+# ---------------------------------------------------------------- dskit.base.limits: characters beyond the BMP
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -96,7 +96,7 @@ def test_segment_size_finds_astral_characters_as_the_pattern_did(text):
     assert segment_size(text) == 72 + (len(text) + 1) * width
 
 
-# ---------------------------------------------------------------- dskit.grounding: slots that count people
+# ---------------------------------------------------------------- dskit.rules.grounding: slots that count people
 
 _PEOPLE_SLOT = re.compile(r"人数|几位|几个人|多少人|people|persons|guests|party size|travell?ers|passengers|headcount")
 
@@ -113,7 +113,7 @@ def test_a_people_slot_is_found_as_the_pattern_found_it(words, kind):
     assert counts_people(spec) == expected
 
 
-# ---------------------------------------------------------------- dskit.history: whose turn a label starts
+# ---------------------------------------------------------------- dskit.context.history: whose turn a label starts
 
 _USER_ROLES = r"user|human|用户|客户|顾客"
 _USER_ROLE = re.compile(rf"^(?:{_USER_ROLES})$", re.I)
@@ -138,7 +138,7 @@ def test_the_label_pattern_still_tells_users_from_the_assistant():
     assert [t["user"] for t in parse_history(text)] == ["订周五", "三个人", "四位"]
 
 
-# ---------------------------------------------------------------- dskit.noise: what a message does
+# ---------------------------------------------------------------- dskit.rules.noise: what a message does
 
 _VALUE = re.compile(
     r"[0-9０-９]|[一二两三四五六七八九十百千万半]+\s*(?:个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|"
@@ -172,7 +172,7 @@ _CUE_PIECES = [
 @settings(max_examples=1500)
 @given(_text(_CUE_PIECES, 16))
 def test_the_noise_cues_find_what_their_patterns_found(text):
-    from dskit import noise
+    from dskit.rules import noise
 
     lower = text.lower()
     assert noise._carries_value(lower) == bool(_VALUE.search(lower))
@@ -189,7 +189,7 @@ def test_the_noise_cues_find_what_their_patterns_found(text):
     ("at 7pm", True, False, False, False), ("8 am", True, False, False, False), ("spam", False, False, False, False),
 ])
 def test_the_noise_cues_on_named_cases(text, value, correction, decision, asks):
-    from dskit import noise
+    from dskit.rules import noise
 
     assert (noise._carries_value(text), noise._corrects(text), noise._decides(text),
             noise._asks_confirmation(text)) == (value, correction, decision, asks)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from dskit.context import assemble_context
-from dskit.history import PENDING_MARK, append_turn, fill_pending, history_update, parse_history
-from dskit.nodes import context_node, state_node
+from dskit.context.context import assemble_context
+from dskit.context.history import PENDING_MARK, append_turn, fill_pending, history_update, parse_history
+from dskit.surfaces.nodes import context_node, state_node
 
 FAQ_ANSWER = "包间最低消费800元，需提前一天预订。"
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from dskit.history import render_history
+from dskit.context.history import render_history
 from dskit.tooling.dslrun.plugin_daemon import FakeDaemon, FakeDaemonError
 from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke
 from fakes.sdk import assert_consistent

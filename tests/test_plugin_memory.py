@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from dskit.memory import memory_document
+from dskit.context.memory import memory_document
 from dskit.tooling.dslrun.plugin_daemon import FakeDaemon, daemon_key_problem
 from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke, registration
 from fakes.sdk import assert_consistent
@@ -217,7 +217,7 @@ def test_a_failed_delete_is_reported_as_failed(daemon: FakeDaemon) -> None:
 
 
 def test_user_limit_message_when_full(daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dskit.memory import MemoryLimits, MemoryStore
+    from dskit.context.memory import MemoryLimits, MemoryStore
 
     monkeypatch.setattr(MemoryStore, "__init__", _limited_init(MemoryStore.__init__, MemoryLimits(max_items=2)))
     remember("喜欢猫")

@@ -55,7 +55,7 @@ def test_package_contents(package: Path) -> None:
     for required in ("manifest.yaml", "main.py", "requirements.txt", "README.md", "PRIVACY.md",
                      "readme/README_zh_Hans.md", "_assets/icon.svg", "provider/dialogue_state_kit.yaml",
                      "provider/dialogue_state_kit.py", "tools/track_state.yaml", "tools/_common.py",
-                     "dskit/__init__.py", "dskit/machine.py", "dskit/memory.py"):
+                     "dskit/__init__.py", "dskit/turn/machine.py", "dskit/context/memory.py"):
         assert required in names, required
     tops = {n.split("/")[0] for n in names}
     assert tops <= {"manifest.yaml", "main.py", "requirements.txt", "README.md", "PRIVACY.md", "LICENSE",

@@ -25,7 +25,7 @@ from dify_plugin.entities.tool import ToolConfiguration
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit.node_io import outcome, truthy
+from dskit.surfaces.node_io import outcome, truthy
 from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
 from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke, plugin_cwd
 from fakes.sdk import assert_consistent
@@ -186,7 +186,7 @@ def test_documented_words_are_read_in_any_case_and_padding(executed: tuple[str, 
 @given(value=st.text(max_size=12))
 @settings(max_examples=120, deadline=None)
 def test_the_outcome_rule_never_guesses_and_never_raises(value: str) -> None:
-    """What the code node and the tool share (dskit/node_io.py): only documented spellings have a value."""
+    """What the code node and the tool share (dskit/surfaces/node_io.py): only documented spellings have a value."""
     read = outcome(value)
     word = value.strip().lower()
     if read is None:

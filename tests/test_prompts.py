@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from dskit.catalog import load_catalog
-from dskit.catalog_lint import catalog_warnings
-from dskit.prompts import understanding_instructions, understanding_prompt
+from dskit.catalog.catalog import load_catalog
+from dskit.catalog.catalog_lint import catalog_warnings
+from dskit.context.prompts import understanding_instructions, understanding_prompt
 from enginekit import Dialogue, start
 
 ROOT = Path(__file__).resolve().parents[1]

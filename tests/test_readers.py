@@ -16,14 +16,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog
-from dskit.clock import read_clocks
-from dskit.counts import party_sizes
-from dskit.cues import asks_for_action
-from dskit.grounding import bool_said, make_evidence, value_grounded
-from dskit.machine import step
-from dskit.negation import negated_at
-from dskit.numerals import parse_cn_number, read_numbers
+from dskit.catalog.catalog import load_catalog
+from dskit.rules.clock import read_clocks
+from dskit.rules.counts import party_sizes
+from dskit.rules.cues import asks_for_action
+from dskit.rules.grounding import bool_said, make_evidence, value_grounded
+from dskit.turn.machine import step
+from dskit.rules.negation import negated_at
+from dskit.base.numerals import parse_cn_number, read_numbers
 
 cn2an = pytest.importorskip("cn2an", reason="the test-only Chinese-numeral oracle (pip install cn2an)")
 

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.catalog import load_catalog
-from dskit.grounding import fold, make_evidence, slot_touched, text_grounded, value_grounded
-from dskit.machine import step
-from dskit.offers import clean_offers, record_offers
-from dskit.state import load_state
+from dskit.catalog.catalog import load_catalog
+from dskit.rules.grounding import fold, make_evidence, slot_touched, text_grounded, value_grounded
+from dskit.turn.machine import step
+from dskit.rules.offers import clean_offers, record_offers
+from dskit.state.state import load_state
 from grounding_corpus import RESTAURANT, TELECOM
 
 DAY = "2026-12-02"
@@ -98,7 +98,7 @@ def test_a_message_that_takes_the_offer_and_asks_about_around_it_still_takes_it(
     ("有空调，没有包间", "包间", True), ("包间不要了", "包间", True)])
 def test_an_a_not_a_question_is_not_a_negation(message, word, negated):
     """正反问句 ("有没有…", "…有…没有？") ask; the 没/不 in them refuses nothing."""
-    from dskit.cues import negated_at  # noqa: PLC0415
+    from dskit.rules.cues import negated_at  # noqa: PLC0415
 
     at = message.find(word)
     assert negated_at(message, at, at + len(word)) is negated
@@ -109,7 +109,7 @@ def test_an_a_not_a_question_is_not_a_negation(message, word, negated):
     ("不对", True), ("别订了", True), ("没有", True)])
 def test_words_with_a_no_inside_refuse_nothing(message, refuses):
     """"差不多吧" to a confirmation question is a hedged yes, not a no the engine could turn into a deny."""
-    from dskit.cues import says_refusal  # noqa: PLC0415
+    from dskit.rules.cues import says_refusal  # noqa: PLC0415
 
     assert says_refusal(message) is refuses
 
@@ -400,7 +400,7 @@ EN_CATALOG = ROOT / "examples" / "eval" / "catalogs" / "restaurant_travel_en.jso
                                                       ("Boston", "from boston to Portland", "Boston"),
                                                       ("new york", "to New York please", "New York")])
 def test_a_value_the_model_wrote_in_lower_case_keeps_the_users_capitals(model, said, kept):
-    from dskit.admission import users_spelling
+    from dskit.rules.admission import users_spelling
     assert users_spelling(model, said) == kept
 
 
@@ -438,8 +438,8 @@ def test_a_greeting_asked_as_a_question_is_small_talk_not_a_question(message, ac
 def test_a_count_of_people_is_a_number_of_people(said, kept):
     """A number slot that counts people (its label says 人数) takes no count of other things ("一份" is one
     policy; "两间" two rooms)."""
-    from dskit.catalog import load_catalog as _load
-    from dskit.grounding import numbers_in
+    from dskit.catalog.catalog import load_catalog as _load
+    from dskit.rules.grounding import numbers_in
     spec = _load({"version": 1, "tasks": {"t": {"label": "投保", "slots": {
         "insured_count": {"type": "integer", "label": "投保人数"}}}}}).tasks["t"].slots["insured_count"]
     found = numbers_in(said, counts=True, people=True)
@@ -636,7 +636,7 @@ BOOKING_LIKE = _named(("book_restaurant", "订餐", "预订餐厅座位", ("peop
     ("查询天气预报", "weather"),
 ])
 def test_a_task_named_by_a_longer_word_that_begins_with_its_own_is_that_task(word, task):
-    from dskit.understanding import parse_understanding
+    from dskit.turn.understanding import parse_understanding
 
     catalog = CROSSWOZ_LIKE if task in CROSSWOZ_LIKE.tasks else BOOKING_LIKE
     parsed = parse_understanding(json.dumps({"commands": [{"type": "start_task", "task": word}]}), catalog)
@@ -652,7 +652,7 @@ def test_a_task_named_by_a_longer_word_that_begins_with_its_own_is_that_task(wor
     "订", "电话", "taxi",
 ])
 def test_a_word_that_does_not_begin_with_one_tasks_own_names_none(word):
-    from dskit.understanding import parse_understanding
+    from dskit.turn.understanding import parse_understanding
 
     for catalog in (CROSSWOZ_LIKE, BOOKING_LIKE):
         parsed = parse_understanding(json.dumps({"commands": [{"type": "start_task", "task": word}]}), catalog)
@@ -673,7 +673,7 @@ HOTEL_EN = load_catalog({"version": 1, "tasks": {"hotel": {"slots": {
     (HOTEL_EN, "size", "people"),  # the last word of the label
 ])
 def test_a_slot_named_by_its_label_or_last_word_is_that_slot(catalog, key, slot):
-    from dskit.commands import slot_by_word
+    from dskit.turn.commands import slot_by_word
 
     assert slot_by_word(catalog.tasks[next(iter(catalog.tasks))], key) == slot
 
@@ -686,7 +686,7 @@ def test_a_slot_named_by_its_label_or_last_word_is_that_slot(catalog, key, slot)
     (HOTEL, "名称"),  # a slot's own name is that slot, not another
 ])
 def test_no_slot_for_a_word_that_is_not_one_slots_last_word(catalog, key):
-    from dskit.commands import slot_by_word
+    from dskit.turn.commands import slot_by_word
 
     spec = catalog.tasks[next(iter(catalog.tasks))]
     assert slot_by_word(spec, key) == ""
@@ -694,7 +694,7 @@ def test_no_slot_for_a_word_that_is_not_one_slots_last_word(catalog, key):
 
 def test_the_values_under_a_slots_last_word_are_admitted_like_any_other():
     """"设施": "宽带上网" fills 酒店设施 (the user said it); "类型": "高档" is refused (the user did not)."""
-    from dskit.machine import step
+    from dskit.turn.machine import step
 
     catalog = {"version": 1, "tasks": {"酒店": {"label": "酒店", "slots": {
         "酒店类型": {"type": "string"}, "酒店设施": {"type": "string"}, "价格": {"type": "string"}}}}}
@@ -749,7 +749,7 @@ def test_a_taxi_may_leave_from_the_hotel_and_two_tasks_may_share_a_date():
 ])
 def test_which_slots_name_their_task(task, name, label, named):
     """The name of the thing the task is about, never a person's: one person may be in every task."""
-    from dskit.admission import is_name_slot
+    from dskit.rules.admission import is_name_slot
 
     catalog = load_catalog({"version": 1, "tasks": {task: {"label": task, "slots": {
         name: {"type": "string", **({"label": label} if label else {})}}}}})
@@ -847,7 +847,7 @@ def test_a_bit_is_neither_next_week_nor_one():
     """"查一下周六": the 下 of 一下 ("a bit") is not "next", and 一下 counts nothing."""
     from datetime import date
 
-    from dskit.grounding import dates_in, numbers_in
+    from dskit.rules.grounding import dates_in, numbers_in
     assert dates_in("查一下周六北京天气", date(2026, 12, 2)) == dates_in("周六", date(2026, 12, 2))
     assert dates_in("下周六", date(2026, 12, 2)) == {"2026-12-12"}
     assert numbers_in("帮我看一下", counts=True) == set()
@@ -858,14 +858,14 @@ def test_a_bit_is_neither_next_week_nor_one():
                                   "差一点忘了"])
 def test_a_bit_is_not_one_oclock(text):
     """"安静一点的" (a bit quieter) had the 1.5B booking's time moved to 13:00 by the time backup."""
-    from dskit.grounding import times_in
+    from dskit.rules.grounding import times_in
     assert times_in(text) == set()
 
 
 @pytest.mark.parametrize("text, clock", [("还是一点吧", "13:00"), ("下午一点", "13:00"), ("明天一点", "13:00"), ("一点半", "13:30"),
                                          ("一点钟", "13:00"), ("到一点", "13:00"), ("一点", "13:00"), ("凌晨一点", "01:00")])
 def test_one_oclock_is_still_one_oclock(text, clock):
-    from dskit.grounding import times_in
+    from dskit.rules.grounding import times_in
     assert clock in times_in(text)
 
 
@@ -1032,7 +1032,7 @@ def test_the_pasted_state_node_takes_these_rules_as_the_engine_does():
     ``dataclasses.replace`` on the evidence worked in the engine and made the pasted node fall back
     ("not understood") on the late start. Each conversation here runs through code_nodes/state.py (as
     generated; a staleness test keeps it so) and through the engine, turn by turn, to the same outputs."""
-    from dskit.nodes import state_node
+    from dskit.surfaces.nodes import state_node
     from dskit.tooling.codegen.sandbox import main_in_process
     pasted = main_in_process((ROOT / "code_nodes" / "state.py").read_text(encoding="utf-8"), "recall_state")
     late = [{**_LATE_RENTAL[0], "slots": {"date": "周六", "phone": "13905718888"}}, _LATE_RENTAL[1]]
@@ -1093,7 +1093,7 @@ def test_a_near_match_keeps_the_order_of_the_users_words(value, said, grounded):
 def test_a_number_keeps_the_bound_the_user_said_it_with(value, said, stored):
     """CrossWOZ users say "评分4.5分以上"; the 1.5B model writes "4.5以上", "4.5" or ">=4.5". The bound is
     the wish (at least 4.5): a free-text value that is only that number takes the user's words for it."""
-    from dskit.admission import users_spelling
+    from dskit.rules.admission import users_spelling
     assert users_spelling(value, said) == stored
 
 
@@ -1138,7 +1138,7 @@ def test_a_yes_to_a_task_nobody_opened_starts_nothing_the_message_does_not_ask_f
 # ---------------------------------------------------------------- a stated value kept whole
 
 def _spec(catalog: dict, task: str, slot: str):
-    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    from dskit.catalog.catalog import load_catalog as _load  # noqa: PLC0415
     spec = _load(catalog).tasks[task]
     return spec, spec.slots[slot]
 
@@ -1152,7 +1152,7 @@ def _spec(catalog: dict, task: str, slot: str):
 def test_a_value_the_user_stated_after_the_slots_word_is_kept_whole(catalog, task, slot, said, model, kept):
     """The model that keeps only the end of what the user stated as the value ("没有信号" of "电视没有
     信号") loses what the slot needs; the user's whole clause is the value."""
-    from dskit.admission import stated_whole
+    from dskit.rules.admission import stated_whole
     assert stated_whole(*_spec(catalog, task, slot), model, said) == kept
 
 
@@ -1167,13 +1167,13 @@ def test_a_value_the_user_stated_after_the_slots_word_is_kept_whole(catalog, tas
     (RESTAURANT, "book_restaurant", "area", "区域是老城市中心", "市中心"),       # an option stays the option
 ])
 def test_a_value_not_stated_whole_stays_as_the_model_wrote_it(catalog, task, slot, said, model):
-    from dskit.admission import stated_whole
+    from dskit.rules.admission import stated_whole
     assert stated_whole(*_spec(catalog, task, slot), model, said) == model
 
 
 def test_a_value_kept_whole_stays_within_the_slots_length():
-    from dskit.admission import stated_whole
-    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    from dskit.rules.admission import stated_whole
+    from dskit.catalog.catalog import load_catalog as _load  # noqa: PLC0415
     task = _load({"version": 1, "tasks": {"repair": {"label": "报修", "slots": {
         "fault": {"type": "string", "label": "故障现象", "max_length": 6}}}}}).tasks["repair"]
     assert stated_whole(task, task.slots["fault"], "没有拨号音", "故障是固话没有拨号音") == "没有拨号音"
@@ -1181,8 +1181,8 @@ def test_a_value_kept_whole_stays_within_the_slots_length():
 
 def test_a_piece_of_a_label_another_slot_has_too_states_no_value():
     """"酒店" begins 酒店名称 and 酒店设施 alike: "这个酒店是…" states neither's value."""
-    from dskit.admission import stated_whole
-    from dskit.catalog import load_catalog as _load  # noqa: PLC0415
+    from dskit.rules.admission import stated_whole
+    from dskit.catalog.catalog import load_catalog as _load  # noqa: PLC0415
     hotel = _load({"version": 1, "tasks": {"hotel": {"label": "酒店", "slots": {
         "name": {"type": "string", "label": "酒店名称"}, "facility": {"type": "string", "label": "酒店设施"}}}}})
     task = hotel.tasks["hotel"]
@@ -1258,5 +1258,5 @@ def test_evidence_keeping_some_recent_turns_keeps_every_other_field():
                                               ("我还想规划一下五一去厦门的行程", False),
                                               ("ok then, plan a trip to Xiamen", False)])
 def test_a_message_points_back_by_a_reference_or_an_earlier_time_or_place(message, back):
-    from dskit.cues import points_back
+    from dskit.rules.cues import points_back
     assert points_back(message) is back

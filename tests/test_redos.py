@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-from dskit.catalog import SlotSpec, coerce_slot_value, load_catalog, validate_catalog, CatalogError
-from dskit.redos import redos_problem
+from dskit.catalog.catalog import SlotSpec, coerce_slot_value, load_catalog, validate_catalog, CatalogError
+from dskit.base.redos import redos_problem
 from dskit.tooling.codegen.sandbox import sandbox_python
 
 # Each of these makes re backtrack exponentially (or as n^3) on a failing text.
@@ -98,7 +98,7 @@ def test_numbers_and_booleans_never_scan_long_text(monkeypatch):
             scanned.append(len(text))
             return real_sub(self.compiled, repl, text, count)
 
-    import dskit.catalog as catalog_module
+    import dskit.catalog.catalog as catalog_module
     monkeypatch.setattr(catalog_module, "_NUMBER_SUFFIX_RE", Spy(catalog_module._NUMBER_SUFFIX_RE))
     for slot_type in ("integer", "number", "boolean"):
         ok, _, reason = coerce_slot_value(SlotSpec(name="n", type=slot_type), " " * 100_000 + "3")
@@ -111,7 +111,7 @@ def test_the_check_agrees_on_the_sandboxes_python_310():
     python = sandbox_python()
     if python is None:
         pytest.skip("no Python 3.10 interpreter here (dify-sandbox releases run 3.10; set DSKIT_SANDBOX_PYTHON)")
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); from dskit.redos import redos_problem; "
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); from dskit.base.redos import redos_problem; "
             "print(json.dumps([bool(redos_problem(p)) for p in json.loads(sys.argv[2])]))")
     patterns = [p for p in CATASTROPHIC + SAFE if "(?>" not in p and "++" not in p]  # 3.11+ syntax
     out = subprocess.run([python, "-c", code, str(ROOT), json.dumps(patterns)], capture_output=True, text=True,

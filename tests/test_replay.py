@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.catalog import NAME_RE, validate_catalog
+from dskit.catalog.catalog import NAME_RE, validate_catalog
 from dskit.tooling.cli import main
 from dskit.tooling.replay import replay_crosswoz, replay_risawoz
 from dskit.tooling.replay.crosswoz import DIRECT_SLOTS, apply_user_acts, crosswoz_schema, load_crosswoz

@@ -52,7 +52,7 @@ def run(capsys, argv: list[str], steps: tuple) -> tuple[int, dict, int]:
 def test_a_perfect_model_teacher_forced_is_held_back_only_by_grounding(capsys) -> None:
     """Perfect commands reproduce the gold states except where grounding cannot trace a value to the
     user: 9 of the sample's 90 turns lost a value the user took from the system's reply ("就这家吧" after
-    a recommended name) until offered values (dskit.offers) counted as evidence; 6 are still lost (values
+    a recommended name) until offered values (dskit.rules.offers) counted as evidence; 6 are still lost (values
     the wizard relaxed by itself, or offered in a reply the replay does not pass on). A floor: accepting
     more of what the user did say may only raise it."""
     dialogues = load_crosswoz(str(CROSSWOZ))

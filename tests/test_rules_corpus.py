@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 import pytest
 
 import rules_corpus as rc
-from dskit.machine import step
-from dskit.state import load_state
+from dskit.turn.machine import step
+from dskit.state.state import load_state
 
 
 @pytest.fixture(scope="module")

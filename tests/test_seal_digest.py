@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dskit.integrity import DIGEST_CHARS, digest, seal, seal_of, seal_problem, sha256_hex
+from dskit.state.integrity import DIGEST_CHARS, digest, seal, seal_of, seal_problem, sha256_hex
 from dskit.tooling.generated import REPO_ROOT
 from dskit.tooling.codegen.sandbox import dify_program, sandbox_python
 

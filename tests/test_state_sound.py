@@ -1,4 +1,4 @@
-"""A state text the engine wrote is read back as it is (dskit.state.sound_body), and only such a text.
+"""A state text the engine wrote is read back as it is (dskit.state.state.sound_body), and only such a text.
 
 Why it may be: the repairs on load and ``reconcile_state`` change nothing in the engine's own output
 held to the same catalog text. These tests show that on every state the scenario suites and a few
@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dskit import machine
-from dskit import state as state_module
-from dskit.catalog import load_catalog
-from dskit.machine import step
-from dskit.nodes import state_node
-from dskit.state import SOUND_KEY, STATE_RULES, load_state, reconcile_state, sound_body
+from dskit.turn import machine
+from dskit.state import state as state_module
+from dskit.catalog.catalog import load_catalog
+from dskit.turn.machine import step
+from dskit.surfaces.nodes import state_node
+from dskit.state.state import SOUND_KEY, STATE_RULES, load_state, reconcile_state, sound_body
 from dskit.tooling.dslbuild.flows import default_catalog
 from dskit.tooling.dslrun.scenarios import load_scenarios
 from test_engine_properties import CATALOG, understandings
@@ -152,27 +152,31 @@ def test_a_dict_decoded_from_a_state_writes_back_the_same_text():
     assert state_module.dump_state(json.loads(text)) == text
 
 
-# The source of the rules a sound state skips: dskit/state.py (the repairs on load, reconcile_state and
-# what they call), the slot value coercion of dskit/catalog.py (reconcile_state holds values to it) and
-# the stages of dskit/records.py, and dskit/text.py (a slot value loses its control characters there).
+# The source of the rules a sound state skips: dskit/state/state.py (the repairs on load, reconcile_state and
+# what they call), the slot value coercion of dskit/catalog/catalog.py (reconcile_state holds values to it) and
+# the stages of dskit/state/records.py, and dskit/base/text.py (a slot value loses its control characters there);
+# since issue 38 also dskit/state/taskstack.py (the only writer of a task: the value history's bounds live
+# there) and dskit/base/numerals.py (the catalog's coercion reads numbers by its grammar): STATE_RULES 2.
 # Recorded with STATE_RULES; when it changes, the rules may have: bump STATE_RULES (marks made under the
 # old rules then never hold) and record the new digest here. Re-recorded without a bump when the value
-# coercion took its control-character pattern from dskit/text.py (the same character class).
-RULES_DIGEST = {1: "f63c4078b5be9b51"}
+# coercion took its control-character pattern from dskit/base/text.py (the same character class).
+RULES_DIGEST = {1: "f63c4078b5be9b51", 2: "4fe1e383bbe70894"}
 
 
 def _rules_source() -> str:
-    catalog = (ROOT / "dskit" / "catalog.py").read_text(encoding="utf-8")
-    return ((ROOT / "dskit" / "state.py").read_text(encoding="utf-8")
+    catalog = (ROOT / "dskit" / "catalog" / "catalog.py").read_text(encoding="utf-8")
+    return ((ROOT / "dskit" / "state" / "state.py").read_text(encoding="utf-8")
             + catalog[catalog.index("\ndef confirm_default("):catalog.index("\ndef catalog_compact(")]
-            + (ROOT / "dskit" / "records.py").read_text(encoding="utf-8")
-            + (ROOT / "dskit" / "text.py").read_text(encoding="utf-8"))
+            + (ROOT / "dskit" / "state" / "records.py").read_text(encoding="utf-8")
+            + (ROOT / "dskit" / "base" / "text.py").read_text(encoding="utf-8")
+            + (ROOT / "dskit" / "state" / "taskstack.py").read_text(encoding="utf-8")
+            + (ROOT / "dskit" / "base" / "numerals.py").read_text(encoding="utf-8"))
 
 
 def test_changing_the_rules_bumps_their_version():
     found = hashlib.sha256(_rules_source().encode()).hexdigest()[:16]
     assert RULES_DIGEST.get(STATE_RULES) == found, (
-        f"dskit/state.py, the value coercion of dskit/catalog.py, dskit/records.py or dskit/text.py changed "
+        f"dskit/state/state.py, the value coercion of dskit/catalog/catalog.py, dskit/state/records.py or dskit/base/text.py changed "
         f"(digest {found}): "
         f"if what a repair or reconcile_state does changed, bump STATE_RULES; either way record "
         f"{{{STATE_RULES}: {found!r}}} in RULES_DIGEST")
@@ -203,7 +207,7 @@ def _forged(body: dict) -> str:
 
 @pytest.mark.parametrize("body", _FORGED_BODIES)
 def test_no_node_raises_on_a_forged_mark_over_a_broken_state(body):
-    from dskit import nodes
+    from dskit.surfaces import nodes
 
     catalog = json.dumps(default_catalog(), ensure_ascii=False)
     forged = _forged(body)
@@ -226,7 +230,7 @@ def test_no_node_raises_on_a_forged_mark_over_a_broken_state(body):
 
 
 def test_a_node_that_fails_on_a_marked_text_reads_it_again_without_the_mark(monkeypatch):
-    from dskit import nodes
+    from dskit.surfaces import nodes
 
     text = _booking()
     seen = []

@@ -13,11 +13,11 @@ import json
 import pytest
 
 from conftest import load_example_catalog
-from dskit.machine import record_result
-from dskit.views import execute_reply
-from dskit.nodes import execute_reply_node, result_node, state_node
-from dskit.views import state_text
-from dskit.catalog import load_catalog
+from dskit.turn.machine import record_result
+from dskit.state.views import execute_reply
+from dskit.surfaces.nodes import execute_reply_node, result_node, state_node
+from dskit.state.views import state_text
+from dskit.catalog.catalog import load_catalog
 from enginekit import Dialogue, cmd, set_, start
 from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
 from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke

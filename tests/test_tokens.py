@@ -1,4 +1,4 @@
-"""The token estimator (dskit.tokens): cheap, monotone, nearly additive, never raising."""
+"""The token estimator (dskit.base.tokens): cheap, monotone, nearly additive, never raising."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dskit.tokens import TOKEN_WEIGHTS, estimate_tokens, token_counts, truncate_to_tokens
+from dskit.base.tokens import TOKEN_WEIGHTS, estimate_tokens, token_counts, truncate_to_tokens
 
 MIXED = st.text(alphabet=st.sampled_from(list("订餐明天晚上七点北京，。？！ab cdXYZ0123:-\n\t😀é")), max_size=200)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dskit.tokens import TOKEN_WEIGHTS
+from dskit.base.tokens import TOKEN_WEIGHTS
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

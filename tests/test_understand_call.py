@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("yaml")
 
-from dskit.nodes import context_node  # noqa: E402
+from dskit.surfaces.nodes import context_node  # noqa: E402
 from dskit.tooling.llm import Completion, LLMError  # noqa: E402
 from dskit.tooling.llm import understand as understand_module  # noqa: E402
 from dskit.tooling.llm.understand import understand, understand_parameters  # noqa: E402

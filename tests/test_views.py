@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
-from dskit.catalog import load_catalog
-from dskit.context import CONTEXT_HEADERS
-from dskit.history import append_turn
-from dskit.machine import step
-from dskit.node_io import node_types
-from dskit.nodes import MEMORY_OUTPUTS, REPLY_OUTPUTS, STATE_NODE_OUTPUTS, context_node, state_node
-from dskit.prompts import understanding_prompt
-from dskit.views import WORKFLOW_OUTPUTS, history_tag, state_text, value_text
+from dskit.catalog.catalog import load_catalog
+from dskit.context.context import CONTEXT_HEADERS
+from dskit.context.history import append_turn
+from dskit.turn.machine import step
+from dskit.surfaces.node_io import node_types
+from dskit.surfaces.nodes import MEMORY_OUTPUTS, REPLY_OUTPUTS, STATE_NODE_OUTPUTS, context_node, state_node
+from dskit.context.prompts import understanding_prompt
+from dskit.state.views import WORKFLOW_OUTPUTS, history_tag, state_text, value_text
 from enginekit import Dialogue, cmd, set_, start
 from dskit.tooling.dslrun.plugin_daemon import FakeDaemon
 from dskit.tooling.dslrun.plugin_tools import PLUGIN_ROOT, invoke

@@ -18,11 +18,11 @@ import logging
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
-from dskit.catalog import Catalog, CatalogError, load_catalog
-from dskit.machine import catalog_mark
-from dskit.messages import msg, norm_lang
-from dskit.state import MAX_STATE_CHARS, load_state
-from dskit.views import failed_outputs, workflow_outputs
+from dskit.catalog.catalog import Catalog, CatalogError, load_catalog
+from dskit.turn.machine import catalog_mark
+from dskit.base.messages import msg, norm_lang
+from dskit.state.state import MAX_STATE_CHARS, load_state
+from dskit.state.views import failed_outputs, workflow_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ MAX_SHORT_CHARS = 2_000
 MAX_HISTORY_CHARS = 400_000
 
 def t(key: str, lang: str | None, **values: Any) -> str:
-    """A parameter-error text in ``lang`` (zh by default): ``tool_<key>`` in dskit/messages.py."""
+    """A parameter-error text in ``lang`` (zh by default): ``tool_<key>`` in dskit/base/messages.py."""
     return msg(f"tool_{key}", lang or "zh", **values)
 
 
@@ -122,10 +122,10 @@ def bool_param(params: Mapping[str, Any], name: str, lang: str | None, *, defaul
 
     Why strict: a guess is silently unsafe either way (reading "成功" as false re-runs a booked task,
     reading "否" as true wipes a memory). ``outcome`` adds an API's words and HTTP status codes
-    (:func:`dskit.node_io.outcome`). Missing or blank: ``default``, or "must not be empty" without one.
+    (:func:`dskit.surfaces.node_io.outcome`). Missing or blank: ``default``, or "must not be empty" without one.
     The YAML declares such parameters as ``string`` so the host hands the raw value over (docs/plugin.md).
     """
-    from dskit.node_io import outcome as read_outcome
+    from dskit.surfaces.node_io import outcome as read_outcome
 
     value = params.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -179,12 +179,12 @@ def state_param(params: Mapping[str, Any], lang: str | None, name: str = "sys_co
 
 
 def grounding_params(params: Mapping[str, Any], lang: str | None) -> dict[str, Any]:
-    """``step``'s grounding inputs, built by :func:`dskit.turn_inputs.turn_inputs` exactly as the state
+    """``step``'s grounding inputs, built by :func:`dskit.surfaces.turn_inputs.turn_inputs` exactly as the state
     code node builds them (one message limit, one reference-date rule): the user's message (required:
     a missing or blank one is refused, never taken as "grounding off"), their recent messages and the
     assistant's last reply from the history, and the reference date (empty: today).
     docs/grounding.md."""
-    from dskit.turn_inputs import MAX_QUERY_CHARS, turn_inputs
+    from dskit.surfaces.turn_inputs import MAX_QUERY_CHARS, turn_inputs
 
     query = text_param(params, "query", lang, max_chars=MAX_QUERY_CHARS)
     if not query.strip():  # an Agent can omit it: grounding must never be switched off by silence
@@ -278,7 +278,7 @@ def echo_state(params: Mapping[str, Any], name: str = "sys_context_str") -> str:
 
 
 def decision_payload(result: Any, catalog: Catalog, conversation_id: Any = "") -> dict:
-    """What the state tools return for a :class:`dskit.machine.TurnResult`: :func:`dskit.views.workflow_outputs`,
+    """What the state tools return for a :class:`dskit.turn.machine.TurnResult`: :func:`dskit.state.views.workflow_outputs`,
     the same names and values the state code node has (its objects and arrays are JSON text there,
     objects here); the new state is not decoded again. ``conversation_id`` (the tool session's) keys an
     execution for the task API (``execute_key``)."""

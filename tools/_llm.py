@@ -20,7 +20,7 @@ _TEXTS = {
 
 
 def _t(key: str, lang: str | None, **values: Any) -> str:
-    from dskit.messages import norm_lang
+    from dskit.base.messages import norm_lang
 
     return _TEXTS[norm_lang(lang)][key].format(**values)
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dskit.memory import MEMORY_TYPES, MemoryStore, memory_type, memory_user_id
-from dskit.messages import memory_msg
+from dskit.context.memory import MEMORY_TYPES, MemoryStore, memory_type, memory_user_id
+from dskit.base.messages import memory_msg
 from tools._common import ParamError, t, text_param
 
 

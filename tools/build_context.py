@@ -6,8 +6,8 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
-from dskit.messages import norm_lang
+from dskit.context.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS, assemble_context
+from dskit.base.messages import norm_lang
 from tools._common import MAX_HISTORY_CHARS, catalog_param, choice_param, int_param, run_tool, text_param
 
 _BIG = 1_000_000

@@ -1,7 +1,7 @@
 """compress_history: append the new turn, keep the window, roll what leaves it into the summary.
 
 The summary is written by the model the user picked (``model``), else extractively (no model).
-A model's summary is checked by ``dskit.summary.summary_accept``: refused, empty or bloated answers
+A model's summary is checked by ``dskit.context.summary.summary_accept``: refused, empty or bloated answers
 fall back to the extractive merge, and values the model dropped are added back.
 
 There is no "workspace default model" option any more: Dify's built-in summary call
@@ -17,9 +17,9 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.history import HISTORY_MAX_BYTES, HISTORY_MAX_TURNS, history_update, parse_history
-from dskit.messages import norm_lang
-from dskit.summary import SUMMARY_MAX_TOKENS, summary_accept
+from dskit.context.history import HISTORY_MAX_BYTES, HISTORY_MAX_TURNS, history_update, parse_history
+from dskit.base.messages import norm_lang
+from dskit.context.summary import SUMMARY_MAX_TOKENS, summary_accept
 from tools._common import MAX_HISTORY_CHARS, choice_param, int_param, run_tool, text_param
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param
 

@@ -6,8 +6,8 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.gaps import find_gaps
-from dskit.state import load_state
+from dskit.state.gaps import find_gaps
+from dskit.state.state import load_state
 from tools._common import ParamError, catalog_param, state_param, t, text_param, run_tool
 
 

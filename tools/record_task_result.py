@@ -6,9 +6,9 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.machine import record_result
-from dskit.messages import norm_lang
-from dskit.state import load_state
+from dskit.turn.machine import record_result
+from dskit.base.messages import norm_lang
+from dskit.state.state import load_state
 from tools._common import ParamError, bool_param, echo_state, json_param, run_tool, state_param, t, text_param
 
 

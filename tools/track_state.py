@@ -1,6 +1,6 @@
 """track_state: seed 000's whole loop in one call — understand with the user's model, then step.
 
-The model gets the understanding prompt of :func:`dskit.prompts.understanding_prompt` — byte for byte
+The model gets the understanding prompt of :func:`dskit.context.prompts.understanding_prompt` — byte for byte
 what the code-node Chatflow's context node builds from the same state, history and summary. An
 unusable answer is retried once with the reason; then the state machine applies it. The result is
 update_dialogue_state's, plus the raw understanding, the number of model calls and their token usage.
@@ -12,11 +12,11 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.machine import run_turn
-from dskit.messages import norm_lang
-from dskit.prompts import understanding_prompt
-from dskit.turn_inputs import MAX_QUERY_CHARS
-from dskit.understanding import parse_understanding
+from dskit.turn.machine import run_turn
+from dskit.base.messages import norm_lang
+from dskit.context.prompts import understanding_prompt
+from dskit.surfaces.turn_inputs import MAX_QUERY_CHARS
+from dskit.turn.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
                            grounding_params, run_tool, session_conversation, state_param,
                            text_param)

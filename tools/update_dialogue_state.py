@@ -6,7 +6,7 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.machine import run_turn
+from dskit.turn.machine import run_turn
 from tools._common import (MAX_UNDERSTANDING_CHARS, catalog_param, decision_defaults, decision_payload,
                            grounding_params, run_tool, session_conversation, state_param,
                            text_param)

@@ -1,7 +1,7 @@
 """docs/design.png: the engine's modules (read from the source) and one turn's data flow.
 
 ``python -m dskit.tooling.design_figure docs/design.png`` redraws it. The module panel is computed:
-every ``dskit/*.py`` is a box, every ``from .module import`` an arrow, rows by import depth (a module
+every engine module (``dskit/<part>/*.py``) is a box coloured by its part, every relative import an arrow, rows by import depth (a module
 sits above everything it imports), so the picture cannot show a module or an import that is not
 there. The turn panel is the sequence of docs/design.md's "One turn" table.
 """
@@ -13,23 +13,22 @@ import sys
 from pathlib import Path
 
 ENGINE_DIR = Path(__file__).resolve().parents[1]
-# Colour by what a module is about (docs/design.md, "Module map"); a module missing here is grey.
-GROUPS = {
-    "reads and checks": ("#dbe9f6", ("records", "limits", "catalog", "redos", "catalog_lint", "jsonish",
-                                     "understanding", "state", "gaps", "grounding", "cues", "wordfind", "matching", "integrity",
-                                     "taskstack")),
-    "the turn": ("#cfe3d8", ("turn", "turn_inputs", "slot_writes", "admission", "offers", "backup", "commands",
-                             "subtasks", "decide", "machine")),
-    "views": ("#fde9c9", ("views", "prompts", "messages", "text")),
-    "conversation memory": ("#e2f0d9", ("history", "noise", "summary", "tokens", "context")),
-    "code nodes": ("#eadcf4", ("node_io", "nodes", "classic")),
-    "plugin memory": ("#f4dcdc", ("memory", "memory_storage", "sensitive", "kvdoc")),
+# Colour by the part a module belongs to: its folder (dskit/<part>/, each opening with what it holds and
+# what it may import). A module outside a part folder has no colour (tests/test_design_figure.py fails).
+PARTS = {
+    "base": ("#eeeeee", "base"),
+    "catalog": ("#dbe9f6", "catalog"),
+    "state": ("#fde9c9", "state"),
+    "rules": ("#f4dcdc", "rules (readers, admission)"),
+    "turn": ("#cfe3d8", "turn (commands, effects, reducer, decision)"),
+    "context": ("#e2f0d9", "context (history, summary, prompt, memory)"),
+    "surfaces": ("#eadcf4", "surfaces (code nodes)"),
 }
 TURN = [
     ("user message + sys_context_str, history, summary, catalog", "Dify variables / tool parameters"),
     ("the model's view: catalog, state view, memory, summary, recent turns, message", "prompts.understanding_prompt"),
     ("LLM -> {rewritten_query, commands}", "one call; parsed by understanding"),
-    ("apply what the user said (grounding), in a fixed order; decide", "machine.step"),
+    ("typed commands -> proposed effects -> admission's named rules -> one reducer; decide", "machine.step"),
     ("next_action, question, execute_payload, ...", "views.workflow_outputs"),
     ("ask / confirm / execute -> task API -> record_result / faq / chitchat / handoff", "the Chatflow or your workflow"),
     ("append the turn; what leaves the window -> summary", "history.history_update"),
@@ -37,15 +36,25 @@ TURN = [
 ]
 
 
+def engine_parts(engine_dir: Path = ENGINE_DIR) -> dict[str, str]:
+    """{module: its part folder} for every engine module (the tooling and package files left out); a
+    module directly in dskit/ belongs to no part ("")."""
+    parts: dict[str, str] = {}
+    for path in sorted(engine_dir.rglob("*.py")):
+        rel = path.relative_to(engine_dir).parts
+        if rel[0] != "tooling" and path.stem not in ("__init__", "__main__"):
+            parts[path.stem] = rel[0] if len(rel) > 1 else ""
+    return parts
+
+
 def engine_imports(engine_dir: Path = ENGINE_DIR) -> dict[str, set[str]]:
-    """{module: the engine modules it imports}, for every dskit/*.py but the package files."""
+    """{module: the engine modules it imports} (``from .cues``, ``from ..base.text``: the module's name)."""
     graph: dict[str, set[str]] = {}
-    for path in sorted(engine_dir.glob("*.py")):
-        if path.stem in ("__init__", "__main__"):
-            continue
+    for name, part in engine_parts(engine_dir).items():
+        path = engine_dir / part / f"{name}.py" if part else engine_dir / f"{name}.py"
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        graph[path.stem] = {node.module for node in tree.body
-                            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+        graph[name] = {node.module.rpartition(".")[2] for node in tree.body
+                       if isinstance(node, ast.ImportFrom) and node.level and node.module}
     return graph
 
 
@@ -79,8 +88,8 @@ def reduced(graph: dict[str, set[str]]) -> dict[str, set[str]]:
             for name, deps in graph.items()}
 
 
-def _colour(name: str) -> str:
-    return next((colour for colour, members in GROUPS.values() if name in members), "#eeeeee")
+def _colour(part: str) -> str:
+    return PARTS[part][0] if part in PARTS else "#ffffff"
 
 
 def draw(out: Path, engine_dir: Path = ENGINE_DIR) -> None:
@@ -91,6 +100,7 @@ def draw(out: Path, engine_dir: Path = ENGINE_DIR) -> None:
     from matplotlib.patches import FancyBboxPatch, Patch  # noqa: PLC0415
 
     graph = engine_imports(engine_dir)
+    part_of = engine_parts(engine_dir)
     rows = layers(graph)
     fig, (turn_ax, mod_ax) = plt.subplots(1, 2, figsize=(17, 9.5), gridspec_kw={"width_ratios": [1, 1.35]})
     for ax in (turn_ax, mod_ax):
@@ -109,7 +119,7 @@ def draw(out: Path, engine_dir: Path = ENGINE_DIR) -> None:
             turn_ax.annotate("", xy=(0.5, y + 0.34), xytext=(0.5, y + 0.66),
                              arrowprops={"arrowstyle": "->", "color": "#555555"})
 
-    mod_ax.set_title("Engine modules (dskit/*.py): a module sits above what it imports\n"
+    mod_ax.set_title("Engine modules (dskit/<part>/*.py, coloured by part): a module sits above what it imports\n"
                      "(arrows: imports, those implied by a longer chain left out)", fontsize=13, loc="left")
     width = max(len(row) for row in rows)
     mod_ax.set_xlim(-0.6, width - 0.4)
@@ -128,11 +138,11 @@ def draw(out: Path, engine_dir: Path = ENGINE_DIR) -> None:
                                         "shrinkA": 2, "shrinkB": 2})
     for name, (x, y) in where.items():
         mod_ax.add_patch(FancyBboxPatch((x - 0.45, y - 0.2), 0.9, 0.4, boxstyle="round,pad=0.02",
-                                        facecolor=_colour(name), edgecolor="#555555", zorder=3))
+                                        facecolor=_colour(part_of[name]), edgecolor="#555555", zorder=3))
         mod_ax.text(x, y, name, ha="center", va="center", fontsize=9 if len(name) > 10 else 9.5, zorder=4)
     mod_ax.legend(handles=[Patch(facecolor=colour, edgecolor="#555555", label=label)
-                           for label, (colour, _members) in GROUPS.items()],
-                  loc="lower center", bbox_to_anchor=(0.5, -0.08), ncol=len(GROUPS), fontsize=9, frameon=False)
+                           for colour, label in PARTS.values()],
+                  loc="lower center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=9, frameon=False)
     fig.tight_layout()
     fig.savefig(out, dpi=110, metadata={"Software": None})
     plt.close(fig)

@@ -380,9 +380,26 @@ def cassette_problems(root: Path) -> Iterator[str]:
                    f"(re-recorded?): run {REFRESH_REAL}")
 
 
+def _admission_table() -> str:
+    """docs/grounding.md's table of the admission rules: for each kind of effect, its rules in the order
+    they run, each with the first paragraph of its docstring (read from dskit/rules/admission.py, so the
+    page names every rule the engine runs and no other)."""
+    import inspect  # noqa: PLC0415
+
+    from dskit.rules import admission  # noqa: PLC0415 - the engine, read for its rules
+
+    rows = ["| effect proposed | rule (in order) | what it admits, refuses or asks |", "|---|---|---|"]
+    for kind, rules in admission.RULES.items():
+        for index, rule in enumerate(rules):
+            doc = (inspect.getdoc(rule) or "").split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+            doc = re.sub(r":(?:func|data|mod):`~?([^`]+)`", r"`\1`", doc)
+            rows.append(f"| {kind.__name__ if index == 0 else ''} | `{rule.__name__}` | {doc} |")
+    return "\n".join(rows)
+
+
 def figures(root: Path) -> dict[str, str]:
     """Every figure a page may mark, by name, formatted as the pages write it."""
-    out: dict[str, str] = {}
+    out: dict[str, str] = {"admission.rules": _admission_table()}
     context = _load(root, CONTEXT_RECORD)
     if context is not None:
         out.update(_context_figures("context", context["default"]))

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dskit.memory import MemoryStore
+from dskit.context.memory import MemoryStore
 from dskit.tooling.dslrun.plugin_daemon import FakeKV, FakeStorage
 
 USER = "race-user"

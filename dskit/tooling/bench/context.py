@@ -1,19 +1,19 @@
 """``dskit bench context``: prompt cost and confirmed-slot visibility over long conversations.
 
 Conversations are simulated from the example catalogs (restaurant + travel assistant) with the real
-engine (:func:`dskit.machine.step`): scripted booking-style turns whose commands set slots, confirm
+engine (:func:`dskit.turn.machine.step`): scripted booking-style turns whose commands set slots, confirm
 and correct, interleaved with seeded filler chat (greetings, thanks, venting, FAQ questions with
 long answers, repeated questions). For each length, three prompts are measured:
 
 - ``full``: the whole history, turns separated by ``---`` (the history variable's format);
 - ``window10``: a common history node that keeps the last 10 turns and drops the rest;
-- ``dskit``: :func:`dskit.context.assemble_context` over the state, the rolling summary and the
-  history variable maintained by :func:`dskit.history.history_update` (default settings).
+- ``dskit``: :func:`dskit.context.context.assemble_context` over the state, the rolling summary and the
+  history variable maintained by :func:`dskit.context.history.history_update` (default settings).
 
 "Confirmed slots" are the slot values the engine has recorded (open tasks, after corrections) plus
 the slots of every task it executed; one is visible when its value appears in the prompt text
 (numbers as standalone numbers; booleans are not counted). Tokens are estimated with
-:func:`dskit.tokens.estimate_tokens` (``--real`` counts with the Qwen2.5 vocabulary instead).
+:func:`dskit.base.tokens.estimate_tokens` (``--real`` counts with the Qwen2.5 vocabulary instead).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from dskit.catalog import load_catalog
-from dskit.context import CONTEXT_ZONE_BUDGETS, assemble_context
-from dskit.history import HISTORY_SEPARATOR, history_update
-from dskit.machine import record_result, step
-from dskit.state import filled_slots, load_state
-from dskit.tokens import estimate_tokens
-from dskit.views import history_tag
+from dskit.catalog.catalog import load_catalog
+from dskit.context.context import CONTEXT_ZONE_BUDGETS, assemble_context
+from dskit.context.history import HISTORY_SEPARATOR, history_update
+from dskit.turn.machine import record_result, step
+from dskit.state.state import filled_slots, load_state
+from dskit.base.tokens import estimate_tokens
+from dskit.state.views import history_tag
 
 REPO_DIR = Path(__file__).resolve().parents[3]
 CATALOGS = ("restaurant.json", "travel_assistant.json")

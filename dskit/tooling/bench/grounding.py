@@ -3,7 +3,7 @@
 A *perfect* model answers every user turn with exactly the gold state change of that turn (CrossWOZ's
 ``sys_state_init`` against the previous system turn's ``sys_state``), as ``start_task``/``set_slots``
 commands. The engine folds them grounded, as the Chatflow's state node does: in the user's message,
-their recent messages and the assistant's last reply (:func:`dskit.turn_inputs.turn_inputs`). Whatever
+their recent messages and the assistant's last reply (:func:`dskit.surfaces.turn_inputs.turn_inputs`). Whatever
 is lost is lost to grounding and the engine's policy — never to the model.
 
 Every gold change is classified by where its value came from, with CrossWOZ's own dialogue acts
@@ -34,9 +34,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dskit.grounding import fold
-from dskit.nodes import history_node
-from dskit.turn_inputs import turn_inputs
+from dskit.rules.grounding import fold
+from dskit.surfaces.nodes import history_node
+from dskit.surfaces.turn_inputs import turn_inputs
 
 from ..replay.crosswoz import crosswoz_schema, load_crosswoz, raw_state
 from ..replay.driver import EngineDriver, State, diff

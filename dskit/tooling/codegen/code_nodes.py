@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dskit.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
+from dskit.base.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
 from dskit.tooling.codegen.bundle import ENGINE_DIR, MainParam, bundle
 from dskit.tooling.codegen.deferred import eager_bytes
 from dskit.tooling.codegen.nodespecs import NODE_SPECS, NodeSpec
@@ -298,7 +298,7 @@ _COLD_TEXT = {
                  "wrote as it is (its `sound` mark holds, docs/state-format.md), so the repairs of a damaged "
                  "state are compiled only when one comes in (5 %). Cue words that were regular expressions "
                  "(what a message does, line breaks, bare values) are read with string methods "
-                 "(`dskit/wordfind.py`): re compiles each pattern in pure Python on every run (2 %). Dicts "
+                 "(`dskit/rules/wordfind.py`): re compiles each pattern in pure Python on every run (2 %). Dicts "
                  "of plain data (the messages, the output tables) are one JSON text read by `json.loads`: "
                  "Python's parser allocates its token records in blocks that double, and `state.py` had just "
                  "crossed 32,768 tokens (it is now below them: 3 %)."),
@@ -331,7 +331,7 @@ _COLD_TEXT = {
                  "（3%）。文档字符串和注释的编译开销只占 1% 和 0.3%，因此保留；但它们占 `state.py` 字节数的 28%，0.2.14 及以前的沙箱"
                  "要在解异或的循环里为它们付出每次 0.5–0.7 个空节点启动（Python 3.12–3.10）。普通轮次读回引擎自己写的状态文本时原样读取"
                  "（其 `sound` 标记成立，见 docs/state-format.md），修复损坏状态的代码只在真有损坏状态时才编译（5%）。原先用正则表达式查找的提示词（消息的作用、换行、裸值）"
-                 "改用字符串方法（`dskit/wordfind.py`）：re 每次运行都要用纯 Python 编译每个正则（2%）。纯数据的字典"
+                 "改用字符串方法（`dskit/rules/wordfind.py`）：re 每次运行都要用纯 Python 编译每个正则（2%）。纯数据的字典"
                  "（消息表、输出表）写成一段 JSON 文本，由 `json.loads` 读取：Python 解析器按倍增的块为记号分配记录，"
                  "`state.py` 刚刚超过 32,768 个记号（现已回到其下：3%）。"),
     },

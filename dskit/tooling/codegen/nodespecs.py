@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dskit.classic import CLASSIC_CLASSES
-from dskit.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
-from dskit.records import NEXT_ACTIONS
-from dskit.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
+from dskit.surfaces.classic import CLASSIC_CLASSES
+from dskit.context.context import CONTEXT_TOTAL_BUDGET, CONTEXT_ZONE_BUDGETS
+from dskit.state.records import NEXT_ACTIONS
+from dskit.base.limits import CODE_MAX_STRING_LENGTH, MIN_DIFY_VERSION
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class NodeSpec:
     name: str
     title_en: str
     title_zh: str
-    entry: str  # "dskit.nodes:state_node"
+    entry: str  # "dskit.surfaces.nodes:state_node"
     summary_en: str
     summary_zh: str
     inputs: tuple[NodeInput, ...]
@@ -122,7 +122,7 @@ def _s(name: str, en: str, zh: str) -> NodeOutput:
     return NodeOutput(name, "string", en, zh)
 
 
-# The classic classifier's non-task classes, as the adapter reads them (dskit/classic.py).
+# The classic classifier's non-task classes, as the adapter reads them (dskit/surfaces/classic.py).
 _CLASSES_ZH = " / ".join(c.label_zh for c in CLASSIC_CLASSES)
 _CLASSES_EN = " / ".join(f"{c.label_zh} ({c.label_en})" for c in CLASSIC_CLASSES)
 STATE_STR = Bind("conversation", "sys_context_str")
@@ -174,7 +174,7 @@ STATE = NodeSpec(
     name="state",
     title_en="State machine",
     title_zh="状态机",
-    entry="dskit.nodes:state_node",
+    entry="dskit.surfaces.nodes:state_node",
     summary_en="Applies the understanding LLM's commands to the task stack and decides the next action "
                "(ask a slot, confirm, execute, FAQ, chitchat, handoff, fallback).",
     summary_zh="把理解 LLM 输出的指令应用到任务栈上，并决定下一步动作（追问词槽、确认、执行、FAQ、闲聊、转人工、兜底）。",
@@ -300,7 +300,7 @@ CLASSIC_ADAPTER = NodeSpec(
     name="classic_adapter",
     title_en="Classic adapter (classifier + extractor)",
     title_zh="经典布局适配器（问题分类器 + 参数提取器）",
-    entry="dskit.nodes:classic_adapter_node",
+    entry="dskit.surfaces.nodes:classic_adapter_node",
     summary_en="For Chatflows built the classic way (question classifier, then parameter extractor): turns "
                "the class and the extracted parameters into the understanding the state node reads.",
     summary_zh="适用于经典布局的 Chatflow（问题分类器 → 参数提取器）：把分类结果和提取的参数转换成状态机节点读取的理解结果。",
@@ -333,7 +333,7 @@ RESULT = NodeSpec(
     name="result",
     title_en="Task result",
     title_zh="任务结果回写",
-    entry="dskit.nodes:result_node",
+    entry="dskit.surfaces.nodes:result_node",
     summary_en="After the execute branch called the task's API: records success or failure in the state; "
                "a failed task goes back on the stack, awaiting a retry.",
     summary_zh="执行分支调用接口之后：把成功或失败写回状态；失败的任务回到任务栈，等待重试。",
@@ -361,7 +361,7 @@ EXECUTE_REPLY = NodeSpec(
     name="execute_reply",
     title_en="Execute reply",
     title_zh="办理结果话术",
-    entry="dskit.nodes:execute_reply_node",
+    entry="dskit.surfaces.nodes:execute_reply_node",
     summary_en="The execute branch's reply: the task is done, it failed (never passed off as success; the "
                "task waits for a retry), or — with no task API configured — what would be done.",
     summary_zh="执行分支的回复：已办理完成、办理失败（绝不冒充成功，任务等待重试），或未配置任务接口时说明将要办理什么。",
@@ -446,7 +446,7 @@ HISTORY = NodeSpec(
     name="history",
     title_en="History (window + summary)",
     title_zh="对话历史（窗口 + 摘要）",
-    entry="dskit.nodes:history_node",
+    entry="dskit.surfaces.nodes:history_node",
     summary_en="Appends this turn to the history, keeps the last turns under a turn and byte cap (noise "
                "leaves first), and merges the turns that leave into the rolling summary instead of "
                "dropping them. Put it after the answer, at the end of the turn. Given the catalog and the state "
@@ -509,7 +509,7 @@ SUMMARY = NodeSpec(
     name="summary",
     title_en="Summary check (optional LLM summary)",
     title_zh="摘要校验（可选的 LLM 摘要）",
-    entry="dskit.nodes:summary_node",
+    entry="dskit.surfaces.nodes:summary_node",
     summary_en="Checks the summary LLM's answer: a refusal, an empty or a far-too-long answer falls back to "
                "the history node's summary, and values the LLM dropped are added back.",
     summary_zh="校验摘要 LLM 的输出：拒答、空或过长时退回历史节点的摘要；LLM 漏掉的数值会被补回。",
@@ -550,7 +550,7 @@ CONTEXT = NodeSpec(
     name="context",
     title_en="Context for the understanding LLM",
     title_zh="理解 LLM 的上下文",
-    entry="dskit.nodes:context_node",
+    entry="dskit.surfaces.nodes:context_node",
     summary_en="Builds the understanding LLM's prompt: the catalog in compact form, the state (never cut), "
                "memory, the summary and the recent turns without noise, within a token budget, then the "
                "user's latest message. Put it at the start of the turn, before the understanding LLM — or, with "
@@ -604,7 +604,7 @@ OUTCOME = NodeSpec(
     name="outcome",
     title_en="Task outcome (result + reply + memory)",
     title_zh="办理结果（回写 + 话术 + 记忆）",
-    entry="dskit.nodes:outcome_node",
+    entry="dskit.surfaces.nodes:outcome_node",
     summary_en="After the execute branch called the task's API, in one sandbox run: records success or failure "
                "in the state (a failed task waits for a retry), tells the user (never passing a failure off as "
                "success), and keeps the memory with the next prompt — `result.py`, `execute_reply.py` and "

@@ -41,7 +41,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dskit.limits import CODE_MAX_STRING_LENGTH
+from dskit.base.limits import CODE_MAX_STRING_LENGTH
 from dskit.tooling.codegen.pythons import GONE_AFTER_310, NEWER_THAN_310
 
 RESULT_TAG = "<<RESULT>>"
@@ -61,7 +61,7 @@ OUTPUT_TYPES = (
 @dataclass(frozen=True)
 class Limits:
     """Dify's code-node output limits (api/configs/feature defaults, same in graphon 0.8.0), with
-    the string cap of the oldest Dify we support (dskit/limits.py: 80,000 in 1.8.0; 400,000 since
+    the string cap of the oldest Dify we support (dskit/base/limits.py: 80,000 in 1.8.0; 400,000 since
     Dify PR #26592), so that a pasted node that 1.8 would fail fails in our runner too."""
 
     max_string_length: int = CODE_MAX_STRING_LENGTH

@@ -51,7 +51,7 @@ def _catalog_options(path: Path):  # noqa: ANN202 - a FlowOptions
     is not a valid catalog (every problem with its JSON path, as ``dskit validate`` prints them)."""
     import json  # noqa: PLC0415
 
-    from dskit.catalog import validate_catalog  # noqa: PLC0415
+    from dskit.catalog.catalog import validate_catalog  # noqa: PLC0415
     from dskit.tooling.commands.validate import read_catalog_text  # noqa: PLC0415
     from dskit.tooling.dslbuild.flows import FlowOptions  # noqa: PLC0415
 

@@ -31,7 +31,7 @@ def _catalog_option(path: Path) -> tuple[str, str] | None:
     """(catalog JSON, language) of ``--catalog``, or None after saying what is wrong with it."""
     import json
 
-    from dskit.catalog import CatalogError, load_catalog
+    from dskit.catalog.catalog import CatalogError, load_catalog
 
     try:
         text = path.read_text(encoding="utf-8-sig")

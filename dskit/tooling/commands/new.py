@@ -53,8 +53,8 @@ def _validate(path: Path) -> tuple[str | None, list[str]]:
     """(catalog text, warnings) as ``dskit validate`` sees them; text None after printing the problems."""
     import json  # noqa: PLC0415
 
-    from dskit.catalog import validate_catalog  # noqa: PLC0415
-    from dskit.catalog_lint import catalog_warnings  # noqa: PLC0415
+    from dskit.catalog.catalog import validate_catalog  # noqa: PLC0415
+    from dskit.catalog.catalog_lint import catalog_warnings  # noqa: PLC0415
     from dskit.tooling.commands.validate import read_catalog_text  # noqa: PLC0415
 
     try:

@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace, dataset: str, replay) -> int:
     shape (a list where an object belongs, no dialogues at all) fails deeper, so those errors are
     reported here as the file's problem too, never as a traceback.
     """
-    from dskit.catalog import CatalogError
+    from dskit.catalog.catalog import CatalogError
     from dskit.tooling.replay.data import DataError
 
     try:

@@ -2,7 +2,7 @@
 
 A file that cannot be checked at all (unreadable, not UTF-8, too large) is one line on stderr; a
 catalog with problems lists each with its JSON path. Either way the exit code is 1. A valid catalog
-may still get warnings (dskit.catalog_lint: example values a model would copy, slots without a
+may still get warnings (dskit.catalog.catalog_lint: example values a model would copy, slots without a
 display name, tasks that act without asking); warnings do not fail the check.
 """
 
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0 when every catalog is valid, 1 otherwise."""
     import json
 
-    from dskit.catalog import validate_catalog
-    from dskit.catalog_lint import catalog_warnings
+    from dskit.catalog.catalog import validate_catalog
+    from dskit.catalog.catalog_lint import catalog_warnings
 
     failed = False
     for name in args.catalog:

@@ -2,7 +2,7 @@
 
 The classic layout bakes the catalog into three places that must agree with ``TASK_CATALOG``: the
 question classifier's classes (one per task, plus the non-task classes of
-:data:`dskit.classic.CLASSIC_CLASSES`), the parameter extractor's parameters (one per slot name) and
+:data:`dskit.surfaces.classic.CLASSIC_CLASSES`), the parameter extractor's parameters (one per slot name) and
 the adapter code node's inputs (one per parameter, bound to the extractor). A hand edit that breaks
 one of them imports and runs, and then silently never starts a task or never fills a slot. Each rule
 returns ``(node, field, message)`` triples; :func:`dskit.tooling.dslbuild.check.check_dsl` makes
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dskit.catalog import Catalog, CatalogError, load_catalog
-from dskit.classic import GENERIC_TASK_CLASSES, TASK_PARAMETER_KEYS, class_of
+from dskit.catalog.catalog import Catalog, CatalogError, load_catalog
+from dskit.surfaces.classic import GENERIC_TASK_CLASSES, TASK_PARAMETER_KEYS, class_of
 
 Found = tuple[str, str, str]
 MODEL_NODE_TYPES = ("llm", "question-classifier", "parameter-extractor")

@@ -30,7 +30,7 @@ CONVERSATION_VARIABLES = (
                                             "(task stack, slots, slot history) as JSON."),
 )
 
-# The next turn's prompt (dskit.nodes.next_prompt), written with the state by one assigner, so a prompt never
+# The next turn's prompt (dskit.surfaces.nodes.next_prompt), written with the state by one assigner, so a prompt never
 # outlives the state it shows; a new conversation's starts as the file's prompt for an empty conversation.
 PROMPT_VARIABLES = {
     "prompt_system": ConversationVariable(

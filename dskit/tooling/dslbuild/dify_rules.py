@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dskit.limits import CODE_MAX_STRING_LENGTH
+from dskit.base.limits import CODE_MAX_STRING_LENGTH
 from dskit.tooling.dslbuild.dify_versions import BOOLEANS_SINCE, Target, confirmation_needed, dsl_version_for
 from dskit.tooling.dslbuild.problems import Problem
 

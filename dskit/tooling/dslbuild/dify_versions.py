@@ -1,6 +1,6 @@
 """Which Dify release accepts what: the DSL version each release writes, and the features we use.
 
-The files in ``dsl/`` target the project's minimum Dify (:data:`dskit.limits.MIN_DIFY_VERSION`,
+The files in ``dsl/`` target the project's minimum Dify (:data:`dskit.base.limits.MIN_DIFY_VERSION`,
 1.8.0: the first release whose code nodes and if-else conditions take booleans, langgenius/dify
 PR #24437). ``dskit gen --dify-version X.Y`` builds them for another release, and
 ``dskit check-dsl --dify-version X.Y`` reports what a file needs beyond that release.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dskit.limits import MIN_DIFY_VERSION
+from dskit.base.limits import MIN_DIFY_VERSION
 
 Release = tuple[int, int]
 

@@ -8,7 +8,7 @@ Both start the same way, with nothing but the model before the model:
 
 The understanding prompt up to the message depends only on what a turn leaves behind (the state, the
 history, the summary), so the node that keeps the memory builds it when a turn ends
-(:func:`dskit.nodes.next_prompt`, the very text of :func:`dskit.prompts.understanding_head`) and the
+(:func:`dskit.surfaces.nodes.next_prompt`, the very text of :func:`dskit.context.prompts.understanding_head`) and the
 turn's one assigner stores it with the state (``prompt_head``, plus ``prompt_system`` for the fast
 layout or ``prompt_state`` for the classic one). A new conversation's prompt variables start with the
 prompt of an empty conversation for the file's catalog (:func:`fresh_prompt`). On every turn
@@ -21,9 +21,9 @@ to read, and the aggregator then hands over its outputs:
 
 - the first message with an edited ``TASK_CATALOG`` (the file's first prompt shows the catalog it was
   generated with), and a Chatflow imported or upgraded mid-conversation (no prompt stored);
-- a turn after one whose prompt could not be built (:func:`dskit.nodes.next_prompt` returns "": a
+- a turn after one whose prompt could not be built (:func:`dskit.surfaces.nodes.next_prompt` returns "": a
   catalog that cannot be read, a text over Dify's string limit);
-- a message, or a last model answer, with a line break (any character :data:`dskit.text.LINE_BREAK_CHARS`
+- a message, or a last model answer, with a line break (any character :data:`dskit.base.text.LINE_BREAK_CHARS`
   lists): the context node puts it on one line (the message after "> "), so it can never start a line
   of the prompt and pass for one of the engine's headers (docs/context.md, "What the model can trust").
   A one-line message goes to the model as the user typed it; the engine's rendering differs only in
@@ -51,8 +51,8 @@ sandbox; a FAQ or small-talk turn one sandbox run too; a turn calling the task A
 The state node keeps the memory — the new history and summary, the next prompt — on every turn but one
 that calls the task API, whose ``outcome`` node records the result, says it and keeps the memory in one
 sandbox run. A FAQ or small-talk answer, which a model gives after the state node, is recorded with a
-mark where it goes (:data:`dskit.history.PENDING_MARK`) and stored in ``reply_pending``; the next turn
-puts it in its place (:func:`dskit.history.fill_pending`) and its model reads it between ``prompt_head``
+mark where it goes (:data:`dskit.context.history.PENDING_MARK`) and stored in ``reply_pending``; the next turn
+puts it in its place (:func:`dskit.context.history.fill_pending`) and its model reads it between ``prompt_head``
 and ``prompt_tail``. One v2 assigner writes the state, the memory and the next prompt before the answer
 (``save`` on the ordinary turn, ``save_all`` on the joining branch), so nothing that fails after the
 reply can lose the turn. After the answer only the optional LLM summary runs: ``summarize`` (a model
@@ -82,11 +82,11 @@ from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import DEFAULT_MODEL, DEFAULT_PROVIDER, Flow
 from dskit.tooling.dslbuild.code_sources import code_source
-from dskit.classic import classic_labels
+from dskit.surfaces.classic import classic_labels
 from dskit.tooling.dslbuild.conversation import declare_conversation_variables
 from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.localize import localize
-from dskit.text import LINE_BREAK_CHARS
+from dskit.base.text import LINE_BREAK_CHARS
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -162,11 +162,11 @@ PENDING_READS = ("prompt_tail", "reply_pending")
 def fresh_prompt(options: FlowOptions) -> dict[str, str]:
     """The understanding prompt of a conversation's first message, up to the message, for this file's
     catalog: the context node's own outputs for an empty state, history and summary (its head is the
-    same for every message within the reserve, :func:`dskit.prompts.understanding_head`). The prompt
+    same for every message within the reserve, :func:`dskit.context.prompts.understanding_head`). The prompt
     variables start with it, so that the first message, too, calls the model with no code node before
     it (``has_prompt``'s ``fresh`` case). {} when the catalog cannot be read (the context node then
     runs and says why)."""
-    from dskit.nodes import context_node  # noqa: PLC0415 - the engine, as the node runs it
+    from dskit.surfaces.nodes import context_node  # noqa: PLC0415 - the engine, as the node runs it
 
     built = context_node("", "", "", "", catalog_text(options))
     if built.get("error"):
@@ -496,7 +496,7 @@ def finish(flow: Flow, options: FlowOptions, layout: str) -> Flow:
 
 def classic_classes(catalog: dict[str, Any], lang: str = "zh") -> list[tuple[str, str]]:
     """Question-classifier classes: one per task (its label), then the non-task classes, whose labels
-    come from the table the adapter reads them back with (:data:`dskit.classic.CLASSIC_CLASSES`)."""
+    come from the table the adapter reads them back with (:data:`dskit.surfaces.classic.CLASSIC_CLASSES`)."""
     classes = [(f"task_{name}", str(spec.get("label") or name)) for name, spec in catalog["tasks"].items()]
     return classes + classic_labels(lang)
 

@@ -1,6 +1,6 @@
 """The prompts of the Chatflow's LLM nodes, Chinese by default, English available.
 
-The understanding prompt is not here: it is the engine's (:func:`dskit.prompts.understanding_prompt`),
+The understanding prompt is not here: it is the engine's (:func:`dskit.context.prompts.understanding_prompt`),
 built up to the message at the end of each turn by the history node (or, when none was built, by the
 ``context`` code node), so the DSL and the plugin send the model the same text. The LLM nodes read it
 through the ``prompt`` aggregator (:mod:`.flows`): ``head`` + ``message`` is the whole user prompt,

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dskit.catalog import template_syntax
+from dskit.catalog.catalog import template_syntax
 from dskit.tooling.dslbuild.problems import Problem
 
 # A Dify-style reference, valid or not (check.py reports malformed ones in template fields).

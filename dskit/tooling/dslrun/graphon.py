@@ -744,11 +744,11 @@ def run_turns(dsl_text: str, turns: Sequence[tuple[str, Mapping[str, str | Respo
 
 
 def _oldest_dify_limits(limits: Any) -> Any:
-    """graphon's code limits with the string cap of the oldest Dify we support (dskit/limits.py:
+    """graphon's code limits with the string cap of the oldest Dify we support (dskit/base/limits.py:
     80,000 characters in Dify 1.8.0; graphon's default is the 400,000 of later releases), so a node
     output that Dify 1.8 would refuse fails here too."""
     import dataclasses  # noqa: PLC0415
 
-    from dskit.limits import CODE_MAX_STRING_LENGTH  # noqa: PLC0415
+    from dskit.base.limits import CODE_MAX_STRING_LENGTH  # noqa: PLC0415
 
     return dataclasses.replace(limits, max_string_length=min(limits.max_string_length, CODE_MAX_STRING_LENGTH))

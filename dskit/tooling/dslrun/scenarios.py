@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dskit.classic import CLASSIC_CLASSES
+from dskit.surfaces.classic import CLASSIC_CLASSES
 from dskit.tooling.dslrun.graphon import Conversation, LLMRequest, TurnResult
 
 LAYOUTS = ("fast", "classic")
@@ -277,8 +277,8 @@ def _prompt_failures(variables: Mapping[str, Any], catalog: Mapping[str, Any]) -
     at the start of the next turn from the stored state, history, summary and last model answer (so the
     model reads the same text whichever of the two made it). A model answer that is not one line is
     never read as stored: the next turn runs the context node, which puts it on one line."""
-    from dskit.nodes import context_node  # noqa: PLC0415
-    from dskit.text import LINE_BREAK_CHARS  # noqa: PLC0415
+    from dskit.surfaces.nodes import context_node  # noqa: PLC0415
+    from dskit.base.text import LINE_BREAK_CHARS  # noqa: PLC0415
 
     stored = {name: variables[name] for name in PROMPT_VARIABLES if name in variables}
     if not stored:
@@ -372,8 +372,8 @@ MEMORY_NODES = ("outcome", "history")
 
 def memory_text(variables: Mapping[str, Any]) -> str:
     """The history as the next turn reads it: the stored text with the last turn's model answer put
-    where the state node left its mark (:func:`dskit.history.fill_pending`)."""
-    from dskit.history import fill_pending  # noqa: PLC0415
+    where the state node left its mark (:func:`dskit.context.history.fill_pending`)."""
+    from dskit.context.history import fill_pending  # noqa: PLC0415
 
     return fill_pending(variables.get("history") or "", variables.get("reply_pending") or "")
 

@@ -45,7 +45,7 @@ _LEADS_TO = {"execute": {"confirm", "start_task", "set_slots"}, "faq": {"faq"}, 
 def _commands(scorer: Any) -> list[dict]:
     """The commands of the model's understanding answer this turn, as the engine reads them, in their wire
     form (what the model would have written had it written them cleanly)."""
-    from dskit.understanding import parse_understanding  # noqa: PLC0415
+    from dskit.turn.understanding import parse_understanding  # noqa: PLC0415
 
     for call in scorer.output.calls:
         if getattr(call, "text", ""):

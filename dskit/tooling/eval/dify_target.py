@@ -38,7 +38,7 @@ What the figures can and cannot see:
   message. When the console cannot be used (none given, sign-in refused, a secret variable), the state
   is the only evidence: a task in the app's state that the suite's catalog does not have stops the
   conversation with the same refusal, and the state's ``catalog_checked`` (the mark of the catalog text
-  the app's engine checked, dskit.machine.catalog_mark) equal to the mark of the suite's catalog text
+  the app's engine checked, dskit.turn.machine.catalog_mark) equal to the mark of the suite's catalog text
   verifies the app. A conversation verified neither way is scored, but a turn of it that is not right
   is put down to the unverified catalog (cause ``catalog_unverified``), never to the model: an app built
   from another catalog fails every turn, and blaming the model for that would be false. The run's
@@ -189,7 +189,7 @@ def suite_marks(suite: Suite) -> frozenset[str]:
     ``dskit new`` and ``dskit gen --catalog`` write it (compact JSON) and, for a suite whose catalog acts
     as the shipped one, that of the shipped Chatflows' ``TASK_CATALOG``. A catalog pasted in another
     layout has another mark: such an app is verified only through the console."""
-    from dskit.machine import catalog_mark  # noqa: PLC0415
+    from dskit.turn.machine import catalog_mark  # noqa: PLC0415
     from dskit.tooling.dslbuild.flows import FlowOptions, catalog_text, default_catalog  # noqa: PLC0415
 
     texts = {suite.catalog_json}

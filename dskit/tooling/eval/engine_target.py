@@ -1,7 +1,7 @@
 """The ``engine`` target: the fast Chatflow's understanding call, without graphon.
 
 Per turn it does what the fast Chatflow's nodes do, with the same engine functions they bundle
-(``dskit.nodes``), so the model sees exactly the prompt it would see in Dify:
+(``dskit.surfaces.nodes``), so the model sees exactly the prompt it would see in Dify:
 
 1. ``context_node`` builds the prompt (catalog, state, summary, de-noised history, the message) and the
    system instructions — the ``context`` code node;
@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dskit.nodes import context_node, execute_reply_node, history_node, state_node
+from dskit.surfaces.nodes import context_node, execute_reply_node, history_node, state_node
 from dskit.tooling.llm.understand import UNDERSTAND_NODE, understand_parameters
 
 from .suite import Suite

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dskit.catalog import Catalog
-from dskit.state import load_state
+from dskit.catalog.catalog import Catalog
+from dskit.state.state import load_state
 
 from .causes import CAUSES, attribute
 from .suite import EvalTurn
@@ -275,7 +275,7 @@ class TurnScorer:
             return False
         if with_parent and before[2] == "WAITING":
             return True
-        # the model's confirm, or the engine's backup of a plain yes the model left out (dskit.backup)
+        # the model's confirm, or the engine's backup of a plain yes the model left out (dskit.turn.backup)
         return before[2] == "CONFIRMING" and any(a in (f"confirm {task_id}", f"backup confirm {task_id}")
                                                  for a in applied)
 

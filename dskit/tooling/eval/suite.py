@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dskit.catalog import Catalog, coerce_slot_value, load_catalog
+from dskit.catalog.catalog import Catalog, coerce_slot_value, load_catalog
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE_DIR = ROOT / "examples" / "eval"

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from dskit.catalog import Catalog, coerce_slot_value
+from dskit.catalog.catalog import Catalog, coerce_slot_value
 
 
 def canon(catalog: Catalog, task: str, slot: str, value: Any) -> str | None:

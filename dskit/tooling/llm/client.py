@@ -20,7 +20,7 @@ What it adds to a bare POST, and why:
   call, the call is sent once more without it, and if that succeeds JSON mode is off for good (detected
   once per client: servers word the refusal differently, the retry is what tells);
 - **usage and latency of every call** in :class:`Completion` (token counts from the endpoint's
-  ``usage``, estimated with :func:`dskit.tokens.estimate_tokens` when it sends none);
+  ``usage``, estimated with :func:`dskit.base.tokens.estimate_tokens` when it sends none);
 - **an on-disk cache** (:class:`.cache.Cache`) keyed by model, messages and parameters: a rerun costs
   nothing, and tests replay recorded answers of a real model;
 - one ``requests`` session per thread, so N conversations can run in parallel on one client.
@@ -236,7 +236,7 @@ class LLMClient:
         prompt, completion = token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens"))
         estimated = prompt is None or completion is None
         if estimated:
-            from dskit.tokens import estimate_tokens  # noqa: PLC0415
+            from dskit.base.tokens import estimate_tokens  # noqa: PLC0415
 
             if prompt is None:
                 prompt = sum(estimate_tokens(m["content"]) for m in messages)

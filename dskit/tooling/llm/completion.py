@@ -60,7 +60,7 @@ def node_output(error: LLMError) -> Completion | None:
     """What a Dify LLM node outputs for a call the client refused: the text of an answer cut at
     max_tokens, like any other answer — graphon/nodes/llm/node.py, ``LLMNode._build_run_outputs``, sets
     ``text`` to the model's text whatever its ``finish_reason`` — so the state node reads what the model
-    wrote before the cut (dskit.jsonish reads a cut JSON text). No text, or no answer, fails the node: None.
+    wrote before the cut (dskit.base.jsonish reads a cut JSON text). No text, or no answer, fails the node: None.
     The client itself keeps its contract (a cut text is an error); the targets that stand for a Chatflow
     (engine, flow, CrossWOZ replay) pass it on."""
     return error.cut if error.kind == "length" and error.cut is not None and error.cut.text.strip() else None

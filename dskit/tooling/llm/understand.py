@@ -35,7 +35,7 @@ def understand_parameters(dsl_path: str = str(FAST_DSL)) -> dict[str, Any]:
 
 def understanding_messages(context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The two messages of the understand node: system = instructions, user = the assembled context
-    (the outputs of :func:`dskit.nodes.context_node`)."""
+    (the outputs of :func:`dskit.surfaces.nodes.context_node`)."""
     return [{"role": "system", "content": str(context["instructions"])},
             {"role": "user", "content": str(context["context"])}]
 

@@ -1,7 +1,7 @@
 """Replays of public dialogue-state data sets through the real engine (``dskit replay``).
 
 Each turn of a data set becomes engine commands (one task per domain, one slot per data-set slot);
-:func:`dskit.machine.step` applies them and the slots it keeps are compared with the gold state.
+:func:`dskit.turn.machine.step` applies them and the slots it keeps are compared with the gold state.
 The point is not to train or score a tracker but to check the engine on tens of thousands of real
 state changes (additions, overwrites, deletions, several domains at once) and to measure its speed.
 

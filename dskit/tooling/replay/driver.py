@@ -3,10 +3,10 @@
 A data set's domains become tasks and its slots become ``string`` slots (none required); every task
 is ``multi_turn`` with ``confirm: true``. Such a task is complete at once and waits in CONFIRMING;
 since a replay never confirms, no task ever executes and leaves the stack, so the open tasks *are*
-the tracked state. Each turn's changes go to :func:`dskit.machine.step` as an understanding:
+the tracked state. Each turn's changes go to :func:`dskit.turn.machine.step` as an understanding:
 ``start_task`` (with its slots) for a domain not open yet, ``set_slots`` otherwise, ``null`` to
-delete. The state is then read back with :func:`dskit.state.load_state` and
-:func:`dskit.state.filled_slots`.
+delete. The state is then read back with :func:`dskit.state.state.load_state` and
+:func:`dskit.state.state.filled_slots`.
 
 Data-set names that the catalog does not allow (RiSAWOZ's ``制片国家/地区``) get an engine name with
 the offending characters replaced; the mapping is kept both ways, so reports use the data set's names.
@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from dskit.catalog import NAME_RE, load_catalog
-from dskit.machine import step
-from dskit.state import filled_slots, load_state
+from dskit.catalog.catalog import NAME_RE, load_catalog
+from dskit.turn.machine import step
+from dskit.state.state import filled_slots, load_state
 
 # domain -> slot -> value (only slots that are set)
 State = dict[str, dict[str, str]]

@@ -30,10 +30,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dskit.nodes import context_node, history_node
-from dskit.turn_inputs import turn_inputs
-from dskit.commands import Confirm, Deny
-from dskit.understanding import parse_understanding
+from dskit.surfaces.nodes import context_node, history_node
+from dskit.surfaces.turn_inputs import turn_inputs
+from dskit.turn.commands import Confirm, Deny
+from dskit.turn.understanding import parse_understanding
 
 from .driver import EngineDriver, State, diff
 from .score import ReplayResult, Scorer, normalize

@@ -46,7 +46,7 @@ def _fail(message: str) -> int:
 def run_llm(args: argparse.Namespace, dataset: str) -> int:
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
 
-    from dskit.catalog import CatalogError  # noqa: PLC0415
+    from dskit.catalog.catalog import CatalogError  # noqa: PLC0415
 
     from .data import DataError  # noqa: PLC0415
     from .report import print_report  # noqa: PLC0415
