@@ -255,3 +255,26 @@ def test_no_input_breaks_any_tool(tool: str, data) -> None:
     assert isinstance(out.variables["ok"], bool)
     if not out.variables["ok"]:
         assert out.variables["error"] and out.text
+
+
+def test_an_execution_carries_the_sessions_idempotency_key(daemon: FakeDaemon) -> None:
+    """Issue 39: the state tools key an execution with the tool session's conversation id, as the state code
+    node does with sys.conversation_id (dskit.state.integrity.execution_key); no conversation, no key."""
+    from dskit.state.integrity import execution_key
+
+    done = {"task": "book_restaurant", "slots": {"date": "周五", "time": "20:00", "people": 3, "restaurant": "陶陶居"}}
+    first = invoke("update_dialogue_state", {"understanding": json.dumps({"commands": [{"type": "start_task", **done}]},
+                                                                         ensure_ascii=False),
+                                             "sys_context_str": "", "catalog": CATALOG,
+                                             "query": "订周五晚上8点陶陶居，三个人"})
+    assert first.variables["next_action"] == "confirm"
+    confirm = {"understanding": json.dumps({"commands": [{"type": "confirm"}]}),
+               "sys_context_str": first.variables["sys_context_str"], "catalog": CATALOG, "query": "好的，订吧"}
+    for conversation in ("conv-9", None):
+        out = invoke("update_dialogue_state", confirm, conversation_id=conversation).variables
+        payload = out["execute_payload"]
+        assert out["next_action"] == "execute" and payload["task"] == "book_restaurant"
+        if conversation:
+            assert out["execute_key"] == payload["idempotency_key"] == execution_key(conversation, payload)
+        else:
+            assert out["execute_key"] == "" and "idempotency_key" not in payload
