@@ -32,6 +32,12 @@ def track(**params):
 # ------------------------------------------------------------------ track_state
 
 
+def test_track_state_samples_greedily_whatever_the_selector_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START)
+    track(model={**MODEL, "completion_params": {"temperature": 0.9, "max_tokens": 300, "seed": 1}})
+    assert daemon.llm_requests[0]["completion_params"] == {"temperature": 0.0, "seed": 42, "max_tokens": 300}
+
+
 def test_track_state_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
     daemon = daemon_with(monkeypatch, "```json\n" + START + "\n```")
     out = track(history="user: 你好\n\nassistant: 您好，请问有什么可以帮您？")
@@ -42,7 +48,8 @@ def test_track_state_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
     assert v["understanding"].startswith("```json")
     request = daemon.llm_requests[0]
     assert request["provider"] == MODEL["provider"] and request["model"] == MODEL["model"]
-    assert request["completion_params"] == {"temperature": 0} and request["stream"] is False
+    # greedy with a fixed seed whatever the selector holds (dskit.prompts.UNDERSTANDING_SAMPLING)
+    assert request["completion_params"] == {"temperature": 0.0, "seed": 42} and request["stream"] is False
     system, user = request["prompt_messages"]
     assert system["role"] == "system" and "start_task" in system["content"]
     assert "book_restaurant" in user["content"] and "帮我订周五晚上8点，三个人" in user["content"]

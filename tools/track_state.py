@@ -1,7 +1,9 @@
 """track_state: seed 000's whole loop in one call — understand with the user's model, then step.
 
 The model gets the understanding prompt of :func:`dskit.prompts.understanding_prompt` — byte for byte
-what the code-node Chatflow's context node builds from the same state, history and summary. An
+what the code-node Chatflow's context node builds from the same state, history and summary — at
+temperature 0 with a fixed seed whatever the model selector holds (:data:`dskit.prompts.UNDERSTANDING_SAMPLING`:
+the answer decides the state, and the same message in the same state must give the same state). An
 unusable answer is retried once with the reason; then the state machine applies it. The result is
 update_dialogue_state's, plus the raw understanding, the number of model calls and their token usage.
 """
@@ -14,7 +16,7 @@ from dify_plugin.entities.tool import ToolInvokeMessage
 
 from dskit.machine import run_turn
 from dskit.messages import norm_lang
-from dskit.prompts import understanding_prompt
+from dskit.prompts import UNDERSTANDING_SAMPLING, understanding_prompt
 from dskit.turn_inputs import MAX_QUERY_CHARS
 from dskit.understanding import parse_understanding
 from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
@@ -37,6 +39,8 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
     history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
     summary = text_param(params, "summary", lang, max_chars=50_000)
     config = model_param(params, "model", lang, required=True)
+    # greedy with a fixed seed whatever the selector says: the answer decides the state (UNDERSTANDING_SAMPLING)
+    config.completion_params = {**config.completion_params, **UNDERSTANDING_SAMPLING}
     prompt_lang = norm_lang(lang or catalog.language)
 
     prompt = understanding_prompt(catalog, state, query, history=history, summary=summary, lang=prompt_lang)

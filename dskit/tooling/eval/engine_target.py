@@ -16,7 +16,9 @@ Per turn it does what the fast Chatflow's nodes do, with the same engine functio
    branch), else by ``history_node``, the ``history`` node; both with ``LLM_SUMMARY=false``.
 
 What it leaves out, to stay the quick reference: the FAQ and chitchat answer LLMs (their turns answer
-with the engine's pending question) and the LLM summary. ``dskit eval --target flow`` runs them all.
+with the engine's pending question) and the LLM summary. Neither changes the next understanding prompt:
+the history keeps the engine's own text of a FAQ or small-talk turn on every surface
+(:func:`dskit.views.memory_reply`), so the prompts are the Chatflow's byte for byte (a test). ``dskit eval --target flow`` runs them all.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dskit.command_schema import command_schema
 from dskit.nodes import context_node, execute_reply_node, history_node, state_node
 
 from .suite import ROOT, Suite
@@ -37,14 +40,14 @@ UNDERSTAND_NODE = "understand"
 
 @cache
 def understand_parameters(dsl_path: str = str(FAST_DSL)) -> dict[str, Any]:
-    """The understand node's completion parameters in the shipped fast DSL (temperature, max_tokens)."""
+    """The understand node's completion parameters in the shipped fast DSL (temperature, max_tokens, seed)."""
     import yaml  # noqa: PLC0415
 
     doc = yaml.safe_load(Path(dsl_path).read_text(encoding="utf-8"))
     for node in doc["workflow"]["graph"]["nodes"]:
         if node["id"] == UNDERSTAND_NODE:
             params = dict((node["data"].get("model") or {}).get("completion_params") or {})
-            return {k: params[k] for k in ("temperature", "max_tokens") if k in params}
+            return {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
     return {}
 
 
@@ -61,6 +64,7 @@ class EngineConversation:
         self.catalog = suite.catalog_json
         self.client = client
         self.params = understand_parameters()
+        self.schema = command_schema(suite.catalog)  # sent only when the client's structured output is on
         self.state = ""
         self.history = ""
         self.summary = ""
@@ -75,7 +79,8 @@ class EngineConversation:
         messages = understanding_messages(context)
         try:
             answer = self.client.complete(messages, temperature=self.params.get("temperature"),
-                                          max_tokens=self.params.get("max_tokens"), want_json=True)
+                                          max_tokens=self.params.get("max_tokens"), want_json=True,
+                                          schema=self.schema, seed=self.params.get("seed"))
         except LLMError as error:
             answer = node_output(error)  # an answer cut at max_tokens: the Chatflow's LLM node passes it on
             if answer is None:
@@ -90,9 +95,12 @@ class EngineConversation:
             reply = execute_reply_node(execute_payload=out["execute_payload"], question=out["question"],
                                        api_url="", sys_context_str=out["sys_context_str"],
                                        task_catalog=self.catalog)["reply"]
+        # the history node's inputs as the Chatflow binds them; on a FAQ or small-talk turn it keeps the
+        # engine's follow-up, not the answer model's text (dskit.views.memory_reply), so the next prompt
+        # is the Chatflow's although no answer model runs here
         history = out if out["memory_ready"] else history_node(
             old_history=self.history, summary=self.summary, user_query=user, answer=reply,
-            decision=out["decision"], llm_summary=False)
+            follow_up=out.get("follow_up") or "", decision=out["decision"], llm_summary=False)
         self.state, self.history, self.summary = out["sys_context_str"], history["history"], history["summary"]
         return TurnOutput(answer=reply, state_text=self.state, calls=[call], seconds=time.monotonic() - started,
                           detail={"next_action": out["next_action"], "rewritten_query": out["rewritten_query"],
