@@ -191,3 +191,18 @@ def test_compress_bad_input(monkeypatch: pytest.MonkeyPatch, params: dict, param
     v = out.variables
     assert v["ok"] is False and v["error_param"] == param_name and param_name in out.text
     assert v["history"] == long_history(6)  # handed back unchanged
+
+
+def test_track_state_asks_for_structured_output_with_the_catalogs_schema_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START)
+    out = track(structured_output="true")
+    assert out.variables["ok"] is True and out.variables["attempts"] == 1
+    schema = daemon.structured_requests[0]["structured_output_schema"]
+    assert "book_restaurant" in json.dumps(schema) and daemon.calls.count("llm_structured_output") == 1
+
+
+def test_track_state_falls_back_to_the_plain_call_when_dify_refuses_structured_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START, structured_refusal="unsupported invoke type: llm_structured_output")
+    out = track(structured_output="true")
+    assert out.variables["ok"] is True and out.variables["next_action"] == "ask_slot"
+    assert out.variables["attempts"] == 2 and daemon.calls.count("llm") == 1

@@ -14,13 +14,14 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
+from dskit.command_schema import command_schema
 from dskit.machine import run_turn
 from dskit.messages import norm_lang
 from dskit.prompts import UNDERSTANDING_SAMPLING, understanding_prompt
 from dskit.turn_inputs import MAX_QUERY_CHARS
 from dskit.understanding import parse_understanding
-from tools._common import (MAX_HISTORY_CHARS, ParamError, catalog_param, decision_defaults, decision_payload,
-                           grounding_params, run_tool, state_param, text_param)
+from tools._common import (MAX_HISTORY_CHARS, ParamError, bool_param, catalog_param, decision_defaults,
+                           decision_payload, grounding_params, run_tool, state_param, text_param)
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param, repair
 
 _RETRY = {
@@ -43,23 +44,36 @@ def _track(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[dic
     config.completion_params = {**config.completion_params, **UNDERSTANDING_SAMPLING}
     prompt_lang = norm_lang(lang or catalog.language)
 
+    structured = bool_param(params, "structured_output", lang, default=False)
+
     prompt = understanding_prompt(catalog, state, query, history=history, summary=summary, lang=prompt_lang)
     messages = chat(prompt["system"], prompt["user"])
     usage = empty_usage()
     try:
-        answer = call_llm(tool, config, messages, usage, lang)
-        attempts = 1
+        answer, attempts = _understand(tool, config, messages, usage, lang, command_schema(catalog) if structured else None)
         parsed = parse_understanding(answer, catalog)
         if not parsed["usable"]:
             retry = _RETRY[prompt_lang].format(error=parsed["error"] or "no JSON")
             answer = call_llm(tool, config, repair(messages, answer, retry), usage, lang)
-            attempts = 2
+            attempts += 1
             parsed = parse_understanding(answer, catalog)
     except ModelCallError as exc:
         raise ParamError("model", str(exc), lang, message=str(exc)) from None
     result = run_turn(state, answer, catalog, lang=lang, parsed=parsed, **grounding)
     payload = decision_payload(result, catalog) | {"understanding": answer, "attempts": attempts, "usage": usage}
     return payload, result.decision.get("question") or ""
+
+
+def _understand(tool: Tool, config: Any, messages: list, usage: dict, lang: str | None,
+                schema: dict | None) -> tuple[str, int]:
+    """(answer, model calls): with ``schema`` through Dify's structured-output call first; when Dify
+    refuses it (a release without it, an answer its parser cannot read) the plain call, once."""
+    if schema is not None:
+        try:
+            return call_llm(tool, config, messages, usage, lang, schema=schema), 1
+        except ModelCallError:
+            return call_llm(tool, config, messages, usage, lang), 2
+    return call_llm(tool, config, messages, usage, lang), 1
 
 
 def _defaults(params: Mapping[str, Any]) -> dict:

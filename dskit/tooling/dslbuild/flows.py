@@ -107,6 +107,11 @@ class FlowOptions:
     # app named after the catalog, suggested questions from its tasks (:mod:`.localize`). False keeps
     # the shipped files' bilingual notes.
     localized: bool = False
+    # True: the fast layout's understand node asks Dify for structured output with the catalog's JSON schema
+    # (dskit.command_schema). Off by default: only a model with native structured output is constrained by
+    # it; for any other Dify adds a generic JSON prompt and the schema to the system prompt and fails the
+    # node on an answer it cannot parse (docs/dify.md, "Structured output").
+    structured_output: bool = False
 
 
 def default_catalog() -> dict[str, Any]:
@@ -445,15 +450,27 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
                       "and extracts slots; the state machine decides.", options, "fast")
-    flow.add("understand", n.llm(_model(options, None, "understand"), prompts.PROMPT_SYSTEM, prompts.CONTEXT,
-                                 title="理解：改写+路由+槽位",
-                                 desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
-                                      "JSON: rewritten_query and commands."))
+    understand = n.llm(_model(options, None, "understand"), prompts.PROMPT_SYSTEM, prompts.CONTEXT,
+                       title="理解：改写+路由+槽位",
+                       desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
+                            "JSON: rewritten_query and commands.")
+    if options.structured_output:
+        understand = n.structured_output(understand, understanding_schema(options))
+    flow.add("understand", understand)
     flow.edge("prompt", "understand")
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
     _after_state(flow, options, "fast")
     return finish(flow, options, "fast")
+
+
+def understanding_schema(options: FlowOptions) -> dict[str, Any]:
+    """The understanding's JSON schema for the catalog the files carry (:mod:`dskit.command_schema`). A
+    Dify user who edits ``TASK_CATALOG`` regenerates the files to change it."""
+    from dskit.catalog import load_catalog  # noqa: PLC0415
+    from dskit.command_schema import command_schema  # noqa: PLC0415
+
+    return command_schema(load_catalog(catalog_text(options)))
 
 
 def finish(flow: Flow, options: FlowOptions, layout: str) -> Flow:
