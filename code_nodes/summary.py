@@ -6595,11 +6595,11 @@ EXAMPLES_PER_TASK = 2  # of a task's own examples; the rest cost tokens and say 
 _EXAMPLE_TEXT = {
     "zh": {"header": "【示例】（示意格式；槽位的值只能来自用户这一轮的话）", "said": "常见说法：", "sep": "；",
            "user": "用户：", "arrow": " → ", "want": "我要{label}", "date_time": "{label}，周五晚上七点",
-           "date_time_values": ("周五", "19:00"), "ask": "{slot}有什么要求？", "yes": "要{slot}"},
+           "date_time_values": ("周五", "19:00"), "ask": "{slot}有什么要求？", "yes": "要{slot}", "no": "不要{slot}"},
     "en": {"header": "[Examples] (format only; a slot's value comes only from this message)", "said": "said as: ",
-           "sep": "; ", "user": "User: ", "arrow": " -> ", "want": "{label}, please",
+           "sep": "; ", "user": "User: ", "arrow": " → ", "want": "{label}, please",
            "date_time": "{label}, Friday at 7 pm", "date_time_values": ("Friday", "19:00"),
-           "ask": "Are there rules about {slot}?", "yes": "with {slot}"},
+           "ask": "Are there rules about {slot}?", "yes": "with {slot}", "no": "no {slot}"},
 }
 
 
@@ -6622,8 +6622,8 @@ def generated_examples(catalog, lang):
     """A few answered demonstrations built from the catalog itself — its first task's label, a date and a
     time slot, a yes/no slot, a question about a slot — never another domain's words: a plain request
     opens its task with no slot; a date and a time go to their own slots, the time as HH:MM; a yes/no
-    slot said alone is true and nothing else is sent; a question about a slot is a question, not its
-    value. One line each, ``user: message -> answer``."""
+    slot said alone is true, said with "不要" false (not null, which takes a value away), and nothing
+    else is sent; a question about a slot is a question, not its value. One line each, ``user: message -> answer``."""
     text = _EXAMPLE_TEXT[norm_lang(lang)]
     tasks = [t for t in catalog.tasks.values() if not t.depends_on]
     if not tasks:
@@ -6647,6 +6647,7 @@ def generated_examples(catalog, lang):
         if flag:
             word = task.slots[flag].display
             line(text["yes"].format(slot=word), {"type": "set_slots", "task": task.name, "slots": {flag: True}})
+            line(text["no"].format(slot=word), {"type": "set_slots", "task": task.name, "slots": {flag: False}})
             break
     topic = next((slot.display for task in tasks for slot in task.slots.values() if slot.type == "boolean"),
                  next((slot.display for task in tasks for slot in task.slots.values() if slot.enum), ""))
