@@ -363,7 +363,37 @@ def test_bad_options_and_suites_exit_2_with_one_line(capsys, tmp_path: Path) -> 
     assert main(["eval", str(tmp_path / "none.yaml"), "--base-url", "http://x/v1", "--model", "m"]) == 2
     assert "no such suite" in capsys.readouterr().err
     assert main(["eval", "--target", "flow", "--parallel", "0", "--base-url", "http://x/v1", "--model", "m"]) == 2
-    assert "--parallel and --repeat must be at least 1" in capsys.readouterr().err
+    assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_runs_report_the_median_and_worst_and_the_cassette_keeps_the_median_run(capsys, tmp_path: Path) -> None:
+    """Three live runs of an eight-turn conversation: perfect, then answering nothing, then perfect but for
+    half the restaurant's name (its last two turns wrong, one wrongful execution). The figures are the
+    median run's (6 of 8), the worst is the second run's, few turns have the same outcome in all three,
+    and the --record file is the median run's cassette."""
+    perfect = model()
+    calls = {"n": 0}
+
+    def answer(body: dict) -> str:
+        run, calls["n"] = calls["n"] // 8, calls["n"] + 1
+        if run == 2 and calls["n"] % 8 == 7:  # half the restaurant's name: confirmed and run as said
+            return '{"commands": [{"type": "set_slots", "task": "book_restaurant", "slots": {"restaurant": "蜀香"}}]}'
+        return '{"commands": []}' if run == 1 else perfect(body)
+
+    cassette = tmp_path / "engine.jsonl"
+    with fake_openai(("answer", answer)) as fake:
+        code = main(["eval", str(SUITE_DIR / "zh_booking_table.yaml"), "--base-url", fake.base_url, "--model", "m",
+                     "--runs", "3", "--record", str(cassette), "--json", "--quiet"])
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    spread = run["spread"]
+    assert code == 0 and spread["runs"] == 3 and spread["median_run"] == 3
+    assert [r["turns_right"] for r in spread["per_run"]] == [8, spread["turns_right"]["worst"], 6]
+    assert spread["turns_right"]["median"] == 6 and spread["turns_right"]["worst"] < 6
+    assert spread["wrongful_executions"] == {"median": 0, "worst": 1}
+    assert run["figures"]["turn_accuracy"] == 6 / 8 and spread["consistency"] < 0.5
+    runs = [tmp_path / f"engine.run{i}.jsonl" for i in (1, 2, 3)]
+    assert all(path.exists() for path in runs) and cassette.read_bytes() == runs[2].read_bytes()
+    assert main(["eval", "--runs", "3", "--replay", str(cassette), "--model", "m"]) == 2
 
 
 def test_json_trace_and_report(capsys, tmp_path: Path) -> None:

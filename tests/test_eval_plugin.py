@@ -147,8 +147,8 @@ def _in_step(shipped: list[Suite], share: Cache | None = None) -> dict[str, list
 
 def test_the_plugin_layout_sends_the_fast_layouts_understanding_request_byte_for_byte() -> None:
     """Same turn, same conversation variables: track_state's model call (through the SDK and the daemon)
-    and the fast Chatflow's understand node send the same request — messages, temperature, max_tokens,
-    JSON mode — so a cache or cassette recorded with one layout answers the other."""
+    and the fast Chatflow's understand node send the same request — messages, temperature 0, seed,
+    max_tokens, JSON mode — so a cache or cassette recorded with one layout answers the other."""
     shipped = [suite("zh_travel_insurance"), suite("en_errands"), suite("zh_noise_reset_handoff")]
     requests = _in_step(shipped)
     after_answer = [flag["pending"] for _, flag in requests.pop("after_answer")]
@@ -165,7 +165,8 @@ def test_the_plugin_layout_sends_the_fast_layouts_understanding_request_byte_for
         else:
             assert {k: v for k, v in plugin.items() if k != "messages"} == {k: v for k, v in fast.items() if k != "messages"}
     first = understand["plugin"][0]
-    assert first["temperature"] == 0.1 and first["max_tokens"] == 512 and first["response_format"] == {"type": "json_object"}
+    assert first["temperature"] == 0.0 and first["seed"] == 42 and first["max_tokens"] == 512
+    assert first["response_format"] == {"type": "json_object"}
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
 
 

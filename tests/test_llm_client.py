@@ -142,6 +142,54 @@ def test_json_mode_off_never_sends_it_and_plain_calls_never_do() -> None:
     assert all("response_format" not in r for r in fake.requests)
 
 
+SCHEMA = {"type": "object", "properties": {"commands": {"type": "array"}}, "required": ["commands"]}
+
+
+def test_a_schema_goes_in_the_first_form_the_endpoint_takes_and_only_that_one_after() -> None:
+    """llama-cpp-python answers HTTP 500 to OpenAI's json_schema form and takes its own json_object +
+    schema: the first call finds that out, the next one asks for it directly."""
+    with fake_openai(("refuse_format", ("json_schema",), 500, '{"commands": []}')) as fake:
+        llm, waits = client(fake.base_url, structured="auto")
+        first = llm.complete(MESSAGES, want_json=True, schema=SCHEMA)
+        llm.complete(MESSAGES + [{"role": "user", "content": "再来"}], want_json=True, schema=SCHEMA)
+    forms = [r.get("response_format") for r in fake.requests]
+    assert forms[0] == {"type": "json_schema", "json_schema": {"name": "understanding", "schema": SCHEMA}}
+    assert forms[1:] == [{"type": "json_object", "schema": SCHEMA}] * 2
+    assert llm.schema_form == "json_object_schema" and first.json_mode and waits == []
+
+
+def test_an_endpoint_that_takes_no_schema_gets_the_plain_path() -> None:
+    with fake_openai(("refuse_format", ("json_schema", "json_object_schema"), 400, "{}")) as fake:
+        llm, _ = client(fake.base_url, structured="auto")
+        llm.complete(MESSAGES, want_json=True, schema=SCHEMA)
+        llm.complete(MESSAGES + [{"role": "user", "content": "再来"}], want_json=True, schema=SCHEMA)
+    forms = [(r.get("response_format") or {}).get("type") for r in fake.requests]
+    assert forms == ["json_schema", "json_object", "json_object", "json_object"]
+    assert "schema" not in fake.requests[-1]["response_format"] and llm.schema_form == ""
+
+
+def test_no_schema_is_sent_when_structured_output_is_off_and_a_seed_is_sent_as_given() -> None:
+    with fake_openai(("ok", "{}")) as fake:
+        client(fake.base_url)[0].complete(MESSAGES, want_json=True, schema=SCHEMA, seed=7, temperature=0)
+    assert fake.requests[0]["response_format"] == {"type": "json_object"}
+    assert fake.requests[0]["seed"] == 7 and fake.requests[0]["temperature"] == 0
+
+
+def test_answers_recorded_without_a_schema_or_seed_keep_their_keys(tmp_path: Path) -> None:
+    """The schema and the seed enter the cache key only when sent: every cassette recorded before them
+    still answers the same request."""
+    from dskit.tooling.llm.cache import cache_key  # noqa: PLC0415
+
+    path = tmp_path / "c.jsonl"
+    with fake_openai(("ok", '{"commands": []}')) as fake:
+        llm, _ = client(fake.base_url, cache=Cache(path, "record"), structured="auto")
+        llm.complete(MESSAGES, temperature=0.1, max_tokens=64, want_json=True)
+        llm.complete(MESSAGES, temperature=0, max_tokens=64, want_json=True, schema=SCHEMA, seed=7)
+    keys = [json.loads(line)["key"] for line in path.read_text(encoding="utf-8").splitlines()]
+    assert keys[0] == cache_key("fake-model", MESSAGES, {"temperature": 0.1, "max_tokens": 64, "json": True})
+    assert len(set(keys)) == 2
+
+
 def test_an_answer_that_is_not_a_chat_completion_is_a_protocol_error() -> None:
     with fake_openai(("garbage", "<html>gateway</html>")) as fake:
         with pytest.raises(LLMError) as info:

@@ -286,7 +286,8 @@ def test_state_node_leaves_the_memory_to_the_history_node_when_the_reply_comes_l
 
 def test_a_model_answered_turn_follows_up_with_the_open_tasks_question():
     """A FAQ or small-talk answer goes back to the open task: the state node says what to show after the
-    answer, and the history node records the answer and that together (what the user saw)."""
+    answer, and the history node records that alone — the engine's own text, not the answer model's, so
+    the next understanding prompt is the same on every surface (dskit.state.views.memory_reply)."""
     start = state_node(understanding({"type": "start_task", "task": "plan_route", "slots": {"origin": "成都"}}),
                        "", TRAVEL, query="从成都出发")
     pending = start["question"]
@@ -296,7 +297,8 @@ def test_a_model_answered_turn_follows_up_with_the_open_tasks_question():
         assert turn["next_action"] == command["type"] and turn["question"], command
         assert turn["follow_up"] == "\n\n" + turn["question"], command
         recorded = history_node("", "", query, "模型的回答", turn["decision"], follow_up=turn["follow_up"])
-        assert recorded["history"].endswith("assistant: 模型的回答\n\n" + turn["question"])
+        assert recorded["history"].endswith("assistant: " + turn["question"])
+        assert "模型的回答" not in recorded["history"] and "模型的回答" not in recorded["prompt_head"]
     assert pending and start["follow_up"] == ""  # the reply is the question itself
     alone = state_node(understanding({"type": "chitchat"}), "", TRAVEL, query="你好")  # no task waits
     assert alone["next_action"] == "chitchat" and alone["follow_up"] == ""

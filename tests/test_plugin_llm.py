@@ -32,6 +32,12 @@ def track(**params):
 # ------------------------------------------------------------------ track_state
 
 
+def test_track_state_samples_greedily_whatever_the_selector_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START)
+    track(model={**MODEL, "completion_params": {"temperature": 0.9, "max_tokens": 300, "seed": 1}})
+    assert daemon.llm_requests[0]["completion_params"] == {"temperature": 0.0, "seed": 42, "max_tokens": 300}
+
+
 def test_track_state_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
     daemon = daemon_with(monkeypatch, "```json\n" + START + "\n```")
     out = track(history="user: 你好\n\nassistant: 您好，请问有什么可以帮您？")
@@ -42,7 +48,8 @@ def test_track_state_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
     assert v["understanding"].startswith("```json")
     request = daemon.llm_requests[0]
     assert request["provider"] == MODEL["provider"] and request["model"] == MODEL["model"]
-    assert request["completion_params"] == {"temperature": 0} and request["stream"] is False
+    # greedy with a fixed seed whatever the selector holds (dskit.context.prompts.UNDERSTANDING_SAMPLING)
+    assert request["completion_params"] == {"temperature": 0.0, "seed": 42} and request["stream"] is False
     system, user = request["prompt_messages"]
     assert system["role"] == "system" and "start_task" in system["content"]
     assert "book_restaurant" in user["content"] and "帮我订周五晚上8点，三个人" in user["content"]
@@ -184,3 +191,18 @@ def test_compress_bad_input(monkeypatch: pytest.MonkeyPatch, params: dict, param
     v = out.variables
     assert v["ok"] is False and v["error_param"] == param_name and param_name in out.text
     assert v["history"] == long_history(6)  # handed back unchanged
+
+
+def test_track_state_asks_for_structured_output_with_the_catalogs_schema_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START)
+    out = track(structured_output="true")
+    assert out.variables["ok"] is True and out.variables["attempts"] == 1
+    schema = daemon.structured_requests[0]["structured_output_schema"]
+    assert "book_restaurant" in json.dumps(schema) and daemon.calls.count("llm_structured_output") == 1
+
+
+def test_track_state_falls_back_to_the_plain_call_when_dify_refuses_structured_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    daemon = daemon_with(monkeypatch, START, structured_refusal="unsupported invoke type: llm_structured_output")
+    out = track(structured_output="true")
+    assert out.variables["ok"] is True and out.variables["next_action"] == "ask_slot"
+    assert out.variables["attempts"] == 2 and daemon.calls.count("llm") == 1

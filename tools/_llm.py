@@ -64,10 +64,17 @@ def add_usage(total: dict, usage: Any) -> dict:
     return total
 
 
-def call_llm(tool: Any, config: LLMModelConfig, messages: list[PromptMessage], usage: dict, lang: str | None) -> str:
-    """One blocking LLM call through Dify; the answer's text. Raises ModelCallError (short reason)."""
+def call_llm(tool: Any, config: LLMModelConfig, messages: list[PromptMessage], usage: dict, lang: str | None,
+             schema: Mapping[str, Any] | None = None) -> str:
+    """One blocking LLM call through Dify; the answer's text. Raises ModelCallError (short reason).
+    ``schema``: asked through Dify's structured-output call (``llm_structured_output``), which constrains
+    a model with native structured output and only prompts any other; the text is what is returned."""
     try:
-        result = tool.session.model.llm.invoke(model_config=config, prompt_messages=messages, stream=False)
+        if schema is not None:
+            result = tool.session.model.llm_structured_output.invoke(
+                model_config=config, prompt_messages=messages, structured_output_schema=dict(schema), stream=False)
+        else:
+            result = tool.session.model.llm.invoke(model_config=config, prompt_messages=messages, stream=False)
     except Exception as exc:  # the daemon reports errors as plain exceptions
         usage["calls"] += 1
         raise ModelCallError(_t("failed", lang, detail=" ".join(str(exc).split())[:200] or type(exc).__name__)) from None

@@ -17,9 +17,11 @@ from typing import Any
 from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
-from dskit.context.history import HISTORY_MAX_BYTES, HISTORY_MAX_TURNS, history_update, parse_history
+from dskit.base.jsonish import loads_strict_or_none
 from dskit.base.messages import norm_lang
+from dskit.context.history import HISTORY_MAX_BYTES, HISTORY_MAX_TURNS, history_update, parse_history
 from dskit.context.summary import SUMMARY_MAX_TOKENS, summary_accept
+from dskit.state.views import history_tag, memory_reply
 from tools._common import MAX_HISTORY_CHARS, choice_param, int_param, run_tool, text_param
 from tools._llm import ModelCallError, call_llm, chat, empty_usage, model_param
 
@@ -43,6 +45,9 @@ def _compress(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[
     history = text_param(params, "history", lang, max_chars=MAX_HISTORY_CHARS)
     user_query = text_param(params, "user_query", lang, max_chars=50_000)
     answer = text_param(params, "answer", lang, max_chars=50_000)
+    follow_up = text_param(params, "follow_up", lang, max_chars=50_000)
+    decision = loads_strict_or_none(text_param(params, "decision", lang, max_chars=MAX_HISTORY_CHARS))
+    decision = decision if isinstance(decision, dict) else None
     summary = text_param(params, "summary", lang, max_chars=50_000)
     tag = choice_param(params, "tag", lang, ("auto", "essential", "optional", "noise"), "auto")
     max_turns = int_param(params, "max_turns", lang, default=HISTORY_MAX_TURNS, low=1, high=200)
@@ -55,6 +60,11 @@ def _compress(tool: Tool, params: Mapping[str, Any], lang: str | None) -> tuple[
     if mode in ("auto", "workspace"):
         mode = "model" if config is not None else "extractive"
 
+    if decision is not None:  # kept as the Chatflows keep it (dskit.state.views.memory_reply, history_tag)
+        answer = memory_reply(decision, answer, follow_up)
+        tag = history_tag(decision) or "" if tag == "auto" else tag
+    elif follow_up and answer:
+        answer += follow_up
     result = history_update(history, summary, user_query, answer, tag="" if tag == "auto" else tag,
                             max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=max_tokens,
                             llm_summary=mode != "extractive", lang=out_lang)

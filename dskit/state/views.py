@@ -269,6 +269,24 @@ def follow_up(outputs: Mapping[str, Any]) -> str:
     return "\n\n" + question
 
 
+def memory_reply(decision: Mapping[str, Any] | None, answer: str, follow_up: str = "") -> str:
+    """The assistant's side of a turn as the history keeps it, the text the next understanding prompt
+    shows: the reply as shown (``answer`` and ``follow_up``), except on a turn a FAQ or small-talk model
+    answered, where it is the engine's own text only (``follow_up`` without its blank line: the open
+    task's pending question, "" when none waits).
+
+    Why: that answer is a second model's prose. The quick ``engine`` evaluation target never asks
+    for it, the plugin and the Chatflows get different texts from their own answer nodes, and a long
+    answer crowds the history's budget with values nobody said (a FAQ passage about a minimum spend, a
+    restaurant the chat model suggested) that a small model copies into slots. With the engine's text
+    every surface records the same turn and the next prompt is the same bytes on each (a test). What
+    the user asked stays in the history; what is pending is in the state view."""
+    if isinstance(decision, Mapping) and decision.get("next_action") in _MODEL_ANSWERED \
+            and not replies_itself(decision):
+        return (follow_up or "").strip()
+    return (answer + (follow_up or "")) if answer else (answer or "")
+
+
 def failed_outputs(kept_state: str, question: str, error: str, lang: str = "zh") -> dict[str, Any]:
     """The outputs of a turn that could not run: the state as it came, a fallback question, the reason."""
     state, _ = load_state(kept_state)

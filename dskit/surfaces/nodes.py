@@ -29,7 +29,7 @@ from ..state.state import dump_state, load_state, load_trusted, unmarked
 from ..context.summary import SUMMARY_MAX_TOKENS, summary_accept
 from ..base.text import bounded_int, one_line
 from .turn_inputs import MAX_QUERY_CHARS, turn_inputs
-from ..state.views import (WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, replies_itself, state_text,
+from ..state.views import (WORKFLOW_OUTPUTS, execute_reply, failed_outputs, history_tag, memory_reply, replies_itself, state_text,
                     workflow_outputs)
 
 # What the state node adds when it also keeps the memory (:func:`state_node`'s ``summary`` bound): the
@@ -375,6 +375,12 @@ def _with_follow_up(answer: Any, follow_up: Any) -> str:
     return text + text_in(follow_up) if text else text
 
 
+def _decision(decision: Any) -> dict:
+    """The state node's decision, given as a dict or as its JSON text ({} when it is neither)."""
+    value = decision if isinstance(decision, dict) else loads_strict_or_none(text_in(decision))
+    return value if isinstance(value, dict) else {}
+
+
 def _history_tag(tag: Any, decision: Any) -> str:
     """The turn's tag: an explicit ``tag``, else what the state node's decision says about progress."""
     text = text_in(tag).strip()
@@ -396,7 +402,8 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     or confirmed something) is tagged essential and survives the window longest. When ``answer`` is
     empty the first non-empty extra input is used (one input per answer branch). ``follow_up`` (the
     state node's, :func:`dskit.state.views.follow_up`) is what the reply showed after a model's ``answer``:
-    recorded with it.
+    recorded with it — except on a FAQ or small-talk turn, whose model answer is not recorded, only the
+    engine's follow-up (:func:`dskit.state.views.memory_reply` says why).
 
     With ``task_catalog`` given, it also builds the next turn's understanding prompt up to the message
     from the state after this turn (``sys_context_str``) and the new history and summary
@@ -404,9 +411,13 @@ def history_node(old_history: Any = "", summary: Any = "", user_query: Any = "",
     turn's LLM node reads it and no code node runs before the model. Never raises.
     """
     try:
+        facts = _decision(decision)
+        reply = _turn_text(_with_follow_up(answer, follow_up))
+        if facts.get("next_action") in ("faq", "chitchat"):  # the engine's own text (views.memory_reply)
+            reply, other_answers = memory_reply(facts, text_in(answer), text_in(follow_up)), {}
         result = history_update(
             text_in(old_history), _summary(summary), _turn_text(user_query),
-            _turn_text(_with_follow_up(answer, follow_up)), tag=_history_tag(tag, decision),
+            reply, tag=_history_tag(tag, decision),
             max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
             llm_summary=text_in(llm_summary).strip().lower() in ("true", "1", "yes"),
             lang=text_in(lang) or "zh",

@@ -8,6 +8,9 @@ request takes the next step of ``FakeOpenAI.steps`` (the last one repeats); a st
 - ``("status", code, body_dict, headers_dict)``: that HTTP status and JSON body (429, 500, 400...);
 - ``("refuse_json", text)``: 400 ``{"error": {"message": "response_format is not supported"}}`` when the
   request has ``response_format``, else like ``ok`` (how some OpenAI-compatible servers refuse JSON mode);
+- ``("refuse_format", kinds, status, text)``: ``status`` with an error body when the request's
+  ``response_format`` is one of ``kinds`` ("json_schema", "json_object_schema" for a json_object with a
+  ``schema``, "json_object"), else like ``ok`` (llama-cpp-python answers 500 to OpenAI's schema form);
 - ``("drop",)``: close the connection without answering (a crashed server);
 - ``("garbage", raw_text)``: 200 with a body that is not a chat completion;
 - ``("drip", seconds, text)``: the status line and headers, then every byte of the body ``seconds`` apart
@@ -101,6 +104,14 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                                                "type": "invalid_request_error"}})
                 else:
                     self._json(200, completion(step[1]))
+            elif kind == "refuse_format":
+                form = body.get("response_format") or {}
+                name = form.get("type", "")
+                name = "json_object_schema" if name == "json_object" and "schema" in form else name
+                if name in step[1]:
+                    self._json(step[2], {"error": {"message": f"response_format {name} is not supported"}})
+                else:
+                    self._json(200, completion(step[3]))
             elif kind == "garbage":
                 data = step[1].encode("utf-8")
                 self.send_response(200)

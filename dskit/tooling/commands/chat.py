@@ -121,7 +121,8 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import yaml  # noqa: PLC0415
 
-    from dskit.tooling.dslrun.live import ClientResponder, keyword_knowledge, node_parameters, quiet_graphon, turn_error  # noqa: PLC0415
+    from dskit.tooling.dslrun.live import (ClientResponder, dsl_schema, keyword_knowledge,  # noqa: PLC0415
+                                          node_parameters, quiet_graphon, turn_error)
     from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
     from dskit.tooling.llm.options import OptionError, client_from_args  # noqa: PLC0415
     from dskit.tooling.progress import steps  # noqa: PLC0415
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             problem = "" if isinstance(doc, dict) and "workflow" in doc else \
                 "the DSL file is not a Chatflow (no workflow section)"
         if not problem:
-            responder = ClientResponder(client, node_parameters(doc))
+            responder = ClientResponder(client, node_parameters(doc), schema=dsl_schema(doc))
             env = {"TASK_API_URL": args.task_api} if args.task_api else {}
             conversation = Conversation(text, responder=responder, knowledge=knowledge, env=env)
             with quiet_graphon():

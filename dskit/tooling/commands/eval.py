@@ -1,7 +1,7 @@
 """``dskit eval``: run evaluation suites against a model and score every turn.
 
     dskit eval [SUITE ...] --base-url URL --model NAME [--target engine|flow|dify] [--layout fast ...]
-               [--repeat N] [--parallel N] [--json] [--trace FILE] [--report DIR] [--cache FILE ...]
+               [--runs N] [--repeat N] [--parallel N] [--json] [--trace FILE] [--report DIR] [--cache FILE ...]
 
 Suites default to examples/eval/. Exit status: 0 when every conversation ran to its end, 1 when any
 could not be run (each such turn has a one-line error in the table and the trace) or when a Dify app's
@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="override every suite catalog's policy.ungrounded: what happens to a value the "
                              "user did not say (docs/grounding.md), to measure both ways")
     parser.add_argument("--repeat", type=int, default=None, help="run every conversation N times (consistency)")
+    parser.add_argument("--runs", type=int, default=1, metavar="N",
+                        help="run everything N times against the live model and report the median run with the "
+                             "median and worst of each headline figure and the consistency (the share of turns "
+                             "with the same outcome in every run); with --record, run i goes to FILE.run<i> and "
+                             "FILE becomes the median run's cassette (default 1; live figures: 3 or more)")
     parser.add_argument("--parallel", type=int, default=1, help="conversations at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--trace", type=Path, default=None, metavar="FILE", help="write every turn as JSON lines")
@@ -207,8 +212,11 @@ def run(args: argparse.Namespace) -> int:
             client = client_from_args(args)
         except OptionError as error:
             return _fail(str(error))
-    if args.parallel < 1 or (args.repeat is not None and args.repeat < 1):
-        return _fail("--parallel and --repeat must be at least 1")
+    if args.parallel < 1 or args.runs < 1 or (args.repeat is not None and args.repeat < 1):
+        return _fail("--parallel, --runs and --repeat must be at least 1")
+    if args.runs > 1 and (args.cache or args.replay):
+        return _fail("--runs N asks the model N times: with --cache or --replay every run after the first would "
+                     "be the first again (use --record FILE: one cassette per run)")
     try:
         suites = load_suites([str(p) for p in args.suites] or None)
     except SuiteError as error:
@@ -226,10 +234,21 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         return _fail(str(error))
     meta = _meta(args, client)
+    if args.runs > 1:
+        meta["runs"] = args.runs
     runs = []
     with report.TraceWriter(args.trace) as trace:  # each turn written as it ends: a long run can be followed
-        for label, target in targets:
-            runs.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat), trace.sink(label)))
+        for index, (label, target) in enumerate(targets):
+            repeats = []
+            for number in range(1, args.runs + 1):
+                if number > 1 or args.runs > 1:  # a fresh client (its own cassette) and target for every run
+                    try:
+                        target = _runs(args, _run_client(args, client, number))[index][1]
+                    except (OSError, ValueError) as error:
+                        return _fail(str(error))
+                sink = trace.sink(label if args.runs == 1 else f"{label}#{number}")
+                repeats.append(_run_one(label, target, suites, args, total_turns(suites, args.repeat), sink))
+            runs.append(_combine(repeats, args))
     if not args.json and not any(_scored(run) for run in runs):
         return _nothing_ran(runs)
     if args.report:
@@ -242,6 +261,38 @@ def run(args: argparse.Namespace) -> int:
         report.print_table(runs, meta)
     # 1 also when a catalog check that was asked for could not run: its figures are not what was asked
     return 1 if any(run.errors() or run.target.get("catalog_check_failed") for run in runs) else 0
+
+
+def _run_client(args: argparse.Namespace, client: Any, number: int) -> Any:
+    """The client of run ``number`` of ``--runs``: with ``--record FILE`` one that records into
+    FILE.run<number> (a run's answers must not answer the next run), else a fresh one like ``client``."""
+    if client is None or not args.record:
+        return client
+    from dskit.tooling.llm.options import client_from_args  # noqa: PLC0415
+
+    return client_from_args(argparse.Namespace(**{**vars(args), "record": run_cassette(args.record, number)}))
+
+
+def run_cassette(path: Path, number: int) -> Path:
+    """Where run ``number`` of ``--runs`` records: ``engine.jsonl`` -> ``engine.run2.jsonl``."""
+    suffixes = "".join(path.suffixes)
+    return path.with_name(path.name[: len(path.name) - len(suffixes)] + f".run{number}" + suffixes)
+
+
+def _combine(repeats: list, args: argparse.Namespace) -> Any:
+    """The runs of one target as one (the median run, with the spread); with --record the median run's
+    cassette is copied to the --record file: a replay gives the median figures, never the best."""
+    import shutil  # noqa: PLC0415
+
+    from dskit.tooling.eval.runner import combine_runs, median_index  # noqa: PLC0415
+
+    if len(repeats) == 1:
+        return repeats[0]
+    if args.record:
+        median = run_cassette(args.record, median_index(repeats) + 1)
+        if median.exists():
+            shutil.copyfile(median, args.record)
+    return combine_runs(repeats)
 
 
 def _scored(run: Any) -> bool:

@@ -56,6 +56,10 @@ def add_model_target_options(parser: argparse.ArgumentParser) -> None:
                         help="the provider plugin's full identifier, as in a Chatflow your Dify exported "
                              "(needed for providers other than langgenius/openai: Dify's plugin daemon "
                              "refuses identifiers without the checksum)")
+    parser.add_argument("--structured-output", action="store_true",
+                        help="the fast layout's understand node asks Dify for structured output with the "
+                             "catalog's JSON schema: only for a model with native structured output "
+                             "(docs/dify.md, 'Structured output'); off by default")
     parser.add_argument("--dify-version", metavar="X.Y",
                         help="build the DSL files for this Dify release (1.0 or later); default: the "
                              "minimum this project supports")
@@ -137,7 +141,8 @@ def _custom_dsl(args: argparse.Namespace, root: Path) -> int:
             return 2
         catalog_json, lang = loaded
     options = FlowOptions(provider=provider, model=model, catalog_json=catalog_json, lang=lang,
-                          plugin_identifier=identifier, target=target, localized=catalog_json is not None)
+                          plugin_identifier=identifier, target=target, localized=catalog_json is not None,
+                          structured_output=args.structured_output)
     default_out = catalog_folder(args.catalog, catalog_json) if catalog_json is not None else root / "dsl"
     out = (args.out or default_out).resolve()
     files = dsl_texts(options)
@@ -155,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
     from dskit.tooling.generated import REPO_ROOT, stale_files, write_all
 
     root = (args.root or REPO_ROOT).resolve()
-    custom = args.provider or args.model or args.catalog or args.dify_version or args.plugin_identifier
+    custom = (args.provider or args.model or args.catalog or args.dify_version or args.plugin_identifier
+              or args.structured_output)
     if custom and not args.check:
         return _custom_dsl(args, root)
     try:

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     catalog_json = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
     lang = "en" if json.loads(text).get("language") == "en" else "zh"
     options = FlowOptions(provider=provider, model=model, plugin_identifier=identifier, target=target,
-                          catalog_json=catalog_json, lang=lang, localized=True)
+                          catalog_json=catalog_json, lang=lang, localized=True,
+                          structured_output=args.structured_output)
     out = (args.out or catalog_folder(args.catalog, catalog_json)).resolve()
     out.mkdir(parents=True, exist_ok=True)
     status = 0

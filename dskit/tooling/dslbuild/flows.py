@@ -87,6 +87,7 @@ from dskit.tooling.dslbuild.conversation import declare_conversation_variables
 from dskit.tooling.dslbuild.dify_versions import DEFAULT_TARGET, Target
 from dskit.tooling.dslbuild.localize import localize
 from dskit.base.text import LINE_BREAK_CHARS
+from dskit.context.prompts import UNDERSTANDING_SAMPLING
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CATALOGS = ("restaurant", "travel_assistant")
@@ -109,6 +110,11 @@ class FlowOptions:
     # app named after the catalog, suggested questions from its tasks (:mod:`.localize`). False keeps
     # the shipped files' bilingual notes.
     localized: bool = False
+    # True: the fast layout's understand node asks Dify for structured output with the catalog's JSON schema
+    # (dskit.turn.command_schema). Off by default: only a model with native structured output is constrained by
+    # it; for any other Dify adds a generic JSON prompt and the schema to the system prompt and fails the
+    # node on an answer it cannot parse (docs/dify.md, "Structured output").
+    structured_output: bool = False
 
 
 def default_catalog() -> dict[str, Any]:
@@ -264,8 +270,14 @@ def opening_statement(options: FlowOptions) -> str:
     return "您好！我可以帮您：" + "、".join(labels) + "。" if labels else "您好！有什么可以帮您？"
 
 
-def _model(options: FlowOptions, temperature: float, node_id: str) -> dict[str, Any]:
-    """The model block of LLM node ``node_id``, its max_tokens bounded (:data:`prompts.MAX_TOKENS`)."""
+def _model(options: FlowOptions, temperature: float | None, node_id: str) -> dict[str, Any]:
+    """The model block of LLM node ``node_id``, its max_tokens bounded (:data:`prompts.MAX_TOKENS`);
+    ``temperature`` None: a node that decides the state, sampled as the understanding call is
+    everywhere (:data:`dskit.context.prompts.UNDERSTANDING_SAMPLING`: greedy, a fixed seed). A model whose
+    provider declares no seed parameter never receives it (Dify keeps only declared parameters)."""
+    if temperature is None:
+        return n.model_config(options.provider, options.model, UNDERSTANDING_SAMPLING["temperature"],
+                              {"seed": UNDERSTANDING_SAMPLING["seed"], "max_tokens": prompts.MAX_TOKENS[node_id]})
     return n.model_config(options.provider, options.model, temperature, {"max_tokens": prompts.MAX_TOKENS[node_id]})
 
 
@@ -476,15 +488,27 @@ def build_fast(options: FlowOptions | None = None) -> Flow:
     flow = _base_flow("对话状态机（快速版）Dialogue State Kit - fast",
                       "一次 LLM 调用完成改写、路由和槽位提取，状态机决定下一步。One LLM call rewrites, routes "
                       "and extracts slots; the state machine decides.", options, "fast")
-    flow.add("understand", n.llm(_model(options, 0.1, "understand"), prompts.PROMPT_SYSTEM, prompts.CONTEXT,
-                                 title="理解：改写+路由+槽位",
-                                 desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
-                                      "JSON: rewritten_query and commands."))
+    understand = n.llm(_model(options, None, "understand"), prompts.PROMPT_SYSTEM, prompts.CONTEXT,
+                       title="理解：改写+路由+槽位",
+                       desc="输出理解 JSON：rewritten_query 与 commands。Returns the understanding "
+                            "JSON: rewritten_query and commands.")
+    if options.structured_output:
+        understand = n.structured_output(understand, understanding_schema(options))
+    flow.add("understand", understand)
     flow.edge("prompt", "understand")
     _state_node(flow, ["understand", "text"])
     flow.edge("understand", "state")
     _after_state(flow, options, "fast")
     return finish(flow, options, "fast")
+
+
+def understanding_schema(options: FlowOptions) -> dict[str, Any]:
+    """The understanding's JSON schema for the catalog the files carry (:mod:`dskit.turn.command_schema`). A
+    Dify user who edits ``TASK_CATALOG`` regenerates the files to change it."""
+    from dskit.catalog.catalog import load_catalog  # noqa: PLC0415
+    from dskit.turn.command_schema import command_schema  # noqa: PLC0415
+
+    return command_schema(load_catalog(catalog_text(options)))
 
 
 def finish(flow: Flow, options: FlowOptions, layout: str) -> Flow:
@@ -543,15 +567,15 @@ def build_classic(options: FlowOptions | None = None) -> Flow:
                       options, "classic")
     lang = "en" if options.lang == "en" else "zh"
     rewrite = prompts.REWRITE[lang]
-    flow.add("rewrite", n.llm(_model(options, 0.1, "rewrite"), rewrite["system"], rewrite["user"], title="问题改写",
+    flow.add("rewrite", n.llm(_model(options, None, "rewrite"), rewrite["system"], rewrite["user"], title="问题改写",
                               desc="结合历史把问题改写完整。Rewrites the message into a self-contained question."))
     classes = classic_classes(catalog, lang)
     flow.add("classify", n.question_classifier(
-        _model(options, 0.1, "classify"), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
+        _model(options, None, "classify"), ["rewrite", "text"], classes, prompts.CLASSIFY[lang], title="问题分类",
         desc="任务 / 补充信息 / 确认 / 否认 / 取消 / 重置 / FAQ / 闲聊 / 转人工。Routes the question."))
     parameters = classic_parameters(catalog, lang)
     flow.add("extract", n.parameter_extractor(
-        _model(options, 0.1, "extract"), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
+        _model(options, None, "extract"), ["rewrite", "text"], parameters, prompts.EXTRACT[lang], title="参数提取",
         desc="提取这句话里说出的词槽。Extracts the slots this message states."))
     bindings: dict[str, list[str]] = {
         "class_name": ["classify", "class_name"],

@@ -59,6 +59,14 @@ def llm(model: Mapping[str, Any], system: str, user: str, *, title: str, desc: s
     }
 
 
+def structured_output(data: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An LLM node's ``data`` asking for structured output with ``schema`` — the keys Dify's LLM node
+    reads (``structured_output_enabled`` is the DSL's name of its ``structured_output_switch_on``;
+    ``structured_output.schema`` the JSON schema). The node's ``text`` output stays the model's text;
+    the parsed object is ``structured_output``."""
+    return {**data, "structured_output_enabled": True, "structured_output": {"schema": dict(schema)}}
+
+
 def code(source: str, inputs: Sequence[tuple[str, Selector]], outputs: Mapping[str, str], *,
          title: str, desc: str = "") -> dict[str, Any]:
     """A python3 code node; ``outputs`` maps each returned key to its Dify type."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dskit.context.prompts import UNDERSTANDING_SAMPLING
 from dskit.tooling.dslbuild import node_data as n
 from dskit.tooling.dslbuild import prompts
 from dskit.tooling.dslbuild.builder import Flow
@@ -77,12 +78,14 @@ def constant(value: Any) -> dict[str, Any]:
     return {"type": "constant", "value": value}
 
 
-def model_selector(options: FlowOptions, max_tokens: int) -> dict[str, Any]:
+def model_selector(options: FlowOptions, max_tokens: int, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
     """A ``model-selector`` tool configuration (what the editor stores for a picked LLM), its answers
-    bounded by ``max_tokens`` (prompts.MAX_TOKENS)."""
+    bounded by ``max_tokens`` (prompts.MAX_TOKENS); ``sampling`` for the understanding (what track_state
+    asks for whatever the selector says: :data:`dskit.context.prompts.UNDERSTANDING_SAMPLING`)."""
+    params = dict(sampling) if sampling else {"temperature": 0.1}
     return constant({"provider": options.provider, "model": options.model, "model_type": "llm",
                      "mode": "chat", "type": "model-selector",
-                     "completion_params": {"temperature": 0.1, "max_tokens": max_tokens}})
+                     "completion_params": {**params, "max_tokens": max_tokens}})
 
 
 def tool(tool_name: str, parameters: dict[str, dict[str, Any]], configurations: dict[str, Any], *,
@@ -123,7 +126,7 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
         "catalog": variable(["env", "TASK_CATALOG"]),
         "history": variable(["conversation", "history"]),
         "summary": variable(["conversation", "summary"]),
-    }, {"model": model_selector(options, prompts.MAX_TOKENS["understand"]), "bad_state": constant("refuse"),
+    }, {"model": model_selector(options, prompts.MAX_TOKENS["understand"], UNDERSTANDING_SAMPLING), "bad_state": constant("refuse"),
         "lang": constant("auto")},
         title="跟踪对话状态", desc="你选的模型理解本轮消息，状态机决定下一步。Your model understands the "
         "message; the state machine decides the next action.", identifier=identifier))
@@ -171,8 +174,9 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.edge("route", "chat_answer", "chitchat")
 
     # a FAQ or small-talk answer goes back to the open task: the answer node shows the model's text, then
-    # track_state's follow_up (a blank line and the task's question), and compress records the two —
-    # no template node, which would be one more sandbox run
+    # track_state's follow_up (a blank line and the task's question) — no template node, which would be
+    # one more sandbox run; compress records the turn as the Chatflows' history node does (with the
+    # decision: the engine's follow-up alone after a FAQ or small-talk answer, dskit.state.views.memory_reply)
     flow.add("reply", n.aggregator(
         [["exec_reply", "output"], ["faq_answer", "text"], ["chat_answer", "text"], ["track_state", "question"]],
         title="本轮回复", desc="汇合各分支的回复。Joins the branches' replies."))
@@ -190,7 +194,9 @@ def build_plugin(options: FlowOptions | None = None) -> Flow:
     flow.add("compress", n.fail_branch(n.with_retry(tool("compress_history", {
         "history": variable(["conversation", "history"]),
         "user_query": mixed(n.ref(["sys", "query"])),
-        "answer": mixed(shown),
+        "answer": mixed(n.ref(["reply", "output"])),
+        "follow_up": mixed(n.ref(["track_state", "follow_up"])),
+        "decision": mixed(n.ref(["track_state", "decision"])),
         "summary": variable(["conversation", "summary"]),
     }, {"max_turns": constant(10), "max_bytes": constant(150000), "summary_max_tokens": constant(400),
         "summarizer": constant("auto"), "model": model_selector(options, prompts.MAX_TOKENS["summarize"]),

@@ -256,13 +256,20 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
     from graphon.entities.base_node_data import BaseNodeData  # noqa: PLC0415
     from graphon.enums import WorkflowNodeExecutionStatus  # noqa: PLC0415
     from graphon.model_runtime.entities.common_entities import I18nObject  # noqa: PLC0415
-    from graphon.model_runtime.entities.llm_entities import LLMResult, LLMUsage  # noqa: PLC0415
+    from graphon.model_runtime.entities.llm_entities import (  # noqa: PLC0415
+        LLMResult,
+        LLMResultChunkDelta,
+        LLMResultChunkWithStructuredOutput,
+        LLMResultWithStructuredOutput,
+        LLMUsage,
+    )
     from graphon.model_runtime.entities.message_entities import (  # noqa: PLC0415
         AssistantPromptMessage,
     )
     from graphon.model_runtime.entities.model_entities import (  # noqa: PLC0415
         AIModelEntity,
         FetchFrom,
+        ModelFeature,
         ModelType,
     )
     from graphon.node_events.base import NodeRunResult  # noqa: PLC0415
@@ -270,6 +277,9 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
     from graphon.nodes.code.code_node import CodeNode  # noqa: PLC0415
     from graphon.nodes.code.entities import CodeNodeData  # noqa: PLC0415
     from graphon.nodes.llm.exc import LLMNodeError  # noqa: PLC0415
+
+    class StructuredParseError(ValueError):
+        """An answer a structured-output node cannot parse (Dify's OutputParserError)."""
 
     class ScriptedLLM:
         """Implements graphon's LLM protocol by asking the run's responder; no network."""
@@ -305,12 +315,14 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
 
         def get_model_schema(self) -> Any:
             # No TOOL_CALL feature: parameter extractors use their prompt mode, which a scripted
-            # text answer can serve. No context size: graphon skips token counting.
+            # text answer can serve. STRUCTURED_OUTPUT: a node that asks for structured output runs as
+            # with a model that has it natively (graphon refuses the node for a model without it,
+            # "stage=capability"). No context size: graphon skips token counting.
             return AIModelEntity(
                 model=self._model_name,
                 label=I18nObject(en_US=self._model_name),
                 model_type=ModelType.LLM,
-                features=[],
+                features=[ModelFeature.STRUCTURED_OUTPUT],
                 fetch_from=FetchFrom.CUSTOMIZABLE_MODEL,
                 model_properties={},
                 parameter_rules=[],
@@ -348,13 +360,31 @@ def _build_glue() -> dict[str, Any]:  # noqa: C901, PLR0915 - one place that kno
                 return result
             return _as_stream(result)
 
-        def invoke_llm_with_structured_output(self, **kwargs: Any) -> Any:
-            kwargs.pop("json_schema", None)
-            return self.invoke_llm(tools=None, **kwargs)
+        def invoke_llm_with_structured_output(self, *, prompt_messages: Sequence[Any], json_schema: Any,
+                                              model_parameters: Mapping[str, Any], stop: Any, stream: bool) -> Any:
+            """As Dify does for a model with native structured output: the answer's text, and that text
+            parsed as the structured output (graphon then checks it against the schema and fails the
+            node when it does not fit). A text that is no JSON object fails here, as Dify's parser does."""
+            _ = json_schema, model_parameters, stop
+            text = self._answer(prompt_messages)
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise StructuredParseError(f"Failed to parse structured output: {text[:80]}")
+            chunk = LLMResultChunkWithStructuredOutput(
+                model=self._model_name, prompt_messages=list(prompt_messages), structured_output=parsed,
+                delta=LLMResultChunkDelta(index=0, message=AssistantPromptMessage(content=text),
+                                          usage=LLMUsage.empty_usage()))
+            if not stream:
+                return LLMResultWithStructuredOutput(model=self._model_name, prompt_messages=list(prompt_messages),
+                                                     message=AssistantPromptMessage(content=text),
+                                                     usage=LLMUsage.empty_usage(), structured_output=parsed)
+            return iter([chunk])
 
         def is_structured_output_parse_error(self, error: Exception) -> bool:
-            _ = error
-            return False
+            return isinstance(error, StructuredParseError)
 
     def _as_stream(result: Any) -> Iterator[Any]:
         from graphon.model_runtime.entities.llm_entities import (  # noqa: PLC0415

@@ -42,6 +42,21 @@ def node_parameters(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return params
 
 
+def dsl_schema(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The understanding's JSON schema for the catalog a DSL carries in ``TASK_CATALOG`` (None when it
+    has none that loads): what ``--structured`` sends for its understanding calls."""
+    from dskit.catalog.catalog import load_catalog  # noqa: PLC0415
+    from dskit.turn.command_schema import command_schema  # noqa: PLC0415
+
+    for variable in (doc.get("workflow") or {}).get("environment_variables") or []:
+        if isinstance(variable, Mapping) and variable.get("name") == "TASK_CATALOG":
+            try:
+                return command_schema(load_catalog(variable.get("value") or ""))
+            except (ValueError, TypeError):
+                return None
+    return None
+
+
 class ClientResponder:
     """A responder for :class:`dskit.tooling.dslrun.graphon.Conversation` backed by :class:`LLMClient`.
 
@@ -49,8 +64,10 @@ class ClientResponder:
     so a caller can attribute calls, tokens and latency to the turn that made them.
     """
 
-    def __init__(self, client: Any, parameters: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, client: Any, parameters: Mapping[str, Mapping[str, Any]],
+                 schema: Mapping[str, Any] | None = None) -> None:
         self.client = client
+        self.schema = schema  # the understanding's JSON schema (dskit.turn.command_schema), for JSON_LLM_NODES
         self.parameters = {k: dict(v) for k, v in parameters.items()}
         self.calls: list[tuple[str, Any]] = []
         self._lock = threading.Lock()
@@ -74,17 +91,23 @@ class ClientResponder:
             node_type: str = "") -> Any:
         """One call for ``node`` (an LLM node, or a plugin tool calling the model): the client's
         Completion. ``params`` are the completion parameters the DSL gives it (temperature, max_tokens,
-        response_format); empty messages are left out, other roles than system/assistant are user."""
+        response_format, seed), and the understanding's schema for the understanding calls; empty messages are left out, other roles than system/assistant are user."""
         from dskit.tooling.llm import LLMError  # noqa: PLC0415
         from dskit.tooling.llm.completion import node_output  # noqa: PLC0415
 
         chat = [{"role": role if role in {"system", "user", "assistant"} else "user", "content": text}
                 for role, text in messages if text]
         max_tokens = params.get("max_tokens")
+        seed = params.get("seed")
+        extra: dict[str, Any] = {}
+        if node in JSON_LLM_NODES and self.schema is not None:
+            extra["schema"] = self.schema  # the client sends it only when its structured output is on
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            extra["seed"] = seed
         try:
             answer = self.client.complete(chat, temperature=params.get("temperature"),
                                           max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-                                          want_json=self._wants_json(node, node_type, params))
+                                          want_json=self._wants_json(node, node_type, params), **extra)
         except LLMError as error:
             answer = node_output(error)  # an answer cut at max_tokens: graphon's LLM node outputs its text
             if answer is None:

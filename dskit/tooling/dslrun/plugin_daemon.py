@@ -42,6 +42,7 @@ This module imports nothing from ``dify_plugin`` at import time, so engine tests
 from __future__ import annotations
 
 import binascii
+import json
 import contextvars
 import random
 import threading
@@ -249,6 +250,7 @@ class FakeDaemon:
         llm_replies: Iterable[LLMReply] = (),
         summary: Callable[[str, str], str] | None = None,
         model: Model | None = None,
+        structured_refusal: str = "",
     ) -> None:
         permission = _manifest_permission(manifest) if manifest else {
             "storage": {"enabled": True, "size": storage_size or 1024 * 1024},
@@ -260,6 +262,10 @@ class FakeDaemon:
         self.llm_replies: deque[LLMReply] = deque(llm_replies)
         self.model = model
         self.llm_requests: list[dict] = []
+        # llm_structured_output calls (their schema in ``structured_output_schema``); with ``structured_refusal``
+        # the daemon answers them with that error, as a Dify without the endpoint or a parse failure does
+        self.structured_requests: list[dict] = []
+        self.structured_refusal = structured_refusal
         self.summary_fn = summary or (lambda text, instruction: "摘要：" + text[:60])
         self.summary_requests: list[dict] = []
         self.calls: list[str] = []
@@ -293,6 +299,15 @@ class FakeDaemon:
                 raise FakeDaemonError(denied)
             yield from self._llm(data, caller)
             return
+        if type_value == "llm_structured_output":  # Dify's invoke_llm_with_structured_output behind it
+            denied = self._allowed("llm")
+            if denied:
+                raise FakeDaemonError(denied)
+            if self.structured_refusal:
+                raise FakeDaemonError(self.structured_refusal)
+            self.structured_requests.append(data)
+            yield from self._llm(dict(data), caller, structured=True)
+            return
         if type_value == "system_summary":
             denied = self._allowed("llm")
             if denied:
@@ -315,13 +330,20 @@ class FakeDaemon:
         prompt_chars = sum(len(str(m.get("content") or "")) for m in data["prompt_messages"])
         return ModelAnswer(text, prompt_chars // 2 + 1, max(1, len(text) // 2), 0.5)
 
-    def _llm(self, data: dict, caller: str) -> Generator[dict, None, None]:
+    def _llm(self, data: dict, caller: str, structured: bool = False) -> Generator[dict, None, None]:
         for key in ("provider", "model", "model_type", "mode", "prompt_messages", "stream"):
             if key not in data:
                 raise FakeDaemonError(f"invalid llm request: missing {key}")
         self.llm_requests.append(data)
         answer = self._answer(data, caller)
         text = answer.text
+        if structured:  # as Dify does: the text parsed, or the call fails (its OutputParserError)
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise FakeDaemonError(f"Failed to parse structured output: {text[:80]}")
         half = len(text) // 2
         pieces = [text[:half], text[half:]] if text else [""]
         for i, piece in enumerate(pieces):
@@ -335,6 +357,7 @@ class FakeDaemon:
                     "usage": _usage(answer.prompt_tokens, answer.completion_tokens, answer.latency) if last else None,
                     "finish_reason": "stop" if last else None,
                 },
+                **({"structured_output": parsed} if structured and last else {}),
             }
 
     def patch(self, monkeypatch: Any) -> "FakeDaemon":

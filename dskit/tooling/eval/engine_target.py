@@ -18,7 +18,9 @@ Per turn it does what the fast Chatflow's nodes do, with the same engine functio
    reply, where the Chatflow records a model's answer (docs/dsl.md, "A model answer after the memory").
 
 What it leaves out, to stay the quick reference: the FAQ and chitchat answer LLMs (their turns answer
-with the engine's pending question) and the LLM summary. ``dskit eval --target flow`` runs them all.
+with the engine's pending question) and the LLM summary. Neither changes the next understanding prompt:
+the history keeps the engine's own text of a FAQ or small-talk turn on every surface
+(:func:`dskit.state.views.memory_reply`), so the prompts are the Chatflow's byte for byte (a test). ``dskit eval --target flow`` runs them all.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from dskit.surfaces.nodes import context_node, execute_reply_node, history_node, state_node
 from dskit.tooling.llm.understand import UNDERSTAND_NODE, understand_parameters
+from dskit.turn.command_schema import command_schema
 
 from .suite import Suite
 from .turn import Call, TurnOutput
@@ -40,6 +43,7 @@ class EngineConversation:
         self.catalog = suite.catalog_json
         self.client = client
         self.params = understand_parameters()
+        self.schema = command_schema(suite.catalog)  # sent only when the client's structured output is on
         self.state = ""
         self.history = ""
         self.summary = ""
@@ -52,7 +56,7 @@ class EngineConversation:
         context = context_node(query=user, sys_context_str=self.state, history=self.history,
                                summary=self.summary, task_catalog=self.catalog)
         try:  # an answer cut at max_tokens comes back like any other: the Chatflow's LLM node passes it on
-            answer = understand(self.client, context, self.params)
+            answer = understand(self.client, context, self.params, schema=self.schema)
         except LLMError as error:
             return TurnOutput(state_text=self.state, error=str(error), seconds=time.monotonic() - started,
                               calls=[Call(UNDERSTAND_NODE, "", error=str(error))], goes_on=error.answered)
@@ -65,9 +69,12 @@ class EngineConversation:
             reply = execute_reply_node(execute_payload=out["execute_payload"], question=out["question"],
                                        api_url="", sys_context_str=out["sys_context_str"],
                                        task_catalog=self.catalog)["reply"]
+        # the history node's inputs as the Chatflow binds them; on a FAQ or small-talk turn it keeps the
+        # engine's follow-up, not the answer model's text (dskit.state.views.memory_reply), so the next prompt
+        # is the Chatflow's although no answer model runs here
         history = out if out["memory_ready"] else history_node(
             old_history=self.history, summary=self.summary, user_query=user, answer=reply,
-            decision=out["decision"], llm_summary=False)
+            follow_up=out.get("follow_up") or "", decision=out["decision"], llm_summary=False)
         self.state, self.history, self.summary = out["sys_context_str"], history["history"], history["summary"]
         return TurnOutput(answer=reply, state_text=self.state, calls=[call], seconds=time.monotonic() - started,
                           detail={"next_action": out["next_action"], "rewritten_query": out["rewritten_query"],

@@ -51,8 +51,10 @@ class FlowConversation:
         from dskit.tooling.dslrun.graphon import Conversation  # noqa: PLC0415
         from dskit.tooling.dslrun.live import ClientResponder, node_parameters  # noqa: PLC0415
 
+        from dskit.turn.command_schema import command_schema  # noqa: PLC0415
+
         doc = yaml.safe_load(dsl_text)
-        self.responder = ClientResponder(client, node_parameters(doc))
+        self.responder = ClientResponder(client, node_parameters(doc), schema=command_schema(suite.catalog))
         passages = [dict(p) for p in suite.knowledge]
         self.conversation = Conversation(dsl_text, responder=self.responder,
                                          knowledge=(lambda query: passages) if passages else None,

@@ -89,6 +89,12 @@ def print_table(runs: Sequence[EvalRun], meta: dict[str, Any], console: Any = No
         if cause in OPTIONAL_CAUSES and not any(counts):
             continue
         table.add_row(f"not right: {text}", *[str(count) for count in counts])
+    for key, label in SPREAD_ROWS:  # --runs N: the median and the worst over the runs
+        if any(run.spread.get(key) for run in runs):
+            table.add_row(label, *[_spread_cell(run.spread, key) for run in runs])
+    if any(run.spread for run in runs):
+        table.add_row("consistency over runs (same outcome every run)",
+                      *[fmt(run.spread.get("consistency"), "rate") for run in runs])
     console.print(table)
     for run in runs:
         if run.target.get("catalog_check"):  # a Dify app: whether its catalog is the suites' was checked
@@ -100,10 +106,24 @@ def print_table(runs: Sequence[EvalRun], meta: dict[str, Any], console: Any = No
             console.print(f"[red]error[/red] {run.label}: {line}", markup=True, highlight=False)
 
 
+SPREAD_ROWS = (("turns_right", "turns right, median / worst of the runs"),
+               ("wrongful_executions", "wrongful executions, median / worst of the runs"),
+               ("jga_right", "JGA turns right, median / worst of the runs"))
+
+
+def _spread_cell(spread: dict[str, Any], key: str) -> str:
+    item = spread.get(key)
+    if not item:
+        return "—"
+    return f"{fmt(item['median'], 'num')} / {fmt(item['worst'], 'num')} (of {spread['runs']})"
+
+
 def as_json(runs: Sequence[EvalRun], meta: dict[str, Any]) -> dict[str, Any]:
-    """One object: what was measured, how, and every figure per run and per suite."""
+    """One object: what was measured, how, and every figure per run and per suite (with ``--runs N``,
+    the median run's, and ``spread``: the median and worst over the runs, and their consistency)."""
     return {**meta, "runs": [{"label": run.label, **run.target, "figures": run.figures(),
-                              "suites": run.per_suite(), "errors": run.errors()} for run in runs]}
+                              "suites": run.per_suite(), "errors": run.errors(),
+                              **({"spread": run.spread} if run.spread else {})} for run in runs]}
 
 
 class TraceWriter:

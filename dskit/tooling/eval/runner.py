@@ -7,6 +7,7 @@ run, and the run goes on with the next conversation. Nothing a target does can c
 
 from __future__ import annotations
 
+import statistics
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,6 +31,9 @@ class EvalRun:
     target: dict[str, Any]
     conversations: list[ConversationResult] = field(default_factory=list)
     traces: list[dict[str, Any]] = field(default_factory=list)
+    # With ``dskit eval --runs N``: this is the median run, and ``spread`` holds the median and the worst
+    # of every headline figure over the N runs and their consistency (:func:`combine_runs`).
+    spread: dict[str, Any] = field(default_factory=dict)
 
     def figures(self) -> dict[str, Any]:
         return summarize(self.conversations)
@@ -133,3 +137,58 @@ def total_turns(suites: Sequence[Suite], repeat: int | None = None) -> int:
 
 def _one_line(error: BaseException) -> str:
     return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
+# The headline figures whose median and worst ``--runs`` reports: (figure, the worse direction).
+SPREAD_FIGURES = (("turns_right", min), ("wrongful_executions", max), ("jga_right", min),
+                  ("unasked_writes", max), ("wrong_writes", max), ("task_success", min),
+                  ("prompt_tokens_per_turn", max), ("completion_tokens_per_turn", max))
+
+
+def headline(run: EvalRun) -> dict[str, Any]:
+    """The counts a reader compares across runs: turns right, JGA turns right, wrongful executions..."""
+    figures = run.figures()
+    turns = [t for c in run.conversations for t in c.turns]
+    return {"turns_right": sum(t.passed for t in turns), "turns": len(turns),
+            "jga_right": sum(bool(t.jga) for t in turns if t.jga is not None),
+            "jga_turns": figures["jga_turns"], **{key: figures.get(key) for key, _ in SPREAD_FIGURES
+                                                  if key not in ("turns_right", "jga_right")}}
+
+
+def median_index(runs: Sequence[EvalRun]) -> int:
+    """The run in the middle when ranked by turns right, then fewer wrongful executions (of two in the
+    middle, the worse): the one a cassette keeps — never the best."""
+    keys = [headline(run) for run in runs]
+    order = sorted(range(len(runs)), key=lambda i: (keys[i]["turns_right"], -keys[i]["wrongful_executions"]))
+    return order[(len(runs) - 1) // 2]
+
+
+def runs_consistency(runs: Sequence[EvalRun]) -> float | None:
+    """The share of turns whose outcome (action, task in focus, every open task's slots, executions) is
+    the same in every run; None for fewer than two runs."""
+    if len(runs) < 2:
+        return None
+    outcomes: dict[tuple[str, int, int], list[str]] = {}
+    for run in runs:
+        for conversation in run.conversations:
+            for turn in conversation.turns:
+                outcomes.setdefault((conversation.suite, conversation.repeat, turn.index), []).append(turn.signature)
+    same = [len(set(sigs)) == 1 for sigs in outcomes.values() if len(sigs) == len(runs)]
+    return round(sum(same) / len(same), 4) if same else None
+
+
+def combine_runs(runs: Sequence[EvalRun]) -> EvalRun:
+    """N runs of one target as one: the median run (:func:`median_index`) with ``spread`` holding each
+    headline figure's median and worst over the runs, every run's headline, and the consistency."""
+    if len(runs) == 1:
+        return runs[0]
+    heads = [headline(run) for run in runs]
+    chosen = runs[median_index(runs)]
+    spread: dict[str, Any] = {"runs": len(runs), "median_run": median_index(runs) + 1,
+                              "consistency": runs_consistency(runs), "per_run": heads}
+    for key, worse in SPREAD_FIGURES:
+        values = [h[key] for h in heads if h.get(key) is not None]
+        if values:
+            spread[key] = {"median": statistics.median_low(values), "worst": worse(values)}
+    chosen.spread = spread
+    return chosen

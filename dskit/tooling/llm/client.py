@@ -19,6 +19,15 @@ What it adds to a bare POST, and why:
   ``response_format: {"type": "json_object"}``; when the endpoint answers HTTP 400/422 to the first such
   call, the call is sent once more without it, and if that succeeds JSON mode is off for good (detected
   once per client: servers word the refusal differently, the retry is what tells);
+- **output constrained to a JSON schema where the endpoint can** (``structured``): a call that carries a
+  schema (the understanding call: :func:`dskit.turn.command_schema.command_schema`) asks for it in the form
+  the endpoint accepts — OpenAI's ``{"type": "json_schema", "json_schema": {...}}`` (OpenAI, vLLM,
+  llama.cpp's own server) or llama-cpp-python's ``{"type": "json_object", "schema": {...}}``, which
+  answers HTTP 500 to the first form. ``auto`` tries them in that order on the first such call and
+  keeps the first the endpoint answers; when it takes neither, the call goes without a schema (JSON
+  mode as configured) for the rest of the run: the plain path;
+- **a seed where asked** (``seed``): sent as the request's ``seed``, which llama.cpp, vLLM and OpenAI
+  honour (best effort at OpenAI); with temperature 0 it makes a rerun give the same answer;
 - **usage and latency of every call** in :class:`Completion` (token counts from the endpoint's
   ``usage``, estimated with :func:`dskit.base.tokens.estimate_tokens` when it sends none);
 - **an on-disk cache** (:class:`.cache.Cache`) keyed by model, messages and parameters: a rerun costs
@@ -31,6 +40,7 @@ The API key comes from the caller (the CLI reads it from an environment variable
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -45,6 +55,12 @@ from .http import (BodyTooLarge, DeadlineExceeded, RawResponse, TransportError, 
 
 Message = Mapping[str, str]  # {"role": ..., "content": ...}
 JSON_MODES = ("auto", "on", "off")
+# How a JSON schema is sent: "auto" detects it once; "json_schema" is OpenAI's form, "json_object_schema"
+# llama-cpp-python's; "off" never sends one (the plain path).
+STRUCTURED_MODES = ("off", "auto", "json_schema", "json_object_schema")
+SCHEMA_FORMS = ("json_schema", "json_object_schema")
+# Statuses with which an endpoint refuses a response_format it does not take (llama-cpp-python: 500).
+_REFUSES_FORMAT = frozenset({400, 404, 415, 422, 500, 501})
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
@@ -60,6 +76,7 @@ class ClientConfig:
     backoff: float = 1.0
     backoff_max: float = 30.0
     json_mode: str = "auto"
+    structured: str = "off"  # STRUCTURED_MODES: how (whether) a call's JSON schema is sent
     max_tokens: int | None = None  # a cap on every call's max_tokens (None: the caller's value)
     max_body_bytes: int = 4 * 1024 * 1024  # a chat completion is kilobytes; more is refused while read
 
@@ -72,12 +89,16 @@ class LLMClient:
                  ) -> None:
         if config.json_mode not in JSON_MODES:
             raise ValueError(f"json_mode must be one of {JSON_MODES}, not {config.json_mode!r}")
+        if config.structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be one of {STRUCTURED_MODES}, not {config.structured!r}")
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self.cache = cache
         self.sleep = sleep
         self.clock = clock
         self._json_supported: bool | None = {"on": True, "off": False}.get(config.json_mode)
+        # The schema form the endpoint takes: None until known, "" when it takes none
+        self._schema_form: str | None = {"off": "", "auto": None}.get(config.structured, config.structured)
         self._lock = threading.Lock()
         self._local = threading.local()
         self.http_requests = 0  # requests actually sent (retries included): what tests count
@@ -89,14 +110,27 @@ class LLMClient:
         """True/False once known; None until the first call that asked for JSON."""
         return self._json_supported
 
+    @property
+    def schema_form(self) -> str | None:
+        """How a schema is sent: "json_schema" / "json_object_schema" once known, "" for never, None
+        until the first call that carried one."""
+        return self._schema_form
+
     def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
-                 max_tokens: int | None = None, want_json: bool = False) -> Completion:
-        """One completion for ``messages``; raises :class:`LLMError` (one line) when there is none."""
+                 max_tokens: int | None = None, want_json: bool = False, schema: Mapping[str, Any] | None = None,
+                 seed: int | None = None) -> Completion:
+        """One completion for ``messages``; raises :class:`LLMError` (one line) when there is none.
+        ``schema`` constrains the answer where the endpoint can (``structured``); ``seed`` is sent as is."""
         clean = [{"role": str(m.get("role") or "user"), "content": str(m.get("content") or "")} for m in messages]
         if self.config.max_tokens is not None:
             max_tokens = min(max_tokens or self.config.max_tokens, self.config.max_tokens)
         asks_json = want_json and self.config.json_mode != "off"
-        params = {"temperature": temperature, "max_tokens": max_tokens, "json": asks_json}
+        schema = schema if schema and self.config.structured != "off" else None
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, "json": asks_json}
+        if schema is not None:  # only then: the keys of answers recorded without a schema stay as they were
+            params["schema"] = schema_digest(schema)
+        if seed is not None:
+            params["seed"] = seed
         key = cache_key(self.config.model, clean, params)
         if self.cache is not None:
             try:
@@ -108,7 +142,7 @@ class LLMClient:
             if hit is not None:  # as recorded (answers cut at max_tokens before the rule: Cache.warnings)
                 return hit
         try:
-            completion = self._call(clean, temperature, max_tokens, asks_json)
+            completion = self._call(clean, temperature, max_tokens, asks_json, schema, seed)
         except LLMError as error:  # the model's own unusable answer is recorded, so a replay fails alike
             if self.cache is not None:
                 self.cache.put_refusal(key, error.kind, str(error), clean, self.config.model, cut=error.cut)
@@ -132,18 +166,36 @@ class LLMClient:
         return headers
 
     def _body(self, messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None,
-              json_mode: bool) -> dict[str, Any]:
+              json_mode: bool, schema: Mapping[str, Any] | None = None, form: str = "",
+              seed: int | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.config.model, "messages": messages}
         if temperature is not None:
             body["temperature"] = temperature
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        if json_mode:
+        if seed is not None:
+            body["seed"] = seed
+        if schema is not None and form == "json_schema":
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "understanding", "schema": dict(schema)}}
+        elif schema is not None and form == "json_object_schema":
+            body["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        elif json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
 
+    def _schema_forms(self, schema: Mapping[str, Any] | None) -> list[str]:
+        """The schema forms to try for this call, in order ("" last: no schema)."""
+        if schema is None or self._schema_form == "":
+            return [""]
+        if self._schema_form:
+            return [self._schema_form]
+        return [*SCHEMA_FORMS, ""]
+
     def _call(self, messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None,
-              asks_json: bool) -> Completion:
+              asks_json: bool, schema: Mapping[str, Any] | None = None, seed: int | None = None) -> Completion:
+        forms = self._schema_forms(schema)
+        form = forms.pop(0)
         json_mode = asks_json and self._json_supported is not False
         probing = False  # JSON mode was refused once: this attempt goes without it
         attempts = 0
@@ -155,7 +207,8 @@ class LLMClient:
             if remaining <= 0:
                 raise self._out_of_time(attempts - 1, "")
             try:
-                response = self._send(self._body(messages, temperature, max_tokens, json_mode), remaining)
+                body = self._body(messages, temperature, max_tokens, json_mode, schema if form else None, form, seed)
+                response = self._send(body, remaining)
             except DeadlineExceeded:
                 raise self._out_of_time(attempts, "") from None
             except BodyTooLarge as error:
@@ -168,9 +221,14 @@ class LLMClient:
                 continue
             latency = self.clock() - started
             if response.status < 400:
-                if asks_json and self._json_supported is None:
+                if asks_json and self._json_supported is None and not form:
                     self._set_json(not probing)
-                return self._completion(response, latency, attempts, json_mode, messages)
+                if schema is not None and self._schema_form is None:
+                    self._set_schema_form(form)
+                return self._completion(response, latency, attempts, json_mode or bool(form), messages)
+            if forms and response.status in _REFUSES_FORMAT:  # this schema form refused: the next one
+                form = forms.pop(0)
+                continue
             if json_mode and self._json_supported is None and response.status in (400, 422):
                 json_mode, probing = False, True
                 continue
@@ -199,6 +257,11 @@ class LLMClient:
         if self.clock() + wait >= end:
             raise self._out_of_time(attempt, why)
         self.sleep(wait)
+
+    def _set_schema_form(self, form: str) -> None:
+        with self._lock:
+            if self._schema_form is None:
+                self._schema_form = form
 
     def _set_json(self, supported: bool) -> None:
         with self._lock:
@@ -248,6 +311,12 @@ class LLMClient:
         if refused:  # cut at max_tokens: an error, carrying the text a Dify LLM node would output anyway
             raise LLMError(f"{self.url} answered {refused[1]}", kind=refused[0], attempts=attempts, cut=answer)
         return answer
+
+
+def schema_digest(schema: Mapping[str, Any]) -> str:
+    """A short, stable name of a schema for the cache key (the schema itself is long)."""
+    text = json.dumps(schema, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def unusable(text: Any, finish_reason: str, *, tool_calls: bool = False) -> tuple[str, str] | None:

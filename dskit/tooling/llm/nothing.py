@@ -31,6 +31,7 @@ class NothingClient:
         return True
 
     def complete(self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None,  # noqa: ARG002
-                 max_tokens: int | None = None, want_json: bool = False) -> Completion:  # noqa: ARG002
+                 max_tokens: int | None = None, want_json: bool = False,  # noqa: ARG002
+                 schema: Mapping[str, object] | None = None, seed: int | None = None) -> Completion:  # noqa: ARG002
         self.calls += 1
         return Completion(text=NOTHING, prompt_tokens=0, completion_tokens=0, latency=0.0, json_mode=want_json)

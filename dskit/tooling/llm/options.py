@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .cache import Cache
-from .client import JSON_MODES, ClientConfig, LLMClient
+from .client import JSON_MODES, STRUCTURED_MODES, ClientConfig, LLMClient
 
 REPLAY_URL = "http://replay.invalid/v1"  # never contacted: replay mode answers from the cassette only
 
@@ -37,6 +37,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, required: bool = True)
     group.add_argument("--json-mode", choices=JSON_MODES, default="auto",
                        help="ask for JSON output where a JSON answer is expected: auto (detected once), "
                             "on, off (default auto)")
+    group.add_argument("--structured", choices=STRUCTURED_MODES, default="off",
+                       help="constrain the understanding call's answer to the catalog's JSON schema "
+                            "(dskit/turn/command_schema.py): auto (the form the endpoint takes, detected once; none: "
+                            "the plain path), json_schema (OpenAI, vLLM, llama.cpp server), json_object_schema "
+                            "(llama-cpp-python), off (default: what the shipped Chatflows do)")
     group.add_argument("--max-tokens", type=int, default=None, metavar="N",
                        help="cap every call's max_tokens at N (default: what each call asks for)")
     cache = group.add_mutually_exclusive_group()
@@ -80,5 +85,5 @@ def client_from_args(args: argparse.Namespace) -> LLMClient:
         print(f"warning: {warning}", file=sys.stderr)
     config = ClientConfig(base_url=base_url, model=args.model, api_key=os.environ.get(args.api_key_env, ""),
                           deadline=float(args.deadline), retries=int(args.retries), json_mode=args.json_mode,
-                          max_tokens=args.max_tokens)
+                          structured=getattr(args, "structured", "off"), max_tokens=args.max_tokens)
     return LLMClient(config, cache=cache)
