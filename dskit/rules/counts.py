@@ -2,7 +2,7 @@
 
 Numbers are read whole (:mod:`dskit.base.numerals`); this module reads what stands around each one:
 
-- **not a count**: the hour of a time ("8点", "at 8"), the day of a date ("十八号", "3月"), a weekday or
+- **not a count**: the hour or the minutes of a time ("8点", "at 8", "20:00"), the day of a date ("十八号", "3月"), a weekday or
   a rank ("周六", "第二"), a floor or an address number ("3楼", "5号"), and the 一 that begins a word
   rather than counting ("一下", "一起", "一行", "一共": a lone 一 counts only before a classifier);
 - **a count of other things**: a number before a classifier or unit that is not a person's ("两桌",
@@ -60,11 +60,12 @@ _PART_AFTER = re.compile(r"\s*(?:of (?:them|whom)|among them|个?是(?:小孩|�
 
 
 def _counts(raw: str) -> list[NumberSaid]:
-    """The numbers of the text that count something (see the module's list of what is not a count)."""
-    hours = {clock.start for clock in read_clocks(raw)}
+    """The numbers of the text that count something (see the module's list of what is not a count): a
+    number inside a time of day, its hour or its minutes ("20:00" is no party of 0), is none."""
+    clocks = [(clock.start, clock.end) for clock in read_clocks(raw)]
     kept = []
     for number in read_numbers(raw):
-        if number.start in hours or _NOT_A_COUNT.match(raw, number.end) \
+        if any(start <= number.start < end for start, end in clocks) or _NOT_A_COUNT.match(raw, number.end) \
                 or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
             continue
         if raw[number.start:number.end] == "一" and raw[number.end:number.end + 1] not in _CLASSIFIERS:

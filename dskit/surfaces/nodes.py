@@ -154,14 +154,14 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     An execution with a task API leaves ``memory_ready`` false and those outputs empty: its outcome comes
     later, and :func:`outcome_node` keeps the memory with it.
     """
-    args = dict(locals())
     if PENDING_MARK in text_in(history):  # the last turn's model answer, in its place (none: the mark goes)
-        args["history"] = fill_pending(history, "" if reply_pending is None else reply_pending)
+        history = fill_pending(history, "" if reply_pending is None else reply_pending)
+    args = dict(locals())
     outputs, remembered, catalog = _again_unmarked(_state_turn, args)
     if summary is None or remembered is None:
         return outputs
     pending = remembered == PENDING_MARK
-    memory = history_node(old_history=args["history"], summary=summary, user_query=query, answer=remembered,
+    memory = history_node(old_history=history, summary=summary, user_query=query, answer=remembered,
                           follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
                           max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
                           llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],

@@ -175,7 +175,7 @@ def _read_relative_import(module: _Module, node: ast.ImportFrom, where: str) -> 
                           "`from ..part.module import name` is bundleable")
     target = module.path.parent.parents[node.level - 2] if node.level == 2 else module.path.parent
     if not target.joinpath(*parts[:-1], f"{parts[-1]}.py").is_file():
-        raise BundleError(f"{where}:{node.lineno}: no engine module {'.' * node.level}{node.module}")
+        raise BundleError(f"{where}:{node.lineno}: no such engine module {'.' * node.level}{node.module}")
     dep = parts[-1]
     if dep not in module.deps:
         module.deps.append(dep)

@@ -392,7 +392,13 @@ class _Graph:
                                             f"{handle!r} is not an output branch of this node "
                                             f"(valid: {sorted(self._valid_handles(str(src)))})"))
         answered = self._after_answers()
+        try:
+            reached = self._reachable()
+        except Exception:  # noqa: BLE001 - a broken graph is reported elsewhere
+            reached = set(self.nodes)
         for node_id in self.nodes:
+            if node_id not in reached:
+                continue  # reported once as unreachable (its open branches are a consequence, not a cause)
             wired = {handle for handle, _ in self.succ[node_id]}
             for handle, field in self._required_handles(node_id):
                 if handle == "false" and node_id in answered:
