@@ -3259,8 +3259,10 @@ def negated_at(raw, start, end):
 
 # What follows the hour of a clock time or the day of a date: such a number is not a count ("8点" is not
 # eight people, "十八号" not eighteen), nor is a floor, a room or a line.
-_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
+_NOT_A_COUNT = _LazyPattern('_NOT_A_COUNT', r"\s{0,2}(?:点|時|时(?!间|候)|分(?!钟|之)|号|日|月|年|[:：]\d|am\b|pm\b|a\.m|p\.m|o'clock"
                           r"|楼|层|栋|幢|单元|室|路|排|号线|(?:st|nd|rd|th)\b|floor)")
+# The minutes of a clock written with a colon follow its hour and the colon ("20:00", "7：30").
+_CLOCK_MINUTES_BEFORE = _LazyPattern('_CLOCK_MINUTES_BEFORE', r"\d\s?[:：]\s?$")
 # A numeral right after these names a weekday or a rank, not a count ("周六" is Saturday, not six).
 _NOT_A_COUNT_AFTER = _LazyPattern('_NOT_A_COUNT_AFTER', r"(?:周|星期|礼拜|第|no\.?|#)\s{0,1}$", re.IGNORECASE)
 # The classifiers and nouns a Chinese count stands before (量词): a lone 一 counts only before one of them.
@@ -3291,12 +3293,14 @@ _PART_AFTER = _LazyPattern('_PART_AFTER', r"\s*(?:of (?:them|whom)|among them|�
 
 
 def _counts(raw):
-    """The numbers of the text that count something (see the module's list of what is not a count): a
-    number inside a time of day, its hour or its minutes ("20:00" is no party of 0), is none."""
-    clocks = [(clock.start, clock.end) for clock in read_clocks(raw)]
+    """The numbers of the text that count something (see the module's list of what is not a count): the
+    hour of a time of day, and the minutes written after a clock's colon ("20:00" is no party of 0), are
+    none. Minutes said in words may be a count ("七点两个人": 7:02, or seven o'clock and two people)."""
+    hours = {clock.start for clock in read_clocks(raw)}
     kept = []
     for number in read_numbers(raw):
-        if any(start <= number.start < end for start, end in clocks) or _NOT_A_COUNT.match(raw, number.end) \
+        if number.start in hours or _CLOCK_MINUTES_BEFORE.search(raw[max(0, number.start - 4):number.start]) \
+                or _NOT_A_COUNT.match(raw, number.end) \
                 or _NOT_A_COUNT_AFTER.search(raw[max(0, number.start - 4):number.start]):
             continue
         if raw[number.start:number.end] == "一" and raw[number.end:number.end + 1] not in _CLASSIFIERS:

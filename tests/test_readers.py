@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import load_example_catalog
@@ -83,12 +83,18 @@ def _english(n: int) -> str:
 
 @SETTINGS
 @given(st.integers(0, 23), st.integers(0, 59), st.integers(1, 20), st.booleans(),
-       st.sampled_from(["cn", "arabic", "en"]))
-def test_the_hour_and_minutes_of_a_clock_time_are_not_a_party(hour, minute, n, time_first, script):
-    clock = f"{hour}:{minute:02d}"
+       st.sampled_from(["cn", "arabic", "en"]), st.sampled_from(["{h}:{m:02d}", "{h}：{m:02d}", "{h}点{m}分"]))
+@example(hour=20, minute=0, n=3, time_first=True, script="en", form="{h}:{m:02d}")  # the demo's "at 20:00, three people"
+def test_the_hour_and_minutes_of_a_clock_time_are_not_a_party(hour, minute, n, time_first, script, form):
+    clock = form.format(h=hour, m=minute)
     party = {"cn": f"{cn2an.an2cn(n)}个人", "arabic": f"{n}位", "en": f"{_english(n)} people"}[script]
     message = f"at {clock}, {party}" if time_first else f"{party}, at {clock}"
     assert party_sizes(message) == {float(n)}, message  # "20:00" is no party of 0 or 20
+
+
+def test_minutes_said_in_words_may_still_be_the_party() -> None:
+    """"七点两个人" reads as 7:02 or as seven o'clock and two people: the two stays a possible count."""
+    assert party_sizes("周六晚上七点两个人") == {2.0}
 
 
 @SETTINGS
