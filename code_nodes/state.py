@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 624 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 625 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 624 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 625 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -12729,7 +12729,7 @@ def next_step(turn, task, resumed):
     if withdraws_confirmation(turn, task):
         return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
                                         values=_values(turn, task) or "—"), Stage.COLLECTING)
-    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
+    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task)
     if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
@@ -12742,6 +12742,17 @@ def next_step(turn, task, resumed):
     else:
         question = msg("confirm", turn.lang, task=spec.display, values=values)
     return Step("confirm", None, question, Stage.CONFIRMING)
+''',
+
+
+r'''
+def _opened_unasked(turn, task):
+    """Whether the engine opened this task this turn on its own reading of the message (the model gave no
+    command for it, :mod:`dskit.turn.backup`). Such a task never runs in the same turn, even an enquiry
+    that needs no confirmation: the engine read the request, not what goes with it ("再帮我查下上个月的话费"
+    opened the bill enquiry with no month, and running it would answer for this month). Its confirmation
+    shows what would be done; a yes runs it, anything else leaves it."""
+    return any(e.task_id == task["id"] and e.source == "engine" for e in turn.log.of(TaskOpened))
 ''',
 
 
@@ -13918,12 +13929,12 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
 
     - its own ``question`` (:func:`dskit.state.views.replies_itself`: ask, confirm, handoff, fallback, notices,
       a turn that could not run) is the reply, ``reply``;
-    - with ``reply_pending`` bound (the conversation variable that holds the last turn's model answer), a
-      FAQ or small-talk answer, which a model gives after this node: the turn is recorded with
-      :data:`dskit.context.history.PENDING_MARK` where the answer goes, the Chatflow stores the answer in
-      ``reply_pending``, and the next turn's nodes put it in its place (:func:`dskit.context.history.fill_pending`;
-      the next prompt reads it between ``prompt_head`` and ``prompt_tail``). ``reply`` is then what the
-      Chatflow says when the knowledge base finds nothing, ``reply_pending`` the same text to store;
+    - with ``reply_pending`` bound, a FAQ or small-talk turn, which a model answers after this node: the
+      turn is recorded with the engine's own text (:func:`dskit.state.views.memory_reply`: the open task's
+      pending question, never the model's answer, so every surface sends the same next prompt; issue 40).
+      ``reply`` is then what the Chatflow says when the knowledge base finds nothing, ``reply_pending``
+      empty. A history holding :data:`dskit.context.history.PENDING_MARK` (written before that decision)
+      still gets the stored answer put in its place (:func:`dskit.context.history.fill_pending`);
     - with ``api_url`` bound and empty (no task API): an execution's reply, ``no_api_reply`` with the line
       for the app builder, then the next question.
 
@@ -13936,9 +13947,9 @@ def state_node(understanding="", sys_context_str="", task_catalog="",
     outputs, remembered, catalog = _again_unmarked(_state_turn, args)
     if summary is None or remembered is None:
         return outputs
-    pending = remembered == PENDING_MARK
+    answered_later = outputs["next_action"] in ("faq", "chitchat")
     memory = history_node(old_history=history, summary=summary, user_query=query, answer=remembered,
-                          follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
+                          follow_up=outputs["follow_up"] if answered_later else "", decision=outputs["decision"],
                           max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
                           llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],
                           task_catalog=catalog)
@@ -13955,7 +13966,9 @@ def _own_reply(outputs, decision, pending_mode, api_url):
     if replies_itself(outputs):
         return outputs["question"], outputs["question"]
     if pending_mode and action in ("faq", "chitchat"):
-        return (msg("faq_none", lang) if action == "faq" else ""), PENDING_MARK
+        # the model's answer comes after this node; the memory keeps the engine's own text of the turn
+        # (views.memory_reply: the open task's pending question), never that answer, on every surface
+        return (msg("faq_none", lang) if action == "faq" else ""), ""
     if action == "execute" and api_url is not None and not text_in(api_url).strip():
         question = outputs["question"]
         text = sentences(lang, outputs["no_api_reply"], msg("exec_dry_builder", lang))

@@ -1,10 +1,12 @@
-"""A FAQ or small-talk answer that comes after the memory of its turn was written (issue 39).
+"""A FAQ or small-talk answer that comes after the memory of its turn was written (issues 39 and 40).
 
 In the code-node Chatflows a model answers FAQ and small talk after the state node, which keeps the
-memory, and no code runs after the model: the state node records the turn with a mark where the answer
-goes, the Chatflow stores the answer as it was shown (``reply_pending``), and the next turn puts it in
-its place. What a user relies on: the next turn's model reads that answer (so "那包间呢？" after it is
-understood), the history keeps it, and the prompt is the same whichever node builds it.
+memory, and no code runs after the model. Issue 39 recorded the turn with a mark where the answer goes
+and put the stored answer (``reply_pending``) there on the next turn; issue 40 decided that the memory
+keeps the engine's own text of such a turn instead (dskit.state.views.memory_reply), so the engine
+target, the plugin and the Chatflows send the same next prompt. What a user relies on: the prompt is the
+same whichever node builds it, the history keeps what the user asked, and a history written with the
+mark before still gets its answer.
 """
 
 from __future__ import annotations
@@ -32,38 +34,48 @@ def _turns(restaurant: dict) -> tuple[str, dict, dict]:
     return catalog, first, faq
 
 
-def test_a_faq_turn_keeps_its_memory_with_a_mark_where_the_answer_goes(restaurant) -> None:
+def test_a_faq_turn_keeps_the_engines_own_text_not_the_answer(restaurant) -> None:
+    """Issue 40's decision, one prompt everywhere: the FAQ model's answer is not recorded; the turn's
+    assistant side is the open task's question the user saw after it (views.memory_reply)."""
     _, first, faq = _turns(restaurant)
     assert first["memory_ready"] is True and first["prompt_tail"] == "" and first["reply_pending"] == ""
     assert faq["next_action"] == "faq" and faq["memory_ready"] is True
     last = parse_history(faq["history"])[-1]
-    assert last["user"] == "包间有最低消费吗？" and last["assistant"].startswith(PENDING_MARK)
-    assert faq["follow_up"].strip() in last["assistant"]  # the open task's question the user saw after it
-    assert faq["prompt_head"].endswith("assistant: ") and faq["prompt_tail"].startswith(" ⏎  ⏎ ")
-    # what the Chatflow says when the knowledge base finds nothing, and stores as the answer then
-    assert faq["reply"] == faq["reply_pending"] and "没有找到" in faq["reply"]
+    assert last["user"] == "包间有最低消费吗？" and PENDING_MARK not in faq["history"]
+    assert last["assistant"] == faq["follow_up"].strip() and last["assistant"]  # the open task's question
+    assert faq["reply_pending"] == "" and faq["prompt_tail"] == ""
+    assert "没有找到" in faq["reply"]  # what the Chatflow says when the knowledge base finds nothing
 
 
-def test_the_next_turn_reads_the_answer_in_its_place_whichever_node_builds_the_prompt(restaurant) -> None:
+def test_the_next_prompt_is_the_same_whichever_node_builds_it(restaurant) -> None:
     catalog, _, faq = _turns(restaurant)
     built = context_node("那就订包间", faq["sys_context_str"], faq["history"], faq["summary"], catalog,
-                         reply_pending=FAQ_ANSWER)
-    stored = faq["prompt_head"] + FAQ_ANSWER + faq["prompt_tail"] + "那就订包间"
+                         reply_pending=faq["reply_pending"])
+    stored = faq["prompt_head"] + faq["reply_pending"] + faq["prompt_tail"] + "那就订包间"
     assert built["context"] == stored  # byte for byte
-    assert f"assistant: {FAQ_ANSWER} ⏎  ⏎ " in stored
-    two_lines = context_node("那就订包间", faq["sys_context_str"], faq["history"], faq["summary"], catalog,
-                             reply_pending="包间最低消费800元。\n需提前一天预订。")
-    assert two_lines["pending"] == "包间最低消费800元。 ⏎ 需提前一天预订。"  # one line: it cannot start a line
+    assert FAQ_ANSWER not in stored
 
 
-def test_the_next_state_node_puts_the_answer_into_the_history(restaurant) -> None:
+def test_the_next_state_node_records_its_turn_after_the_faq_turn(restaurant) -> None:
     catalog, _, faq = _turns(restaurant)
     after = state_node(_understanding({"type": "set_slots", "slots": {"private_room": True}}), faq["sys_context_str"],
                        catalog, query="那就订包间", history=faq["history"], summary=faq["summary"],
-                       reply_pending=FAQ_ANSWER, api_url="")
+                       reply_pending="", api_url="")
     assert PENDING_MARK not in after["history"] and after["prompt_tail"] == ""
     turns = parse_history(after["history"])
-    assert turns[-2]["assistant"].startswith(FAQ_ANSWER) and turns[-1]["user"] == "那就订包间"
+    assert turns[-2]["user"] == "包间有最低消费吗？" and turns[-1]["user"] == "那就订包间"
+
+
+def test_an_old_history_with_a_mark_still_gets_its_answer(restaurant) -> None:
+    """A conversation whose history was written before the decision holds the mark: the stored answer is
+    put in its place by the next state node, as before."""
+    catalog = json.dumps(restaurant, ensure_ascii=False)
+    history = history_update("", "", "包间有最低消费吗？", PENDING_MARK)["history"]
+    after = state_node(_understanding({"type": "start_task", "task": "book_restaurant", "slots": {}}), "",
+                       catalog, query="那就订个包间", history=history, summary="", reply_pending=FAQ_ANSWER,
+                       api_url="")
+    assert PENDING_MARK not in after["history"]
+    assert parse_history(after["history"])[0]["assistant"].startswith(FAQ_ANSWER)
 
 
 def test_fill_pending_escapes_the_answer_and_a_user_cannot_type_the_mark() -> None:

@@ -142,12 +142,12 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
 
     - its own ``question`` (:func:`dskit.state.views.replies_itself`: ask, confirm, handoff, fallback, notices,
       a turn that could not run) is the reply, ``reply``;
-    - with ``reply_pending`` bound (the conversation variable that holds the last turn's model answer), a
-      FAQ or small-talk answer, which a model gives after this node: the turn is recorded with
-      :data:`dskit.context.history.PENDING_MARK` where the answer goes, the Chatflow stores the answer in
-      ``reply_pending``, and the next turn's nodes put it in its place (:func:`dskit.context.history.fill_pending`;
-      the next prompt reads it between ``prompt_head`` and ``prompt_tail``). ``reply`` is then what the
-      Chatflow says when the knowledge base finds nothing, ``reply_pending`` the same text to store;
+    - with ``reply_pending`` bound, a FAQ or small-talk turn, which a model answers after this node: the
+      turn is recorded with the engine's own text (:func:`dskit.state.views.memory_reply`: the open task's
+      pending question, never the model's answer, so every surface sends the same next prompt; issue 40).
+      ``reply`` is then what the Chatflow says when the knowledge base finds nothing, ``reply_pending``
+      empty. A history holding :data:`dskit.context.history.PENDING_MARK` (written before that decision)
+      still gets the stored answer put in its place (:func:`dskit.context.history.fill_pending`);
     - with ``api_url`` bound and empty (no task API): an execution's reply, ``no_api_reply`` with the line
       for the app builder, then the next question.
 
@@ -160,9 +160,9 @@ def state_node(understanding: Any = "", sys_context_str: Any = "", task_catalog:
     outputs, remembered, catalog = _again_unmarked(_state_turn, args)
     if summary is None or remembered is None:
         return outputs
-    pending = remembered == PENDING_MARK
+    answered_later = outputs["next_action"] in ("faq", "chitchat")
     memory = history_node(old_history=history, summary=summary, user_query=query, answer=remembered,
-                          follow_up=outputs["follow_up"] if pending else "", decision=outputs["decision"],
+                          follow_up=outputs["follow_up"] if answered_later else "", decision=outputs["decision"],
                           max_turns=max_turns, max_bytes=max_bytes, summary_max_tokens=summary_max_tokens,
                           llm_summary=llm_summary, lang=history_lang, sys_context_str=outputs["sys_context_str"],
                           task_catalog=catalog)
@@ -177,7 +177,9 @@ def _own_reply(outputs: dict, decision: dict, pending_mode: bool, api_url: Any) 
     if replies_itself(outputs):
         return outputs["question"], outputs["question"]
     if pending_mode and action in ("faq", "chitchat"):
-        return (msg("faq_none", lang) if action == "faq" else ""), PENDING_MARK
+        # the model's answer comes after this node; the memory keeps the engine's own text of the turn
+        # (views.memory_reply: the open task's pending question), never that answer, on every surface
+        return (msg("faq_none", lang) if action == "faq" else ""), ""
     if action == "execute" and api_url is not None and not text_in(api_url).strip():
         question = outputs["question"]
         text = sentences(lang, outputs["no_api_reply"], msg("exec_dry_builder", lang))

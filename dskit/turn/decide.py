@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .effects import Asked, AskFailed, Executed, HandedOff, NotUnderstood, Refused, StackLimited, StageSet
+from .effects import (Asked, AskFailed, Executed, HandedOff, NotUnderstood, Refused, StackLimited, StageSet,
+                      TaskOpened)
 from ..state.gaps import ask_text, missing_slots
 from ..state.integrity import shown_digest
 from ..base.messages import msg, sentences, show_value
@@ -52,7 +53,7 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     if withdraws_confirmation(turn, task):
         return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
                                         values=_values(turn, task) or "—"), Stage.COLLECTING)
-    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn")
+    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task)
     if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
@@ -65,6 +66,15 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     else:
         question = msg("confirm", turn.lang, task=spec.display, values=values)
     return Step("confirm", None, question, Stage.CONFIRMING)
+
+
+def _opened_unasked(turn: Turn, task: dict) -> bool:
+    """Whether the engine opened this task this turn on its own reading of the message (the model gave no
+    command for it, :mod:`dskit.turn.backup`). Such a task never runs in the same turn, even an enquiry
+    that needs no confirmation: the engine read the request, not what goes with it ("再帮我查下上个月的话费"
+    opened the bill enquiry with no month, and running it would answer for this month). Its confirmation
+    shows what would be done; a yes runs it, anything else leaves it."""
+    return any(e.task_id == task["id"] and e.source == "engine" for e in turn.log.of(TaskOpened))
 
 
 def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
