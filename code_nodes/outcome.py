@@ -69,12 +69,12 @@
 #        conversation.history  over-write  <- this node's history
 #        conversation.summary  over-write  <- this node's summary
 #
-# Compiled on first call / 首次调用时才编译: 402 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 409 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 402 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 409 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3162,6 +3162,49 @@ class Refused(Effect):
     ''')
 
 
+class Noticed(Effect):
+    """A sentence the reply leads with (``key`` in dskit.base.messages, with its values)."""
+
+    key: str
+    values: tuple = ()
+    progress = False
+
+    # Written out by the bundler from @dataclass(frozen=True): the same
+    # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
+    __match_args__ = ('key', 'values')
+
+    def __init__(self, key, values=values):
+        object.__setattr__(self, 'key', key)
+        object.__setattr__(self, 'values', values)
+
+    _defer(locals(), r'''
+    def __repr__(self):
+        return (f"{type(self).__qualname__}(key={self.key!r}" f", values={self.values!r}" ")")
+    ''',
+
+    r'''
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.key, self.values) == (other.key, other.values)
+        return NotImplemented
+    ''',
+
+    r'''
+    def __hash__(self):
+        return hash((self.key, self.values))
+    ''',
+
+    r'''
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+    ''',
+
+    r'''
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+    ''')
+
+
 class Noted(Effect):
     """A line of the ``applied`` log that changes nothing ("slot 'x' read as t1.y", "repair t1.date=...")."""
 
@@ -3213,6 +3256,13 @@ class Noted(Effect):
 _defer(locals(), r'''
 def _logged(source, text):
     return f"backup {text}" if source == "engine" else text
+''',
+
+
+r'''
+def notice(key, **values):
+    """A :class:`Noticed` with its values as sorted pairs (a frozen effect holds no dict)."""
+    return Noticed(key, tuple(sorted(values.items())))
 ''')
 
 
@@ -3256,6 +3306,7 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "waiting": "「{task}」会在「{parent}」办理后一起提交。",
   "exec_unknown": "接口没有返回成功",
   "faq_none": "抱歉，资料里没有找到这个问题的答案，建议您咨询人工客服。",
+  "done_no_change": "「{task}」已经提交办理，这里不能直接修改；如需更改，请说“重新办理”并告诉我新的内容，或转人工处理。",
   "none": "无",
   "value_sep": "，",
   "kv": "{slot}：{value}",
@@ -3317,6 +3368,7 @@ MESSAGES: dict[str, dict[str, str]] = json.loads(r'''{
   "waiting": "{task} will be submitted together with {parent}, once {parent} is done.",
   "exec_unknown": "the API did not report success",
   "faq_none": "Sorry, I could not find the answer to that in our information; a human agent can help you with it.",
+  "done_no_change": "{task} has already been submitted and cannot be changed here. To change it, ask for a new one with what should be different, or ask for a person.",
   "none": "none",
   "value_sep": ", ",
   "kv": "{slot}: {value}",
@@ -5306,9 +5358,14 @@ class SetSlots(Command):
             yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
             return
         groups = {}
+        told = False
         for slot, value in self.slots.items():
             task = turn.target(self.task, slot)
             if task is None:
+                finished = None if told or turn.stack.top() is not None else _finished_with(turn, slot)
+                if finished is not None:  # a change to a task already run: say so, never a silent drop
+                    told = True
+                    yield notice("done_no_change", task=finished.display)
                 yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
                 continue
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
@@ -5354,6 +5411,18 @@ class SetSlots(Command):
     def __delattr__(self, name):
         raise AttributeError(f"cannot delete field {name!r}")
     ''')
+
+
+_defer(locals(), r'''
+def _finished_with(turn, slot):
+    """The catalog task of the latest execution whose task has ``slot``, when no task is open: a change
+    said after a booking was submitted ("改成下午吧") is about it, and it cannot be changed here."""
+    for entry in reversed(turn.state["done"]):
+        spec = turn.catalog.tasks.get(entry.get("task", ""))
+        if spec is not None and slot in spec.slots:
+            return spec
+    return None
+''')
 
 
 class RollbackSlot(Command):

@@ -29,7 +29,8 @@ from typing import Any
 from ..rules.admission import as_clock, judge, shared_words, value_readings
 from ..catalog.catalog import Catalog, TaskSpec, coerce_slot_value
 from .effects import (Confirmed, Denied, Effect, FaqAsked, HandoffAsked, HeldAnswered, Noted, Refused, SlotRolledBack,
-                      SlotSet, SmallTalk, StackCleared, TaskFocused, TaskLinked, TaskOpened, TaskRemoved)
+                      SlotSet, SmallTalk, StackCleared, TaskFocused, TaskLinked, TaskOpened, TaskRemoved,
+                      notice)
 from ..base.messages import MESSAGES
 from ..state.records import Stage
 from .reducer import reduce
@@ -276,14 +277,29 @@ class SetSlots(Command):
             yield from StartTask(self.task, dict(self.slots), self.source).propose(turn)
             return
         groups: dict[str, tuple[dict, dict]] = {}
+        told = False
         for slot, value in self.slots.items():
             task = turn.target(self.task, slot)
             if task is None:
+                finished = None if told or turn.stack.top() is not None else _finished_with(turn, slot)
+                if finished is not None:  # a change to a task already run: say so, never a silent drop
+                    told = True
+                    yield notice("done_no_change", task=finished.display)
                 yield Refused(short_text({"slot": slot, "value": value}), f"no open task has slot {slot!r}")
                 continue
             groups.setdefault(task["id"], (task, {}))[1][slot] = value
         for task, slots in groups.values():
             yield from slot_effects(turn, task, slots, self.source)
+
+
+def _finished_with(turn: Turn, slot: str) -> TaskSpec | None:
+    """The catalog task of the latest execution whose task has ``slot``, when no task is open: a change
+    said after a booking was submitted ("改成下午吧") is about it, and it cannot be changed here."""
+    for entry in reversed(turn.state["done"]):
+        spec = turn.catalog.tasks.get(entry.get("task", ""))
+        if spec is not None and slot in spec.slots:
+            return spec
+    return None
 
 
 @dataclass(frozen=True)
