@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 626 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 624 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 626 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 624 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -4446,13 +4446,11 @@ class Asked(Effect):
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('task_id', 'slot')
 
-    _defer(locals(), r'''
     def __init__(self, task_id, slot):
         object.__setattr__(self, 'task_id', task_id)
         object.__setattr__(self, 'slot', slot)
-    ''',
 
-    r'''
+    _defer(locals(), r'''
     def __repr__(self):
         return (f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}" ")")
     ''',
@@ -8225,6 +8223,21 @@ def said_instead(task, name, value, ev, old):
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 
 
+def date_stated_whole(task, name, value, raw):
+    """The whole date the user said when the model wrote a piece of it: "周日" of "下周日", "周五" of
+    "下周五" (another day than the one the piece names). The piece must lie inside exactly one date the
+    message states (:func:`dskit.rules.grounding.date_spans`) and not be said on its own as well; a
+    free-text date slot only (a pattern's date is worked out, not copied)."""
+    if not isinstance(value, str) or name not in date_slots(task) or task.slots[name].pattern:
+        return value
+    core = value.strip()
+    said = [raw[start:end] for start, end in date_spans(raw)]
+    wholes = {text for text in said if core in text and text != core}
+    if core and len(wholes) == 1 and core not in said:
+        return wholes.pop()
+    return value
+
+
 def date_said(task, name, ev):
     """The one date the message states, not negated, for the task's only date slot ``name``: as written
     ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
@@ -9295,7 +9308,8 @@ def value_said(turn, effect):
         return None
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
-        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
+        kept = [date_stated_whole(task_spec, name, stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased),
+                                  ev.cased) for item in kept]
     admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
     if isinstance(value, list) and rest:
         return admit(admitted, _refused_part(turn, effect, f"{name}: {short_text(rest)} is not in what the user said"))
@@ -9731,18 +9745,16 @@ def _confirmed(turn, effect):
 r'''
 def _reducer_denied(turn, effect):
     turn.stack.set_stage(turn.stack.find(effect.task_id), Stage.COLLECTING)
-''',
+''')
 
 
 # ---------------------------------------------------------------- the decision
 
-r'''
 def _asked(turn, effect):
     turn.state["counters"]["asking"] = f"{effect.task_id}.{effect.slot}" if effect.slot else None
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _ask_failed(turn, effect):
     failed = turn.state["counters"]["failed_asks"]
     failed[effect.key] = failed.get(effect.key, 0) + 1
@@ -12610,6 +12622,14 @@ def _label_said(spec, catalog, folded, raw):
 
 
 r'''
+def names_task(turn, spec):
+    """Whether the message names the task: its label or a piece of it no other task has, or its doing."""
+    ev = turn.evidence
+    return ev is not None and (_doing_said(spec, ev.raw) or _label_said(spec, turn.catalog, ev.message, ev.raw))
+''',
+
+
+r'''
 def _doing_said(spec, raw):
     """Whether the message says the doing of the task's label ("修" of 故障报修 in "约个师傅修宽带", "订" of 订餐
     in "订个位"): its verb names the task more surely than an object another task shares."""
@@ -12766,12 +12786,20 @@ def next_step(turn, task, resumed):
 
 r'''
 def _opened_unasked(turn, task):
-    """Whether the engine opened this task this turn on its own reading of the message (the model gave no
-    command for it, :mod:`dskit.turn.backup`). Such a task never runs in the same turn, even an enquiry
-    that needs no confirmation: the engine read the request, not what goes with it ("再帮我查下上个月的话费"
-    opened the bill enquiry with no month, and running it would answer for this month). Its confirmation
-    shows what would be done; a yes runs it, anything else leaves it."""
-    return any(e.task_id == task["id"] and e.source == "engine" for e in turn.log.of(TaskOpened))
+    """Whether this task, opened this turn, was not plainly asked for: the engine opened it on its own
+    reading of the message (the model gave no command for it, :mod:`dskit.turn.backup`), or the model
+    opened it for a message that names neither its label nor its doing (:func:`dskit.turn.backup.names_task`:
+    "三百兆的多少钱一个月？" asks about a plan; the model opened the bill enquiry). Such a task never runs
+    in the same turn, even an enquiry that needs no confirmation: its confirmation shows what would be
+    done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine with no month
+    would have answered for this month)."""
+    opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
+    if not opened:
+        return False
+    if any(e.source == "engine" for e in opened):
+        return True
+    evidence = turn.evidence
+    return evidence is not None and bool(evidence.raw.strip()) and not names_task(turn, turn.spec(task))
 ''',
 
 
@@ -12956,17 +12984,15 @@ def _count_failed_ask(turn):
             or slot in task["slots"]:
         return
     reduce(turn, AskFailed(f"{task_id}.{slot}"))
-''',
+''')
 
 
-r'''
 def _asking(turn, task, slot):
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
     reduce(turn, Asked(task["id"], slot or ""))
-''',
 
 
-r'''
+_defer(locals(), r'''
 def _handoff(turn, reason):
     reduce(turn, HandedOff(reason))
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))

@@ -232,3 +232,27 @@ def test_a_question_asks_for_an_action_only_with_a_modal_before_a_doing(form, wo
     verb, thing, verb_en, thing_en = words
     question = form.format(v=verb, o=thing, ve=verb_en, oe=thing_en)
     assert asks_for_action(question) == (form in ACTIONS), question
+
+
+# ---------------------------------------------------------------- a date said whole
+
+
+@SETTINGS
+@given(st.sampled_from(["下", "下个", "这", "这个", "本", "下下"]), st.sampled_from(["周", "星期", "礼拜"]),
+       st.sampled_from(list("一二三四五六日")), st.sampled_from(["帮我订{d}的", "改到{d}吧", "{d}晚上吧"]))
+def test_a_weekday_the_model_cut_from_the_users_date_is_the_users_whole_date(modifier, week, day, phrase):
+    """The model wrote "周日" for "下周日" (another day): the user's whole date is stored."""
+    said = f"{modifier}{week}{day}"
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "book_restaurant",
+                                       "slots": {"date": f"{week}{day}"}}]}, RESTAURANT,
+                    query=phrase.format(d=said), reference_date="2026-12-02")
+    assert json.loads(state)["task_stack"][0]["slots"].get("date") == said
+
+
+@SETTINGS
+@given(st.sampled_from(["周", "星期"]), st.sampled_from(list("一二三四五六日")))
+def test_a_weekday_said_bare_stays_as_said(week, day):
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "book_restaurant",
+                                       "slots": {"date": f"{week}{day}"}}]}, RESTAURANT,
+                    query=f"帮我订{week}{day}晚上的", reference_date="2026-12-02")
+    assert json.loads(state)["task_stack"][0]["slots"].get("date") == f"{week}{day}"

@@ -43,7 +43,7 @@ from ..state.integrity import shown_digest
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from ..state.records import Stage
-from .slot_shapes import (as_clock, describes_its_kind, is_interrogative, is_name_slot, names_another_slot,
+from .slot_shapes import (date_stated_whole, as_clock, describes_its_kind, is_interrogative, is_name_slot, names_another_slot,
                           owner_elsewhere, said_instead, stated_whole, time_slots, users_spelling)
 from ..base.text import short_text
 from ..turn.turn import Turn
@@ -563,7 +563,8 @@ def value_said(turn: Turn, effect: SlotSet) -> Verdict | None:
         return None
     rest = [item for item in items if item not in kept]
     if not spec.enum and not spec.pattern:
-        kept = [stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased) for item in kept]
+        kept = [date_stated_whole(task_spec, name, stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased),
+                                  ev.cased) for item in kept]
     admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
     if isinstance(value, list) and rest:
         return admit(admitted, _refused_part(turn, effect, f"{name}: {short_text(rest)} is not in what the user said"))

@@ -139,6 +139,21 @@ def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> An
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 
 
+def date_stated_whole(task: TaskSpec, name: str, value: Any, raw: str) -> Any:
+    """The whole date the user said when the model wrote a piece of it: "周日" of "下周日", "周五" of
+    "下周五" (another day than the one the piece names). The piece must lie inside exactly one date the
+    message states (:func:`dskit.rules.grounding.date_spans`) and not be said on its own as well; a
+    free-text date slot only (a pattern's date is worked out, not copied)."""
+    if not isinstance(value, str) or name not in date_slots(task) or task.slots[name].pattern:
+        return value
+    core = value.strip()
+    said = [raw[start:end] for start, end in date_spans(raw)]
+    wholes = {text for text in said if core in text and text != core}
+    if core and len(wholes) == 1 and core not in said:
+        return wholes.pop()
+    return value
+
+
 def date_said(task: TaskSpec, name: str, ev: Any) -> Any:
     """The one date the message states, not negated, for the task's only date slot ``name``: as written
     ("下周三") for a free-text slot, worked out from the reference date for a pattern; None otherwise."""
@@ -258,6 +273,6 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
     return value
 
 
-__all__ = ["pattern_takes", "time_slots", "date_slots", "as_clock", "owner_elsewhere", "describes_its_kind",
+__all__ = ["pattern_takes", "time_slots", "date_slots", "date_stated_whole", "as_clock", "owner_elsewhere", "describes_its_kind",
            "is_name_slot", "names_another_slot", "said_instead", "date_said", "users_spelling", "stated_whole",
            "is_interrogative"]

@@ -350,6 +350,12 @@ def _label_said(spec: TaskSpec, catalog: Any, folded: str, raw: str) -> bool:
     return any(own[i:i + 2] in folded and own[i:i + 2] not in taken for i in range(len(own) - 1))
 
 
+def names_task(turn: Turn, spec: TaskSpec) -> bool:
+    """Whether the message names the task: its label or a piece of it no other task has, or its doing."""
+    ev = turn.evidence
+    return ev is not None and (_doing_said(spec, ev.raw) or _label_said(spec, turn.catalog, ev.message, ev.raw))
+
+
 def _doing_said(spec: TaskSpec, raw: str) -> bool:
     """Whether the message says the doing of the task's label ("修" of 故障报修 in "约个师傅修宽带", "订" of 订餐
     in "订个位"): its verb names the task more surely than an object another task shares."""
@@ -384,4 +390,4 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
-__all__ = ["backup_fill", "options_left_out", "time_left_out", "value_in_message"]
+__all__ = ["backup_fill", "names_task", "options_left_out", "time_left_out", "value_in_message"]

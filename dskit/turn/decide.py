@@ -18,6 +18,7 @@ from ..state.gaps import ask_text, missing_slots
 from ..state.integrity import shown_digest
 from ..base.messages import msg, sentences, show_value
 from ..state.records import Decision, ExecutePayload, Stage, TaskRecord, new_decision
+from .backup import names_task
 from .reducer import reduce
 from .subtasks import settle_subtasks
 from ..base.text import short_text
@@ -69,12 +70,20 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
 
 
 def _opened_unasked(turn: Turn, task: dict) -> bool:
-    """Whether the engine opened this task this turn on its own reading of the message (the model gave no
-    command for it, :mod:`dskit.turn.backup`). Such a task never runs in the same turn, even an enquiry
-    that needs no confirmation: the engine read the request, not what goes with it ("再帮我查下上个月的话费"
-    opened the bill enquiry with no month, and running it would answer for this month). Its confirmation
-    shows what would be done; a yes runs it, anything else leaves it."""
-    return any(e.task_id == task["id"] and e.source == "engine" for e in turn.log.of(TaskOpened))
+    """Whether this task, opened this turn, was not plainly asked for: the engine opened it on its own
+    reading of the message (the model gave no command for it, :mod:`dskit.turn.backup`), or the model
+    opened it for a message that names neither its label nor its doing (:func:`dskit.turn.backup.names_task`:
+    "三百兆的多少钱一个月？" asks about a plan; the model opened the bill enquiry). Such a task never runs
+    in the same turn, even an enquiry that needs no confirmation: its confirmation shows what would be
+    done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine with no month
+    would have answered for this month)."""
+    opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
+    if not opened:
+        return False
+    if any(e.source == "engine" for e in opened):
+        return True
+    evidence = turn.evidence
+    return evidence is not None and bool(evidence.raw.strip()) and not names_task(turn, turn.spec(task))
 
 
 def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:
