@@ -139,7 +139,7 @@ def test_dskit_new_reports_every_step_of_every_file(heard, unchecked, tmp_path: 
     code_nodes = [n for n in written["workflow"]["graph"]["nodes"] if n["data"]["type"] == "code"]
     assert len(code_nodes) >= 4  # the fast Chatflow's context, state, outcome and summary nodes
     assert len([w for w in fast if w.startswith("code node ") and ":" not in w]) == len(code_nodes)  # each one
-    assert len([w for w in fast if w.endswith(": f-string quotes")]) >= 5  # each node's checks, not one wait
+    assert len([w for w in fast if w.endswith(": f-string quotes")]) == len(code_nodes)  # each node's checks, not one wait
     # outside a terminal: one line of dots per file, and the results on stdout as before
     assert err.count("building and checking…") == 3 and "ok (" in out
 

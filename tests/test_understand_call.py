@@ -72,7 +72,7 @@ def test_the_engine_target_and_the_llm_replay_both_call_it(monkeypatch) -> None:
 
     calls: list[str] = []
 
-    def counted(client: Any, context: Any, params: Any = None) -> Completion:
+    def counted(client: Any, context: Any, params: Any = None, schema: Any = None) -> Completion:
         calls.append(str(context["context"])[-20:])
         return _completion(ANSWER)
 

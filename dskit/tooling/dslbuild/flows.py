@@ -50,10 +50,11 @@ sandbox; a FAQ or small-talk turn one sandbox run too; a turn calling the task A
 
 The state node keeps the memory — the new history and summary, the next prompt — on every turn but one
 that calls the task API, whose ``outcome`` node records the result, says it and keeps the memory in one
-sandbox run. A FAQ or small-talk answer, which a model gives after the state node, is recorded with a
-mark where it goes (:data:`dskit.context.history.PENDING_MARK`) and stored in ``reply_pending``; the next turn
-puts it in its place (:func:`dskit.context.history.fill_pending`) and its model reads it between ``prompt_head``
-and ``prompt_tail``. One v2 assigner writes the state, the memory and the next prompt before the answer
+sandbox run. A FAQ or small-talk answer, which a model gives after the state node, is not recorded: the
+memory keeps the engine's own text of that turn, the open task's question (:func:`dskit.state.views.memory_reply`,
+issue 40), so the next prompt is the same on every surface. ``reply_pending`` and ``prompt_tail`` stay empty;
+they serve a history written before that decision with a mark where the answer went
+(:data:`dskit.context.history.PENDING_MARK`, :func:`dskit.context.history.fill_pending`). One v2 assigner writes the state, the memory and the next prompt before the answer
 (``save`` on the ordinary turn, ``save_all`` on the joining branch), so nothing that fails after the
 reply can lose the turn. After the answer only the optional LLM summary runs: ``summarize`` (a model
 timeout) continues with an empty text, which ``summary_check`` replaces by the extractive summary;
@@ -407,13 +408,15 @@ def _reply_and_memory(flow: Flow, options: FlowOptions, layout: str) -> None:
 
     A FAQ or small-talk answer goes back to the open task: the answer node shows the model's text and
     then the state node's ``follow_up`` (a blank line and the task's question); the state node recorded
-    the turn with a mark where the answer goes, and ``save`` stores the answer in ``reply_pending`` for the
-    next turn to put in its place — no code node after the model (issue 39)."""
+    the turn with its own text, the task's question (issue 40: the model's answer is not recorded, so
+    every surface sends the same next prompt) — no code node after the model (issue 39). ``reply_pending``
+    stays empty: it only serves a history written with a mark before that decision."""
     reads = PROMPT_READS[layout]
     groups = {
         "reply": [["outcome", "reply"], ["faq_answer", "text"], ["chat_answer", "text"], ["state", "reply"]],
-        "reply_pending": [["outcome", "reply_pending"], ["faq_answer", "text"], ["chat_answer", "text"],
-                          ["state", "reply_pending"]],
+        # never the FAQ or small-talk model's text: the memory keeps the engine's own text of such a turn
+        # (views.memory_reply, issue 40), so the next prompt is the engine target's and the plugin's too
+        "reply_pending": [["outcome", "reply_pending"], ["state", "reply_pending"]],
         **{name: [["outcome", name], ["state", name]] for name in MEMORY_GROUPS + reads + ("prompt_tail",)},
     }
     flow.add("reply", n.aggregator([], title="本轮回复与记忆", groups=groups,
