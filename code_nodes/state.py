@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 624 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 628 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 624 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 628 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -4446,11 +4446,13 @@ class Asked(Effect):
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
     __match_args__ = ('task_id', 'slot')
 
+    _defer(locals(), r'''
     def __init__(self, task_id, slot):
         object.__setattr__(self, 'task_id', task_id)
         object.__setattr__(self, 'slot', slot)
+    ''',
 
-    _defer(locals(), r'''
+    r'''
     def __repr__(self):
         return (f"{type(self).__qualname__}(task_id={self.task_id!r}" f", slot={self.slot!r}" ")")
     ''',
@@ -9745,16 +9747,18 @@ def _confirmed(turn, effect):
 r'''
 def _reducer_denied(turn, effect):
     turn.stack.set_stage(turn.stack.find(effect.task_id), Stage.COLLECTING)
-''')
+''',
 
 
 # ---------------------------------------------------------------- the decision
 
+r'''
 def _asked(turn, effect):
     turn.state["counters"]["asking"] = f"{effect.task_id}.{effect.slot}" if effect.slot else None
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _ask_failed(turn, effect):
     failed = turn.state["counters"]["failed_asks"]
     failed[effect.key] = failed.get(effect.key, 0) + 1
@@ -12788,18 +12792,37 @@ r'''
 def _opened_unasked(turn, task):
     """Whether this task, opened this turn, was not plainly asked for: the engine opened it on its own
     reading of the message (the model gave no command for it, :mod:`dskit.turn.backup`), or the model
-    opened it for a message that names neither its label nor its doing (:func:`dskit.turn.backup.names_task`:
-    "三百兆的多少钱一个月？" asks about a plan; the model opened the bill enquiry). Such a task never runs
-    in the same turn, even an enquiry that needs no confirmation: its confirmation shows what would be
-    done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine with no month
-    would have answered for this month)."""
+    opened it for a message about the task that was open before — one naming an option of that task's
+    slots ("三百兆的多少钱一个月？" during a broadband order: the model opened the bill enquiry) and
+    naming neither this task's label nor its doing (:func:`dskit.turn.backup.names_task`). Such a task
+    never runs in the same turn, even an enquiry that needs no confirmation: its confirmation shows what
+    would be done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine
+    with no month would have answered for this month)."""
     opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
     if not opened:
         return False
     if any(e.source == "engine" for e in opened):
         return True
+    return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
+''',
+
+
+r'''
+def _about_the_task_before(turn, task):
+    """Whether the message names an option (or an alias of one) of a slot of another task that was open
+    before this message."""
     evidence = turn.evidence
-    return evidence is not None and bool(evidence.raw.strip()) and not names_task(turn, turn.spec(task))
+    if evidence is None:
+        return False
+    folded = evidence.message
+    for other in turn.stack.tasks:
+        if other["id"] == task["id"] or other["id"] not in turn.before.existing_ids:
+            continue
+        for slot in turn.spec(other).slots.values():
+            words = [str(option) for option in slot.enum] + [str(alias) for alias in slot.aliases]
+            if any(len(word) >= 2 and word.lower() in folded for word in words):
+                return True
+    return False
 ''',
 
 
@@ -12984,15 +13007,17 @@ def _count_failed_ask(turn):
             or slot in task["slots"]:
         return
     reduce(turn, AskFailed(f"{task_id}.{slot}"))
-''')
+''',
 
 
+r'''
 def _asking(turn, task, slot):
     """Remember which slot this turn asks, so that the next turn can tell whether the ask failed."""
     reduce(turn, Asked(task["id"], slot or ""))
+''',
 
 
-_defer(locals(), r'''
+r'''
 def _handoff(turn, reason):
     reduce(turn, HandedOff(reason))
     return base(turn, "handoff", handoff={"reason": reason}, question=msg("handoff", turn.lang))

@@ -72,18 +72,35 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
 def _opened_unasked(turn: Turn, task: dict) -> bool:
     """Whether this task, opened this turn, was not plainly asked for: the engine opened it on its own
     reading of the message (the model gave no command for it, :mod:`dskit.turn.backup`), or the model
-    opened it for a message that names neither its label nor its doing (:func:`dskit.turn.backup.names_task`:
-    "三百兆的多少钱一个月？" asks about a plan; the model opened the bill enquiry). Such a task never runs
-    in the same turn, even an enquiry that needs no confirmation: its confirmation shows what would be
-    done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine with no month
-    would have answered for this month)."""
+    opened it for a message about the task that was open before — one naming an option of that task's
+    slots ("三百兆的多少钱一个月？" during a broadband order: the model opened the bill enquiry) and
+    naming neither this task's label nor its doing (:func:`dskit.turn.backup.names_task`). Such a task
+    never runs in the same turn, even an enquiry that needs no confirmation: its confirmation shows what
+    would be done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine
+    with no month would have answered for this month)."""
     opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
     if not opened:
         return False
     if any(e.source == "engine" for e in opened):
         return True
+    return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
+
+
+def _about_the_task_before(turn: Turn, task: dict) -> bool:
+    """Whether the message names an option (or an alias of one) of a slot of another task that was open
+    before this message."""
     evidence = turn.evidence
-    return evidence is not None and bool(evidence.raw.strip()) and not names_task(turn, turn.spec(task))
+    if evidence is None:
+        return False
+    folded = evidence.message
+    for other in turn.stack.tasks:
+        if other["id"] == task["id"] or other["id"] not in turn.before.existing_ids:
+            continue
+        for slot in turn.spec(other).slots.values():
+            words = [str(option) for option in slot.enum] + [str(alias) for alias in slot.aliases]
+            if any(len(word) >= 2 and word.lower() in folded for word in words):
+                return True
+    return False
 
 
 def _ask_missing(turn: Turn, task: dict, slot: str) -> Step:

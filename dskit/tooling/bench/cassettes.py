@@ -70,9 +70,9 @@ RUNS: tuple[Run, ...] = (
     Run("heldout_plugin", HELDOUT_CASSETTE, ("eval", "--target", "flow", "--layout", "plugin", HELDOUT)),
     Run("heldout_ask", HELDOUT_CASSETTE, ("eval", "--target", "flow", "--layout", "fast", "--ungrounded", "ask",
                                           HELDOUT)),
-    Run("crosswoz_teacher_forced", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "50", "--teacher-forcing")),
-    Run("crosswoz_carried", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "17")),
-    Run("crosswoz_typo", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "5", "--teacher-forcing", "--noise", "typo",
+    Run("crosswoz_teacher_forced", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "8", "--teacher-forcing")),
+    Run("crosswoz_carried", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "3")),
+    Run("crosswoz_typo", CROSSWOZ, (*_CROSSWOZ_LLM, "--limit", "2", "--teacher-forcing", "--noise", "typo",
                                     "--seed", "0")),
 )
 
