@@ -7046,7 +7046,7 @@ _WEEKDAYS = json.loads(r'''{
  "7": 6
 }''')
 # "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
-_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_WEEKDAY_RE = _LazyPattern('_WEEKDAY_RE', r"((?<!一)下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _EN_WEEKDAY_RE = _LazyPattern('_EN_WEEKDAY_RE', r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
 _ISO_DATE_RE = _LazyPattern('_ISO_DATE_RE', r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")

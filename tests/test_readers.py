@@ -256,3 +256,14 @@ def test_a_weekday_said_bare_stays_as_said(week, day):
                                        "slots": {"date": f"{week}{day}"}}]}, RESTAURANT,
                     query=f"帮我订{week}{day}晚上的", reference_date="2026-12-02")
     assert json.loads(state)["task_stack"][0]["slots"].get("date") == f"{week}{day}"
+
+
+@SETTINGS
+@given(st.sampled_from(["帮我规划一下", "查一下", "看一下"]), st.sampled_from(["下周", "下下周", "周"]),
+       st.sampled_from(list("一二三四五六日")))
+def test_the_xia_of_yixia_is_not_the_next_week(verb, week, day):
+    """"规划一下下周五" is 一下 + 下周五: the model's "下周五" stays, never "下下周五"."""
+    said = f"{week}{day}"
+    state, _ = step("", {"commands": [{"type": "start_task", "task": "book_restaurant", "slots": {"date": said}}]},
+                    RESTAURANT, query=f"{verb}{said}的位子", reference_date="2026-12-02")
+    assert json.loads(state)["task_stack"][0]["slots"].get("date") == said

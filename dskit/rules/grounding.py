@@ -53,7 +53,7 @@ _DAY_WORDS = {"今天": 0, "今日": 0, "today": 0, "明天": 1, "明日": 1, "t
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5,
              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
 # "查一下周六" is this Saturday: the 下 of "一下" ("a bit") is not "next".
-_WEEKDAY_RE = re.compile(r"(下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
+_WEEKDAY_RE = re.compile(r"((?<!一)下下个?|(?<!一)下个?|这个?|本|上个?)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _EN_WEEKDAY_RE = re.compile(r"\b(next |this |last )?(" + "|".join(_EN_WEEKDAYS) + r")\b")
 _ISO_DATE_RE = re.compile(r"(\d{4})\s{0,2}[-/.年]\s{0,2}(\d{1,2})\s{0,2}[-/.月]\s{0,2}(\d{1,2})")
