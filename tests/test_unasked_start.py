@@ -49,3 +49,16 @@ def test_an_enquiry_the_engine_opened_asks_first_and_a_yes_runs_it() -> None:
     _, decision = step(state, {"commands": [{"type": "confirm"}]}, TELECOM, query="对",
                        reference_date="2026-12-02")
     assert decision["next_action"] == "execute"
+
+
+def test_an_enquiry_held_for_a_yes_is_not_run_by_the_next_message() -> None:
+    """Held-out set 2: the engine opened the bill enquiry and asked; "那3月的呢" (the model's start of the same
+    task refused as already open) ran it with no month. A held task waits for its yes on every turn."""
+    state, _ = step("", {"commands": [{"type": "faq", "question": "话费查询"}]}, TELECOM,
+                    query="帮我查下话费", reference_date="2026-12-02")
+    state, decision = step(state, {"commands": [{"type": "start_task", "task": "bill_enquiry",
+                                                 "slots": {"month": "3月"}}]}, TELECOM,
+                           query="那3月的呢", reference_date="2026-12-02")
+    assert decision["execute"] is None and decision["next_action"] == "confirm"
+    _, decision = step(state, {"commands": [{"type": "confirm"}]}, TELECOM, query="对", reference_date="2026-12-02")
+    assert decision["next_action"] == "execute"

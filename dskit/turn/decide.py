@@ -54,7 +54,10 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     if withdraws_confirmation(turn, task):
         return Step("ask_slot", "", msg("unapplied", turn.lang, task=spec.display,
                                         values=_values(turn, task) or "—"), Stage.COLLECTING)
-    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task)
+    # a task waiting for its yes keeps waiting, even one that needs none by itself (an enquiry held for a
+    # yes when it opened, _opened_unasked): only a confirmation runs it
+    confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task) \
+        or task["id"] in turn.before.confirming
     if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
