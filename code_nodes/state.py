@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 629 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 628 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 629 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 628 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -12775,7 +12775,7 @@ def next_step(turn, task, resumed):
     # a task waiting for its yes keeps waiting, even one that needs none by itself (an enquiry held for a
     # yes when it opened, _opened_unasked): only a confirmation runs it
     confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task) \
-        or _held_for_a_yes(turn, task, spec)
+        or task["id"] in turn.before.confirming
     if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
@@ -12807,19 +12807,6 @@ def _opened_unasked(turn, task):
     if any(e.source == "engine" for e in opened):
         return True
     return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
-''',
-
-
-r'''
-def _held_for_a_yes(turn, task, spec):
-    """Whether a task that runs without confirmation was held for one on an earlier turn: it waits for its
-    yes (its stage says so), or it was open, complete and not run before this message, which wrote
-    nothing to it — a task that runs at once is still open only when it was held (the stage may have
-    moved on when a refused change withdrew the question). Sub-tasks wait for their parent instead."""
-    if task["id"] in turn.before.confirming:
-        return True
-    return (not spec.depends_on and task["id"] in turn.before.existing_ids and not turn.writes.changed_in(task)
-            and not missing_slots(task, spec))
 ''',
 
 

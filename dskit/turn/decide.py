@@ -57,7 +57,7 @@ def next_step(turn: Turn, task: dict, resumed: bool) -> Step:
     # a task waiting for its yes keeps waiting, even one that needs none by itself (an enquiry held for a
     # yes when it opened, _opened_unasked): only a confirmation runs it
     confirm_needed = spec.confirm or (resumed and spec.kind == "multi_turn") or _opened_unasked(turn, task) \
-        or _held_for_a_yes(turn, task, spec)
+        or task["id"] in turn.before.confirming
     if task["id"] == turn.log.confirmed_id or not confirm_needed:
         return Step("execute")
     values = _values(turn, task) + "".join(
@@ -87,17 +87,6 @@ def _opened_unasked(turn: Turn, task: dict) -> bool:
     if any(e.source == "engine" for e in opened):
         return True
     return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
-
-
-def _held_for_a_yes(turn: Turn, task: dict, spec: Any) -> bool:
-    """Whether a task that runs without confirmation was held for one on an earlier turn: it waits for its
-    yes (its stage says so), or it was open, complete and not run before this message, which wrote
-    nothing to it — a task that runs at once is still open only when it was held (the stage may have
-    moved on when a refused change withdrew the question). Sub-tasks wait for their parent instead."""
-    if task["id"] in turn.before.confirming:
-        return True
-    return (not spec.depends_on and task["id"] in turn.before.existing_ids and not turn.writes.changed_in(task)
-            and not missing_slots(task, spec))
 
 
 def _about_the_task_before(turn: Turn, task: dict) -> bool:
