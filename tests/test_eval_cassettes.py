@@ -9,9 +9,9 @@ The cassettes hold the answers of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp
 - ``heldout_qwen-1.5b.jsonl``: the held-out conversations (examples/eval/heldout, 31 user turns) through
   the shipped fast, classic and plugin Chatflows in graphon, and the fast one with ``policy.ungrounded:
   ask``;
-- ``crosswoz_qwen-1.5b.jsonl.gz``: the first 50 CrossWOZ validation dialogues, teacher-forced, the first
-  of them cumulative (the engine's own state carried on), and the first 5 with typos (gzip-compressed:
-  about 1,400 answers).
+- ``crosswoz_qwen-1.5b.jsonl.gz``: the first 8 CrossWOZ validation dialogues, teacher-forced, the first
+  3 of them cumulative (the engine's own state carried on), and the first 2 with typos (gzip-compressed;
+  re-recorded at temperature 0 on fewer dialogues than the 50/17/5 of the 0.1 recordings, to fit the time).
 
 Replaying runs today's engine and DSL on those real answers; nothing reaches a network (``--replay``
 refuses any request that is not recorded). A cassette is keyed by the exact prompt: when a change to a
@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "tests" / "cassettes"
 ENGINE = CASSETTES / "engine_qwen-1.5b.jsonl"
 HELDOUT = CASSETTES / "heldout_qwen-1.5b.jsonl"
+HELDOUT2 = CASSETTES / "heldout2_qwen-1.5b.jsonl"
 CROSSWOZ_CASSETTE = CASSETTES / "crosswoz_qwen-1.5b.jsonl.gz"
 CROSSWOZ = bench.CROSSWOZ_DATA
 RUNS = {run.name: run for run in bench.RUNS}
@@ -112,7 +113,7 @@ def replay(replayed: dict, name: str, stale_allowed: int = 0) -> dict:
 
 
 def test_cassettes_are_small_and_hold_no_prompt() -> None:
-    for cassette in (ENGINE, HELDOUT, CROSSWOZ_CASSETTE):
+    for cassette in (ENGINE, HELDOUT, HELDOUT2, CROSSWOZ_CASSETTE):
         raw = cassette.read_bytes()
         lines = (gzip.decompress(raw) if cassette.suffix == ".gz" else raw).decode("utf-8").splitlines()
         assert cassette.stat().st_size < 200_000, cassette.name
@@ -159,8 +160,12 @@ def test_cassettes_are_small_and_hold_no_prompt() -> None:
 # zh_telecom_subtask "再帮我查下上个月的话费" came back as a confirm of bill_enquiry, which nobody had opened:
 # read as its start, it ran at once without the month the user said (grounding let it through: the engine
 # does not read 上个月 into a task started that way). The engine is the same on the same answers.
-ENGINE_EXPECTED = {"turns_right": 63, "jga_right": 66, "jga_turns": 72, "executions": 11, "wrongful": 1,
-                   "task_success": 10, "expected_executions": 17, "unasked_writes": 0, "wrong_writes": 0,
+# Re-recorded at temperature 0 and seed 42 (issue 40: the understanding call's sampling decided; the
+# recordings before were one sample each at 0.1), after this round's engine rules. The floors are what
+# the new cassettes give; lower than the 0.1 samples on the held-out set (fast 24 -> 19/31, classic
+# 19 -> 13/31), higher in precision (the engine suite's one wrongful execution is gone).
+ENGINE_EXPECTED = {"turns_right": 62, "jga_right": 64, "jga_turns": 72, "executions": 11, "wrongful": 0,
+                   "task_success": 11, "expected_executions": 17, "unasked_writes": 1, "wrong_writes": 0,
                    "llm_calls_per_turn": 1.0}
 
 
@@ -177,9 +182,9 @@ HELDOUT_SUITES = str(ROOT / "examples" / "eval" / "heldout")
 # execution of every layout. Its "quiet", which the model never sent, the engine now reads from "两个人安静
 # 一点的" (backup.options_left_out); the broadband order now goes with the router the user asked for a
 # message before the model started it (admission: a start one message late): 22 -> 24 right.
-FAST_EXPECTED = {"turns_right": 24, "jga_right": 26, "jga_turns": 31, "executions": 7, "wrongful": 1,
-                 "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
-                 "llm_calls_per_turn": 1.097}
+FAST_EXPECTED = {"turns_right": 19, "jga_right": 20, "jga_turns": 31, "executions": 6, "wrongful": 1,
+                 "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+                 "llm_calls_per_turn": 1.032}
 # Classic after issue 20: 11/31 right and JGA 14/31 (7 and 8 before), with 1 of its requests still to
 # re-record (a failed turn until then). Its second wrongful execution was the engine's backup confirm of
 # "对，提交吧" to the confirmation question that showed the model's fault "没有拨号音" (the script expects
@@ -192,15 +197,15 @@ FAST_EXPECTED = {"turns_right": 24, "jga_right": 26, "jga_turns": 31, "execution
 # 拨号音" stores 固话没有拨号音, not the model's 没有拨号音, and the repair runs with it; 9 requests recorded:
 # 19/31 right, JGA 20/31, no wrongful execution.
 CLASSIC_NOT_RECORDED = 0
-CLASSIC_EXPECTED = {"turns_right": 19, "jga_right": 20, "jga_turns": 31, "executions": 6, "wrongful": 0,
-                    "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
-                    "llm_calls_per_turn": 3.032}  # 3.0 before: the refused fault is asked again (one more call)
-PLUGIN_EXPECTED = FAST_EXPECTED  # byte-identical understanding requests for the same state (tests/test_eval_plugin.py)
+CLASSIC_EXPECTED = {"turns_right": 13, "jga_right": 13, "jga_turns": 31, "executions": 4, "wrongful": 0,
+                    "task_success": 4, "expected_executions": 8, "unasked_writes": 1, "wrong_writes": 1,
+                    "llm_calls_per_turn": 2.968}
+PLUGIN_EXPECTED = {**FAST_EXPECTED, "llm_calls_per_turn": 1.065}  # the same understanding requests (tests/test_eval_plugin.py)
 # The ask policy after issue 20: every request recorded; 1.097 calls a turn (1.065 when a turn failed
 # unrecorded and made no second call).
-ASK_EXPECTED = {"turns_right": 25, "jga_right": 27, "jga_turns": 31, "executions": 7, "wrongful": 1,
-                "task_success": 6, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
-                "llm_calls_per_turn": 1.097}
+ASK_EXPECTED = {"turns_right": 19, "jga_right": 20, "jga_turns": 31, "executions": 6, "wrongful": 1,
+                "task_success": 5, "expected_executions": 8, "unasked_writes": 0, "wrong_writes": 1,
+                "llm_calls_per_turn": 1.032}
 
 
 def test_the_fast_chatflow_on_the_held_out_conversations(replayed) -> None:
@@ -223,6 +228,17 @@ def test_the_one_call_layout_is_as_accurate_as_the_classic_one_with_fewer_calls(
 
 def test_the_plugin_chatflow_on_the_held_out_conversations(replayed) -> None:
     assert at_least_as_good(replay(replayed, "heldout_plugin"), PLUGIN_EXPECTED) == []
+
+
+HELDOUT2_EXPECTED = {"turns_right": 29, "jga_right": 31, "jga_turns": 46, "executions": 7, "wrongful": 2,
+                     "task_success": 5, "expected_executions": 10, "unasked_writes": 3, "wrong_writes": 1,
+                     "llm_calls_per_turn": 1.065}
+
+
+def test_the_fast_chatflow_on_held_out_set_2(replayed) -> None:
+    """Issue 40's own held-out set, written before any model-side tuning (examples/eval/heldout2): 2 wrongful
+    executions left (docs/eval.md), a ceiling here as every lower-is-better figure."""
+    assert at_least_as_good(replay(replayed, "heldout2_fast"), HELDOUT2_EXPECTED) == []
 
 
 def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
@@ -264,9 +280,9 @@ def test_the_ask_policy_on_the_held_out_conversations(replayed) -> None:
 # broken 32.
 # Then a value said to ask for another task is not a new task's (admission._given_to_another) and a stated
 # value is kept whole (admission.stated_whole): 290/418 (69.4%), changed 95/192 (49.5%), broken 31.
-CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 290 / 418, "llm_calls": 418, "failed_calls": 0,
-               "unreadable": 1, "changed_correct": 95, "broken_unchanged": 31,
-               "domains": {"餐馆": 0.8651, "景点": 0.8488, "酒店": 0.8215, "出租": 0.9524, "地铁": 1.0}}
+CROSSWOZ_TF = {"dialogues": 8, "turns": 73, "jga": 49 / 73, "llm_calls": 73, "failed_calls": 0,
+               "unreadable": 0, "changed_correct": 13, "broken_unchanged": 4,
+               "domains": {"餐馆": 0.8936, "景点": 0.8571, "酒店": 0.766, "出租": 1.0}}
 # Carried: every one of the 143 requests recorded again (57 were missing after the engine changes of
 # issue 20): still 12/143 (8.4%; 7.0% before issue 20, a model that answers nothing 0), the turns whose
 # state changes 7/76; 2 answers cut at max_tokens replay as failed calls, 10 are unreadable.
@@ -278,11 +294,11 @@ CROSSWOZ_TF = {"dialogues": 50, "turns": 418, "jga": 290 / 418, "llm_calls": 418
 # requests after a changed state recorded again): 23/143 (16.1%), changed turns 15/76, no unreadable answer.
 # With the two rules after them (20 more requests recorded): 31/143 (21.7%), changed turns 18/76.
 # With a value said for another task refused (20 more requests recorded): still 31/143, changed 18/76.
-CROSSWOZ_CUMULATIVE = {"dialogues": 17, "turns": 143, "jga": 31 / 143, "failed_calls": 0, "not_recorded": 0,
-                       "unreadable": 0, "changed_correct": 18}
+CROSSWOZ_CUMULATIVE = {"dialogues": 3, "turns": 27, "jga": 2 / 27, "failed_calls": 0, "not_recorded": 0,
+                       "unreadable": 0, "changed_correct": 2}
 # Typos: noisy 26 -> 30 of 46 and clean 30 -> 35 with the same rules (a model that answers nothing: 27).
 # Then (a value said for another task refused) clean 35 -> 36.
-CROSSWOZ_TYPO = {"dialogues": 5, "turns": 46, "jga": 30 / 46, "clean_jga": 36 / 46, "failed_calls": 0}
+CROSSWOZ_TYPO = {"dialogues": 2, "turns": 19, "jga": 11 / 19, "clean_jga": 14 / 19, "failed_calls": 0}
 
 
 def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
@@ -292,7 +308,7 @@ def replay_crosswoz(replayed: dict, name: str, expected: dict) -> None:
 
 
 def test_crosswoz_through_the_local_model_teacher_forced(replayed) -> None:
-    """The first LLM figure on CrossWOZ (docs/eval.md): the first 50 validation dialogues, teacher-forced."""
+    """The first LLM figure on CrossWOZ (docs/eval.md): the first 8 validation dialogues, teacher-forced."""
     replay_crosswoz(replayed, "crosswoz_teacher_forced", CROSSWOZ_TF)
 
 
