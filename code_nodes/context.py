@@ -46,12 +46,12 @@
 #        sys_context_str, history, summary, reply_pending
 #   5. Environment variables (string; *_SECRET: secret) / 环境变量（字符串；*_SECRET 为密钥型）: TASK_CATALOG
 #
-# Compiled on first call / 首次调用时才编译: 339 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 343 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 339 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 343 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -2353,6 +2353,17 @@ YES_NO_REPLIES = tuple('是|是的|对|对的|没错|没问题|可以|可以的|
 SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不在|有人吗|早上好|早安|上午好|中午好|下午好|晚上好|晚安|再见|拜拜|回见|嗯嗯|嗯|恩|哦哦|哦|噢|喔|啊|呃|额|好的好的|好的|好滴|好嘞|好吧|好|行吧|行|收到|知道了|明白了|明白|了解了|了解|懂了|谢谢你|谢谢您|谢谢啦|谢谢|多谢|感谢|谢了|辛苦了|麻烦了|不客气|没事|不用了|不用|没有了|没了|不需要了|不需要|哈哈哈|哈哈|呵呵|嘿嘿|ok|okay|k|hi|hello|hey|thanks|thank you|thx|bye|goodbye|good morning|good night|got it|cool|sure|alright|yeah|yep|hmm|lol'.split('|'))
 
 
+# ---------------------------------------------------------------- words, not characters
+#
+# A cue counts only as a word of its own, in a clause that says nothing else: "好" in "好像", "对" in
+# "对了" (by the way), "行" in "行李", "right" in "the right address", "reset" in "reset my password" are
+# not the act. A message that asks something (a question clause) is never a yes by itself. The rules
+# below tokenise a clause with a small lexicon (longest match first) and accept it only when every
+# piece is a word of the act, a filler or a particle; English clauses are read by their words.
+
+QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
+
+
 # ---- dskit/turn/effects.py ----
 # Effects: what a turn does to the state, as values.
 
@@ -3836,6 +3847,17 @@ def fold(text):
 
 
 r'''
+def _windows(text):
+    folded = fold(text)
+    if len(folded) <= 2:
+        return {folded} if folded else set()
+    if folded.isascii():
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+''',
+
+
+r'''
 def other_slot_value(task, slot, value):
     """The other slot of the task whose option or alias ``value`` is ("城东" is the area's, an alias
     of 东区), when ``slot`` itself has no options; "" otherwise. One thing said fills one slot. A list
@@ -3882,10 +3904,54 @@ def _option_and_filler(option, value):
 ''',
 
 
+r'''
+def task_mentioned(spec, catalog, folded):
+    """Whether a text names the task: its label or name, two characters of its label that no other
+    task's label has ("话费" for 话费查询, not "查询" when 查询天气 exists too), or two words of its
+    description and examples that no other task uses ("连不"+"不上" for a repair whose example is
+    "宽带连不上")."""
+    if not folded:
+        return False
+    for name in (spec.name.replace("_", " "), spec.label):
+        if name and fold(name) in folded:
+            return True
+    others = [t for t in (catalog.tasks.values() if catalog is not None else []) if t.name != spec.name]
+    other_labels = set().union(*(_windows(t.label or t.name) for t in others)) if others else set()
+    if any(w in folded and w not in other_labels for w in _windows(spec.label or spec.name)):
+        return True
+    if spec.label and spec.name.isascii():  # "check my phone bill" names bill_enquiry (labelled 话费查询)
+        other_names = set().union(*(_windows(t.name.replace("_", " ")) for t in others)) if others else set()
+        if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
+            return True
+    other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
+    return len({w for w in _grounding_task_words(spec, naming=True) - other_words if w in folded}) >= 2
+''',
+
+
+r'''
+def _grounding_task_words(spec, naming=False):
+    """Two-character words (English: words) of a task's description and examples, digits left out.
+
+    ``naming``: only words that can name the task — none made with a question word ("多少" of the example
+    "上个月话费多少" asks; "三百兆的多少钱一个月？" asks about a price, not for the bill)."""
+    words = set()
+    for text in (spec.description, *spec.examples):
+        pieces = _QUESTION_SPLIT.split(text) if naming else [text]
+        words |= {w for piece in pieces for w in _windows(piece) if not any(ch.isdigit() for ch in w)}
+    return words
+''')
+
+
+# The question words of both languages (:mod:`dskit.rules.cues`): the places a task's example is cut
+# before its words are read as the task's own.
+_QUESTION_SPLIT = _LazyPattern('_QUESTION_SPLIT', "|".join(re.escape(w) for w in sorted(QUESTION_WORDS_ZH, key=len, reverse=True))
+                             + r"|\b(?:how much|how many|what|when|which|where|who)\b", re.I)
+
+
 # ---- dskit/rules/wordfind.py ----
 # Finding cue words in a text with string methods, where a regular expression would cost more to build.
 
-r'''
+_defer(locals(), r'''
 def is_word_char(char):
     """re's ``\\w`` on str: a letter or digit of any script (``str.isalnum``), or ``_``."""
     return char.isalnum() or char == "_"
@@ -4902,6 +4968,11 @@ def slot_effects(turn, task, slots, source="model"):
     for name, raw in named.items():
         item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
+            home = _home_of(turn, task, name)
+            if home is not None and source == "model":  # "再租个AX6000的路由器": the router's model
+                yield Noted(f"slot {name!r} of {task['name']} read as {home}.{name}")
+                yield from SetSlots(home, {name: raw}, source).propose(turn)
+                continue
             yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
@@ -4916,6 +4987,20 @@ def slot_effects(turn, task, slots, source="model"):
             if reason:  # a list slot kept its valid items
                 yield Refused(item, f"{name}: partly kept; {reason}")
         yield SlotSet(task["id"], name, value, source=source)
+''',
+
+
+r'''
+def _home_of(turn, task, slot):
+    """The task a value the model gave ``task`` under a slot it does not have belongs to: the one other task
+    of the catalog with that slot, when the message names it ("办个百兆宽带，再租个AX6000的路由器" gives the
+    broadband order a ``model``, which only the router rental has). None otherwise: the value is refused."""
+    if turn.evidence is None:
+        return None
+    homes = [spec for name, spec in turn.catalog.tasks.items() if name != task["name"] and slot in spec.slots]
+    if len(homes) != 1 or not task_mentioned(homes[0], turn.catalog, turn.evidence.message):
+        return None
+    return homes[0].name
 ''')
 
 

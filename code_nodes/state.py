@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 628 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 630 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 628 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 630 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3129,7 +3129,10 @@ def shifted_times(old, raw):
 # Negation and its scope: whether the words at a span are said or denied.
 
 _NEGATORS_ZH = "不没无别免非未甭勿"
-_LACKING_ZH = "缺少离"
+_LACKING_ZH = "缺少离忘漏"
+# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
+# ("怎么能订到包间" asks how, and denies nothing).
+_RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
 NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
 # Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
 NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
@@ -3183,21 +3186,43 @@ def _zh_negations(text):
     a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
     count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
         _DISMISSING_ZH) else 0
+    count += len(_RHETORICAL_ZH.findall(text))
     for index, char in enumerate(text):
         if char in _NEGATORS_ZH:
             rest = text[index + 1:].lstrip("要想用需")
             if rest.startswith(_DEGREE):
                 continue
             count += 1
-        elif char in _LACKING_ZH and any(near and near in _NEGATORS_ZH for near in (
-                text[index - 1:index] if index else "", text[index + 1:index + 2])) \
-                or char in _LACKING_ZH and index >= 2 and text[index - 2:index] in ("不能", "不可", "不得"):
+        elif char in _LACKING_ZH and _lack_said(text, index):
             count += 1
     return count
 
 
+def _lack_said(text, index):
+    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
+    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
+    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
+    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
+                                                     text[index + 1:index + 2])):
+        return True
+    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
+        return True
+    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
+
+
+# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
+# the private room" is two). "leave" counts only as "leave out".
+_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
+# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
+_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
+# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
+# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
+_NO_DEAL_EN = _LazyPattern('_NO_DEAL_EN', r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
+
+
 def _en_negations(words):
-    return sum(1 for word in words if word in NEGATION_EN or word.endswith("n't"))
+    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
+               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
 
 
 # A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
@@ -3227,8 +3252,11 @@ def negations_at(raw, start, end):
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
         words_after = _negation_EN_WORD.findall(after)[:4]
-        return _en_negations(_negation_EN_WORD.findall(before)[-4:]) + _en_negations(words_after) + sum(
-            1 for w in words_after if w == "unnecessary")
+        count = _en_negations(_negation_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w in _NOT_NEEDED_EN)
+        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
+            count += 1
+        return count
     count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_negation_EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
@@ -3404,7 +3432,7 @@ YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问�
 ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
 YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
 ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
-_QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
+QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
@@ -3448,7 +3476,7 @@ def is_question(clause):
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
+    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
 
 
@@ -3707,6 +3735,10 @@ _INFO_EN = tuple('what|which|how|where|when|who|whom|whose|why'.split('|'))
 _SUGGESTING_ZH = tuple('怎么样|如何|好不好|行不行|行吗|好吗|可以吗|成吗|可好'.split('|'))
 
 
+# Words that open an English clause without changing what it does: interjections and connectives.
+_DISCOURSE_EN = frozenset('oh|and|also|so|well|um|uh|actually|then|ok|okay|hey|hi|hello|but|plus|now|ah|right'.split('|'))
+
+
 def asks_for_action(clause):
     """Whether a question asks the assistant to do something (a modal of ability or leave before a doing:
     "能订周五的吗", "could you get us a private room?") rather than asks about a thing ("有海鲜吗", "多少钱",
@@ -3714,6 +3746,8 @@ def asks_for_action(clause):
     text = clause.strip().lower()
     if text.isascii():
         words = _cues_EN_WORD.findall(text)
+        while len(words) > 3 and words[0] in _DISCOURSE_EN:
+            words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
@@ -3744,14 +3778,14 @@ def _only_few(clause):
     """A clause whose only question word is a 几 that may mean "a few" ("去海南玩几天"): not a question by itself."""
     compact = clause.replace(" ", "")
     return "几" in compact and not compact.endswith(_QUESTION_END_ZH + ("呢",)) and not A_NOT_A.search(compact) \
-        and not any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH if "几" not in w)
+        and not any(_asking_word(compact, w) for w in QUESTION_WORDS_ZH if "几" not in w)
 
 
 # The marks of a request in a clause: a wish, a need or a plea (想, 要, 需要, 麻烦, 请, 帮, 能不能…, I'd like,
 # can you, please), or the clause opens with the doing itself (订, 约, 查, book, reserve: an imperative).
-_WANT_ZH = tuple('想|要|需要|打算|准备|希望|麻烦|请|帮|给我|能不能|能否|可不可以|可否|可以|有没有|申请|来个|来一'.split('|'))
+WANT_ZH = tuple('想|要|需要|打算|准备|希望|麻烦|请|帮|给我|能不能|能否|可不可以|可否|可以|有没有|申请|来个|来一'.split('|'))
 DOING_ZH = tuple('订|约|预订|预约|安排|办|查|装|修|报修|买|租|开|换|改|取消|看'.split('|'))
-_WANT_EN = tuple("want|would like|'d like|need|can i|could i|can you|could you|can we|could we|please|let's|lets|get me|looking for|i'll take|we'll take|i wanna|may i|help me|is there|are there|do you have".split('|'))
+WANT_EN = tuple("want|would like|'d like|need|can i|could i|can you|could you|can we|could we|please|let's|lets|get me|looking for|i'll take|we'll take|i wanna|may i|help me|is there|are there|do you have".split('|'))
 DOING_EN = tuple('book|reserve|schedule|check|find|order|set up|sign|fix|repair|plan|cancel|change|make'.split('|'))
 # A doing with its measure: "约个疫苗", "订一桌", "查一下", "修一下" — an action asked for, wherever it stands.
 _DOING_A_THING = _LazyPattern('_DOING_A_THING', "(?:" + "|".join(DOING_ZH) + ")(?:个|一|下|张|份|间|桌|位)")
@@ -3790,12 +3824,12 @@ def requests_in(clause):
         return True
     if text.isascii():
         padded = " " + " ".join(_en_words(text)) + " "
-        wants = [w for w in _WANT_EN if f" {w} " in padded and not _cues_denied(padded, f" {w} ")]
+        wants = [w for w in WANT_EN if f" {w} " in padded and not _cues_denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
     plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
     return plea or compact.startswith(DOING_ZH) or bool(_DOING_A_THING.search(compact)) or any(
-        w in compact and not _cues_denied(compact, w) for w in _WANT_ZH if w != "要" or "要是" not in compact)
+        w in compact and not _cues_denied(compact, w) for w in WANT_ZH if w != "要" or "要是" not in compact)
 
 
 def _cues_denied(text, word):
@@ -4154,10 +4188,8 @@ class TaskRemoved(Effect):
     reason: str
     source: str = "model"
 
-    _defer(locals(), r'''
     def entry(self):
         return _logged(self.source, f"cancel {self.task_id}:{self.name}") if self.reason == "cancelled" else ""
-    ''')
 
     # Written out by the bundler from @dataclass(frozen=True): the same
     # methods, without importing dataclasses (see dskit/tooling/codegen/lean.py).
@@ -7392,10 +7424,14 @@ def slot_mentions(spec, raw, common=frozenset(),
     found = []
     extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
         set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
+    words = set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
-            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
-            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
+        words |= {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common)
+    # a yes/no slot's aliases for yes are its other names ("包厢": true beside the label 包间)
+    words |= {str(a).lower() for a, target in spec.aliases.items() if spec.type == "boolean" and target is True}
+    for word in words:
+        pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
+        found += [m.span() for m in re.finditer(pattern, raw)] if word else []
     spans = []
     for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
         if spans and start <= spans[-1][1]:
@@ -7581,6 +7617,28 @@ def task_words(spec):
 
 
 _defer(locals(), r'''
+def nothing_beyond_task(spec, raw):
+    """Whether a message says nothing but the task: with the task's own words (its label and the pieces of
+    it, its name), the doings of a request (查, 订, check) and the words that carry no meaning of their own
+    (我, 帮, 一下, please, my) taken out, nothing is left. "帮我查一下话费" is only the bill enquiry; in
+    "查一下我上个月的话费" the month is left, a value the task could take. A clause of greeting or thanks
+    ("你好，", "，谢谢") says nothing of the task either way."""
+    text = " ".join(c for c in clauses(raw.lower()) if not social_clause(c))
+    words = {w.lower() for w in task_words(spec)} | set(_windows(spec.label or "")) | {
+        part for part in spec.name.lower().split("_") if len(part) >= 3}
+    for word in sorted(words, key=len, reverse=True):
+        text = text.replace(word, " ")
+    if text.isascii():
+        words = re.findall(r"[a-z0-9]+", text)
+        return all(w in _FUNCTION_WORDS or w in DOING_EN or w in ("i", "a", "an", "to", "do", "check", "up", "out")
+                   for w in words)
+    for verb in sorted(DOING_ZH + WANT_ZH, key=len, reverse=True):
+        text = text.replace(verb, " ")
+    return all(ch in _FUNCTION_CHARS or not ch.isalnum() for ch in text)
+''',
+
+
+r'''
 def reset_grounded(ev):
     """Starting over, said as a clause of its own (:func:`dskit.rules.cues.says_reset`)."""
     return says_reset(ev.raw)
@@ -7613,7 +7671,7 @@ def task_mentioned(spec, catalog, folded):
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
     other_words = other_labels.union(*(_grounding_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _grounding_task_words(spec) - other_words if w in folded}) >= 2
+    return len({w for w in _grounding_task_words(spec, naming=True) - other_words if w in folded}) >= 2
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -7631,12 +7689,22 @@ def asks_about_task(spec, folded):
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 
 
-def _grounding_task_words(spec):
-    """Two-character words (English: words) of a task's description and examples, digits left out."""
+def _grounding_task_words(spec, naming=False):
+    """Two-character words (English: words) of a task's description and examples, digits left out.
+
+    ``naming``: only words that can name the task — none made with a question word ("多少" of the example
+    "上个月话费多少" asks; "三百兆的多少钱一个月？" asks about a price, not for the bill)."""
     words = set()
     for text in (spec.description, *spec.examples):
-        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+        pieces = _QUESTION_SPLIT.split(text) if naming else [text]
+        words |= {w for piece in pieces for w in _windows(piece) if not any(ch.isdigit() for ch in w)}
     return words
+
+
+# The question words of both languages (:mod:`dskit.rules.cues`): the places a task's example is cut
+# before its words are read as the task's own.
+_QUESTION_SPLIT = _LazyPattern('_QUESTION_SPLIT', "|".join(re.escape(w) for w in sorted(QUESTION_WORDS_ZH, key=len, reverse=True))
+                             + r"|\b(?:how much|how many|what|when|which|where|who)\b", re.I)
 
 
 # ---- dskit/rules/wordfind.py ----
@@ -10360,6 +10428,11 @@ def slot_effects(turn, task, slots, source="model"):
     for name, raw in named.items():
         item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
+            home = _home_of(turn, task, name)
+            if home is not None and source == "model":  # "再租个AX6000的路由器": the router's model
+                yield Noted(f"slot {name!r} of {task['name']} read as {home}.{name}")
+                yield from SetSlots(home, {name: raw}, source).propose(turn)
+                continue
             yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
@@ -10374,6 +10447,20 @@ def slot_effects(turn, task, slots, source="model"):
             if reason:  # a list slot kept its valid items
                 yield Refused(item, f"{name}: partly kept; {reason}")
         yield SlotSet(task["id"], name, value, source=source)
+''',
+
+
+r'''
+def _home_of(turn, task, slot):
+    """The task a value the model gave ``task`` under a slot it does not have belongs to: the one other task
+    of the catalog with that slot, when the message names it ("办个百兆宽带，再租个AX6000的路由器" gives the
+    broadband order a ``model``, which only the router rental has). None otherwise: the value is refused."""
+    if turn.evidence is None:
+        return None
+    homes = [spec for name, spec in turn.catalog.tasks.items() if name != task["name"] and slot in spec.slots]
+    if len(homes) != 1 or not task_mentioned(homes[0], turn.catalog, turn.evidence.message):
+        return None
+    return homes[0].name
 ''')
 
 
@@ -12329,7 +12416,8 @@ def said_yes_no(task, spec, raw, held):
     never "无所谓"), and only when the word is not part of a value ``held`` by another slot (a restaurant
     called "安静小馆" is not a wish for quiet). Pieces of a longer label ("运动" of "高风险运动确认") do
     not count here: the model is not backed up on a guess."""
-    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower()) if w]
+    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower(),
+                         *(str(a).lower() for a, target in spec.aliases.items() if target is True)) if w]
     named = [w for w in words if (words_match(w, raw) if w.isascii() else w in raw)]
     if not named or any(w in h.lower() for w in named for h in held):
         return None
@@ -12368,8 +12456,8 @@ def options_left_out(turn):
         if task is None or not names:
             continue
         for name, spec in turn.spec(task).slots.items():
-            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " ")) \
-                if spec.type == "boolean" else ()
+            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " "),
+                                                                   *spec.aliases) if spec.type == "boolean" else ()
             if name not in task["slots"] and name not in names and any(
                     w and str(w).lower() in ev.raw for w in words):
                 candidates.append((task, name, spec))
@@ -12423,6 +12511,35 @@ def value_in_message(spec, raw, old, reference):
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+''',
+
+
+r'''
+def asked_left_out(turn):
+    """The model acted on the message and left out the answer to the question asked last turn: "电话
+    18657101234，顺便查下这个月话费" opened the bill enquiry and left the repair's phone empty. The slot asked
+    last turn, still empty, takes the one value of its form the message holds — a match of its pattern (not a
+    clock time or a date: those the message may say of anything) or one option of its enum —, only from a
+    clause that asks nothing, and never a value the model gave another slot this turn; True when it was filled
+    (logged as ``backup``)."""
+    ev = turn.evidence
+    if ev is None or not (turn.log.progress or turn.writes.changed):
+        return False
+    task_id, _, name = turn.before.asked.partition(".")
+    task = turn.stack.find(task_id)
+    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return False
+    spec = turn.spec(task).slots[name]
+    if not spec.enum and not (spec.type == "string" and spec.pattern and not pattern_takes(spec.pattern, "19:00")
+                              and not pattern_takes(spec.pattern, "2026-12-02")):
+        return False
+    given = {str(v).lower() for t in turn.stack.tasks for n, v in t["slots"].items()
+             if n in turn.writes.changed.get(t["id"], ())}
+    for clause in clauses(ev.raw):
+        value = value_in_message(spec, clause, None, ev.reference)
+        if value is not None and not is_question(clause) and str(value).lower() not in given:
+            return _fill(turn, task, name, value)
+    return False
 ''',
 
 
@@ -12533,15 +12650,18 @@ def _start_over(turn):
 
 
 r'''
-def _drop_task(turn):
+def _drop_task(turn, below=False):
     """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
     clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
     "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
-    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task."""
+    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task.
+
+    ``below``: only a task other than the one on top — "路由器不要了" while the broadband order waits for its
+    yes drops the router rental; it is no no to the order (:func:`_refusal` comes after)."""
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
+    if task is None or below and task is turn.stack.top() or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
     return run(turn, CancelTask(task["name"], source="engine")) > 0
 ''',
@@ -12664,7 +12784,7 @@ def backup_fill(turn, readable=True):
         if readable and turn.log.faq is None and not turn.log.chitchat:
             return run(turn, Faq(source="engine")) > 0
         return False
-    if _refusal(turn) or _assent(turn) or _asked_slot(turn):
+    if _drop_task(turn, below=True) or _refusal(turn) or _assent(turn) or _asked_slot(turn):
         return True
     kinds = [_only_time_slot(turn), _only_date_or_count(turn)]  # each kind the message holds, not the first
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
@@ -12800,12 +12920,15 @@ def _opened_unasked(turn, task):
     naming neither this task's label nor its doing (:func:`dskit.turn.backup.names_task`). Such a task
     never runs in the same turn, even an enquiry that needs no confirmation: its confirmation shows what
     would be done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine
-    with no month would have answered for this month)."""
+    with no month would have answered for this month) — except a read-only enquiry the message asks for in
+    nothing but its own words ("帮我查一下话费": :func:`dskit.rules.grounding.nothing_beyond_task`), which
+    has nothing to show and nothing to undo."""
     opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
     if not opened:
         return False
-    if any(e.source == "engine" for e in opened):
-        return True
+    if any(e.source == "engine" for e in opened):  # a read-only enquiry asked for in nothing but its words runs
+        spec = turn.spec(task)
+        return not (spec.read_only and turn.evidence is not None and nothing_beyond_task(spec, turn.evidence.raw))
     return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
 ''',
 
@@ -13326,13 +13449,17 @@ def _timeline(turn, parsed, decision, changed):
 
 r'''
 def since_reset(state, recent):
-    """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
-    not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
-    turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
-    to matter. ``state["turn"]`` is this turn's number."""
+    """The user's recent messages said after the last reset ("全部重新来吧") or the last cancellation that
+    left no task open ("算了，不订了"): what was said before it is not evidence for the tasks after it (the
+    origin of the trip the user dropped; the quiet table wished for the booking they cancelled, when they
+    book again for another day). The timeline keeps more turns than grounding reads (MAX_TIMELINE >=
+    RECENT_TURNS), so a reset it no longer holds is too old to matter. ``state["turn"]`` is this turn's
+    number."""
     logged = {StackCleared().entry(), StackCleared(source="engine").entry()}  # how a reset is logged
+    cancel = TaskRemoved("", "", reason="cancelled").entry().partition(" ")[0]  # how a cancellation is logged
     resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
-              and any(str(a) in logged for a in entry.get("applied") or ())]
+              and any(str(a) in logged or entry.get("task") is None and str(a).removeprefix("backup ").startswith(
+                  cancel + " ") for a in entry.get("applied") or ())]
     if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])
@@ -13377,7 +13504,7 @@ def _apply(state, parsed, cat, lang, evidence,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn) | time_left_out(turn):  # what the user said of a task the model filled
+        if options_left_out(turn) | time_left_out(turn) | asked_left_out(turn):  # what the user said of a task the model filled
             turn.writes.resolve()                             # and the model left out (dskit.turn.backup)
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.turn.backup)
         turn.writes.resolve()

@@ -341,8 +341,12 @@ def test_the_list_follows_its_rule_on_the_ordinary_turns() -> None:
 # deferred), and each command's and rule's checks run on every turn with a model write. The state node's
 # ordinary turn went 296 -> 453 KB (code 452 -> 631 KB), classic_adapter 77 -> 122 KB, result 42 -> 74 KB,
 # execute_reply 69 -> 115 KB. A regression left open: these ceilings hold it from growing further.
-COMPILED_CEILING = {"state": 460_000, "history": 210_000, "context": 190_000, "classic_adapter": 125_000,
-                    "result": 75_000, "execute_reply": 117_000, "outcome": 232_000, "summary": 201_000}
+# Round 42's rules that run on every turn with a model write (the asked slot's value the model left out beside
+# its other commands, a value for another task's slot, a lack said and a rhetorical negation) added about 1 KB
+# to the state node's ordinary turn (about 461 KB), and about 1.5 KB to the result and execute-reply nodes,
+# which bundle the commands (75.9 and 117.5 KB).
+COMPILED_CEILING = {"state": 463_000, "history": 210_000, "context": 190_000, "classic_adapter": 125_000,
+                    "result": 77_000, "execute_reply": 119_000, "outcome": 232_000, "summary": 201_000}
 
 
 @pytest.mark.slow

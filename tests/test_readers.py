@@ -219,9 +219,69 @@ def test_a_negation_inside_a_modifier_does_not_deny_the_thing(modifier, thing):
     assert not negated_at(message, start, start + len(thing)), message
 
 
+# A lack, said: a verb of lacking (缺, 少, 忘) governed by a negation or a negated modal a few characters before it,
+# or a lack that happened (缺了, 少了); each is one negation, so with another it makes a yes.
+LACKS_AFTER = ["不能少", "少不了", "缺不了", "不可或缺", "不能缺", "千万别忘了", "别漏了"]  # "{thing}{lack}": a yes
+LACKS_BEFORE = ["缺了", "少了", "没了"]  # "{lack}{thing}{not}": a yes with a negative predicate, a no without one
+RHETORICAL = ["怎么能", "哪能", "岂能", "怎能"]
+
+
+@SETTINGS
+@given(st.sampled_from(LACKS_AFTER), st.sampled_from(["包间", "包厢", "雅间"]), st.sampled_from(["", "这次", "我们的"]))
+def test_a_lack_denied_is_a_wish(lack, thing, lead):
+    message = f"{lead}{thing}{lack}"
+    start = message.find(thing)
+    assert not negated_at(message, start, start + len(thing)), message
+    spec = load_catalog(RESTAURANT).tasks["book_restaurant"].slots["private_room"]
+    assert bool_said(spec, message) is True, message
+    _, wrong = _booking(message, private_room=False)
+    assert not any(a.startswith("set t1.private_room") for a in wrong["applied"]), message
+
+
+@SETTINGS
+@given(st.sampled_from(LACKS_BEFORE), st.sampled_from(PREDICATE_NOT + [""]), st.sampled_from(["包间", "包厢"]))
+def test_a_lack_that_happened_counts_once(lack, predicate, thing):
+    message = f"{lack}{thing}{predicate}"
+    start = message.find(thing)
+    assert negated_at(message, start, start + len(thing)) == (predicate == ""), message
+
+
+@SETTINGS
+@given(st.sampled_from(RHETORICAL), st.sampled_from(["没有", "不要", "不订"]), st.sampled_from(["订到", "要个", "留"]))
+def test_a_rhetorical_modal_denies_only_a_negation_after_it(rhetorical, negation, verb):
+    denied = f"{rhetorical}{negation}包间"
+    asked = f"{rhetorical}{verb}包间"
+    assert not negated_at(denied, len(denied) - 2, len(denied)), denied
+    assert not negated_at(asked, len(asked) - 2, len(asked)), asked
+
+
+EN_OMIT = ["skip", "forget", "drop", "leave out"]
+
+
+@SETTINGS
+@given(st.sampled_from(EN_OMIT), st.sampled_from(["", "don't ", "please don't ", "we won't "]),
+       st.sampled_from(["private room", "quiet table"]))
+def test_an_english_omission_is_a_negation_and_two_make_a_yes(omit, negation, thing):
+    message = f"{negation}{omit} the {thing}"
+    start = message.find(thing)
+    assert negated_at(message, start, start + len(thing)) == (not negation), message
+
+
+@SETTINGS
+@given(st.sampled_from(["deal", "booking", "go"]), st.sampled_from(["private room", "quiet table"]),
+       st.sampled_from(["unnecessary", "optional"]))
+def test_english_conditions_and_needs(consequence, thing, needless):
+    condition = f"no {thing}, no {consequence}"
+    assert not negated_at(condition, 3, 3 + len(thing)), condition  # a condition: they want it
+    assert negated_at(f"no {thing}, no smoking please", 3, 3 + len(thing))  # two wishes, not a condition
+    assert negated_at(f"a {thing} is {needless}", 2, 2 + len(thing))
+    assert not negated_at(f"a {thing} isn't {needless}", 2, 2 + len(thing))
+
+
 # ---------------------------------------------------------------- questions: about a thing, or asking for an action
 
-ACTIONS = ["能{v}{o}吗", "可以帮我{v}{o}吗", "能不能{v}{o}", "{v}{o}怎么样", "could you {ve} {oe}?", "can we {ve} {oe}?"]
+ACTIONS = ["能{v}{o}吗", "可以帮我{v}{o}吗", "能不能{v}{o}", "{v}{o}怎么样", "could you {ve} {oe}?", "can we {ve} {oe}?",
+           "oh, and could you {ve} {oe}?", "also can we {ve} {oe}?"]
 ABOUTS = ["{o}贵不贵", "{o}多少钱", "有{o}吗", "{o}怎么样", "do you have {oe}?", "what does {oe} cost?"]
 
 

@@ -64,7 +64,7 @@ YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right",
 ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
                       "thanks", "thank", "you", "let's", "lets", "all", "of", "course", "looks", "works", "for", "me",
                       "submit", "try", "again", "indeed", "thing", "so", "then", "and", "just", "now")
-_QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
+QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少", "几点", "几号", "几个", "几位", "几天", "几月", "谁",
                       "如何", "多久", "多远", "多长", "请问", "问一下", "问下", "想问", "想知道", "是否")
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
@@ -111,7 +111,7 @@ def is_question(clause: str) -> bool:
     compact = text.replace(" ", "")
     if compact.endswith("呢"):  # "停车场呢" asks; "好的呢" is a friendly yes
         return not _zh_clause_is(compact[:-1], YES_ZH, ACTION_ZH)
-    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH) \
+    return bool(A_NOT_A.search(compact)) or any(_asking_word(compact, w) for w in QUESTION_WORDS_ZH) \
         or compact.endswith(_QUESTION_END_ZH)
 
 
@@ -386,6 +386,11 @@ _INFO_EN = ("what", "which", "how", "where", "when", "who", "whom", "whose", "wh
 _SUGGESTING_ZH = ("怎么样", "如何", "好不好", "行不行", "行吗", "好吗", "可以吗", "成吗", "可好")
 
 
+# Words that open an English clause without changing what it does: interjections and connectives.
+_DISCOURSE_EN = frozenset({"oh", "and", "also", "so", "well", "um", "uh", "actually", "then", "ok", "okay", "hey",
+                           "hi", "hello", "but", "plus", "now", "ah", "right"})
+
+
 def asks_for_action(clause: str) -> bool:
     """Whether a question asks the assistant to do something (a modal of ability or leave before a doing:
     "能订周五的吗", "could you get us a private room?") rather than asks about a thing ("有海鲜吗", "多少钱",
@@ -393,6 +398,8 @@ def asks_for_action(clause: str) -> bool:
     text = clause.strip().lower()
     if text.isascii():
         words = _EN_WORD.findall(text)
+        while len(words) > 3 and words[0] in _DISCOURSE_EN:
+            words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
@@ -423,17 +430,17 @@ def _only_few(clause: str) -> bool:
     """A clause whose only question word is a 几 that may mean "a few" ("去海南玩几天"): not a question by itself."""
     compact = clause.replace(" ", "")
     return "几" in compact and not compact.endswith(_QUESTION_END_ZH + ("呢",)) and not A_NOT_A.search(compact) \
-        and not any(_asking_word(compact, w) for w in _QUESTION_WORDS_ZH if "几" not in w)
+        and not any(_asking_word(compact, w) for w in QUESTION_WORDS_ZH if "几" not in w)
 
 
 # ---------------------------------------------------------------- asking for something, or remarking
 
 # The marks of a request in a clause: a wish, a need or a plea (想, 要, 需要, 麻烦, 请, 帮, 能不能…, I'd like,
 # can you, please), or the clause opens with the doing itself (订, 约, 查, book, reserve: an imperative).
-_WANT_ZH = ("想", "要", "需要", "打算", "准备", "希望", "麻烦", "请", "帮", "给我", "能不能", "能否", "可不可以", "可否", "可以",
+WANT_ZH = ("想", "要", "需要", "打算", "准备", "希望", "麻烦", "请", "帮", "给我", "能不能", "能否", "可不可以", "可否", "可以",
             "有没有", "申请", "来个", "来一")
 DOING_ZH = ("订", "约", "预订", "预约", "安排", "办", "查", "装", "修", "报修", "买", "租", "开", "换", "改", "取消", "看")
-_WANT_EN = ("want", "would like", "'d like", "need", "can i", "could i", "can you", "could you", "can we", "could we",
+WANT_EN = ("want", "would like", "'d like", "need", "can i", "could i", "can you", "could you", "can we", "could we",
             "please", "let's", "lets", "get me", "looking for", "i'll take", "we'll take", "i wanna", "may i", "help me",
             "is there", "are there", "do you have")
 DOING_EN = ("book", "reserve", "schedule", "check", "find", "order", "set up", "sign", "fix", "repair", "plan",
@@ -481,12 +488,12 @@ def requests_in(clause: str) -> bool:
         return True
     if text.isascii():
         padded = " " + " ".join(_en_words(text)) + " "
-        wants = [w for w in _WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
+        wants = [w for w in WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
     plea = any(compact.startswith("麻烦") or f"麻烦{w}" in compact for w in "你您帮给")
     return plea or compact.startswith(DOING_ZH) or bool(_DOING_A_THING.search(compact)) or any(
-        w in compact and not _denied(compact, w) for w in _WANT_ZH if w != "要" or "要是" not in compact)
+        w in compact and not _denied(compact, w) for w in WANT_ZH if w != "要" or "要是" not in compact)
 
 
 def _denied(text: str, word: str) -> bool:
@@ -633,7 +640,7 @@ def indifferent_at(raw: str, start: int, end: int) -> bool:
     return any(p in text[left:right] for p in INDIFFERENT)
 
 
-__all__ = ["YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
+__all__ = ["QUESTION_WORDS_ZH", "WANT_ZH", "WANT_EN", "YES_DESPITE_NO", "YES_NO_REPLIES", "SOCIAL_REPLIES", "FILLERS",
            "clauses", "is_question", "asks", "tokenize", "says_yes", "says_no", "says_cancel", "says_reset",
            "says_revert", "says_cancel_clause", "negated_at", "YES_ZH", "YES_EN", "CANCEL_ZH", "CANCEL_EN", "RESET_ZH", "RESET_EN",
            "REVERT_PHRASES", "says_accept", "refers_back", "offered_index", "indifferent_at", "is_social", "requests_in", "remarks_in", "social_clause", "asks_for_nothing", "asks_for_action", "asks_about", "only_yes", "asks_for_human", "says_refusal"]

@@ -36,7 +36,7 @@ from .clock import (answered_hours, clock_form, clock_value, durations_in, is_cl
                     split_clock, times_in)
 from .counts import changes_in, numbers_in
 from ..base.numerals import parse_cn_number
-from .cues import asks, asks_about, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
+from .cues import DOING_EN, DOING_ZH, QUESTION_WORDS_ZH, WANT_ZH, asks, asks_about, clauses, social_clause, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
@@ -343,10 +343,14 @@ def slot_mentions(spec: SlotSpec, raw: str, common: frozenset[str] = frozenset()
     found: list[tuple[int, int]] = []
     extra = {w for w in _windows(spec.ask) if w not in _QUESTION_STOPWORDS and (w.isascii() or not (
         set(w) & _QUESTION_FUNCTION_CHARS))} if asked and spec.ask else set()
+    words: set[str] = set()
     for name in (n for n in (spec.label, spec.name.replace("_", " ")) if n):
-        for word in {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common):
-            pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
-            found += [m.span() for m in re.finditer(pattern, raw)] if word else []
+        words |= {name.lower()} | (((_windows(name) if spec.label else slot_words(spec)) | extra) - common)
+    # a yes/no slot's aliases for yes are its other names ("包厢": true beside the label 包间)
+    words |= {str(a).lower() for a, target in spec.aliases.items() if spec.type == "boolean" and target is True}
+    for word in words:
+        pattern = (r"(?<![a-z])" + re.escape(word) + r"(?![a-z])") if word.isascii() else re.escape(word)
+        found += [m.span() for m in re.finditer(pattern, raw)] if word else []
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found):  # overlapping pieces of one mention make one span ("高风"+"风险"+...)
         if spans and start <= spans[-1][1]:
@@ -533,6 +537,26 @@ def task_words(spec: TaskSpec) -> tuple[str, ...]:
     return tuple(words)
 
 
+def nothing_beyond_task(spec: TaskSpec, raw: str) -> bool:
+    """Whether a message says nothing but the task: with the task's own words (its label and the pieces of
+    it, its name), the doings of a request (查, 订, check) and the words that carry no meaning of their own
+    (我, 帮, 一下, please, my) taken out, nothing is left. "帮我查一下话费" is only the bill enquiry; in
+    "查一下我上个月的话费" the month is left, a value the task could take. A clause of greeting or thanks
+    ("你好，", "，谢谢") says nothing of the task either way."""
+    text = " ".join(c for c in clauses(raw.lower()) if not social_clause(c))
+    words = {w.lower() for w in task_words(spec)} | set(_windows(spec.label or "")) | {
+        part for part in spec.name.lower().split("_") if len(part) >= 3}
+    for word in sorted(words, key=len, reverse=True):
+        text = text.replace(word, " ")
+    if text.isascii():
+        words = re.findall(r"[a-z0-9]+", text)
+        return all(w in _FUNCTION_WORDS or w in DOING_EN or w in ("i", "a", "an", "to", "do", "check", "up", "out")
+                   for w in words)
+    for verb in sorted(DOING_ZH + WANT_ZH, key=len, reverse=True):
+        text = text.replace(verb, " ")
+    return all(ch in _FUNCTION_CHARS or not ch.isalnum() for ch in text)
+
+
 def reset_grounded(ev: Evidence) -> bool:
     """Starting over, said as a clause of its own (:func:`dskit.rules.cues.says_reset`)."""
     return says_reset(ev.raw)
@@ -562,7 +586,7 @@ def task_mentioned(spec: TaskSpec, catalog: Catalog | None, folded: str) -> bool
         if any(w in folded for w in _windows(spec.name.replace("_", " ")) - other_names):
             return True
     other_words = other_labels.union(*(_task_words(t) for t in others)) if others else other_labels
-    return len({w for w in _task_words(spec) - other_words if w in folded}) >= 2
+    return len({w for w in _task_words(spec, naming=True) - other_words if w in folded}) >= 2
 
 
 # Characters of the words that carry no meaning of their own in a task's examples ("我想", "可以").
@@ -581,15 +605,25 @@ def asks_about_task(spec: TaskSpec, folded: str) -> bool:
                if not set(w) <= _FUNCTION_CHARS and w not in _FUNCTION_WORDS)
 
 
-def _task_words(spec: TaskSpec) -> set[str]:
-    """Two-character words (English: words) of a task's description and examples, digits left out."""
+def _task_words(spec: TaskSpec, naming: bool = False) -> set[str]:
+    """Two-character words (English: words) of a task's description and examples, digits left out.
+
+    ``naming``: only words that can name the task — none made with a question word ("多少" of the example
+    "上个月话费多少" asks; "三百兆的多少钱一个月？" asks about a price, not for the bill)."""
     words: set[str] = set()
     for text in (spec.description, *spec.examples):
-        words |= {w for w in _windows(text) if not any(ch.isdigit() for ch in w)}
+        pieces = _QUESTION_SPLIT.split(text) if naming else [text]
+        words |= {w for piece in pieces for w in _windows(piece) if not any(ch.isdigit() for ch in w)}
     return words
 
 
-__all__ = ["asks_about_task", "task_words", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
+# The question words of both languages (:mod:`dskit.rules.cues`): the places a task's example is cut
+# before its words are read as the task's own.
+_QUESTION_SPLIT = re.compile("|".join(re.escape(w) for w in sorted(QUESTION_WORDS_ZH, key=len, reverse=True))
+                             + r"|\b(?:how much|how many|what|when|which|where|who)\b", re.I)
+
+
+__all__ = ["asks_about_task", "nothing_beyond_task", "task_words", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
            "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "date_spans", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",

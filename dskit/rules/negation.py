@@ -22,7 +22,10 @@ from __future__ import annotations
 import re
 
 _NEGATORS_ZH = "不没无别免非未甭勿"
-_LACKING_ZH = "缺少离"
+_LACKING_ZH = "缺少离忘漏"
+# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
+# ("怎么能订到包间" asks how, and denies nothing).
+_RHETORICAL_ZH = re.compile("(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
 NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't", "isn't",
                "aren't", "doesn't", "didn't", "can't", "cannot", "couldn't", "nah", "nope", "shouldn't", "lack",
                "lacking", "neither")
@@ -82,21 +85,43 @@ def _zh_negations(text: str) -> int:
     a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
     count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
         _DISMISSING_ZH) else 0
+    count += len(_RHETORICAL_ZH.findall(text))
     for index, char in enumerate(text):
         if char in _NEGATORS_ZH:
             rest = text[index + 1:].lstrip("要想用需")
             if rest.startswith(_DEGREE):
                 continue
             count += 1
-        elif char in _LACKING_ZH and any(near and near in _NEGATORS_ZH for near in (
-                text[index - 1:index] if index else "", text[index + 1:index + 2])) \
-                or char in _LACKING_ZH and index >= 2 and text[index - 2:index] in ("不能", "不可", "不得"):
+        elif char in _LACKING_ZH and _lack_said(text, index):
             count += 1
     return count
 
 
+def _lack_said(text: str, index: int) -> bool:
+    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
+    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
+    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
+    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
+                                                     text[index + 1:index + 2])):
+        return True
+    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
+        return True
+    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
+
+
+# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
+# the private room" is two). "leave" counts only as "leave out".
+_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
+# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
+_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
+# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
+# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
+_NO_DEAL_EN = re.compile(r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
+
+
 def _en_negations(words: list[str]) -> int:
-    return sum(1 for word in words if word in NEGATION_EN or word.endswith("n't"))
+    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
+               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
 
 
 # A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
@@ -126,8 +151,11 @@ def negations_at(raw: str, start: int, end: int) -> int:
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
         words_after = _EN_WORD.findall(after)[:4]
-        return _en_negations(_EN_WORD.findall(before)[-4:]) + _en_negations(words_after) + sum(
-            1 for w in words_after if w == "unnecessary")
+        count = _en_negations(_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w in _NOT_NEEDED_EN)
+        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
+            count += 1
+        return count
     count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it

@@ -93,7 +93,8 @@ def said_yes_no(task: TaskSpec, spec: SlotSpec, raw: str, held: list[str]) -> bo
     never "无所谓"), and only when the word is not part of a value ``held`` by another slot (a restaurant
     called "安静小馆" is not a wish for quiet). Pieces of a longer label ("运动" of "高风险运动确认") do
     not count here: the model is not backed up on a guess."""
-    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower()) if w]
+    words = [w for w in (spec.label.lower(), spec.name.replace("_", " ").lower(),
+                         *(str(a).lower() for a, target in spec.aliases.items() if target is True)) if w]
     named = [w for w in words if (words_match(w, raw) if w.isascii() else w in raw)]
     if not named or any(w in h.lower() for w in named for h in held):
         return None
@@ -128,8 +129,8 @@ def options_left_out(turn: Turn) -> bool:
         if task is None or not names:
             continue
         for name, spec in turn.spec(task).slots.items():
-            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " ")) \
-                if spec.type == "boolean" else ()
+            words = (*spec.enum, *spec.aliases) if spec.enum else (spec.label, spec.name.replace("_", " "),
+                                                                   *spec.aliases) if spec.type == "boolean" else ()
             if name not in task["slots"] and name not in names and any(
                     w and str(w).lower() in ev.raw for w in words):
                 candidates.append((task, name, spec))
@@ -179,6 +180,33 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
     if pattern_takes(spec.pattern, "2026-12-02"):
         return _one({d for d in dates_in(raw, reference) if len(d) == 10})
     return _one({t for t in _TOKEN.findall(raw) if pattern_takes(spec.pattern, t)})
+
+
+def asked_left_out(turn: Turn) -> bool:
+    """The model acted on the message and left out the answer to the question asked last turn: "电话
+    18657101234，顺便查下这个月话费" opened the bill enquiry and left the repair's phone empty. The slot asked
+    last turn, still empty, takes the one value of its form the message holds — a match of its pattern (not a
+    clock time or a date: those the message may say of anything) or one option of its enum —, only from a
+    clause that asks nothing, and never a value the model gave another slot this turn; True when it was filled
+    (logged as ``backup``)."""
+    ev = turn.evidence
+    if ev is None or not (turn.log.progress or turn.writes.changed):
+        return False
+    task_id, _, name = turn.before.asked.partition(".")
+    task = turn.stack.find(task_id)
+    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return False
+    spec = turn.spec(task).slots[name]
+    if not spec.enum and not (spec.type == "string" and spec.pattern and not pattern_takes(spec.pattern, "19:00")
+                              and not pattern_takes(spec.pattern, "2026-12-02")):
+        return False
+    given = {str(v).lower() for t in turn.stack.tasks for n, v in t["slots"].items()
+             if n in turn.writes.changed.get(t["id"], ())}
+    for clause in clauses(ev.raw):
+        value = value_in_message(spec, clause, None, ev.reference)
+        if value is not None and not is_question(clause) and str(value).lower() not in given:
+            return _fill(turn, task, name, value)
+    return False
 
 
 def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
@@ -269,15 +297,18 @@ def _start_over(turn: Turn) -> bool:
     return bool(turn.stack.tasks) and says_reset(turn.evidence.raw) and run(turn, Reset(source="engine")) > 0
 
 
-def _drop_task(turn: Turn) -> bool:
+def _drop_task(turn: Turn, below: bool = False) -> bool:
     """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
     clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
     "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
-    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task."""
+    does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task.
+
+    ``below``: only a task other than the one on top — "路由器不要了" while the broadband order waits for its
+    yes drops the router rental; it is no no to the order (:func:`_refusal` comes after)."""
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or not says_cancel_clause(raw, task_words(turn.spec(task))):
+    if task is None or below and task is turn.stack.top() or not says_cancel_clause(raw, task_words(turn.spec(task))):
         return False
     return run(turn, CancelTask(task["name"], source="engine")) > 0
 
@@ -384,10 +415,10 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
         if readable and turn.log.faq is None and not turn.log.chitchat:
             return run(turn, Faq(source="engine")) > 0
         return False
-    if _refusal(turn) or _assent(turn) or _asked_slot(turn):
+    if _drop_task(turn, below=True) or _refusal(turn) or _assent(turn) or _asked_slot(turn):
         return True
     kinds = [_only_time_slot(turn), _only_date_or_count(turn)]  # each kind the message holds, not the first
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
-__all__ = ["backup_fill", "names_task", "options_left_out", "time_left_out", "value_in_message"]
+__all__ = ["asked_left_out", "backup_fill", "names_task", "options_left_out", "time_left_out", "value_in_message"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..rules.admission import as_clock, judge, shared_words, value_readings
+from ..rules.grounding import task_mentioned
 from ..catalog.catalog import Catalog, TaskSpec, coerce_slot_value
 from .effects import (Confirmed, Denied, Effect, FaqAsked, HandoffAsked, HeldAnswered, Noted, Refused, SlotRolledBack,
                       SlotSet, SmallTalk, StackCleared, TaskFocused, TaskLinked, TaskOpened, TaskRemoved,
@@ -369,6 +370,11 @@ def slot_effects(turn: Turn, task: dict, slots: dict, source: str = "model") -> 
     for name, raw in named.items():
         item = short_text({"task": task["name"], "slot": name, "value": raw})
         if name not in spec.slots:
+            home = _home_of(turn, task, name)
+            if home is not None and source == "model":  # "再租个AX6000的路由器": the router's model
+                yield Noted(f"slot {name!r} of {task['name']} read as {home}.{name}")
+                yield from SetSlots(home, {name: raw}, source).propose(turn)
+                continue
             yield Refused(item, f"unknown slot {name!r} for task {task['name']}")
             continue
         if name in shared:
@@ -383,6 +389,18 @@ def slot_effects(turn: Turn, task: dict, slots: dict, source: str = "model") -> 
             if reason:  # a list slot kept its valid items
                 yield Refused(item, f"{name}: partly kept; {reason}")
         yield SlotSet(task["id"], name, value, source=source)
+
+
+def _home_of(turn: Turn, task: dict, slot: str) -> str | None:
+    """The task a value the model gave ``task`` under a slot it does not have belongs to: the one other task
+    of the catalog with that slot, when the message names it ("办个百兆宽带，再租个AX6000的路由器" gives the
+    broadband order a ``model``, which only the router rental has). None otherwise: the value is refused."""
+    if turn.evidence is None:
+        return None
+    homes = [spec for name, spec in turn.catalog.tasks.items() if name != task["name"] and slot in spec.slots]
+    if len(homes) != 1 or not task_mentioned(homes[0], turn.catalog, turn.evidence.message):
+        return None
+    return homes[0].name
 
 
 @dataclass(frozen=True)

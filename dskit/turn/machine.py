@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.catalog import CATALOG_RULES, Catalog, load_catalog
-from .backup import backup_fill, options_left_out, time_left_out
+from .backup import asked_left_out, backup_fill, options_left_out, time_left_out
 from .commands import apply_commands, is_cannot_handle
 from .decide import decide, not_understood
 from ..rules.grounding import make_evidence
@@ -33,7 +33,7 @@ from ..state.state import (MAX_ERROR_TEXT, MAX_TIMELINE, add_error, current_task
                     reconcile_state, sound_body)
 from .subtasks import restore_subtasks
 from ..state.taskstack import TaskStack
-from .effects import Refused, StackCleared, TurnRecorded, Understood
+from .effects import Refused, StackCleared, TaskRemoved, TurnRecorded, Understood
 from .reducer import reduce
 from ..base.text import short_text
 from .turn import Turn
@@ -66,13 +66,17 @@ def _timeline(turn: Turn, parsed: dict, decision: dict, changed: list[str]) -> N
 
 
 def since_reset(state: dict, recent: Any) -> Any:
-    """The user's recent messages said after the last reset ("全部重新来吧"): what was said before it is
-    not evidence for the tasks after it (the origin of the trip the user dropped). The timeline keeps more
-    turns than grounding reads (MAX_TIMELINE >= RECENT_TURNS), so a reset it no longer holds is too old
-    to matter. ``state["turn"]`` is this turn's number."""
+    """The user's recent messages said after the last reset ("全部重新来吧") or the last cancellation that
+    left no task open ("算了，不订了"): what was said before it is not evidence for the tasks after it (the
+    origin of the trip the user dropped; the quiet table wished for the booking they cancelled, when they
+    book again for another day). The timeline keeps more turns than grounding reads (MAX_TIMELINE >=
+    RECENT_TURNS), so a reset it no longer holds is too old to matter. ``state["turn"]`` is this turn's
+    number."""
     logged = {StackCleared().entry(), StackCleared(source="engine").entry()}  # how a reset is logged
+    cancel = TaskRemoved("", "", reason="cancelled").entry().partition(" ")[0]  # how a cancellation is logged
     resets = [entry.get("turn") for entry in state["timeline"] if isinstance(entry, dict)
-              and any(str(a) in logged for a in entry.get("applied") or ())]
+              and any(str(a) in logged or entry.get("task") is None and str(a).removeprefix("backup ").startswith(
+                  cancel + " ") for a in entry.get("applied") or ())]
     if not resets or not isinstance(resets[-1], int) or not isinstance(recent, (list, tuple)):
         return recent
     after = max(0, state["turn"] - 1 - resets[-1])
@@ -113,7 +117,7 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn) | time_left_out(turn):  # what the user said of a task the model filled
+        if options_left_out(turn) | time_left_out(turn) | asked_left_out(turn):  # what the user said of a task the model filled
             turn.writes.resolve()                             # and the model left out (dskit.turn.backup)
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.turn.backup)
         turn.writes.resolve()
