@@ -17,7 +17,9 @@ It also starts over on a plain "全部重新来吧", cancels a task the message 
 and — when the model did write to a task — fills an empty enum slot of it with the one option the user
 named and the model left out, or the yes or no it gave a yes/no slot by name (:func:`options_left_out`),
 and shifts its time when the message says "half an hour later" and the model left the time as it was
-(:func:`time_left_out`); a task's only time slot takes such a shift too when the model said nothing.
+(:func:`time_left_out`); a task's only time slot takes such a shift too when the model said nothing; and
+the slot asked last turn takes the one value of its form (a pattern's match, an option) the message holds
+when the model acted on the message but left that answer out (:func:`asked_left_out`).
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
 those single slots of a kind), never over a value the model set, never from a question or a refusal.
