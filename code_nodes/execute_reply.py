@@ -37,12 +37,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 287 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 289 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 287 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 289 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3444,14 +3444,33 @@ def pattern_takes(pattern, text):
         return re.fullmatch(pattern, text) is not None
     except re.error:
         return False
+''')
+
+
+# Free text with a number in it: a pattern that takes it (an address that must name a road, a place or a
+# number: ".*[0-9路街…号].*") checks what the model read; it is no form the engine could read a value by,
+# and says nothing of a time or a date though it takes "19:00".
+_FREE_TEXT = "江南大道588号3单元"
+
+
+_defer(locals(), r'''
+def is_form(pattern):
+    """Whether a slot's pattern is a form a value is written in (1\\d{10}, HH:MM): it refuses free text."""
+    return bool(pattern) and not pattern_takes(pattern, _FREE_TEXT)
+''',
+
+
+r'''
+def takes_form(pattern, sample):
+    """Whether a slot's pattern is a form (:func:`is_form`) that ``sample`` is written in ("19:00")."""
+    return is_form(pattern) and pattern_takes(pattern, sample)
 ''',
 
 
 r'''
 def time_slots(task):
-    """The task's time slots: string slots whose pattern takes HH:MM."""
-    return [n for n, s in task.slots.items()
-            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+    """The task's time slots: string slots whose pattern is HH:MM's form (:func:`takes_form`)."""
+    return [n for n, s in task.slots.items() if s.type == "string" and takes_form(s.pattern, "19:00")]
 ''',
 
 
@@ -3459,7 +3478,7 @@ r'''
 def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and takes_form(spec.pattern, "19:00")):
         return raw
     if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
         return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
@@ -3475,7 +3494,7 @@ def owner_elsewhere(task, slot, value):
     ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
     owner = other_slot_value(task, slot, value)
     spec = task.slots.get(slot)
-    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+    if owner or spec is None or is_form(spec.pattern) or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
 ''',
@@ -3521,7 +3540,7 @@ def value_readings(turn, task, slots):
     if len(clocks) == 1:
         for name, raw in slots.items():
             slot = spec.slots.get(name)
-            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            if slot is None or slot.type != "string" or is_form(slot.pattern) or slot.enum or not isinstance(raw, str):
                 continue
             rest, clock = split_clock(raw)
             if rest == raw or clock is None and clocks[0] not in slots:

@@ -80,12 +80,12 @@
 #   6. Variable Assigner right after this node / 紧接本节点加“变量赋值”节点:
 #        conversation.sys_context_str  over-write  <- this node's sys_context_str
 #
-# Compiled on first call / 首次调用时才编译: 630 functions and methods, those that fewer than half
+# Compiled on first call / 首次调用时才编译: 633 functions and methods, those that fewer than half
 # of this node's ordinary turns call and those of 600 bytes or more, are kept as their own source text,
 # `_defer(locals(), r'''...''')` (those that stand together in one call), compiled only when called:
 # Dify compiles this whole file on every run, holding all of it in memory at once, and a text costs
 # little to compile. Same code, same results (dskit/tooling/codegen/deferred.py, rare.json).
-# 其中 630 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
+# 其中 633 个函数（本节点的普通轮次中调用不到一半的，以及 600 字节以上的）以源码文本保存（_defer），首次调用时才编译；代码与结果不变。
 # ==================================================================================================
 
 
@@ -3280,6 +3280,27 @@ def negated_at(raw, start, end):
     """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
     "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
     return negations_at(raw, start, end) % 2 == 1
+
+
+# What may stand with a refused doing in a clause that says nothing else: the negators that refuse (不, 别;
+# not 没 or 未, which report what has not happened: "还没修"), their modals of need and wish (不用, 不要, 不需要),
+# adverbs of time (先, 暂时, 再, 就), the speaker.
+_REFUSING = "不别甭免勿"
+_BESIDE_DENIAL = "用要需必再先暂时就也都我咱们"
+
+
+_defer(locals(), r'''
+def denies_only(clause, word):
+    """Whether a clause is nothing but a refusal of ``word`` — "不用修了", "先不装了", "别订了" of a doing —,
+    with no object or topic of its own ("包间不用订了" refuses the private room, not the booking). The word
+    ends the clause (particles aside) under an odd number of negations, and what stands before it is
+    refusing negators, modals of need, adverbs of time and the speaker only ("还没修" reports, "不修不行"
+    insists: neither refuses)."""
+    text = clause.strip().rstrip(" 了吧啦啊呀哈嘛")
+    before = text[:len(text) - len(word)]
+    return bool(word) and text.endswith(word) and any(ch in _REFUSING for ch in before) and all(
+        ch in _REFUSING + _BESIDE_DENIAL for ch in before) and negated_at(text, len(before), len(text))
+''')
 
 
 # ---- dskit/rules/counts.py ----
@@ -7088,6 +7109,7 @@ _DAY_ONLY_RE = _LazyPattern('_DAY_ONLY_RE', rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[
 _MONTH_RE = _LazyPattern('_MONTH_RE', rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_YEAR_BEFORE = _LazyPattern('_YEAR_BEFORE', r"(?:(\d{4})\s{0,2}年|[今去明前]年)\s{0,2}$")
 _DATE_VALUE = _LazyPattern('_DATE_VALUE', r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 class Evidence:
@@ -7306,8 +7328,10 @@ def dates_in(raw, reference):
             found.add(_add_months(reference, months))
     for match in _MONTH_RE.finditer(raw):
         month = _grounding_number(match.group(1))
+        said = _YEAR_BEFORE.search(raw, 0, match.start())  # "2025年一月": the year said
+        years = (int(said.group(1)),) if said and said.group(1) else (reference.year, reference.year - 1)
         if month is not None and 1 <= month <= 12:
-            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+            found.update(f"{year:04d}-{int(month):02d}" for year in years)
     return found
 
 
@@ -7327,6 +7351,28 @@ def date_spans(raw):
     kept = []
     for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
         if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+
+
+def month_spans(raw):
+    """Where the text states a month and no day of it ("上个月", "3月份", "去年12月", "2026年3月", "last month"), in
+    order; of overlapping words the longest, with the 月/份 that closes it; a month inside a date ("3月5号")
+    is the date's, not a month of its own."""
+    found = [(m.start(), m.end()) for m in (*_ISO_MONTH_RE.finditer(raw), *_MONTH_RE.finditer(raw))]
+    for word in _MONTH_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            found.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    days = date_spans(raw)
+    kept = []
+    for start, end in sorted(found, key=lambda span: (span[0] - span[1], span[0])):
+        end += raw[end:end + 1] == "月" and not raw[start:end].endswith("月")  # "2026年3" of 2026年3月
+        end += raw[end:end + 1] == "份"
+        year = _YEAR_BEFORE.search(raw, 0, start)  # "去年12月", "2025年一月": the year is the user's too
+        start = year.start() if year else start
+        if not any(start < e and s < end for s, e in (*kept, *days)):
             kept.append((start, end))
     return sorted(kept)
 
@@ -7600,8 +7646,20 @@ def asks_something(ev):
 _defer(locals(), r'''
 def cancel_grounded(ev, spec):
     """A cancellation, said as words (:func:`dskit.rules.cues.says_cancel`): a clause of cancel words and
-    references to the task, never a preference that starts with one ("不要辣的")."""
-    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+    references to the task, never a preference that starts with one ("不要辣的"); or a clause that refuses
+    the task's doing and nothing else (:func:`refuses_doing`)."""
+    return says_cancel(ev.raw, () if spec is None else task_words(spec)) or spec is not None and refuses_doing(spec, ev.raw)
+''',
+
+
+r'''
+def refuses_doing(spec, raw):
+    """Whether a clause of the message is nothing but a refusal of the doing of the task's label: "不用修了",
+    "好了，别修了" refuse the repair (修 of 故障报修); "包间不用订了" refuses the private room, "还没修" reports
+    (:func:`dskit.rules.negation.denies_only`)."""
+    label = spec.label or ""
+    doings = [verb for verb in DOING_ZH if verb in label]
+    return bool(doings) and any(denies_only(c, verb) for c in clauses(raw) for verb in doings)
 ''')
 
 
@@ -7616,15 +7674,15 @@ def task_words(spec):
     return tuple(words)
 
 
-_defer(locals(), r'''
-def nothing_beyond_task(spec, raw):
+def nothing_beyond_task(spec, raw, read=()):
     """Whether a message says nothing but the task: with the task's own words (its label and the pieces of
     it, its name), the doings of a request (查, 订, check) and the words that carry no meaning of their own
     (我, 帮, 一下, please, my) taken out, nothing is left. "帮我查一下话费" is only the bill enquiry; in
-    "查一下我上个月的话费" the month is left, a value the task could take. A clause of greeting or thanks
-    ("你好，", "，谢谢") says nothing of the task either way."""
+    "查一下我上个月的话费" the month is left, a value the task could take — unless it is among ``read``, the
+    values the engine read from the message by their form (the month 上个月). A clause of greeting or
+    thanks ("你好，", "，谢谢") says nothing of the task either way."""
     text = " ".join(c for c in clauses(raw.lower()) if not social_clause(c))
-    words = {w.lower() for w in task_words(spec)} | set(_windows(spec.label or "")) | {
+    words = {w.lower() for w in (*task_words(spec), *read)} | set(_windows(spec.label or "")) | {
         part for part in spec.name.lower().split("_") if len(part) >= 3}
     for word in sorted(words, key=len, reverse=True):
         text = text.replace(word, " ")
@@ -7635,10 +7693,9 @@ def nothing_beyond_task(spec, raw):
     for verb in sorted(DOING_ZH + WANT_ZH, key=len, reverse=True):
         text = text.replace(verb, " ")
     return all(ch in _FUNCTION_CHARS or not ch.isalnum() for ch in text)
-''',
 
 
-r'''
+_defer(locals(), r'''
 def reset_grounded(ev):
     """Starting over, said as a clause of its own (:func:`dskit.rules.cues.says_reset`)."""
     return says_reset(ev.raw)
@@ -8174,17 +8231,32 @@ def pattern_takes(pattern, text):
         return False
 
 
+# Free text with a number in it: a pattern that takes it (an address that must name a road, a place or a
+# number: ".*[0-9路街…号].*") checks what the model read; it is no form the engine could read a value by,
+# and says nothing of a time or a date though it takes "19:00".
+_FREE_TEXT = "江南大道588号3单元"
+
+
+def is_form(pattern):
+    """Whether a slot's pattern is a form a value is written in (1\\d{10}, HH:MM): it refuses free text."""
+    return bool(pattern) and not pattern_takes(pattern, _FREE_TEXT)
+
+
+def takes_form(pattern, sample):
+    """Whether a slot's pattern is a form (:func:`is_form`) that ``sample`` is written in ("19:00")."""
+    return is_form(pattern) and pattern_takes(pattern, sample)
+
+
 def time_slots(task):
-    """The task's time slots: string slots whose pattern takes HH:MM."""
-    return [n for n, s in task.slots.items()
-            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+    """The task's time slots: string slots whose pattern is HH:MM's form (:func:`takes_form`)."""
+    return [n for n, s in task.slots.items() if s.type == "string" and takes_form(s.pattern, "19:00")]
 
 
 _defer(locals(), r'''
 def as_clock(spec, raw):
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and takes_form(spec.pattern, "19:00")):
         return raw
     if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
         return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
@@ -8199,7 +8271,7 @@ def owner_elsewhere(task, slot, value):
     ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
     owner = other_slot_value(task, slot, value)
     spec = task.slots.get(slot)
-    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+    if owner or spec is None or is_form(spec.pattern) or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
 
@@ -8226,7 +8298,7 @@ def describes_its_kind(task, spec, value):
     right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
     "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
     "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
-    if spec.type != "string" or spec.enum or spec.pattern:
+    if spec.type != "string" or spec.enum or is_form(spec.pattern):
         return False
     text = value.strip()
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
@@ -8275,21 +8347,64 @@ def date_slots(task):
     """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
     label, question or description says date ("出发日期", "date", "哪天")."""
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
-        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        takes_form(s.pattern, "2026-12-02") if s.pattern
         else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
 
 
+_ISO_MONTH = _LazyPattern('_ISO_MONTH', r"\d{4}-\d{1,2}")
+_MONTH_SLOT = _LazyPattern('_MONTH_SLOT', r"\bmonths?\b|月份|哪个月|几月")
+
+
+def month_slots(task):
+    """The task's month slots: string slots whose pattern takes YYYY-MM, or free-text ones whose name,
+    label or question says month ("账单月份", "month", "查哪个月")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        takes_form(s.pattern, "2026-11") if s.pattern
+        else _MONTH_SLOT.search(f"{n} {s.label} {s.ask}".lower().replace("_", " ")))]
+
+
+def month_said(task, name, ev):
+    """The one month the message states (:func:`dskit.rules.grounding.month_spans`), not negated, for the
+    task's only month slot ``name``: as written ("上个月", "3月") for a free-text slot, worked out from the
+    reference date for a pattern (YYYY-MM); None otherwise."""
+    raw = ev.raw
+    spans = month_spans(raw)
+    if month_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        months = {m for m in dates_in(raw[start:end], ev.reference) if len(m) == 7}
+        return next(iter(months)) if len(months) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
+
+
+def forms_said(task, ev):
+    """The values a message gives a task by their form alone: the one date said for its only date slot and
+    the one month said for its only month slot (:func:`date_said`, :func:`month_said`) — what the engine
+    reads itself when it opens a task the model left unopened ("查一下我上个月的话费")."""
+    found = {}
+    for slots, said in ((date_slots(task), date_said), (month_slots(task), month_said)):
+        value = said(task, slots[0], ev) if len(slots) == 1 else None
+        if value is not None:
+            found[slots[0]] = value
+    return found
+
+
 def said_instead(task, name, value, ev, old):
-    """The date or clock time the user said, for a slot the model gave a date or time the user did not
-    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
-    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
-    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
-    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    """The date, month or clock time the user said, for a slot the model gave a date, month or time the
+    user did not say: the model aimed at the right slot and wrote the value wrong ("2023-03" or "上个月" for
+    "那3月的呢"). Only when the message states exactly one of that kind, not negated ("周六不行"), and the
+    slot is the task's only one of that kind (:func:`time_slots`, :func:`date_slots`, :func:`month_slots`).
+    A slot whose pattern takes YYYY-MM-DD (YYYY-MM) gets the date (month) worked out from the reference
+    date; a free-text one keeps the words as said ("下周三"). None otherwise."""
     if not isinstance(value, str) or len(value) > 16:
         return None
+    value = value.lower()
     if is_clock(value):
         clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    if _ISO_MONTH.fullmatch(value.strip()) or month_spans(value.strip()) == [(0, len(value.strip()))]:
+        return month_said(task, name, ev)  # "2023-03" (a year nobody said) or "上个月" for "3月"
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 
 
@@ -8404,7 +8519,7 @@ def stated_whole(task, spec, value, raw):
     the model wrote them."""
     label = spec.label.strip()
     if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
-            and not label.isascii() and not spec.enum and not spec.pattern and raw):
+            and not label.isascii() and not spec.enum and not is_form(spec.pattern) and raw):
         return value
     core = value.strip()
     others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
@@ -9014,7 +9129,7 @@ def value_readings(turn, task, slots):
     if len(clocks) == 1:
         for name, raw in slots.items():
             slot = spec.slots.get(name)
-            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            if slot is None or slot.type != "string" or is_form(slot.pattern) or slot.enum or not isinstance(raw, str):
                 continue
             rest, clock = split_clock(raw)
             if rest == raw or clock is None and clocks[0] not in slots:
@@ -9377,7 +9492,7 @@ def value_said(turn, effect):
     if not kept:
         return None
     rest = [item for item in items if item not in kept]
-    if not spec.enum and not spec.pattern:
+    if not spec.enum and not is_form(spec.pattern):
         kept = [date_stated_whole(task_spec, name, stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased),
                                   ev.cased) for item in kept]
     admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
@@ -9391,9 +9506,10 @@ def _refused_part(turn, effect, reason):
 
 
 def user_value_instead(turn, effect):
-    """A date or clock time the user did not say, for a slot whose one date or time the message states:
-    the model aimed at the right slot and wrote the value wrong; the user's is written (as said, or worked
-    out from the reference date for a pattern). Otherwise the value is refused: not in what the user said."""
+    """A date, month or clock time the user did not say, for a slot whose one date, month or time the
+    message states: the model aimed at the right slot and wrote the value wrong ("2023-03" or its stale
+    "上个月" for "那3月的呢"); the user's is written (as said, or worked out from the reference date for a
+    pattern). Otherwise the value is refused: not in what the user said."""
     task = _task(turn, effect.task_id)
     instead = said_instead(turn.spec(task), effect.slot, effect.value, turn.evidence, task["slots"].get(effect.slot))
     if instead is not None:
@@ -9412,22 +9528,26 @@ def _recent_run(turn, spec):
 
 
 def said_values(turn, spec, slots, before,
-                earlier=None):
+                earlier=None, instead=True):
     """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
-    (the user's last message as evidence), a value said there counts as said too."""
+    (the user's last message as evidence), a value said there counts as said too. ``instead``: a value
+    the model wrote wrong for a slot whose one date or month the message states counts as said
+    (:func:`dskit.rules.slot_shapes.said_instead`)."""
     given = grounded = 0
     for name, raw in slots.items():
         slot = spec.slots.get(name)
         ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok or before.get(name) == value:
+        if not ok:
             continue
-        given += 1
         asked = turn.before.asked.endswith(f".{name}")
         common = common_words(spec, name)
-        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
-                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
-                or offered_value(turn, spec.name, name, value, asked)
-                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+        direct = value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
+        fixed = said_instead(spec, name, value, turn.evidence, before.get(name)) if instead and not direct else None
+        if before.get(name) == (value if fixed is None else fixed):  # the model's stale month, the user's new one
+            continue
+        given += 1
+        if (direct or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
+                or offered_value(turn, spec.name, name, value, asked) or fixed is not None) \
                 and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
@@ -9511,14 +9631,21 @@ def start_named(turn, effect):
 
 
 def start_asked_again(turn, effect):
-    """A task that is open or just ran is started again only when the message gives it a new value."""
+    """A task that is open or just ran is started again only when the message gives it a new value. A task
+    that just ran, whose new value only the engine's reading of the message gives (the model wrote another
+    month, :func:`dskit.rules.slot_shapes.said_instead`), runs again only on a message that names it or says
+    nothing but that value ("那3月的呢"; not "这个月流量还剩多少", which asks about something else)."""
     spec = turn.catalog.tasks[effect.name]
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
     if open_task is None and not ran:
         return None
     before = open_task["slots"] if open_task else (ran.get("slots") or {})
-    if said_values(turn, spec, dict(effect.given), before)[1] > 0:
+    slots, ev = dict(effect.given), turn.evidence
+    if said_values(turn, spec, slots, before)[1] > 0 and (
+            open_task is not None or said_values(turn, spec, slots, before, instead=False)[1] > 0
+            or task_mentioned(spec, turn.catalog, ev.message)
+            or nothing_beyond_task(spec, ev.raw, tuple(str(v).lower() for v in forms_said(spec, ev).values()))):
         return admit(effect)
     why = "it is already open" if open_task is not None else "it has just run"
     return refuse(f"start of {spec.name}: {why} and the message does not ask for it again")
@@ -12472,6 +12599,24 @@ def options_left_out(turn):
 
 
 r'''
+def forms_left_out(turn):
+    """A task the model opened on this message takes the one date and the one month the message states for
+    its only date and month slot, when the model left them empty (:func:`dskit.rules.slot_shapes.forms_said`):
+    "上个月话费多少" opened the enquiry with no month, which would have answered for this month. Read by their
+    form, not negated, never over a value, also from a question (the model opened the task on it, so the
+    question asks for it); True when one was filled (logged as ``backup``)."""
+    ev = turn.evidence
+    opened = {e.task_id for e in turn.log.of(TaskOpened) if e.source != "engine"} if ev is not None else set()
+    filled = False
+    for task_id in opened:
+        task = turn.stack.find(task_id)
+        for name, value in (forms_said(turn.spec(task), ev) if task is not None else {}).items():
+            filled = name not in task["slots"] and _fill(turn, task, name, value) or filled
+    return filled
+''',
+
+
+r'''
 def time_left_out(turn):
     """The model changed a task this turn and left its time as it was, although the message shifts it:
     "Actually make it eight of us, and half an hour later" set the people only. The one task the model
@@ -12501,8 +12646,8 @@ def value_in_message(spec, raw, old, reference):
         return _option_in(spec, raw)
     if spec.type in ("integer", "number"):
         return _one(numbers_in(raw, counts=True, people=counts_people(spec)))
-    if spec.type != "string" or not spec.pattern:
-        return None  # free text: never guessed
+    if spec.type != "string" or not is_form(spec.pattern):
+        return None  # free text, even one a pattern checks (an address naming a road or a place): never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
         if times:
@@ -12525,13 +12670,12 @@ def asked_left_out(turn):
     ev = turn.evidence
     if ev is None or not (turn.log.progress or turn.writes.changed):
         return False
-    task_id, _, name = turn.before.asked.partition(".")
-    task = turn.stack.find(task_id)
-    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+    asked = _asked_empty(turn)
+    if asked is None:
         return False
-    spec = turn.spec(task).slots[name]
-    if not spec.enum and not (spec.type == "string" and spec.pattern and not pattern_takes(spec.pattern, "19:00")
-                              and not pattern_takes(spec.pattern, "2026-12-02")):
+    task, name, spec = asked
+    if not spec.enum and not (spec.type == "string" and not pattern_takes(spec.pattern, "19:00")
+                              and not pattern_takes(spec.pattern, "2026-12-02") and is_form(spec.pattern)):
         return False
     given = {str(v).lower() for t in turn.stack.tasks for n, v in t["slots"].items()
              if n in turn.writes.changed.get(t["id"], ())}
@@ -12547,16 +12691,26 @@ r'''
 def _fill(turn, task, name, value):
     """The engine's reading of one value, judged by the same rules as the model's (logged as ``backup``)."""
     return run(turn, FillSlot(task["id"], name, value)) > 0
-''',
+''')
 
 
-r'''
-def _asked_slot(turn):
+def _asked_empty(turn):
+    """The slot asked last turn — its task, name and spec — while it is still empty; None otherwise."""
     task_id, _, name = turn.before.asked.partition(".")
     task = turn.stack.find(task_id)
     if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return None
+    return task, name, turn.spec(task).slots[name]
+
+
+_defer(locals(), r'''
+def _asked_slot(turn):
+    """The slot asked last turn, still empty, takes the one value of its kind the message holds (the
+    model said nothing usable): "13800138000" right after the phone was asked."""
+    asked = _asked_empty(turn)
+    if asked is None:
         return False
-    spec = turn.spec(task).slots[name]
+    task, name, spec = asked
     if spec.type != "boolean" and says_no(turn.evidence.raw):
         return False
     value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
@@ -12651,7 +12805,8 @@ def _start_over(turn):
 
 r'''
 def _drop_task(turn, below=False):
-    """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
+    """"算了，他那边宽带先不装了" with no command: the open task the message names — or, naming none, refuses by
+    its doing alone ("不用修了": :func:`_refused_by_doing`) — is cancelled, only by a
     clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
     "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
     does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task.
@@ -12660,10 +12815,21 @@ def _drop_task(turn, below=False):
     yes drops the router rental; it is no no to the order (:func:`_refusal` comes after)."""
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
+    refused = [] if named else _refused_by_doing(turn)  # the refusal is its own stopping clause
+    named = named or refused
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or below and task is turn.stack.top() or not says_cancel_clause(raw, task_words(turn.spec(task))):
+    if task is None or below and task is turn.stack.top() or not (
+            refused or says_cancel_clause(raw, task_words(turn.spec(task)))):
         return False
     return run(turn, CancelTask(task["name"], source="engine")) > 0
+''',
+
+
+r'''
+def _refused_by_doing(turn):
+    """The open tasks a clause refuses by the doing of their label alone: "哦，现在又好了，不用修了" names the
+    repair (修 of 故障报修) by nothing else (:func:`dskit.rules.grounding.refuses_doing`)."""
+    return [t for t in turn.stack.tasks if refuses_doing(turn.spec(t), turn.evidence.raw)]
 ''',
 
 
@@ -12713,8 +12879,10 @@ r'''
 def _plain_request(turn):
     """"我想订个餐厅", "can you book me a repair?" with no command (or only small talk): the one catalog task
     the message names and asks for (:func:`dskit.rules.cues.requests_in`) opens, as if the model had started it —
-    judged by the start's own rules. Opened rather than asked about: its first question (the first slot it
-    needs) shows the user what opened, and "不用了" drops it."""
+    judged by the start's own rules, with the one date and month the message states for its only date and
+    month slot ("查一下我上个月的话费": the month, :func:`dskit.rules.slot_shapes.forms_said`). Opened rather
+    than asked about: its first question (the first slot it needs) shows the user what opened, and "不用了"
+    drops it."""
     ev = turn.evidence
     if not any(requests_in(clause) and (not is_question(clause) or asks_for_action(clause))
                for clause in clauses(ev.raw)):
@@ -12723,7 +12891,10 @@ def _plain_request(turn):
               for spec in turn.catalog.tasks.values() if turn.stack.named(spec.name) is None}
     best = max(scores.values(), default=0)
     named = [name for name, score in scores.items() if score == best]
-    return best > 0 and len(named) == 1 and run(turn, StartTask(named[0], {}, source="engine")) > 0
+    if best <= 0 or len(named) != 1:
+        return False
+    given = forms_said(turn.catalog.tasks[named[0]], ev)  # "查一下我上个月的话费": the month, read by its form
+    return run(turn, StartTask(named[0], given, source="engine")) > 0
 ''',
 
 
@@ -12921,14 +13092,16 @@ def _opened_unasked(turn, task):
     never runs in the same turn, even an enquiry that needs no confirmation: its confirmation shows what
     would be done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine
     with no month would have answered for this month) — except a read-only enquiry the message asks for in
-    nothing but its own words ("帮我查一下话费": :func:`dskit.rules.grounding.nothing_beyond_task`), which
-    has nothing to show and nothing to undo."""
+    nothing but its own words ("帮我查一下话费": :func:`dskit.rules.grounding.nothing_beyond_task`) and the
+    values of its slots read by their form ("查一下我上个月的话费": the month,
+    :func:`dskit.rules.slot_shapes.forms_said`), which has nothing to show and nothing to undo."""
     opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
     if not opened:
         return False
     if any(e.source == "engine" for e in opened):  # a read-only enquiry asked for in nothing but its words runs
         spec = turn.spec(task)
-        return not (spec.read_only and turn.evidence is not None and nothing_beyond_task(spec, turn.evidence.raw))
+        read = tuple(str(v).lower() for v in forms_said(spec, turn.evidence).values()) if turn.evidence else ()
+        return not (spec.read_only and turn.evidence is not None and nothing_beyond_task(spec, turn.evidence.raw, read))
     return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
 ''',
 
@@ -13504,8 +13677,9 @@ def _apply(state, parsed, cat, lang, evidence,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn) | time_left_out(turn) | asked_left_out(turn):  # what the user said of a task the model filled
-            turn.writes.resolve()                             # and the model left out (dskit.turn.backup)
+        # what the user said of a task the model filled and the model left out (dskit.turn.backup)
+        if options_left_out(turn) | forms_left_out(turn) | time_left_out(turn) | asked_left_out(turn):
+            turn.writes.resolve()
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.turn.backup)
         turn.writes.resolve()
         parsed["usable"] = True

@@ -37,13 +37,13 @@ from .negation import clause_span
 from .clock import answered_hours, clock_form, half_of_day, hours_in_period, is_clock, periods_in, read_clocks, split_clock
 from .counts import party_sizes
 from .grounding import (Evidence, asks_about_task, asks_something, cancel_grounded, common_words, confirm_grounded,
-                        counts_people, fold, reset_grounded, revert_said, slot_touched, task_mentioned, task_words,
+                        counts_people, fold, nothing_beyond_task, reset_grounded, revert_said, slot_touched, task_mentioned, task_words,
                         text_grounded, value_grounded)
 from ..state.integrity import shown_digest
 from .noise import noise_user_signal
 from .offers import offer_accepted
 from ..state.records import Stage
-from .slot_shapes import (date_stated_whole, as_clock, describes_its_kind, is_interrogative, is_name_slot, names_another_slot,
+from .slot_shapes import (forms_said, is_form, not_a_month, date_stated_whole, as_clock, describes_its_kind, is_interrogative, is_name_slot, names_another_slot,
                           owner_elsewhere, said_instead, stated_whole, time_slots, users_spelling)
 from ..base.text import short_text
 from ..turn.turn import Turn
@@ -222,7 +222,7 @@ def value_readings(turn: Turn, task: dict, slots: dict) -> tuple[dict, list[Effe
     if len(clocks) == 1:
         for name, raw in slots.items():
             slot = spec.slots.get(name)
-            if slot is None or slot.type != "string" or slot.pattern or slot.enum or not isinstance(raw, str):
+            if slot is None or slot.type != "string" or is_form(slot.pattern) or slot.enum or not isinstance(raw, str):
                 continue
             rest, clock = split_clock(raw)
             if rest == raw or clock is None and clocks[0] not in slots:
@@ -387,6 +387,15 @@ def question_is_not_value(turn: Turn, effect: SlotSet) -> Verdict | None:
     if is_interrogative(effect.value):
         return refuse(f"{effect.slot}: {short_text(effect.value)} is what the user asks, not a value",
                       item=_item(turn, effect))
+    return None
+
+
+def month_is_a_month(turn: Turn, effect: SlotSet) -> Verdict | None:
+    """A month slot holds a month: a value with no month in it ("装好以后" for the bill's month, from "装好以后网速
+    不达标怎么办") is no value of that slot, whatever words of the message it copies
+    (:func:`dskit.rules.slot_shapes.month_slots`; :func:`dskit.rules.grounding.month_spans`)."""
+    if not_a_month(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is no month", item=_item(turn, effect))
     return None
 
 
@@ -562,7 +571,7 @@ def value_said(turn: Turn, effect: SlotSet) -> Verdict | None:
     if not kept:
         return None
     rest = [item for item in items if item not in kept]
-    if not spec.enum and not spec.pattern:
+    if not spec.enum and not is_form(spec.pattern):
         kept = [date_stated_whole(task_spec, name, stated_whole(task_spec, spec, users_spelling(item, ev.cased), ev.cased),
                                   ev.cased) for item in kept]
     admitted = SlotSet(effect.task_id, name, kept if isinstance(value, list) else kept[0], effect.source)
@@ -576,9 +585,10 @@ def _refused_part(turn: Turn, effect: SlotSet, reason: str) -> Effect:
 
 
 def user_value_instead(turn: Turn, effect: SlotSet) -> Verdict | None:
-    """A date or clock time the user did not say, for a slot whose one date or time the message states:
-    the model aimed at the right slot and wrote the value wrong; the user's is written (as said, or worked
-    out from the reference date for a pattern). Otherwise the value is refused: not in what the user said."""
+    """A date, month or clock time the user did not say, for a slot whose one date, month or time the
+    message states: the model aimed at the right slot and wrote the value wrong ("2023-03" or its stale
+    "上个月" for "那3月的呢"); the user's is written (as said, or worked out from the reference date for a
+    pattern). Otherwise the value is refused: not in what the user said."""
     task = _task(turn, effect.task_id)
     instead = said_instead(turn.spec(task), effect.slot, effect.value, turn.evidence, task["slots"].get(effect.slot))
     if instead is not None:
@@ -597,22 +607,26 @@ def _recent_run(turn: Turn, spec: TaskSpec) -> dict | None:
 
 
 def said_values(turn: Turn, spec: TaskSpec, slots: dict, before: dict,
-                earlier: Evidence | None = None) -> tuple[int, int]:
+                earlier: Evidence | None = None, instead: bool = True) -> tuple[int, int]:
     """(values given, values said) among a start's slots that differ from ``before``; with ``earlier``
-    (the user's last message as evidence), a value said there counts as said too."""
+    (the user's last message as evidence), a value said there counts as said too. ``instead``: a value
+    the model wrote wrong for a slot whose one date or month the message states counts as said
+    (:func:`dskit.rules.slot_shapes.said_instead`)."""
     given = grounded = 0
     for name, raw in slots.items():
         slot = spec.slots.get(name)
         ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok or before.get(name) == value:
+        if not ok or not_a_month(spec, name, value):  # no value of its slot: given for nothing
             continue
-        given += 1
         asked = turn.before.asked.endswith(f".{name}")
         common = common_words(spec, name)
-        if (value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
-                or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
-                or offered_value(turn, spec.name, name, value, asked)
-                or said_instead(spec, name, value, turn.evidence, before.get(name)) is not None) \
+        direct = value_grounded(slot, value, turn.evidence, recent=False, asked=asked, common=common)
+        fixed = said_instead(spec, name, value, turn.evidence, before.get(name)) if instead and not direct else None
+        if before.get(name) == (value if fixed is None else fixed):  # the model's stale month, the user's new one
+            continue
+        given += 1
+        if (direct or earlier is not None and value_grounded(slot, value, earlier, recent=False, common=common)
+                or offered_value(turn, spec.name, name, value, asked) or fixed is not None) \
                 and not owner_elsewhere(spec, name, value):
             grounded += 1
     return given, grounded
@@ -696,14 +710,21 @@ def start_named(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
 
 
 def start_asked_again(turn: Turn, effect: TaskOpened | TaskFocused) -> Verdict | None:
-    """A task that is open or just ran is started again only when the message gives it a new value."""
+    """A task that is open or just ran is started again only when the message gives it a new value. A task
+    that just ran, whose new value only the engine's reading of the message gives (the model wrote another
+    month, :func:`dskit.rules.slot_shapes.said_instead`), runs again only on a message that names it or says
+    nothing but that value ("那3月的呢"; not "这个月流量还剩多少", which asks about something else)."""
     spec = turn.catalog.tasks[effect.name]
     open_task = turn.stack.named(spec.name)
     ran = _recent_run(turn, spec)
     if open_task is None and not ran:
         return None
     before = open_task["slots"] if open_task else (ran.get("slots") or {})
-    if said_values(turn, spec, dict(effect.given), before)[1] > 0:
+    slots, ev = dict(effect.given), turn.evidence
+    if said_values(turn, spec, slots, before)[1] > 0 and (
+            open_task is not None or said_values(turn, spec, slots, before, instead=False)[1] > 0
+            or task_mentioned(spec, turn.catalog, ev.message)
+            or nothing_beyond_task(spec, ev.raw, tuple(str(v).lower() for v in forms_said(spec, ev).values()))):
         return admit(effect)
     why = "it is already open" if open_task is not None else "it has just run"
     return refuse(f"start of {spec.name}: {why} and the message does not ask for it again")
@@ -863,7 +884,8 @@ def _with_evidence(rule):
 # ---------------------------------------------------------------- the rules, in order
 
 RULES: dict[type, tuple] = {
-    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value, asked_about_not_wanted,
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
+              month_is_a_month, asked_about_not_wanted,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
               _with_evidence(one_count_of_several), _with_evidence(value_said), _with_evidence(user_value_instead)),
     TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),

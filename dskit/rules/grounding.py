@@ -38,6 +38,7 @@ from .counts import changes_in, numbers_in
 from ..base.numerals import parse_cn_number
 from .cues import DOING_EN, DOING_ZH, QUESTION_WORDS_ZH, WANT_ZH, asks, asks_about, clauses, social_clause, indifferent_at, negated_at, says_cancel, says_reset, says_revert, says_yes
 from .matching import exact_match, near_match, normal_form, range_said, segments, words_match
+from .negation import denies_only
 
 # Longest message (and recent turn) the rules read: grounding is lexical, and a pasted document
 # must not make every value look grounded or cost seconds of matching.
@@ -63,6 +64,7 @@ _DAY_ONLY_RE = re.compile(rf"(?<![月\d{_CN_NUM}])(\d{{1,2}}|[{_CN_NUM}]{{1,3}})
 _MONTH_RE = re.compile(rf"(\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s{{0,2}}月(?!\s{{0,2}}(?:\d|[{_CN_NUM}])+\s{{0,2}}[日号])")
 _MONTH_WORDS = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "this month": 0, "上个月": -1, "上月": -1,
                 "last month": -1, "上上个月": -2, "上上月": -2, "下个月": 1, "下月": 1, "next month": 1}
+_YEAR_BEFORE = re.compile(r"(?:(\d{4})\s{0,2}年|[今去明前]年)\s{0,2}$")
 _DATE_VALUE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 @dataclass(frozen=True)
@@ -222,8 +224,10 @@ def dates_in(raw: str, reference: date | None) -> set[str]:
             found.add(_add_months(reference, months))
     for match in _MONTH_RE.finditer(raw):
         month = _number(match.group(1))
+        said = _YEAR_BEFORE.search(raw, 0, match.start())  # "2025年一月": the year said
+        years = (int(said.group(1)),) if said and said.group(1) else (reference.year, reference.year - 1)
         if month is not None and 1 <= month <= 12:
-            found.update(f"{year:04d}-{int(month):02d}" for year in (reference.year, reference.year - 1))
+            found.update(f"{year:04d}-{int(month):02d}" for year in years)
     return found
 
 
@@ -244,6 +248,28 @@ def date_spans(raw: str) -> list[tuple[int, int]]:
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans, key=lambda span: (span[0] - span[1], span[0])):
         if not any(start < e and s < end for s, e in kept):
+            kept.append((start, end))
+    return sorted(kept)
+
+
+def month_spans(raw: str) -> list[tuple[int, int]]:
+    """Where the text states a month and no day of it ("上个月", "3月份", "去年12月", "2026年3月", "last month"), in
+    order; of overlapping words the longest, with the 月/份 that closes it; a month inside a date ("3月5号")
+    is the date's, not a month of its own."""
+    found = [(m.start(), m.end()) for m in (*_ISO_MONTH_RE.finditer(raw), *_MONTH_RE.finditer(raw))]
+    for word in _MONTH_WORDS:
+        start = raw.find(word)
+        while start >= 0:
+            found.append((start, start + len(word)))
+            start = raw.find(word, start + 1)
+    days = date_spans(raw)
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(found, key=lambda span: (span[0] - span[1], span[0])):
+        end += raw[end:end + 1] == "月" and not raw[start:end].endswith("月")  # "2026年3" of 2026年3月
+        end += raw[end:end + 1] == "份"
+        year = _YEAR_BEFORE.search(raw, 0, start)  # "去年12月", "2025年一月": the year is the user's too
+        start = year.start() if year else start
+        if not any(start < e and s < end for s, e in (*kept, *days)):
             kept.append((start, end))
     return sorted(kept)
 
@@ -522,8 +548,18 @@ def asks_something(ev: Evidence) -> bool:
 
 def cancel_grounded(ev: Evidence, spec: TaskSpec | None) -> bool:
     """A cancellation, said as words (:func:`dskit.rules.cues.says_cancel`): a clause of cancel words and
-    references to the task, never a preference that starts with one ("不要辣的")."""
-    return says_cancel(ev.raw, () if spec is None else task_words(spec))
+    references to the task, never a preference that starts with one ("不要辣的"); or a clause that refuses
+    the task's doing and nothing else (:func:`refuses_doing`)."""
+    return says_cancel(ev.raw, () if spec is None else task_words(spec)) or spec is not None and refuses_doing(spec, ev.raw)
+
+
+def refuses_doing(spec: TaskSpec, raw: str) -> bool:
+    """Whether a clause of the message is nothing but a refusal of the doing of the task's label: "不用修了",
+    "好了，别修了" refuse the repair (修 of 故障报修); "包间不用订了" refuses the private room, "还没修" reports
+    (:func:`dskit.rules.negation.denies_only`)."""
+    label = spec.label or ""
+    doings = [verb for verb in DOING_ZH if verb in label]
+    return bool(doings) and any(denies_only(c, verb) for c in clauses(raw) for verb in doings)
 
 
 def task_words(spec: TaskSpec) -> tuple[str, ...]:
@@ -537,14 +573,15 @@ def task_words(spec: TaskSpec) -> tuple[str, ...]:
     return tuple(words)
 
 
-def nothing_beyond_task(spec: TaskSpec, raw: str) -> bool:
+def nothing_beyond_task(spec: TaskSpec, raw: str, read: tuple[str, ...] = ()) -> bool:
     """Whether a message says nothing but the task: with the task's own words (its label and the pieces of
     it, its name), the doings of a request (查, 订, check) and the words that carry no meaning of their own
     (我, 帮, 一下, please, my) taken out, nothing is left. "帮我查一下话费" is only the bill enquiry; in
-    "查一下我上个月的话费" the month is left, a value the task could take. A clause of greeting or thanks
-    ("你好，", "，谢谢") says nothing of the task either way."""
+    "查一下我上个月的话费" the month is left, a value the task could take — unless it is among ``read``, the
+    values the engine read from the message by their form (the month 上个月). A clause of greeting or
+    thanks ("你好，", "，谢谢") says nothing of the task either way."""
     text = " ".join(c for c in clauses(raw.lower()) if not social_clause(c))
-    words = {w.lower() for w in task_words(spec)} | set(_windows(spec.label or "")) | {
+    words = {w.lower() for w in (*task_words(spec), *read)} | set(_windows(spec.label or "")) | {
         part for part in spec.name.lower().split("_") if len(part) >= 3}
     for word in sorted(words, key=len, reverse=True):
         text = text.replace(word, " ")
@@ -623,7 +660,7 @@ _QUESTION_SPLIT = re.compile("|".join(re.escape(w) for w in sorted(QUESTION_WORD
                              + r"|\b(?:how much|how many|what|when|which|where|who)\b", re.I)
 
 
-__all__ = ["asks_about_task", "nothing_beyond_task", "task_words", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
+__all__ = ["month_spans", "refuses_doing", "asks_about_task", "nothing_beyond_task", "task_words", "Evidence", "make_evidence", "fold", "value_grounded", "slot_touched", "common_words", "other_slot_value",
            "task_mentioned",
            "confirm_grounded", "asks_something", "cancel_grounded", "reset_grounded", "revert_said", "numbers_in", "times_in",
            "dates_in", "date_spans", "durations_in", "text_grounded", "parse_reference_date", "clock_value", "split_clock",

@@ -181,4 +181,23 @@ def negated_at(raw: str, start: int, end: int) -> bool:
     return negations_at(raw, start, end) % 2 == 1
 
 
-__all__ = ["negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "NEGATION_EN", "NOT_NEGATING_ZH"]
+# What may stand with a refused doing in a clause that says nothing else: the negators that refuse (不, 别;
+# not 没 or 未, which report what has not happened: "还没修"), their modals of need and wish (不用, 不要, 不需要),
+# adverbs of time (先, 暂时, 再, 就), the speaker.
+_REFUSING = "不别甭免勿"
+_BESIDE_DENIAL = "用要需必再先暂时就也都我咱们"
+
+
+def denies_only(clause: str, word: str) -> bool:
+    """Whether a clause is nothing but a refusal of ``word`` — "不用修了", "先不装了", "别订了" of a doing —,
+    with no object or topic of its own ("包间不用订了" refuses the private room, not the booking). The word
+    ends the clause (particles aside) under an odd number of negations, and what stands before it is
+    refusing negators, modals of need, adverbs of time and the speaker only ("还没修" reports, "不修不行"
+    insists: neither refuses)."""
+    text = clause.strip().rstrip(" 了吧啦啊呀哈嘛")
+    before = text[:len(text) - len(word)]
+    return bool(word) and text.endswith(word) and any(ch in _REFUSING for ch in before) and all(
+        ch in _REFUSING + _BESIDE_DENIAL for ch in before) and negated_at(text, len(before), len(text))
+
+
+__all__ = ["denies_only", "negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "NEGATION_EN", "NOT_NEGATING_ZH"]

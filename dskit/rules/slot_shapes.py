@@ -14,7 +14,7 @@ from typing import Any
 
 from ..catalog.catalog import SlotSpec, TaskSpec
 from .clock import clock_form, clock_value, is_clock, same_half_day, times_in
-from .grounding import date_spans, dates_in, other_slot_value
+from .grounding import date_spans, dates_in, month_spans, other_slot_value
 from .cues import negated_at
 
 # ---------------------------------------------------------------- slot shapes
@@ -26,16 +26,31 @@ def pattern_takes(pattern: str, text: str) -> bool:
         return False
 
 
+# Free text with a number in it: a pattern that takes it (an address that must name a road, a place or a
+# number: ".*[0-9路街…号].*") checks what the model read; it is no form the engine could read a value by,
+# and says nothing of a time or a date though it takes "19:00".
+_FREE_TEXT = "江南大道588号3单元"
+
+
+def is_form(pattern: str) -> bool:
+    """Whether a slot's pattern is a form a value is written in (1\\d{10}, HH:MM): it refuses free text."""
+    return bool(pattern) and not pattern_takes(pattern, _FREE_TEXT)
+
+
+def takes_form(pattern: str, sample: str) -> bool:
+    """Whether a slot's pattern is a form (:func:`is_form`) that ``sample`` is written in ("19:00")."""
+    return is_form(pattern) and pattern_takes(pattern, sample)
+
+
 def time_slots(task: TaskSpec) -> list[str]:
-    """The task's time slots: string slots whose pattern takes HH:MM."""
-    return [n for n, s in task.slots.items()
-            if s.type == "string" and s.pattern and pattern_takes(s.pattern, "19:00")]
+    """The task's time slots: string slots whose pattern is HH:MM's form (:func:`takes_form`)."""
+    return [n for n, s in task.slots.items() if s.type == "string" and takes_form(s.pattern, "19:00")]
 
 
 def as_clock(spec: SlotSpec, raw: Any) -> Any:
     """A model's "晚上七点" for a slot whose pattern wants HH:MM, as "19:00" when it names one time
     (docs/grounding.md: the same normalisation grounds the value against the user's words)."""
-    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and spec.pattern):
+    if not (isinstance(raw, str) and len(raw) <= 40 and spec.type == "string" and takes_form(spec.pattern, "19:00")):
         return raw
     if pattern_takes(spec.pattern, raw):  # "8:00" is written in the slot's own form, 08:00
         return clock_form(raw) if is_clock(raw) and pattern_takes(spec.pattern, clock_form(raw)) else raw
@@ -49,7 +64,7 @@ def owner_elsewhere(task: TaskSpec, slot: str, value: Any) -> str:
     ("20:00" as the date is the time slot's). One thing the user said fills one slot."""
     owner = other_slot_value(task, slot, value)
     spec = task.slots.get(slot)
-    if owner or spec is None or spec.pattern or spec.enum or not is_clock(value):
+    if owner or spec is None or is_form(spec.pattern) or spec.enum or not is_clock(value):
         return owner
     return next((n for n in time_slots(task) if n != slot), "")
 
@@ -75,7 +90,7 @@ def describes_its_kind(task: TaskSpec, spec: SlotSpec, value: str) -> bool:
     right after a 的 or a word of place ("环境好点的酒店" or "颐和园周边的酒店" for a hotel's name, "恭王府周边景点",
     "安静一点的餐厅" for the restaurant). A name keeps its kind word after the name itself ("北京京仪大酒店",
     "老地方餐厅"). Free-text slots only; the model took the user's words for a name they do not give."""
-    if spec.type != "string" or spec.enum or spec.pattern:
+    if spec.type != "string" or spec.enum or is_form(spec.pattern):
         return False
     text = value.strip()
     kinds = {label for label in (spec.label, task.label) if len(label) >= 2}
@@ -121,21 +136,70 @@ def date_slots(task: TaskSpec) -> list[str]:
     """The task's date slots: string slots whose pattern takes YYYY-MM-DD, or free-text ones whose name,
     label, question or description says date ("出发日期", "date", "哪天")."""
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
-        pattern_takes(s.pattern, "2026-12-02") if s.pattern
+        takes_form(s.pattern, "2026-12-02") if s.pattern
         else _DATE_SLOT.search(f"{n} {s.label} {s.ask} {s.description}".lower().replace("_", " ")))]
 
 
+_ISO_MONTH = re.compile(r"\d{4}-\d{1,2}")
+_MONTH_SLOT = re.compile(r"\bmonths?\b|月份|哪个月|几月")
+
+
+def month_slots(task: TaskSpec) -> list[str]:
+    """The task's month slots: string slots whose pattern takes YYYY-MM, or free-text ones whose name,
+    label or question says month ("账单月份", "month", "查哪个月")."""
+    return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
+        takes_form(s.pattern, "2026-11") if s.pattern
+        else _MONTH_SLOT.search(f"{n} {s.label} {s.ask}".lower().replace("_", " ")))]
+
+
+def not_a_month(task: TaskSpec, name: str, value: Any) -> bool:
+    """Whether ``value`` is text with no month in it, for a month slot ("装好以后" as the bill's month)."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    return bool(text) and name in month_slots(task) and not month_spans(text) and not _ISO_MONTH.fullmatch(text)
+
+
+def month_said(task: TaskSpec, name: str, ev: Any) -> Any:
+    """The one month the message states (:func:`dskit.rules.grounding.month_spans`), not negated, for the
+    task's only month slot ``name``: as written ("上个月", "3月") for a free-text slot, worked out from the
+    reference date for a pattern (YYYY-MM); None otherwise."""
+    raw = ev.raw
+    spans = month_spans(raw)
+    if month_slots(task) != [name] or len(spans) != 1 or negated_at(raw, *spans[0]):
+        return None
+    start, end = spans[0]
+    if task.slots[name].pattern:
+        months = {m for m in dates_in(raw[start:end], ev.reference) if len(m) == 7}
+        return next(iter(months)) if len(months) == 1 else None
+    return ev.cased[start:end] if len(ev.cased) == len(raw) else raw[start:end]
+
+
+def forms_said(task: TaskSpec, ev: Any) -> dict[str, Any]:
+    """The values a message gives a task by their form alone: the one date said for its only date slot and
+    the one month said for its only month slot (:func:`date_said`, :func:`month_said`) — what the engine
+    reads itself when it opens a task the model left unopened ("查一下我上个月的话费")."""
+    found = {}
+    for slots, said in ((date_slots(task), date_said), (month_slots(task), month_said)):
+        value = said(task, slots[0], ev) if len(slots) == 1 else None
+        if value is not None:
+            found[slots[0]] = value
+    return found
+
+
 def said_instead(task: TaskSpec, name: str, value: Any, ev: Any, old: Any) -> Any:
-    """The date or clock time the user said, for a slot the model gave a date or time the user did not
-    say: the model aimed at the right slot and wrote the value wrong. Only when the message states exactly
-    one of that kind, not negated ("周六不行"), and the slot is the task's only one of that kind
-    (:func:`time_slots`, :func:`date_slots`). A slot whose pattern takes YYYY-MM-DD gets the date worked
-    out from the reference date; a free-text one keeps the words as said ("下周三"). None otherwise."""
+    """The date, month or clock time the user said, for a slot the model gave a date, month or time the
+    user did not say: the model aimed at the right slot and wrote the value wrong ("2023-03" or "上个月" for
+    "那3月的呢"). Only when the message states exactly one of that kind, not negated ("周六不行"), and the
+    slot is the task's only one of that kind (:func:`time_slots`, :func:`date_slots`, :func:`month_slots`).
+    A slot whose pattern takes YYYY-MM-DD (YYYY-MM) gets the date (month) worked out from the reference
+    date; a free-text one keeps the words as said ("下周三"). None otherwise."""
     if not isinstance(value, str) or len(value) > 16:
         return None
+    value = value.lower()
     if is_clock(value):
         clocks = {same_half_day(t, old, ev.raw) for t in times_in(ev.raw)}
         return next(iter(clocks)) if len(clocks) == 1 and time_slots(task) == [name] else None
+    if _ISO_MONTH.fullmatch(value.strip()) or month_spans(value.strip()) == [(0, len(value.strip()))]:
+        return month_said(task, name, ev)  # "2023-03" (a year nobody said) or "上个月" for "3月"
     return date_said(task, name, ev) if _ISO_DATE.fullmatch(value.strip()) else None
 
 
@@ -251,7 +315,7 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
     the model wrote them."""
     label = spec.label.strip()
     if not (isinstance(value, str) and value.strip() and spec.type == "string" and len(label) >= 2
-            and not label.isascii() and not spec.enum and not spec.pattern and raw):
+            and not label.isascii() and not spec.enum and not is_form(spec.pattern) and raw):
         return value
     core = value.strip()
     others = [other.label for other in task.slots.values() if other.name != spec.name and other.label]
@@ -273,6 +337,6 @@ def stated_whole(task: TaskSpec, spec: SlotSpec, value: Any, raw: str) -> Any:
     return value
 
 
-__all__ = ["pattern_takes", "time_slots", "date_slots", "date_stated_whole", "as_clock", "owner_elsewhere", "describes_its_kind",
-           "is_name_slot", "names_another_slot", "said_instead", "date_said", "users_spelling", "stated_whole",
+__all__ = ["pattern_takes", "is_form", "takes_form", "time_slots", "date_slots", "date_stated_whole", "as_clock", "owner_elsewhere", "describes_its_kind",
+           "is_name_slot", "names_another_slot", "said_instead", "date_said", "month_slots", "month_said", "not_a_month", "forms_said", "users_spelling", "stated_whole",
            "is_interrogative"]

@@ -19,7 +19,9 @@ named and the model left out, or the yes or no it gave a yes/no slot by name (:f
 and shifts its time when the message says "half an hour later" and the model left the time as it was
 (:func:`time_left_out`); a task's only time slot takes such a shift too when the model said nothing; and
 the slot asked last turn takes the one value of its form (a pattern's match, an option) the message holds
-when the model acted on the message but left that answer out (:func:`asked_left_out`).
+when the model acted on the message but left that answer out (:func:`asked_left_out`); a task the model
+or the engine opened takes the one date and month the message states for its only date and month slot
+(:func:`forms_left_out`, :func:`_plain_request`).
 
 Never free text (a name, an address: only the model reads those), never a slot nobody asked (besides
 those single slots of a kind), never over a value the model set, never from a question or a refusal.
@@ -42,12 +44,13 @@ from ..catalog.catalog import SlotSpec, TaskSpec
 from .commands import CancelTask, Chitchat, Confirm, Deny, Faq, FillSlot, Handoff, Reset, RollbackSlot, StartTask, run
 from ..rules.cues import (DOING_ZH, asks, asks_for_action, asks_for_human, clauses, is_question, is_social, negated_at,
                    only_yes, requests_in, says_cancel_clause, says_no, says_refusal, says_reset, says_revert)
-from ..rules.grounding import (bare_answer, bool_said, common_words, counts_people, dates_in, fold, numbers_in, one_shift_said,
+from ..rules.grounding import (refuses_doing, bare_answer, bool_said, common_words, counts_people, dates_in, fold, numbers_in, one_shift_said,
                         same_half_day, shifted_times, slot_touched, task_mentioned, task_words, times_in)
 from ..rules.matching import exact_match, segments, words_match
 from ..base.messages import MESSAGES
 from ..rules.noise import noise_user_signal
-from ..rules.slot_shapes import date_said, date_slots, pattern_takes, time_slots
+from ..rules.slot_shapes import date_said, date_slots, forms_said, is_form, pattern_takes, time_slots
+from .effects import TaskOpened
 from .turn import Turn
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*|\d+")
@@ -145,6 +148,22 @@ def options_left_out(turn: Turn) -> bool:
     return filled
 
 
+def forms_left_out(turn: Turn) -> bool:
+    """A task the model opened on this message takes the one date and the one month the message states for
+    its only date and month slot, when the model left them empty (:func:`dskit.rules.slot_shapes.forms_said`):
+    "上个月话费多少" opened the enquiry with no month, which would have answered for this month. Read by their
+    form, not negated, never over a value, also from a question (the model opened the task on it, so the
+    question asks for it); True when one was filled (logged as ``backup``)."""
+    ev = turn.evidence
+    opened = {e.task_id for e in turn.log.of(TaskOpened) if e.source != "engine"} if ev is not None else set()
+    filled = False
+    for task_id in opened:
+        task = turn.stack.find(task_id)
+        for name, value in (forms_said(turn.spec(task), ev) if task is not None else {}).items():
+            filled = name not in task["slots"] and _fill(turn, task, name, value) or filled
+    return filled
+
+
 def time_left_out(turn: Turn) -> bool:
     """The model changed a task this turn and left its time as it was, although the message shifts it:
     "Actually make it eight of us, and half an hour later" set the people only. The one task the model
@@ -172,8 +191,8 @@ def value_in_message(spec: SlotSpec, raw: str, old: Any, reference: Any) -> Any:
         return _option_in(spec, raw)
     if spec.type in ("integer", "number"):
         return _one(numbers_in(raw, counts=True, people=counts_people(spec)))
-    if spec.type != "string" or not spec.pattern:
-        return None  # free text: never guessed
+    if spec.type != "string" or not is_form(spec.pattern):
+        return None  # free text, even one a pattern checks (an address naming a road or a place): never guessed
     if pattern_takes(spec.pattern, "19:00"):
         times = {same_half_day(t, old, raw) for t in times_in(raw)}
         if times:
@@ -194,13 +213,12 @@ def asked_left_out(turn: Turn) -> bool:
     ev = turn.evidence
     if ev is None or not (turn.log.progress or turn.writes.changed):
         return False
-    task_id, _, name = turn.before.asked.partition(".")
-    task = turn.stack.find(task_id)
-    if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+    asked = _asked_empty(turn)
+    if asked is None:
         return False
-    spec = turn.spec(task).slots[name]
-    if not spec.enum and not (spec.type == "string" and spec.pattern and not pattern_takes(spec.pattern, "19:00")
-                              and not pattern_takes(spec.pattern, "2026-12-02")):
+    task, name, spec = asked
+    if not spec.enum and not (spec.type == "string" and not pattern_takes(spec.pattern, "19:00")
+                              and not pattern_takes(spec.pattern, "2026-12-02") and is_form(spec.pattern)):
         return False
     given = {str(v).lower() for t in turn.stack.tasks for n, v in t["slots"].items()
              if n in turn.writes.changed.get(t["id"], ())}
@@ -216,12 +234,22 @@ def _fill(turn: Turn, task: dict, name: str, value: Any) -> bool:
     return run(turn, FillSlot(task["id"], name, value)) > 0
 
 
-def _asked_slot(turn: Turn) -> bool:
+def _asked_empty(turn: Turn) -> tuple[dict, str, SlotSpec] | None:
+    """The slot asked last turn — its task, name and spec — while it is still empty; None otherwise."""
     task_id, _, name = turn.before.asked.partition(".")
     task = turn.stack.find(task_id)
     if task is None or name not in turn.spec(task).slots or name in task["slots"]:
+        return None
+    return task, name, turn.spec(task).slots[name]
+
+
+def _asked_slot(turn: Turn) -> bool:
+    """The slot asked last turn, still empty, takes the one value of its kind the message holds (the
+    model said nothing usable): "13800138000" right after the phone was asked."""
+    asked = _asked_empty(turn)
+    if asked is None:
         return False
-    spec = turn.spec(task).slots[name]
+    task, name, spec = asked
     if spec.type != "boolean" and says_no(turn.evidence.raw):
         return False
     value = value_in_message(spec, turn.evidence.raw, None, turn.evidence.reference)
@@ -300,7 +328,8 @@ def _start_over(turn: Turn) -> bool:
 
 
 def _drop_task(turn: Turn, below: bool = False) -> bool:
-    """"算了，他那边宽带先不装了" with no command: the open task the message names is cancelled — only by a
+    """"算了，他那边宽带先不装了" with no command: the open task the message names — or, naming none, refuses by
+    its doing alone ("不用修了": :func:`_refused_by_doing`) — is cancelled, only by a
     clause that stops it ("不装了", "不订了", "cancel the booking"), never by a bare dismissal ("算了",
     "不用了谢谢": the model's reading of those stands), never by a question, and never a task the message
     does not name: a bare "不要" after "请问您的联系电话是？" refuses the question, not the task.
@@ -309,10 +338,19 @@ def _drop_task(turn: Turn, below: bool = False) -> bool:
     yes drops the router rental; it is no no to the order (:func:`_refusal` comes after)."""
     raw = turn.evidence.raw
     named = [t for t in turn.stack.tasks if task_mentioned(turn.spec(t), turn.catalog, turn.evidence.message)]
+    refused = [] if named else _refused_by_doing(turn)  # the refusal is its own stopping clause
+    named = named or refused
     task = named[-1] if len({t["name"] for t in named}) == 1 else None
-    if task is None or below and task is turn.stack.top() or not says_cancel_clause(raw, task_words(turn.spec(task))):
+    if task is None or below and task is turn.stack.top() or not (
+            refused or says_cancel_clause(raw, task_words(turn.spec(task)))):
         return False
     return run(turn, CancelTask(task["name"], source="engine")) > 0
+
+
+def _refused_by_doing(turn: Turn) -> list[dict]:
+    """The open tasks a clause refuses by the doing of their label alone: "哦，现在又好了，不用修了" names the
+    repair (修 of 故障报修) by nothing else (:func:`dskit.rules.grounding.refuses_doing`)."""
+    return [t for t in turn.stack.tasks if refuses_doing(turn.spec(t), turn.evidence.raw)]
 
 
 def _refusal(turn: Turn) -> bool:
@@ -354,8 +392,10 @@ def _assent(turn: Turn) -> bool:
 def _plain_request(turn: Turn) -> bool:
     """"我想订个餐厅", "can you book me a repair?" with no command (or only small talk): the one catalog task
     the message names and asks for (:func:`dskit.rules.cues.requests_in`) opens, as if the model had started it —
-    judged by the start's own rules. Opened rather than asked about: its first question (the first slot it
-    needs) shows the user what opened, and "不用了" drops it."""
+    judged by the start's own rules, with the one date and month the message states for its only date and
+    month slot ("查一下我上个月的话费": the month, :func:`dskit.rules.slot_shapes.forms_said`). Opened rather
+    than asked about: its first question (the first slot it needs) shows the user what opened, and "不用了"
+    drops it."""
     ev = turn.evidence
     if not any(requests_in(clause) and (not is_question(clause) or asks_for_action(clause))
                for clause in clauses(ev.raw)):
@@ -364,7 +404,10 @@ def _plain_request(turn: Turn) -> bool:
               for spec in turn.catalog.tasks.values() if turn.stack.named(spec.name) is None}
     best = max(scores.values(), default=0)
     named = [name for name, score in scores.items() if score == best]
-    return best > 0 and len(named) == 1 and run(turn, StartTask(named[0], {}, source="engine")) > 0
+    if best <= 0 or len(named) != 1:
+        return False
+    given = forms_said(turn.catalog.tasks[named[0]], ev)  # "查一下我上个月的话费": the month, read by its form
+    return run(turn, StartTask(named[0], given, source="engine")) > 0
 
 
 def _label_said(spec: TaskSpec, catalog: Any, folded: str, raw: str) -> bool:
@@ -423,4 +466,4 @@ def backup_fill(turn: Turn, readable: bool = True) -> bool:
     return any(kinds) or _take_back(turn) or _start_over(turn) or _drop_task(turn)
 
 
-__all__ = ["asked_left_out", "backup_fill", "names_task", "options_left_out", "time_left_out", "value_in_message"]
+__all__ = ["asked_left_out", "backup_fill", "forms_left_out", "names_task", "options_left_out", "time_left_out", "value_in_message"]

@@ -20,6 +20,7 @@ from ..base.messages import msg, sentences, show_value
 from ..state.records import Decision, ExecutePayload, Stage, TaskRecord, new_decision
 from .backup import names_task
 from ..rules.grounding import nothing_beyond_task
+from ..rules.slot_shapes import forms_said
 from .reducer import reduce
 from .subtasks import settle_subtasks
 from ..base.text import short_text
@@ -82,14 +83,16 @@ def _opened_unasked(turn: Turn, task: dict) -> bool:
     never runs in the same turn, even an enquiry that needs no confirmation: its confirmation shows what
     would be done, a yes runs it, anything else leaves it ("再帮我查下上个月的话费" opened by the engine
     with no month would have answered for this month) — except a read-only enquiry the message asks for in
-    nothing but its own words ("帮我查一下话费": :func:`dskit.rules.grounding.nothing_beyond_task`), which
-    has nothing to show and nothing to undo."""
+    nothing but its own words ("帮我查一下话费": :func:`dskit.rules.grounding.nothing_beyond_task`) and the
+    values of its slots read by their form ("查一下我上个月的话费": the month,
+    :func:`dskit.rules.slot_shapes.forms_said`), which has nothing to show and nothing to undo."""
     opened = [e for e in turn.log.of(TaskOpened) if e.task_id == task["id"]]
     if not opened:
         return False
     if any(e.source == "engine" for e in opened):  # a read-only enquiry asked for in nothing but its words runs
         spec = turn.spec(task)
-        return not (spec.read_only and turn.evidence is not None and nothing_beyond_task(spec, turn.evidence.raw))
+        read = tuple(str(v).lower() for v in forms_said(spec, turn.evidence).values()) if turn.evidence else ()
+        return not (spec.read_only and turn.evidence is not None and nothing_beyond_task(spec, turn.evidence.raw, read))
     return _about_the_task_before(turn, task) and not names_task(turn, turn.spec(task))
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.catalog import CATALOG_RULES, Catalog, load_catalog
-from .backup import asked_left_out, backup_fill, options_left_out, time_left_out
+from .backup import asked_left_out, backup_fill, forms_left_out, options_left_out, time_left_out
 from .commands import apply_commands, is_cannot_handle
 from .decide import decide, not_understood
 from ..rules.grounding import make_evidence
@@ -117,8 +117,9 @@ def _apply(state: dict, parsed: dict, cat: Catalog, lang: str, evidence: Any,
     readable = parsed["usable"]
     if readable:
         apply_commands(turn, parsed["commands"])
-        if options_left_out(turn) | time_left_out(turn) | asked_left_out(turn):  # what the user said of a task the model filled
-            turn.writes.resolve()                             # and the model left out (dskit.turn.backup)
+        # what the user said of a task the model filled and the model left out (dskit.turn.backup)
+        if options_left_out(turn) | forms_left_out(turn) | time_left_out(turn) | asked_left_out(turn):
+            turn.writes.resolve()
     if backup_fill(turn, readable):  # what the model left out and the engine can see for itself (dskit.turn.backup)
         turn.writes.resolve()
         parsed["usable"] = True
