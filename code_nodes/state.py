@@ -778,7 +778,7 @@ _EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "
 _EN_SCALES = {"hundred": 100, "thousand": 1000}
 _EN_PHRASES = {"a dozen": 12, "a couple of": 2, "a couple": 2, "a pair of": 2}
 _COLLOQUIAL = {"俩": 2, "仨": 3}
-_numerals_EN_WORD = _LazyPattern('_numerals_EN_WORD', r"[a-z]+")
+_EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+")
 
 
 class NumberSaid:
@@ -946,7 +946,7 @@ def _english_numbers(lower):
             if not any(s < match.end() and match.start() < e for s, e in taken):
                 found.append(NumberSaid(float(value), match.start(), match.end(), "english"))
                 taken.append(match.span())
-    words = [(m.group(), m.start(), m.end()) for m in _numerals_EN_WORD.finditer(lower)]
+    words = [(m.group(), m.start(), m.end()) for m in _EN_WORD.finditer(lower)]
     index = 0
     while index < len(words):
         word, start, end = words[index]
@@ -3143,7 +3143,8 @@ _DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
 # An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
 A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-_negation_EN_WORD = _LazyPattern('_negation_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
+EN_WORD = _LazyPattern('EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 _negation_CLAUSE_MARKS = "，,。.！!？?；;\n"
 # What may stand between a mention and the predicate after it without being part of the predicate.
 _PREDICATE_LEAD = " 的也就都还可是真"
@@ -3251,13 +3252,13 @@ def negations_at(raw, start, end):
     left, right = clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_after = _negation_EN_WORD.findall(after)[:4]
-        count = _en_negations(_negation_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+        words_after = EN_WORD.findall(after)[:4]
+        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
             1 for w in words_after if w in _NOT_NEEDED_EN)
         if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
             count += 1
         return count
-    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_negation_EN_WORD.findall(before)[-3:])
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
         at = after.find("的话")
@@ -3436,11 +3437,10 @@ QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几�
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
 _WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
+_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|isn't|aren't|don't|doesn't|won't|can't".split('|')) + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
-_cues_EN_WORD = _LazyPattern('_cues_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
 
 
 def clauses(raw):
@@ -3464,7 +3464,7 @@ def is_question(clause):
     if not text:
         return False
     if text.isascii():
-        words = _cues_EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
             words = words[1:]
         if not words:
@@ -3531,7 +3531,7 @@ def _zh_clause_is(clause, acts, extra=()):
 
 def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _cues_EN_WORD.findall(clause)
+    words = EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
         return False
     joined = " " + " ".join(words) + " "
@@ -3554,7 +3554,7 @@ def says_yes(raw):
     return found
 
 
-HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
+HANDOFF_ZH = ("人工", "真人", "找客服")  # read inside a clause: "人工" covers "转人工", "人工客服", "找人工"
 HANDOFF_EN = tuple('human|real person|a person|an agent|live agent|representative|operator|someone real|talk to someone|speak to someone'.split('|'))
 
 
@@ -3608,7 +3608,7 @@ def says_no(raw):
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
         return True
-    words = " " + " ".join(_cues_EN_WORD.findall(text)) + " "
+    words = " " + " ".join(EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
 
 
@@ -3634,7 +3634,7 @@ def _question_clause(raw, clause):
 def _cancel_clause(clause, task_words):
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _cues_EN_WORD.findall(t.lower()))
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in EN_WORD.findall(t.lower()))
         if not _en_clause_is(clause, CANCEL_EN, allowed):
             return ""
         return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
@@ -3704,7 +3704,7 @@ def says_revert(raw):
 ''')
 
 
-_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|no|nope|for|your|help|great|nice|see|ya|later|ty'.split('|'))
 
 
 def is_social(raw):
@@ -3715,7 +3715,7 @@ def is_social(raw):
         return True
     for clause in parts:
         if clause.isascii():
-            words = _cues_EN_WORD.findall(clause)
+            words = EN_WORD.findall(clause)
             if any(w not in _SOCIAL_EN_WORDS for w in words):
                 return False
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
@@ -3730,7 +3730,6 @@ _MODALS_ZH = tuple('能不能|可不可以|能否|可否|能|可以|麻烦|请|�
 _BEING_ZH = "有是"
 _MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
-_INFO_EN = tuple('what|which|how|where|when|who|whom|whose|why'.split('|'))
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = tuple('怎么样|如何|好不好|行不行|行吗|好吗|可以吗|成吗|可好'.split('|'))
 
@@ -3745,13 +3744,13 @@ def asks_for_action(clause):
     "do you have a set menu?", "is it quiet?")."""
     text = clause.strip().lower()
     if text.isascii():
-        words = _cues_EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while len(words) > 3 and words[0] in _DISCOURSE_EN:
             words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
-            and not any(w in _INFO_EN for w in words)
+            and not any(w in _WH_EN for w in words)
     compact = text.replace(" ", "")
     if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
         return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
@@ -3802,13 +3801,9 @@ _TAG_QUESTIONS = tuple("isn't it|is it|right|don't you think|aren't they|wasn't 
 _THANKS_BYE = tuple('谢谢|感谢|多谢|再见|拜拜|辛苦|thanks|thank you|cheers|bye|goodbye|see you|talk soon'.split('|'))
 
 
-def _en_words(text):
-    return _cues_EN_WORD.findall(text)
-
-
 # A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
 _CANNOT_ZH = _LazyPattern('_CANNOT_ZH', r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
-_CANNOT_EN = tuple("not working|doesn't work|does not work|won't|broken|broke|stopped working|keeps|can't get|cannot get|is down|no signal|hurts|sick".split('|'))
+_CANNOT_EN = tuple("not working|doesn't work|does not work|won't|broke|stopped working|keeps|can't get|cannot get|is down|no signal|hurts|sick".split('|'))
 
 
 def requests_in(clause):
@@ -3823,7 +3818,7 @@ def requests_in(clause):
     if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
         return True
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         wants = [w for w in WANT_EN if f" {w} " in padded and not _cues_denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
@@ -3846,7 +3841,7 @@ def social_clause(clause):
         return True
     head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
     rest = text[len(head):].strip()
-    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+    return bool(head) and (len(EN_WORD.findall(rest)) <= 2 if text.isascii() else len(rest) <= 3)
 
 
 def remarks_in(clause):
@@ -3855,7 +3850,7 @@ def remarks_in(clause):
     if requests_in(text):
         return False
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
     return any(w in text for w in _WAS_ZH + _HOW_ZH)
 
@@ -3978,7 +3973,7 @@ def offered_index(raw):
 
 # ---------------------------------------------------------------- indifference
 
-INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
+INDIFFERENT = tuple("无所谓|都行|都可以|随便|whatever|don't care|doesn't matter|either way".split('|'))
 
 
 def indifferent_at(raw, start, end):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .negation import A_NOT_A, NOT_NEGATING_ZH, blank_a_not_a, clause_span, negated_at
+from .negation import A_NOT_A, EN_WORD, NOT_NEGATING_ZH, blank_a_not_a, clause_span, negated_at
 
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
@@ -69,13 +69,11 @@ QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少",
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
-                      "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
-                      "isn't", "aren't", "don't", "doesn't", "won't", "can't")
 _WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
+_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
+                      "shall", "may", "might", "isn't", "aren't", "don't", "doesn't", "won't", "can't") + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
 def clauses(raw: str) -> list[str]:
@@ -99,7 +97,7 @@ def is_question(clause: str) -> bool:
     if not text:
         return False
     if text.isascii():
-        words = _EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
             words = words[1:]
         if not words:
@@ -166,7 +164,7 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
 
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _EN_WORD.findall(clause)
+    words = EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
         return False
     joined = " " + " ".join(words) + " "
@@ -189,7 +187,7 @@ def says_yes(raw: str) -> bool:
     return found
 
 
-HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
+HANDOFF_ZH = ("人工", "真人", "找客服")  # read inside a clause: "人工" covers "转人工", "人工客服", "找人工"
 HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "representative", "operator",
               "someone real", "talk to someone", "speak to someone")
 
@@ -244,7 +242,7 @@ def says_no(raw: str) -> bool:
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
         return True
-    words = " " + " ".join(_EN_WORD.findall(text)) + " "
+    words = " " + " ".join(EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
 
 
@@ -279,7 +277,7 @@ def _question_clause(raw: str, clause: str) -> bool:
 def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in EN_WORD.findall(t.lower()))
         if not _en_clause_is(clause, CANCEL_EN, allowed):
             return ""
         return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
@@ -352,8 +350,8 @@ def says_revert(raw: str) -> bool:
 
 
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
-    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "yeah", "ok", "okay",
-    "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
+    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "no", "nope", "for",
+    "your", "help", "great", "nice", "see", "ya", "later", "ty"}
 
 
 def is_social(raw: str) -> bool:
@@ -364,7 +362,7 @@ def is_social(raw: str) -> bool:
         return True
     for clause in parts:
         if clause.isascii():
-            words = _EN_WORD.findall(clause)
+            words = EN_WORD.findall(clause)
             if any(w not in _SOCIAL_EN_WORDS for w in words):
                 return False
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
@@ -381,7 +379,6 @@ _MODALS_ZH = ("能不能", "可不可以", "能否", "可否", "能", "可以", 
 _BEING_ZH = "有是"
 _MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
-_INFO_EN = ("what", "which", "how", "where", "when", "who", "whom", "whose", "why")
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = ("怎么样", "如何", "好不好", "行不行", "行吗", "好吗", "可以吗", "成吗", "可好")
 
@@ -397,13 +394,13 @@ def asks_for_action(clause: str) -> bool:
     "do you have a set menu?", "is it quiet?")."""
     text = clause.strip().lower()
     if text.isascii():
-        words = _EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while len(words) > 3 and words[0] in _DISCOURSE_EN:
             words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
-            and not any(w in _INFO_EN for w in words)
+            and not any(w in _WH_EN for w in words)
     compact = text.replace(" ", "")
     if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
         return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
@@ -465,13 +462,9 @@ _THANKS_BYE = ("谢谢", "感谢", "多谢", "再见", "拜拜", "辛苦", "than
                "see you", "talk soon")
 
 
-def _en_words(text: str) -> list[str]:
-    return _EN_WORD.findall(text)
-
-
 # A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
 _CANNOT_ZH = re.compile(r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
-_CANNOT_EN = ("not working", "doesn't work", "does not work", "won't", "broken", "broke", "stopped working", "keeps",
+_CANNOT_EN = ("not working", "doesn't work", "does not work", "won't", "broke", "stopped working", "keeps",
               "can't get", "cannot get", "is down", "no signal", "hurts", "sick")
 
 
@@ -487,7 +480,7 @@ def requests_in(clause: str) -> bool:
     if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
         return True
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         wants = [w for w in WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
@@ -510,7 +503,7 @@ def social_clause(clause: str) -> bool:
         return True
     head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
     rest = text[len(head):].strip()
-    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+    return bool(head) and (len(EN_WORD.findall(rest)) <= 2 if text.isascii() else len(rest) <= 3)
 
 
 def remarks_in(clause: str) -> bool:
@@ -519,7 +512,7 @@ def remarks_in(clause: str) -> bool:
     if requests_in(text):
         return False
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
     return any(w in text for w in _WAS_ZH + _HOW_ZH)
 
@@ -630,7 +623,7 @@ def offered_index(raw: str) -> int | None:
 
 # ---------------------------------------------------------------- indifference
 
-INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
+INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "whatever", "don't care", "doesn't matter", "either way")
 
 
 def indifferent_at(raw: str, start: int, end: int) -> bool:

@@ -42,7 +42,8 @@ _DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
 # An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
 A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
+EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _CLAUSE_MARKS = "，,。.！!？?；;\n"
 # What may stand between a mention and the predicate after it without being part of the predicate.
 _PREDICATE_LEAD = " 的也就都还可是真"
@@ -150,13 +151,13 @@ def negations_at(raw: str, start: int, end: int) -> int:
     left, right = clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_after = _EN_WORD.findall(after)[:4]
-        count = _en_negations(_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+        words_after = EN_WORD.findall(after)[:4]
+        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
             1 for w in words_after if w in _NOT_NEEDED_EN)
         if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
             count += 1
         return count
-    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_EN_WORD.findall(before)[-3:])
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
         at = after.find("的话")
@@ -181,4 +182,4 @@ def negated_at(raw: str, start: int, end: int) -> bool:
     return negations_at(raw, start, end) % 2 == 1
 
 
-__all__ = ["negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "NEGATION_EN", "NOT_NEGATING_ZH"]
+__all__ = ["negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "EN_WORD", "NEGATION_EN", "NOT_NEGATING_ZH"]
