@@ -51,14 +51,13 @@ _FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "�
                "先", "还是", "吧", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
-YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
-          "好呀", "好吧", "好嘞", "好滴", "好哒", "行", "行的", "行吧", "行啊", "可以", "可以的", "可以啊", "可以呀", "嗯", "恩",
-          "确认", "确定", "同意", "就这样", "就这么办", "就这么定", "就这么定了", "就这个", "就它", "就这家", "妥", "成",
-          "再试", "重试", "再试一次", "试一次", "再来一次", "确认办理", "确认预订", "确认提交", "确认下单", "确认无误", "无误")
-# What a yes may say besides yes: go ahead with it.
-ACTION_ZH = ("订", "订吧", "预订", "办", "办吧", "办理", "提交", "下单", "帮我订", "帮我办", "帮我下单", "帮我预订", "帮我提交",
-             "去办", "去订", "安排", "安排吧", "就订", "就办", "这个", "这家",
-             "一下", "吧", "订了", "办了", "给我订", "帮我")
+# A clause is cut into these words (_zh_clause_is), so a yes word with a particle after it ("是的", "好吧", "行啊")
+# or with a doing ("确认办理") is not listed again.
+YES_ZH = ("是", "对", "没错", "没问题", "没毛病", "不错", "好", "好哒", "行", "可以", "嗯", "恩", "确认", "确定", "同意",
+          "就这样", "就这么办", "就这么定", "就这个", "就它", "就这家", "妥", "成", "再试", "重试", "再试一次", "试一次",
+          "再来一次", "无误")
+# What a yes may say besides yes: go ahead with it ("订吧", "帮我订", "就办" are cut into these and the fillers).
+ACTION_ZH = ("订", "预订", "办", "办理", "提交", "下单", "去办", "去订", "安排", "这个", "这家", "一下", "吧", "帮我")
 YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right", "fine", "confirm", "confirmed",
           "absolutely", "definitely", "exactly", "perfect", "great", "alright", "agreed", "proceed", "retry")
 ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
@@ -246,11 +245,11 @@ def says_no(raw: str) -> bool:
     return any(f" {w} " in words for w in _NO_EN)
 
 
-CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
-             "不买了", "不租了", "不装了", "不修了", "不查了", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉", "不要", "不用",
-             "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
+# Cut into words with the fillers and particles: "不订了" is 不订 + 了, "取消吧" 取消 + 吧, "不想要了" 不想 + 要 + 了.
+CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想了", "算了", "取消", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉",
+             "不要", "不用", "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
 _CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
-                      "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
+                      "去", "买", "租", "装", "修", "查", "掉", "要")
 CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
              "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
              "dont book", "do not book", "don't order", "don't reserve")
@@ -265,9 +264,9 @@ _CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "t
 _STOP_DOING = re.compile(r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
                          r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
 # A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
-WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了")
 WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
-_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+_LATER_ZH = ("下次", "以后再说", "再说吧", "改天", "回头再说")
 
 
 def _question_clause(raw: str, clause: str) -> bool:
@@ -303,7 +302,7 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
         if kind == "strong":
             return True
         weak = weak or kind == "weak"
-        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES) \
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
@@ -315,10 +314,11 @@ def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
     return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 
 
-RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
-            "全部重来", "重新来过", "从头再来", "推倒重来")
-_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
-                     "一次", "信息", "内容", "记录", "东西", "数据", "的", "掉", "帮我", "给我", "请")
+# Cut into words with these objects, the fillers and particles ("全部清空" is 全部 + 清空, "都重来吧" 都 + 重来 + 吧).
+RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "清空", "重置", "全部取消", "都不要了", "重新来过", "从头再来",
+            "推倒重来")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "一下", "再", "要", "想", "一遍", "一次", "信息", "内容", "记录", "东西", "数据",
+                     "掉")
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
 _RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
                      "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
