@@ -2641,6 +2641,164 @@ def catalog_compact(catalog):
 ''')
 
 
+# ---- dskit/rules/negation.py ----
+# Negation and its scope: whether the words at a span are said or denied.
+
+_NEGATORS_ZH = "不没无别免非未甭勿"
+_LACKING_ZH = "缺少离忘漏"
+# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
+# ("怎么能订到包间" asks how, and denies nothing).
+_RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
+NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
+# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
+# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
+_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
+_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
+# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
+A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
+EN_WORD = _LazyPattern('EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+# What may stand between a mention and the predicate after it without being part of the predicate.
+_PREDICATE_LEAD = " 的也就都还可是真"
+# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
+_PREDICATE_CHARS = 7
+_DENYING_ENDS = tuple('没有|不要|不用|不需要|不考虑|没必要|不包括|不含|免了'.split('|'))
+
+
+# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
+_ASKING_TAIL = _LazyPattern('_ASKING_TAIL', r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
+
+
+def blank_a_not_a(text):
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
+    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
+    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
+
+
+def _blank(text):
+    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
+    for phrase in _DENY_NOTHING_ZH:
+        text = text.replace(phrase, " " * len(phrase))
+    return blank_a_not_a(text)
+
+
+def clause_span(text, start, end):
+    left = max((text.rfind(ch, 0, start) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
+_DISMISSING_ZH = ("算了", "拉倒", "作罢")
+
+
+def _zh_negations(text):
+    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
+    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
+    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
+        _DISMISSING_ZH) else 0
+    count += len(_RHETORICAL_ZH.findall(text))
+    for index, char in enumerate(text):
+        if char in _NEGATORS_ZH:
+            rest = text[index + 1:].lstrip("要想用需")
+            if rest.startswith(_DEGREE):
+                continue
+            count += 1
+        elif char in _LACKING_ZH and _lack_said(text, index):
+            count += 1
+    return count
+
+
+def _lack_said(text, index):
+    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
+    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
+    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
+    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
+                                                     text[index + 1:index + 2])):
+        return True
+    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
+        return True
+    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
+
+
+# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
+# the private room" is two). "leave" counts only as "leave out".
+_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
+# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
+_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
+# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
+# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
+_NO_DEAL_EN = _LazyPattern('_NO_DEAL_EN', r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
+
+
+def _en_negations(words):
+    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
+               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
+
+
+# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
+# "不能没有单独的包间"); any other negation before a
+# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
+# with non-smoking rooms: neither denies the sight or the hotel).
+_WANTING = tuple('要|需|想|用|必|能|可|会|许|准|是|得'.split('|'))
+# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
+# doing, and take the whole phrase ("没单独的包间不行").
+_MODIFYING_NEGATORS = "不无非未"
+
+
+def _outside_modifiers(before):
+    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
+    last = before.rfind("的")
+    if last < 0:
+        return before
+    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
+                     for i, ch in enumerate(before[:last]))
+    return inside + before[last:]
+
+
+def negations_at(raw, start, end):
+    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
+    text = _blank(raw.lower())
+    left, right = clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_after = EN_WORD.findall(after)[:4]
+        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w in _NOT_NEEDED_EN)
+        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
+            count += 1
+        return count
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
+    predicate, consequence = after, ""
+    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
+        at = after.find("的话")
+        predicate, consequence = after[:at], after[at + 2:]
+        if not consequence.strip(" ，,") and right < len(text):
+            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
+    predicate = predicate.lstrip(_PREDICATE_LEAD)
+    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
+        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
+    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
+        count += _zh_negations(predicate[:_PREDICATE_CHARS])
+    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
+        count += 1  # "高风险的项目一个都没有": the clause ends denying it
+    if consequence and count % 2 == 1 and _zh_negations(consequence):
+        count += 1  # without it, what the user wants does not happen: they want it
+    return count
+
+
+def negated_at(raw, start, end):
+    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
+    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
+    return negations_at(raw, start, end) % 2 == 1
+
+
 # ---- dskit/rules/clock.py ----
 # Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
 
@@ -2653,7 +2811,6 @@ _EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{
                         r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
                         r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
 
 # The part of the day each English word names.
 _EN_PERIOD_WORDS = json.loads(r'''{
@@ -2758,14 +2915,12 @@ def hours_in_period(hour, period):
         return (0 if hour == 12 else hour,)
     if period == "noon":
         return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
-    if period == "afternoon":
+    if period in ("afternoon", "pm"):
         return (hour if hour == 12 else hour + 12,)
     if period == "evening":
         return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
     if period == "night":
         return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
-    if period == "pm":
-        return (hour if hour == 12 else hour + 12,)
     return (hour,) if hour == 12 else (hour, hour + 12)
 ''')
 
@@ -2829,15 +2984,9 @@ def periods_in(raw):
     return sorted(found)
 
 
-def _clause_of(raw, at):
-    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(raw)
-
-
 def _governing(raw, start, end, periods, hours):
     """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
-    left, right = _clause_of(raw, start)
+    left, right = clause_span(raw, start, start)
     before = [p for p in periods if left <= p[0] and p[1] <= start]
     if before:
         return before[-1][2]
@@ -2847,7 +2996,8 @@ def _governing(raw, start, end, periods, hours):
     for side in (left - 1, right + 1):
         if side < 0 or side > len(raw):
             continue
-        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        at = max(0, min(side, len(raw) - 1))
+        near_left, near_right = clause_span(raw, at, at)
         if (near_left, near_right) == (left, right):
             continue
         if any(near_left <= h[0] < near_right for h in hours):
@@ -2899,7 +3049,7 @@ def _a_bit(raw, match):
     after = raw[match.end():match.end() + 1]
     if after and after in "点儿都也":
         return True
-    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    left = clause_span(raw, match.start(1), match.start(1))[0]
     if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
         return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
     before = raw[:match.start(1)].rstrip()[-1:]
@@ -3123,164 +3273,6 @@ def shifted_times(old, raw):
     base = int(match.group(1)) * 60 + int(match.group(2))
     minutes, signs = durations_in(raw)
     return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
-
-
-# ---- dskit/rules/negation.py ----
-# Negation and its scope: whether the words at a span are said or denied.
-
-_NEGATORS_ZH = "不没无别免非未甭勿"
-_LACKING_ZH = "缺少离忘漏"
-# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
-# ("怎么能订到包间" asks how, and denies nothing).
-_RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
-NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
-# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
-# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
-# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
-_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
-_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
-# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
-A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
-_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
-EN_WORD = _LazyPattern('EN_WORD', r"[a-z]+(?:'[a-z]+)?")
-_negation_CLAUSE_MARKS = "，,。.！!？?；;\n"
-# What may stand between a mention and the predicate after it without being part of the predicate.
-_PREDICATE_LEAD = " 的也就都还可是真"
-# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
-_PREDICATE_CHARS = 7
-_DENYING_ENDS = tuple('没有|不要|不用|不需要|不考虑|没必要|不包括|不含|免了'.split('|'))
-
-
-# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
-_ASKING_TAIL = _LazyPattern('_ASKING_TAIL', r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
-
-
-def blank_a_not_a(text):
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
-    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
-    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
-
-
-def _blank(text):
-    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
-    for phrase in _DENY_NOTHING_ZH:
-        text = text.replace(phrase, " " * len(phrase))
-    return blank_a_not_a(text)
-
-
-def clause_span(text, start, end):
-    left = max((text.rfind(ch, 0, start) for ch in _negation_CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (text.find(ch, end) for ch in _negation_CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(text)
-
-
-# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
-_DISMISSING_ZH = ("算了", "拉倒", "作罢")
-
-
-def _zh_negations(text):
-    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
-    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
-    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
-        _DISMISSING_ZH) else 0
-    count += len(_RHETORICAL_ZH.findall(text))
-    for index, char in enumerate(text):
-        if char in _NEGATORS_ZH:
-            rest = text[index + 1:].lstrip("要想用需")
-            if rest.startswith(_DEGREE):
-                continue
-            count += 1
-        elif char in _LACKING_ZH and _lack_said(text, index):
-            count += 1
-    return count
-
-
-def _lack_said(text, index):
-    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
-    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
-    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
-    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
-                                                     text[index + 1:index + 2])):
-        return True
-    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
-        return True
-    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
-
-
-# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
-# the private room" is two). "leave" counts only as "leave out".
-_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
-# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
-_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
-# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
-# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
-_NO_DEAL_EN = _LazyPattern('_NO_DEAL_EN', r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
-
-
-def _en_negations(words):
-    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
-               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
-
-
-# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
-# "不能没有单独的包间"); any other negation before a
-# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
-# with non-smoking rooms: neither denies the sight or the hotel).
-_WANTING = tuple('要|需|想|用|必|能|可|会|许|准|是|得'.split('|'))
-# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
-# doing, and take the whole phrase ("没单独的包间不行").
-_MODIFYING_NEGATORS = "不无非未"
-
-
-def _outside_modifiers(before):
-    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
-    last = before.rfind("的")
-    if last < 0:
-        return before
-    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
-                     for i, ch in enumerate(before[:last]))
-    return inside + before[last:]
-
-
-def negations_at(raw, start, end):
-    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
-    text = _blank(raw.lower())
-    left, right = clause_span(text, start, end)
-    before, after = text[left:start], text[end:right]
-    if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_after = EN_WORD.findall(after)[:4]
-        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
-            1 for w in words_after if w in _NOT_NEEDED_EN)
-        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
-            count += 1
-        return count
-    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
-    predicate, consequence = after, ""
-    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
-        at = after.find("的话")
-        predicate, consequence = after[:at], after[at + 2:]
-        if not consequence.strip(" ，,") and right < len(text):
-            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
-    predicate = predicate.lstrip(_PREDICATE_LEAD)
-    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
-        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
-    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
-        count += _zh_negations(predicate[:_PREDICATE_CHARS])
-    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
-        count += 1  # "高风险的项目一个都没有": the clause ends denying it
-    if consequence and count % 2 == 1 and _zh_negations(consequence):
-        count += 1  # without it, what the user wants does not happen: they want it
-    return count
-
-
-def negated_at(raw, start, end):
-    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
-    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
-    return negations_at(raw, start, end) % 2 == 1
 
 
 # ---- dskit/rules/counts.py ----
@@ -7796,7 +7788,7 @@ _VENT = _LazyPattern(
 _noise_DIGITS = tuple("0123456789０１２３４５６７８９")
 _NUMERALS = "一二两三四五六七八九十百千万半"
 _UNITS = tuple('个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来'.split('|'))
-_VALUE_WORDS = tuple('今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
+_VALUE_WORDS = tuple('今天|明天|后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
 _WEEK_DAYS = "一二三四五六日天末"
 _VALUE_EN = tuple('today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm'.split('|'))
 # Corrections and take-backs ("不是七点，是八点", "还是原来的吧").
@@ -7952,9 +7944,7 @@ def noise_hint_tag(hint):
     True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
     a question or small talk): the rules still decide between optional and noise, but never essential.
     """
-    if isinstance(hint, bool):
-        return "essential" if hint else "chat"
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool):
+    if isinstance(hint, (bool, int, float)):
         return "essential" if hint else "chat"
     if not isinstance(hint, str):
         return ""
