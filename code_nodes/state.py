@@ -3437,6 +3437,11 @@ _QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|sho
 _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
 
 
+def _en_at(text, phrase):
+    """Where an English word or phrase stands in ``text`` as whole words, never inside a longer word."""
+    return [m.span() for m in re.finditer(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", text)]
+
+
 def clauses(raw):
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
@@ -3559,8 +3564,7 @@ def asks_for_human(raw):
     for clause in clauses(raw):
         if _question_clause(raw, clause):
             continue
-        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
-                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+        if any(w in clause for w in HANDOFF_ZH) or any(_en_at(clause, w) for w in HANDOFF_EN):
             return True
     return False
 ''')
@@ -3591,7 +3595,8 @@ def only_yes(raw):
 
 
 _NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
-_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
+# A hesitation says no for now ("wait", "hold on"); its Chinese words never stand among English ones.
+_NO_EN = tuple("no|not|don't|dont|cancel|wrong|stop|nope|later".split('|')) + HESITATION
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
@@ -3610,7 +3615,8 @@ def says_no(raw):
 CANCEL_ZH = tuple('不要了|不用了|不需要了|不想了|算了|取消|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
 _CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|掉|要'.split('|'))
 CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
-_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
+# What a cancel clause may say besides: the words of its phrases, and these.
+_CANCEL_ALLOWED_EN = tuple(w for phrase in CANCEL_EN for w in phrase.split()) + tuple('this|the|booking|reservation|request|please|i|need|anymore|just|ok|okay|actually|my|a|an|oh|well|sorry|anything|thanks|thank|you|any|more'.split('|'))
 
 
 # "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
@@ -3671,7 +3677,7 @@ def says_cancel_clause(raw, task_words=()):
 RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|清空|重置|全部取消|都不要了|重新来过|从头再来|推倒重来'.split('|'))
 _RESET_OBJECTS_ZH = tuple('全部|所有|一切|一下|再|要|想|一遍|一次|信息|内容|记录|东西|数据|掉'.split('|'))
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
+_RESET_ALLOWED_EN = tuple(w for phrase in RESET_EN for w in phrase.split()) + tuple("all|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
 
 
 _defer(locals(), r'''
@@ -3695,8 +3701,7 @@ _defer(locals(), r'''
 def says_revert(raw):
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
+    return any(p in text if not p.isascii() else _en_at(text, p) for p in REVERT_PHRASES)
 ''')
 
 
@@ -3897,7 +3902,7 @@ def refers_back(raw):
     text = raw.lower()
     spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
     spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    spans += [span for r in REFERENCE_EN for span in _en_at(text, r)]
     return any(not negated_at(text, start, end) for start, end in spans)
 
 
@@ -3911,7 +3916,7 @@ def points_back(raw):
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
     text = raw.lower()
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or any(_en_at(text, word) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
 
 

@@ -75,6 +75,11 @@ _QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "c
 _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
 
 
+def _en_at(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where an English word or phrase stands in ``text`` as whole words, never inside a longer word."""
+    return [m.span() for m in re.finditer(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", text)]
+
+
 def clauses(raw: str) -> list[str]:
     """The clauses of a message (split at punctuation), lower case, spaces kept inside."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(raw.lower()) if c.strip()]
@@ -197,8 +202,7 @@ def asks_for_human(raw: str) -> bool:
     for clause in clauses(raw):
         if _question_clause(raw, clause):
             continue
-        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
-                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+        if any(w in clause for w in HANDOFF_ZH) or any(_en_at(clause, w) for w in HANDOFF_EN):
             return True
     return False
 
@@ -229,8 +233,8 @@ def only_yes(raw: str) -> bool:
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
-_NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
-          "hang on", "later")
+# A hesitation says no for now ("wait", "hold on"); its Chinese words never stand among English ones.
+_NO_EN = ("no", "not", "don't", "dont", "cancel", "wrong", "stop", "nope", "later") + HESITATION
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
@@ -253,11 +257,10 @@ _CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单"
 CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
              "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
              "dont book", "do not book", "don't order", "don't reserve")
-_CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
-                      "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
-                      "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
-                      "drop", "my", "a", "an", "oh", "well", "sorry", "book", "reserve", "anything", "do", "not",
-                      "thanks", "thank", "you", "any", "more")
+# What a cancel clause may say besides: the words of its phrases, and these.
+_CANCEL_ALLOWED_EN = tuple(w for phrase in CANCEL_EN for w in phrase.split()) + (
+    "this", "the", "booking", "reservation", "request", "please", "i", "need", "anymore", "just", "ok", "okay",
+    "actually", "my", "a", "an", "oh", "well", "sorry", "anything", "thanks", "thank", "you", "any", "more")
 
 
 # "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
@@ -320,9 +323,9 @@ RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", 
 _RESET_OBJECTS_ZH = ("全部", "所有", "一切", "一下", "再", "要", "想", "一遍", "一次", "信息", "内容", "记录", "东西", "数据",
                      "掉")
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
-                     "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
-                     "conversation", "just", "ok", "okay")
+_RESET_ALLOWED_EN = tuple(w for phrase in RESET_EN for w in phrase.split()) + (
+    "all", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing", "conversation", "just",
+    "ok", "okay")
 
 
 def says_reset(raw: str) -> bool:
@@ -345,8 +348,7 @@ REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚
 def says_revert(raw: str) -> bool:
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
+    return any(p in text if not p.isascii() else _en_at(text, p) for p in REVERT_PHRASES)
 
 
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
@@ -549,7 +551,7 @@ def refers_back(raw: str) -> bool:
     text = raw.lower()
     spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
     spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    spans += [span for r in REFERENCE_EN for span in _en_at(text, r)]
     return any(not negated_at(text, start, end) for start, end in spans)
 
 
@@ -563,7 +565,7 @@ def points_back(raw: str) -> bool:
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
     text = raw.lower()
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or any(_en_at(text, word) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
 
 
