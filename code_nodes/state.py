@@ -2649,12 +2649,13 @@ _LACKING_ZH = "缺少离忘漏"
 # A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
 # ("怎么能订到包间" asks how, and denies nothing).
 _RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
-NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
+# English negations; any word ending in n't ("won't", "isn't", "couldn't") is one too (_en_negations).
+NEGATION_EN = tuple('no|not|dont|without|never|none|nor|skip|cannot|nah|nope|lack|lacking|neither'.split('|'))
 # Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
 NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
 # ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
 # good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
-_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
+_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
 _DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
 # An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
 A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
