@@ -3418,7 +3418,8 @@ SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不�
 
 _CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
 _PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
-_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
+# Read beside _PARTICLES wherever they are read (哦 and 吧 are particles).
+_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|这么|那么'.split('|'))
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
 # A clause is cut into these words (_zh_clause_is), so a yes word with a particle after it ("是的", "好吧", "行啊")
@@ -3433,7 +3434,9 @@ QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几�
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
 _WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
-_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|isn't|aren't|don't|doesn't|won't|can't".split('|')) + _WH_EN
+# The modals that ask, first in a clause: "can you…", "could we…" (asks_for_action reads them too).
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|should|shall|might|isn't|aren't|don't|doesn't|won't|can't".split('|')) + _MODALS_EN + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
 
@@ -3730,7 +3733,6 @@ def is_social(raw):
 # between the modal and the doing.
 _MODALS_ZH = tuple('能不能|可不可以|能否|可否|能|可以|麻烦|请|帮我|帮忙|给我|给我们'.split('|'))
 _BEING_ZH = "有是"
-_MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = tuple('怎么样|如何|好不好|行不行|行吗|好吗|可以吗|成吗|可好'.split('|'))
@@ -8091,10 +8093,6 @@ def _found(value, text):
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
 
 
-def _listed(text):
-    return [item for item in _ITEMS.split(text) if item and item.strip()]
-
-
 def _one_thing(text):
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
@@ -8151,7 +8149,7 @@ def offer_accepted(task, slot, value, raw, offers, offered_text,
         if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
             if index is None:
                 return True
-            items = _listed(offered_text)
+            items = [item for item in _ITEMS.split(offered_text) if item and item.strip()]
             return index < len(items) and _found(value, items[index])
         return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False

@@ -46,9 +46,9 @@ FILLERS = frozenset(SOCIAL_REPLIES) | frozenset(YES_NO_REPLIES) | {"fine"}
 
 _CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
 _PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
-_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
-               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧", "这么", "那么")
+# Read beside _PARTICLES wherever they are read (哦 and 吧 are particles).
+_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都", "我", "我们",
+               "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙", "先", "还是", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
 # A clause is cut into these words (_zh_clause_is), so a yes word with a particle after it ("是的", "好吧", "行啊")
@@ -69,8 +69,10 @@ QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少",
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
 _WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
-_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
-                      "shall", "may", "might", "isn't", "aren't", "don't", "doesn't", "won't", "can't") + _WH_EN
+# The modals that ask, first in a clause: "can you…", "could we…" (asks_for_action reads them too).
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "should", "shall", "might", "isn't", "aren't",
+                      "don't", "doesn't", "won't", "can't") + _MODALS_EN + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
 
@@ -379,7 +381,6 @@ def is_social(raw: str) -> bool:
 # between the modal and the doing.
 _MODALS_ZH = ("能不能", "可不可以", "能否", "可否", "能", "可以", "麻烦", "请", "帮我", "帮忙", "给我", "给我们")
 _BEING_ZH = "有是"
-_MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = ("怎么样", "如何", "好不好", "行不行", "行吗", "好吗", "可以吗", "成吗", "可好")
