@@ -1991,6 +1991,20 @@ def catalog_compact(catalog):
 ''')
 
 
+# ---- dskit/rules/negation.py ----
+# Negation and its scope: whether the words at a span are said or denied.
+
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+
+
+_defer(locals(), r'''
+def clause_span(text, start, end):
+    left = max((text.rfind(ch, 0, start) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(text)
+''')
+
+
 # ---- dskit/rules/clock.py ----
 # Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
 
@@ -2003,7 +2017,6 @@ _EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{
                         r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
                         r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
 
 # The part of the day each English word names.
 _EN_PERIOD_WORDS = json.loads(r'''{
@@ -2110,14 +2123,12 @@ def hours_in_period(hour, period):
         return (0 if hour == 12 else hour,)
     if period == "noon":
         return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
-    if period == "afternoon":
+    if period in ("afternoon", "pm"):
         return (hour if hour == 12 else hour + 12,)
     if period == "evening":
         return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
     if period == "night":
         return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
-    if period == "pm":
-        return (hour if hour == 12 else hour + 12,)
     return (hour,) if hour == 12 else (hour, hour + 12)
 ''',
 
@@ -2190,17 +2201,9 @@ def periods_in(raw):
 
 
 r'''
-def _clause_of(raw, at):
-    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(raw)
-''',
-
-
-r'''
 def _governing(raw, start, end, periods, hours):
     """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
-    left, right = _clause_of(raw, start)
+    left, right = clause_span(raw, start, start)
     before = [p for p in periods if left <= p[0] and p[1] <= start]
     if before:
         return before[-1][2]
@@ -2210,7 +2213,8 @@ def _governing(raw, start, end, periods, hours):
     for side in (left - 1, right + 1):
         if side < 0 or side > len(raw):
             continue
-        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        at = max(0, min(side, len(raw) - 1))
+        near_left, near_right = clause_span(raw, at, at)
         if (near_left, near_right) == (left, right):
             continue
         if any(near_left <= h[0] < near_right for h in hours):
@@ -2268,7 +2272,7 @@ def _a_bit(raw, match):
     after = raw[match.end():match.end() + 1]
     if after and after in "点儿都也":
         return True
-    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    left = clause_span(raw, match.start(1), match.start(1))[0]
     if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
         return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
     before = raw[:match.start(1)].rstrip()[-1:]
@@ -4675,7 +4679,7 @@ _VENT = _LazyPattern(
 _noise_DIGITS = tuple("0123456789０１２３４５６７８９")
 _NUMERALS = "一二两三四五六七八九十百千万半"
 _UNITS = tuple('个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来'.split('|'))
-_VALUE_WORDS = tuple('今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
+_VALUE_WORDS = tuple('今天|明天|后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
 _WEEK_DAYS = "一二三四五六日天末"
 _VALUE_EN = tuple('today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm'.split('|'))
 # Corrections and take-backs ("不是七点，是八点", "还是原来的吧").
@@ -4833,9 +4837,7 @@ def noise_hint_tag(hint):
     True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
     a question or small talk): the rules still decide between optional and noise, but never essential.
     """
-    if isinstance(hint, bool):
-        return "essential" if hint else "chat"
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool):
+    if isinstance(hint, (bool, int, float)):
         return "essential" if hint else "chat"
     if not isinstance(hint, str):
         return ""

@@ -778,7 +778,7 @@ _EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "
 _EN_SCALES = {"hundred": 100, "thousand": 1000}
 _EN_PHRASES = {"a dozen": 12, "a couple of": 2, "a couple": 2, "a pair of": 2}
 _COLLOQUIAL = {"俩": 2, "仨": 3}
-_numerals_EN_WORD = _LazyPattern('_numerals_EN_WORD', r"[a-z]+")
+_EN_WORD = _LazyPattern('_EN_WORD', r"[a-z]+")
 
 
 class NumberSaid:
@@ -946,7 +946,7 @@ def _english_numbers(lower):
             if not any(s < match.end() and match.start() < e for s, e in taken):
                 found.append(NumberSaid(float(value), match.start(), match.end(), "english"))
                 taken.append(match.span())
-    words = [(m.group(), m.start(), m.end()) for m in _numerals_EN_WORD.finditer(lower)]
+    words = [(m.group(), m.start(), m.end()) for m in _EN_WORD.finditer(lower)]
     index = 0
     while index < len(words):
         word, start, end = words[index]
@@ -2641,6 +2641,186 @@ def catalog_compact(catalog):
 ''')
 
 
+# ---- dskit/rules/negation.py ----
+# Negation and its scope: whether the words at a span are said or denied.
+
+_NEGATORS_ZH = "不没无别免非未甭勿"
+_LACKING_ZH = "缺少离忘漏"
+# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
+# ("怎么能订到包间" asks how, and denies nothing).
+_RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
+# English negations; any word ending in n't ("won't", "isn't", "couldn't") is one too (_en_negations).
+NEGATION_EN = tuple('no|not|dont|without|never|none|nor|skip|cannot|nah|nope|lack|lacking|neither'.split('|'))
+# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
+NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
+# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
+# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
+_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
+_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
+# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
+A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
+_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
+# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
+EN_WORD = _LazyPattern('EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+_CLAUSE_MARKS = "，,。.！!？?；;\n"
+# What may stand between a mention and the predicate after it without being part of the predicate.
+_PREDICATE_LEAD = " 的也就都还可是真"
+# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
+_PREDICATE_CHARS = 7
+_DENYING_ENDS = tuple('没有|不要|不用|不需要|不考虑|没必要|不包括|不含|免了'.split('|'))
+
+
+# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
+_ASKING_TAIL = _LazyPattern('_ASKING_TAIL', r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
+
+
+def blank_a_not_a(text):
+    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
+    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
+    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
+    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
+    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
+
+
+def _blank(text):
+    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
+    for phrase in _DENY_NOTHING_ZH:
+        text = text.replace(phrase, " " * len(phrase))
+    return blank_a_not_a(text)
+
+
+def clause_span(text, start, end):
+    left = max((text.rfind(ch, 0, start) for ch in _CLAUSE_MARKS), default=-1) + 1
+    rights = [i for i in (text.find(ch, end) for ch in _CLAUSE_MARKS) if i >= 0]
+    return left, min(rights) if rights else len(text)
+
+
+# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
+_DISMISSING_ZH = ("算了", "拉倒", "作罢")
+
+
+def _zh_negations(text):
+    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
+    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
+    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
+        _DISMISSING_ZH) else 0
+    count += len(_RHETORICAL_ZH.findall(text))
+    for index, char in enumerate(text):
+        if char in _NEGATORS_ZH:
+            rest = text[index + 1:].lstrip("要想用需")
+            if rest.startswith(_DEGREE):
+                continue
+            count += 1
+        elif char in _LACKING_ZH and _lack_said(text, index):
+            count += 1
+    return count
+
+
+def _lack_said(text, index):
+    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
+    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
+    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
+    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
+                                                     text[index + 1:index + 2])):
+        return True
+    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
+        return True
+    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
+
+
+# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
+# the private room" is two). "leave" counts only as "leave out".
+_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
+# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
+_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
+# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
+# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
+_NO_DEAL_EN = _LazyPattern('_NO_DEAL_EN', r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
+
+
+def _en_negations(words):
+    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
+               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
+
+
+# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
+# "不能没有单独的包间"); any other negation before a
+# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
+# with non-smoking rooms: neither denies the sight or the hotel).
+_WANTING = tuple('要|需|想|用|必|能|可|会|许|准|是|得'.split('|'))
+# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
+# doing, and take the whole phrase ("没单独的包间不行").
+_MODIFYING_NEGATORS = "不无非未"
+
+
+def _outside_modifiers(before):
+    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
+    last = before.rfind("的")
+    if last < 0:
+        return before
+    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
+                     for i, ch in enumerate(before[:last]))
+    return inside + before[last:]
+
+
+def negations_at(raw, start, end):
+    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
+    text = _blank(raw.lower())
+    left, right = clause_span(text, start, end)
+    before, after = text[left:start], text[end:right]
+    if text[start:end].isascii() and before.isascii() and after.isascii():
+        words_after = EN_WORD.findall(after)[:4]
+        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+            1 for w in words_after if w in _NOT_NEEDED_EN)
+        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
+            count += 1
+        return count
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
+    predicate, consequence = after, ""
+    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
+        at = after.find("的话")
+        predicate, consequence = after[:at], after[at + 2:]
+        if not consequence.strip(" ，,") and right < len(text):
+            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
+    predicate = predicate.lstrip(_PREDICATE_LEAD)
+    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
+        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
+    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
+        count += _zh_negations(predicate[:_PREDICATE_CHARS])
+    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
+        count += 1  # "高风险的项目一个都没有": the clause ends denying it
+    if consequence and count % 2 == 1 and _zh_negations(consequence):
+        count += 1  # without it, what the user wants does not happen: they want it
+    return count
+
+
+def negated_at(raw, start, end):
+    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
+    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
+    return negations_at(raw, start, end) % 2 == 1
+
+
+# What may stand with a refused doing in a clause that says nothing else: the negators that refuse (不, 别;
+# not 没 or 未, which report what has not happened: "还没修"), their modals of need and wish (不用, 不要, 不需要),
+# adverbs of time (先, 暂时, 再, 就), the speaker.
+_REFUSING = "不别甭免勿"
+_BESIDE_DENIAL = "用要需必再先暂时就也都我咱们"
+
+
+_defer(locals(), r'''
+def denies_only(clause, word):
+    """Whether a clause is nothing but a refusal of ``word`` — "不用修了", "先不装了", "别订了" of a doing —,
+    with no object or topic of its own ("包间不用订了" refuses the private room, not the booking). The word
+    ends the clause (particles aside) under an odd number of negations, and what stands before it is
+    refusing negators, modals of need, adverbs of time and the speaker only ("还没修" reports, "不修不行"
+    insists: neither refuses)."""
+    text = clause.strip().rstrip(" 了吧啦啊呀哈嘛")
+    before = text[:len(text) - len(word)]
+    return bool(word) and text.endswith(word) and any(ch in _REFUSING for ch in before) and all(
+        ch in _REFUSING + _BESIDE_DENIAL for ch in before) and negated_at(text, len(before), len(text))
+''')
+
+
 # ---- dskit/rules/clock.py ----
 # Times of day, read by a small grammar: an hour phrase, and the part of the day that governs it.
 
@@ -2653,7 +2833,6 @@ _EN_SPOKEN = _LazyPattern('_EN_SPOKEN', r"\b(?:(half|quarter)\s(past|to)\s)?(\d{
                         r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
                         r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
 _TIME_VALUE = _LazyPattern('_TIME_VALUE', r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_clock_CLAUSE_MARKS = "，,。.！!？?；;\n"
 
 # The part of the day each English word names.
 _EN_PERIOD_WORDS = json.loads(r'''{
@@ -2758,14 +2937,12 @@ def hours_in_period(hour, period):
         return (0 if hour == 12 else hour,)
     if period == "noon":
         return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
-    if period == "afternoon":
+    if period in ("afternoon", "pm"):
         return (hour if hour == 12 else hour + 12,)
     if period == "evening":
         return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
     if period == "night":
         return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
-    if period == "pm":
-        return (hour if hour == 12 else hour + 12,)
     return (hour,) if hour == 12 else (hour, hour + 12)
 ''')
 
@@ -2829,15 +3006,9 @@ def periods_in(raw):
     return sorted(found)
 
 
-def _clause_of(raw, at):
-    left = max((raw.rfind(ch, 0, at) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (raw.find(ch, at) for ch in _clock_CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(raw)
-
-
 def _governing(raw, start, end, periods, hours):
     """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
-    left, right = _clause_of(raw, start)
+    left, right = clause_span(raw, start, start)
     before = [p for p in periods if left <= p[0] and p[1] <= start]
     if before:
         return before[-1][2]
@@ -2847,7 +3018,8 @@ def _governing(raw, start, end, periods, hours):
     for side in (left - 1, right + 1):
         if side < 0 or side > len(raw):
             continue
-        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        at = max(0, min(side, len(raw) - 1))
+        near_left, near_right = clause_span(raw, at, at)
         if (near_left, near_right) == (left, right):
             continue
         if any(near_left <= h[0] < near_right for h in hours):
@@ -2899,7 +3071,7 @@ def _a_bit(raw, match):
     after = raw[match.end():match.end() + 1]
     if after and after in "点儿都也":
         return True
-    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _clock_CLAUSE_MARKS), default=-1) + 1
+    left = clause_span(raw, match.start(1), match.start(1))[0]
     if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
         return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
     before = raw[:match.start(1)].rstrip()[-1:]
@@ -3125,184 +3297,6 @@ def shifted_times(old, raw):
     return {f"{((base + s * m) // 60) % 24:02d}:{(base + s * m) % 60:02d}" for m in minutes for s in signs}
 
 
-# ---- dskit/rules/negation.py ----
-# Negation and its scope: whether the words at a span are said or denied.
-
-_NEGATORS_ZH = "不没无别免非未甭勿"
-_LACKING_ZH = "缺少离忘漏"
-# A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
-# ("怎么能订到包间" asks how, and denies nothing).
-_RHETORICAL_ZH = _LazyPattern('_RHETORICAL_ZH', "(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
-NEGATION_EN = tuple("no|not|don't|dont|without|never|none|nor|skip|won't|wouldn't|isn't|aren't|doesn't|didn't|can't|cannot|couldn't|nah|nope|shouldn't|lack|lacking|neither".split('|'))
-# Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
-NOT_NEGATING_ZH = tuple('差不多|不少|不久|了不起|不得不|不停|不断|忍不住|没多久'.split('|'))
-# ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
-# good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
-_DENY_NOTHING_ZH = NOT_NEGATING_ZH + tuple('不错|不过|没问题|不好意思|不仅|不但|无论|不知道|不清楚|非常|无所谓|别的|别人|别处|特别|分别|区别|个别|差别|类别|级别|性别|告别|识别|无线|免费|未来|不然|要不然|要不|非得|不变|没变|不改|没改|不动|没动|不换|没换'.split('|'))
-_DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
-# An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
-A_NOT_A = _LazyPattern('A_NOT_A', r"([\u4e00-\u9fff])[不没]\1")
-_SPLIT_A_NOT_A = _LazyPattern('_SPLIT_A_NOT_A', r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-_negation_EN_WORD = _LazyPattern('_negation_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
-_negation_CLAUSE_MARKS = "，,。.！!？?；;\n"
-# What may stand between a mention and the predicate after it without being part of the predicate.
-_PREDICATE_LEAD = " 的也就都还可是真"
-# The longest predicate after a mention read as its own ("不要", "不能少", "是不行的", "就不用了吧").
-_PREDICATE_CHARS = 7
-_DENYING_ENDS = tuple('没有|不要|不用|不需要|不考虑|没必要|不包括|不含|免了'.split('|'))
-
-
-# A 不 or 没 that ends a question after a modal is its question particle: "能推荐一个餐馆不？", "有包间没？".
-_ASKING_TAIL = _LazyPattern('_ASKING_TAIL', r"((?:能|可以|会|要|是|有|行|好)[^，,。.！!？?；;\n]*?)([不没])(?=[啊呀呢吗]*\s*(?:[？?]|$))")
-
-
-def blank_a_not_a(text):
-    """``text`` with the negation of its A-not-A questions blanked (same length, so positions hold): "有没有",
-    "要不要", the split "有包间没有", and a question that ends in 不/没 after a modal ("能推荐一个不？")."""
-    text = A_NOT_A.sub(lambda m: " " * len(m.group(0)), text)
-    text = _SPLIT_A_NOT_A.sub(lambda m: m.group(1) + "  ", text)
-    return _ASKING_TAIL.sub(lambda m: m.group(1) + " ", text)
-
-
-def _blank(text):
-    """``text`` (lower case) with what denies nothing blanked out, positions kept."""
-    for phrase in _DENY_NOTHING_ZH:
-        text = text.replace(phrase, " " * len(phrase))
-    return blank_a_not_a(text)
-
-
-def clause_span(text, start, end):
-    left = max((text.rfind(ch, 0, start) for ch in _negation_CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (text.find(ch, end) for ch in _negation_CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(text)
-
-
-# A predicate that dismisses what it follows with no negative morpheme: "包间就算了", "包间拉倒吧".
-_DISMISSING_ZH = ("算了", "拉倒", "作罢")
-
-
-def _zh_negations(text):
-    """Negations in a stretch of Chinese: each negative morpheme, a lacking verb beside one counts too, and
-    a dismissal that ends the stretch ("…就算了"); a negation of a degree word ("不要太…") counts for nothing."""
-    count = 1 if text.rstrip(" 啊吧呀了的哈").endswith(_DISMISSING_ZH) or text.rstrip(" 啊吧呀哈").endswith(
-        _DISMISSING_ZH) else 0
-    count += len(_RHETORICAL_ZH.findall(text))
-    for index, char in enumerate(text):
-        if char in _NEGATORS_ZH:
-            rest = text[index + 1:].lstrip("要想用需")
-            if rest.startswith(_DEGREE):
-                continue
-            count += 1
-        elif char in _LACKING_ZH and _lack_said(text, index):
-            count += 1
-    return count
-
-
-def _lack_said(text, index):
-    """Whether the verb of lacking at ``text[index]`` says a lack: beside a negation ("缺不了", "别忘了"),
-    after a modal's negation a few characters before ("不能少", "不可或缺"), or a lack that happened ("缺了包间
-    可不行", "少了包间不行"); "不少", "少一点" say nothing of lacking."""
-    if any(near and near in _NEGATORS_ZH for near in (text[index - 1:index] if index else "",
-                                                     text[index + 1:index + 2])):
-        return True
-    if any(modal in text[max(0, index - 4):index] for modal in ("不能", "不可", "不得")):
-        return True
-    return text[index] in "缺少" and text[index + 1:index + 2] == "了"
-
-
-# English verbs of leaving a thing out: a negation of the thing they take ("skip the private room"; "don't forget
-# the private room" is two). "leave" counts only as "leave out".
-_OMITTING_EN = ("forget", "omit", "drop", "ditch", "lose")
-# Words after a mention that deny needing it ("a private room is unnecessary", "isn't optional" is two).
-_NOT_NEEDED_EN = ("unnecessary", "optional", "needless")
-# A short clause after a negated mention that denies the whole doing makes it a condition: "No private room, no
-# deal" wants one (the Chinese "没包间的话这顿饭吃不成" is read by its 的话).
-_NO_DEAL_EN = _LazyPattern('_NO_DEAL_EN', r"^\s*no (?:deal|booking|reservation|go|dice|way)\b")
-
-
-def _en_negations(words):
-    return sum(1 for i, word in enumerate(words) if word in NEGATION_EN or word.endswith("n't")
-               or word in _OMITTING_EN or word == "leave" and "out" in words[i + 1:i + 3])
-
-
-# A negation of wanting, of a modal or of the copula takes the whole phrase after it ("不要辣的菜": no spicy dishes;
-# "不能没有单独的包间"); any other negation before a
-# 的 stays inside the modifier that 的 closes ("不免费的景点" is a sight that is not free, "有无烟房的酒店" a hotel
-# with non-smoking rooms: neither denies the sight or the hotel).
-_WANTING = tuple('要|需|想|用|必|能|可|会|许|准|是|得'.split('|'))
-# The negators that make an adjective or a verb inside a modifier (不免费, 无烟, 非吸烟); 没 and 别 deny having or
-# doing, and take the whole phrase ("没单独的包间不行").
-_MODIFYING_NEGATORS = "不无非未"
-
-
-def _outside_modifiers(before):
-    """The text before a mention with the negations that a 的 closes inside a modifier blanked out."""
-    last = before.rfind("的")
-    if last < 0:
-        return before
-    inside = "".join(" " if ch in _MODIFYING_NEGATORS and not before[i + 1:].startswith(_WANTING) else ch
-                     for i, ch in enumerate(before[:last]))
-    return inside + before[last:]
-
-
-def negations_at(raw, start, end):
-    """How many negations govern the words at ``raw[start:end]`` (see the module's scope)."""
-    text = _blank(raw.lower())
-    left, right = clause_span(text, start, end)
-    before, after = text[left:start], text[end:right]
-    if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_after = _negation_EN_WORD.findall(after)[:4]
-        count = _en_negations(_negation_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
-            1 for w in words_after if w in _NOT_NEEDED_EN)
-        if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
-            count += 1
-        return count
-    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_negation_EN_WORD.findall(before)[-3:])
-    predicate, consequence = after, ""
-    if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
-        at = after.find("的话")
-        predicate, consequence = after[:at], after[at + 2:]
-        if not consequence.strip(" ，,") and right < len(text):
-            consequence = text[right + 1:clause_span(text, right + 1, right + 1)[1]]
-    predicate = predicate.lstrip(_PREDICATE_LEAD)
-    if "非" in raw[left:start] and predicate.startswith(("不可", "不行", "不成")):
-        return count - before[-8:].count("非")  # "非(得)要包间不可": the frame 非…不可 says must
-    if len(predicate) <= _PREDICATE_CHARS or predicate[:1] in _NEGATORS_ZH:
-        count += _zh_negations(predicate[:_PREDICATE_CHARS])
-    elif predicate.rstrip(" 啊吧呀了的").endswith(_DENYING_ENDS):
-        count += 1  # "高风险的项目一个都没有": the clause ends denying it
-    if consequence and count % 2 == 1 and _zh_negations(consequence):
-        count += 1  # without it, what the user wants does not happen: they want it
-    return count
-
-
-def negated_at(raw, start, end):
-    """Whether the words at ``raw[start:end]`` are denied: an odd number of negations govern them ("不要包间",
-    "包间不考虑", "we won't do any high-risk sports"); two make a yes ("没有包间可不行", "包间不能少")."""
-    return negations_at(raw, start, end) % 2 == 1
-
-
-# What may stand with a refused doing in a clause that says nothing else: the negators that refuse (不, 别;
-# not 没 or 未, which report what has not happened: "还没修"), their modals of need and wish (不用, 不要, 不需要),
-# adverbs of time (先, 暂时, 再, 就), the speaker.
-_REFUSING = "不别甭免勿"
-_BESIDE_DENIAL = "用要需必再先暂时就也都我咱们"
-
-
-_defer(locals(), r'''
-def denies_only(clause, word):
-    """Whether a clause is nothing but a refusal of ``word`` — "不用修了", "先不装了", "别订了" of a doing —,
-    with no object or topic of its own ("包间不用订了" refuses the private room, not the booking). The word
-    ends the clause (particles aside) under an odd number of negations, and what stands before it is
-    refusing negators, modals of need, adverbs of time and the speaker only ("还没修" reports, "不修不行"
-    insists: neither refuses)."""
-    text = clause.strip().rstrip(" 了吧啦啊呀哈嘛")
-    before = text[:len(text) - len(word)]
-    return bool(word) and text.endswith(word) and any(ch in _REFUSING for ch in before) and all(
-        ch in _REFUSING + _BESIDE_DENIAL for ch in before) and negated_at(text, len(before), len(text))
-''')
-
-
 # ---- dskit/rules/counts.py ----
 # What a number counts: a count of people, of other things, a part of a party, or no count at all.
 
@@ -3445,23 +3439,32 @@ SOCIAL_REPLIES = tuple('你好|您好|你们好|嗨|哈喽|哈啰|在吗|在不�
 
 _CLAUSE_SPLIT = _LazyPattern('_CLAUSE_SPLIT', r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
 _PARTICLES = tuple('的|了|啊|呀|吧|哈|嘞|滴|咯|哦|喔|嘛|哇|呐|啦|耶|呢'.split('|'))
-_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|哦|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|吧|这么|那么'.split('|'))
+# Read beside _PARTICLES wherever they are read (哦 and 吧 are particles).
+_FILLERS_ZH = tuple('那|那就|就|嗯|嗯嗯|噢|诶|欸|哎|呃|额|这样|那样|也|都|我|我们|咱们|麻烦|麻烦你|请|谢谢|谢谢你|谢啦|多谢|帮我|给我|帮忙|先|还是|这么|那么'.split('|'))
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = tuple('对了|对于|对面|好像|好多|好奇|行李|行程|是否|可以的话'.split('|'))
-YES_ZH = tuple('是|是的|是啊|是呀|对|对的|对啊|对呀|没错|没问题|没毛病|不错|好|好的|好啊|好呀|好吧|好嘞|好滴|好哒|行|行的|行吧|行啊|可以|可以的|可以啊|可以呀|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这么定了|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|确认办理|确认预订|确认提交|确认下单|确认无误|无误'.split('|'))
-# What a yes may say besides yes: go ahead with it.
-ACTION_ZH = tuple('订|订吧|预订|办|办吧|办理|提交|下单|帮我订|帮我办|帮我下单|帮我预订|帮我提交|去办|去订|安排|安排吧|就订|就办|这个|这家|一下|吧|订了|办了|给我订|帮我'.split('|'))
+# A clause is cut into these words (_zh_clause_is), so a yes word with a particle after it ("是的", "好吧", "行啊")
+# or with a doing ("确认办理") is not listed again.
+YES_ZH = tuple('是|对|没错|没问题|没毛病|不错|好|好哒|行|可以|嗯|恩|确认|确定|同意|就这样|就这么办|就这么定|就这个|就它|就这家|妥|成|再试|重试|再试一次|试一次|再来一次|无误'.split('|'))
+# What a yes may say besides yes: go ahead with it ("订吧", "帮我订", "就办" are cut into these and the fillers).
+ACTION_ZH = tuple('订|预订|办|办理|提交|下单|去办|去订|安排|这个|这家|一下|吧|帮我'.split('|'))
 YES_EN = tuple('yes|yeah|yep|yup|sure|ok|okay|correct|right|fine|confirm|confirmed|absolutely|definitely|exactly|perfect|great|alright|agreed|proceed|retry'.split('|'))
 ASSENT_EN = YES_EN + tuple("that|that's|thats|is|it|go|ahead|do|please|book|sounds|good|thanks|thank|you|let's|lets|all|of|course|looks|works|for|me|submit|try|again|indeed|thing|so|then|and|just|now".split('|'))
 QUESTION_WORDS_ZH = tuple('什么|怎么|为什么|为啥|哪|多少|几点|几号|几个|几位|几天|几月|谁|如何|多久|多远|多长|请问|问一下|问下|想问|想知道|是否'.split('|'))
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|what|where|when|why|how|which|who|whom|whose|isn't|aren't|don't|doesn't|won't|can't".split('|'))
 _WH_EN = tuple('what|where|when|why|how|which|who|whom|whose'.split('|'))
+# The modals that ask, first in a clause: "can you…", "could we…" (asks_for_action reads them too).
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_QUESTION_WORDS_EN = tuple("is|are|was|were|do|does|did|should|shall|might|isn't|aren't|don't|doesn't|won't|can't".split('|')) + _MODALS_EN + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = set('i|you|we|they|he|she|it|that|this|there|these|those|my|your'.split('|'))
-_cues_EN_WORD = _LazyPattern('_cues_EN_WORD', r"[a-z]+(?:'[a-z]+)?")
+
+
+def _en_at(text, phrase):
+    """Where an English word or phrase stands in ``text`` as whole words, never inside a longer word."""
+    return [m.span() for m in re.finditer(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", text)]
 
 
 def clauses(raw):
@@ -3485,7 +3488,7 @@ def is_question(clause):
     if not text:
         return False
     if text.isascii():
-        words = _cues_EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
             words = words[1:]
         if not words:
@@ -3552,7 +3555,7 @@ def _zh_clause_is(clause, acts, extra=()):
 
 def _en_clause_is(clause, acts, allowed):
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _cues_EN_WORD.findall(clause)
+    words = EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
         return False
     joined = " " + " ".join(words) + " "
@@ -3575,7 +3578,7 @@ def says_yes(raw):
     return found
 
 
-HANDOFF_ZH = tuple('转人工|人工客服|人工服务|找人工|要人工|接人工|真人|找客服|人工'.split('|'))
+HANDOFF_ZH = ("人工", "真人", "找客服")  # read inside a clause: "人工" covers "转人工", "人工客服", "找人工"
 HANDOFF_EN = tuple('human|real person|a person|an agent|live agent|representative|operator|someone real|talk to someone|speak to someone'.split('|'))
 
 
@@ -3586,8 +3589,7 @@ def asks_for_human(raw):
     for clause in clauses(raw):
         if _question_clause(raw, clause):
             continue
-        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
-                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+        if any(w in clause for w in HANDOFF_ZH) or any(_en_at(clause, w) for w in HANDOFF_EN):
             return True
     return False
 ''')
@@ -3618,7 +3620,8 @@ def only_yes(raw):
 
 
 _NO_ZH = tuple('不|别|否|没|算了|取消|等等|等一下|稍等|想想|考虑|再看看|再说|错'.split('|'))
-_NO_EN = tuple("no|not|don't|dont|wait|cancel|wrong|stop|nope|hold on|let me think|hang on|later".split('|'))
+# A hesitation says no for now ("wait", "hold on"); its Chinese words never stand among English ones.
+_NO_EN = tuple("no|not|don't|dont|cancel|wrong|stop|nope|later".split('|')) + HESITATION
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
@@ -3629,23 +3632,25 @@ def says_no(raw):
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
         return True
-    words = " " + " ".join(_cues_EN_WORD.findall(text)) + " "
+    words = " " + " ".join(EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
 
 
-CANCEL_ZH = tuple('不要了|不用了|不需要了|不想要了|不想了|算了|取消|取消吧|不订了|不办了|不去了|不买了|不租了|不装了|不修了|不查了|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
-_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|了|吧|啦|掉|先|还是|要'.split('|'))
+# Cut into words with the fillers and particles: "不订了" is 不订 + 了, "取消吧" 取消 + 吧, "不想要了" 不想 + 要 + 了.
+CANCEL_ZH = tuple('不要了|不用了|不需要了|不想了|算了|取消|不弄了|不做了|作罢|放弃|撤销|退掉|不要|不用|不需要|不想|不订|不办|不去|不买|不租|不装|不修|不查'.split('|'))
+_CANCEL_OBJECTS_ZH = tuple('这个|那个|这单|这笔|预订|订单|预约|它|刚才的|刚才那个|任务|订|办|去|买|租|装|修|查|掉|要'.split('|'))
 CANCEL_EN = tuple("cancel|never mind|nevermind|forget it|forget about it|forget that|drop it|don't want|dont want|no longer|stop|call it off|scrap that|scrap it|don't book|dont book|do not book|don't order|don't reserve".split('|'))
-_CANCEL_ALLOWED_EN = tuple("cancel|never|mind|nevermind|forget|it|that|this|the|booking|order|reservation|request|please|about|i|don't|dont|want|need|no|longer|anymore|stop|just|ok|okay|actually|call|off|scrap|drop|my|a|an|oh|well|sorry|book|reserve|anything|do|not|thanks|thank|you|any|more".split('|'))
+# What a cancel clause may say besides: the words of its phrases, and these.
+_CANCEL_ALLOWED_EN = tuple(w for phrase in CANCEL_EN for w in phrase.split()) + tuple('this|the|booking|reservation|request|please|i|need|anymore|just|ok|okay|actually|my|a|an|oh|well|sorry|anything|thanks|thank|you|any|more'.split('|'))
 
 
 # "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
 _STOP_DOING = _LazyPattern('_STOP_DOING', r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
                          r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
 # A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
-WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了")
 WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
-_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+_LATER_ZH = ("下次", "以后再说", "再说吧", "改天", "回头再说")
 
 
 def _question_clause(raw, clause):
@@ -3655,7 +3660,7 @@ def _question_clause(raw, clause):
 def _cancel_clause(clause, task_words):
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _cues_EN_WORD.findall(t.lower()))
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in EN_WORD.findall(t.lower()))
         if not _en_clause_is(clause, CANCEL_EN, allowed):
             return ""
         return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
@@ -3681,7 +3686,7 @@ def says_cancel(raw, task_words=()):
         if kind == "strong":
             return True
         weak = weak or kind == "weak"
-        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES) \
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
@@ -3693,10 +3698,11 @@ def says_cancel_clause(raw, task_words=()):
     return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 
 
-RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|全部清空|都清空|清空|重置|全部取消|都不要了|全部重来|重新来过|从头再来|推倒重来'.split('|'))
-_RESET_OBJECTS_ZH = tuple('全部|所有|一切|都|吧|了|一下|我们|咱们|再|要|想|还是|一遍|一次|信息|内容|记录|东西|数据|的|掉|帮我|给我|请'.split('|'))
+# Cut into words with these objects, the fillers and particles ("全部清空" is 全部 + 清空, "都重来吧" 都 + 重来 + 吧).
+RESET_ZH = tuple('重来|重新来|重新开始|从头开始|从头来|清空|重置|全部取消|都不要了|重新来过|从头再来|推倒重来'.split('|'))
+_RESET_OBJECTS_ZH = tuple('全部|所有|一切|一下|再|要|想|一遍|一次|信息|内容|记录|东西|数据|掉'.split('|'))
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = tuple("start|over|reset|restart|from|scratch|clear|everything|all|begin|again|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
+_RESET_ALLOWED_EN = tuple(w for phrase in RESET_EN for w in phrase.split()) + tuple("all|let's|lets|please|can|we|i|want|to|the|whole|thing|conversation|just|ok|okay".split('|'))
 
 
 _defer(locals(), r'''
@@ -3720,12 +3726,11 @@ _defer(locals(), r'''
 def says_revert(raw):
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
+    return any(p in text if not p.isascii() else _en_at(text, p) for p in REVERT_PHRASES)
 ''')
 
 
-_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|yeah|ok|okay|no|nope|for|your|help|great|nice|bye|see|ya|later|thx|ty'.split('|'))
+_SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | set('there|again|so|much|a|lot|very|all|everyone|guys|man|yes|no|nope|for|your|help|great|nice|see|ya|later|ty'.split('|'))
 
 
 def is_social(raw):
@@ -3736,7 +3741,7 @@ def is_social(raw):
         return True
     for clause in parts:
         if clause.isascii():
-            words = _cues_EN_WORD.findall(clause)
+            words = EN_WORD.findall(clause)
             if any(w not in _SOCIAL_EN_WORDS for w in words):
                 return False
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
@@ -3749,9 +3754,7 @@ def is_social(raw):
 # between the modal and the doing.
 _MODALS_ZH = tuple('能不能|可不可以|能否|可否|能|可以|麻烦|请|帮我|帮忙|给我|给我们'.split('|'))
 _BEING_ZH = "有是"
-_MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
-_INFO_EN = tuple('what|which|how|where|when|who|whom|whose|why'.split('|'))
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = tuple('怎么样|如何|好不好|行不行|行吗|好吗|可以吗|成吗|可好'.split('|'))
 
@@ -3766,13 +3769,13 @@ def asks_for_action(clause):
     "do you have a set menu?", "is it quiet?")."""
     text = clause.strip().lower()
     if text.isascii():
-        words = _cues_EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while len(words) > 3 and words[0] in _DISCOURSE_EN:
             words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
-            and not any(w in _INFO_EN for w in words)
+            and not any(w in _WH_EN for w in words)
     compact = text.replace(" ", "")
     if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
         return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
@@ -3823,13 +3826,9 @@ _TAG_QUESTIONS = tuple("isn't it|is it|right|don't you think|aren't they|wasn't 
 _THANKS_BYE = tuple('谢谢|感谢|多谢|再见|拜拜|辛苦|thanks|thank you|cheers|bye|goodbye|see you|talk soon'.split('|'))
 
 
-def _en_words(text):
-    return _cues_EN_WORD.findall(text)
-
-
 # A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
 _CANNOT_ZH = _LazyPattern('_CANNOT_ZH', r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
-_CANNOT_EN = tuple("not working|doesn't work|does not work|won't|broken|broke|stopped working|keeps|can't get|cannot get|is down|no signal|hurts|sick".split('|'))
+_CANNOT_EN = tuple("not working|doesn't work|does not work|won't|broke|stopped working|keeps|can't get|cannot get|is down|no signal|hurts|sick".split('|'))
 
 
 def requests_in(clause):
@@ -3844,7 +3843,7 @@ def requests_in(clause):
     if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
         return True
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         wants = [w for w in WANT_EN if f" {w} " in padded and not _cues_denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
@@ -3867,7 +3866,7 @@ def social_clause(clause):
         return True
     head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
     rest = text[len(head):].strip()
-    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+    return bool(head) and (len(EN_WORD.findall(rest)) <= 2 if text.isascii() else len(rest) <= 3)
 
 
 def remarks_in(clause):
@@ -3876,7 +3875,7 @@ def remarks_in(clause):
     if requests_in(text):
         return False
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
     return any(w in text for w in _WAS_ZH + _HOW_ZH)
 
@@ -3927,7 +3926,7 @@ def refers_back(raw):
     text = raw.lower()
     spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
     spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    spans += [span for r in REFERENCE_EN for span in _en_at(text, r)]
     return any(not negated_at(text, start, end) for start, end in spans)
 
 
@@ -3941,7 +3940,7 @@ def points_back(raw):
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
     text = raw.lower()
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or any(_en_at(text, word) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
 
 
@@ -3999,7 +3998,7 @@ def offered_index(raw):
 
 # ---------------------------------------------------------------- indifference
 
-INDIFFERENT = tuple("无所谓|都行|都可以|随便|都无所谓|whatever|don't care|doesn't matter|either way".split('|'))
+INDIFFERENT = tuple("无所谓|都行|都可以|随便|whatever|don't care|doesn't matter|either way".split('|'))
 
 
 def indifferent_at(raw, start, end):
@@ -7854,7 +7853,7 @@ _VENT = _LazyPattern(
 _noise_DIGITS = tuple("0123456789０１２３４５６７８９")
 _NUMERALS = "一二两三四五六七八九十百千万半"
 _UNITS = tuple('个|位|人|点|号|日|天|晚|夜|间|张|元|块|岁|小时|分钟|公里|斤|份|次|楼|层|月|年|周|星期|折|成|台|辆|套|件|左右|来'.split('|'))
-_VALUE_WORDS = tuple('今天|明天|后天|大后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
+_VALUE_WORDS = tuple('今天|明天|后天|昨天|前天|今晚|明晚|上午|下午|晚上|早上|中午|凌晨|傍晚|星期|礼拜|下周|本周|这周|下个月|月底|月初|点半|「|」|“|”|《|@'.split('|'))
 _WEEK_DAYS = "一二三四五六日天末"
 _VALUE_EN = tuple('today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm'.split('|'))
 # Corrections and take-backs ("不是七点，是八点", "还是原来的吧").
@@ -8010,9 +8009,7 @@ def noise_hint_tag(hint):
     True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
     a question or small talk): the rules still decide between optional and noise, but never essential.
     """
-    if isinstance(hint, bool):
-        return "essential" if hint else "chat"
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool):
+    if isinstance(hint, (bool, int, float)):
         return "essential" if hint else "chat"
     if not isinstance(hint, str):
         return ""
@@ -8153,10 +8150,6 @@ def _found(value, text):
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
 
 
-def _listed(text):
-    return [item for item in _ITEMS.split(text) if item and item.strip()]
-
-
 def _one_thing(text):
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
@@ -8213,7 +8206,7 @@ def offer_accepted(task, slot, value, raw, offers, offered_text,
         if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
             if index is None:
                 return True
-            items = _listed(offered_text)
+            items = [item for item in _ITEMS.split(offered_text) if item and item.strip()]
             return index < len(items) and _found(value, items[index])
         return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False
@@ -8361,6 +8354,12 @@ def month_slots(task):
     return [n for n, s in task.slots.items() if s.type == "string" and not s.enum and (
         takes_form(s.pattern, "2026-11") if s.pattern
         else _MONTH_SLOT.search(f"{n} {s.label} {s.ask}".lower().replace("_", " ")))]
+
+
+def not_a_month(task, name, value):
+    """Whether ``value`` is text with no month in it, for a month slot ("装好以后" as the bill's month)."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    return bool(text) and name in month_slots(task) and not month_spans(text) and not _ISO_MONTH.fullmatch(text)
 
 
 def month_said(task, name, ev):
@@ -9306,6 +9305,15 @@ def question_is_not_value(turn, effect):
     return None
 
 
+def month_is_a_month(turn, effect):
+    """A month slot holds a month: a value with no month in it ("装好以后" for the bill's month, from "装好以后网速
+    不达标怎么办") is no value of that slot, whatever words of the message it copies
+    (:func:`dskit.rules.slot_shapes.month_slots`; :func:`dskit.rules.grounding.month_spans`)."""
+    if not_a_month(turn.spec(_task(turn, effect.task_id)), effect.slot, effect.value):
+        return refuse(f"{effect.slot}: {short_text(effect.value)} is no month", item=_item(turn, effect))
+    return None
+
+
 _defer(locals(), r'''
 def _spans_of(spec, value, raw):
     """Where the message says a value as written: the value's text, or a word of its option (an alias)."""
@@ -9537,7 +9545,7 @@ def said_values(turn, spec, slots, before,
     for name, raw in slots.items():
         slot = spec.slots.get(name)
         ok, value, _ = coerce_slot_value(slot, raw) if slot is not None and raw is not None else (False, None, "")
-        if not ok:
+        if not ok or not_a_month(spec, name, value):  # no value of its slot: given for nothing
             continue
         asked = turn.before.asked.endswith(f".{name}")
         common = common_words(spec, name)
@@ -9819,7 +9827,8 @@ def _with_evidence(rule):
 # ---------------------------------------------------------------- the rules, in order
 
 RULES: dict[type, tuple] = {
-    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value, asked_about_not_wanted,
+    SlotSet: (checked_by_user, hour_in_users_part_of_day, value_unchanged, _with_evidence(deletion_named), question_is_not_value,
+              month_is_a_month, asked_about_not_wanted,
               description_is_not_name, request_is_not_name, value_of_another_slot, name_of_another_task,
               _with_evidence(one_count_of_several), _with_evidence(value_said), _with_evidence(user_value_instead)),
     TaskOpened: (_with_evidence(start_not_dropped), _with_evidence(start_requested), _with_evidence(start_named),

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .negation import clause_span
 from ..base.numerals import CN_NUMERAL_CHARS, parse_cn_number, read_numbers
 
 _HOUR = rf"(\d{{1,2}}|[{CN_NUMERAL_CHARS}]{{1,3}})"
@@ -39,7 +40,6 @@ _EN_SPOKEN = re.compile(r"\b(?:(half|quarter)\s(past|to)\s)?(\d{1,2}|" + "|".joi
                         r"(?:\s(o'clock)|(-?ish))?(?=(\s(?:[a-z]+\s)?(?:in the (?:morning|afternoon|evening)"
                         r"|this (?:morning|afternoon|evening)|tonight|at night))|\b)")
 _TIME_VALUE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_CLAUSE_MARKS = "，,。.！!？?；;\n"
 
 # The part of the day each English word names.
 _EN_PERIOD_WORDS = {"morning": "morning", "mornings": "morning", "breakfast": "morning", "brunch": "morning",
@@ -85,14 +85,12 @@ def hours_in_period(hour: int, period: str) -> tuple:
         return (0 if hour == 12 else hour,)
     if period == "noon":
         return (hour if hour >= 11 else hour + 12,) if hour >= 11 or hour <= 6 else (hour,)
-    if period == "afternoon":
+    if period in ("afternoon", "pm"):
         return (hour if hour == 12 else hour + 12,)
     if period == "evening":
         return (0,) if hour == 12 else (hour,) if hour <= 3 else (hour + 12,)
     if period == "night":
         return (0,) if hour == 12 else (hour,) if hour <= 5 else (hour + 12,)
-    if period == "pm":
-        return (hour if hour == 12 else hour + 12,)
     return (hour,) if hour == 12 else (hour, hour + 12)
 
 
@@ -155,15 +153,9 @@ def periods_in(raw: str) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
-def _clause_of(raw: str, at: int) -> tuple[int, int]:
-    left = max((raw.rfind(ch, 0, at) for ch in _CLAUSE_MARKS), default=-1) + 1
-    rights = [i for i in (raw.find(ch, at) for ch in _CLAUSE_MARKS) if i >= 0]
-    return left, min(rights) if rights else len(raw)
-
-
 def _governing(raw: str, start: int, end: int, periods: list, hours: list) -> str:
     """The part of the day that governs the hour phrase at [start, end) (see the module's scope rule)."""
-    left, right = _clause_of(raw, start)
+    left, right = clause_span(raw, start, start)
     before = [p for p in periods if left <= p[0] and p[1] <= start]
     if before:
         return before[-1][2]
@@ -173,7 +165,8 @@ def _governing(raw: str, start: int, end: int, periods: list, hours: list) -> st
     for side in (left - 1, right + 1):
         if side < 0 or side > len(raw):
             continue
-        near_left, near_right = _clause_of(raw, max(0, min(side, len(raw) - 1)))
+        at = max(0, min(side, len(raw) - 1))
+        near_left, near_right = clause_span(raw, at, at)
         if (near_left, near_right) == (left, right):
             continue
         if any(near_left <= h[0] < near_right for h in hours):
@@ -225,7 +218,7 @@ def _a_bit(raw: str, match: re.Match) -> bool:
     after = raw[match.end():match.end() + 1]
     if after and after in "点儿都也":
         return True
-    left = max((raw.rfind(ch, 0, match.start(1)) for ch in _CLAUSE_MARKS), default=-1) + 1
+    left = clause_span(raw, match.start(1), match.start(1))[0]
     if any(left <= start and end <= match.start(1) for start, end, _ in _zh_periods(raw)):
         return False  # "早上一点", "早上大概一点", "午饭一点": a part of the day before it in its clause tells a time
     before = raw[:match.start(1)].rstrip()[-1:]

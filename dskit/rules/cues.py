@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .negation import A_NOT_A, NOT_NEGATING_ZH, blank_a_not_a, clause_span, negated_at
+from .negation import A_NOT_A, EN_WORD, NOT_NEGATING_ZH, blank_a_not_a, clause_span, negated_at
 
 # Phrases built from a no-word that say yes ("没问题": no problem).
 YES_DESPITE_NO = ("没问题", "没错", "不错", "没毛病", "不用改", "不用再改", "no problem")
@@ -46,19 +46,18 @@ FILLERS = frozenset(SOCIAL_REPLIES) | frozenset(YES_NO_REPLIES) | {"fine"}
 
 _CLAUSE_SPLIT = re.compile(r"[，,。.！!？?；;：:、\n\r~～…]+|\s{2,}|(?<=[^\x00-\x7f])\s(?=[^\x00-\x7f])")
 _PARTICLES = ("的", "了", "啊", "呀", "吧", "哈", "嘞", "滴", "咯", "哦", "喔", "嘛", "哇", "呐", "啦", "耶", "呢")
-_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "哦", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都",
-               "我", "我们", "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙",
-               "先", "还是", "吧", "这么", "那么")
+# Read beside _PARTICLES wherever they are read (哦 and 吧 are particles).
+_FILLERS_ZH = ("那", "那就", "就", "嗯", "嗯嗯", "噢", "诶", "欸", "哎", "呃", "额", "这样", "那样", "也", "都", "我", "我们",
+               "咱们", "麻烦", "麻烦你", "请", "谢谢", "谢谢你", "谢啦", "多谢", "帮我", "给我", "帮忙", "先", "还是", "这么", "那么")
 # "对了" is "by the way", never a yes; matched before 对 so that it wins.
 _NOT_YES_ZH = ("对了", "对于", "对面", "好像", "好多", "好奇", "行李", "行程", "是否", "可以的话")
-YES_ZH = ("是", "是的", "是啊", "是呀", "对", "对的", "对啊", "对呀", "没错", "没问题", "没毛病", "不错", "好", "好的", "好啊",
-          "好呀", "好吧", "好嘞", "好滴", "好哒", "行", "行的", "行吧", "行啊", "可以", "可以的", "可以啊", "可以呀", "嗯", "恩",
-          "确认", "确定", "同意", "就这样", "就这么办", "就这么定", "就这么定了", "就这个", "就它", "就这家", "妥", "成",
-          "再试", "重试", "再试一次", "试一次", "再来一次", "确认办理", "确认预订", "确认提交", "确认下单", "确认无误", "无误")
-# What a yes may say besides yes: go ahead with it.
-ACTION_ZH = ("订", "订吧", "预订", "办", "办吧", "办理", "提交", "下单", "帮我订", "帮我办", "帮我下单", "帮我预订", "帮我提交",
-             "去办", "去订", "安排", "安排吧", "就订", "就办", "这个", "这家",
-             "一下", "吧", "订了", "办了", "给我订", "帮我")
+# A clause is cut into these words (_zh_clause_is), so a yes word with a particle after it ("是的", "好吧", "行啊")
+# or with a doing ("确认办理") is not listed again.
+YES_ZH = ("是", "对", "没错", "没问题", "没毛病", "不错", "好", "好哒", "行", "可以", "嗯", "恩", "确认", "确定", "同意",
+          "就这样", "就这么办", "就这么定", "就这个", "就它", "就这家", "妥", "成", "再试", "重试", "再试一次", "试一次",
+          "再来一次", "无误")
+# What a yes may say besides yes: go ahead with it ("订吧", "帮我订", "就办" are cut into these and the fillers).
+ACTION_ZH = ("订", "预订", "办", "办理", "提交", "下单", "去办", "去订", "安排", "这个", "这家", "一下", "吧", "帮我")
 YES_EN = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "correct", "right", "fine", "confirm", "confirmed",
           "absolutely", "definitely", "exactly", "perfect", "great", "alright", "agreed", "proceed", "retry")
 ASSENT_EN = YES_EN + ("that", "that's", "thats", "is", "it", "go", "ahead", "do", "please", "book", "sounds", "good",
@@ -69,13 +68,18 @@ QUESTION_WORDS_ZH = ("什么", "怎么", "为什么", "为啥", "哪", "多少",
 # An A-not-A question (正反问句): a character, 不 or 没, the same character again — 是不是, 能不能, 有没有,
 # 可不可以, 需不需要, 去不去. It asks (is_question) and it does not refuse (negated_at).
 _QUESTION_END_ZH = ("吗", "么")
-_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "will", "should",
-                      "shall", "may", "might", "what", "where", "when", "why", "how", "which", "who", "whom", "whose",
-                      "isn't", "aren't", "don't", "doesn't", "won't", "can't")
 _WH_EN = ("what", "where", "when", "why", "how", "which", "who", "whom", "whose")
+# The modals that ask, first in a clause: "can you…", "could we…" (asks_for_action reads them too).
+_MODALS_EN = ("can", "could", "would", "will", "may")
+_QUESTION_WORDS_EN = ("is", "are", "was", "were", "do", "does", "did", "should", "shall", "might", "isn't", "aren't",
+                      "don't", "doesn't", "won't", "can't") + _MODALS_EN + _WH_EN
 # An auxiliary first asks only with a subject after it ("is it", "can you"); "do it" and "will do" do not.
 _SUBJECTS_EN = {"i", "you", "we", "they", "he", "she", "it", "that", "this", "there", "these", "those", "my", "your"}
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def _en_at(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where an English word or phrase stands in ``text`` as whole words, never inside a longer word."""
+    return [m.span() for m in re.finditer(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", text)]
 
 
 def clauses(raw: str) -> list[str]:
@@ -99,7 +103,7 @@ def is_question(clause: str) -> bool:
     if not text:
         return False
     if text.isascii():
-        words = _EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while words and words[0] in _LEADING_EN:  # "and what was my bill?", "oh, is it open?"
             words = words[1:]
         if not words:
@@ -166,7 +170,7 @@ def _zh_clause_is(clause: str, acts: tuple[str, ...], extra: tuple[str, ...] = (
 
 def _en_clause_is(clause: str, acts: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     """An English clause whose every word is ``allowed`` and that holds one of ``acts`` (words or phrases)."""
-    words = _EN_WORD.findall(clause)
+    words = EN_WORD.findall(clause)
     if not words or any(w not in allowed for w in words):
         return False
     joined = " " + " ".join(words) + " "
@@ -189,7 +193,7 @@ def says_yes(raw: str) -> bool:
     return found
 
 
-HANDOFF_ZH = ("转人工", "人工客服", "人工服务", "找人工", "要人工", "接人工", "真人", "找客服", "人工")
+HANDOFF_ZH = ("人工", "真人", "找客服")  # read inside a clause: "人工" covers "转人工", "人工客服", "找人工"
 HANDOFF_EN = ("human", "real person", "a person", "an agent", "live agent", "representative", "operator",
               "someone real", "talk to someone", "speak to someone")
 
@@ -200,8 +204,7 @@ def asks_for_human(raw: str) -> bool:
     for clause in clauses(raw):
         if _question_clause(raw, clause):
             continue
-        if any(w in clause for w in HANDOFF_ZH if not w.isascii()) or any(
-                re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", clause) for w in HANDOFF_EN):
+        if any(w in clause for w in HANDOFF_ZH) or any(_en_at(clause, w) for w in HANDOFF_EN):
             return True
     return False
 
@@ -232,8 +235,8 @@ def only_yes(raw: str) -> bool:
 
 
 _NO_ZH = ("不", "别", "否", "没", "算了", "取消", "等等", "等一下", "稍等", "想想", "考虑", "再看看", "再说", "错")
-_NO_EN = ("no", "not", "don't", "dont", "wait", "cancel", "wrong", "stop", "nope", "hold on", "let me think",
-          "hang on", "later")
+# A hesitation says no for now ("wait", "hold on"); its Chinese words never stand among English ones.
+_NO_EN = ("no", "not", "don't", "dont", "cancel", "wrong", "stop", "nope", "later") + HESITATION
 _NOT_NO = YES_DESPITE_NO + ("不过", "不好意思", "不客气", "没关系", "不用谢") + NOT_NEGATING_ZH
 
 
@@ -244,32 +247,31 @@ def says_no(raw: str) -> bool:
         text = text.replace(phrase, " ")
     if any(w in text for w in _NO_ZH):
         return True
-    words = " " + " ".join(_EN_WORD.findall(text)) + " "
+    words = " " + " ".join(EN_WORD.findall(text)) + " "
     return any(f" {w} " in words for w in _NO_EN)
 
 
-CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想要了", "不想了", "算了", "取消", "取消吧", "不订了", "不办了", "不去了",
-             "不买了", "不租了", "不装了", "不修了", "不查了", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉", "不要", "不用",
-             "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
+# Cut into words with the fillers and particles: "不订了" is 不订 + 了, "取消吧" 取消 + 吧, "不想要了" 不想 + 要 + 了.
+CANCEL_ZH = ("不要了", "不用了", "不需要了", "不想了", "算了", "取消", "不弄了", "不做了", "作罢", "放弃", "撤销", "退掉",
+             "不要", "不用", "不需要", "不想", "不订", "不办", "不去", "不买", "不租", "不装", "不修", "不查")
 _CANCEL_OBJECTS_ZH = ("这个", "那个", "这单", "这笔", "预订", "订单", "预约", "它", "刚才的", "刚才那个", "任务", "订", "办",
-                      "去", "买", "租", "装", "修", "查", "了", "吧", "啦", "掉", "先", "还是", "要")
+                      "去", "买", "租", "装", "修", "查", "掉", "要")
 CANCEL_EN = ("cancel", "never mind", "nevermind", "forget it", "forget about it", "forget that", "drop it",
              "don't want", "dont want", "no longer", "stop", "call it off", "scrap that", "scrap it", "don't book",
              "dont book", "do not book", "don't order", "don't reserve")
-_CANCEL_ALLOWED_EN = ("cancel", "never", "mind", "nevermind", "forget", "it", "that", "this", "the", "booking",
-                      "order", "reservation", "request", "please", "about", "i", "don't", "dont", "want", "need",
-                      "no", "longer", "anymore", "stop", "just", "ok", "okay", "actually", "call", "off", "scrap",
-                      "drop", "my", "a", "an", "oh", "well", "sorry", "book", "reserve", "anything", "do", "not",
-                      "thanks", "thank", "you", "any", "more")
+# What a cancel clause may say besides: the words of its phrases, and these.
+_CANCEL_ALLOWED_EN = tuple(w for phrase in CANCEL_EN for w in phrase.split()) + (
+    "this", "the", "booking", "reservation", "request", "please", "i", "need", "anymore", "just", "ok", "okay",
+    "actually", "my", "a", "an", "oh", "well", "sorry", "anything", "thanks", "thank", "you", "any", "more")
 
 
 # "这顿饭不吃了", "我不要订这个位子了": not doing the task's verb any more, said at the end of a clause.
 _STOP_DOING = re.compile(r"不(?:要|想|用|需要|打算)?(?:再)?(?:[订办去吃买租装修查弄搞玩住约]|预订|预约|办理)"
                          r"(?:[这那][^，,。！!？?]{0,6})?了?$")  # only "这个…"/"那…" may follow: "不去包间了" keeps it
 # A dismissal that does not say what it drops: a cancellation only when the message says nothing else.
-WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了", "算了吧")
+WEAK_CANCEL_ZH = ("算了", "不要了", "不用了", "不需要了", "不想了")
 WEAK_CANCEL_EN = ("never mind", "nevermind", "forget it", "forget about it", "forget that")
-_LATER_ZH = ("下次", "下次吧", "以后再说", "再说吧", "改天", "改天吧", "回头再说")
+_LATER_ZH = ("下次", "以后再说", "再说吧", "改天", "回头再说")
 
 
 def _question_clause(raw: str, clause: str) -> bool:
@@ -279,7 +281,7 @@ def _question_clause(raw: str, clause: str) -> bool:
 def _cancel_clause(clause: str, task_words: tuple[str, ...]) -> str:
     """"strong" for a clause that drops a task, "weak" for a bare dismissal ("算了"), "" otherwise."""
     if clause.isascii():
-        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in _EN_WORD.findall(t.lower()))
+        allowed = _CANCEL_ALLOWED_EN + tuple(w for t in task_words if t.isascii() for w in EN_WORD.findall(t.lower()))
         if not _en_clause_is(clause, CANCEL_EN, allowed):
             return ""
         return "weak" if _en_clause_is(clause, WEAK_CANCEL_EN, allowed) and \
@@ -305,7 +307,7 @@ def says_cancel(raw: str, task_words: tuple[str, ...] = ()) -> bool:
         if kind == "strong":
             return True
         weak = weak or kind == "weak"
-        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES, ("谢谢",)) \
+        if not kind and not _zh_clause_is(clause, _LATER_ZH + SOCIAL_REPLIES) \
                 and not (clause.isascii() and _en_clause_is(clause, SOCIAL_REPLIES, SOCIAL_REPLIES + ("please",))):
             content = True
     return weak and not content
@@ -317,14 +319,15 @@ def says_cancel_clause(raw: str, task_words: tuple[str, ...] = ()) -> bool:
     return says_cancel(raw, task_words) and any(_cancel_clause(c, task_words) == "strong" for c in clauses(raw))
 
 
-RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "全部清空", "都清空", "清空", "重置", "全部取消", "都不要了",
-            "全部重来", "重新来过", "从头再来", "推倒重来")
-_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "都", "吧", "了", "一下", "我们", "咱们", "再", "要", "想", "还是", "一遍",
-                     "一次", "信息", "内容", "记录", "东西", "数据", "的", "掉", "帮我", "给我", "请")
+# Cut into words with these objects, the fillers and particles ("全部清空" is 全部 + 清空, "都重来吧" 都 + 重来 + 吧).
+RESET_ZH = ("重来", "重新来", "重新开始", "从头开始", "从头来", "清空", "重置", "全部取消", "都不要了", "重新来过", "从头再来",
+            "推倒重来")
+_RESET_OBJECTS_ZH = ("全部", "所有", "一切", "一下", "再", "要", "想", "一遍", "一次", "信息", "内容", "记录", "东西", "数据",
+                     "掉")
 RESET_EN = ("start over", "reset", "restart", "from scratch", "clear everything", "begin again", "start again")
-_RESET_ALLOWED_EN = ("start", "over", "reset", "restart", "from", "scratch", "clear", "everything", "all", "begin",
-                     "again", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing",
-                     "conversation", "just", "ok", "okay")
+_RESET_ALLOWED_EN = tuple(w for phrase in RESET_EN for w in phrase.split()) + (
+    "all", "let's", "lets", "please", "can", "we", "i", "want", "to", "the", "whole", "thing", "conversation", "just",
+    "ok", "okay")
 
 
 def says_reset(raw: str) -> bool:
@@ -347,13 +350,12 @@ REVERT_PHRASES = ("原来的", "原来那个", "之前的", "之前那个", "刚
 def says_revert(raw: str) -> bool:
     """Words that take a change back ("还是原来的", "改回去", "undo"): a bare 还是 ("still", "rather") is not."""
     text = raw.lower()
-    return any(p in text if not p.isascii() else re.search(r"(?<![a-z])" + re.escape(p) + r"(?![a-z])", text)
-               for p in REVERT_PHRASES)
+    return any(p in text if not p.isascii() else _en_at(text, p) for p in REVERT_PHRASES)
 
 
 _SOCIAL_EN_WORDS = frozenset(w for phrase in SOCIAL_REPLIES if phrase.isascii() for w in phrase.split()) | {
-    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "yeah", "ok", "okay",
-    "no", "nope", "for", "your", "help", "great", "nice", "bye", "see", "ya", "later", "thx", "ty"}
+    "there", "again", "so", "much", "a", "lot", "very", "all", "everyone", "guys", "man", "yes", "no", "nope", "for",
+    "your", "help", "great", "nice", "see", "ya", "later", "ty"}
 
 
 def is_social(raw: str) -> bool:
@@ -364,7 +366,7 @@ def is_social(raw: str) -> bool:
         return True
     for clause in parts:
         if clause.isascii():
-            words = _EN_WORD.findall(clause)
+            words = EN_WORD.findall(clause)
             if any(w not in _SOCIAL_EN_WORDS for w in words):
                 return False
         elif tokenize(clause.replace(" ", ""), SOCIAL_REPLIES + YES_NO_REPLIES + _PARTICLES + _FILLERS_ZH) is None:
@@ -379,9 +381,7 @@ def is_social(raw: str) -> bool:
 # between the modal and the doing.
 _MODALS_ZH = ("能不能", "可不可以", "能否", "可否", "能", "可以", "麻烦", "请", "帮我", "帮忙", "给我", "给我们")
 _BEING_ZH = "有是"
-_MODALS_EN = ("can", "could", "would", "will", "may")
 _SUBJECTS_ASKED_EN = ("you", "we", "i", "u")
-_INFO_EN = ("what", "which", "how", "where", "when", "who", "whom", "whose", "why")
 # How a suggestion asks whether it suits: "…怎么样", "…行不行", "…好吗".
 _SUGGESTING_ZH = ("怎么样", "如何", "好不好", "行不行", "行吗", "好吗", "可以吗", "成吗", "可好")
 
@@ -397,13 +397,13 @@ def asks_for_action(clause: str) -> bool:
     "do you have a set menu?", "is it quiet?")."""
     text = clause.strip().lower()
     if text.isascii():
-        words = _EN_WORD.findall(text)
+        words = EN_WORD.findall(text)
         while len(words) > 3 and words[0] in _DISCOURSE_EN:
             words = words[1:]  # "oh, and could you get us a private room?": a marker before the mood is no mood
         if words[:2] in (["how", "about"], ["what", "about"], ["why", "not"]):
             return True  # a suggestion: "how about Thai?"
         return len(words) > 2 and words[0] in _MODALS_EN and words[1] in _SUBJECTS_ASKED_EN and words[2] != "be" \
-            and not any(w in _INFO_EN for w in words)
+            and not any(w in _WH_EN for w in words)
     compact = text.replace(" ", "")
     if compact.rstrip("？?呢吧").endswith(_SUGGESTING_ZH) and any(verb in compact for verb in DOING_ZH + ("吃", "来")):
         return True  # a suggestion: "吃泰国菜怎么样", "改到周六行不行"
@@ -465,13 +465,9 @@ _THANKS_BYE = ("谢谢", "感谢", "多谢", "再见", "拜拜", "辛苦", "than
                "see you", "talk soon")
 
 
-def _en_words(text: str) -> list[str]:
-    return _EN_WORD.findall(text)
-
-
 # A report of trouble asks for help: what cannot be done ("连不上", "打不开", "用不了"), what is broken or wrong.
 _CANNOT_ZH = re.compile(r"[\u4e00-\u9fff]不(?:上|了|开|动|通|进|出|着)|没法|坏|故障|毛病|出问题|有问题|不舒服|疼|发烧|咳嗽")
-_CANNOT_EN = ("not working", "doesn't work", "does not work", "won't", "broken", "broke", "stopped working", "keeps",
+_CANNOT_EN = ("not working", "doesn't work", "does not work", "won't", "broke", "stopped working", "keeps",
               "can't get", "cannot get", "is down", "no signal", "hurts", "sick")
 
 
@@ -487,7 +483,7 @@ def requests_in(clause: str) -> bool:
     if any(w in text for w in _CANNOT_EN) or not text.isascii() and _CANNOT_ZH.search(text):
         return True
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         wants = [w for w in WANT_EN if f" {w} " in padded and not _denied(padded, f" {w} ")]
         return bool(wants) or "'d like" in text or text.startswith(DOING_EN)
     compact = text.replace(" ", "")
@@ -510,7 +506,7 @@ def social_clause(clause: str) -> bool:
         return True
     head = next((w for w in _THANKS_BYE if text.startswith(w)), "")
     rest = text[len(head):].strip()
-    return bool(head) and (len(_en_words(rest)) <= 2 if text.isascii() else len(rest) <= 3)
+    return bool(head) and (len(EN_WORD.findall(rest)) <= 2 if text.isascii() else len(rest) <= 3)
 
 
 def remarks_in(clause: str) -> bool:
@@ -519,7 +515,7 @@ def remarks_in(clause: str) -> bool:
     if requests_in(text):
         return False
     if text.isascii():
-        padded = " " + " ".join(_en_words(text)) + " "
+        padded = " " + " ".join(EN_WORD.findall(text)) + " "
         return any(f" {w.strip()} " in padded for w in _WAS_EN + _HOW_EN)
     return any(w in text for w in _WAS_ZH + _HOW_ZH)
 
@@ -556,7 +552,7 @@ def refers_back(raw: str) -> bool:
     text = raw.lower()
     spans = [(m.start(), m.end()) for r in REFERENCE_ZH + ("他家", "他的", "她家") for m in re.finditer(re.escape(r), text)]
     spans += [m.span() for m in _THIS.finditer(text)]
-    spans += [m.span() for r in REFERENCE_EN for m in re.finditer(r"(?<![a-z])" + re.escape(r) + r"(?![a-z])", text)]
+    spans += [span for r in REFERENCE_EN for span in _en_at(text, r)]
     return any(not negated_at(text, start, end) for start, end in spans)
 
 
@@ -570,7 +566,7 @@ def points_back(raw: str) -> bool:
     earlier request's time or place ("那天", "同一天", "same day", "there")."""
     text = raw.lower()
     return (any(word in text for word in EARLIER_TIME_PLACE_ZH)
-            or any(re.search(r"(?<![a-z])" + re.escape(word) + r"(?![a-z])", text) for word in EARLIER_TIME_PLACE_EN)
+            or any(_en_at(text, word) for word in EARLIER_TIME_PLACE_EN)
             or refers_back(text))
 
 
@@ -630,7 +626,7 @@ def offered_index(raw: str) -> int | None:
 
 # ---------------------------------------------------------------- indifference
 
-INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "都无所谓", "whatever", "don't care", "doesn't matter", "either way")
+INDIFFERENT = ("无所谓", "都行", "都可以", "随便", "whatever", "don't care", "doesn't matter", "either way")
 
 
 def indifferent_at(raw: str, start: int, end: int) -> bool:

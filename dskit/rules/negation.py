@@ -26,23 +26,24 @@ _LACKING_ZH = "缺少离忘漏"
 # A modal asked rhetorically before a negation denies it: "怎么能没有包间" is "can't be without a private room"
 # ("怎么能订到包间" asks how, and denies nothing).
 _RHETORICAL_ZH = re.compile("(?:怎么能|怎么可以|怎能|哪能|哪里能|岂能)(?=[" + _NEGATORS_ZH + "])")
-NEGATION_EN = ("no", "not", "don't", "dont", "without", "never", "none", "nor", "skip", "won't", "wouldn't", "isn't",
-               "aren't", "doesn't", "didn't", "can't", "cannot", "couldn't", "nah", "nope", "shouldn't", "lack",
-               "lacking", "neither")
+# English negations; any word ending in n't ("won't", "isn't", "couldn't") is one too (_en_negations).
+NEGATION_EN = ("no", "not", "dont", "without", "never", "none", "nor", "skip", "cannot", "nah", "nope", "lack", "lacking",
+               "neither")
 # Words with 不/没 in them that negate nothing ("差不多吧" is a hedged yes, "不少" is "many").
 NOT_NEGATING_ZH = ("差不多", "不少", "不久", "了不起", "不得不", "不停", "不断", "忍不住", "没多久")
 # ...and, for the scope of a negation, more words whose negative morpheme denies nothing after them ("不错" is
 # good, "不过" is but, "不知道他家几点营业" denies the knowing, "非常" is very, "免费" free, "别的" other).
 _DENY_NOTHING_ZH = NOT_NEGATING_ZH + ("不错", "不过", "没问题", "不好意思", "不仅", "不但", "无论", "不知道", "不清楚", "非常",
                                       "无所谓", "别的", "别人", "别处", "特别", "分别", "区别", "个别", "差别", "类别", "级别",
-                                      "性别", "告别", "识别", "无线", "免费", "未来", "不然", "要不然", "要不", "非得",
+                                      "性别", "告别", "识别", "无线", "免费", "未来", "不然", "要不", "非得",
                                       # a change denied keeps the thing: "5个不变", "时间没改"
                                       "不变", "没变", "不改", "没改", "不动", "没动", "不换", "没换")
 _DEGREE = ("太", "很", "那么", "特别", "怎么", "这么")
 # An A-not-A question asks: "有没有包间", "要不要", "可不可以", and the split "有包间没有".
 A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
 _SPLIT_A_NOT_A = re.compile(r"(有[^，,。.！!？?；;\n]*?)(没有)(?=[啊呀吗呢嘛]*\s*(?:[？?!！。.，,；;\n]|$))")
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# An English word, with its apostrophe ("don't", "that's"): how every English rule reads a clause.
+EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _CLAUSE_MARKS = "，,。.！!？?；;\n"
 # What may stand between a mention and the predicate after it without being part of the predicate.
 _PREDICATE_LEAD = " 的也就都还可是真"
@@ -150,13 +151,13 @@ def negations_at(raw: str, start: int, end: int) -> int:
     left, right = clause_span(text, start, end)
     before, after = text[left:start], text[end:right]
     if text[start:end].isascii() and before.isascii() and after.isascii():
-        words_after = _EN_WORD.findall(after)[:4]
-        count = _en_negations(_EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
+        words_after = EN_WORD.findall(after)[:4]
+        count = _en_negations(EN_WORD.findall(before)[-6:]) + _en_negations(words_after) + sum(
             1 for w in words_after if w in _NOT_NEEDED_EN)
         if count % 2 == 1 and right < len(text) and _NO_DEAL_EN.match(text[right + 1:]):
             count += 1
         return count
-    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(_EN_WORD.findall(before)[-3:])
+    count = _zh_negations(_outside_modifiers(before[-8:])) + _en_negations(EN_WORD.findall(before)[-3:])
     predicate, consequence = after, ""
     if "的话" in after:  # "没包间的话这顿饭吃不成": a condition, then what follows from it
         at = after.find("的话")
@@ -200,4 +201,5 @@ def denies_only(clause: str, word: str) -> bool:
         ch in _REFUSING + _BESIDE_DENIAL for ch in before) and negated_at(text, len(before), len(text))
 
 
-__all__ = ["denies_only", "negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "NEGATION_EN", "NOT_NEGATING_ZH"]
+__all__ = ["denies_only", "negated_at", "negations_at", "clause_span", "blank_a_not_a", "A_NOT_A", "EN_WORD", "NEGATION_EN",
+           "NOT_NEGATING_ZH"]

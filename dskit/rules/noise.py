@@ -44,7 +44,7 @@ _DIGITS = tuple("0123456789０１２３４５６７８９")
 _NUMERALS = "一二两三四五六七八九十百千万半"
 _UNITS = ("个", "位", "人", "点", "号", "日", "天", "晚", "夜", "间", "张", "元", "块", "岁", "小时", "分钟", "公里", "斤",
           "份", "次", "楼", "层", "月", "年", "周", "星期", "折", "成", "台", "辆", "套", "件", "左右", "来")
-_VALUE_WORDS = ("今天", "明天", "后天", "大后天", "昨天", "前天", "今晚", "明晚", "上午", "下午", "晚上", "早上", "中午",
+_VALUE_WORDS = ("今天", "明天", "后天", "昨天", "前天", "今晚", "明晚", "上午", "下午", "晚上", "早上", "中午",
                 "凌晨", "傍晚", "星期", "礼拜", "下周", "本周", "这周", "下个月", "月底", "月初", "点半", "「", "」",
                 "“", "”", "《", "@")
 _WEEK_DAYS = "一二三四五六日天末"
@@ -201,9 +201,7 @@ def noise_hint_tag(hint: object) -> str:
     True -> "essential". False, or "chat", means "this turn set nothing" (the state machine saw only
     a question or small talk): the rules still decide between optional and noise, but never essential.
     """
-    if isinstance(hint, bool):
-        return "essential" if hint else "chat"
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool):
+    if isinstance(hint, (bool, int, float)):
         return "essential" if hint else "chat"
     if not isinstance(hint, str):
         return ""

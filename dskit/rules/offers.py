@@ -87,10 +87,6 @@ def _found(value: Any, text: str) -> bool:
     return words_match(target, text) if folded.isascii() else exact_match(folded, text, target)
 
 
-def _listed(text: str) -> list[str]:
-    return [item for item in _ITEMS.split(text) if item and item.strip()]
-
-
 def _one_thing(text: str) -> bool:
     """Whether a reply puts one thing forward, not a list ("去百年食府吃吧，他家特别正点" does;
     "有A、B、C" and "A, B, 或 C" do not)."""
@@ -147,7 +143,7 @@ def offer_accepted(task: str, slot: str, value: Any, raw: str, offers: tuple, of
         if accepts and (asked or refers_back(raw) and (not _a_figure(value) or _takes_outright(raw))):
             if index is None:
                 return True
-            items = _listed(offered_text)
+            items = [item for item in _ITEMS.split(offered_text) if item and item.strip()]
             return index < len(items) and _found(value, items[index])
         return detail and index is None and _one_thing(offered_text) and not _a_figure(value)
     return False
