@@ -152,15 +152,17 @@ def forms_left_out(turn: Turn) -> bool:
     """A task the model opened on this message takes the one date and the one month the message states for
     its only date and month slot, when the model left them empty (:func:`dskit.rules.slot_shapes.forms_said`):
     "上个月话费多少" opened the enquiry with no month, which would have answered for this month. Read by their
-    form, not negated, never over a value, also from a question (the model opened the task on it, so the
-    question asks for it); True when one was filled (logged as ``backup``)."""
+    form, not negated, never over a value nor for a slot the model gave a value of its own (refused or not),
+    also from a question (the model opened the task on it, so the question asks for it); True when one was
+    filled (logged as ``backup``)."""
     ev = turn.evidence
-    opened = {e.task_id for e in turn.log.of(TaskOpened) if e.source != "engine"} if ev is not None else set()
+    opened = [e for e in turn.log.of(TaskOpened) if e.source != "engine"] if ev is not None else []
     filled = False
-    for task_id in opened:
-        task = turn.stack.find(task_id)
+    for effect in opened:
+        task, given = turn.stack.find(effect.task_id), dict(effect.given)
         for name, value in (forms_said(turn.spec(task), ev) if task is not None else {}).items():
-            filled = name not in task["slots"] and _fill(turn, task, name, value) or filled
+            # a slot the model gave a value of its own ("工作日" for the date) was not left out: never second-guessed
+            filled = name not in task["slots"] and name not in given and _fill(turn, task, name, value) or filled
     return filled
 
 
