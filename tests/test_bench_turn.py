@@ -118,9 +118,10 @@ def test_an_ordinary_turn_compiles_only_part_of_its_code_nodes(fast) -> None:
         # 294.5-298 KB after issue 39 (311.5 KB before: the context node's prompt assembly is no longer compiled
         # with it on an ordinary turn's path twice over); 446-453 KB after issue 38's commands, effects and
         # admission rules (tests/test_deferred.py says why; a regression held here from growing further);
-        # about 461 KB after round 42's rules
+        # about 461 KB after round 42's rules; about 468-470 KB after round 43's forms (a month's grammar,
+        # a refusal of a task's doing)
         compiled = runs["state"].compiled_bytes
-        assert compiled <= 463_000, (kind, compiled)
+        assert compiled <= 474_000, (kind, compiled)
         assert compiled < 0.75 * runs["state"].code_bytes
 
 

@@ -49,7 +49,7 @@ from ..rules.grounding import (refuses_doing, bare_answer, bool_said, common_wor
 from ..rules.matching import exact_match, segments, words_match
 from ..base.messages import MESSAGES
 from ..rules.noise import noise_user_signal
-from ..rules.slot_shapes import date_said, date_slots, forms_said, is_form, pattern_takes, time_slots
+from ..rules.slot_shapes import date_said, date_slots, forms_said, is_form, not_a_month, pattern_takes, time_slots
 from .effects import TaskOpened
 from .turn import Turn
 
@@ -162,7 +162,9 @@ def forms_left_out(turn: Turn) -> bool:
         task, given = turn.stack.find(effect.task_id), dict(effect.given)
         for name, value in (forms_said(turn.spec(task), ev) if task is not None else {}).items():
             # a slot the model gave a value of its own ("工作日" for the date) was not left out: never second-guessed
-            filled = name not in task["slots"] and name not in given and _fill(turn, task, name, value) or filled
+            # ("最近一个月" for the month is no month: no value of that slot, so the month was left out)
+            mine = name in given and not not_a_month(turn.spec(task), name, given[name])
+            filled = name not in task["slots"] and not mine and _fill(turn, task, name, value) or filled
     return filled
 
 
